@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Installs headers, the library, a CMake package (find_package(isolation) +
+# isolation::isolation) and a pkg-config file (isolation.pc).
+include(CMakePackageConfigHelpers)
+set(ISOLATION_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/isolation)
+
+install(TARGETS isolation EXPORT isolationTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/isolation DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT isolationTargets NAMESPACE isolation:: DESTINATION ${ISOLATION_CMAKE_DIR})
+configure_package_config_file(cmake/isolationConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/isolationConfig.cmake INSTALL_DESTINATION ${ISOLATION_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/isolationConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/isolationConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/isolationConfigVersion.cmake DESTINATION ${ISOLATION_CMAKE_DIR})
+
+configure_file(cmake/isolation.pc.in ${CMAKE_CURRENT_BINARY_DIR}/isolation.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/isolation.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// -----------------------------------------------------------------------------
+// interleave.h
+// -----------------------------------------------------------------------------
+//
+// Forced interleavings inside a mechanism's operation.  The kernel's race
+// scenarios (a remote clear racing a context switch, two CPUs walking the
+// timer hierarchy at once) depend on one operation stopping between two of
+// its steps while another runs.  Mechanisms mark those steps with
+//
+//     ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.after_lazy_cas");
+//
+// In normal builds the macro is a relaxed load of a global flag and a
+// never-taken branch.  A test installs a Script: each participating actor runs
+// on its own thread, but only one actor runs at a time (a baton), and the
+// script says, e.g., "A runs until point P, then B runs to completion, then A
+// continues".  The result is deterministic and repeatable, and runs under TSan.
+//
+//   Interleaver il;
+//   il.Add("switch", [&] { mech.ContextSwitch(...); });
+//   il.Add("clear",  [&] { mech.RemoteClear(...); });
+//   il.Run({{"clear", "mm_cid.remote_clear.after_lazy_cas"},
+//           {"switch", ""},          // "" = run to completion
+//           {"clear", ""}});
+//
+// Thread safety: one Interleaver runs at a time in the process (Run holds a
+// global registration); points reached by threads that are not actors of
+// the running script pass through.
+
+#ifndef ISOLATION_INTERLEAVE_H_
+#define ISOLATION_INTERLEAVE_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace isolation {
+namespace interleave_internal {
+extern std::atomic<bool> g_active;
+void Reached(const char* name);
+}  // namespace interleave_internal
+
+#define ISOLATION_INTERLEAVE_POINT(name)                                                 \
+  do {                                                                                    \
+    if (__builtin_expect(::isolation::interleave_internal::g_active.load(                 \
+                             std::memory_order_relaxed),                                  \
+                         0))                                                              \
+      ::isolation::interleave_internal::Reached(name);                                    \
+  } while (0)
+
+class Interleaver {
+ public:
+  struct Slice {
+    std::string actor;
+    std::string until_point;  // "" = run the actor to completion
+  };
+  Interleaver();
+  ~Interleaver();
+  void Add(std::string actor, std::function<void()> fn);
+  // Runs the script.  Errors: unknown actor; a point never reached (the
+  // actor finished first); an actor left unfinished at the end (it is then
+  // run to completion before returning, so no thread is leaked).
+  absl::Status Run(const std::vector<Slice>& script);
+  // Points reached, in order, as "actor:point".
+  const std::vector<std::string>& log() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace isolation
+
+#endif  // ISOLATION_INTERLEAVE_H_

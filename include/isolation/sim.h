@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// -----------------------------------------------------------------------------
+// sim.h
+// -----------------------------------------------------------------------------
+//
+// The deterministic simulator: a model machine of any size (8, 128, 4096
+// CPUs) run on one OS thread with a virtual clock and seeded randomness.
+// It implements `Driver` (driver.h): per-CPU run queues with round-robin
+// time slices, a stoppable periodic tick per CPU (TickMode), idle entry/exit,
+// context switches, return to user after syscalls/ticks/switch-in, per-CPU
+// work that preempts the running task, housekeeping work, one-shot timers,
+// hotplug and affinity changes -- all as timestamped events processed in
+// (time, sequence) order.  The same seed gives the same event trace.
+//
+// Time accounting: kernel activity on a CPU (a tick, work item, timer
+// callback or syscall) lasts the time its hooks Charge()d plus the configured
+// base cost; the running task is delayed by that long, which is how a
+// modelled "stall on an isolated CPU" is measured (CpuStats::max_stall_ns).
+//
+// Kernel counterpart: none directly; it plays kernel/sched/core.c,
+// kernel/sched/idle.c, kernel/time/tick-sched.c and kernel/workqueue.c at the
+// level of the events the mechanisms hook.
+//
+// Thread safety: not thread-safe; every call (including from hooks and task
+// bodies) happens on the thread that calls RunFor.
+
+#ifndef ISOLATION_SIM_H_
+#define ISOLATION_SIM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "isolation/driver.h"
+
+namespace isolation {
+
+struct SimOptions {
+  uint64_t seed = 1;
+  int hz = 1000;
+  Nanos timeslice = 3 * kNsPerMs;
+  Nanos tick_cost = 1 * kNsPerUs;          // modelled base cost of a tick
+  Nanos context_switch_cost = 1 * kNsPerUs;
+  Nanos work_cost = 2 * kNsPerUs;          // base cost of a per-CPU work item (kworker switch)
+  Nanos timer_cost = 500;                  // base cost of a timer interrupt
+  // Tick mode per CPU: nohz_full CPUs of the isolation config get kNohzFull,
+  // the others `default_tick_mode`.
+  TickMode default_tick_mode = TickMode::kNohzIdle;
+  // Record every event in the trace (needed for determinism checks; costs
+  // memory on long runs).
+  bool record_trace = false;
+};
+
+// One trace record (kind names: "tick", "switch", "idle_enter", "idle_exit",
+// "tick_stop", "tick_restart", "work", "timer", "rtu", "fork", "exit",
+// "migrate", "wake", "online", "offline").
+struct SimTraceEvent {
+  Nanos time;
+  int cpu;
+  const char* kind;
+  int64_t a;  // kind-specific (e.g. prev task)
+  int64_t b;  // kind-specific (e.g. next task)
+  bool operator==(const SimTraceEvent& o) const;
+};
+
+class Simulator final : public Driver {
+ public:
+  // Errors: invalid options (hz <= 0, timeslice <= 0).
+  static absl::StatusOr<std::unique_ptr<Simulator>> Create(Topology topology,
+                                                           IsolationConfig isolation,
+                                                           SimOptions options = {});
+  ~Simulator() override;
+
+  // Driver:
+  const Topology& topology() const override;
+  const IsolationConfig& isolation() const override;
+  bool is_simulated() const override { return true; }
+  Nanos Now() const override;
+  Nanos tick_period() const override;
+  void AddHooks(Hooks* hooks) override;
+  absl::StatusOr<TaskId> Spawn(TaskSpec spec) override;
+  void Wake(TaskId task, int waker_cpu) override;
+  absl::Status SetAffinity(TaskId task, const CpuMask& mask) override;
+  int TaskCpu(TaskId task) const override;
+  int TaskGroup(TaskId task) const override;
+  TaskId CurrentTask(int cpu) const override;
+  int NumRunnable(int cpu) const override;
+  bool IsIdle(int cpu) const override;
+  void QueueWorkOn(int cpu, Nanos delay, WorkFn fn) override;
+  int QueueHousekeepingWork(Nanos delay, WorkFn fn) override;
+  TimerId ArmTimer(int cpu, Nanos expires, WorkFn fn) override;
+  bool CancelTimer(TimerId id) override;
+  void SetTickMode(int cpu, TickMode mode) override;
+  TickMode GetTickMode(int cpu) const override;
+  bool TickStopped(int cpu) const override;
+  absl::Status SetCpuOnline(int cpu, bool online) override;
+  absl::Status RunFor(Nanos duration) override;
+  CpuStats Stats(int cpu) const override;
+  uint64_t Random() override;
+
+  // Simulator-only:
+  // Runs `fn` at absolute virtual time `when` on the driver thread (outside
+  // any CPU context): lets a harness script hotplug, affinity or cpuset
+  // changes at exact times.
+  void At(Nanos when, absl::AnyInvocable<void()> fn);
+  const std::vector<SimTraceEvent>& trace() const;
+  // A hash of the whole trace so far (FNV-1a over the records).
+  uint64_t TraceHash() const;
+  int64_t events_processed() const;
+
+ private:
+  struct Impl;
+  explicit Simulator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace isolation
+
+#endif  // ISOLATION_SIM_H_

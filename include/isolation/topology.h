@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// -----------------------------------------------------------------------------
+// topology.h
+// -----------------------------------------------------------------------------
+//
+// The *model* machine the mechanisms run on: its CPUs, SMT siblings, last-level
+// caches, NUMA nodes, and which CPUs are possible, present and online.  It is
+// built either from the host (hwloc) or from an hwloc synthetic description
+// such as "package:2 l3cache:4 core:16 pu:1", so a 128- or 4096-CPU machine can
+// be modelled on a 2-CPU host.
+//
+// Kernel counterpart: the topology masks of include/linux/topology.h and
+// kernel/sched/topology.c (cpu_smt_mask, per-CPU sd_llc_id / llc span,
+// cpu_to_node / cpumask_of_node) and the possible/present/online masks of
+// include/linux/cpumask.h; CPU hotplug changes the online mask at run time.
+//
+// The model topology is kept apart from the host topology used for pinning:
+// a synthetic hwloc topology binds nothing (hwloc_set_cpubind is a silent
+// no-op there), so the real-thread driver pins through its own host topology
+// (see real_driver.h), never through this object.
+//
+// CPU numbering follows hwloc's OS indexes: consecutive SMT siblings by default;
+// "pu:2(indexes=core:pack)" numbers siblings like Intel servers (core L#0 =
+// PUs {0, N}).  Every PU of the description is possible, present and, at
+// construction, online.
+//
+// Thread safety: const member functions may be called concurrently; SetOnline
+// must not run concurrently with any other member function (the drivers
+// serialise hotplug).
+
+#ifndef ISOLATION_TOPOLOGY_H_
+#define ISOLATION_TOPOLOGY_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "isolation/cpumask.h"
+
+namespace isolation {
+
+class Topology {
+ public:
+  // Parses an hwloc synthetic string (hwloc_topology_set_synthetic syntax).
+  // Errors (InvalidArgument) name the string; a machine of more than kMaxCpus
+  // PUs, or of zero PUs, is rejected.  A description without a cache level
+  // gets one LLC per package (or per machine), as the kernel does when no
+  // shared cache is reported.
+  static absl::StatusOr<Topology> FromSynthetic(std::string_view description);
+  // The host machine as hwloc sees it (restricted to CPUs this process may
+  // use).  Ignores HWLOC_SYNTHETIC/HWLOC_XMLFILE in the environment.
+  static absl::StatusOr<Topology> FromHost();
+  // "host" or a synthetic description.
+  static absl::StatusOr<Topology> FromFlag(std::string_view spec);
+
+  // Number of possible CPUs (nr_cpu_ids); every mask of this topology has
+  // this many bits.
+  int num_cpus() const { return num_cpus_; }
+  int num_cores() const { return static_cast<int>(core_masks_.size()); }
+  int num_llcs() const { return static_cast<int>(llc_masks_.size()); }
+  int num_nodes() const { return static_cast<int>(node_masks_.size()); }
+  int num_packages() const { return num_packages_; }
+
+  const CpuMask& possible() const { return possible_; }
+  const CpuMask& present() const { return present_; }
+  const CpuMask& online() const { return online_; }
+  bool IsOnline(int cpu) const { return online_.Test(cpu); }
+
+  // REQUIRES for the per-CPU accessors: 0 <= cpu < num_cpus().
+  int core_of(int cpu) const { return core_of_[static_cast<size_t>(cpu)]; }
+  int llc_of(int cpu) const { return llc_of_[static_cast<size_t>(cpu)]; }
+  int node_of(int cpu) const { return node_of_[static_cast<size_t>(cpu)]; }
+  int package_of(int cpu) const { return package_of_[static_cast<size_t>(cpu)]; }
+  // SMT siblings of `cpu`, including `cpu` itself (cpu_smt_mask).
+  const CpuMask& smt_siblings(int cpu) const { return core_masks_[static_cast<size_t>(core_of(cpu))]; }
+  const CpuMask& core_mask(int core) const { return core_masks_[static_cast<size_t>(core)]; }
+  const CpuMask& llc_mask(int llc) const { return llc_masks_[static_cast<size_t>(llc)]; }
+  const CpuMask& node_mask(int node) const { return node_masks_[static_cast<size_t>(node)]; }
+  // Same LLC (cpus_share_cache).
+  bool SharesCache(int a, int b) const { return llc_of(a) == llc_of(b); }
+  int smt_width() const { return smt_width_; }
+
+  // CPU hotplug.  Errors: cpu out of range; taking the last online CPU down.
+  absl::Status SetOnline(int cpu, bool online);
+
+  // The description this topology was built from ("host" for the host).
+  const std::string& description() const { return description_; }
+  // A one-line summary, e.g. "128 cpus, 128 cores, 8 llcs, 1 numa node".
+  std::string Summary() const;
+
+  // Builds a topology from explicit per-CPU ids (for tests and embedders).
+  // All vectors have one entry per CPU; ids are dense from 0.
+  static absl::StatusOr<Topology> FromIds(std::vector<int> core_of, std::vector<int> llc_of,
+                                          std::vector<int> node_of, std::vector<int> package_of,
+                                          std::string description);
+
+ private:
+  Topology() = default;
+
+  std::string description_;
+  int num_cpus_ = 0;
+  int num_packages_ = 0;
+  int smt_width_ = 1;
+  CpuMask possible_, present_, online_;
+  std::vector<int> core_of_, llc_of_, node_of_, package_of_;
+  std::vector<CpuMask> core_masks_, llc_masks_, node_masks_;
+};
+
+}  // namespace isolation
+
+#endif  // ISOLATION_TOPOLOGY_H_

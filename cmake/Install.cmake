@@ -17,5 +17,8 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/isolationConfigVers
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/isolationConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/isolationConfigVersion.cmake DESTINATION ${ISOLATION_CMAKE_DIR})
 
+# Relocatable: prefix is computed from the .pc file's own location.
+file(RELATIVE_PATH ISOLATION_PC_TO_PREFIX
+  /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(cmake/isolation.pc.in ${CMAKE_CURRENT_BINARY_DIR}/isolation.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/isolation.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# One command from a fresh Debian 12 machine to a result:
+#   tools/bootstrap.sh reproduce [isolab flags]   # the main job: isolab reproduce
+#   tools/bootstrap.sh test [ctest args]          # the whole test suite
+# Installs missing Debian packages (apt-get; sudo when not root), configures,
+# builds and runs.  BUILD_DIR (default: build) selects the build directory;
+# extra CMake options go in CMAKE_ARGS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-}
+case "$mode" in
+  reproduce|test) shift ;;
+  *) echo "usage: $0 reproduce|test [args]" >&2; exit 2 ;;
+esac
+
+packages=(g++ cmake make pkg-config libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+          libhwloc-dev liburcu-dev nlohmann-json3-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+  echo "installing: ${missing[*]}" >&2
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build=${BUILD_DIR:-build}
+jobs=$(nproc)
+# shellcheck disable=SC2086
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} >/dev/null
+if [ "$mode" = reproduce ]; then
+  cmake --build "$build" -j"$jobs" --target isolab
+  exec "$build/tools/isolab" reproduce "$@"
+fi
+cmake --build "$build" -j"$jobs"
+exec ctest --test-dir "$build" --output-on-failure -j"$jobs" "$@"

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// isolab: reproduces the experiments of the kernel threads this library comes
+// from and prints their figures next to ours.
+//
+//   isolab <subcommand> [--flag=value ...]
+//   isolab help | isolab <subcommand> --help
+//
+// Subcommands: every registered experiment (topology, mmcid, tmigr, idle,
+// vmstat) and `reproduce`, which runs them all and prints one table.
+// Exit status: 0 on success, 2 on bad input (message on stderr), 1 when an
+// experiment fails at run time.
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "experiments/common_flags.h"
+#include "experiments/experiment.h"
+
+namespace isolation::experiments {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRunFailure = 1;
+constexpr int kExitBadInput = 2;
+
+const std::vector<std::string> kReproduceFlags = {"json", "quick", "seed"};
+
+void PrintTopLevelHelp(const std::vector<std::unique_ptr<Experiment>>& experiments) {
+  std::printf(
+      "isolab: the Linux CPU-isolation mechanisms of the isolation library, side by side.\n\n"
+      "usage: isolab <subcommand> [--flag=value ...]\n"
+      "       isolab <subcommand> --help\n\nsubcommands:\n");
+  for (const auto& e : experiments) {
+    std::printf("  %-10s %.*s\n", std::string(e->name()).c_str(),
+                static_cast<int>(e->summary().size()), e->summary().data());
+  }
+  std::printf("  %-10s %s\n", "reproduce",
+              "Run every experiment with the seeds' defaults and print one table");
+  const auto missing = MissingExperiments();
+  if (!missing.empty()) {
+    std::printf("\nnot built yet: %s\n", absl::StrJoin(missing, ", ").c_str());
+  }
+}
+
+void PrintFlagHelp(std::string_view subcommand, std::string_view summary,
+                   const std::vector<std::string>& flags) {
+  std::printf("usage: isolab %.*s [flags]\n\n%.*s\n\nflags:\n",
+              static_cast<int>(subcommand.size()), subcommand.data(),
+              static_cast<int>(summary.size()), summary.data());
+  for (const auto& name : flags) {
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    if (flag == nullptr) continue;
+    std::printf("  --%s (default: \"%s\")\n      %s\n", name.c_str(),
+                flag->DefaultValue().c_str(), flag->Help().c_str());
+  }
+}
+
+// Parses --name=value, --name value, --bool, --nobool for the allowed flags.
+// Returns an error message naming the bad argument, or "" on success.
+std::string ParseFlags(int argc, char** argv, const std::vector<std::string>& allowed,
+                       bool* wants_help) {
+  const std::set<std::string> allowed_set(allowed.begin(), allowed.end());
+  for (int i = 0; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h" || arg == "--helpfull") {
+      *wants_help = true;
+      continue;
+    }
+    if (!absl::StartsWith(arg, "-")) {
+      return absl::StrCat("unexpected argument '", std::string(arg), "'");
+    }
+    arg.remove_prefix(absl::StartsWith(arg, "--") ? 2 : 1);
+    std::string name(arg), value;
+    bool has_value = false;
+    if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
+      name = std::string(arg.substr(0, eq));
+      value = std::string(arg.substr(eq + 1));
+      has_value = true;
+    }
+    absl::CommandLineFlag* flag = nullptr;
+    if (allowed_set.count(name)) flag = absl::FindCommandLineFlag(name);
+    bool negated = false;
+    if (flag == nullptr && absl::StartsWith(name, "no") && allowed_set.count(name.substr(2))) {
+      flag = absl::FindCommandLineFlag(name.substr(2));
+      negated = flag != nullptr && flag->IsOfType<bool>() && !has_value;
+      if (!negated) flag = nullptr;
+    }
+    if (flag == nullptr) {
+      return absl::StrCat("unknown flag '--", name, "' (see --help)");
+    }
+    if (negated) {
+      value = "false";
+    } else if (!has_value) {
+      if (flag->IsOfType<bool>()) {
+        value = "true";
+      } else if (i + 1 < argc) {
+        value = argv[++i];
+      } else {
+        return absl::StrCat("flag '--", name, "' needs a value");
+      }
+    }
+    std::string error;
+    if (!flag->ParseFrom(value, &error)) {
+      return absl::StrCat("bad value '", value, "' for --", name, ": ", error);
+    }
+  }
+  return "";
+}
+
+int RunOne(Experiment& experiment, const RunOptions& options) {
+  Progress progress(experiment.name());
+  absl::StatusOr<ExperimentReport> report = experiment.Run(options, progress);
+  progress.Done();
+  if (!report.ok()) {
+    std::fprintf(stderr, "isolab %s: %s\n", std::string(experiment.name()).c_str(),
+                 report.status().ToString().c_str());
+    return report.status().code() == absl::StatusCode::kInvalidArgument ||
+                   report.status().code() == absl::StatusCode::kOutOfRange
+               ? kExitBadInput
+               : kExitRunFailure;
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << report->json.dump(2) << std::endl;
+  } else {
+    std::cout << report->text;
+    if (!report->text.empty() && report->text.back() != '\n') std::cout << '\n';
+  }
+  return kExitOk;
+}
+
+std::string Pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
+              const RunOptions& options) {
+  nlohmann::json out;
+  out["experiments"] = nlohmann::json::object();
+  out["rows"] = nlohmann::json::array();
+  std::vector<ReproduceRow> rows;
+  int64_t violations = 0;
+  int exit_code = kExitOk;
+  std::vector<std::string> failed;
+  for (const auto& e : experiments) {
+    Progress progress(e->name());
+    absl::StatusOr<ExperimentReport> report = e->Run(options, progress);
+    progress.Done();
+    const std::string name(e->name());
+    if (!report.ok()) {
+      std::fprintf(stderr, "isolab reproduce: %s failed: %s\n", name.c_str(),
+                   report.status().ToString().c_str());
+      failed.push_back(name);
+      exit_code = kExitRunFailure;
+      continue;
+    }
+    out["experiments"][name] = report->json;
+    violations += report->invariant_violations;
+    for (const auto& r : report->rows) {
+      rows.push_back(r);
+      out["rows"].push_back({{"experiment", r.experiment},
+                             {"figure", r.figure},
+                             {"kernel_reported", r.kernel_reported},
+                             {"measured", r.measured}});
+    }
+  }
+  const auto missing = MissingExperiments();
+  out["missing"] = missing;
+  out["failed"] = failed;
+  out["invariant_violations"] = violations;
+  out["quick"] = options.quick;
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << out.dump(2) << std::endl;
+    return exit_code;
+  }
+  size_t w0 = 10, w1 = 6, w2 = 15;
+  for (const auto& r : rows) {
+    w0 = std::max(w0, r.experiment.size());
+    w1 = std::max(w1, r.figure.size());
+    w2 = std::min<size_t>(std::max(w2, r.kernel_reported.size()), 60);
+  }
+  std::cout << Pad("experiment", w0) << " | " << Pad("figure", w1) << " | "
+            << Pad("kernel thread reported", w2) << " | we measure\n";
+  std::cout << std::string(w0, '-') << "-+-" << std::string(w1, '-') << "-+-"
+            << std::string(w2, '-') << "-+-" << std::string(30, '-') << "\n";
+  for (const auto& r : rows) {
+    std::cout << Pad(r.experiment, w0) << " | " << Pad(r.figure, w1) << " | "
+              << Pad(r.kernel_reported, w2) << " | " << r.measured << "\n";
+  }
+  std::cout << "\ninvariant violations (all experiments): " << violations << "\n";
+  if (options.quick) std::cout << "(--quick: shortened runs, figures indicative only)\n";
+  if (!missing.empty()) {
+    std::cout << "experiments not built yet: " << absl::StrJoin(missing, ", ") << "\n";
+  }
+  if (!failed.empty()) std::cout << "experiments that failed: " << absl::StrJoin(failed, ", ") << "\n";
+  return exit_code;
+}
+
+int Main(int argc, char** argv) {
+  auto experiments = AllExperiments();
+  if (argc < 2) {
+    PrintTopLevelHelp(experiments);
+    return kExitBadInput;
+  }
+  const std::string subcommand = argv[1];
+  if (subcommand == "help" || subcommand == "--help" || subcommand == "-h") {
+    PrintTopLevelHelp(experiments);
+    return kExitOk;
+  }
+  Experiment* selected = nullptr;
+  for (auto& e : experiments) {
+    if (e->name() == subcommand) selected = e.get();
+  }
+  std::vector<std::string> allowed;
+  std::string summary;
+  if (subcommand == "reproduce") {
+    allowed = kReproduceFlags;
+    summary = "Run every experiment with the seeds' defaults and print one table.";
+  } else if (selected != nullptr) {
+    allowed = selected->flag_names();
+    for (const char* common : {"json", "quick", "seed"}) allowed.push_back(common);
+    summary = std::string(selected->summary());
+  } else {
+    std::fprintf(stderr, "isolab: unknown subcommand '%s' (try 'isolab help')\n",
+                 subcommand.c_str());
+    return kExitBadInput;
+  }
+  bool wants_help = false;
+  const std::string error = ParseFlags(argc - 2, argv + 2, allowed, &wants_help);
+  if (wants_help) {
+    PrintFlagHelp(subcommand, summary, allowed);
+    return kExitOk;
+  }
+  if (!error.empty()) {
+    std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), error.c_str());
+    return kExitBadInput;
+  }
+  RunOptions options;
+  options.quick = absl::GetFlag(FLAGS_quick);
+  options.seed = absl::GetFlag(FLAGS_seed);
+  if (subcommand == "reproduce") return Reproduce(experiments, options);
+  return RunOne(*selected, options);
+}
+
+}  // namespace
+}  // namespace isolation::experiments
+
+int main(int argc, char** argv) { return isolation::experiments::Main(argc, argv); }

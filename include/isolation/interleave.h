@@ -45,6 +45,13 @@ extern std::atomic<bool> g_active;
 void Reached(const char* name);
 }  // namespace interleave_internal
 
+// Built with -DISOLATION_INTERLEAVE_POINTS (the CMake option of that name,
+// ON by default) the macro is a relaxed load of g_active plus a never-taken
+// branch; without it, the macro compiles to nothing and the Interleaver
+// still links (its scripts then can only run actors to completion).
+// Memory ordering: relaxed suffices for g_active; it only selects the slow
+// path, which synchronises through the Interleaver's mutex.
+#if defined(ISOLATION_INTERLEAVE_POINTS)
 #define ISOLATION_INTERLEAVE_POINT(name)                                                 \
   do {                                                                                    \
     if (__builtin_expect(::isolation::interleave_internal::g_active.load(                 \
@@ -52,6 +59,11 @@ void Reached(const char* name);
                          0))                                                              \
       ::isolation::interleave_internal::Reached(name);                                    \
   } while (0)
+#else
+#define ISOLATION_INTERLEAVE_POINT(name) \
+  do {                                   \
+  } while (0)
+#endif
 
 class Interleaver {
  public:
@@ -62,15 +74,21 @@ class Interleaver {
   Interleaver();
   ~Interleaver();
   void Add(std::string actor, std::function<void()> fn);
-  // Runs the script.  Errors: unknown actor; a point never reached (the
-  // actor finished first); an actor left unfinished at the end (it is then
-  // run to completion before returning, so no thread is leaked).
+  // Runs the script; may be called once per Interleaver.  Errors:
+  // InvalidArgument for an unknown actor (nothing is run); NotFound for a
+  // point never reached (the actor finished first; the script stops there);
+  // FailedPrecondition for a slice of an actor that already finished, for a
+  // second Run(), and for an actor left unfinished at the end (it is then run
+  // to completion before returning, so no thread is leaked).  Actors added
+  // but never named in the script are not run.  Every point an actor
+  // reaches is logged, whether or not the script stops there.
   absl::Status Run(const std::vector<Slice>& script);
   // Points reached, in order, as "actor:point".
   const std::vector<std::string>& log() const;
 
+  struct Impl;  // implementation detail (interleave.cc)
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

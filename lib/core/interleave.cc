@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Interleaver: runs actors one at a time on their own threads, handing a
+// baton between the controller (the thread in Run()) and the actors.
+//
+// All shared state is guarded by one std::mutex and one
+// std::condition_variable (TSan understands both; absl::Mutex would produce
+// false reports with Debian's uninstrumented absl).  The baton names who may
+// run: kController or an actor index.  An actor only runs user code while it
+// holds the baton, so user code of two actors never overlaps, and every
+// hand-over is a mutex release/acquire pair, which orders the actors' plain
+// memory accesses for TSan and for the C++ memory model.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "isolation/interleave.h"
+
+namespace isolation {
+namespace interleave_internal {
+std::atomic<bool> g_active{false};
+}  // namespace interleave_internal
+
+namespace {
+constexpr int kController = -1;
+}  // namespace
+
+struct Interleaver::Impl {
+  struct Actor {
+    std::string name;
+    std::function<void()> fn;
+    std::thread thread;
+    bool started = false;
+    bool finished = false;
+    std::string until_point;   // of the running slice; "" = to completion
+    bool stopped_at_point = false;
+  };
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int baton = kController;
+  std::vector<std::unique_ptr<Actor>> actors;
+  std::map<std::string, int> index;
+  std::vector<std::string> log;
+
+  void ActorMain(int me);
+  void PointReached(int me, const char* point);
+  // Hands the baton to `who` and waits until it comes back.  REQUIRES: lock held.
+  void RunSlice(std::unique_lock<std::mutex>& lock, int who);
+};
+
+namespace {
+// The actor the current thread runs, if any.  Set once per actor thread.
+thread_local Interleaver::Impl* t_impl = nullptr;
+thread_local int t_actor = kController;
+// One Interleaver runs at a time in the process.
+std::mutex g_run_mutex;
+}  // namespace
+
+void Interleaver::Impl::ActorMain(int me) {
+  t_impl = this;
+  t_actor = me;
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return baton == me; });
+  lock.unlock();
+  actors[static_cast<size_t>(me)]->fn();
+  lock.lock();
+  actors[static_cast<size_t>(me)]->finished = true;
+  baton = kController;
+  cv.notify_all();
+}
+
+void Interleaver::Impl::PointReached(int me, const char* point) {
+  std::unique_lock<std::mutex> lock(mu);
+  Actor& a = *actors[static_cast<size_t>(me)];
+  log.push_back(absl::StrCat(a.name, ":", point));
+  if (a.until_point.empty() || a.until_point != point) return;
+  a.until_point.clear();
+  a.stopped_at_point = true;
+  baton = kController;
+  cv.notify_all();
+  cv.wait(lock, [&] { return baton == me; });
+}
+
+void Interleaver::Impl::RunSlice(std::unique_lock<std::mutex>& lock, int who) {
+  Actor& a = *actors[static_cast<size_t>(who)];
+  a.stopped_at_point = false;
+  baton = who;
+  if (!a.started) {
+    a.started = true;
+    a.thread = std::thread([this, who] { ActorMain(who); });
+  }
+  cv.notify_all();
+  cv.wait(lock, [&] { return baton == kController; });
+}
+
+namespace interleave_internal {
+void Reached(const char* name) {
+  Interleaver::Impl* impl = t_impl;
+  if (impl == nullptr || t_actor == kController) return;  // not an actor thread: pass through
+  impl->PointReached(t_actor, name);
+}
+}  // namespace interleave_internal
+
+Interleaver::Interleaver() : impl_(std::make_unique<Impl>()) {}
+
+Interleaver::~Interleaver() {
+  // Run() always joins the threads it started; nothing is left to do.
+}
+
+void Interleaver::Add(std::string actor, std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto a = std::make_unique<Impl::Actor>();
+  a->name = actor;
+  a->fn = std::move(fn);
+  impl_->index[actor] = static_cast<int>(impl_->actors.size());
+  impl_->actors.push_back(std::move(a));
+}
+
+absl::Status Interleaver::Run(const std::vector<Slice>& script) {
+  Impl& im = *impl_;
+  // Validate the whole script before running any of it.
+  for (const Slice& s : script) {
+    if (im.index.find(s.actor) == im.index.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("interleaver script: unknown actor \"", s.actor, "\""));
+    }
+  }
+  std::lock_guard<std::mutex> run_guard(g_run_mutex);
+  std::unique_lock<std::mutex> lock(im.mu);
+  for (auto& a : im.actors) {
+    if (a->started) {
+      return absl::FailedPreconditionError("interleaver: Run() may be called only once");
+    }
+  }
+  // Release ordering is not needed for g_active: it only enables the slow
+  // path, and the slow path synchronises through `mu`.
+  interleave_internal::g_active.store(true, std::memory_order_relaxed);
+
+  absl::Status status = absl::OkStatus();
+  for (size_t i = 0; i < script.size() && status.ok(); ++i) {
+    const Slice& s = script[i];
+    const int who = im.index[s.actor];
+    Impl::Actor& a = *im.actors[static_cast<size_t>(who)];
+    if (a.finished) {
+      status = absl::FailedPreconditionError(absl::StrCat("interleaver script step ", i, ": actor \"", s.actor,
+                                                          "\" already finished"));
+      break;
+    }
+    a.until_point = s.until_point;
+    im.RunSlice(lock, who);
+    if (!s.until_point.empty() && !a.stopped_at_point) {
+      status = absl::NotFoundError(absl::StrCat("interleaver script step ", i, ": actor \"", s.actor,
+                                                "\" finished without reaching point \"", s.until_point, "\""));
+    }
+  }
+  // Any actor still parked at a point is run to completion, so that no
+  // thread is leaked; that is an error of the script (unless one already
+  // happened, which is reported instead).
+  for (auto& a : im.actors) {
+    if (a->started && !a->finished) {
+      if (status.ok()) {
+        status = absl::FailedPreconditionError(
+            absl::StrCat("interleaver script left actor \"", a->name, "\" unfinished"));
+      }
+      a->until_point.clear();
+      im.RunSlice(lock, im.index[a->name]);
+    }
+  }
+  lock.unlock();
+  for (auto& a : im.actors) {
+    if (a->thread.joinable()) a->thread.join();
+  }
+  interleave_internal::g_active.store(false, std::memory_order_relaxed);
+  return status;
+}
+
+const std::vector<std::string>& Interleaver::log() const { return impl_->log; }
+
+}  // namespace isolation

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// -----------------------------------------------------------------------------
+// mm_cid.h
+// -----------------------------------------------------------------------------
+//
+// Per-address-space concurrency IDs ("mm_cid", the rseq `mm_cid` field) and
+// their compaction, with every design the kernel used or discussed, side by
+// side and selectable at run time through `MmCidConfig`:
+//
+//   design     lazy      v6.4-v6.18 per-(mm, CPU) slots with a lazy-put flag,
+//                        a global cid_lock fallback and a periodic compaction
+//                        scan (kernel/sched/core.c, kernel/sched/sched.h,
+//                        CONFIG_SCHED_MM_CID; commits 223baf9d17f2, 7e019dcc470f,
+//                        02d954c0fdf9).
+//              owner619  the 6.19 rewrite: per-task / per-CPU ownership modes,
+//                        the TRANSIT bit, fixups at fork/exit and affinity growth
+//                        (kernel/sched/sched.h mm_cid_schedin/schedout, core.c
+//                        sched_mm_cid_fork/exit, mm_cid_fixup_*).
+//   allocator  (lazy)    alloc_v6_4, alloc_v6_13 (recent_cid, max_nr_cid),
+//                        alloc_v6_14 (shrink max_nr_cid) -- __mm_cid_try_get().
+//   scan scope (lazy)    possible, allowed (the mm's CPU union), cidmask (the
+//                        seed's patch 1/2, WRONG: a negative control).
+//   granularity (lazy)   full pass or batches of N CPUs per call.
+//   placement  (lazy)    where the scan (task_mm_cid_work) runs; the mechanism
+//                        only says *that* a scan is due, the Hooks adapter
+//                        (mm_cid_hooks.h) decides *where*.
+//
+// The mechanism is a plain data structure: entry points take the CPU number
+// and the time, exactly at the points the kernel calls its hooks (see the
+// per-function comments for the kernel function each corresponds to).
+//
+// Thread-safety contract (as in the kernel):
+//   - ContextSwitch(cpu, ...), Exit(cpu, ...), Exec(cpu, ...), Tick(cpu, ...)
+//     and ReturnToUser(cpu, ...) run in `cpu`'s context with `cpu`'s run-queue
+//     lock held by the caller (or, in the simulator, on the single thread); two
+//     of them for the same CPU never run concurrently.
+//   - Migrate(task, from, to) runs with `to`'s run-queue lock held, for a task
+//     that is not running.
+//   - Scan() may run anywhere, concurrently with everything above, without
+//     any run-queue lock (the remote clears use the lazy-put CAS protocol).
+//   - Fork/SetAffinity/CreateMm may run from any thread.
+//   - The observers (TaskCid, Check*) are exact only at quiescent points
+//     (single-threaded simulator between events, or after joining).
+//
+// Memory ordering: the lazy design's reclaim is a Dekker pairing. The switch
+// side publishes the CPU's current task (relaxed store) and then issues a
+// full fence before loading its own slot; the reclaimer's CAS to LAZY is
+// followed by a full fence before it loads the CPU's current task and that
+// task's mm/active fields.  At least one of the two sees the other's store,
+// so a reclaimer never frees an ID a running task holds (invariant I4).  The
+// cid bitmap uses fetch_or(acq_rel) to reserve and fetch_and(release) to
+// free.  owner619 serialises on per-CPU locks (the rq locks) and the mm
+// mutex; its mode word is published with the two full fences of 47ee94efccf6.
+
+#ifndef ISOLATION_MM_CID_H_
+#define ISOLATION_MM_CID_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "isolation/clock.h"
+#include "isolation/cpumask.h"
+
+namespace isolation::mm_cid {
+
+using MmId = int32_t;
+using TaskId = int32_t;
+inline constexpr TaskId kNoTask = -1;
+inline constexpr MmId kNoMm = -1;
+
+// SCHED_MM_CID_PERIOD_NS and MM_CID_SCAN_DELAY (both 100 ms).
+inline constexpr Nanos kCidPeriodNs = 100 * kNsPerMs;
+inline constexpr Nanos kScanDelayNs = 100 * kNsPerMs;
+// Calibration of one remote slot visit (30-35 us / 256 visits in [SEED]);
+// used for *modelled* costs only.
+inline constexpr Nanos kModelledVisitNs = 130;
+
+enum class Design { kLazy, kOwner619, kV63MmLock };
+enum class Allocator { kV6_4, kV6_13, kV6_14 };
+enum class ScanScope { kPossible, kAllowed, kCidmask };
+enum class Placement {
+  kTaskWork,  // work_taskwork: tick queues task work, runs on return to user
+  kDelayed,   // work_delayed: per-mm delayed work every 100 ms (housekeeping)
+  kUnbound,   // work_unbound: queued from return to user when due (housekeeping)
+  kRcu,       // work_rcu: tick queues an RCU callback (offloaded to housekeeping)
+  kResume,    // work_resume: scan directly on return to user after a switch-in
+};
+
+struct MmCidConfig {
+  Design design = Design::kLazy;
+  Allocator allocator = Allocator::kV6_14;
+  ScanScope scope = ScanScope::kPossible;
+  int batch = 0;  // 0 = batch_full, N > 0 = batch_N
+  Placement placement = Placement::kTaskWork;
+  // owner619_direct (negative control): tasks->CPUs transfer without TRANSIT.
+  bool owner619_direct = false;
+
+  // Spec identifier, e.g. "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork".
+  std::string Name() const;
+};
+
+// Parses one axis value by spec id or command-line name; errors name the value.
+absl::StatusOr<Design> ParseDesign(std::string_view s);
+absl::StatusOr<Allocator> ParseAllocator(std::string_view s);
+absl::StatusOr<ScanScope> ParseScanScope(std::string_view s);
+absl::StatusOr<Placement> ParsePlacement(std::string_view s);
+std::string_view DesignName(Design d);
+std::string_view AllocatorName(Allocator a);
+std::string_view ScanScopeName(ScanScope s);
+std::string_view PlacementName(Placement p);
+
+// What one call of Scan() did.
+struct ScanResult {
+  bool ran = false;        // passed the rate limit / cursor claim
+  int visits = 0;          // slot visits (both passes)
+  int reclaimed = 0;       // IDs freed by remote clears
+};
+
+// What a hook asks the adapter to do about compaction.
+struct ScanRequest {
+  MmId mm = kNoMm;  // kNoMm: nothing to do
+  explicit operator bool() const { return mm != kNoMm; }
+};
+
+struct MmCidStats {
+  int64_t allocations = 0;      // IDs reserved in the bitmap
+  int64_t frees = 0;            // IDs released from the bitmap
+  int64_t bitmap_ops = 0;       // test-and-set / clear on the bitmap
+  int64_t switch_rmw = 0;       // atomic RMW operations done inside ContextSwitch
+  int64_t context_switches = 0;
+  int64_t scans = 0;            // Scan() calls that ran
+  int64_t slot_visits = 0;
+  int64_t lock_fallbacks = 0;   // cid_lock slow path taken (lazy)
+  int64_t max_alloc_attempts = 0;  // worst schedin allocation attempts (I14)
+  int64_t alloc_failures = 0;   // an allocation gave up (progress bound hit)
+  int64_t mode_changes = 0;     // owner619 per-task <-> per-CPU flips
+  int64_t remote_lock_acquisitions = 0;  // owner619 fixups taking other CPUs' locks
+};
+
+// One kernel instance: `num_cpus` possible CPUs, address spaces and tasks.
+class MmCid {
+ public:
+  struct Limits {
+    int max_tasks = 4096;
+    int max_mms = 1024;
+  };
+  // Errors: num_cpus outside [1, kMaxCpus], bad limits, batch < 0, or an
+  // unsupported combination (named in the message).
+  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidConfig& config,
+                                                       Limits limits);
+  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidConfig& config) {
+    return Create(num_cpus, config, Limits{});
+  }
+  virtual ~MmCid() = default;
+
+  const MmCidConfig& config() const { return config_; }
+  int num_cpus() const { return num_cpus_; }
+
+  // mm_init_cid(): a new address space whose creator has `creator_affinity`.
+  virtual absl::StatusOr<MmId> CreateMm(const CpuMask& creator_affinity, Nanos now) = 0;
+  // init_sched_mm_cid() + sched_mm_cid_fork(): task `child` (an unused id <
+  // max_tasks) joins `mm`; `parent` is the forking task (kNoTask if none).
+  // Errors: ids out of range or reused, affinity empty or of wrong size.
+  virtual absl::Status Fork(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity,
+                            Nanos now) = 0;
+  // mm_set_cpus_allowed() / mm_update_cpus_allowed().
+  virtual void SetAffinity(TaskId task, const CpuMask& mask, Nanos now) = 0;
+  // switch_mm_cid() / mm_cid_switch_to(); prev/next may be kNoTask (idle).
+  virtual void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) = 0;
+  // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to() for a queued task.
+  virtual void Migrate(TaskId task, int from, int to, Nanos now) = 0;
+  // task_tick_mm_cid(): returns the mm to scan when the placement is not
+  // task work (the adapter queues it); for task work it queues internally.
+  virtual ScanRequest Tick(int cpu, TaskId curr, Nanos now) = 0;
+  // Return to user of `task` on `cpu`: runs queued task work (work_taskwork)
+  // or the direct scan (work_resume) here, or asks for unbound work.
+  // `result` (optional) receives what an inline scan did.
+  virtual ScanRequest ReturnToUser(int cpu, TaskId task, Nanos now, ScanResult* result) = 0;
+  // sched_mm_cid_exit_signals(): `task` is current on `cpu`.
+  virtual void Exit(int cpu, TaskId task, Nanos now) = 0;
+  // sched_mm_cid_before_execve() + new mm + sched_mm_cid_after_execve().
+  // Returns the new mm.
+  virtual absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) = 0;
+  // task_mm_cid_work() body for `mm` (rate limit included).
+  virtual ScanResult Scan(MmId mm, Nanos now) = 0;
+  // The adapter finished a queued (non task-work) scan request for `mm`.
+  virtual void ScanRequestDone(MmId mm) { (void)mm; }
+
+  // Observers.
+  // User-visible ID of `task` while running (flags masked), -1 otherwise.
+  virtual int32_t TaskCid(TaskId task) const = 0;
+  virtual MmId TaskMm(TaskId task) const = 0;
+  virtual bool TaskActive(TaskId task) const = 0;
+  virtual TaskId CurrentTask(int cpu) const = 0;
+  virtual int MmUsers(MmId mm) const = 0;
+  virtual int MmAllowedWeight(MmId mm) const = 0;
+  virtual CpuMask MmAllowed(MmId mm) const = 0;
+  virtual int CidmaskWeight(MmId mm) const = 0;
+  // Invariants that hold at every point: I1, I2, I3 (lazy v6.13+), I4, I15
+  // partially. Returns human-readable violations (empty = fine).
+  virtual std::vector<std::string> CheckAlways() const = 0;
+  // Invariants at quiescence: I5, I6 (lazy), I5/I11 (owner619).
+  virtual std::vector<std::string> CheckQuiescent() const = 0;
+  virtual MmCidStats Stats() const = 0;
+  // Bound of I14 (allocation attempts per schedin).
+  int ProgressBound() const { return 10 * num_cpus_; }
+
+ protected:
+  MmCid(int num_cpus, const MmCidConfig& config) : num_cpus_(num_cpus), config_(config) {}
+  int num_cpus_;
+  MmCidConfig config_;
+};
+
+}  // namespace isolation::mm_cid
+
+#endif  // ISOLATION_MM_CID_H_

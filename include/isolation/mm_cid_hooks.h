@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// -----------------------------------------------------------------------------
+// mm_cid_hooks.h
+// -----------------------------------------------------------------------------
+//
+// Runs an `MmCid` (mm_cid.h) under either driver (simulator or real pinned
+// threads) by forwarding `Hooks` events to its entry points, and decides
+// WHERE the compaction scan runs -- the placement axis of the spec:
+//
+//   work_taskwork  on return to user of the task the tick interrupted (its
+//                  CPU, possibly isolated) -- the kernel's task_work.
+//   work_resume    on return to user after every switch-in (the CPU itself).
+//   work_unbound   Driver::QueueHousekeepingWork (the [WQ] work_struct).
+//   work_delayed   a per-mm housekeeping work item re-armed every 100 ms.
+//   work_rcu       real threads: liburcu urcu-memb call_rcu() with its
+//                  call_rcu_data worker pinned to host CPU `rcu_host_cpu`
+//                  (the pin is applied with pthread_setaffinity_np because
+//                  liburcu 0.13.2 applies the cpu_affinity argument lazily);
+//                  simulator: a housekeeping work item after a modelled grace
+//                  period.
+//
+// Cost model: on the simulator each scan Charge()s visits x visit_cost_ns
+// ("modelled", default 130 ns per slot visit, the spec's calibration); on the
+// real driver the scan is timed with CLOCK_MONOTONIC (host, indicative).  The
+// adapter records, per CPU, scan executions and the longest scan, from which
+// `IsolatedMaxStallNs()` is the longest compaction stall on an isolated CPU.
+//
+// Kernel counterpart: the call sites of the mm_cid hooks in kernel/sched/core.c
+// (context_switch, set_task_cpu/activate_task, sched_tick, task_work_run),
+// kernel/exit.c, fs/exec.c, and the placement patches cited in the spec.
+//
+// Thread safety: the hooks may be called concurrently for different CPUs
+// (real-thread driver); counters are atomics.  Group-to-mm bookkeeping takes
+// an internal mutex (fork/exit paths only).  Invariant checking after every
+// event (`check_invariants`) is only meaningful on the simulator, where it is
+// done; on real threads only the per-event checks that are race-free run.
+
+#ifndef ISOLATION_MM_CID_HOOKS_H_
+#define ISOLATION_MM_CID_HOOKS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "isolation/driver.h"
+#include "isolation/mm_cid.h"
+
+namespace isolation::mm_cid {
+
+class MmCidHooks final : public Hooks {
+ public:
+  struct Options {
+    bool check_invariants = true;        // simulator: CheckAlways() after each event
+    Nanos visit_cost_ns = kModelledVisitNs;
+    Nanos rcu_grace_ns = 3 * kNsPerMs;   // simulator model of call_rcu latency
+    int rcu_host_cpu = 0;                // real threads: host CPU of the call_rcu worker
+  };
+  MmCidHooks(MmCid& mech, Options options);
+  explicit MmCidHooks(MmCid& mech) : MmCidHooks(mech, Options{}) {}
+  ~MmCidHooks() override;
+
+  // Affinity of the tasks of `group` (used to create the group's mm and as
+  // the task's affinity at fork; default: every CPU).  Call before Spawn.
+  void SetGroupAffinity(int group, const CpuMask& mask);
+  // The mm of `group`, kNoMm if none yet.
+  MmId GroupMm(int group) const;
+
+  // Hooks:
+  void OnStart(Driver& driver) override;
+  void OnTick(CpuContext& ctx, TaskId curr) override;
+  void OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override;
+  void OnReturnToUser(CpuContext& ctx, TaskId task) override;
+  void OnTaskFork(TaskId parent, TaskId child, int group, Nanos now) override;
+  void OnTaskExit(int cpu, TaskId task, Nanos now) override;
+  void OnMigrate(TaskId task, int from, int to, Nanos now) override;
+  void OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) override;
+
+  // Results.
+  int64_t ScansOn(int cpu) const;
+  int64_t ScansOnIsolatedCpus() const;
+  int64_t TotalScans() const;
+  int64_t TotalVisits() const;
+  // Longest single scan run on an isolated CPU (modelled ns on the
+  // simulator, measured ns on real threads); 0 if none ran there.
+  Nanos IsolatedMaxStallNs() const;
+  Nanos MaxScanNs() const;  // anywhere
+  int64_t violations() const { return violations_.load(std::memory_order_relaxed); }
+  std::vector<std::string> FirstViolations() const;
+  int64_t errors() const { return errors_.load(std::memory_order_relaxed); }
+
+  // Waits for pending call_rcu callbacks (real threads, work_rcu); call after
+  // the driver stopped and before reading results.
+  void Drain();
+
+ private:
+  struct RcuItem;
+  void Dispatch(ScanRequest req, CpuContext& ctx);
+  void RunScan(MmId mm, CpuContext* ctx, int cpu, Nanos now);
+  void Record(int cpu, const ScanResult& r, Nanos cost);
+  void Check(const char* where);
+  void ArmDelayed(MmId mm, Nanos delay);
+  void CallRcu(MmId mm);
+
+  MmCid& mech_;
+  Options options_;
+  Driver* driver_ = nullptr;
+  bool simulated_ = true;
+  CpuMask isolated_;
+  struct alignas(64) PerCpu {
+    std::atomic<int64_t> scans{0};
+    std::atomic<int64_t> visits{0};
+    std::atomic<Nanos> max_scan_ns{0};
+  };
+  std::unique_ptr<PerCpu[]> per_cpu_;
+  int num_cpus_ = 0;
+  mutable std::mutex groups_lock_;
+  std::map<int, MmId> group_mm_;          // guarded by groups_lock_
+  std::map<int, CpuMask> group_affinity_;  // guarded by groups_lock_
+  std::atomic<int64_t> violations_{0};
+  std::atomic<int64_t> errors_{0};
+  mutable std::mutex violations_lock_;
+  std::vector<std::string> first_violations_;  // guarded by violations_lock_
+  // work_rcu on real threads.
+  void* rcu_data_ = nullptr;  // struct call_rcu_data*
+  std::vector<std::unique_ptr<RcuItem>> rcu_items_;  // one per mm, sized at OnStart
+  std::atomic<int64_t> rcu_inflight_{0};
+  std::atomic<Nanos> outside_max_scan_ns_{0};
+};
+
+}  // namespace isolation::mm_cid
+
+#endif  // ISOLATION_MM_CID_HOOKS_H_

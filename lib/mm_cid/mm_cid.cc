@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Variant names, parsing and the MmCid factory.
+
+#include "isolation/mm_cid.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "mm_cid/internal.h"
+
+namespace isolation::mm_cid {
+
+std::string_view DesignName(Design d) {
+  switch (d) {
+    case Design::kLazy: return "lazy";
+    case Design::kOwner619: return "owner619";
+    case Design::kV63MmLock: return "v63_mmlock";
+  }
+  return "?";
+}
+std::string_view AllocatorName(Allocator a) {
+  switch (a) {
+    case Allocator::kV6_4: return "alloc_v6_4";
+    case Allocator::kV6_13: return "alloc_v6_13";
+    case Allocator::kV6_14: return "alloc_v6_14";
+  }
+  return "?";
+}
+std::string_view ScanScopeName(ScanScope s) {
+  switch (s) {
+    case ScanScope::kPossible: return "scan_possible";
+    case ScanScope::kAllowed: return "scan_allowed";
+    case ScanScope::kCidmask: return "scan_cidmask";
+  }
+  return "?";
+}
+std::string_view PlacementName(Placement p) {
+  switch (p) {
+    case Placement::kTaskWork: return "work_taskwork";
+    case Placement::kDelayed: return "work_delayed";
+    case Placement::kUnbound: return "work_unbound";
+    case Placement::kRcu: return "work_rcu";
+    case Placement::kResume: return "work_resume";
+  }
+  return "?";
+}
+
+std::string MmCidConfig::Name() const {
+  if (design != Design::kLazy) {
+    std::string n(DesignName(design));
+    if (design == Design::kOwner619 && owner619_direct) n += "+owner619_direct";
+    return n;
+  }
+  std::string n = absl::StrCat(std::string(DesignName(design)), "+", std::string(AllocatorName(allocator)),
+                               "+", std::string(ScanScopeName(scope)), "+",
+                               batch == 0 ? std::string("batch_full") : absl::StrCat("batch_", batch), "+",
+                               std::string(PlacementName(placement)));
+  return n;
+}
+
+absl::StatusOr<Design> ParseDesign(std::string_view s) {
+  if (s == "lazy") return Design::kLazy;
+  if (s == "owner619") return Design::kOwner619;
+  if (s == "v63_mmlock") return Design::kV63MmLock;
+  return absl::InvalidArgumentError(absl::StrCat("unknown mm_cid design '", std::string(s),
+                                                 "' (want lazy|owner619|v63_mmlock)"));
+}
+absl::StatusOr<Allocator> ParseAllocator(std::string_view s) {
+  if (s == "alloc_v6_4" || s == "v6_4") return Allocator::kV6_4;
+  if (s == "alloc_v6_13" || s == "v6_13") return Allocator::kV6_13;
+  if (s == "alloc_v6_14" || s == "v6_14") return Allocator::kV6_14;
+  return absl::InvalidArgumentError(absl::StrCat("unknown mm_cid allocator '", std::string(s),
+                                                 "' (want alloc_v6_4|alloc_v6_13|alloc_v6_14)"));
+}
+absl::StatusOr<ScanScope> ParseScanScope(std::string_view s) {
+  if (s == "scan_possible" || s == "possible") return ScanScope::kPossible;
+  if (s == "scan_allowed" || s == "allowed") return ScanScope::kAllowed;
+  if (s == "scan_cidmask" || s == "cidmask") return ScanScope::kCidmask;
+  return absl::InvalidArgumentError(absl::StrCat("unknown mm_cid scan scope '", std::string(s),
+                                                 "' (want possible|allowed|cidmask)"));
+}
+absl::StatusOr<Placement> ParsePlacement(std::string_view s) {
+  if (s == "work_taskwork" || s == "task") return Placement::kTaskWork;
+  if (s == "work_delayed") return Placement::kDelayed;
+  if (s == "work_unbound" || s == "workqueue") return Placement::kUnbound;
+  if (s == "work_rcu" || s == "rcu") return Placement::kRcu;
+  if (s == "work_resume" || s == "resume") return Placement::kResume;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown mm_cid placement '", std::string(s),
+      "' (want task|workqueue|rcu|resume or work_taskwork|work_delayed|work_unbound|work_rcu|work_resume)"));
+}
+
+absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidConfig& config,
+                                                     Limits limits) {
+  if (num_cpus < 1 || num_cpus > kMaxCpus) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: num_cpus ", num_cpus, " outside [1, ", kMaxCpus, "]"));
+  }
+  if (limits.max_tasks < 1 || limits.max_mms < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: bad limits max_tasks=", limits.max_tasks,
+                                                   " max_mms=", limits.max_mms));
+  }
+  if (config.batch < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: batch ", config.batch, " < 0"));
+  }
+  switch (config.design) {
+    case Design::kLazy:
+      return internal::CreateLazy(num_cpus, config, limits);
+    case Design::kOwner619:
+      return internal::CreateOwner619(num_cpus, config, limits);
+    case Design::kV63MmLock:
+      return absl::UnimplementedError("mm_cid: design v63_mmlock (optional baseline) is not built");
+  }
+  return absl::InvalidArgumentError("mm_cid: bad design");
+}
+
+}  // namespace isolation::mm_cid

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// -----------------------------------------------------------------------------
+// vmstat.h
+// -----------------------------------------------------------------------------
+//
+// The kernel's VM-statistics counters as a userspace library: two-level
+// approximate counters (a shared atomic per zone or node and per item, plus a
+// global atomic per item) with a signed per-CPU differential per (CPU, zone or
+// node, item) that is pushed to the shared side only when its magnitude passes
+// a per-CPU threshold.  What stays below the threshold is folded later by
+// deferred machinery, and *how* that fold reaches isolated CPUs is what the
+// strategies (variants) differ in:
+//
+//   A0  pre-6.5: the shepherd queues vmstat_update on every dirty online CPU.
+//   A1  mainline >= 6.5 (be5e015d107d): the shepherd skips cpu_is_isolated().
+//   B   the seed series (Tomlin/Tosatti v8, 2022): writers set a per-CPU dirty
+//       flag; quiet_vmstat is gated on it, runs on every tick-stop attempt and
+//       on return to user of a nohz_full CPU whose tick is stopped; the
+//       shepherd skips tick-stopped CPUs and queues on `dirty`.
+//   C   Tosatti's remote fold (2023): every slot change is a cross-CPU atomic
+//       (CAS writers, xchg folders, s32 slots); the housekeeping shepherd folds
+//       every online CPU remotely; no per-CPU work at all.
+//   D   OURS (library's own idea, no kernel discussion): a 64-bit running sum
+//       per slot written only by its owner with plain stores, plus a `folded`
+//       watermark advanced by CAS by whoever folds (owner or shepherd).
+//   kCPlainWriterNegativeControl: C's remote fold with a plain load/store
+//       writer.  Deliberately broken: it loses/double-counts updates under a
+//       concurrent remote fold (spec I7 negative control).
+//
+// Kernel counterpart: mm/vmstat.c and include/linux/vmstat.h (text of v6.15):
+// __mod_zone_page_state, __inc_zone_state, mod_zone_state (and the node
+// twins), refresh_cpu_vm_stats, need_update, vmstat_update, vmstat_shepherd,
+// quiet_vmstat, cpu_vm_stats_fold, calculate_normal_threshold,
+// calculate_pressure_threshold, refresh_zone_stat_thresholds,
+// set_pgdat_percpu_threshold; zone_page_state(_snapshot).  B follows
+// <20220924152227.819815-5-atomlin@redhat.com> and its companions, C follows
+// <20230515180015.016409657@redhat.com>.
+//
+// Not modelled: NUMA events, VM events, per-CPU page lists (do_pagesets),
+// node items counted in bytes, stat_refresh.
+//
+// Thread-safety contract (as in the kernel):
+//   - Writers (Mod/Inc/Dec and their IrqsOff forms) for CPU `cpu` run only in
+//     that CPU's context; two contexts of the same CPU never run concurrently
+//     (the drivers guarantee it).  A, B and D: only the owner writes its
+//     differential.  C: the shepherd also changes slots, remotely.
+//   - RunCpuWork, RefreshCpu, QuietVmstat, ReturnToUser: owner CPU context.
+//   - Shepherd, FoldCpuRemote and every read: any thread, concurrently with
+//     writers (reads are racy and approximate, as in the kernel).
+//   - CpuOnline/CpuOffline/SetPressure/RefreshThresholds: serialised with each
+//     other (hotplug context); CpuOffline(cpu) only after `cpu` stopped
+//     running writers (the CPU is dead).
+//
+// Memory ordering: every slot, threshold and shared counter is a std::atomic
+// accessed with memory_order_relaxed.  Nothing orders one slot against
+// another location: conservation (I1) follows from each slot's single
+// modification order (C: CAS/xchg; D: CAS on `folded`), and the owner-only
+// strategies need atomicity only against their own CPU, which program order
+// gives.  Cross-thread visibility at quiescent points comes from the join /
+// driver hand-off (release/acquire), not from the counters.
+
+#ifndef ISOLATION_VMSTAT_H_
+#define ISOLATION_VMSTAT_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "isolation/clock.h"
+#include "isolation/cpumask.h"
+
+namespace isolation::vmstat {
+
+enum class Strategy { kA0, kA1, kB, kC, kD, kCPlainWriterNegativeControl };
+// "A0", "A1", "B", "C", "D", "C-plain-negative-control".
+std::string_view StrategyName(Strategy s);
+// Parses a name as printed by StrategyName (case-insensitive, "C-plain" ok).
+absl::StatusOr<Strategy> ParseStrategy(std::string_view name);
+// The correct strategies (every invariant test runs over these).
+inline constexpr std::array<Strategy, 5> kCorrectStrategies = {
+    Strategy::kA0, Strategy::kA1, Strategy::kB, Strategy::kC, Strategy::kD};
+
+enum class StatKind { kZone, kNode };
+
+// A realistic subset of enum zone_stat_item / node_stat_item (v6.15 names).
+// VmstatConfig chooses how many of each list are used (a prefix).
+inline constexpr std::array<std::string_view, 12> kZoneItemNames = {
+    "NR_FREE_PAGES",         "NR_FREE_PAGES_BLOCKS",   "NR_ZONE_INACTIVE_ANON",
+    "NR_ZONE_ACTIVE_ANON",   "NR_ZONE_INACTIVE_FILE",  "NR_ZONE_ACTIVE_FILE",
+    "NR_ZONE_UNEVICTABLE",   "NR_ZONE_WRITE_PENDING",  "NR_MLOCK",
+    "NR_BOUNCE",             "NR_ZSPAGES",             "NR_FREE_CMA_PAGES"};
+inline constexpr int kZoneMlock = 8;             // index of NR_MLOCK
+inline constexpr int kZoneWritePending = 7;      // index of NR_ZONE_WRITE_PENDING
+inline constexpr int kZoneFreePages = 0;
+inline constexpr std::array<std::string_view, 16> kNodeItemNames = {
+    "NR_INACTIVE_ANON", "NR_ACTIVE_ANON",   "NR_INACTIVE_FILE",  "NR_ACTIVE_FILE",
+    "NR_UNEVICTABLE",   "NR_SLAB_RECLAIMABLE", "NR_SLAB_UNRECLAIMABLE", "NR_ISOLATED_ANON",
+    "NR_ISOLATED_FILE", "NR_FILE_PAGES",    "NR_FILE_DIRTY",     "NR_WRITEBACK",
+    "NR_SHMEM",         "NR_ANON_MAPPED",   "NR_FILE_MAPPED",    "NR_KERNEL_STACK_KB"};
+inline constexpr int kNodeWriteback = 11;
+inline constexpr int kMaxZoneItems = static_cast<int>(kZoneItemNames.size());
+inline constexpr int kMaxNodeItems = static_cast<int>(kNodeItemNames.size());
+
+inline constexpr int kThresholdCap = 125;  // every threshold fits an s8 step
+
+// One zone: its node, size and watermarks (pages).
+struct ZoneSpec {
+  std::string name = "Normal";
+  int node = 0;
+  int64_t managed_pages = 4 * 262144;  // 4 GiB of 4 KiB pages
+  int64_t min_wmark = 8192;
+  int64_t low_wmark = 10240;
+  int64_t high_wmark = 12288;
+};
+
+struct VmstatConfig {
+  Strategy strategy = Strategy::kA1;
+  int num_cpus = 1;               // possible CPUs (all online at creation)
+  std::vector<ZoneSpec> zones = {ZoneSpec{}};
+  int num_nodes = 1;              // every zone's node must be < num_nodes
+  int zone_items = kMaxZoneItems;  // 1..kMaxZoneItems
+  int node_items = kMaxNodeItems;  // 1..kMaxNodeItems
+  // Threshold policy: <= 0 = kernel formula; > 0 = this fixed value (capped
+  // at kThresholdCap) for every zone and node.
+  int fixed_threshold = 0;
+  // __inc/__dec and mod_*_state(mode +-1) park the slot half a threshold back.
+  bool overstep = true;
+  Nanos stat_interval = kNsPerSec;  // sysctl_stat_interval (P)
+  int page_shift = 12;              // PAGE_SHIFT
+  // cpu_is_isolated() and nohz_full masks (num_cpus bits; empty = none).
+  CpuMask isolated;
+  CpuMask nohz_full;
+  // C/D: fold only CPUs that need_update (false = every online CPU, as in C).
+  bool remote_fold_need_update_filter = false;
+};
+
+// fls(): 1-based index of the most significant set bit, fls(0) = 0.
+int Fls(uint64_t x);
+// calculate_normal_threshold(): min(125, 2 * fls(n) * (1 + fls(mem))) with
+// mem = managed_pages >> (27 - page_shift).
+int NormalThreshold(int64_t managed_pages, int online_cpus, int page_shift = 12);
+// calculate_pressure_threshold(): min(125, max(1, (low - min) / n)).
+int PressureThreshold(int64_t low_wmark, int64_t min_wmark, int online_cpus);
+
+// Per-CPU event counts of the deferred machinery (exact, driver independent).
+struct CpuCounters {
+  int64_t work_runs = 0;           // vmstat_update executions (interference)
+  int64_t cancelled_work_runs = 0; // work that ran after being cancelled (did nothing)
+  int64_t quiet_calls = 0;         // quiet_vmstat invocations
+  int64_t quiet_folds = 0;         // ... that folded
+  int64_t return_to_user_folds = 0;  // B: folds on return to user
+  int64_t remote_folds = 0;        // C/D: shepherd folds of this CPU
+  int64_t threshold_folds = 0;     // writer updates that pushed to the shared side
+};
+
+class Vmstat {
+ public:
+  // Errors: num_cpus out of [1, kMaxCpus]; item counts out of range; no
+  // zones; a zone on a node >= num_nodes; masks of the wrong size; a zone
+  // with negative size or watermarks out of order.
+  static absl::StatusOr<std::unique_ptr<Vmstat>> Create(VmstatConfig config);
+  virtual ~Vmstat() = default;
+
+  Strategy strategy() const { return config_.strategy; }
+  const VmstatConfig& config() const { return config_; }
+  int num_cpus() const { return config_.num_cpus; }
+  int num_zones() const { return static_cast<int>(config_.zones.size()); }
+  int num_nodes() const { return config_.num_nodes; }
+  int num_items(StatKind kind) const {
+    return kind == StatKind::kZone ? config_.zone_items : config_.node_items;
+  }
+  int num_instances(StatKind kind) const {
+    return kind == StatKind::kZone ? num_zones() : num_nodes();
+  }
+  bool IsIsolated(int cpu) const { return isolated_.Test(cpu); }
+  bool IsNohzFull(int cpu) const { return nohz_full_.Test(cpu); }
+
+  // ---- writers: `cpu` is the calling CPU (owner context) ----------------
+  // mod_zone_page_state / mod_node_page_state (mod_*_state mode 0): the
+  // per-CPU compare-and-swap path.  A/B: owner-only slot, the unlocked
+  // this_cpu_cmpxchg is modelled by a single-writer load/store (the nearest
+  // userspace analogue); C: a real (locked) CAS; D: owner store.
+  virtual void Mod(int cpu, StatKind kind, int instance, int item, int64_t delta) = 0;
+  // inc_/dec_*_page_state (mod_*_state mode +1 / -1: overstep).
+  virtual void Inc(int cpu, StatKind kind, int instance, int item) = 0;
+  virtual void Dec(int cpu, StatKind kind, int instance, int item) = 0;
+  // __mod_*_page_state / __inc_*_state / __dec_*_state: caller excludes
+  // same-CPU writers (IRQs off).  C turns these into its CAS forms (a plain
+  // RMW could lose a concurrent remote fold), the negative control does not.
+  virtual void ModIrqsOff(int cpu, StatKind kind, int instance, int item, int64_t delta) = 0;
+  virtual void IncIrqsOff(int cpu, StatKind kind, int instance, int item) = 0;
+  virtual void DecIrqsOff(int cpu, StatKind kind, int instance, int item) = 0;
+
+  // ---- readers (any thread; racy) ---------------------------------------
+  // zone_page_state / node_page_state / global_*: shared atomic, clamped at 0.
+  int64_t Read(StatKind kind, int instance, int item) const;
+  int64_t ReadGlobal(StatKind kind, int item) const;
+  // *_page_state_snapshot: + every online CPU's differential, clamped at 0.
+  int64_t ReadSnapshot(StatKind kind, int instance, int item) const;
+  int64_t ReadGlobalSnapshot(StatKind kind, int item) const;
+  // Unclamped shared values and one differential (D: slot - folded).
+  int64_t SharedRaw(StatKind kind, int instance, int item) const;
+  int64_t GlobalRaw(StatKind kind, int item) const;
+  virtual int64_t Diff(int cpu, StatKind kind, int instance, int item) const = 0;
+  // Largest |differential| of `cpu` over every zone/node item.
+  int64_t MaxAbsDiff(int cpu) const;
+  int Threshold(int cpu, StatKind kind, int instance) const;
+  int64_t DriftMark(int zone) const;
+
+  // ---- folders ----------------------------------------------------------
+  // need_update(): any non-zero differential of `cpu` (racy byte scan).
+  virtual bool NeedUpdate(int cpu) const = 0;
+  // refresh_cpu_vm_stats(false) on the owner: every differential of `cpu`
+  // to 0 (C/D: by xchg / folded CAS).  Returns the number of global items
+  // whose summed delta was non-zero (fold_diff).
+  virtual int RefreshCpu(int cpu) = 0;
+  // Remote fold of `cpu` by another CPU (C, D, negative control only;
+  // no-op returning 0 for A/B, whose slots only their owner may write).
+  virtual int FoldCpuRemote(int cpu) = 0;
+
+  // ---- deferred machinery ------------------------------------------------
+  // vmstat_shepherd(), run every P on a housekeeping CPU.  `tick_stopped`
+  // answers the racy remote tick_nohz_tick_stopped_cpu() (used by B);
+  // `queue_work(cpu)` must queue RunCpuWork(cpu, generation) on `cpu` with
+  // delay 0 (the generation is read from PendingGeneration after the call
+  // returned true from TryMarkWorkPending inside).  C/D fold remotely here.
+  // Returns the number of per-CPU work items queued (A/B) or CPUs folded (C/D).
+  int Shepherd(absl::FunctionRef<bool(int)> tick_stopped,
+               absl::FunctionRef<void(int cpu, uint64_t generation)> queue_work);
+  // vmstat_update() on `cpu`: folds; returns true if the work must re-queue
+  // itself on `cpu` after P (it stays pending then).  A stale `generation`
+  // (the work was cancelled) does nothing and returns false.
+  bool RunCpuWork(int cpu, uint64_t generation);
+  // quiet_vmstat() from the tick-stop path on `cpu`.  A0/A1: folds only if
+  // the CPU's work is pending and need_update (the kernel's gate); B: folds
+  // if dirty and cancels the pending work when `tick_stopped`; C/D: nothing.
+  // Returns true if it folded.
+  bool QuietVmstat(int cpu, bool tick_stopped);
+  // exit_to_user_mode_prepare -> tick_nohz_user_enter_prepare on `cpu`.  B:
+  // on a nohz_full CPU whose tick is stopped, quiet_vmstat().  Other
+  // strategies: nothing.  Returns true if it folded.
+  bool ReturnToUser(int cpu, bool tick_stopped);
+  bool WorkPending(int cpu) const;
+  bool Dirty(int cpu) const;  // B's vmstat_dirty (false for other strategies)
+
+  // ---- hotplug and thresholds --------------------------------------------
+  bool IsOnline(int cpu) const;
+  int online_cpus() const { return online_count_; }
+  // vmstat_cpu_down_prep + page_alloc_cpu_dead (cpu_vm_stats_fold) +
+  // vmstat_cpu_dead: cancel the work, fold the dead CPU's slots, recompute
+  // thresholds.  Errors: out of range, already offline, last online CPU.
+  absl::Status CpuOffline(int cpu);
+  // vmstat_cpu_online: recompute thresholds; slots start at 0.
+  absl::Status CpuOnline(int cpu);
+  // refresh_zone_stat_thresholds().
+  void RefreshThresholds();
+  // set_pgdat_percpu_threshold(): pressure thresholds on `node`'s zones with
+  // a non-zero drift mark (on = kswapd awake) or back to normal (off).
+  absl::Status SetPressure(int node, bool on);
+
+  CpuCounters Counters(int cpu) const;
+
+ protected:
+  explicit Vmstat(VmstatConfig config);
+
+  // cpu_vm_stats_fold(): fold a dead CPU's slots (no writer can run there).
+  virtual void FoldDeadCpu(int cpu) = 0;
+
+  struct alignas(64) CpuState {
+    std::atomic<bool> online{true};
+    std::atomic<bool> work_pending{false};
+    std::atomic<uint64_t> work_generation{0};
+    std::atomic<int64_t> work_runs{0};
+    std::atomic<int64_t> cancelled_work_runs{0};
+    std::atomic<int64_t> quiet_calls{0};
+    std::atomic<int64_t> quiet_folds{0};
+    std::atomic<int64_t> rtu_folds{0};
+    std::atomic<int64_t> remote_folds{0};
+    std::atomic<int64_t> threshold_folds{0};
+  };
+  // One cache line of shared counters per (zone or node) and for the globals.
+  struct alignas(64) SharedCounters {
+    std::array<std::atomic<int64_t>, kMaxNodeItems> v{};
+  };
+  // zone_page_state_add / node_page_state_add: unordered atomic adds.
+  void AddShared(StatKind kind, int instance, int item, int64_t delta) {
+    // Relaxed: these are statistics; nothing is published through them.
+    Shared(kind, instance).v[static_cast<size_t>(item)].fetch_add(delta, std::memory_order_relaxed);
+    Global(kind).v[static_cast<size_t>(item)].fetch_add(delta, std::memory_order_relaxed);
+  }
+  SharedCounters& Shared(StatKind kind, int instance) {
+    return kind == StatKind::kZone ? zone_shared_[static_cast<size_t>(instance)]
+                                   : node_shared_[static_cast<size_t>(instance)];
+  }
+  const SharedCounters& Shared(StatKind kind, int instance) const {
+    return kind == StatKind::kZone ? zone_shared_[static_cast<size_t>(instance)]
+                                   : node_shared_[static_cast<size_t>(instance)];
+  }
+  SharedCounters& Global(StatKind kind) { return kind == StatKind::kZone ? zone_global_ : node_global_; }
+  const SharedCounters& Global(StatKind kind) const {
+    return kind == StatKind::kZone ? zone_global_ : node_global_;
+  }
+  CpuState& State(int cpu) { return cpu_state_[static_cast<size_t>(cpu)]; }
+  const CpuState& State(int cpu) const { return cpu_state_[static_cast<size_t>(cpu)]; }
+  // Threshold of (cpu, kind, instance); relaxed (racy across refreshes, as
+  // the kernel's this_cpu_read of stat_threshold).  Laid out CPU-major, so a
+  // CPU reads its own thresholds from one line; they are written only by a
+  // threshold refresh.
+  std::atomic<int8_t>& ThresholdSlot(int cpu, StatKind kind, int instance) {
+    const size_t i = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
+                     static_cast<size_t>(instance);
+    return kind == StatKind::kZone ? zone_threshold_[i] : node_threshold_[i];
+  }
+  const std::atomic<int8_t>& ThresholdSlot(int cpu, StatKind kind, int instance) const {
+    const size_t i = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
+                     static_cast<size_t>(instance);
+    return kind == StatKind::kZone ? zone_threshold_[i] : node_threshold_[i];
+  }
+  // B's per-CPU vmstat_dirty (own cache line: written on every update).
+  void MarkDirty(int cpu) {
+    // Relaxed: set and cleared on the owner CPU (program order); remote
+    // readers (the shepherd) only take a hint from it.
+    dirty_[static_cast<size_t>(cpu)].v.store(true, std::memory_order_relaxed);
+  }
+  void ClearDirty(int cpu) {
+    dirty_[static_cast<size_t>(cpu)].v.store(false, std::memory_order_relaxed);
+  }
+  // Overstep mode multiplier for Inc/Dec.
+  int Overstep(int t) const { return config_.overstep ? (t >> 1) : 0; }
+
+  VmstatConfig config_;
+  CpuMask isolated_, nohz_full_;
+  int online_count_ = 0;
+
+ private:
+  void ApplyThresholds();
+  bool QuietImpl(int cpu, bool tick_stopped);
+
+  struct alignas(64) DirtyFlag {
+    std::atomic<bool> v{false};
+  };
+  std::vector<CpuState> cpu_state_;
+  std::vector<DirtyFlag> dirty_;
+  std::vector<SharedCounters> zone_shared_, node_shared_;
+  SharedCounters zone_global_, node_global_;
+  std::unique_ptr<std::atomic<int8_t>[]> zone_threshold_, node_threshold_;
+  std::vector<int64_t> drift_mark_;
+  std::vector<bool> node_pressure_;
+};
+
+}  // namespace isolation::vmstat
+
+#endif  // ISOLATION_VMSTAT_H_

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vmstat under the deterministic simulator through VmstatHooks: spec
+// scenarios S7 (RT-init pattern), S12 (interrupt dirtying), S13 (never
+// returns to user), S15 (hotplug), S17 (noise census) and invariants I1, I8,
+// I9, I10 at the end of each run, parameterized over every correct strategy.
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "isolation/isolation_config.h"
+#include "isolation/sim.h"
+#include "isolation/topology.h"
+#include "isolation/vmstat.h"
+#include "isolation/vmstat_hooks.h"
+
+namespace isolation::vmstat {
+namespace {
+
+constexpr Nanos kP = 10 * kNsPerMs;  // stat interval, shortened for the model
+
+struct Machine {
+  std::unique_ptr<Simulator> sim;
+  std::unique_ptr<Vmstat> vm;
+  std::unique_ptr<VmstatHooks> hooks;
+  std::map<std::tuple<int, int, int>, int64_t> truth;
+  void Apply(int cpu, StatKind k, int inst, int item, int64_t d) {
+    vm->Mod(cpu, k, inst, item, d);
+    truth[{static_cast<int>(k), inst, item}] += d;
+  }
+  int64_t ConservationError() const {
+    int64_t err = 0;
+    for (StatKind k : {StatKind::kZone, StatKind::kNode}) {
+      for (int inst = 0; inst < vm->num_instances(k); ++inst) {
+        for (int item = 0; item < vm->num_items(k); ++item) {
+          int64_t x = vm->SharedRaw(k, inst, item);
+          for (int cpu = 0; cpu < vm->num_cpus(); ++cpu) {
+            if (vm->IsOnline(cpu)) x += vm->Diff(cpu, k, inst, item);
+          }
+          auto it = truth.find({static_cast<int>(k), inst, item});
+          err += std::abs(x - (it == truth.end() ? 0 : it->second));
+        }
+      }
+    }
+    return err;
+  }
+};
+
+// 8 CPUs, CPUs 1-7 isolated and nohz_full, housekeeping CPU 0.
+Machine MakeMachine(Strategy s, uint64_t seed = 1) {
+  Machine m;
+  auto topo = Topology::FromSynthetic("package:1 core:8 pu:1");
+  EXPECT_TRUE(topo.ok()) << topo.status();
+  auto iso = IsolationConfig::FromFlags(*topo, "1-7", "1-7");
+  EXPECT_TRUE(iso.ok()) << iso.status();
+  VmstatConfig c;
+  c.strategy = s;
+  c.num_cpus = topo->num_cpus();
+  c.zones = {ZoneSpec{"Normal", 0, 16 * 262144, 8192, 10240, 12288}};
+  c.stat_interval = kP;
+  c.isolated = CpuMask(c.num_cpus);
+  for (int cpu = 0; cpu < c.num_cpus; ++cpu) {
+    if (iso->CpuIsIsolated(cpu)) c.isolated.Set(cpu);
+  }
+  c.nohz_full = iso->nohz_full();
+  auto vm = Vmstat::Create(c);
+  EXPECT_TRUE(vm.ok()) << vm.status();
+  m.vm = std::move(vm).value();
+  m.hooks = std::make_unique<VmstatHooks>(*m.vm);
+  SimOptions o;
+  o.seed = seed;
+  auto sim = Simulator::Create(*topo, *iso, o);
+  EXPECT_TRUE(sim.ok()) << sim.status();
+  m.sim = std::move(sim).value();
+  m.sim->AddHooks(m.hooks.get());
+  return m;
+}
+
+int64_t IsolatedWorkRuns(const Machine& m) {
+  int64_t n = 0;
+  for (int cpu = 0; cpu < m.vm->num_cpus(); ++cpu) {
+    if (m.vm->IsIsolated(cpu)) n += m.vm->Counters(cpu).work_runs;
+  }
+  return n;
+}
+
+// Housekeeping CPU 0: a task that keeps dirtying counters and sleeping.
+void SpawnHousekeeper(Machine& m) {
+  auto rng = std::make_shared<std::mt19937_64>(99);
+  TaskSpec t;
+  t.name = "hk";
+  t.cpu = 0;
+  t.affinity = CpuMask::Of(m.vm->num_cpus(), 0);
+  t.body = MakeTaskBody([&m, rng](TaskContext& ctx) {
+    ctx.Syscall([&m, rng](CpuContext& k) {
+      m.Apply(k.cpu(), StatKind::kNode, 0, static_cast<int>((*rng)() % 4), static_cast<int64_t>((*rng)() % 7) - 3);
+    });
+    return Step::Sleep(200 * kNsPerUs);
+  });
+  ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
+}
+
+struct RtResult {
+  int64_t residue_after_spin = -1;
+  int64_t work_runs_in_spin = 0;
+};
+
+// S7: each isolated CPU runs `syscalls` mlock/munlock-like syscalls (NR_MLOCK
+// +1 / -1), then one mlock-like burst (< t on several items) and a user spin
+// of `spin` with the tick stopped; the residue is read at the end of the spin.
+void SpawnRtInit(Machine& m, int cpu, int syscalls, Nanos spin, RtResult* out) {
+  auto state = std::make_shared<int>(0);
+  auto work_at_spin = std::make_shared<int64_t>(0);
+  TaskSpec t;
+  t.name = "rt";
+  t.cpu = cpu;
+  t.affinity = CpuMask::Of(m.vm->num_cpus(), cpu);
+  t.body = MakeTaskBody([&m, state, work_at_spin, syscalls, spin, out](TaskContext& ctx) {
+    const int i = (*state)++;
+    if (i < syscalls) {
+      ctx.Syscall([&m, i](CpuContext& k) { m.Apply(k.cpu(), StatKind::kZone, 0, kZoneMlock, i % 2 == 0 ? 1 : -1); },
+                  2 * kNsPerUs);
+      return Step::Run(3 * kNsPerUs);
+    }
+    if (i == syscalls) {
+      ctx.Syscall([&m](CpuContext& k) {
+        m.Apply(k.cpu(), StatKind::kZone, 0, kZoneMlock, 5);
+        m.Apply(k.cpu(), StatKind::kNode, 0, 1, 3);   // NR_ACTIVE_ANON
+        m.Apply(k.cpu(), StatKind::kNode, 0, 13, 2);  // NR_ANON_MAPPED
+      });
+      *work_at_spin = m.vm->Counters(ctx.cpu()).work_runs;
+      return Step::Run(spin);
+    }
+    out->residue_after_spin = m.vm->MaxAbsDiff(ctx.cpu());
+    out->work_runs_in_spin = m.vm->Counters(ctx.cpu()).work_runs - *work_at_spin;
+    return Step::Block();  // stays on the CPU's runqueue, off the CPU
+  });
+  ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
+}
+
+class VmstatSimP : public ::testing::TestWithParam<Strategy> {};
+
+std::string ParamName(const ::testing::TestParamInfo<Strategy>& info) { return std::string(StrategyName(info.param)); }
+
+TEST_P(VmstatSimP, S7_RtInitPattern_I8_I9_I1) {
+  const Strategy s = GetParam();
+  Machine m = MakeMachine(s);
+  SpawnHousekeeper(m);
+  std::vector<RtResult> res(8);
+  for (int cpu = 1; cpu < 8; ++cpu) SpawnRtInit(m, cpu, 2000, 4 * kP, &res[static_cast<size_t>(cpu)]);
+  ASSERT_TRUE(m.sim->RunFor(8 * kP).ok());
+  int64_t residue_max = 0, spin_work = 0;
+  for (int cpu = 1; cpu < 8; ++cpu) {
+    ASSERT_GE(res[static_cast<size_t>(cpu)].residue_after_spin, 0) << "spin did not finish on cpu " << cpu;
+    residue_max = std::max(residue_max, res[static_cast<size_t>(cpu)].residue_after_spin);
+    spin_work += res[static_cast<size_t>(cpu)].work_runs_in_spin;
+  }
+  EXPECT_GT(m.hooks->shepherd_runs(), 0);
+  EXPECT_EQ(m.hooks->last_shepherd_cpu(), 0);  // housekeeping only
+  const int64_t isolated_work = IsolatedWorkRuns(m);
+  switch (s) {
+    case Strategy::kA0:
+      EXPECT_GT(isolated_work, 0);
+      EXPECT_GE(spin_work, 7) << "A0 interrupts every isolated CPU during its spin";
+      EXPECT_EQ(residue_max, 0);
+      break;
+    case Strategy::kA1:
+      EXPECT_EQ(isolated_work, 0);
+      EXPECT_GT(residue_max, 0) << "A1 leaves the burst in the differentials";
+      break;
+    case Strategy::kB:
+      EXPECT_EQ(isolated_work, 0);
+      EXPECT_EQ(residue_max, 0);
+      EXPECT_GT(m.vm->Counters(1).return_to_user_folds, 0);
+      break;
+    default:
+      EXPECT_EQ(isolated_work, 0);
+      EXPECT_EQ(residue_max, 0);
+      EXPECT_GT(m.vm->Counters(1).remote_folds, 0);
+  }
+  EXPECT_EQ(m.ConservationError(), 0);
+}
+
+// S12: a pure user loop on an isolated CPU takes an I/O-completion interrupt
+// that decrements writeback counters.
+TEST_P(VmstatSimP, S12_InterruptDirtying) {
+  const Strategy s = GetParam();
+  Machine m = MakeMachine(s);
+  SpawnHousekeeper(m);
+  TaskSpec t;
+  t.name = "vcpu";
+  t.cpu = 3;
+  t.affinity = CpuMask::Of(8, 3);
+  t.body = MakeTaskBody([](TaskContext&) { return Step::Run(100 * kNsPerUs); });
+  ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
+  m.sim->ArmTimer(3, kP / 2, [&m](CpuContext& k) {
+    m.Apply(k.cpu(), StatKind::kNode, 0, kNodeWriteback, -3);
+    m.Apply(k.cpu(), StatKind::kZone, 0, kZoneWritePending, -3);
+  });
+  ASSERT_TRUE(m.sim->RunFor(5 * kP).ok());
+  const int64_t residue = m.vm->MaxAbsDiff(3);
+  const int64_t work = m.vm->Counters(3).work_runs;
+  switch (s) {
+    case Strategy::kA0:
+      EXPECT_GT(work, 0);
+      EXPECT_EQ(residue, 0);
+      break;
+    case Strategy::kA1:
+      EXPECT_EQ(work, 0);
+      EXPECT_EQ(residue, 3);
+      break;
+    case Strategy::kB:
+      EXPECT_EQ(work, 0);
+      EXPECT_EQ(residue, 0);  // folded on the interrupt's return to user
+      EXPECT_EQ(m.vm->Counters(3).return_to_user_folds, 1);
+      break;
+    default:
+      EXPECT_EQ(work, 0);
+      EXPECT_EQ(residue, 0);
+  }
+  EXPECT_EQ(m.ConservationError(), 0);
+}
+
+// S13: an isolated CPU that stays in kernel context (interrupt-driven work,
+// no user task, so no return to user) dirties counters.
+TEST_P(VmstatSimP, S13_NeverReturnsToUser) {
+  const Strategy s = GetParam();
+  Machine m = MakeMachine(s);
+  SpawnHousekeeper(m);
+  for (int k = 1; k <= 3; ++k) {
+    m.sim->ArmTimer(5, k * kP / 3, [&m](CpuContext& c) { m.Apply(c.cpu(), StatKind::kNode, 0, 9, 2); });
+  }
+  ASSERT_TRUE(m.sim->RunFor(5 * kP).ok());
+  const int64_t residue = m.vm->MaxAbsDiff(5);
+  switch (s) {
+    case Strategy::kA0:
+      EXPECT_GT(m.vm->Counters(5).work_runs, 0);
+      EXPECT_EQ(residue, 0);
+      break;
+    case Strategy::kA1:
+    case Strategy::kB:
+      EXPECT_EQ(m.vm->Counters(5).work_runs, 0);
+      EXPECT_EQ(residue, 6) << "no return to user, shepherd skips the CPU: residue stays";
+      break;
+    default:
+      EXPECT_EQ(residue, 0);  // remote fold
+  }
+  EXPECT_EQ(m.ConservationError(), 0);
+}
+
+// S15: take a dirty isolated CPU offline mid-run (I10), bring it back.
+TEST_P(VmstatSimP, S15_Hotplug_I10) {
+  const Strategy s = GetParam();
+  Machine m = MakeMachine(s);
+  SpawnHousekeeper(m);
+  std::vector<RtResult> res(8);
+  for (int cpu = 1; cpu < 8; ++cpu) SpawnRtInit(m, cpu, 200, 10 * kP, &res[static_cast<size_t>(cpu)]);
+  bool checked = false;
+  m.sim->At(2 * kP + 123, [&] {
+    ASSERT_TRUE(m.sim->SetCpuOnline(6, false).ok());
+    EXPECT_FALSE(m.vm->IsOnline(6));
+    EXPECT_EQ(m.vm->MaxAbsDiff(6), 0);
+    EXPECT_FALSE(m.vm->WorkPending(6));
+    EXPECT_EQ(m.vm->online_cpus(), 7);
+    EXPECT_EQ(m.vm->Threshold(0, StatKind::kZone, 0), NormalThreshold(16 * 262144, 7));
+    EXPECT_EQ(m.ConservationError(), 0);
+    checked = true;
+  });
+  m.sim->At(4 * kP, [&] { ASSERT_TRUE(m.sim->SetCpuOnline(6, true).ok()); });
+  ASSERT_TRUE(m.sim->RunFor(8 * kP).ok());
+  EXPECT_TRUE(checked);
+  EXPECT_TRUE(m.vm->IsOnline(6));
+  EXPECT_EQ(m.vm->Threshold(6, StatKind::kZone, 0), NormalThreshold(16 * 262144, 8));
+  EXPECT_EQ(m.ConservationError(), 0);
+}
+
+// S17: noise census over a longer run with random syscall and interrupt
+// dirtying on isolated CPUs: fold executions per CPU class.
+TEST_P(VmstatSimP, S17_NoiseCensus) {
+  const Strategy s = GetParam();
+  Machine m = MakeMachine(s, 7);
+  SpawnHousekeeper(m);
+  for (int cpu = 1; cpu < 8; ++cpu) {
+    auto rng = std::make_shared<std::mt19937_64>(static_cast<uint64_t>(cpu));
+    TaskSpec t;
+    t.name = "user";
+    t.cpu = cpu;
+    t.affinity = CpuMask::Of(8, cpu);
+    t.body = MakeTaskBody([&m, rng](TaskContext& ctx) {
+      if ((*rng)() % 50 == 0) {
+        ctx.Syscall([&m, rng](CpuContext& k) {
+          m.Apply(k.cpu(), StatKind::kZone, 0, static_cast<int>((*rng)() % 12), static_cast<int64_t>((*rng)() % 9) - 4);
+        });
+      }
+      return Step::Run(static_cast<Nanos>(20 + (*rng)() % 200) * kNsPerUs);
+    });
+    ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
+  }
+  ASSERT_TRUE(m.sim->RunFor(20 * kP).ok());
+  const int64_t isolated = IsolatedWorkRuns(m);
+  if (s == Strategy::kA0) {
+    EXPECT_GT(isolated, 0);
+  } else {
+    EXPECT_EQ(isolated, 0) << StrategyName(s);
+  }
+  EXPECT_EQ(m.ConservationError(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStrategies, VmstatSimP, ::testing::ValuesIn(kCorrectStrategies), ParamName);
+
+}  // namespace
+}  // namespace isolation::vmstat

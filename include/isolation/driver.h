@@ -234,7 +234,11 @@ class Driver {
   // Create a task; it becomes runnable on spec.cpu at the current time.
   // Errors: CPU out of range or offline, affinity empty or excluding the CPU.
   virtual absl::StatusOr<TaskId> Spawn(TaskSpec spec) = 0;
-  // Make a blocked task runnable (no-op if it is not blocked).
+  // Make a blocked task runnable.  A Wake for a task that is running or
+  // runnable is remembered and makes its next Step::Block() return at once
+  // (no lost wakeup between "check condition" and Block, like
+  // set_current_state() + try_to_wake_up()); a sleeping or exited task is
+  // unaffected.
   virtual void Wake(TaskId task, int waker_cpu) = 0;
   virtual absl::Status SetAffinity(TaskId task, const CpuMask& mask) = 0;
   virtual int TaskCpu(TaskId task) const = 0;

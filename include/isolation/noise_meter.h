@@ -51,6 +51,8 @@ class NoiseMeter {
   void Spin(Nanos duration);
   // Record one gap (for simulated measurement).
   void Record(Nanos gap_ns);
+  // Add to the measured duration (Record() does not: a gap is not a span).
+  void AddDuration(Nanos ns) { duration_ += ns; }
   // A task body that measures for `duration` then exits; `slice` is the
   // length of each Step::Run.  The meter must outlive the task.
   std::unique_ptr<TaskBody> MakeTaskBody(Nanos duration, Nanos slice = 50 * kNsPerUs);

@@ -16,6 +16,23 @@
 // callback or syscall) lasts the time its hooks Charge()d plus the configured
 // base cost; the running task is delayed by that long, which is how a
 // modelled "stall on an isolated CPU" is measured (CpuStats::max_stall_ns).
+// Base costs are charged first, so a timer callback for `expires` sees
+// ctx.now() == expires + timer_cost.  Inside a CPU context Now() is that CPU's
+// clock (activity start + cost charged so far); outside (At() callbacks,
+// between RunFor calls) it is the time of the current event, which never
+// decreases.  Reads from different CPUs' contexts may therefore step back by
+// at most one kernel activity's cost.
+//
+// Choices where the kernel offers several (see lib/runtime/sim.cc):
+//   - work/timers due on an offline CPU run on an online housekeeping CPU;
+//   - per-CPU work is kernel activity (no OnContextSwitch to a kworker);
+//   - the tick preempts a task that used its timeslice when another is
+//     runnable (no OnReturnToUser for it then);
+//   - a kNohzFull CPU leaving idle restarts its tick, and stops it again at
+//     once when one task is runnable;
+//   - CPUs start idle: the first RunFor/Spawn delivers OnStart, then
+//     OnIdleEnter (and OnTickStop per tick mode) for every online CPU, so add
+//     hooks before the first Spawn.
 //
 // Kernel counterpart: none directly; it plays kernel/sched/core.c,
 // kernel/sched/idle.c, kernel/time/tick-sched.c and kernel/workqueue.c at the

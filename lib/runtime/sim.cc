@@ -1,0 +1,1114 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The deterministic simulator (sim.h).
+//
+// Model.  One global event queue: a binary heap of plain `Event` records
+// ordered by (time, sequence); the sequence number is a monotonically
+// increasing counter, so two runs with the same seed pop events in exactly the
+// same order.  Closures (work items, timer callbacks, At() callbacks) live in
+// slot pools indexed by the event; the heap itself never allocates per event
+// once it has grown.
+//
+// Per CPU: a local `clock` that runs while the CPU processes one event (hooks
+// and bodies see it through CpuContext::now() and Driver::Now()), and
+// `busy_until`, the end of its last kernel activity.  An event for a CPU that
+// pops while the CPU is still busy is pushed back to `busy_until` (same order
+// among the deferred ones), so kernel activities on one CPU never overlap.
+//
+// Time inside a kernel activity: Now() is the activity's start time plus the
+// cost charged so far (base cost first, then whatever hooks Charge()).  So
+// Driver::Now() read from different CPUs' contexts may step back by at most
+// one activity's cost; outside any CPU context it is the time of the event
+// being processed, which never decreases.
+//
+// A user task in Step::Run(ns) has `run_remaining` and `resume_at`; its end is
+// one kRunEnd event.  A kernel activity that interrupts it deducts the time
+// already run, bumps the CPU's `run_gen` (which makes the pending kRunEnd
+// stale: lazy deletion) and, once the activity is over, re-posts the end at
+// clock + remaining.  The difference is the stall (CpuStats::max_stall_ns).
+//
+// Ticks are kTick events at multiples of the tick period, with a per-CPU
+// generation number so that stopping the tick simply makes the pending tick
+// stale.  An idle CPU with a stopped tick has no event in the queue at all.
+//
+// Choices the brief leaves open (documented here and in sim.h):
+//  - Work items and timer callbacks whose CPU is offline when they fall due
+//    run on a housekeeping (HK_TYPE_WQ / HK_TYPE_TIMER) online CPU instead,
+//    like unbound work and like the timer migration done at CPU-down time.
+//  - An offlined CPU stays in its idle state (no OnIdleExit), and its tick is
+//    stopped through the ordinary OnTickStop; onlining restarts it if its tick
+//    mode needs it.  Tasks of an offlined CPU go to an online CPU of their
+//    affinity, else to any online CPU (select_fallback_rq) without changing
+//    their affinity.
+//  - Per-CPU work is kernel activity on that CPU (interruption of the current
+//    task), not a context switch to a kworker: no OnContextSwitch.
+//  - A kNohzFull CPU leaving idle restarts its tick (OnTickRestart, as
+//    tick_nohz_idle_exit does) and stops it again at once if only one task is
+//    runnable (the kernel does it at the next interrupt exit).
+//  - Preemption at the tick: when the current task has used its timeslice and
+//    another task is runnable, the tick switches to it; the preempted task
+//    gets no OnReturnToUser from that tick.
+//  - Wake() on a task that is running or runnable records a pending wakeup
+//    consumed by its next Step::Block() (which then does not block): the
+//    lost-wakeup protection the kernel gets from set_current_state().
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "isolation/sim.h"
+
+namespace isolation {
+
+bool SimTraceEvent::operator==(const SimTraceEvent& o) const {
+  return time == o.time && cpu == o.cpu && std::strcmp(kind, o.kind) == 0 && a == o.a && b == o.b;
+}
+
+namespace {
+
+enum class EvKind : uint8_t { kTick, kRunEnd, kResched, kWork, kTimer, kSleepEnd, kAt };
+
+struct Event {
+  Nanos time;
+  uint64_t seq;
+  int64_t arg;   // task id, pool slot
+  uint64_t gen;  // generation for lazy deletion
+  int32_t cpu;   // -1: not bound to a CPU
+  EvKind kind;
+};
+
+// std::push_heap builds a max-heap; "later" compares greater so the earliest
+// (time, seq) is on top.
+struct EventLater {
+  bool operator()(const Event& x, const Event& y) const {
+    return x.time != y.time ? x.time > y.time : x.seq > y.seq;
+  }
+};
+
+enum class TaskState : uint8_t { kRunnable, kRunning, kSleeping, kBlocked, kExited };
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// A pool of closures addressed by slot; freed slots are reused (LIFO, which is
+// deterministic).
+template <typename Fn>
+class SlotPool {
+ public:
+  uint32_t Add(Fn fn) {
+    uint32_t slot;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+      fns_[slot] = std::move(fn);
+    } else {
+      slot = static_cast<uint32_t>(fns_.size());
+      fns_.push_back(std::move(fn));
+    }
+    return slot;
+  }
+  Fn Take(uint32_t slot) {
+    Fn fn = std::move(fns_[slot]);
+    fns_[slot] = nullptr;
+    free_.push_back(slot);
+    return fn;
+  }
+
+ private:
+  std::vector<Fn> fns_;
+  std::vector<uint32_t> free_;
+};
+
+constexpr int kMaxInlineSteps = 4096;  // body steps without a time advance before yielding
+
+const char kTraceTick[] = "tick";
+const char kTraceSwitch[] = "switch";
+const char kTraceIdleEnter[] = "idle_enter";
+const char kTraceIdleExit[] = "idle_exit";
+const char kTraceTickStop[] = "tick_stop";
+const char kTraceTickRestart[] = "tick_restart";
+const char kTraceWork[] = "work";
+const char kTraceTimer[] = "timer";
+const char kTraceRtu[] = "rtu";
+const char kTraceFork[] = "fork";
+const char kTraceExit[] = "exit";
+const char kTraceMigrate[] = "migrate";
+const char kTraceWake[] = "wake";
+const char kTraceOnline[] = "online";
+const char kTraceOffline[] = "offline";
+const char kTraceSyscall[] = "syscall";
+const char kTraceAffinity[] = "affinity";
+
+}  // namespace
+
+struct Simulator::Impl {
+  struct Task {
+    std::string name;
+    int group = 0;
+    CpuMask affinity;
+    int cpu = 0;
+    TaskState state = TaskState::kRunnable;
+    std::unique_ptr<TaskBody> body;
+    std::mt19937_64 rng;
+    Nanos run_remaining = 0;  // > 0: inside a Step::Run
+    Nanos resume_at = -1;     // >= 0: running in user mode since then, kRunEnd pending
+    uint64_t sleep_gen = 0;
+    bool wake_pending = false;
+  };
+
+  struct Cpu {
+    int id = 0;
+    bool online = true;
+    std::deque<TaskId> rq;  // runnable tasks other than `curr`
+    TaskId curr = kIdleTask;
+    TickMode mode = TickMode::kNohzIdle;
+    bool tick_stopped = true;
+    uint64_t tick_gen = 0;
+    Nanos clock = 0;
+    Nanos busy_until = 0;
+    uint64_t run_gen = 0;
+    Nanos slice_start = 0;
+    bool idle_state = false;  // between OnIdleEnter and OnIdleExit
+    Nanos idle_since = 0;
+    bool resched_pending = false;
+    CpuStats stats;
+  };
+
+  struct TimerSlot {
+    WorkFn fn;
+    uint32_t gen = 1;
+    bool pending = false;
+  };
+
+  // Kernel context on one CPU handed to hooks, work, timers and bodies.
+  class Context final : public TaskContext {
+   public:
+    Context(Impl* sim, int cpu, TaskId task) : sim_(sim), cpu_(cpu), task_(task) {}
+    int cpu() const override { return cpu_; }
+    Nanos now() const override { return sim_->cpus[static_cast<size_t>(cpu_)].clock; }
+    Driver& driver() override { return *sim_->self; }
+    void Charge(Nanos ns) override { sim_->Charge(sim_->cpus[static_cast<size_t>(cpu_)], ns); }
+    TaskId task() const override { return task_; }
+    void Syscall(absl::FunctionRef<void(CpuContext&)> fn, Nanos cost_ns) override {
+      Cpu& c = sim_->cpus[static_cast<size_t>(cpu_)];
+      sim_->Trace(c.clock, cpu_, kTraceSyscall, task_, cost_ns);
+      Context kernel(sim_, cpu_, task_);
+      fn(kernel);
+      sim_->Charge(c, cost_ns);
+      if (task_ != kIdleTask) sim_->ReturnToUser(c, task_);
+    }
+    std::mt19937_64& rng() override {
+      return task_ == kIdleTask ? sim_->rng : sim_->tasks[static_cast<size_t>(task_)].rng;
+    }
+
+   private:
+    Impl* sim_;
+    int cpu_;
+    TaskId task_;
+  };
+
+  // Marks the CPU whose context is running, so Driver::Now() reads its clock.
+  class CpuScope {
+   public:
+    CpuScope(Impl* sim, Cpu& c) : sim_(sim), saved_(sim->current_cpu) { sim->current_cpu = c.id; }
+    ~CpuScope() { sim_->current_cpu = saved_; }
+    CpuScope(const CpuScope&) = delete;
+    CpuScope& operator=(const CpuScope&) = delete;
+
+   private:
+    Impl* sim_;
+    int saved_;
+  };
+
+  Impl(Topology topo, IsolationConfig iso, SimOptions opts)
+      : topology(std::move(topo)), isolation(std::move(iso)), options(opts) {
+    tick_period = kNsPerSec / options.hz;
+    rng.seed(SplitMix64(options.seed));
+    const int n = topology.num_cpus();
+    cpus.resize(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      Cpu& c = cpus[static_cast<size_t>(i)];
+      c.id = i;
+      c.online = topology.IsOnline(i);
+      c.mode = (isolation.nohz_full().nbits() > i && isolation.nohz_full().Test(i))
+                   ? TickMode::kNohzFull
+                   : options.default_tick_mode;
+    }
+    heap.reserve(static_cast<size_t>(n) * 2 + 64);
+  }
+
+  // --- bookkeeping -----------------------------------------------------------
+
+  Cpu& cpu_at(int cpu) { return cpus[static_cast<size_t>(cpu)]; }
+  Task& task_at(TaskId t) { return tasks[static_cast<size_t>(t)]; }
+  int num_cpus() const { return static_cast<int>(cpus.size()); }
+
+  void Post(Nanos time, EvKind kind, int cpu, int64_t arg, uint64_t gen) {
+    heap.push_back(Event{time, seq++, arg, gen, cpu, kind});
+    std::push_heap(heap.begin(), heap.end(), EventLater{});
+  }
+
+  Nanos Now() const {
+    return current_cpu >= 0 ? cpus[static_cast<size_t>(current_cpu)].clock : event_time;
+  }
+
+  void Charge(Cpu& c, Nanos ns) {
+    if (ns <= 0) return;
+    c.clock += ns;
+    c.stats.kernel_ns += ns;
+  }
+
+  void Trace(Nanos time, int cpu, const char* kind, int64_t a, int64_t b) {
+    // FNV-1a, 64-bit, over the fields of the record.
+    auto mix = [this](const void* p, size_t len) {
+      const auto* bytes = static_cast<const unsigned char*>(p);
+      for (size_t i = 0; i < len; ++i) {
+        trace_hash ^= bytes[i];
+        trace_hash *= 0x100000001b3ULL;
+      }
+    };
+    mix(&time, sizeof time);
+    mix(&cpu, sizeof cpu);
+    mix(kind, std::strlen(kind));
+    mix(&a, sizeof a);
+    mix(&b, sizeof b);
+    if (options.record_trace) trace.push_back(SimTraceEvent{time, cpu, kind, a, b});
+  }
+
+  void EnsureStarted() {
+    if (!started) {
+      started = true;
+      while (hooks_started < hooks.size()) hooks[hooks_started++]->OnStart(*self);
+      Boot();
+    }
+    while (hooks_started < hooks.size()) hooks[hooks_started++]->OnStart(*self);
+  }
+
+  // Every online CPU starts idle; its tick runs or stops per its mode.
+  void Boot() {
+    for (Cpu& c : cpus) {
+      if (!c.online) continue;
+      CpuScope scope(this, c);
+      c.clock = std::max(event_time, c.busy_until);
+      EnterIdle(c);
+      c.tick_stopped = false;  // the tick runs from boot unless UpdateTick stops it
+      if (WantTickStopped(c)) {
+        StopTick(c);
+      } else {
+        ++c.tick_gen;
+        PostNextTick(c);
+      }
+      c.busy_until = c.clock;
+    }
+  }
+
+  // --- ticks -------------------------------------------------------------------
+
+  int NumRunning(const Cpu& c) const {
+    return static_cast<int>(c.rq.size()) + (c.curr != kIdleTask ? 1 : 0);
+  }
+
+  bool WantTickStopped(const Cpu& c) const {
+    if (!c.online) return true;
+    switch (c.mode) {
+      case TickMode::kPeriodic:
+        return false;
+      case TickMode::kNohzIdle:
+        return c.curr == kIdleTask && c.rq.empty();
+      case TickMode::kNohzFull:
+        return NumRunning(c) <= 1;
+    }
+    return false;
+  }
+
+  void PostNextTick(Cpu& c) {
+    const Nanos next = (c.clock / tick_period + 1) * tick_period;
+    Post(next, EvKind::kTick, c.id, 0, c.tick_gen);
+  }
+
+  // tick_nohz_stop_tick()
+  void StopTick(Cpu& c) {
+    c.tick_stopped = true;
+    ++c.tick_gen;
+    ++c.stats.tick_stops;
+    Trace(c.clock, c.id, kTraceTickStop, 0, 0);
+    Context ctx(this, c.id, kIdleTask);
+    for (Hooks* h : hooks) h->OnTickStop(ctx);
+  }
+
+  // tick_nohz_restart()
+  void RestartTick(Cpu& c) {
+    c.tick_stopped = false;
+    ++c.tick_gen;
+    Trace(c.clock, c.id, kTraceTickRestart, 0, 0);
+    Context ctx(this, c.id, kIdleTask);
+    for (Hooks* h : hooks) h->OnTickRestart(ctx);
+    PostNextTick(c);
+  }
+
+  // tick_nohz_full_update_tick() / tick_nohz_idle_stop_tick() decisions.
+  void UpdateTick(Cpu& c) {
+    const bool want = WantTickStopped(c);
+    if (want && !c.tick_stopped) {
+      StopTick(c);
+    } else if (!want && c.tick_stopped) {
+      RestartTick(c);
+    }
+  }
+
+  // --- scheduling ----------------------------------------------------------------
+
+  void ReturnToUser(Cpu& c, TaskId task) {
+    Trace(c.clock, c.id, kTraceRtu, task, 0);
+    Context ctx(this, c.id, task);
+    for (Hooks* h : hooks) h->OnReturnToUser(ctx, task);
+  }
+
+  // do_idle() entry.
+  void EnterIdle(Cpu& c) {
+    if (c.idle_state) return;
+    c.idle_state = true;
+    c.idle_since = c.clock;
+    Trace(c.clock, c.id, kTraceIdleEnter, 0, 0);
+    for (Hooks* h : hooks) h->OnIdleEnter(c.id, c.clock);
+  }
+
+  // do_idle() exit; tick_nohz_idle_exit() restarts a stopped tick.
+  void ExitIdle(Cpu& c) {
+    if (!c.idle_state) return;
+    c.idle_state = false;
+    c.stats.idle_ns += c.clock - c.idle_since;
+    Trace(c.clock, c.id, kTraceIdleExit, 0, 0);
+    for (Hooks* h : hooks) h->OnIdleExit(c.id, c.clock);
+    if (c.tick_stopped && c.online) RestartTick(c);
+  }
+
+  // context_switch(): prev's state was set by the caller.
+  void SwitchTo(Cpu& c, TaskId next) {
+    const TaskId prev = c.curr;
+    Trace(c.clock, c.id, kTraceSwitch, prev, next);
+    for (Hooks* h : hooks) h->OnContextSwitch(c.id, prev, next, c.clock);
+    ++c.stats.context_switches;
+    c.slice_start = c.clock;  // the slice starts with the switch, as for the tick's own cost
+    Charge(c, options.context_switch_cost);
+    c.curr = next;
+    if (next != kIdleTask) {
+      Task& t = task_at(next);
+      t.state = TaskState::kRunning;
+      t.cpu = c.id;
+      t.resume_at = -1;
+      ReturnToUser(c, next);
+    }
+  }
+
+  // The current task leaves the CPU (sleep, block, exit): next runnable or idle.
+  void LeaveCpu(Cpu& c) {
+    TaskId next = kIdleTask;
+    if (!c.rq.empty()) {
+      next = c.rq.front();
+      c.rq.pop_front();
+    }
+    SwitchTo(c, next);
+  }
+
+  // Stops the current task's user-mode run at the CPU's clock; returns whether a
+  // user task was running (i.e. the caller's activity interrupts it).
+  bool PauseCurrent(Cpu& c) {
+    if (c.curr == kIdleTask) return false;
+    Task& t = task_at(c.curr);
+    if (t.resume_at >= 0) {
+      t.run_remaining = std::max<Nanos>(0, t.run_remaining - (c.clock - t.resume_at));
+      t.resume_at = -1;
+      ++c.run_gen;
+    }
+    return true;
+  }
+
+  bool Allowed(const Task& t, int cpu) const {
+    return cpu >= 0 && cpu < num_cpus() && t.affinity.Test(cpu) && cpus[static_cast<size_t>(cpu)].online;
+  }
+
+  // select_fallback_rq(): first allowed online CPU, else the first online CPU.
+  int FallbackCpu(const Task& t) const {
+    for (int cpu = t.affinity.First(); cpu < num_cpus(); cpu = t.affinity.Next(cpu)) {
+      if (cpus[static_cast<size_t>(cpu)].online) return cpu;
+    }
+    return topology.online().First();
+  }
+
+  // Online CPU for work/timers whose CPU went offline.
+  int HousekeepingFallback(HousekeepingType type) const {
+    const CpuMask& hk = isolation.housekeeping(type);
+    for (int cpu = hk.First(); cpu < hk.nbits() && cpu < num_cpus(); cpu = hk.Next(cpu)) {
+      if (cpus[static_cast<size_t>(cpu)].online) return cpu;
+    }
+    return topology.online().First();
+  }
+
+  void Kick(int cpu) {
+    Cpu& c = cpu_at(cpu);
+    if (c.resched_pending) return;
+    c.resched_pending = true;
+    Post(Now(), EvKind::kResched, cpu, 0, 0);
+  }
+
+  // A queued (not current) task moves to `to` (move_queued_task()).
+  void MoveQueued(TaskId task, int from, int to) {
+    Task& t = task_at(task);
+    t.cpu = to;
+    t.state = TaskState::kRunnable;
+    Trace(Now(), from, kTraceMigrate, task, to);
+    Cpu& dst = cpu_at(to);
+    InCpuContext(dst, [&] {
+      for (Hooks* h : hooks) h->OnMigrate(task, from, to, dst.clock);
+    });
+    cpu_at(to).rq.push_back(task);
+    Kick(to);
+  }
+
+  // The current task of `c` may not stay there (affinity, hotplug): switch it
+  // out and move it to an allowed CPU, keeping the rest of its Run step.
+  void EvictCurrent(Cpu& c) {
+    const TaskId task = c.curr;
+    PauseCurrent(c);
+    task_at(task).state = TaskState::kRunnable;
+    LeaveCpu(c);
+    MoveQueued(task, c.id, FallbackCpu(task_at(task)));
+  }
+
+  // Queued tasks that may no longer run on `c` move elsewhere.
+  void EvictQueued(Cpu& c) {
+    bool all_allowed = true;
+    for (TaskId id : c.rq) all_allowed = all_allowed && Allowed(task_at(id), c.id);
+    if (all_allowed) return;
+    std::vector<TaskId> keep, leave;
+    for (TaskId id : c.rq) (Allowed(task_at(id), c.id) ? keep : leave).push_back(id);
+    c.rq.assign(keep.begin(), keep.end());
+    for (TaskId id : leave) MoveQueued(id, c.id, FallbackCpu(task_at(id)));
+  }
+
+  // Runs the CPU until its current task is in user mode (kRunEnd pending) or it
+  // is idle.  Body steps (and their syscalls) run inline at the CPU's clock.
+  void Dispatch(Cpu& c) {
+    for (int steps = 0;; ++steps) {
+      if (steps >= kMaxInlineSteps) {
+        // A body that never advances time: let the rest of the machine run.
+        if (!c.resched_pending) {
+          c.resched_pending = true;
+          Post(c.clock + 1, EvKind::kResched, c.id, 0, 0);
+        }
+        return;
+      }
+      if (c.curr == kIdleTask) {
+        if (c.rq.empty() || !c.online) {
+          EnterIdle(c);
+          return;
+        }
+        const TaskId next = c.rq.front();
+        c.rq.pop_front();
+        ExitIdle(c);
+        SwitchTo(c, next);
+        continue;
+      }
+      Task& t = task_at(c.curr);
+      if (!Allowed(t, c.id)) {
+        EvictCurrent(c);
+        continue;
+      }
+      if (t.run_remaining > 0) {
+        if (t.resume_at < 0) {
+          t.resume_at = c.clock;
+          Post(c.clock + t.run_remaining, EvKind::kRunEnd, c.id, c.curr, c.run_gen);
+        }
+        return;
+      }
+      const TaskId id = c.curr;
+      Step step;
+      {
+        Context ctx(this, c.id, id);
+        const TaskId saved = in_body;
+        in_body = id;
+        step = t.body->Next(ctx);
+        in_body = saved;
+      }
+      if (c.curr != id) continue;  // the body's own calls moved it (cannot happen today)
+      switch (step.kind) {
+        case Step::Kind::kRun:
+          if (step.ns > 0) t.run_remaining = step.ns;
+          break;
+        case Step::Kind::kSleep:
+          t.state = TaskState::kSleeping;
+          ++t.sleep_gen;
+          Post(c.clock + std::max<Nanos>(0, step.ns), EvKind::kSleepEnd, -1, id,
+               t.sleep_gen);
+          LeaveCpu(c);
+          break;
+        case Step::Kind::kBlock:
+          if (t.wake_pending) {
+            t.wake_pending = false;
+            break;
+          }
+          t.state = TaskState::kBlocked;
+          LeaveCpu(c);
+          break;
+        case Step::Kind::kYield:
+          if (!c.rq.empty()) {
+            t.state = TaskState::kRunnable;
+            c.rq.push_back(id);
+            LeaveCpu(c);
+          }
+          break;
+        case Step::Kind::kExit: {
+          Trace(c.clock, c.id, kTraceExit, id, 0);
+          for (Hooks* h : hooks) h->OnTaskExit(c.id, id, c.clock);
+          t.state = TaskState::kExited;
+          LeaveCpu(c);
+          std::unique_ptr<TaskBody> body = std::move(t.body);
+          body.reset();
+          break;
+        }
+      }
+    }
+  }
+
+  // try_to_wake_up(): placement through the hooks, else prev_cpu, else fallback.
+  void TryToWakeUp(TaskId task, int waker_cpu) {
+    Task& t = task_at(task);
+    const int prev = t.cpu;
+    const Nanos now = Now();
+    int target = -1;
+    for (Hooks* h : hooks) {
+      const int choice = h->SelectTaskCpu(task, prev, waker_cpu, now);
+      if (choice >= 0) {
+        if (Allowed(t, choice)) target = choice;
+        break;
+      }
+    }
+    if (target < 0) target = Allowed(t, prev) ? prev : FallbackCpu(t);
+    t.state = TaskState::kRunnable;
+    t.wake_pending = false;
+    Trace(now, target, kTraceWake, task, waker_cpu);
+    if (target != prev) {
+      MoveQueued(task, prev, target);
+    } else {
+      cpu_at(target).rq.push_back(task);
+      Kick(target);
+    }
+  }
+
+  // --- kernel activities ---------------------------------------------------------
+
+  // Begins an activity at the event time; returns the interrupted task.
+  TaskId BeginActivity(Cpu& c, Nanos time) {
+    c.clock = std::max(time, c.busy_until);
+    return PauseCurrent(c) ? c.curr : kIdleTask;
+  }
+
+  void EndActivity(Cpu& c, Nanos start, TaskId interrupted, bool preempt) {
+    if (interrupted != kIdleTask && c.curr == interrupted) {
+      if (preempt && !c.rq.empty()) {
+        task_at(interrupted).state = TaskState::kRunnable;
+        c.rq.push_back(interrupted);
+        LeaveCpu(c);
+      } else {
+        ReturnToUser(c, interrupted);
+      }
+      ++c.stats.interruptions;
+      c.stats.max_stall_ns = std::max(c.stats.max_stall_ns, c.clock - start);
+    }
+    FinishCpuEvent(c);
+  }
+
+  void FinishCpuEvent(Cpu& c) {
+    if (c.online) {
+      EvictQueued(c);
+      Dispatch(c);
+    }
+    UpdateTick(c);
+    c.busy_until = c.clock;
+  }
+
+  void HandleTick(Cpu& c, Nanos time) {
+    CpuScope scope(this, c);
+    const TaskId interrupted = BeginActivity(c, time);
+    ++c.stats.ticks;
+    Trace(c.clock, c.id, kTraceTick, c.curr, 0);
+    Charge(c, options.tick_cost);
+    {
+      Context ctx(this, c.id, c.curr);
+      for (Hooks* h : hooks) h->OnTick(ctx, c.curr);
+    }
+    if (!c.tick_stopped) PostNextTick(c);
+    const bool preempt = interrupted != kIdleTask && c.clock - c.slice_start >= options.timeslice;
+    EndActivity(c, time, interrupted, preempt);
+  }
+
+  void HandleWork(Cpu& c, Nanos time, uint32_t slot) {
+    CpuScope scope(this, c);
+    const TaskId interrupted = BeginActivity(c, time);
+    ++c.stats.work_items;
+    Trace(c.clock, c.id, kTraceWork, slot, 0);
+    Charge(c, options.work_cost);
+    WorkFn fn = work_pool.Take(slot);
+    if (fn) {
+      Context ctx(this, c.id, kIdleTask);
+      fn(ctx);
+    }
+    EndActivity(c, time, interrupted, false);
+  }
+
+  void HandleTimer(Cpu& c, Nanos time, uint32_t slot) {
+    CpuScope scope(this, c);
+    TimerSlot& ts = timers[slot];
+    WorkFn fn = std::move(ts.fn);
+    ts.fn = nullptr;
+    ts.pending = false;
+    ++ts.gen;
+    timer_free.push_back(slot);
+    const TaskId interrupted = BeginActivity(c, time);
+    ++c.stats.timer_callbacks;
+    Trace(c.clock, c.id, kTraceTimer, slot, 0);
+    Charge(c, options.timer_cost);
+    if (fn) {
+      Context ctx(this, c.id, kIdleTask);
+      fn(ctx);
+    }
+    EndActivity(c, time, interrupted, false);
+  }
+
+  void Process(const Event& e) {
+    ++events;
+    if (e.cpu >= 0) {
+      Cpu& c = cpu_at(e.cpu);
+      // Stale events first, so they are not deferred.
+      if (e.kind == EvKind::kTick && (e.gen != c.tick_gen || c.tick_stopped)) return;
+      if (e.kind == EvKind::kRunEnd && (e.gen != c.run_gen || c.curr != e.arg)) return;
+      if (e.kind == EvKind::kTimer) {
+        const TimerSlot& ts = timers[static_cast<size_t>(e.arg)];
+        if (!ts.pending || ts.gen != e.gen) return;
+      }
+      if (!c.online && (e.kind == EvKind::kWork || e.kind == EvKind::kTimer)) {
+        // Runs unbound on a housekeeping CPU (see the file comment).
+        const int other = HousekeepingFallback(e.kind == EvKind::kWork ? HousekeepingType::kWq
+                                                                        : HousekeepingType::kTimer);
+        Post(e.time, e.kind, other, e.arg, e.gen);
+        return;
+      }
+      if (e.time < c.busy_until) {
+        Post(c.busy_until, e.kind, e.cpu, e.arg, e.gen);
+        return;
+      }
+    }
+    event_time = e.time;
+    switch (e.kind) {
+      case EvKind::kTick:
+        HandleTick(cpu_at(e.cpu), e.time);
+        break;
+      case EvKind::kRunEnd: {
+        Cpu& c = cpu_at(e.cpu);
+        CpuScope scope(this, c);
+        c.clock = e.time;
+        Task& t = task_at(c.curr);
+        t.run_remaining = 0;
+        t.resume_at = -1;
+        FinishCpuEvent(c);
+        break;
+      }
+      case EvKind::kResched: {
+        Cpu& c = cpu_at(e.cpu);
+        c.resched_pending = false;
+        CpuScope scope(this, c);
+        c.clock = std::max(e.time, c.busy_until);
+        FinishCpuEvent(c);
+        break;
+      }
+      case EvKind::kWork:
+        HandleWork(cpu_at(e.cpu), e.time, static_cast<uint32_t>(e.arg));
+        break;
+      case EvKind::kTimer:
+        HandleTimer(cpu_at(e.cpu), e.time, static_cast<uint32_t>(e.arg));
+        break;
+      case EvKind::kSleepEnd: {
+        Task& t = task_at(static_cast<TaskId>(e.arg));
+        if (t.state == TaskState::kSleeping && t.sleep_gen == e.gen) {
+          TryToWakeUp(static_cast<TaskId>(e.arg), -1);
+        }
+        break;
+      }
+      case EvKind::kAt: {
+        absl::AnyInvocable<void()> fn = at_pool.Take(static_cast<uint32_t>(e.arg));
+        if (fn) fn();
+        break;
+      }
+    }
+  }
+
+  // Applies a state change to CPU `c` in its own context (hotplug, tick mode).
+  template <typename Fn>
+  void InCpuContext(Cpu& c, Fn&& fn) {
+    const Nanos outer = Now();
+    CpuScope scope(this, c);
+    c.clock = std::max(c.clock, std::max(outer, c.busy_until));
+    fn();
+    c.busy_until = std::max(c.busy_until, c.clock);
+  }
+
+  Simulator* self = nullptr;
+  Topology topology;
+  IsolationConfig isolation;
+  SimOptions options;
+  Nanos tick_period = kNsPerMs;
+  std::mt19937_64 rng;
+
+  std::vector<Hooks*> hooks;
+  size_t hooks_started = 0;
+  bool started = false;
+  bool running = false;
+
+  std::vector<Cpu> cpus;
+  std::deque<Task> tasks;  // deque: references stay valid when a body spawns
+  std::vector<Event> heap;
+  uint64_t seq = 0;
+  Nanos event_time = 0;
+  int current_cpu = -1;
+  TaskId in_body = kIdleTask;
+  int64_t events = 0;
+  int hk_cursor = -1;
+
+  SlotPool<WorkFn> work_pool;
+  SlotPool<absl::AnyInvocable<void()>> at_pool;
+  std::vector<TimerSlot> timers;
+  std::vector<uint32_t> timer_free;
+
+  std::vector<SimTraceEvent> trace;
+  uint64_t trace_hash = 0xcbf29ce484222325ULL;
+};
+
+// --- Simulator ---------------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(Topology topology,
+                                                             IsolationConfig isolation,
+                                                             SimOptions options) {
+  if (options.hz <= 0 || options.hz > 100000) {
+    return absl::InvalidArgumentError(absl::StrCat("Simulator: hz must be in [1, 100000], got ",
+                                                   options.hz));
+  }
+  if (options.timeslice <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Simulator: timeslice must be > 0 ns, got ", options.timeslice));
+  }
+  if (options.tick_cost < 0 || options.context_switch_cost < 0 || options.work_cost < 0 ||
+      options.timer_cost < 0) {
+    return absl::InvalidArgumentError("Simulator: modelled costs must be >= 0");
+  }
+  if (isolation.num_cpus() != topology.num_cpus()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Simulator: isolation config has ", isolation.num_cpus(),
+                     " CPUs but the topology has ", topology.num_cpus()));
+  }
+  if (topology.num_cpus() <= 0) return absl::InvalidArgumentError("Simulator: empty topology");
+  auto impl = std::make_unique<Impl>(std::move(topology), std::move(isolation), options);
+  Impl* raw = impl.get();
+  std::unique_ptr<Simulator> sim(new Simulator(std::move(impl)));
+  raw->self = sim.get();
+  return sim;
+}
+
+Simulator::Simulator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Simulator::~Simulator() = default;
+
+const Topology& Simulator::topology() const { return impl_->topology; }
+const IsolationConfig& Simulator::isolation() const { return impl_->isolation; }
+Nanos Simulator::Now() const { return impl_->Now(); }
+Nanos Simulator::tick_period() const { return impl_->tick_period; }
+
+void Simulator::AddHooks(Hooks* hooks) {
+  if (hooks == nullptr) return;
+  impl_->hooks.push_back(hooks);
+  // Added after the start: it still gets OnStart (but missed the boot events).
+  if (impl_->started) impl_->EnsureStarted();
+}
+
+absl::StatusOr<TaskId> Simulator::Spawn(TaskSpec spec) {
+  Impl& s = *impl_;
+  const int n = s.num_cpus();
+  if (spec.cpu < 0 || spec.cpu >= n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Spawn(", spec.name, "): cpu ", spec.cpu, " out of range [0, ", n, ")"));
+  }
+  if (!s.cpu_at(spec.cpu).online) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Spawn(", spec.name, "): cpu ", spec.cpu, " is offline"));
+  }
+  CpuMask affinity = spec.affinity.nbits() == 0 ? CpuMask::Full(n) : std::move(spec.affinity);
+  if (affinity.nbits() != n) {
+    return absl::InvalidArgumentError(absl::StrCat("Spawn(", spec.name, "): affinity has ",
+                                                   affinity.nbits(), " bits, machine has ", n));
+  }
+  if (!affinity.Test(spec.cpu)) {
+    return absl::InvalidArgumentError(absl::StrCat("Spawn(", spec.name, "): affinity ",
+                                                   affinity.ToString(), " excludes cpu ", spec.cpu));
+  }
+  if (spec.body == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("Spawn(", spec.name, "): no task body"));
+  }
+  s.EnsureStarted();
+  const TaskId id = static_cast<TaskId>(s.tasks.size());
+  Impl::Task& t = s.tasks.emplace_back();
+  t.name = std::move(spec.name);
+  t.group = spec.group;
+  t.affinity = std::move(affinity);
+  t.cpu = spec.cpu;
+  t.state = TaskState::kRunnable;
+  t.body = std::move(spec.body);
+  t.rng.seed(SplitMix64(s.options.seed ^ SplitMix64(static_cast<uint64_t>(id) + 1)));
+  const Nanos now = s.Now();
+  s.Trace(now, spec.cpu, kTraceFork, spec.parent, id);
+  for (Hooks* h : s.hooks) h->OnTaskFork(spec.parent, id, spec.group, now);
+  s.cpu_at(spec.cpu).rq.push_back(id);
+  s.Kick(spec.cpu);
+  return id;
+}
+
+void Simulator::Wake(TaskId task, int waker_cpu) {
+  Impl& s = *impl_;
+  if (task < 0 || static_cast<size_t>(task) >= s.tasks.size()) return;
+  Impl::Task& t = s.task_at(task);
+  if (t.state == TaskState::kBlocked) {
+    s.TryToWakeUp(task, waker_cpu);
+  } else if (t.state == TaskState::kRunning || t.state == TaskState::kRunnable) {
+    t.wake_pending = true;
+  }
+}
+
+absl::Status Simulator::SetAffinity(TaskId task, const CpuMask& mask) {
+  Impl& s = *impl_;
+  if (task < 0 || static_cast<size_t>(task) >= s.tasks.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("SetAffinity: no task ", task));
+  }
+  if (mask.nbits() != s.num_cpus()) {
+    return absl::InvalidArgumentError(absl::StrCat("SetAffinity: mask has ", mask.nbits(),
+                                                   " bits, machine has ", s.num_cpus()));
+  }
+  if (!mask.Intersects(s.topology.online())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SetAffinity: mask '", mask.ToString(), "' has no online CPU"));
+  }
+  s.EnsureStarted();
+  Impl::Task& t = s.task_at(task);
+  t.affinity = mask;
+  const Nanos now = s.Now();
+  s.Trace(now, t.cpu, kTraceAffinity, task, 0);
+  for (Hooks* h : s.hooks) h->OnAffinityChange(task, mask, now);
+  if (t.state == TaskState::kExited || mask.Test(t.cpu)) return absl::OkStatus();
+  if (t.state == TaskState::kRunnable) {
+    // Queued: move it now (move_queued_task()).
+    Impl::Cpu& c = s.cpu_at(t.cpu);
+    auto it = std::find(c.rq.begin(), c.rq.end(), task);
+    if (it != c.rq.end()) {
+      c.rq.erase(it);
+      const int from = t.cpu;
+      s.MoveQueued(task, from, s.FallbackCpu(t));
+      s.Kick(from);
+    }
+  } else if (t.state == TaskState::kRunning && s.in_body != task) {
+    // Running: its CPU evicts it at its next scheduling point (the stopper).
+    s.Kick(t.cpu);
+  }
+  // In its own body: Dispatch() evicts it when the body returns.
+  return absl::OkStatus();
+}
+
+int Simulator::TaskCpu(TaskId task) const {
+  if (task < 0 || static_cast<size_t>(task) >= impl_->tasks.size()) return -1;
+  return impl_->tasks[static_cast<size_t>(task)].cpu;
+}
+
+int Simulator::TaskGroup(TaskId task) const {
+  if (task < 0 || static_cast<size_t>(task) >= impl_->tasks.size()) return -1;
+  return impl_->tasks[static_cast<size_t>(task)].group;
+}
+
+TaskId Simulator::CurrentTask(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return kIdleTask;
+  return impl_->cpus[static_cast<size_t>(cpu)].curr;
+}
+
+int Simulator::NumRunnable(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return 0;
+  return impl_->NumRunning(impl_->cpus[static_cast<size_t>(cpu)]);
+}
+
+bool Simulator::IsIdle(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return false;
+  const Impl::Cpu& c = impl_->cpus[static_cast<size_t>(cpu)];
+  return c.curr == kIdleTask && c.rq.empty();
+}
+
+void Simulator::QueueWorkOn(int cpu, Nanos delay, WorkFn fn) {
+  Impl& s = *impl_;
+  // An out-of-range CPU is a caller bug; run the work on a housekeeping CPU
+  // rather than abort.
+  if (cpu < 0 || cpu >= s.num_cpus()) cpu = s.HousekeepingFallback(HousekeepingType::kWq);
+  const uint32_t slot = s.work_pool.Add(std::move(fn));
+  s.Post(s.Now() + std::max<Nanos>(0, delay), EvKind::kWork, cpu, slot, 0);
+}
+
+int Simulator::QueueHousekeepingWork(Nanos delay, WorkFn fn) {
+  Impl& s = *impl_;
+  const CpuMask& hk = s.isolation.housekeeping(HousekeepingType::kWq);
+  const int n = s.num_cpus();
+  int chosen = -1;
+  // Round-robin over online housekeeping CPUs (deterministic).
+  for (int i = 0, cpu = s.hk_cursor; i < n; ++i) {
+    cpu = cpu + 1 >= n ? 0 : cpu + 1;
+    if (hk.Test(cpu) && s.cpus[static_cast<size_t>(cpu)].online) {
+      chosen = cpu;
+      break;
+    }
+  }
+  if (chosen < 0) chosen = s.topology.online().First();
+  s.hk_cursor = chosen;
+  QueueWorkOn(chosen, delay, std::move(fn));
+  return chosen;
+}
+
+TimerId Simulator::ArmTimer(int cpu, Nanos expires, WorkFn fn) {
+  Impl& s = *impl_;
+  if (cpu < 0 || cpu >= s.num_cpus()) cpu = s.HousekeepingFallback(HousekeepingType::kTimer);
+  uint32_t slot;
+  if (!s.timer_free.empty()) {
+    slot = s.timer_free.back();
+    s.timer_free.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(s.timers.size());
+    s.timers.emplace_back();
+  }
+  Impl::TimerSlot& ts = s.timers[slot];
+  ts.fn = std::move(fn);
+  ts.pending = true;
+  s.Post(std::max(expires, s.Now()), EvKind::kTimer, cpu, slot, ts.gen);
+  return (static_cast<TimerId>(ts.gen) << 32) | static_cast<TimerId>(slot);
+}
+
+bool Simulator::CancelTimer(TimerId id) {
+  Impl& s = *impl_;
+  if (id < 0) return false;
+  const auto slot = static_cast<size_t>(id & 0xffffffff);
+  const auto gen = static_cast<uint64_t>(id >> 32);
+  if (slot >= s.timers.size()) return false;
+  Impl::TimerSlot& ts = s.timers[slot];
+  if (!ts.pending || ts.gen != gen) return false;
+  ts.pending = false;
+  ts.fn = nullptr;
+  ++ts.gen;
+  s.timer_free.push_back(static_cast<uint32_t>(slot));
+  return true;
+}
+
+void Simulator::SetTickMode(int cpu, TickMode mode) {
+  Impl& s = *impl_;
+  if (cpu < 0 || cpu >= s.num_cpus()) return;
+  Impl::Cpu& c = s.cpu_at(cpu);
+  c.mode = mode;
+  if (!s.started || !c.online) return;
+  s.InCpuContext(c, [&] { s.UpdateTick(c); });
+}
+
+TickMode Simulator::GetTickMode(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return TickMode::kPeriodic;
+  return impl_->cpus[static_cast<size_t>(cpu)].mode;
+}
+
+bool Simulator::TickStopped(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return true;
+  return impl_->cpus[static_cast<size_t>(cpu)].tick_stopped;
+}
+
+absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
+  Impl& s = *impl_;
+  if (cpu < 0 || cpu >= s.num_cpus()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SetCpuOnline: cpu ", cpu, " out of range [0, ", s.num_cpus(), ")"));
+  }
+  Impl::Cpu& c = s.cpu_at(cpu);
+  if (c.online == online) return absl::OkStatus();
+  s.EnsureStarted();
+  if (!online && s.topology.online().Weight() <= 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("SetCpuOnline: cpu ", cpu, " is the last online CPU"));
+  }
+  if (absl::Status st = s.topology.SetOnline(cpu, online); !st.ok()) return st;
+  if (!online) {
+    s.InCpuContext(c, [&] {
+      s.Trace(c.clock, cpu, kTraceOffline, 0, 0);
+      for (Hooks* h : s.hooks) h->OnCpuOffline(cpu, c.clock);
+      c.online = false;
+      // Tasks leave (sched_cpu_dying / migrate_tasks); the current one unless it
+      // is executing its body right now (then Dispatch() evicts it on return).
+      s.EvictQueued(c);
+      if (c.curr != kIdleTask && s.in_body != c.curr) s.EvictCurrent(c);
+      if (c.curr == kIdleTask) s.EnterIdle(c);
+      s.UpdateTick(c);
+    });
+  } else {
+    s.InCpuContext(c, [&] {
+      c.online = true;
+      s.Trace(c.clock, cpu, kTraceOnline, 0, 0);
+      for (Hooks* h : s.hooks) h->OnCpuOnline(cpu, c.clock);
+      s.EnterIdle(c);
+      s.UpdateTick(c);
+    });
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Simulator::RunFor(Nanos duration) {
+  Impl& s = *impl_;
+  if (duration < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("RunFor: negative duration ", duration));
+  }
+  if (s.running) return absl::FailedPreconditionError("RunFor: called re-entrantly from a hook");
+  s.EnsureStarted();
+  s.running = true;
+  const Nanos end = s.event_time + duration;
+  while (!s.heap.empty() && s.heap.front().time < end) {
+    std::pop_heap(s.heap.begin(), s.heap.end(), EventLater{});
+    const Event e = s.heap.back();
+    s.heap.pop_back();
+    s.Process(e);
+  }
+  s.event_time = end;
+  s.running = false;
+  return absl::OkStatus();
+}
+
+CpuStats Simulator::Stats(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return {};
+  const Impl::Cpu& c = impl_->cpus[static_cast<size_t>(cpu)];
+  CpuStats st = c.stats;
+  if (c.idle_state) st.idle_ns += std::max<Nanos>(0, impl_->Now() - c.idle_since);
+  return st;
+}
+
+uint64_t Simulator::Random() { return impl_->rng(); }
+
+void Simulator::At(Nanos when, absl::AnyInvocable<void()> fn) {
+  Impl& s = *impl_;
+  const uint32_t slot = s.at_pool.Add(std::move(fn));
+  s.Post(std::max(when, s.Now()), EvKind::kAt, -1, slot, 0);
+}
+
+const std::vector<SimTraceEvent>& Simulator::trace() const { return impl_->trace; }
+uint64_t Simulator::TraceHash() const { return impl_->trace_hash; }
+int64_t Simulator::events_processed() const { return impl_->events; }
+
+}  // namespace isolation

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Simulator: determinism, scale and the driver semantics of driver.h.
+
+#include "isolation/sim.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "isolation/driver.h"
+
+namespace isolation {
+namespace {
+
+std::unique_ptr<Simulator> MakeSim(const std::string& topo, const std::string& isolcpus,
+                                   const std::string& nohz_full, SimOptions options = {}) {
+  absl::StatusOr<Topology> t = Topology::FromSynthetic(topo);
+  EXPECT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<IsolationConfig> iso = IsolationConfig::FromFlags(*t, isolcpus, nohz_full);
+  EXPECT_TRUE(iso.ok()) << iso.status();
+  absl::StatusOr<std::unique_ptr<Simulator>> sim =
+      Simulator::Create(*std::move(t), *std::move(iso), options);
+  EXPECT_TRUE(sim.ok()) << sim.status();
+  return *std::move(sim);
+}
+
+TaskSpec Spec(const std::string& name, int cpu, absl::AnyInvocable<Step(TaskContext&)> fn) {
+  TaskSpec spec;
+  spec.name = name;
+  spec.cpu = cpu;
+  spec.body = MakeTaskBody(std::move(fn));
+  return spec;
+}
+
+// A task that runs forever in chunks.
+TaskSpec Busy(int cpu, Nanos chunk = 10 * kNsPerMs) {
+  return Spec("busy", cpu, [chunk](TaskContext&) { return Step::Run(chunk); });
+}
+
+// Counts every hook per kind and CPU, and keeps a few ordered logs.
+class RecordingHooks : public Hooks {
+ public:
+  void OnStart(Driver&) override { ++starts; }
+  void OnTick(CpuContext& ctx, TaskId) override { ++count["tick"][ctx.cpu()]; }
+  void OnIdleEnter(int cpu, Nanos) override { ++count["idle_enter"][cpu]; }
+  void OnIdleExit(int cpu, Nanos) override { ++count["idle_exit"][cpu]; }
+  void OnTickStop(CpuContext& ctx) override { ++count["tick_stop"][ctx.cpu()]; }
+  void OnTickRestart(CpuContext& ctx) override { ++count["tick_restart"][ctx.cpu()]; }
+  void OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos) override {
+    ++count["switch"][cpu];
+    switches.push_back({cpu, prev, next});
+  }
+  void OnReturnToUser(CpuContext& ctx, TaskId task) override {
+    ++count["rtu"][ctx.cpu()];
+    rtu_log.push_back(task);
+  }
+  void OnTaskFork(TaskId, TaskId, int, Nanos) override { ++count["fork"][0]; }
+  void OnTaskExit(int cpu, TaskId task, Nanos) override {
+    ++count["exit"][cpu];
+    exited.push_back(task);
+  }
+  void OnMigrate(TaskId task, int from, int to, Nanos) override {
+    migrations.push_back({task, from, to});
+  }
+  void OnAffinityChange(TaskId, const CpuMask&, Nanos) override { ++count["affinity"][0]; }
+  void OnCpuOnline(int cpu, Nanos) override { ++count["online"][cpu]; }
+  void OnCpuOffline(int cpu, Nanos) override { ++count["offline"][cpu]; }
+
+  int Get(const std::string& kind, int cpu) { return count[kind][cpu]; }
+
+  int starts = 0;
+  std::map<std::string, std::map<int, int>> count;
+  std::vector<std::vector<int>> switches;
+  std::vector<TaskId> rtu_log;
+  std::vector<TaskId> exited;
+  std::vector<std::vector<int>> migrations;
+};
+
+// --- determinism and scale -----------------------------------------------------------
+
+// A busy mixed workload on 16 CPUs: random runs, sleeps, syscalls, work items,
+// timers, yields and block/wake pairs, all decided by the tasks' seeded rngs.
+struct MixedRun {
+  std::vector<SimTraceEvent> trace;
+  uint64_t hash = 0;
+  int64_t events = 0;
+};
+
+MixedRun RunMixedWorkload(uint64_t seed) {
+  SimOptions opts;
+  opts.seed = seed;
+  opts.record_trace = true;
+  auto sim = MakeSim("core:16 pu:1", "8-15", "12-15", opts);
+  RecordingHooks hooks;
+  sim->AddHooks(&hooks);
+  // Wakeup placement: every third wakeup goes to a random CPU (exercises migration).
+  struct RandomPlacer : Hooks {
+    int SelectTaskCpu(TaskId, int, int, Nanos) override {
+      const uint64_t r = sim->Random();
+      return r % 3 == 0 ? static_cast<int>((r >> 8) % 16) : -1;
+    }
+    Simulator* sim = nullptr;
+  } placer;
+  placer.sim = sim.get();
+  sim->AddHooks(&placer);
+  const int kTasks = 24;
+  std::vector<TaskId> ids;
+  for (int i = 0; i < kTasks; ++i) {
+    TaskSpec spec = Spec("mixed" + std::to_string(i), i % 16, [&sim, &ids](TaskContext& ctx) {
+      std::mt19937_64& rng = ctx.rng();
+      switch (rng() % 8) {
+        case 0:
+          return Step::Sleep(static_cast<Nanos>(rng() % (2 * kNsPerMs)));
+        case 1:
+          ctx.Syscall([](CpuContext& k) { k.Charge(3 * kNsPerUs); }, 1 * kNsPerUs);
+          return Step::Run(static_cast<Nanos>(rng() % (200 * kNsPerUs)));
+        case 2: {
+          const int target = static_cast<int>(rng() % 16);
+          ctx.driver().QueueWorkOn(target, static_cast<Nanos>(rng() % kNsPerMs),
+                                   [](CpuContext& k) { k.Charge(5 * kNsPerUs); });
+          return Step::Run(50 * kNsPerUs);
+        }
+        case 3: {
+          const TaskId other = ids[rng() % ids.size()];
+          const int target = static_cast<int>(rng() % 16);
+          ctx.driver().ArmTimer(target, ctx.now() + static_cast<Nanos>(rng() % kNsPerMs),
+                                [&sim, other](CpuContext& k) { sim->Wake(other, k.cpu()); });
+          return Step::Run(20 * kNsPerUs);
+        }
+        case 4:
+          return Step::Yield();
+        case 5:
+          return Step::Block();  // woken by some task's timer (case 3)
+        default:
+          return Step::Run(static_cast<Nanos>(rng() % kNsPerMs) + 1);
+      }
+    });
+    spec.group = i % 3;
+    auto id = sim->Spawn(std::move(spec));
+    EXPECT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  // A watchdog wakes everything now and then so blocked tasks keep the run busy.
+  for (int k = 1; k <= 40; ++k) {
+    sim->At(k * 5 * kNsPerMs, [&sim, &ids] {
+      for (TaskId id : ids) sim->Wake(id, -1);
+    });
+  }
+  EXPECT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  return MixedRun{sim->trace(), sim->TraceHash(), sim->events_processed()};
+}
+
+TEST(SimulatorDeterminism, SameSeedGivesIdenticalTrace) {
+  const MixedRun a = RunMixedWorkload(42);
+  const MixedRun b = RunMixedWorkload(42);
+  ASSERT_GT(a.trace.size(), 10000u) << "the workload should be busy";
+  EXPECT_EQ(a.trace.size(), b.trace.size());
+  EXPECT_TRUE(a.trace == b.trace);
+  EXPECT_EQ(a.hash, b.hash);
+  EXPECT_EQ(a.events, b.events);
+  // The workload really exercised every kind of event.
+  std::map<std::string, int> kinds;
+  for (const SimTraceEvent& e : a.trace) ++kinds[e.kind];
+  for (const char* k : {"tick", "switch", "idle_enter", "idle_exit", "tick_stop", "tick_restart",
+                        "work", "timer", "rtu", "fork", "migrate", "wake", "syscall"}) {
+    EXPECT_GT(kinds[k], 0) << k;
+  }
+}
+
+TEST(SimulatorDeterminism, DifferentSeedGivesDifferentTrace) {
+  const MixedRun a = RunMixedWorkload(42);
+  const MixedRun b = RunMixedWorkload(43);
+  EXPECT_NE(a.hash, b.hash);
+  EXPECT_FALSE(a.trace == b.trace);
+}
+
+TEST(SimulatorDeterminism, HashComputedWithoutRecording) {
+  uint64_t hashes[2];
+  for (int rec = 0; rec < 2; ++rec) {
+    SimOptions opts;
+    opts.record_trace = rec == 1;
+    auto sim = MakeSim("core:4 pu:1", "", "", opts);
+    ASSERT_TRUE(sim->Spawn(Busy(1, 300 * kNsPerUs)).ok());
+    ASSERT_TRUE(sim->RunFor(20 * kNsPerMs).ok());
+    hashes[rec] = sim->TraceHash();
+    EXPECT_EQ(sim->trace().empty(), rec == 0);
+  }
+  EXPECT_EQ(hashes[0], hashes[1]);
+}
+
+TEST(SimulatorScale, Runs128CpusPeriodicAllBusy) {
+  SimOptions opts;
+  opts.default_tick_mode = TickMode::kPeriodic;
+  auto sim = MakeSim("package:2 l3cache:4 core:16 pu:1", "", "", opts);
+  ASSERT_EQ(sim->num_cpus(), 128);
+  for (int cpu = 0; cpu < 128; ++cpu) ASSERT_TRUE(sim->Spawn(Busy(cpu)).ok());
+  ASSERT_TRUE(sim->RunFor(kNsPerSec).ok());
+  for (int cpu = 0; cpu < 128; ++cpu) {
+    EXPECT_GE(sim->Stats(cpu).ticks, 990) << cpu;
+    EXPECT_LE(sim->Stats(cpu).ticks, 1000) << cpu;
+  }
+}
+
+TEST(SimulatorScale, Runs4096CpusMostlyIdle) {
+  auto sim = MakeSim("package:4 l3cache:8 core:128 pu:1", "1-4095", "1-4095");
+  ASSERT_EQ(sim->num_cpus(), 4096);
+  // Housekeeping CPU 0 runs a periodic tick-bound task, a few isolated CPUs run one task each.
+  ASSERT_TRUE(sim->Spawn(Busy(0)).ok());
+  for (int cpu : {1, 100, 2048, 4095}) ASSERT_TRUE(sim->Spawn(Busy(cpu)).ok());
+  ASSERT_TRUE(sim->RunFor(kNsPerSec).ok());
+  EXPECT_GE(sim->Stats(0).ticks, 990);
+  for (int cpu : {1, 100, 2048, 4095}) {
+    EXPECT_TRUE(sim->TickStopped(cpu)) << cpu;
+    EXPECT_LE(sim->Stats(cpu).ticks, 1) << cpu;
+  }
+  EXPECT_EQ(sim->Stats(3000).ticks, 0);
+  EXPECT_LT(sim->events_processed(), 100000);
+}
+
+TEST(SimulatorScale, Runs4096CpusPeriodicTick) {
+  SimOptions opts;
+  opts.default_tick_mode = TickMode::kPeriodic;
+  auto sim = MakeSim("package:4 l3cache:8 core:128 pu:1", "", "", opts);
+  ASSERT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  for (int cpu : {0, 1, 4095}) EXPECT_EQ(sim->Stats(cpu).ticks, 199) << cpu;
+}
+
+// --- tick semantics ------------------------------------------------------------------
+
+TEST(SimulatorTick, PeriodicBusyCpuTicksAtHz) {
+  SimOptions opts;
+  opts.default_tick_mode = TickMode::kPeriodic;
+  opts.hz = 1000;
+  auto sim = MakeSim("core:2 pu:1", "", "", opts);
+  ASSERT_TRUE(sim->Spawn(Busy(0)).ok());
+  ASSERT_TRUE(sim->RunFor(kNsPerSec).ok());
+  // Ticks at 1 ms, 2 ms, ... 999 ms (the one at 1000 ms is not before the end).
+  EXPECT_EQ(sim->Stats(0).ticks, 999);
+  EXPECT_EQ(sim->Stats(0).interruptions, 999);
+  EXPECT_EQ(sim->Stats(0).max_stall_ns, opts.tick_cost);
+  EXPECT_EQ(sim->Stats(0).tick_stops, 0);
+  EXPECT_EQ(sim->Stats(1).ticks, 999);  // periodic: idle ticks too
+  EXPECT_EQ(sim->Stats(1).interruptions, 0);
+}
+
+TEST(SimulatorTick, HzChangesTickPeriod) {
+  SimOptions opts;
+  opts.default_tick_mode = TickMode::kPeriodic;
+  opts.hz = 250;
+  auto sim = MakeSim("core:1 pu:1", "", "", opts);
+  EXPECT_EQ(sim->tick_period(), 4 * kNsPerMs);
+  EXPECT_EQ(sim->hz(), 250);
+  ASSERT_TRUE(sim->RunFor(kNsPerSec).ok());
+  EXPECT_EQ(sim->Stats(0).ticks, 249);
+}
+
+TEST(SimulatorTick, NohzIdleIdleCpuGetsNoTicks) {
+  auto sim = MakeSim("core:2 pu:1", "", "");
+  RecordingHooks hooks;
+  sim->AddHooks(&hooks);
+  ASSERT_TRUE(sim->Spawn(Busy(0)).ok());
+  ASSERT_TRUE(sim->RunFor(500 * kNsPerMs).ok());
+  EXPECT_EQ(sim->GetTickMode(1), TickMode::kNohzIdle);
+  EXPECT_EQ(sim->Stats(1).ticks, 0);
+  EXPECT_TRUE(sim->TickStopped(1));
+  EXPECT_TRUE(sim->IsIdle(1));
+  EXPECT_EQ(hooks.Get("tick_stop", 1), 1);
+  EXPECT_EQ(hooks.Get("idle_enter", 1), 1);
+  EXPECT_EQ(sim->Stats(1).idle_ns, 500 * kNsPerMs);
+  EXPECT_GE(sim->Stats(0).ticks, 499);  // the busy CPU keeps ticking
+}
+
+TEST(SimulatorTick, NohzFullSingleTaskStopsTickSecondTaskRestartsIt) {
+  auto sim = MakeSim("core:2 pu:1", "1", "1");
+  RecordingHooks hooks;
+  sim->AddHooks(&hooks);
+  EXPECT_EQ(sim->GetTickMode(1), TickMode::kNohzFull);
+  EXPECT_EQ(sim->GetTickMode(0), TickMode::kNohzIdle);
+  ASSERT_TRUE(sim->Spawn(Busy(1)).ok());
+  ASSERT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  EXPECT_TRUE(sim->TickStopped(1));
+  EXPECT_EQ(sim->Stats(1).ticks, 0);
+  EXPECT_EQ(sim->Stats(1).interruptions, 0);
+  EXPECT_EQ(sim->CurrentTask(1), 0);
+  // A second runnable task needs the tick for round-robin.
+  ASSERT_TRUE(sim->Spawn(Busy(1)).ok());
+  ASSERT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  EXPECT_FALSE(sim->TickStopped(1));
+  EXPECT_GE(sim->Stats(1).ticks, 199);
+  EXPECT_GE(hooks.Get("tick_restart", 1), 1);
+}
+
+TEST(SimulatorTick, SetTickModeAppliesAtOnce) {
+  auto sim = MakeSim("core:2 pu:1", "", "");
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  EXPECT_TRUE(sim->TickStopped(1));
+  sim->SetTickMode(1, TickMode::kPeriodic);
+  EXPECT_FALSE(sim->TickStopped(1));
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  EXPECT_EQ(sim->Stats(1).ticks, 9);  // 11 ms .. 19 ms
+  sim->SetTickMode(1, TickMode::kNohzIdle);
+  EXPECT_TRUE(sim->TickStopped(1));
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  EXPECT_EQ(sim->Stats(1).ticks, 9);
+}
+
+TEST(SimulatorSched, RoundRobinAtTickAfterTimeslice) {
+  SimOptions opts;
+  opts.default_tick_mode = TickMode::kPeriodic;
+  opts.timeslice = 3 * kNsPerMs;
+  auto sim = MakeSim("core:1 pu:1", "", "", opts);
+  Nanos ran[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(sim->Spawn(Spec("rr", 0, [&ran, i](TaskContext&) {
+                  ran[i] += 100 * kNsPerUs;
+                  return Step::Run(100 * kNsPerUs);
+                })).ok());
+  }
+  ASSERT_TRUE(sim->RunFor(kNsPerSec).ok());
+  // Both make progress, each slice is ~3 ms, so ~330 switches.
+  EXPECT_GT(ran[0], 400 * kNsPerMs);
+  EXPECT_GT(ran[1], 400 * kNsPerMs);
+  EXPECT_GE(sim->Stats(0).context_switches, 300);
+  EXPECT_LE(sim->Stats(0).context_switches, 340);
+}
+
+// --- kernel activity -----------------------------------------------------------------
+
+TEST(SimulatorWork, WorkItemInterruptsAndStallIsItsCost) {
+  SimOptions opts;
+  auto sim = MakeSim("core:2 pu:1", "1", "1", opts);
+  ASSERT_TRUE(sim->Spawn(Busy(1)).ok());
+  ASSERT_TRUE(sim->RunFor(5 * kNsPerMs).ok());
+  EXPECT_EQ(sim->Stats(1).interruptions, 0);
+  Nanos seen_at = -1;
+  int seen_cpu = -1;
+  sim->QueueWorkOn(1, kNsPerMs, [&](CpuContext& ctx) {
+    seen_at = ctx.now();
+    seen_cpu = ctx.cpu();
+    ctx.Charge(7 * kNsPerUs);
+  });
+  ASSERT_TRUE(sim->RunFor(5 * kNsPerMs).ok());
+  EXPECT_EQ(seen_cpu, 1);
+  EXPECT_EQ(seen_at, 6 * kNsPerMs + opts.work_cost);
+  const CpuStats st = sim->Stats(1);
+  EXPECT_EQ(st.work_items, 1);
+  EXPECT_EQ(st.interruptions, 1);
+  EXPECT_EQ(st.max_stall_ns, opts.work_cost + 7 * kNsPerUs);
+  EXPECT_EQ(sim->Stats(0).work_items, 0);
+}
+
+TEST(SimulatorWork, InterruptedRunIsExtendedByTheStall) {
+  SimOptions opts;
+  auto sim = MakeSim("core:2 pu:1", "1", "1", opts);
+  std::vector<Nanos> step_times;
+  ASSERT_TRUE(sim->Spawn(Spec("t", 1, [&](TaskContext& ctx) {
+                step_times.push_back(ctx.now());
+                return step_times.size() < 3 ? Step::Run(kNsPerMs) : Step::Block();
+              })).ok());
+  sim->QueueWorkOn(1, 1500 * kNsPerUs, [](CpuContext& ctx) { ctx.Charge(10 * kNsPerUs); });
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ASSERT_EQ(step_times.size(), 3u);
+  const Nanos start = step_times[0];
+  EXPECT_EQ(step_times[1] - start, kNsPerMs);
+  EXPECT_EQ(step_times[2] - step_times[1], kNsPerMs + opts.work_cost + 10 * kNsPerUs);
+}
+
+TEST(SimulatorWork, HousekeepingWorkAvoidsIsolatedCpus) {
+  auto sim = MakeSim("core:8 pu:1", "2-7", "2-7");
+  std::vector<int> ran_on;
+  for (int i = 0; i < 20; ++i) {
+    const int chosen = sim->QueueHousekeepingWork(
+        i * kNsPerUs, [&ran_on](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
+    EXPECT_TRUE(chosen == 0 || chosen == 1) << chosen;
+  }
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ASSERT_EQ(ran_on.size(), 20u);
+  EXPECT_EQ(std::count(ran_on.begin(), ran_on.end(), 0), 10);  // round-robin
+  EXPECT_EQ(std::count(ran_on.begin(), ran_on.end(), 1), 10);
+}
+
+TEST(SimulatorTimer, TimersFireAtTheirTimeAndCancel) {
+  SimOptions opts;
+  auto sim = MakeSim("core:2 pu:1", "", "", opts);
+  Nanos fired_at = -1;
+  int fired_cpu = -1, cancelled_ran = 0;
+  const Nanos expires = 1234567;
+  sim->ArmTimer(1, expires, [&](CpuContext& ctx) {
+    fired_at = ctx.now();
+    fired_cpu = ctx.cpu();
+  });
+  const TimerId doomed = sim->ArmTimer(0, 2 * kNsPerMs, [&](CpuContext&) { ++cancelled_ran; });
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  EXPECT_EQ(fired_at, -1);
+  EXPECT_TRUE(sim->CancelTimer(doomed));
+  EXPECT_FALSE(sim->CancelTimer(doomed));
+  ASSERT_TRUE(sim->RunFor(5 * kNsPerMs).ok());
+  EXPECT_EQ(fired_at, expires + opts.timer_cost);  // base cost is charged first
+  EXPECT_EQ(fired_cpu, 1);
+  EXPECT_EQ(cancelled_ran, 0);
+  EXPECT_EQ(sim->Stats(1).timer_callbacks, 1);
+  EXPECT_EQ(sim->Stats(1).interruptions, 0);  // the CPU was idle
+  EXPECT_TRUE(sim->IsIdle(1));
+  // A timer in the past fires at once; a fired timer cannot be cancelled.
+  Nanos late = -1;
+  const TimerId past = sim->ArmTimer(0, 0, [&](CpuContext& ctx) { late = ctx.now(); });
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  EXPECT_EQ(late, 6 * kNsPerMs + opts.timer_cost);
+  EXPECT_FALSE(sim->CancelTimer(past));
+}
+
+TEST(SimulatorTimer, TimerOnIdleCpuDoesNotLeaveIdle) {
+  auto sim = MakeSim("core:2 pu:1", "", "");
+  RecordingHooks hooks;
+  sim->AddHooks(&hooks);
+  for (int i = 1; i <= 5; ++i) sim->ArmTimer(1, i * kNsPerMs, [](CpuContext&) {});
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  EXPECT_EQ(sim->Stats(1).timer_callbacks, 5);
+  EXPECT_EQ(hooks.Get("idle_exit", 1), 0);
+  EXPECT_EQ(hooks.Get("switch", 1), 0);
+}
+
+// --- task life cycle ------------------------------------------------------------------
+
+TEST(SimulatorTask, SleepWakesAfterItsDuration) {
+  auto sim = MakeSim("core:2 pu:1", "", "");
+  std::vector<Nanos> times;
+  ASSERT_TRUE(sim->Spawn(Spec("sleeper", 1, [&](TaskContext& ctx) {
+                times.push_back(ctx.now());
+                return times.size() < 3 ? Step::Sleep(5 * kNsPerMs) : Step::Exit();
+              })).ok());
+  ASSERT_TRUE(sim->RunFor(50 * kNsPerMs).ok());
+  ASSERT_EQ(times.size(), 3u);
+  EXPECT_GE(times[1] - times[0], 5 * kNsPerMs);
+  EXPECT_LT(times[1] - times[0], 5 * kNsPerMs + 20 * kNsPerUs);  // switch + tick restart costs
+  EXPECT_TRUE(sim->IsIdle(1));
+}
+
+TEST(SimulatorTask, BlockUntilWake) {
+  auto sim = MakeSim("core:2 pu:1", "", "");
+  RecordingHooks hooks;
+  sim->AddHooks(&hooks);
+  int runs = 0;
+  auto id = sim->Spawn(Spec("blocker", 1, [&](TaskContext&) {
+    ++runs;
+    return Step::Block();
+  }));
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  EXPECT_EQ(runs, 1);
+  EXPECT_TRUE(sim->IsIdle(1));
+  sim->ArmTimer(0, 20 * kNsPerMs, [&](CpuContext& ctx) { ctx.driver().Wake(*id, ctx.cpu()); });
+  ASSERT_TRUE(sim->RunFor(20 * kNsPerMs).ok());
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(sim->TaskCpu(*id), 1);  // prev cpu is allowed and online
+  sim->Wake(*id, -1);               // a wake from outside
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  EXPECT_EQ(runs, 3);
+}
+
+TEST(SimulatorTask, SelectTaskCpuHookPlacesWakeups) {
+  auto sim = MakeSim("core:4 pu:1", "", "");
+  struct Placer : Hooks {
+    int SelectTaskCpu(TaskId, int, int, Nanos) override { return choice; }
+    int choice = 3;
+  } placer;
+  RecordingHooks rec;
+  sim->AddHooks(&placer);
+  sim->AddHooks(&rec);
+  ASSERT_TRUE(sim->Spawn(Spec("s", 0, [](TaskContext&) { return Step::Sleep(kNsPerMs); })).ok());
+  ASSERT_TRUE(sim->RunFor(1500 * kNsPerUs).ok());
+  EXPECT_EQ(sim->TaskCpu(0), 3);
+  ASSERT_FALSE(rec.migrations.empty());
+  EXPECT_EQ(rec.migrations[0], (std::vector<int>{0, 0, 3}));
+  // An invalid choice (out of range) is ignored: prev cpu stays.
+  placer.choice = 99;
+  ASSERT_TRUE(sim->RunFor(5 * kNsPerMs).ok());
+  EXPECT_EQ(sim->TaskCpu(0), 3);
+}
+
+TEST(SimulatorTask, ExitCallsHookAndFreesCpu) {
+  auto sim = MakeSim("core:2 pu:1", "", "");
+  RecordingHooks hooks;
+  sim->AddHooks(&hooks);
+  int steps = 0;
+  ASSERT_TRUE(sim->Spawn(Spec("short", 1, [&](TaskContext&) {
+                return ++steps < 3 ? Step::Run(kNsPerMs) : Step::Exit();
+              })).ok());
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  EXPECT_EQ(hooks.exited, std::vector<TaskId>{0});
+  EXPECT_EQ(hooks.Get("exit", 1), 1);
+  EXPECT_TRUE(sim->IsIdle(1));
+  EXPECT_EQ(sim->NumRunnable(1), 0);
+  ASSERT_FALSE(hooks.switches.empty());
+  EXPECT_EQ(hooks.switches.back(), (std::vector<int>{1, 0, kIdleTask}));
+}
+
+TEST(SimulatorTask, ReturnToUserAfterSyscallSwitchInAndTick) {
+  SimOptions opts;
+  opts.default_tick_mode = TickMode::kPeriodic;
+  auto sim = MakeSim("core:1 pu:1", "", "", opts);
+  struct Order : Hooks {
+    void OnReturnToUser(CpuContext&, TaskId task) override { log.push_back("rtu" + std::to_string(task)); }
+    void OnContextSwitch(int, TaskId, TaskId next, Nanos) override {
+      log.push_back("switch" + std::to_string(next));
+    }
+    void OnTick(CpuContext&, TaskId) override { log.push_back("tick"); }
+    std::vector<std::string> log;
+  } order;
+  sim->AddHooks(&order);
+  int step = 0;
+  ASSERT_TRUE(sim->Spawn(Spec("sys", 0, [&](TaskContext& ctx) {
+                if (step++ == 0) {
+                  ctx.Syscall([&](CpuContext&) { order.log.push_back("syscall"); }, kNsPerUs);
+                  order.log.push_back("after");
+                }
+                return Step::Run(10 * kNsPerMs);
+              })).ok());
+  ASSERT_TRUE(sim->RunFor(1500 * kNsPerUs).ok());
+  const std::vector<std::string> want = {"switch0", "rtu0", "syscall", "rtu0", "after", "tick", "rtu0"};
+  EXPECT_EQ(order.log, want);
+}
+
+TEST(SimulatorTask, AffinityChangeMigratesRunningTask) {
+  auto sim = MakeSim("core:4 pu:1", "", "");
+  RecordingHooks hooks;
+  sim->AddHooks(&hooks);
+  auto id = sim->Spawn(Busy(0));
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  EXPECT_EQ(sim->CurrentTask(0), *id);
+  sim->At(2 * kNsPerMs, [&] {
+    EXPECT_TRUE(sim->SetAffinity(*id, CpuMask::Of(4, 2)).ok());
+  });
+  ASSERT_TRUE(sim->RunFor(2 * kNsPerMs).ok());
+  EXPECT_EQ(hooks.Get("affinity", 0), 1);
+  EXPECT_EQ(sim->TaskCpu(*id), 2);
+  EXPECT_EQ(sim->CurrentTask(2), *id);
+  EXPECT_TRUE(sim->IsIdle(0));
+  ASSERT_EQ(hooks.migrations.size(), 1u);
+  EXPECT_EQ(hooks.migrations[0], (std::vector<int>{*id, 0, 2}));
+  // Errors name the bad value.
+  absl::Status bad = sim->SetAffinity(*id, CpuMask(4));
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(sim->SetAffinity(*id, CpuMask::Of(8, 1)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(sim->SetAffinity(77, CpuMask::Of(4, 1)).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SimulatorTask, AffinityChangeFromOwnBody) {
+  auto sim = MakeSim("core:4 pu:1", "", "");
+  std::vector<int> cpus_seen;
+  ASSERT_TRUE(sim->Spawn(Spec("self", 0, [&](TaskContext& ctx) {
+                cpus_seen.push_back(ctx.cpu());
+                if (cpus_seen.size() == 2) {
+                  EXPECT_TRUE(ctx.driver().SetAffinity(ctx.task(), CpuMask::Of(4, 3)).ok());
+                }
+                return Step::Run(kNsPerMs);
+              })).ok());
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ASSERT_GE(cpus_seen.size(), 4u);
+  EXPECT_EQ(cpus_seen[0], 0);
+  EXPECT_EQ(cpus_seen[1], 0);
+  EXPECT_EQ(cpus_seen[2], 3);
+  EXPECT_EQ(cpus_seen.back(), 3);
+}
+
+TEST(SimulatorHotplug, OfflineMovesTasksTimersAndWork) {
+  auto sim = MakeSim("core:4 pu:1", "", "");
+  RecordingHooks hooks;
+  sim->AddHooks(&hooks);
+  std::vector<TaskId> ids;
+  for (int i = 0; i < 3; ++i) ids.push_back(*sim->Spawn(Busy(1)));
+  CpuMask only_1_2(4);
+  only_1_2.Set(1);
+  only_1_2.Set(2);
+  ASSERT_TRUE(sim->SetAffinity(ids[2], only_1_2).ok());
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  int timer_cpu = -1, work_cpu = -1;
+  sim->ArmTimer(1, 5 * kNsPerMs, [&](CpuContext& ctx) { timer_cpu = ctx.cpu(); });
+  sim->QueueWorkOn(1, 5 * kNsPerMs, [&](CpuContext& ctx) { work_cpu = ctx.cpu(); });
+  ASSERT_TRUE(sim->SetCpuOnline(1, false).ok());
+  EXPECT_EQ(hooks.Get("offline", 1), 1);
+  EXPECT_FALSE(sim->topology().IsOnline(1));
+  for (TaskId id : ids) EXPECT_NE(sim->TaskCpu(id), 1);
+  EXPECT_EQ(sim->TaskCpu(ids[2]), 2);  // within its affinity
+  EXPECT_EQ(hooks.migrations.size(), 3u);
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  EXPECT_EQ(sim->NumRunnable(1), 0);
+  EXPECT_TRUE(sim->TickStopped(1));
+  EXPECT_NE(timer_cpu, -1);
+  EXPECT_NE(timer_cpu, 1);
+  EXPECT_NE(work_cpu, -1);
+  EXPECT_NE(work_cpu, 1);
+  const int64_t ticks = sim->Stats(1).ticks;
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  EXPECT_EQ(sim->Stats(1).ticks, ticks);
+  // Spawn on an offline CPU is an error; online again works.
+  EXPECT_EQ(sim->Spawn(Busy(1)).status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(sim->SetCpuOnline(1, true).ok());
+  EXPECT_EQ(hooks.Get("online", 1), 1);
+  EXPECT_TRUE(sim->Spawn(Busy(1)).ok());
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  EXPECT_EQ(sim->NumRunnable(1), 1);
+}
+
+TEST(SimulatorHotplug, LastOnlineCpuCannotGoDown) {
+  auto sim = MakeSim("core:2 pu:1", "", "");
+  ASSERT_TRUE(sim->SetCpuOnline(0, false).ok());
+  EXPECT_FALSE(sim->SetCpuOnline(1, false).ok());
+  EXPECT_EQ(sim->SetCpuOnline(5, false).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(sim->topology().IsOnline(1));
+}
+
+// --- misc ------------------------------------------------------------------------------
+
+TEST(SimulatorApi, InvalidOptionsAndSpecsAreErrors) {
+  absl::StatusOr<Topology> t = Topology::FromSynthetic("core:2 pu:1");
+  ASSERT_TRUE(t.ok());
+  SimOptions bad;
+  bad.hz = 0;
+  EXPECT_EQ(Simulator::Create(*t, IsolationConfig(*t), bad).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  bad = {};
+  bad.timeslice = 0;
+  EXPECT_FALSE(Simulator::Create(*t, IsolationConfig(*t), bad).ok());
+  auto sim = MakeSim("core:2 pu:1", "", "");
+  EXPECT_EQ(sim->Spawn(Busy(2)).status().code(), absl::StatusCode::kInvalidArgument);
+  TaskSpec spec = Busy(0);
+  spec.affinity = CpuMask::Of(2, 1);
+  EXPECT_EQ(sim->Spawn(std::move(spec)).status().code(), absl::StatusCode::kInvalidArgument);
+  TaskSpec nobody;
+  EXPECT_FALSE(sim->Spawn(std::move(nobody)).ok());
+  EXPECT_FALSE(sim->RunFor(-1).ok());
+}
+
+TEST(SimulatorApi, AtRunsAtExactTimeAndStartHookOnce) {
+  auto sim = MakeSim("core:2 pu:1", "", "");
+  RecordingHooks hooks;
+  sim->AddHooks(&hooks);
+  Nanos at = -1;
+  sim->At(3333, [&] { at = sim->Now(); });
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  EXPECT_EQ(at, 3333);
+  EXPECT_EQ(hooks.starts, 1);
+  EXPECT_EQ(sim->Now(), 2 * kNsPerMs);
+  EXPECT_EQ(hooks.Get("idle_enter", 0), 1);  // boot: every CPU starts idle
+  EXPECT_EQ(hooks.Get("idle_enter", 1), 1);
+}
+
+TEST(SimulatorApi, ZeroTimeBodyDoesNotHang) {
+  auto sim = MakeSim("core:1 pu:1", "", "");
+  int64_t calls = 0;
+  ASSERT_TRUE(sim->Spawn(Spec("spinner", 0, [&](TaskContext&) {
+                ++calls;
+                return Step::Run(0);
+              })).ok());
+  ASSERT_TRUE(sim->RunFor(kNsPerUs).ok());
+  EXPECT_GT(calls, 0);
+}
+
+}  // namespace
+}  // namespace isolation

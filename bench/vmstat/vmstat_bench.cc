@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vmstat costs on the host (spec S8, S16): update cost per strategy next to a
+// thread-local plain increment, an atomic fetch_add and a per-thread striped
+// counter; the same with a remote folder hammering the slot; the
+// update-plus-return-to-user hook chain (A1 vs B, the seed's +2.6 % question);
+// read cost (approximate vs snapshot) and shepherd scan vs CPU count.
+//
+// Every benchmark reports `ratio_vs_fetch_add`: its time per op divided by
+// the time of a relaxed atomic fetch_add measured in the same process right
+// after it, so runs on different hosts compare by ratio.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "isolation/vmstat.h"
+
+namespace isolation::vmstat {
+namespace {
+
+constexpr Strategy kAll[] = {Strategy::kA0, Strategy::kA1, Strategy::kB, Strategy::kC, Strategy::kD};
+
+std::unique_ptr<Vmstat> MakeVm(Strategy s, int cpus) {
+  VmstatConfig c;
+  c.strategy = s;
+  c.num_cpus = cpus;
+  c.zones = {ZoneSpec{"DMA32", 0, 262144, 100, 140, 180}, ZoneSpec{"Normal", 0, 16 * 262144, 8192, 10240, 12288}};
+  c.isolated = CpuMask(cpus);
+  c.nohz_full = CpuMask::Full(cpus);
+  return std::move(Vmstat::Create(c)).value();
+}
+
+std::atomic<int64_t> g_ref_counter{0};
+
+double FetchAddNsPerOp() {
+  constexpr int kN = 2'000'000;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kN; ++i) g_ref_counter.fetch_add(1, std::memory_order_relaxed);
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / kN;
+}
+
+void ReportRatio(benchmark::State& state, double ns_per_op) {
+  const double ref = FetchAddNsPerOp();
+  state.counters["ns_per_op"] = ns_per_op;
+  state.counters["ratio_vs_fetch_add"] = ref > 0 ? ns_per_op / ref : 0;
+}
+
+double NsPerIter(benchmark::State& state, std::chrono::steady_clock::time_point t0) {
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() /
+         static_cast<double>(std::max<int64_t>(1, static_cast<int64_t>(state.iterations())));
+}
+
+// --- baselines -----------------------------------------------------------------
+
+void BM_Baseline_ThreadLocalIncrement(benchmark::State& state) {
+  thread_local int64_t counter = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    counter += 1;
+    benchmark::DoNotOptimize(counter);
+  }
+  ReportRatio(state, NsPerIter(state, t0));
+}
+BENCHMARK(BM_Baseline_ThreadLocalIncrement);
+
+void BM_Baseline_AtomicFetchAdd(benchmark::State& state) {
+  static std::atomic<int64_t> counter{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) counter.fetch_add(1, std::memory_order_relaxed);
+  ReportRatio(state, NsPerIter(state, t0));
+}
+BENCHMARK(BM_Baseline_AtomicFetchAdd);
+
+struct alignas(64) Stripe {
+  std::atomic<int64_t> v{0};
+};
+Stripe g_stripes[64];
+
+// Per-thread striped counter: the owner's relaxed load + store on its own
+// cache line (what vmstat's per-CPU slot is, minus the threshold).
+void BM_Baseline_StripedCounter(benchmark::State& state) {
+  Stripe& mine = g_stripes[state.thread_index() % 64];
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) mine.v.store(mine.v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  ReportRatio(state, NsPerIter(state, t0));
+}
+BENCHMARK(BM_Baseline_StripedCounter);
+
+// --- updates ------------------------------------------------------------------------
+
+// mod_zone_page_state(+1/-1) alternately (mlock/munlock on NR_MLOCK).
+void BM_Update(benchmark::State& state) {
+  const Strategy s = kAll[state.range(0)];
+  auto vm = MakeVm(s, 4);
+  int64_t d = 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    vm->Mod(0, StatKind::kZone, 1, kZoneMlock, d);
+    d = -d;
+  }
+  ReportRatio(state, NsPerIter(state, t0));
+  state.SetLabel(std::string(StrategyName(s)));
+}
+BENCHMARK(BM_Update)->DenseRange(0, 4);
+
+// __mod_zone_page_state (IrqsOff): A/B plain store, C/D their CAS forms.
+void BM_UpdateIrqsOff(benchmark::State& state) {
+  const Strategy s = kAll[state.range(0)];
+  auto vm = MakeVm(s, 4);
+  int64_t d = 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    vm->ModIrqsOff(0, StatKind::kZone, 1, kZoneMlock, d);
+    d = -d;
+  }
+  ReportRatio(state, NsPerIter(state, t0));
+  state.SetLabel(std::string(StrategyName(s)));
+}
+BENCHMARK(BM_UpdateIrqsOff)->DenseRange(0, 4);
+
+// Inc with the overstep trick (folds every t + t/2 + 1 increments).
+void BM_Inc(benchmark::State& state) {
+  const Strategy s = kAll[state.range(0)];
+  auto vm = MakeVm(s, 4);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) vm->Inc(0, StatKind::kNode, 0, 2);
+  ReportRatio(state, NsPerIter(state, t0));
+  state.SetLabel(std::string(StrategyName(s)));
+}
+BENCHMARK(BM_Inc)->DenseRange(0, 4);
+
+// The same updates while another thread folds the CPU remotely as fast as it
+// can (C/D) or scans it with need_update (A/B): the worst case of S16's
+// "folder touching the slot every P".
+void BM_UpdateWithRemoteFolder(benchmark::State& state) {
+  const Strategy s = kAll[state.range(0)];
+  auto vm = MakeVm(s, 4);
+  std::atomic<bool> stop{false};
+  std::thread folder([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (vm->FoldCpuRemote(0) == 0) benchmark::DoNotOptimize(vm->NeedUpdate(0));
+    }
+  });
+  int64_t d = 3;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    vm->Mod(0, StatKind::kZone, 1, kZoneMlock, d);
+    d = -d + (d > 0 ? -1 : 1);
+    if (d > 3 || d < -3) d = 1;
+  }
+  const double ns = NsPerIter(state, t0);
+  stop.store(true);
+  folder.join();
+  ReportRatio(state, ns);
+  state.SetLabel(std::string(StrategyName(s)));
+}
+BENCHMARK(BM_UpdateWithRemoteFolder)->DenseRange(0, 4)->UseRealTime();
+
+// S8: one mlock-like update and one munlock-like update, each followed by the
+// return-to-user hook of a nohz_full CPU with its tick stopped.  A1's hook does
+// nothing; B folds on every return because every syscall dirtied.
+void BM_SyscallHookChain(benchmark::State& state) {
+  const Strategy s = kAll[state.range(0)];
+  auto vm = MakeVm(s, 4);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    vm->Mod(0, StatKind::kZone, 1, kZoneMlock, 1);
+    benchmark::DoNotOptimize(vm->ReturnToUser(0, true));
+    vm->Mod(0, StatKind::kZone, 1, kZoneMlock, -1);
+    benchmark::DoNotOptimize(vm->ReturnToUser(0, true));
+  }
+  ReportRatio(state, NsPerIter(state, t0));
+  state.SetLabel(std::string(StrategyName(s)));
+}
+BENCHMARK(BM_SyscallHookChain)->DenseRange(0, 4);
+
+// B's hook on a clean CPU (nothing dirty): the flag check only.
+void BM_ReturnToUserClean(benchmark::State& state) {
+  const Strategy s = kAll[state.range(0)];
+  auto vm = MakeVm(s, 4);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) benchmark::DoNotOptimize(vm->ReturnToUser(0, true));
+  ReportRatio(state, NsPerIter(state, t0));
+  state.SetLabel(std::string(StrategyName(s)));
+}
+BENCHMARK(BM_ReturnToUserClean)->DenseRange(0, 4);
+
+// --- reads and scans vs CPU count ----------------------------------------------
+
+void BM_ReadApprox(benchmark::State& state) {
+  auto vm = MakeVm(Strategy::kA1, static_cast<int>(state.range(0)));
+  for (int cpu = 0; cpu < vm->num_cpus(); ++cpu) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 3);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) benchmark::DoNotOptimize(vm->Read(StatKind::kZone, 1, kZoneFreePages));
+  ReportRatio(state, NsPerIter(state, t0));
+}
+BENCHMARK(BM_ReadApprox)->RangeMultiplier(4)->Range(1, 1024);
+
+void BM_ReadSnapshot(benchmark::State& state) {
+  auto vm = MakeVm(Strategy::kA1, static_cast<int>(state.range(0)));
+  for (int cpu = 0; cpu < vm->num_cpus(); ++cpu) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 3);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) benchmark::DoNotOptimize(vm->ReadSnapshot(StatKind::kZone, 1, kZoneFreePages));
+  ReportRatio(state, NsPerIter(state, t0));
+}
+BENCHMARK(BM_ReadSnapshot)->RangeMultiplier(4)->Range(1, 1024);
+
+// Shepherd pass over n CPUs with one dirty item each: A1-style need_update
+// scans (nothing isolated here) vs C's unconditional remote folds.
+void BM_ShepherdScan(benchmark::State& state) {
+  const Strategy s = state.range(1) == 0 ? Strategy::kA1 : Strategy::kC;
+  auto vm = MakeVm(s, static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (int cpu = 0; cpu < vm->num_cpus(); cpu += 8) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 1);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(vm->Shepherd([](int) { return false; }, [](int, uint64_t) {}));
+  }
+  state.SetLabel(s == Strategy::kA1 ? "A1 need_update scan" : "C remote fold");
+}
+BENCHMARK(BM_ShepherdScan)->ArgsProduct({{1, 16, 128, 1024}, {0, 1}});
+
+}  // namespace
+}  // namespace isolation::vmstat

@@ -137,7 +137,7 @@ class CpulistParser {
       }
       if (At(pos) != '-') {
         return Error(absl::StatusCode::kInvalidArgument, pos,
-                     absl::StrCat("expected '-', ':' or ',' but found ", TokenAt(pos)));
+                     absl::StrCat("expected '-' or ',' but found ", TokenAt(pos)));
       }
       ++pos;
       s = GetNumber(pos, r.end, "last cpu of range");

@@ -7,6 +7,7 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -91,10 +92,59 @@ absl::StatusOr<Topology> FromLoadedHwloc(hwloc_topology_t t, std::string descrip
                            std::move(description));
 }
 
+// Product of the arities of a synthetic description ("pack:2 core:4 pu:2"
+// -> 16), i.e. its PU count, computed without hwloc; -1 if the string is not
+// in a form this simple scan understands (hwloc then decides).  hwloc's
+// synthetic loader is quadratic in the arity of a level ("pu:20000" takes
+// about a minute), so oversized machines are rejected before loading.
+int64_t SyntheticPuCount(std::string_view d) {
+  int64_t product = 1;
+  int depth = 0;
+  size_t i = 0;
+  bool any = false;
+  while (i < d.size()) {
+    const char c = d[i];
+    if (c == '(') {
+      ++depth;
+      ++i;
+      continue;
+    }
+    if (c == ')') {
+      --depth;
+      ++i;
+      continue;
+    }
+    if (depth > 0 || c == ' ' || c == '\t' || c == '\n') {
+      ++i;
+      continue;
+    }
+    // A token outside parentheses: "type:N" or a bare "N".
+    size_t end = i;
+    while (end < d.size() && d[end] != ' ' && d[end] != '\t' && d[end] != '\n' && d[end] != '(') ++end;
+    const std::string_view token = d.substr(i, end - i);
+    const size_t colon = token.find(':');
+    const std::string_view number = colon == std::string_view::npos ? token : token.substr(colon + 1);
+    if (number.empty()) return -1;
+    int64_t arity = 0;
+    for (char digit : number) {
+      if (digit < '0' || digit > '9') return -1;
+      arity = std::min<int64_t>(arity * 10 + (digit - '0'), int64_t{1} << 32);
+    }
+    product = std::min<int64_t>(product * arity, int64_t{1} << 32);
+    any = true;
+    i = end;
+  }
+  return any ? product : -1;
+}
+
 }  // namespace
 
 absl::StatusOr<Topology> Topology::FromSynthetic(std::string_view description) {
   const std::string desc(description);
+  if (const int64_t pus = SyntheticPuCount(description); pus > kMaxCpus) {
+    return absl::InvalidArgumentError(absl::StrFormat("topology \"%s\" has %d cpus, more than the maximum %d",
+                                                      absl::CHexEscape(desc), pus, kMaxCpus));
+  }
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) return absl::InternalError("hwloc_topology_init failed");
   HwlocTopology t(raw);
@@ -144,12 +194,14 @@ absl::StatusOr<Topology> Topology::FromIds(std::vector<int> core_of, std::vector
         llc_of.size(), node_of.size(), package_of.size()));
   }
   // Every id vector must use exactly the ids 0..k-1.
+  Topology t;
+  t.description_ = std::move(description);
   auto count_dense = [&](const std::vector<int>& ids, const char* what) -> absl::StatusOr<int> {
     int max_id = -1;
     for (size_t c = 0; c < n; ++c) {
       if (ids[c] < 0 || ids[c] >= static_cast<int>(n)) {
         return absl::InvalidArgumentError(absl::StrFormat("topology \"%s\": cpu %d has %s id %d, outside [0, %d)",
-                                                          description, c, what, ids[c], n));
+                                                          t.description_, c, what, ids[c], n));
       }
       max_id = std::max(max_id, ids[c]);
     }
@@ -158,13 +210,11 @@ absl::StatusOr<Topology> Topology::FromIds(std::vector<int> core_of, std::vector
     for (size_t i = 0; i < used.size(); ++i) {
       if (!used[i]) {
         return absl::InvalidArgumentError(
-            absl::StrFormat("topology \"%s\": %s ids are not dense (no cpu has %s %d)", description, what, what, i));
+            absl::StrFormat("topology \"%s\": %s ids are not dense (no cpu has %s %d)", t.description_, what, what, i));
       }
     }
     return max_id + 1;
   };
-  Topology t;
-  t.description_ = std::move(description);
   t.num_cpus_ = static_cast<int>(n);
   auto cores = count_dense(core_of, "core");
   if (!cores.ok()) return cores.status();

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// -----------------------------------------------------------------------------
+// idle_select_hooks.h
+// -----------------------------------------------------------------------------
+//
+// The run-queue harness glue for idle_select: a `Hooks` adapter that keeps the
+// per-CPU state of an `IdleState` in step with a driver's run queues and
+// answers the driver's wakeup placement (`SelectTaskCpu`) with the chosen
+// selector; plus user-level message-passing workloads (hackbench-like groups,
+// sched-pipe ping-pong, schbench-like batch wake) written as TaskBodies with
+// Block()/Wake(), so the same harness runs on the Simulator and on the
+// RealThreadDriver.
+//
+// Kernel counterpart: the calls the kernel makes into the selection state —
+// do_idle() / put_prev_task_idle() (idle edges), sched_tick(),
+// tick_nohz_idle_stop_tick(), ttwu_queue_wakelist() (ttwu_pending),
+// select_task_rq_fair() + wake_affine() (placement), and the periodic
+// load balance's update_idle_cpu_scan() (budget, from the LLC's measured
+// utilisation).  Workloads: rt-tests hackbench.c, perf bench sched pipe,
+// masoncl/schbench.
+//
+// Thread-safety contract: per-CPU hooks touch only their CPU's state (the
+// driver never runs two hooks of one CPU at once); SelectTaskCpu may run on
+// any CPU thread concurrently; per-task state is preallocated (max_tasks) and
+// a task's slot is only touched by the one wakeup of that task in flight.
+// Counters are relaxed atomics read after RunFor returns.  Workload channels
+// use a std::mutex each (user-level pipes, not a kernel hot path).
+//
+// Memory ordering: the driver's Wake/enqueue hand-over is release/acquire
+// (driver.h); everything here is a hint re-checked by the selector.
+
+#ifndef ISOLATION_IDLE_SELECT_HOOKS_H_
+#define ISOLATION_IDLE_SELECT_HOOKS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "isolation/driver.h"
+#include "isolation/idle_select.h"
+
+namespace isolation::idle_select {
+
+struct HarnessOptions {
+  int max_tasks = 1024;
+  // wake_affine(): target = waker CPU (if allowed) unless prev is idle.
+  bool wake_affine = true;
+  // Feed SIS_UTIL from the measured LLC utilisation every `sis_util_period`
+  // (update_idle_cpu_scan at the periodic balance); 0 = leave the budget.
+  Nanos sis_util_period = 4 * kNsPerMs;
+  // Check every selection against I3 (affinity) and count violations.
+  bool check_invariants = true;
+};
+
+struct HarnessCounters {
+  int64_t selections = 0;
+  int64_t idle_found = 0;
+  int64_t fallbacks = 0;
+  int64_t probes = 0;
+  int64_t stale_hits = 0;
+  int64_t claim_failures = 0;
+  int64_t placed_on_busy = 0;   // stacking: chosen CPU had a task or pending wakeup
+  int64_t migrations = 0;       // chosen CPU != prev
+  int64_t invariant_violations = 0;
+};
+
+class IdleSelectHooks final : public Hooks {
+ public:
+  IdleSelectHooks(IdleState& state, IdleSelector& selector, HarnessOptions options = {});
+
+  // Tell the harness a task's affinity (TaskSpec.affinity) after Spawn; tasks
+  // not registered may run anywhere.  Errors: id outside [0, max_tasks).
+  absl::Status RegisterTask(TaskId task, const CpuMask& affinity, bool sched_idle = false);
+
+  HarnessCounters counters() const;
+  IdleState& state() { return state_; }
+
+  // Hooks:
+  void OnStart(Driver& driver) override;
+  void OnTick(CpuContext& ctx, TaskId curr) override;
+  void OnIdleEnter(int cpu, Nanos now) override;
+  void OnIdleExit(int cpu, Nanos now) override;
+  void OnTickStop(CpuContext& ctx) override;
+  void OnTickRestart(CpuContext& ctx) override;
+  void OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override;
+  void OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) override;
+  int SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) override;
+
+ private:
+  struct alignas(64) TaskSlot {
+    int recent_used_cpu = -1;
+    bool has_affinity = false;
+    bool sched_idle = false;
+    CpuMask affinity;
+  };
+  struct alignas(64) CpuSlot {
+    Nanos last_idle_ns = 0;  // driver idle time at the last SIS_UTIL sample
+  };
+  struct alignas(64) Counter {
+    std::atomic<int64_t> v{0};
+  };
+  void MaybeUpdateBudget(int cpu, Nanos now);
+  void Add(int which, int64_t n) { counters_[static_cast<size_t>(which)].v.fetch_add(n, std::memory_order_relaxed); }
+
+  IdleState& state_;
+  IdleSelector& selector_;
+  HarnessOptions options_;
+  Driver* driver_ = nullptr;
+  std::vector<TaskSlot> tasks_;
+  std::vector<CpuSlot> cpu_slots_;
+  std::vector<std::unique_ptr<std::atomic<Nanos>>> llc_last_update_;
+  std::vector<Nanos> llc_last_idle_sum_;
+  std::vector<Counter> counters_;
+};
+
+// ---------------------------------------------------------------------------
+// Workloads (user-level tasks on the driver's run queues)
+// ---------------------------------------------------------------------------
+
+// A bounded message channel between user-level tasks (a pipe).  Readers
+// and writers that cannot proceed Block(); the other side Wake()s them.
+// The wake is issued after the waiter is recorded under the channel mutex;
+// a waiter re-checks the channel every time it runs, so a spurious run is
+// harmless.
+class Channel {
+ public:
+  explicit Channel(int capacity) : capacity_(capacity) {}
+  // Returns true if a message was written; otherwise `self` is recorded as a
+  // waiting writer and the caller must Block().
+  bool TryWrite(Driver& d, TaskId self, int waker_cpu);
+  bool TryRead(Driver& d, TaskId self, int waker_cpu);
+
+ private:
+  std::mutex mu_;
+  int capacity_;
+  int count_ = 0;
+  std::deque<TaskId> waiting_readers_;
+  std::deque<TaskId> waiting_writers_;
+};
+
+struct WorkloadResult {
+  Nanos duration_ns = 0;        // start barrier to last task done
+  int64_t operations = 0;       // messages / round trips / wakeups
+  std::vector<Nanos> latencies; // schbench: wake -> run
+  bool completed = false;       // every task finished (no lost wakeup)
+};
+
+struct HackbenchParams {
+  int groups = 1;
+  int senders = 20;           // per group (= receivers)
+  int messages = 100;         // per sender per receiver (hackbench --loops)
+  int channel_capacity = 16;  // messages a pipe holds before the writer blocks
+  Nanos work_per_message = 2 * kNsPerUs;  // user-mode time per write / read
+};
+struct PipeParams {
+  int round_trips = 10000;
+  Nanos work_per_message = 1 * kNsPerUs;
+};
+struct SchbenchParams {
+  int message_tasks = 2;
+  int workers_per_message = 4;
+  int rounds = 200;           // wake rounds per worker
+  Nanos think_ns = 20 * kNsPerUs;
+};
+
+// Spawn a workload on `driver`, registering every task with `hooks` (may be
+// null), run it until done or `timeout` of driver time, and report.  Tasks
+// start spread round-robin over `cpus` (empty = every online CPU).
+absl::StatusOr<WorkloadResult> RunHackbench(Driver& driver, IdleSelectHooks* hooks,
+                                            const HackbenchParams& params, Nanos timeout,
+                                            const CpuMask& cpus = CpuMask());
+absl::StatusOr<WorkloadResult> RunPipe(Driver& driver, IdleSelectHooks* hooks, const PipeParams& params,
+                                       Nanos timeout, const CpuMask& cpus = CpuMask());
+absl::StatusOr<WorkloadResult> RunSchbench(Driver& driver, IdleSelectHooks* hooks,
+                                           const SchbenchParams& params, Nanos timeout,
+                                           const CpuMask& cpus = CpuMask());
+
+}  // namespace isolation::idle_select
+
+#endif  // ISOLATION_IDLE_SELECT_HOOKS_H_

@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The run-queue harness: Hooks adapter and message-passing workloads.
+
+#include "isolation/idle_select_hooks.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace isolation::idle_select {
+namespace {
+enum CounterIndex {
+  kSelections,
+  kIdleFound,
+  kFallbacks,
+  kProbes,
+  kStaleHits,
+  kClaimFailures,
+  kPlacedOnBusy,
+  kMigrations,
+  kViolations,
+  kNumCounters
+};
+}  // namespace
+
+IdleSelectHooks::IdleSelectHooks(IdleState& state, IdleSelector& selector, HarnessOptions options)
+    : state_(state),
+      selector_(selector),
+      options_(options),
+      tasks_(static_cast<size_t>(std::max(1, options.max_tasks))),
+      cpu_slots_(static_cast<size_t>(state.num_cpus())),
+      llc_last_idle_sum_(static_cast<size_t>(state.num_llcs()), 0),
+      counters_(kNumCounters) {
+  for (int l = 0; l < state.num_llcs(); ++l) {
+    llc_last_update_.push_back(std::make_unique<std::atomic<Nanos>>(0));
+  }
+}
+
+absl::Status IdleSelectHooks::RegisterTask(TaskId task, const CpuMask& affinity, bool sched_idle) {
+  if (task < 0 || task >= static_cast<TaskId>(tasks_.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("idle_select harness: task id ", task, " outside [0, ", tasks_.size(), ")"));
+  }
+  TaskSlot& s = tasks_[static_cast<size_t>(task)];
+  s.has_affinity = affinity.nbits() == state_.num_cpus() && !affinity.Empty();
+  s.affinity = affinity;
+  s.sched_idle = sched_idle;
+  return absl::OkStatus();
+}
+
+HarnessCounters IdleSelectHooks::counters() const {
+  auto v = [&](int i) { return counters_[static_cast<size_t>(i)].v.load(std::memory_order_relaxed); };
+  HarnessCounters c;
+  c.selections = v(kSelections);
+  c.idle_found = v(kIdleFound);
+  c.fallbacks = v(kFallbacks);
+  c.probes = v(kProbes);
+  c.stale_hits = v(kStaleHits);
+  c.claim_failures = v(kClaimFailures);
+  c.placed_on_busy = v(kPlacedOnBusy);
+  c.migrations = v(kMigrations);
+  c.invariant_violations = v(kViolations);
+  return c;
+}
+
+void IdleSelectHooks::OnStart(Driver& driver) {
+  driver_ = &driver;
+  for (int cpu = 0; cpu < state_.num_cpus(); ++cpu) {
+    cpu_slots_[static_cast<size_t>(cpu)].last_idle_ns = driver.Stats(cpu).idle_ns;
+  }
+}
+
+// The periodic LLC balance: sum_util from the idle time the driver measured
+// over the last period (a windowed stand-in for PELT), then
+// update_idle_cpu_scan().  One updater per LLC per period (CAS on the stamp).
+void IdleSelectHooks::MaybeUpdateBudget(int cpu, Nanos now) {
+  if (options_.sis_util_period <= 0 || driver_ == nullptr) return;
+  const int l = state_.llc_of(cpu);
+  if (l < 0) return;
+  std::atomic<Nanos>& stamp = *llc_last_update_[static_cast<size_t>(l)];
+  Nanos last = stamp.load(std::memory_order_relaxed);
+  if (now - last < options_.sis_util_period) return;
+  // Relaxed CAS: it only elects one updater; the data it reads is the
+  // driver's (synchronised inside Stats()).
+  if (!stamp.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  const Nanos window = now - last;
+  const LlcShared& llc = state_.llc(l);
+  int64_t sum_util = 0;
+  for (int c : llc.span) {
+    CpuSlot& slot = cpu_slots_[static_cast<size_t>(c)];
+    const Nanos idle = driver_->Stats(c).idle_ns;
+    const Nanos d_idle = std::clamp<Nanos>(idle - slot.last_idle_ns, 0, window);
+    slot.last_idle_ns = idle;
+    sum_util += (window - d_idle) * kSchedCapacityScale / std::max<Nanos>(window, 1);
+  }
+  state_.UpdateIdleCpuScan(l, sum_util);
+}
+
+void IdleSelectHooks::OnTick(CpuContext& ctx, TaskId curr) {
+  const int cpu = ctx.cpu();
+  if (curr != kIdleTask && driver_ != nullptr) {
+    state_.cpu_state(cpu).nr_running.store(std::max(1, driver_->NumRunnable(cpu)),
+                                           std::memory_order_relaxed);
+  }
+  state_.Tick(cpu);
+  MaybeUpdateBudget(cpu, ctx.now());
+}
+
+void IdleSelectHooks::OnIdleEnter(int cpu, Nanos now) {
+  (void)now;
+  CpuIdleState& s = state_.cpu_state(cpu);
+  // The idle task runs: the queue is empty (pending wakeups stay pending
+  // until they land: ttwu_pending is cleared on switch-in).
+  s.nr_running.store(0, std::memory_order_relaxed);
+  s.nr_sched_idle.store(0, std::memory_order_relaxed);
+  state_.IdleEnter(cpu);
+}
+
+void IdleSelectHooks::OnIdleExit(int cpu, Nanos now) {
+  (void)now;
+  CpuIdleState& s = state_.cpu_state(cpu);
+  s.nr_running.store(1, std::memory_order_relaxed);
+  s.ttwu_pending.store(0, std::memory_order_relaxed);
+  state_.IdleExit(cpu);
+}
+
+void IdleSelectHooks::OnTickStop(CpuContext& ctx) { state_.TickStop(ctx.cpu()); }
+void IdleSelectHooks::OnTickRestart(CpuContext& ctx) { state_.TickRestart(ctx.cpu()); }
+
+void IdleSelectHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
+  (void)prev;
+  (void)now;
+  // A wakeup in flight has landed by the time this CPU switches.
+  if (next != kIdleTask) state_.cpu_state(cpu).ttwu_pending.store(0, std::memory_order_relaxed);
+}
+
+void IdleSelectHooks::OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) {
+  (void)now;
+  (void)RegisterTask(task, mask, task >= 0 && task < static_cast<TaskId>(tasks_.size()) &&
+                                     tasks_[static_cast<size_t>(task)].sched_idle);
+}
+
+int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) {
+  (void)now;
+  if (task < 0 || task >= static_cast<TaskId>(tasks_.size())) return -1;
+  TaskSlot& slot = tasks_[static_cast<size_t>(task)];
+  const CpuMask* aff = slot.has_affinity ? &slot.affinity : nullptr;
+  auto allowed = [&](int c) { return c >= 0 && (aff == nullptr || aff->Test(c)); };
+  WakeTask wt;
+  wt.prev_cpu = prev_cpu;
+  wt.recent_used_cpu = slot.recent_used_cpu;
+  wt.affinity = aff;
+  wt.sched_idle = slot.sched_idle;
+  WakeContext ctx;
+  ctx.waker_cpu = waker_cpu;
+  // wake_affine() simplified: pull next to the waker unless prev is idle.
+  ctx.target = prev_cpu;
+  if (options_.wake_affine && allowed(waker_cpu) && !state_.AvailableIdleCpu(prev_cpu)) {
+    ctx.target = waker_cpu;
+  }
+  const Selection sel = selector_.Select(wt, ctx);
+  slot.recent_used_cpu = wt.recent_used_cpu;
+  int cpu = sel.cpu;
+  if (cpu < 0) cpu = allowed(prev_cpu) ? prev_cpu : -1;  // V4 "none": keep prev
+  Add(kSelections, 1);
+  Add(sel.idle_found() ? kIdleFound : kFallbacks, 1);
+  Add(kProbes, sel.probes);
+  Add(kStaleHits, sel.stale_hits);
+  Add(kClaimFailures, sel.claim_failures);
+  if (cpu >= 0) {
+    if (cpu != prev_cpu) Add(kMigrations, 1);
+    if (!state_.IdleCpu(cpu) && !sel.claimed) Add(kPlacedOnBusy, 1);
+    if (options_.check_invariants && !allowed(cpu)) Add(kViolations, 1);  // I3
+    if (cpu != waker_cpu) state_.SetWakePending(cpu, true);  // ttwu_queue_wakelist
+  }
+  return cpu;
+}
+
+// ---------------------------------------------------------------------------
+// Channel
+// ---------------------------------------------------------------------------
+
+bool Channel::TryWrite(Driver& d, TaskId self, int waker_cpu) {
+  TaskId to_wake = kIdleTask;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (count_ >= capacity_) {
+      if (std::find(waiting_writers_.begin(), waiting_writers_.end(), self) == waiting_writers_.end()) {
+        waiting_writers_.push_back(self);
+      }
+      return false;
+    }
+    ++count_;
+    // A writer that was recorded earlier and got through on a re-check is
+    // no longer waiting (else a later read would wake it instead of a real
+    // waiter).
+    std::erase(waiting_writers_, self);
+    if (!waiting_readers_.empty()) {
+      to_wake = waiting_readers_.front();
+      waiting_readers_.pop_front();
+    }
+  }
+  if (to_wake != kIdleTask) d.Wake(to_wake, waker_cpu);
+  return true;
+}
+
+bool Channel::TryRead(Driver& d, TaskId self, int waker_cpu) {
+  TaskId to_wake = kIdleTask;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (count_ == 0) {
+      if (std::find(waiting_readers_.begin(), waiting_readers_.end(), self) == waiting_readers_.end()) {
+        waiting_readers_.push_back(self);
+      }
+      return false;
+    }
+    --count_;
+    std::erase(waiting_readers_, self);
+    if (!waiting_writers_.empty()) {
+      to_wake = waiting_writers_.front();
+      waiting_writers_.pop_front();
+    }
+  }
+  if (to_wake != kIdleTask) d.Wake(to_wake, waker_cpu);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Workloads
+// ---------------------------------------------------------------------------
+namespace {
+
+struct RunState {
+  std::atomic<int> remaining{0};
+  std::atomic<Nanos> end_ns{0};
+  std::atomic<int64_t> operations{0};
+  Nanos start_ns = 0;
+  void TaskDone(Nanos now) {
+    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) end_ns.store(now, std::memory_order_release);
+  }
+};
+
+std::vector<int> StartCpus(const Driver& d, const CpuMask& cpus) {
+  std::vector<int> out;
+  const CpuMask& online = d.topology().online();
+  for (int c = 0; c < d.num_cpus(); ++c) {
+    if (online.Test(c) && (cpus.nbits() == 0 || cpus.Empty() || cpus.Test(c))) out.push_back(c);
+  }
+  return out;
+}
+
+absl::StatusOr<TaskId> SpawnOn(Driver& d, IdleSelectHooks* hooks, std::string name, int cpu,
+                               const CpuMask& cpus, std::unique_ptr<TaskBody> body) {
+  TaskSpec spec;
+  spec.name = std::move(name);
+  spec.cpu = cpu;
+  if (cpus.nbits() == d.num_cpus() && !cpus.Empty()) spec.affinity = cpus;
+  spec.body = std::move(body);
+  auto id = d.Spawn(std::move(spec));
+  if (!id.ok()) return id.status();
+  if (hooks != nullptr) {
+    absl::Status s = hooks->RegisterTask(*id, cpus.nbits() == d.num_cpus() ? cpus : CpuMask());
+    if (!s.ok()) return s;
+  }
+  return *id;
+}
+
+absl::StatusOr<WorkloadResult> Drive(Driver& d, RunState& rs, Nanos timeout) {
+  const Nanos step = d.is_simulated() ? 1 * kNsPerMs : 2 * kNsPerMs;
+  while (rs.remaining.load(std::memory_order_acquire) > 0 && d.Now() - rs.start_ns < timeout) {
+    absl::Status s = d.RunFor(step);
+    if (!s.ok()) return s;
+  }
+  WorkloadResult r;
+  r.completed = rs.remaining.load(std::memory_order_acquire) == 0;
+  r.duration_ns = r.completed ? rs.end_ns.load(std::memory_order_acquire) - rs.start_ns : d.Now() - rs.start_ns;
+  r.operations = rs.operations.load(std::memory_order_relaxed);
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, const HackbenchParams& p,
+                                            Nanos timeout, const CpuMask& cpus) {
+  if (p.groups < 1 || p.senders < 1 || p.messages < 1 || p.channel_capacity < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("hackbench: bad parameters groups=", p.groups,
+                                                   " senders=", p.senders, " messages=", p.messages,
+                                                   " capacity=", p.channel_capacity));
+  }
+  struct Shared {
+    RunState rs;
+    std::vector<std::unique_ptr<Channel>> channels;  // one per receiver
+  };
+  auto sh = std::make_shared<Shared>();
+  const int receivers = p.senders;
+  for (int i = 0; i < p.groups * receivers; ++i) sh->channels.push_back(std::make_unique<Channel>(p.channel_capacity));
+  sh->rs.remaining.store(p.groups * (p.senders + receivers), std::memory_order_relaxed);
+  sh->rs.start_ns = d.Now();
+  const std::vector<int> start = StartCpus(d, cpus);
+  int rr = 0;
+  for (int g = 0; g < p.groups; ++g) {
+    for (int r = 0; r < receivers; ++r) {
+      Channel* ch = sh->channels[static_cast<size_t>(g * receivers + r)].get();
+      const int64_t total = int64_t{p.senders} * p.messages;
+      auto received = std::make_shared<int64_t>(0);
+      auto body = MakeTaskBody([sh, ch, total, received, work = p.work_per_message](TaskContext& ctx) -> Step {
+        if (*received == total) {
+          sh->rs.TaskDone(ctx.now());
+          return Step::Exit();
+        }
+        if (!ch->TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+        ++*received;
+        sh->rs.operations.fetch_add(1, std::memory_order_relaxed);
+        return Step::Run(work);
+      });
+      auto id = SpawnOn(d, hooks, absl::StrCat("hb-recv-", g, "-", r),
+                        start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
+      if (!id.ok()) return id.status();
+    }
+    for (int s = 0; s < p.senders; ++s) {
+      struct SenderState {
+        int next = 0;
+        int round = 0;
+      };
+      auto st = std::make_shared<SenderState>();
+      auto body = MakeTaskBody([sh, st, g, receivers, messages = p.messages,
+                                work = p.work_per_message](TaskContext& ctx) -> Step {
+        if (st->round == messages) {
+          sh->rs.TaskDone(ctx.now());
+          return Step::Exit();
+        }
+        Channel* ch = sh->channels[static_cast<size_t>(g * receivers + st->next)].get();
+        if (!ch->TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+        if (++st->next == receivers) {
+          st->next = 0;
+          ++st->round;
+        }
+        return Step::Run(work);
+      });
+      auto id = SpawnOn(d, hooks, absl::StrCat("hb-send-", g, "-", s),
+                        start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
+      if (!id.ok()) return id.status();
+    }
+  }
+  return Drive(d, sh->rs, timeout);
+}
+
+absl::StatusOr<WorkloadResult> RunPipe(Driver& d, IdleSelectHooks* hooks, const PipeParams& p, Nanos timeout,
+                                       const CpuMask& cpus) {
+  if (p.round_trips < 1) return absl::InvalidArgumentError(absl::StrCat("pipe: round_trips=", p.round_trips));
+  struct Shared {
+    RunState rs;
+    Channel ab{1}, ba{1};
+  };
+  auto sh = std::make_shared<Shared>();
+  sh->rs.remaining.store(2, std::memory_order_relaxed);
+  sh->rs.start_ns = d.Now();
+  const std::vector<int> start = StartCpus(d, cpus);
+  for (int side = 0; side < 2; ++side) {
+    struct SideState {
+      int done = 0;
+      bool wrote = false;  // A: wrote this round; B: read this round
+    };
+    auto st = std::make_shared<SideState>();
+    auto body = MakeTaskBody([sh, st, side, n = p.round_trips, work = p.work_per_message](TaskContext& ctx) -> Step {
+      if (st->done == n) {
+        sh->rs.TaskDone(ctx.now());
+        return Step::Exit();
+      }
+      Channel& out = side == 0 ? sh->ab : sh->ba;
+      Channel& in = side == 0 ? sh->ba : sh->ab;
+      if (side == 0) {
+        // A: write, then block on the reply.
+        if (!st->wrote) {
+          if (!out.TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+          st->wrote = true;
+          return Step::Run(work);
+        }
+        if (!in.TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+        st->wrote = false;
+        ++st->done;
+        sh->rs.operations.fetch_add(1, std::memory_order_relaxed);
+        return Step::Run(work);
+      }
+      // B: read, then reply.
+      if (!st->wrote) {
+        if (!in.TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+        st->wrote = true;
+        return Step::Run(work);
+      }
+      if (!out.TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+      st->wrote = false;
+      ++st->done;
+      return Step::Run(work);
+    });
+    auto id = SpawnOn(d, hooks, side == 0 ? "pipe-a" : "pipe-b",
+                      start[static_cast<size_t>(side % static_cast<int>(start.size()))], cpus, std::move(body));
+    if (!id.ok()) return id.status();
+  }
+  return Drive(d, sh->rs, timeout);
+}
+
+absl::StatusOr<WorkloadResult> RunSchbench(Driver& d, IdleSelectHooks* hooks, const SchbenchParams& p,
+                                           Nanos timeout, const CpuMask& cpus) {
+  if (p.message_tasks < 1 || p.workers_per_message < 1 || p.rounds < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("schbench: bad parameters message_tasks=", p.message_tasks,
+                                                   " workers=", p.workers_per_message, " rounds=", p.rounds));
+  }
+  struct Msg {
+    std::mutex mu;
+    std::vector<int> list;    // worker indexes waiting to be woken
+    bool waiting = false;     // the message task is blocked
+    std::atomic<TaskId> id{kIdleTask};
+    int finished = 0;
+  };
+  struct Worker {
+    std::atomic<TaskId> id{kIdleTask};
+    std::atomic<bool> released{false};
+    std::atomic<Nanos> wake_ns{0};
+    int rounds = 0;
+    bool queued = false;
+    std::vector<Nanos> lat;
+  };
+  struct Shared {
+    RunState rs;
+    std::vector<std::unique_ptr<Msg>> msgs;
+    std::vector<std::unique_ptr<Worker>> workers;
+  };
+  auto sh = std::make_shared<Shared>();
+  const int nw = p.message_tasks * p.workers_per_message;
+  for (int m = 0; m < p.message_tasks; ++m) sh->msgs.push_back(std::make_unique<Msg>());
+  for (int w = 0; w < nw; ++w) sh->workers.push_back(std::make_unique<Worker>());
+  sh->rs.remaining.store(p.message_tasks + nw, std::memory_order_relaxed);
+  sh->rs.start_ns = d.Now();
+  const std::vector<int> start = StartCpus(d, cpus);
+  int rr = 0;
+  const int per = p.workers_per_message;
+  for (int m = 0; m < p.message_tasks; ++m) {
+    auto body = MakeTaskBody([sh, m, per](TaskContext& ctx) -> Step {
+      Msg& msg = *sh->msgs[static_cast<size_t>(m)];
+      std::vector<int> batch;
+      {
+        std::lock_guard<std::mutex> lock(msg.mu);
+        if (msg.list.empty()) {
+          if (msg.finished == per) {
+            sh->rs.TaskDone(ctx.now());
+            return Step::Exit();
+          }
+          msg.waiting = true;
+          return Step::Block();
+        }
+        batch.swap(msg.list);
+      }
+      for (int w : batch) {
+        Worker& wk = *sh->workers[static_cast<size_t>(w)];
+        wk.wake_ns.store(ctx.now(), std::memory_order_relaxed);
+        wk.released.store(true, std::memory_order_release);
+        ctx.driver().Wake(wk.id.load(std::memory_order_relaxed), ctx.cpu());
+        sh->rs.operations.fetch_add(1, std::memory_order_relaxed);
+      }
+      return Step::Run(1 * kNsPerUs);
+    });
+    auto id = SpawnOn(d, hooks, absl::StrCat("sb-msg-", m),
+                      start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
+    if (!id.ok()) return id.status();
+    sh->msgs[static_cast<size_t>(m)]->id.store(*id, std::memory_order_relaxed);
+  }
+  for (int w = 0; w < nw; ++w) {
+    const int m = w / per;
+    auto body = MakeTaskBody([sh, w, m, rounds = p.rounds, think = p.think_ns](TaskContext& ctx) -> Step {
+      Worker& wk = *sh->workers[static_cast<size_t>(w)];
+      Msg& msg = *sh->msgs[static_cast<size_t>(m)];
+      if (wk.queued) {
+        if (!wk.released.load(std::memory_order_acquire)) return Step::Block();  // spurious
+        wk.queued = false;
+        wk.released.store(false, std::memory_order_relaxed);
+        wk.lat.push_back(ctx.now() - wk.wake_ns.load(std::memory_order_relaxed));
+        ++wk.rounds;
+        return Step::Run(think);
+      }
+      bool wake_msg = false;
+      const bool last = wk.rounds == rounds;
+      {
+        std::lock_guard<std::mutex> lock(msg.mu);
+        if (last) {
+          ++msg.finished;
+        } else {
+          msg.list.push_back(w);
+        }
+        wake_msg = msg.waiting;
+        msg.waiting = false;
+      }
+      if (wake_msg) ctx.driver().Wake(msg.id.load(std::memory_order_relaxed), ctx.cpu());
+      if (last) {
+        sh->rs.TaskDone(ctx.now());
+        return Step::Exit();
+      }
+      wk.queued = true;
+      return Step::Block();
+    });
+    auto id = SpawnOn(d, hooks, absl::StrCat("sb-worker-", w),
+                      start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
+    if (!id.ok()) return id.status();
+    sh->workers[static_cast<size_t>(w)]->id.store(*id, std::memory_order_relaxed);
+  }
+  auto r = Drive(d, sh->rs, timeout);
+  if (!r.ok()) return r;
+  for (const auto& w : sh->workers) r->latencies.insert(r->latencies.end(), w->lat.begin(), w->lat.end());
+  return r;
+}
+
+}  // namespace isolation::idle_select

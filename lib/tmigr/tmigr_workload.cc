@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The oslat seed scenario (spec S24/S26) as a discrete-event run, see
+// tmigr_workload.h.
+
+#include "isolation/tmigr_workload.h"
+
+#include <algorithm>
+#include <queue>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "isolation/tmigr_timers.h"
+
+namespace isolation::tmigr {
+namespace {
+
+enum class EvType { kBusyTick, kBurstStart, kBurstEnd, kWake, kCheck };
+
+struct Ev {
+  Nanos t;
+  uint64_t seq;
+  EvType type;
+  int cpu;
+  uint64_t gen;
+  bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+constexpr int64_t kMaxImmediateRearms = 100000;
+
+}  // namespace
+
+absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
+                                                     const IsolationConfig& isolation,
+                                                     const Options& options,
+                                                     const OslatWorkloadConfig& cfg) {
+  if (cfg.duration <= 0) return absl::InvalidArgumentError(absl::StrCat("duration ", cfg.duration, " <= 0"));
+  if (cfg.jiffy <= 0) return absl::InvalidArgumentError(absl::StrCat("jiffy ", cfg.jiffy, " <= 0"));
+  if (cfg.hk_burst <= 0 || cfg.hk_burst >= cfg.hk_period) {
+    return absl::InvalidArgumentError(absl::StrCat("hk_burst ", cfg.hk_burst, " not in (0, hk_period)"));
+  }
+  if (cfg.global_period <= cfg.global_jitter || cfg.global_jitter < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("global_jitter ", cfg.global_jitter, " vs period ", cfg.global_period));
+  }
+  if (cfg.local_period <= 0 || cfg.check_every <= 0) {
+    return absl::InvalidArgumentError("local_period and check_every must be > 0");
+  }
+  if (isolation.num_cpus() != topology.num_cpus()) {
+    return absl::InvalidArgumentError(absl::StrCat("isolation config for ", isolation.num_cpus(),
+                                                   " cpus, topology has ", topology.num_cpus()));
+  }
+  auto ts_or = TimerSystem::Create(topology, options, TimerSystem::Config{cfg.jiffy});
+  if (!ts_or.ok()) return ts_or.status();
+  TimerSystem& ts = **ts_or;
+  ts.tmigr().SetIsolation(isolation);
+  if (absl::Status s = ts.BootAll(); !s.ok()) return s;
+  ts.tmigr().InitIsolation();
+
+  const int n = topology.num_cpus();
+  const CpuMask isolated = isolation.DomainIsolated();
+  std::vector<int> hk, busy;
+  for (int c = 0; c < n; ++c) (isolated.Test(c) ? busy : hk).push_back(c);
+
+  OslatWorkloadResult res;
+  res.variant = options.variant;
+  std::mt19937_64 rng(cfg.seed);
+  std::vector<Nanos> phase(static_cast<size_t>(n), 0);
+  for (int c : hk) phase[static_cast<size_t>(c)] = static_cast<Nanos>(rng() % static_cast<uint64_t>(cfg.hk_period));
+  std::vector<char> need_global(static_cast<size_t>(n), 1), need_local(static_cast<size_t>(n), 1);
+  std::vector<uint64_t> gen(static_cast<size_t>(n), 0);
+
+  ts.set_run_callback([&](const TimerRecord& t, int runner, Nanos) {
+    if (isolated.Test(runner)) {
+      ++res.timers_on_isolated;
+      res.isolated_callback_ns += cfg.callback_cost;
+      if (t.owner != runner) ++res.remote_on_isolated;
+    }
+    // The delayed work re-queues itself from its owner at the next burst.
+    (t.global ? need_global : need_local)[static_cast<size_t>(t.owner)] = 1;
+  });
+
+  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q;
+  uint64_t seq = 0;
+  auto push = [&](Nanos t, EvType type, int cpu, uint64_t g = 0) {
+    if (t < cfg.duration) q.push(Ev{t, seq++, type, cpu, g});
+  };
+  // The kick of ClearCpuAvailable/RunOnCpu wakes a CPU synchronously here.
+  ts.set_kick_callback([&](int cpu) {
+    ++gen[static_cast<size_t>(cpu)];
+    ts.ExitIdle(cpu, 0);
+  });
+
+  if (!busy.empty()) {
+    if (cfg.isolated_tick_stopped) {
+      for (int c : busy) ts.EnterIdle(c, 0);  // nohz_full: tick stopped while busy
+    } else {
+      push(cfg.jiffy, EvType::kBusyTick, -1);
+    }
+  }
+  for (int c : hk) push(phase[static_cast<size_t>(c)], EvType::kBurstStart, c);
+  push(cfg.check_every, EvType::kCheck, -1);
+
+  auto schedule_wake = [&](int c, Nanos now, Nanos next_burst) {
+    Nanos w = ts.ProgrammedWakeup(c);
+    if (w == kNanosMax || w >= next_burst) return;
+    if (w <= now) {
+      ++res.immediate_rearms;
+      w = now + kNsPerUs;
+    }
+    push(w, EvType::kWake, c, gen[static_cast<size_t>(c)]);
+  };
+  auto next_burst_after = [&](int c, Nanos now) {
+    const Nanos p = phase[static_cast<size_t>(c)];
+    return p + ((now - p) / cfg.hk_period + 1) * cfg.hk_period;
+  };
+
+  while (!q.empty()) {
+    const Ev ev = q.top();
+    q.pop();
+    const Nanos now = ev.t;
+    const size_t ci = static_cast<size_t>(std::max(ev.cpu, 0));
+    switch (ev.type) {
+      case EvType::kBusyTick:
+        for (int c : busy) ts.Tick(c, now);
+        push(now + cfg.jiffy, EvType::kBusyTick, -1);
+        break;
+      case EvType::kBurstStart: {
+        ++gen[ci];
+        ts.ExitIdle(ev.cpu, now);
+        ts.Tick(ev.cpu, now);
+        if (need_global[ci]) {
+          const Nanos jitter = cfg.global_jitter == 0
+                                   ? 0
+                                   : static_cast<Nanos>(rng() % static_cast<uint64_t>(2 * cfg.global_jitter + 1)) -
+                                         cfg.global_jitter;
+          ts.AddTimer(ev.cpu, now + cfg.global_period + jitter, /*global=*/true, now);
+          need_global[ci] = 0;
+        }
+        if (need_local[ci]) {
+          ts.AddTimer(ev.cpu, now + cfg.local_period, /*global=*/false, now);
+          need_local[ci] = 0;
+        }
+        push(now + cfg.hk_burst, EvType::kBurstEnd, ev.cpu);
+        push(now + cfg.hk_period, EvType::kBurstStart, ev.cpu);
+        break;
+      }
+      case EvType::kBurstEnd:
+        if (ts.EnterIdle(ev.cpu, now)) schedule_wake(ev.cpu, now, next_burst_after(ev.cpu, now));
+        break;
+      case EvType::kWake:
+        if (ev.gen != gen[ci] || !ts.BaseIdle(ev.cpu)) break;
+        ts.IdleWakeup(ev.cpu, now);
+        if (res.immediate_rearms > kMaxImmediateRearms) {
+          res.invariant_violations++;
+          res.first_violations.push_back("endless immediate re-arms (ghost timer)");
+          q = {};
+          break;
+        }
+        schedule_wake(ev.cpu, now, next_burst_after(ev.cpu, now));
+        break;
+      case EvType::kCheck: {
+        const std::vector<std::string> v = ts.CheckInvariants(now);
+        res.invariant_violations += static_cast<int64_t>(v.size());
+        for (const std::string& line : v) {
+          if (res.first_violations.size() < 10) res.first_violations.push_back(absl::StrCat("t=", now, ": ", line));
+        }
+        push(now + cfg.check_every, EvType::kCheck, -1);
+        break;
+      }
+    }
+  }
+
+  res.timers_total = ts.timers_run();
+  res.timers_lost = ts.CountLost(cfg.duration - 10 * cfg.jiffy);
+  res.max_lateness_ns = ts.max_lateness();
+  for (int c = 0; c < n; ++c) {
+    if (ts.runs_on(c) != 0) res.per_cpu_timers[c] = ts.runs_on(c);
+  }
+  const std::vector<int64_t> by_runner = ts.tmigr().RemoteExpiriesByRunner();
+  for (int c = 0; c < n; ++c) {
+    if (by_runner[static_cast<size_t>(c)] != 0) res.remote_by_runner[c] = by_runner[static_cast<size_t>(c)];
+  }
+  res.available = ts.tmigr().AvailableMask().ToString();
+  return res;
+}
+
+}  // namespace isolation::tmigr

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `isolab vmstat --quick` as a test: the issue's JSON keys and its expected
+// outcomes (A0 interrupts isolated CPUs, A1/B/C do not; A1 leaves residue,
+// B does not; lost_updates 0), plus D when asked for.
+
+#include <set>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "experiments/common_flags.h"
+#include "experiments/experiment.h"
+#include "gtest/gtest.h"
+
+ABSL_DECLARE_FLAG(std::string, vmstat_strategies);
+
+namespace isolation::experiments {
+namespace {
+
+std::unique_ptr<Experiment> FindVmstat() {
+  for (auto& e : AllExperiments()) {
+    if (e->name() == "vmstat") return std::move(e);
+  }
+  return nullptr;
+}
+
+TEST(VmstatExperiment, S7_S8_QuickRunMatchesIssueContract) {
+  auto exp = FindVmstat();
+  ASSERT_NE(exp, nullptr);
+  Progress progress("vmstat");
+  auto report = exp->Run(RunOptions{.quick = true, .seed = 1}, progress);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const nlohmann::json& j = report->json;
+  EXPECT_EQ(report->invariant_violations, 0) << j.dump(2);
+  ASSERT_TRUE(j.contains("strategies"));
+  ASSERT_EQ(j["strategies"].size(), 4u);
+  const std::set<std::string> want_keys = {"strategy", "syscall_ns_median", "overhead_pct",
+                                           "isolated_interruptions", "residue_max", "lost_updates"};
+  std::set<std::string> seen;
+  for (const auto& s : j["strategies"]) {
+    std::set<std::string> keys;
+    for (auto it = s.begin(); it != s.end(); ++it) keys.insert(it.key());
+    EXPECT_EQ(keys, want_keys);
+    const std::string name = s["strategy"].get<std::string>();
+    seen.insert(name);
+    EXPECT_EQ(s["lost_updates"].get<int64_t>(), 0) << name;
+    EXPECT_GT(s["syscall_ns_median"].get<double>(), 0) << name;
+    if (name == "A0") {
+      EXPECT_GT(s["isolated_interruptions"].get<int64_t>(), 0);
+    } else {
+      EXPECT_EQ(s["isolated_interruptions"].get<int64_t>(), 0) << name;
+    }
+    if (name == "A1") {
+      EXPECT_DOUBLE_EQ(s["overhead_pct"].get<double>(), 0.0);
+      EXPECT_GT(s["residue_max"].get<int64_t>(), 0);
+    }
+    if (name == "B" || name == "C") {
+      EXPECT_EQ(s["residue_max"].get<int64_t>(), 0) << name;
+    }
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"A0", "A1", "B", "C"}));
+  EXPECT_EQ(j["model"]["cpus"].get<int>(), 128);
+  EXPECT_EQ(j["model"]["isolated_cpus"].get<int>(), 124);
+  ASSERT_EQ(report->rows.size(), 2u);
+  EXPECT_EQ(report->rows[0].experiment, "vmstat");
+  EXPECT_NE(report->rows[0].kernel_reported.find("8461"), std::string::npos);
+  EXPECT_NE(report->rows[1].kernel_reported.find("15 us"), std::string::npos);
+  EXPECT_FALSE(report->text.empty());
+}
+
+TEST(VmstatExperiment, D_OursAndBadFlags) {
+  auto exp = FindVmstat();
+  ASSERT_NE(exp, nullptr);
+  Progress progress("vmstat");
+  absl::SetFlag(&FLAGS_vmstat_strategies, "A1,D");
+  auto report = exp->Run(RunOptions{.quick = true, .seed = 2}, progress);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->invariant_violations, 0);
+  const auto& d = report->json["strategies"][1];
+  EXPECT_EQ(d["strategy"], "D");
+  EXPECT_EQ(d["isolated_interruptions"].get<int64_t>(), 0);
+  EXPECT_EQ(d["residue_max"].get<int64_t>(), 0);
+  EXPECT_TRUE(report->json["details"][1]["ours"].get<bool>());
+  absl::SetFlag(&FLAGS_vmstat_strategies, "A1,Q");
+  auto bad = exp->Run(RunOptions{.quick = true, .seed = 2}, progress);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("'Q'"), std::string::npos);
+  absl::SetFlag(&FLAGS_vmstat_strategies, "A0,A1,B,C");
+}
+
+}  // namespace
+}  // namespace isolation::experiments

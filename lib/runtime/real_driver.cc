@@ -1,49 +1,1127 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// RealThreadDriver: NOT IMPLEMENTED YET (placeholder so the runtime module
-// links while the simulator lands).  Create() returns UnimplementedError.
+// RealThreadDriver (real_driver.h): one pinned std::thread per model CPU.
+//
+// Each CPU thread runs a loop that plays the kernel for its CPU:
+//   1. park while the driver is paused (between RunFor calls);
+//   2. run the due items of its inbox: per-CPU work, timer callbacks,
+//      wakeups of sleeping tasks (absolute due times, a min-heap);
+//   3. run the tick if it is due and not stopped;
+//   4. update the tick state (TickMode rules, same as the simulator);
+//   5. run the current task for one step (a Run chunk of at most `slice`,
+//      or one call of its body), or switch in a runnable task, or idle by
+//      waiting on its condition variable until the earliest due time.
+//
+// Locks (all std::mutex, visible to TSan):
+//   Task::pi   the task's pi_lock: its state, affinity, wake token, cpu.
+//   Cpu::mu    the run-queue lock: run queue, inbox, stats, idle state.
+//              OnContextSwitch and OnMigrate run with it held (driver.h).
+//   ctl_mu    pause/resume of all CPU threads.
+//   timers_mu pending timer ids (for CancelTimer).
+//   Cpu::inbox_mu  the CPU's inbox (work, timers, sleep wakeups) and the
+//              mutex its idle wait uses.
+// Lock order: Task::pi -> Cpu::mu -> Cpu::inbox_mu; ctl_mu and timers_mu
+// are never held together with another lock.  Hooks that run with the
+// run-queue lock held (OnContextSwitch, OnMigrate) may queue work and arm
+// timers but must not call Wake, SetAffinity or Spawn (the kernel has the
+// same rule under rq->lock).  A task's state changes under its pi lock, so a
+// Wake() that races with the task blocking waits until the task has been
+// switched out completely (the kernel gets the same from p->on_cpu).
+//
+// Hotplug is only accepted while the CPU threads are parked (between RunFor
+// calls): the model topology is read lock-free by the mechanisms' hooks, and
+// Topology::SetOnline must not race with them.  Its hooks then run on the
+// calling thread (the owning CPU thread is parked; the pause handshake orders
+// them).  Work items and timers of an offlined CPU move to a housekeeping CPU.
+//
+// Charge() is ignored: kernel time is measured on the real clock.
 
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <hwloc.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "isolation/real_driver.h"
 
 namespace isolation {
+namespace {
+
+constexpr int kMaxTasks = 1 << 16;
+
+enum class TaskState : uint8_t { kQueued, kSleeping, kBlocked, kExited };  // kQueued: runnable or running
+enum class ItemKind : uint8_t { kWork, kTimer, kSleepWake };
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+thread_local bool tls_on_cpu_thread = false;
+
+}  // namespace
 
 struct RealThreadDriver::Impl {
+  struct Task {
+    std::mutex pi;  // pi_lock
+    // Guarded by pi:
+    TaskState state = TaskState::kQueued;
+    CpuMask affinity;
+    bool wake_pending = false;
+    uint64_t sleep_gen = 0;
+    // Written under pi, read anywhere.
+    std::atomic<int> cpu{0};
+    std::atomic<bool> affinity_changed{false};
+    // Immutable after Spawn.
+    std::string name;
+    int group = 0;
+    // Owned by the CPU thread running the task (handed over under Cpu::mu).
+    std::unique_ptr<TaskBody> body;
+    std::mt19937_64 rng;
+    Nanos run_remaining = 0;
+  };
+
+  struct Item {
+    Nanos due;
+    uint64_t seq;
+    ItemKind kind;
+    int64_t id;    // timer id / task id
+    uint64_t gen;  // sleep generation
+    WorkFn fn;
+  };
+  struct ItemLater {
+    bool operator()(const Item& a, const Item& b) const {
+      return a.due != b.due ? a.due > b.due : a.seq > b.seq;
+    }
+  };
+
+  struct alignas(64) Cpu {
+    int id = 0;
+    int host = -1;
+    std::mutex mu;  // the run-queue lock
+    // Guarded by mu:
+    std::deque<TaskId> rq;
+    CpuStats stats;
+    bool idle_state = false;
+    Nanos idle_since = 0;
+    // The inbox has its own lock (taken after mu, never before it), so work
+    // and timers may be queued from any hook, including those that run with
+    // the run-queue lock held.  The CPU thread idles on cv under inbox_mu.
+    std::mutex inbox_mu;
+    std::condition_variable cv;
+    std::vector<Item> items;  // inbox_mu; min-heap by (due, seq)
+    // Read anywhere (racy like rq->curr), written by the owner under mu or
+    // by the hotplug path while parked.
+    std::atomic<TaskId> curr{kIdleTask};
+    std::atomic<int> nr_queued{0};
+    std::atomic<bool> online{true};
+    std::atomic<TickMode> mode{TickMode::kNohzIdle};
+    std::atomic<bool> tick_stopped{false};
+    std::atomic<int> observed_host{-1};
+    std::atomic<bool> pinned{false};
+    // CPU thread only:
+    bool booted = false;
+    Nanos next_tick = 0;
+    Nanos slice_start = 0;
+    std::thread thread;
+  };
+
+  class Context final : public TaskContext {
+   public:
+    Context(Impl* d, int cpu, TaskId task) : d_(d), cpu_(cpu), task_(task) {}
+    int cpu() const override { return cpu_; }
+    Nanos now() const override { return d_->Now(); }
+    Driver& driver() override { return *d_->self; }
+    void Charge(Nanos) override {}  // real time is measured, not modelled
+    TaskId task() const override { return task_; }
+    void Syscall(absl::FunctionRef<void(CpuContext&)> fn, Nanos) override {
+      const Nanos start = d_->Now();
+      Context kernel(d_, cpu_, task_);
+      fn(kernel);
+      if (task_ != kIdleTask) d_->ReturnToUser(d_->cpu(cpu_), task_);
+      const Nanos spent = d_->Now() - start;
+      Cpu& c = d_->cpu(cpu_);
+      std::lock_guard<std::mutex> lk(c.mu);
+      c.stats.kernel_ns += spent;
+    }
+    std::mt19937_64& rng() override {
+      return task_ == kIdleTask ? d_->cpu_rng[static_cast<size_t>(cpu_)]
+                                : d_->task(task_).rng;
+    }
+
+   private:
+    Impl* d_;
+    int cpu_;
+    TaskId task_;
+  };
+
+  Impl(Topology model, IsolationConfig iso, RealDriverOptions opts)
+      : topology(std::move(model)), isolation(std::move(iso)), options(std::move(opts)),
+        tasks(kMaxTasks) {
+    tick_period = kNsPerSec / options.hz;
+    rng.seed(SplitMix64(options.seed));
+    const int n = topology.num_cpus();
+    for (int i = 0; i < n; ++i) {
+      auto c = std::make_unique<Cpu>();
+      c->id = i;
+      c->online.store(topology.IsOnline(i), std::memory_order_relaxed);
+      const bool nohz_full = isolation.nohz_full().nbits() > i && isolation.nohz_full().Test(i);
+      c->mode.store(nohz_full ? TickMode::kNohzFull : options.default_tick_mode,
+                    std::memory_order_relaxed);
+      cpus.push_back(std::move(c));
+      cpu_rng.emplace_back(SplitMix64(options.seed ^ (0x1000u + static_cast<uint64_t>(i))));
+    }
+    t0 = MonotonicNanos();
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lk(ctl_mu);
+      stop = true;
+      running.store(false, std::memory_order_release);
+    }
+    ctl_cv.notify_all();
+    for (auto& c : cpus) Notify(*c);
+    for (auto& c : cpus) {
+      if (c->thread.joinable()) c->thread.join();
+    }
+    const int n = num_tasks.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i) delete tasks[static_cast<size_t>(i)].load(std::memory_order_acquire);
+    if (host_topo != nullptr) hwloc_topology_destroy(host_topo);
+  }
+
+  // --- helpers -----------------------------------------------------------------
+
+  Nanos Now() const { return MonotonicNanos() - t0; }
+  int num_cpus() const { return static_cast<int>(cpus.size()); }
+  Cpu& cpu(int i) { return *cpus[static_cast<size_t>(i)]; }
+  Task& task(TaskId id) { return *tasks[static_cast<size_t>(id)].load(std::memory_order_acquire); }
+  bool ValidTask(TaskId id) const { return id >= 0 && id < num_tasks.load(std::memory_order_acquire); }
+
+  std::chrono::steady_clock::time_point ToTimePoint(Nanos t) const {
+    // steady_clock is CLOCK_MONOTONIC in libstdc++ on Linux, like MonotonicNanos().
+    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t0 + t));
+  }
+
+  bool Online(int cpu_id) const {
+    return cpus[static_cast<size_t>(cpu_id)]->online.load(std::memory_order_acquire);
+  }
+
+  // REQUIRES: t.pi held.
+  bool Allowed(const Task& t, int cpu_id) const {
+    return cpu_id >= 0 && cpu_id < num_cpus() && t.affinity.Test(cpu_id) && Online(cpu_id);
+  }
+
+  // select_fallback_rq(): REQUIRES t.pi held.
+  int FallbackCpu(const Task& t) const {
+    for (int c = t.affinity.First(); c < num_cpus(); c = t.affinity.Next(c)) {
+      if (Online(c)) return c;
+    }
+    for (int c = 0; c < num_cpus(); ++c) {
+      if (Online(c)) return c;
+    }
+    return 0;
+  }
+
+  int HousekeepingFallback(HousekeepingType type) const {
+    const CpuMask& hk = isolation.housekeeping(type);
+    for (int c = hk.First(); c < hk.nbits() && c < num_cpus(); c = hk.Next(c)) {
+      if (Online(c)) return c;
+    }
+    for (int c = 0; c < num_cpus(); ++c) {
+      if (Online(c)) return c;
+    }
+    return 0;
+  }
+
+  // Wakes the CPU thread if it idles.  Taking inbox_mu orders this after the
+  // idle thread's check of its run queue and inbox (no lost wakeup).
+  void Notify(Cpu& c) {
+    { std::lock_guard<std::mutex> lk(c.inbox_mu); }
+    c.cv.notify_one();
+  }
+
+  void PushItem(Cpu& c, Item item) {
+    {
+      std::lock_guard<std::mutex> lk(c.inbox_mu);
+      item.seq = item_seq.fetch_add(1, std::memory_order_relaxed);
+      c.items.push_back(std::move(item));
+      std::push_heap(c.items.begin(), c.items.end(), ItemLater{});
+    }
+    c.cv.notify_one();
+  }
+
+  void EnsureStarted() {
+    std::lock_guard<std::mutex> lk(start_mu);
+    while (hooks_started < hooks.size()) hooks[hooks_started++]->OnStart(*self);
+  }
+
+  // --- per-CPU events (CPU thread) -----------------------------------------------
+
+  void ReturnToUser(Cpu& c, TaskId t) {
+    Context ctx(this, c.id, t);
+    for (Hooks* h : hooks) h->OnReturnToUser(ctx, t);
+  }
+
+  // REQUIRES: c.mu held.  Switches to the head of the run queue (or idle).
+  TaskId SwitchOutLocked(Cpu& c, Nanos now) {
+    TaskId next = kIdleTask;
+    if (!c.rq.empty()) {
+      next = c.rq.front();
+      c.rq.pop_front();
+      c.nr_queued.fetch_sub(1, std::memory_order_relaxed);
+    }
+    SwitchLocked(c, next, now);
+    return next;
+  }
+
+  // REQUIRES: c.mu held.  context_switch().
+  void SwitchLocked(Cpu& c, TaskId next, Nanos now) {
+    const TaskId prev = c.curr.load(std::memory_order_relaxed);
+    for (Hooks* h : hooks) h->OnContextSwitch(c.id, prev, next, now);
+    c.curr.store(next, std::memory_order_release);
+    ++c.stats.context_switches;
+  }
+
+  // After a switch (c.mu released): the new task returns to user mode.
+  void AfterSwitch(Cpu& c, TaskId next, Nanos now) {
+    c.slice_start = now;
+    if (next != kIdleTask) ReturnToUser(c, next);
+  }
+
+  void EnterIdle(Cpu& c) {
+    {
+      std::lock_guard<std::mutex> lk(c.mu);
+      if (c.idle_state) return;
+      c.idle_state = true;
+      c.idle_since = Now();
+    }
+    const Nanos now = Now();
+    for (Hooks* h : hooks) h->OnIdleEnter(c.id, now);
+  }
+
+  void ExitIdle(Cpu& c) {
+    const Nanos now = Now();
+    {
+      std::lock_guard<std::mutex> lk(c.mu);
+      if (!c.idle_state) return;
+      c.idle_state = false;
+      c.stats.idle_ns += now - c.idle_since;
+    }
+    for (Hooks* h : hooks) h->OnIdleExit(c.id, now);
+    if (c.tick_stopped.load(std::memory_order_relaxed)) RestartTick(c);
+  }
+
+  Nanos NextTickAfter(Nanos now) const { return (now / tick_period + 1) * tick_period; }
+
+  void StopTick(Cpu& c) {
+    c.tick_stopped.store(true, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lk(c.mu);
+      ++c.stats.tick_stops;
+    }
+    Context ctx(this, c.id, kIdleTask);
+    for (Hooks* h : hooks) h->OnTickStop(ctx);
+  }
+
+  void RestartTick(Cpu& c) {
+    c.tick_stopped.store(false, std::memory_order_relaxed);
+    c.next_tick = NextTickAfter(Now());
+    Context ctx(this, c.id, kIdleTask);
+    for (Hooks* h : hooks) h->OnTickRestart(ctx);
+  }
+
+  bool WantTickStopped(Cpu& c) {
+    if (!c.online.load(std::memory_order_relaxed)) return true;
+    const int running_tasks = c.nr_queued.load(std::memory_order_relaxed) +
+                              (c.curr.load(std::memory_order_relaxed) != kIdleTask ? 1 : 0);
+    switch (c.mode.load(std::memory_order_relaxed)) {
+      case TickMode::kPeriodic:
+        return false;
+      case TickMode::kNohzIdle:
+        return running_tasks == 0;
+      case TickMode::kNohzFull:
+        return running_tasks <= 1;
+    }
+    return false;
+  }
+
+  void UpdateTick(Cpu& c) {
+    const bool want = WantTickStopped(c);
+    const bool stopped = c.tick_stopped.load(std::memory_order_relaxed);
+    if (want && !stopped) {
+      StopTick(c);
+    } else if (!want && stopped) {
+      RestartTick(c);
+    }
+  }
+
+  // End of a kernel activity that started at `start`: the interrupted task
+  // returns to user mode; the interruption is accounted.
+  void EndActivity(Cpu& c, Nanos start, TaskId interrupted, bool counted_as_work, bool timer) {
+    if (interrupted != kIdleTask) ReturnToUser(c, interrupted);
+    const Nanos spent = Now() - start;
+    std::lock_guard<std::mutex> lk(c.mu);
+    c.stats.kernel_ns += spent;
+    if (counted_as_work) ++c.stats.work_items;
+    if (timer) ++c.stats.timer_callbacks;
+    if (interrupted != kIdleTask) {
+      ++c.stats.interruptions;
+      c.stats.max_stall_ns = std::max(c.stats.max_stall_ns, spent);
+    }
+  }
+
+  void RunDueItems(Cpu& c) {
+    for (int budget = 0; budget < 1024; ++budget) {
+      Item item;
+      {
+        std::lock_guard<std::mutex> lk(c.inbox_mu);
+        if (c.items.empty() || c.items.front().due > Now()) return;
+        std::pop_heap(c.items.begin(), c.items.end(), ItemLater{});
+        item = std::move(c.items.back());
+        c.items.pop_back();
+      }
+      if (item.kind == ItemKind::kSleepWake) {
+        TryToWakeUp(static_cast<TaskId>(item.id), -1, item.gen);
+        continue;
+      }
+      if (item.kind == ItemKind::kTimer) {
+        std::lock_guard<std::mutex> lk(timers_mu);
+        if (pending_timers.erase(item.id) == 0) continue;  // cancelled
+      }
+      const TaskId interrupted = c.curr.load(std::memory_order_relaxed);
+      const Nanos start = Now();
+      if (item.fn) {
+        Context ctx(this, c.id, kIdleTask);
+        item.fn(ctx);
+      }
+      EndActivity(c, start, interrupted, item.kind == ItemKind::kWork,
+                  item.kind == ItemKind::kTimer);
+    }
+  }
+
+  void MaybeTick(Cpu& c) {
+    if (c.tick_stopped.load(std::memory_order_relaxed)) return;
+    const Nanos start = Now();
+    if (start < c.next_tick) return;
+    const TaskId curr = c.curr.load(std::memory_order_relaxed);
+    {
+      Context ctx(this, c.id, curr);
+      for (Hooks* h : hooks) h->OnTick(ctx, curr);
+    }
+    c.next_tick = NextTickAfter(start);
+    {
+      std::lock_guard<std::mutex> lk(c.mu);
+      ++c.stats.ticks;
+    }
+    if (curr != kIdleTask && start - c.slice_start >= options.timeslice &&
+        c.nr_queued.load(std::memory_order_relaxed) > 0) {
+      // Preemption at the tick: round-robin.
+      TaskId next;
+      {
+        std::lock_guard<std::mutex> lk(c.mu);
+        c.rq.push_back(curr);
+        c.nr_queued.fetch_add(1, std::memory_order_relaxed);
+        next = SwitchOutLocked(c, Now());
+      }
+      AfterSwitch(c, next, Now());
+      EndActivity(c, start, kIdleTask, false, false);
+      std::lock_guard<std::mutex> lk(c.mu);
+      ++c.stats.interruptions;
+      c.stats.max_stall_ns = std::max(c.stats.max_stall_ns, Now() - start);
+      return;
+    }
+    EndActivity(c, start, curr, false, false);
+  }
+
+  // try_to_wake_up().  `gen` >= 0: only wake a sleep of that generation.
+  void TryToWakeUp(TaskId id, int waker_cpu, int64_t gen = -1) {
+    Task& t = task(id);
+    int target;
+    {
+      std::lock_guard<std::mutex> pi(t.pi);
+      if (gen >= 0) {
+        if (t.state != TaskState::kSleeping || t.sleep_gen != static_cast<uint64_t>(gen)) return;
+      } else if (t.state != TaskState::kBlocked) {
+        if (t.state == TaskState::kQueued) t.wake_pending = true;
+        return;
+      }
+      const int prev = t.cpu.load(std::memory_order_relaxed);
+      const Nanos now = Now();
+      target = -1;
+      for (Hooks* h : hooks) {
+        const int choice = h->SelectTaskCpu(id, prev, waker_cpu, now);
+        if (choice >= 0) {
+          if (Allowed(t, choice)) target = choice;
+          break;
+        }
+      }
+      if (target < 0) target = Allowed(t, prev) ? prev : FallbackCpu(t);
+      t.state = TaskState::kQueued;
+      t.wake_pending = false;
+      Enqueue(t, id, prev, target);
+    }
+    Notify(cpu(target));
+  }
+
+  // REQUIRES: t.pi held.  activate_task() on `to`, OnMigrate if it moves.
+  void Enqueue(Task& t, TaskId id, int from, int to) {
+    Cpu& dst = cpu(to);
+    std::lock_guard<std::mutex> lk(dst.mu);
+    if (from != to) {
+      t.cpu.store(to, std::memory_order_release);
+      const Nanos now = Now();
+      for (Hooks* h : hooks) h->OnMigrate(id, from, to, now);
+    }
+    dst.rq.push_back(id);
+    dst.nr_queued.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // The current task may not stay on `c` (affinity or hotplug): switch it out
+  // and queue it on an allowed CPU.  CPU thread (or hotplug while parked).
+  void EvictCurrent(Cpu& c) {
+    const TaskId id = c.curr.load(std::memory_order_relaxed);
+    Task& t = task(id);
+    TaskId next;
+    int dest;
+    {
+      std::lock_guard<std::mutex> pi(t.pi);
+      {
+        std::lock_guard<std::mutex> lk(c.mu);
+        next = SwitchOutLocked(c, Now());
+      }
+      dest = FallbackCpu(t);
+      Enqueue(t, id, c.id, dest);
+    }
+    Notify(cpu(dest));
+    AfterSwitch(c, next, Now());
+  }
+
+  // One step of the current task: a Run chunk, or one call of its body.
+  void RunCurrent(Cpu& c, TaskId id) {
+    Task& t = task(id);
+    if (t.affinity_changed.exchange(false, std::memory_order_acq_rel)) {
+      bool allowed;
+      {
+        std::lock_guard<std::mutex> pi(t.pi);
+        allowed = Allowed(t, c.id);
+      }
+      if (!allowed) {
+        EvictCurrent(c);
+        return;
+      }
+    }
+    if (t.run_remaining > 0) {
+      const Nanos chunk = std::min(t.run_remaining, options.slice);
+      const Nanos start = MonotonicNanos();
+      Nanos now = start;
+      while (now - start < chunk) now = MonotonicNanos();
+      t.run_remaining -= now - start;
+      return;
+    }
+    Step step;
+    {
+      Context ctx(this, c.id, id);
+      step = t.body->Next(ctx);
+    }
+    switch (step.kind) {
+      case Step::Kind::kRun:
+        if (step.ns > 0) t.run_remaining = step.ns;
+        return;
+      case Step::Kind::kYield: {
+        TaskId next = id;
+        {
+          std::lock_guard<std::mutex> lk(c.mu);
+          if (!c.rq.empty()) {
+            c.rq.push_back(id);
+            c.nr_queued.fetch_add(1, std::memory_order_relaxed);
+            next = SwitchOutLocked(c, Now());
+          }
+        }
+        if (next != id) AfterSwitch(c, next, Now());
+        return;
+      }
+      case Step::Kind::kSleep:
+      case Step::Kind::kBlock:
+      case Step::Kind::kExit:
+        break;
+    }
+    if (step.kind == Step::Kind::kExit) {
+      const Nanos now = Now();
+      for (Hooks* h : hooks) h->OnTaskExit(c.id, id, now);
+    }
+    TaskId next;
+    {
+      std::lock_guard<std::mutex> pi(t.pi);
+      if (step.kind == Step::Kind::kBlock && t.wake_pending) {
+        t.wake_pending = false;  // a Wake came before the Block: do not sleep
+        return;
+      }
+      std::lock_guard<std::mutex> lk(c.mu);
+      const Nanos now = Now();
+      if (step.kind == Step::Kind::kSleep) {
+        t.state = TaskState::kSleeping;
+        ++t.sleep_gen;
+        std::lock_guard<std::mutex> inbox(c.inbox_mu);
+        c.items.push_back(Item{now + std::max<Nanos>(0, step.ns),
+                               item_seq.fetch_add(1, std::memory_order_relaxed),
+                               ItemKind::kSleepWake, id, t.sleep_gen, nullptr});
+        std::push_heap(c.items.begin(), c.items.end(), ItemLater{});
+      } else {
+        t.state = step.kind == Step::Kind::kBlock ? TaskState::kBlocked : TaskState::kExited;
+      }
+      next = SwitchOutLocked(c, now);
+    }
+    if (step.kind == Step::Kind::kExit) t.body.reset();
+    AfterSwitch(c, next, Now());
+  }
+
+  // Parks the CPU thread while paused; false when the driver stops.
+  bool Park() {
+    std::unique_lock<std::mutex> lk(ctl_mu);
+    ++parked;
+    ctl_cv.notify_all();
+    ctl_cv.wait(lk, [&] { return running.load(std::memory_order_relaxed) || stop; });
+    --parked;
+    return !stop;
+  }
+
+  void Pin(Cpu& c) {
+    if (!options.pin) return;
+    bool ok = false;
+    if (host_topo != nullptr && host_is_this_system) {
+      hwloc_bitmap_t set = hwloc_bitmap_alloc();
+      hwloc_bitmap_only(set, static_cast<unsigned>(c.host));
+      ok = hwloc_set_cpubind(host_topo, set, HWLOC_CPUBIND_THREAD) == 0;
+      hwloc_bitmap_free(set);
+    }
+    if (!ok) {
+      // hwloc could not bind (or the host topology is not this system, e.g.
+      // HWLOC_SYNTHETIC is set): bind with the plain syscall.
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(static_cast<size_t>(c.host), &set);
+      ok = pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+    }
+    c.pinned.store(ok, std::memory_order_relaxed);
+  }
+
+  void CpuMain(Cpu& c) {
+    tls_on_cpu_thread = true;
+    Pin(c);
+    {
+      std::lock_guard<std::mutex> lk(ctl_mu);
+      ++threads_ready;
+    }
+    ctl_cv.notify_all();
+    while (true) {
+      if (!running.load(std::memory_order_acquire)) {
+        if (!Park()) return;
+        continue;
+      }
+      c.observed_host.store(sched_getcpu(), std::memory_order_relaxed);
+      if (!c.online.load(std::memory_order_acquire)) {
+        WaitForWork(c);
+        continue;
+      }
+      if (!c.booted) {
+        // Boot: the CPU starts idle; its tick runs unless UpdateTick stops it.
+        c.booted = true;
+        c.next_tick = NextTickAfter(Now());
+        EnterIdle(c);
+      }
+      RunDueItems(c);
+      MaybeTick(c);
+      UpdateTick(c);
+      const TaskId curr = c.curr.load(std::memory_order_relaxed);
+      if (curr != kIdleTask) {
+        RunCurrent(c, curr);
+        continue;
+      }
+      if (c.nr_queued.load(std::memory_order_relaxed) == 0) {
+        EnterIdle(c);
+        UpdateTick(c);
+        WaitForWork(c);
+        continue;
+      }
+      ExitIdle(c);
+      TaskId next;
+      {
+        std::lock_guard<std::mutex> lk(c.mu);
+        next = SwitchOutLocked(c, Now());
+      }
+      AfterSwitch(c, next, Now());
+    }
+  }
+
+  // Idle: sleep until the earliest item, the next tick, a wakeup or a pause.
+  void WaitForWork(Cpu& c) {
+    std::unique_lock<std::mutex> lk(c.inbox_mu);
+    if (!running.load(std::memory_order_acquire)) return;
+    const bool online = c.online.load(std::memory_order_acquire);
+    if (online && (c.nr_queued.load(std::memory_order_relaxed) > 0 ||
+                   c.curr.load(std::memory_order_relaxed) != kIdleTask)) {
+      return;
+    }
+    Nanos deadline = kNanosMax;
+    if (!c.items.empty()) deadline = c.items.front().due;
+    if (!c.tick_stopped.load(std::memory_order_relaxed) && online) {
+      deadline = std::min(deadline, c.next_tick);
+    }
+    if (deadline <= Now()) return;
+    if (deadline == kNanosMax) {
+      c.cv.wait(lk);
+    } else {
+      c.cv.wait_until(lk, ToTimePoint(deadline));
+    }
+  }
+
+  absl::Status LoadHost() {
+    if (hwloc_topology_init(&host_topo) != 0) {
+      host_topo = nullptr;
+      return absl::InternalError("RealThreadDriver: hwloc_topology_init failed");
+    }
+    if (hwloc_topology_load(host_topo) != 0) {
+      hwloc_topology_destroy(host_topo);
+      host_topo = nullptr;
+      return absl::InternalError("RealThreadDriver: hwloc_topology_load failed for the host");
+    }
+    host_is_this_system = hwloc_topology_is_thissystem(host_topo) != 0;
+    // The CPUs this process may run on (sched_setaffinity mask, which also
+    // reflects the cgroup cpuset).
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+      return absl::InternalError("RealThreadDriver: sched_getaffinity failed");
+    }
+    for (int i = 0; i < CPU_SETSIZE; ++i) {
+      if (CPU_ISSET(static_cast<size_t>(i), &set)) allowed_host.push_back(i);
+    }
+    if (allowed_host.empty()) return absl::InternalError("RealThreadDriver: no usable host CPU");
+    const int n = num_cpus();
+    if (!options.host_cpu_map.empty()) {
+      if (static_cast<int>(options.host_cpu_map.size()) != n) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("RealThreadDriver: host_cpu_map has ", options.host_cpu_map.size(),
+                         " entries, the model has ", n, " CPUs"));
+      }
+      for (int i = 0; i < n; ++i) {
+        const int h = options.host_cpu_map[static_cast<size_t>(i)];
+        if (std::find(allowed_host.begin(), allowed_host.end(), h) == allowed_host.end()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "RealThreadDriver: host_cpu_map[", i, "] = ", h, " is not a host CPU this process may use"));
+        }
+        cpu(i).host = h;
+      }
+    } else {
+      for (int i = 0; i < n; ++i) {
+        cpu(i).host = allowed_host[static_cast<size_t>(i) % allowed_host.size()];
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  RealThreadDriver* self = nullptr;
   Topology topology;
   IsolationConfig isolation;
+  RealDriverOptions options;
+  Nanos tick_period = 4 * kNsPerMs;
+  Nanos t0 = 0;
+
+  hwloc_topology_t host_topo = nullptr;
+  bool host_is_this_system = false;
+  std::vector<int> allowed_host;
+
+  std::vector<Hooks*> hooks;  // fixed once the threads start
+  std::mutex start_mu;
+  size_t hooks_started = 0;
+
+  std::vector<std::unique_ptr<Cpu>> cpus;
+  std::vector<std::mt19937_64> cpu_rng;  // each used only by its CPU thread
+  std::vector<std::atomic<Task*>> tasks;
+  std::atomic<int> num_tasks{0};
+  std::mutex spawn_mu;
+
+  std::mutex ctl_mu;
+  std::condition_variable ctl_cv;
+  std::atomic<bool> running{false};
+  bool stop = false;      // ctl_mu
+  int parked = 0;         // ctl_mu
+  int threads_ready = 0;  // ctl_mu: CPU threads started and pinned
+  bool threads_started = false;  // owning thread only
+  std::atomic<bool> in_run_for{false};
+
+  std::mutex timers_mu;
+  std::unordered_set<TimerId> pending_timers;
+  std::atomic<TimerId> next_timer{1};
+
+  std::atomic<uint64_t> item_seq{0};  // FIFO order among items due at the same time
+
+  std::atomic<int> hk_cursor{-1};
+  std::mutex rng_mu;
+  std::mt19937_64 rng;
 };
 
-absl::StatusOr<std::unique_ptr<RealThreadDriver>> RealThreadDriver::Create(Topology, IsolationConfig,
-                                                                          RealDriverOptions) {
-  return absl::UnimplementedError("RealThreadDriver: not implemented yet");
+// --- RealThreadDriver --------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<RealThreadDriver>> RealThreadDriver::Create(
+    Topology model, IsolationConfig isolation, RealDriverOptions options) {
+  if (options.hz <= 0 || options.hz > 100000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RealThreadDriver: hz must be in [1, 100000], got ", options.hz));
+  }
+  if (options.slice <= 0 || options.timeslice <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("RealThreadDriver: slice (", options.slice,
+                                                   ") and timeslice (", options.timeslice,
+                                                   ") must be > 0"));
+  }
+  if (isolation.num_cpus() != model.num_cpus() || model.num_cpus() <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RealThreadDriver: isolation config has ", isolation.num_cpus(),
+                     " CPUs but the model topology has ", model.num_cpus()));
+  }
+  auto impl = std::make_unique<Impl>(std::move(model), std::move(isolation), std::move(options));
+  if (absl::Status st = impl->LoadHost(); !st.ok()) return st;
+  Impl* raw = impl.get();
+  std::unique_ptr<RealThreadDriver> d(new RealThreadDriver(std::move(impl)));
+  raw->self = d.get();
+  return d;
 }
+
 RealThreadDriver::RealThreadDriver(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RealThreadDriver::~RealThreadDriver() = default;
+
 const Topology& RealThreadDriver::topology() const { return impl_->topology; }
 const IsolationConfig& RealThreadDriver::isolation() const { return impl_->isolation; }
-Nanos RealThreadDriver::Now() const { return 0; }
-Nanos RealThreadDriver::tick_period() const { return kNsPerMs; }
-void RealThreadDriver::AddHooks(Hooks*) {}
-absl::StatusOr<TaskId> RealThreadDriver::Spawn(TaskSpec) { return absl::UnimplementedError("x"); }
-void RealThreadDriver::Wake(TaskId, int) {}
-absl::Status RealThreadDriver::SetAffinity(TaskId, const CpuMask&) { return absl::UnimplementedError("x"); }
-int RealThreadDriver::TaskCpu(TaskId) const { return -1; }
-int RealThreadDriver::TaskGroup(TaskId) const { return -1; }
-TaskId RealThreadDriver::CurrentTask(int) const { return kIdleTask; }
-int RealThreadDriver::NumRunnable(int) const { return 0; }
-bool RealThreadDriver::IsIdle(int) const { return true; }
-void RealThreadDriver::QueueWorkOn(int, Nanos, WorkFn) {}
-int RealThreadDriver::QueueHousekeepingWork(Nanos, WorkFn) { return -1; }
-TimerId RealThreadDriver::ArmTimer(int, Nanos, WorkFn) { return kNoTimer; }
-bool RealThreadDriver::CancelTimer(TimerId) { return false; }
-void RealThreadDriver::SetTickMode(int, TickMode) {}
-TickMode RealThreadDriver::GetTickMode(int) const { return TickMode::kPeriodic; }
-bool RealThreadDriver::TickStopped(int) const { return false; }
-absl::Status RealThreadDriver::SetCpuOnline(int, bool) { return absl::UnimplementedError("x"); }
-absl::Status RealThreadDriver::RunFor(Nanos) { return absl::UnimplementedError("x"); }
-CpuStats RealThreadDriver::Stats(int) const { return {}; }
-uint64_t RealThreadDriver::Random() { return 0; }
-int RealThreadDriver::HostCpu(int) const { return -1; }
-bool RealThreadDriver::oversubscribed() const { return false; }
-int RealThreadDriver::ObservedHostCpu(int) const { return -1; }
+Nanos RealThreadDriver::Now() const { return impl_->Now(); }
+Nanos RealThreadDriver::tick_period() const { return impl_->tick_period; }
+
+void RealThreadDriver::AddHooks(Hooks* hooks) {
+  if (hooks == nullptr || impl_->threads_started) return;  // REQUIRES: before the first RunFor
+  impl_->hooks.push_back(hooks);
+}
+
+absl::StatusOr<TaskId> RealThreadDriver::Spawn(TaskSpec spec) {
+  Impl& d = *impl_;
+  const int n = d.num_cpus();
+  if (spec.cpu < 0 || spec.cpu >= n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Spawn(", spec.name, "): cpu ", spec.cpu, " out of range [0, ", n, ")"));
+  }
+  if (!d.Online(spec.cpu)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Spawn(", spec.name, "): cpu ", spec.cpu, " is offline"));
+  }
+  CpuMask affinity = spec.affinity.nbits() == 0 ? CpuMask::Full(n) : std::move(spec.affinity);
+  if (affinity.nbits() != n || !affinity.Test(spec.cpu)) {
+    return absl::InvalidArgumentError(absl::StrCat("Spawn(", spec.name, "): affinity '",
+                                                   affinity.ToString(), "' (", affinity.nbits(),
+                                                   " bits) must include cpu ", spec.cpu));
+  }
+  if (spec.body == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("Spawn(", spec.name, "): no task body"));
+  }
+  d.EnsureStarted();
+  TaskId id;
+  Impl::Task* t;
+  {
+    std::lock_guard<std::mutex> lk(d.spawn_mu);
+    id = d.num_tasks.load(std::memory_order_relaxed);
+    if (id >= kMaxTasks) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("Spawn(", spec.name, "): more than ", kMaxTasks, " tasks"));
+    }
+    t = new Impl::Task();
+    t->name = std::move(spec.name);
+    t->group = spec.group;
+    t->affinity = std::move(affinity);
+    t->cpu.store(spec.cpu, std::memory_order_relaxed);
+    t->body = std::move(spec.body);
+    t->rng.seed(SplitMix64(d.options.seed ^ SplitMix64(static_cast<uint64_t>(id) + 1)));
+    d.tasks[static_cast<size_t>(id)].store(t, std::memory_order_release);
+    d.num_tasks.store(id + 1, std::memory_order_release);
+  }
+  const Nanos now = d.Now();
+  for (Hooks* h : d.hooks) h->OnTaskFork(spec.parent, id, spec.group, now);
+  {
+    std::lock_guard<std::mutex> pi(t->pi);
+    d.Enqueue(*t, id, spec.cpu, spec.cpu);
+  }
+  d.Notify(d.cpu(spec.cpu));
+  return id;
+}
+
+void RealThreadDriver::Wake(TaskId task, int waker_cpu) {
+  if (!impl_->ValidTask(task)) return;
+  impl_->TryToWakeUp(task, waker_cpu);
+}
+
+absl::Status RealThreadDriver::SetAffinity(TaskId task, const CpuMask& mask) {
+  Impl& d = *impl_;
+  if (!d.ValidTask(task)) return absl::InvalidArgumentError(absl::StrCat("SetAffinity: no task ", task));
+  if (mask.nbits() != d.num_cpus()) {
+    return absl::InvalidArgumentError(absl::StrCat("SetAffinity: mask has ", mask.nbits(),
+                                                   " bits, machine has ", d.num_cpus()));
+  }
+  bool any_online = false;
+  for (int c = mask.First(); c < mask.nbits(); c = mask.Next(c)) any_online = any_online || d.Online(c);
+  if (!any_online) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SetAffinity: mask '", mask.ToString(), "' has no online CPU"));
+  }
+  Impl::Task& t = d.task(task);
+  int notify_a = -1, notify_b = -1;
+  {
+    std::lock_guard<std::mutex> pi(t.pi);
+    t.affinity = mask;
+    const Nanos now = d.Now();
+    for (Hooks* h : d.hooks) h->OnAffinityChange(task, mask, now);
+    const int from = t.cpu.load(std::memory_order_relaxed);
+    if (t.state == TaskState::kQueued && !mask.Test(from)) {
+      Impl::Cpu& c = d.cpu(from);
+      bool was_queued = false;
+      {
+        std::lock_guard<std::mutex> lk(c.mu);
+        auto it = std::find(c.rq.begin(), c.rq.end(), task);
+        if (it != c.rq.end()) {
+          c.rq.erase(it);
+          c.nr_queued.fetch_sub(1, std::memory_order_relaxed);
+          was_queued = true;
+        }
+      }
+      if (was_queued) {
+        const int dest = d.FallbackCpu(t);
+        d.Enqueue(t, task, from, dest);
+        notify_a = dest;
+      } else {
+        // Running: its CPU evicts it at the next step boundary (the stopper).
+        t.affinity_changed.store(true, std::memory_order_release);
+      }
+      notify_b = from;
+    }
+  }
+  if (notify_a >= 0) d.Notify(d.cpu(notify_a));
+  if (notify_b >= 0) d.Notify(d.cpu(notify_b));
+  return absl::OkStatus();
+}
+
+int RealThreadDriver::TaskCpu(TaskId task) const {
+  if (!impl_->ValidTask(task)) return -1;
+  return impl_->task(task).cpu.load(std::memory_order_acquire);
+}
+
+int RealThreadDriver::TaskGroup(TaskId task) const {
+  if (!impl_->ValidTask(task)) return -1;
+  return impl_->task(task).group;
+}
+
+TaskId RealThreadDriver::CurrentTask(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return kIdleTask;
+  return impl_->cpu(cpu).curr.load(std::memory_order_relaxed);
+}
+
+int RealThreadDriver::NumRunnable(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return 0;
+  const Impl::Cpu& c = impl_->cpu(cpu);
+  return c.nr_queued.load(std::memory_order_relaxed) +
+         (c.curr.load(std::memory_order_relaxed) != kIdleTask ? 1 : 0);
+}
+
+bool RealThreadDriver::IsIdle(int cpu) const { return NumRunnable(cpu) == 0; }
+
+void RealThreadDriver::QueueWorkOn(int cpu, Nanos delay, WorkFn fn) {
+  Impl& d = *impl_;
+  if (cpu < 0 || cpu >= d.num_cpus() || !d.Online(cpu)) {
+    cpu = d.HousekeepingFallback(HousekeepingType::kWq);
+  }
+  d.PushItem(d.cpu(cpu), Impl::Item{d.Now() + std::max<Nanos>(0, delay), 0, ItemKind::kWork, 0, 0,
+                                    std::move(fn)});
+}
+
+int RealThreadDriver::QueueHousekeepingWork(Nanos delay, WorkFn fn) {
+  Impl& d = *impl_;
+  const CpuMask& hk = d.isolation.housekeeping(HousekeepingType::kWq);
+  const int n = d.num_cpus();
+  int chosen = -1;
+  int cursor = d.hk_cursor.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i) {
+    cursor = cursor + 1 >= n ? 0 : cursor + 1;
+    if (hk.Test(cursor) && d.Online(cursor)) {
+      chosen = cursor;
+      break;
+    }
+  }
+  if (chosen < 0) chosen = d.HousekeepingFallback(HousekeepingType::kWq);
+  d.hk_cursor.store(chosen, std::memory_order_relaxed);  // round-robin hint; races only skew it
+  QueueWorkOn(chosen, delay, std::move(fn));
+  return chosen;
+}
+
+TimerId RealThreadDriver::ArmTimer(int cpu, Nanos expires, WorkFn fn) {
+  Impl& d = *impl_;
+  if (cpu < 0 || cpu >= d.num_cpus() || !d.Online(cpu)) {
+    cpu = d.HousekeepingFallback(HousekeepingType::kTimer);
+  }
+  const TimerId id = d.next_timer.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lk(d.timers_mu);
+    d.pending_timers.insert(id);
+  }
+  d.PushItem(d.cpu(cpu), Impl::Item{expires, 0, ItemKind::kTimer, id, 0, std::move(fn)});
+  return id;
+}
+
+bool RealThreadDriver::CancelTimer(TimerId id) {
+  std::lock_guard<std::mutex> lk(impl_->timers_mu);
+  return impl_->pending_timers.erase(id) > 0;
+}
+
+void RealThreadDriver::SetTickMode(int cpu, TickMode mode) {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return;
+  Impl::Cpu& c = impl_->cpu(cpu);
+  c.mode.store(mode, std::memory_order_relaxed);
+  impl_->Notify(c);  // its thread re-evaluates the tick state
+}
+
+TickMode RealThreadDriver::GetTickMode(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return TickMode::kPeriodic;
+  return impl_->cpu(cpu).mode.load(std::memory_order_relaxed);
+}
+
+bool RealThreadDriver::TickStopped(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return true;
+  return impl_->cpu(cpu).tick_stopped.load(std::memory_order_relaxed);
+}
+
+absl::Status RealThreadDriver::SetCpuOnline(int cpu, bool online) {
+  Impl& d = *impl_;
+  if (cpu < 0 || cpu >= d.num_cpus()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SetCpuOnline: cpu ", cpu, " out of range [0, ", d.num_cpus(), ")"));
+  }
+  if (tls_on_cpu_thread || d.in_run_for.load()) {
+    return absl::FailedPreconditionError(
+        "SetCpuOnline: the real-thread driver accepts hotplug only between RunFor calls");
+  }
+  Impl::Cpu& c = d.cpu(cpu);
+  if (d.Online(cpu) == online) return absl::OkStatus();
+  if (absl::Status st = d.topology.SetOnline(cpu, online); !st.ok()) return st;
+  d.EnsureStarted();
+  const Nanos now = d.Now();
+  if (online) {
+    c.online.store(true, std::memory_order_release);
+    for (Hooks* h : d.hooks) h->OnCpuOnline(cpu, now);
+    return absl::OkStatus();
+  }
+  // All CPU threads are parked: this thread plays `cpu` (see file comment).
+  for (Hooks* h : d.hooks) h->OnCpuOffline(cpu, now);
+  c.online.store(false, std::memory_order_release);
+  // Queued tasks, then the current one, go to allowed online CPUs.
+  while (true) {
+    TaskId id;
+    {
+      std::lock_guard<std::mutex> lk(c.mu);
+      if (c.rq.empty()) break;
+      id = c.rq.front();
+      c.rq.pop_front();
+      c.nr_queued.fetch_sub(1, std::memory_order_relaxed);
+    }
+    Impl::Task& t = d.task(id);
+    std::lock_guard<std::mutex> pi(t.pi);
+    d.Enqueue(t, id, cpu, d.FallbackCpu(t));
+  }
+  if (c.curr.load(std::memory_order_relaxed) != kIdleTask) d.EvictCurrent(c);
+  // Pending work, timers and sleep wakeups move to a housekeeping CPU.
+  std::vector<Impl::Item> moved;
+  {
+    std::lock_guard<std::mutex> lk(c.inbox_mu);
+    moved.swap(c.items);
+  }
+  const int hk = d.HousekeepingFallback(HousekeepingType::kTimer);
+  for (Impl::Item& item : moved) d.PushItem(d.cpu(hk), std::move(item));
+  if (!c.tick_stopped.load(std::memory_order_relaxed)) d.StopTick(c);
+  return absl::OkStatus();
+}
+
+absl::Status RealThreadDriver::RunFor(Nanos duration) {
+  Impl& d = *impl_;
+  if (duration < 0) return absl::InvalidArgumentError(absl::StrCat("RunFor: negative duration ", duration));
+  if (tls_on_cpu_thread || d.in_run_for.load()) {
+    return absl::FailedPreconditionError("RunFor: called from a CPU thread or re-entrantly");
+  }
+  d.EnsureStarted();
+  d.in_run_for.store(true);
+  {
+    std::lock_guard<std::mutex> lk(d.ctl_mu);
+    d.running.store(true, std::memory_order_release);
+  }
+  if (!d.threads_started) {
+    d.threads_started = true;
+    for (auto& c : d.cpus) {
+      Impl::Cpu* cp = c.get();
+      c->thread = std::thread([&d, cp] { d.CpuMain(*cp); });
+    }
+    // The run time starts once every CPU thread exists and is pinned (thread
+    // creation can take milliseconds on a loaded host).
+    std::unique_lock<std::mutex> lk(d.ctl_mu);
+    d.ctl_cv.wait(lk, [&] { return d.threads_ready == d.num_cpus(); });
+  } else {
+    d.ctl_cv.notify_all();
+  }
+  std::this_thread::sleep_for(std::chrono::nanoseconds(duration));
+  {
+    std::lock_guard<std::mutex> lk(d.ctl_mu);
+    d.running.store(false, std::memory_order_release);
+  }
+  for (auto& c : d.cpus) d.Notify(*c);
+  {
+    std::unique_lock<std::mutex> lk(d.ctl_mu);
+    d.ctl_cv.wait(lk, [&] { return d.parked == d.num_cpus(); });
+  }
+  d.in_run_for.store(false);
+  return absl::OkStatus();
+}
+
+CpuStats RealThreadDriver::Stats(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return {};
+  Impl::Cpu& c = impl_->cpu(cpu);
+  std::lock_guard<std::mutex> lk(c.mu);
+  CpuStats st = c.stats;
+  if (c.idle_state) st.idle_ns += std::max<Nanos>(0, impl_->Now() - c.idle_since);
+  return st;
+}
+
+uint64_t RealThreadDriver::Random() {
+  std::lock_guard<std::mutex> lk(impl_->rng_mu);
+  return impl_->rng();
+}
+
+int RealThreadDriver::HostCpu(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return -1;
+  return impl_->cpu(cpu).host;
+}
+
+bool RealThreadDriver::oversubscribed() const {
+  return impl_->num_cpus() > static_cast<int>(impl_->allowed_host.size());
+}
+
+int RealThreadDriver::ObservedHostCpu(int cpu) const {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return -1;
+  return impl_->cpu(cpu).observed_host.load(std::memory_order_relaxed);
+}
 
 }  // namespace isolation

@@ -55,9 +55,17 @@ class MmCidHooks final : public Hooks {
  public:
   struct Options {
     bool check_invariants = true;        // simulator: CheckAlways() after each event
+    int check_every = 1;                 // ... or only after every n-th event (big machines)
     Nanos visit_cost_ns = kModelledVisitNs;
     Nanos rcu_grace_ns = 3 * kNsPerMs;   // simulator model of call_rcu latency
     int rcu_host_cpu = 0;                // real threads: host CPU of the call_rcu worker
+    // Where offloaded scans (work_unbound, work_delayed, simulated work_rcu)
+    // run: explicit `worker_cpus`, else -- with `workers_on_housekeeping` --
+    // the CPUs that are not isolated (an unbound workqueue cpumask / rcu_nocbs
+    // offload that excludes isolated CPUs), else Driver::QueueHousekeepingWork
+    // (HK_TYPE_WQ, which isolcpus= alone does not restrict).
+    bool workers_on_housekeeping = true;
+    CpuMask worker_cpus;
   };
   MmCidHooks(MmCid& mech, Options options);
   explicit MmCidHooks(MmCid& mech) : MmCidHooks(mech, Options{}) {}
@@ -103,6 +111,7 @@ class MmCidHooks final : public Hooks {
   void Record(int cpu, const ScanResult& r, Nanos cost);
   void Check(const char* where);
   void ArmDelayed(MmId mm, Nanos delay);
+  void QueueOnWorker(Nanos delay, WorkFn fn);
   void CallRcu(MmId mm);
 
   MmCid& mech_;
@@ -110,6 +119,8 @@ class MmCidHooks final : public Hooks {
   Driver* driver_ = nullptr;
   bool simulated_ = true;
   CpuMask isolated_;
+  CpuMask worker_cpus_;
+  std::atomic<uint64_t> worker_rr_{0};
   struct alignas(64) PerCpu {
     std::atomic<int64_t> scans{0};
     std::atomic<int64_t> visits{0};
@@ -122,6 +133,7 @@ class MmCidHooks final : public Hooks {
   std::map<int, CpuMask> group_affinity_;  // guarded by groups_lock_
   std::atomic<int64_t> violations_{0};
   std::atomic<int64_t> errors_{0};
+  std::atomic<int64_t> events_{0};
   mutable std::mutex violations_lock_;
   std::vector<std::string> first_violations_;  // guarded by violations_lock_
   // work_rcu on real threads.

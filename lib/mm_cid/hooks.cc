@@ -74,6 +74,11 @@ void MmCidHooks::OnStart(Driver& driver) {
   for (int c = 0; c < num_cpus_; ++c) {
     if (driver.isolation().CpuIsIsolated(c)) isolated_.Set(c);
   }
+  worker_cpus_ = options_.worker_cpus;
+  if (options_.workers_on_housekeeping && worker_cpus_.Empty()) {
+    worker_cpus_ = isolated_;
+    worker_cpus_.Complement();
+  }
   if (mech_.config().placement == Placement::kRcu && !simulated_) {
     rcu_items_.resize(1024);
     EnsureUrcuRegistered();
@@ -125,6 +130,7 @@ void MmCidHooks::RunScan(MmId mm, CpuContext* ctx, int cpu, Nanos now) {
 
 void MmCidHooks::Check(const char* where) {
   if (!options_.check_invariants || !simulated_) return;
+  if (options_.check_every > 1 && events_.fetch_add(1, std::memory_order_relaxed) % options_.check_every != 0) return;
   std::vector<std::string> v = mech_.CheckAlways();
   if (v.empty()) return;
   violations_.fetch_add(static_cast<int64_t>(v.size()), std::memory_order_relaxed);
@@ -139,8 +145,20 @@ std::vector<std::string> MmCidHooks::FirstViolations() const {
   return first_violations_;
 }
 
+void MmCidHooks::QueueOnWorker(Nanos delay, WorkFn fn) {
+  if (worker_cpus_.Empty()) {
+    driver_->QueueHousekeepingWork(delay, std::move(fn));
+    return;
+  }
+  // Round-robin over the worker CPUs (the unbound workqueue's cpumask, or
+  // the rcuo kthreads' housekeeping CPUs).
+  const int n = static_cast<int>(worker_rr_.fetch_add(1, std::memory_order_relaxed) %
+                                 static_cast<uint64_t>(worker_cpus_.Weight()));
+  driver_->QueueWorkOn(worker_cpus_.Nth(n), delay, std::move(fn));
+}
+
 void MmCidHooks::ArmDelayed(MmId mm, Nanos delay) {
-  driver_->QueueHousekeepingWork(delay, [this, mm](CpuContext& ctx) {
+  QueueOnWorker(delay, [this, mm](CpuContext& ctx) {
     if (mech_.MmUsers(mm) <= 0) return;  // mm dropped: cancel_delayed_work_sync
     RunScan(mm, &ctx, ctx.cpu(), ctx.now());
     ArmDelayed(mm, kScanDelayNs);
@@ -178,12 +196,11 @@ void MmCidHooks::Dispatch(ScanRequest req, CpuContext& ctx) {
   const MmId mm = req.mm;
   switch (mech_.config().placement) {
     case Placement::kUnbound:
-      driver_->QueueHousekeepingWork(0, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
+      QueueOnWorker(0, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
       return;
     case Placement::kRcu:
       if (simulated_) {
-        driver_->QueueHousekeepingWork(options_.rcu_grace_ns,
-                                       [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
+        QueueOnWorker(options_.rcu_grace_ns, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
       } else {
         CallRcu(mm);
       }

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// `isolab mmcid`: the seed thread's question in one command -- does scanning
+// a smaller set keep mm_cid compaction correct, and how long does the
+// compaction work stall an isolated CPU in each placement?
+//
+//   scan        slot visits and host-measured time of one scan (or one batch
+//               call) per strategy, for an mm whose only task is pinned to
+//               one isolated CPU (S12).
+//   placement   the S11 workload on the simulator (per isolated CPU: an 80 %
+//               hog in its own mm + a 1 ms periodic probe of one shared mm;
+//               a multi-threaded mm on the housekeeping CPUs): the longest
+//               compaction stall on an isolated CPU, modelled at 130 ns per
+//               slot visit (the spec's calibration of 30-35 us / 256 visits).
+//   compaction  the S4 compaction test on the simulator per strategy.
+//
+// Kernel counterpart: task_mm_cid_work() and its callers (kernel/sched/core.c,
+// v6.4-v6.18), patches [SEED], [WQ], [BATCH].
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "experiments/common_flags.h"
+#include "experiments/experiment.h"
+#include "experiments/registry.h"
+#include "isolation/clock.h"
+#include "isolation/mm_cid.h"
+#include "isolation/mm_cid_hooks.h"
+#include "isolation/sim.h"
+#include "isolation/status_macros.h"
+
+ABSL_FLAG(int, mmcid_duration_ms, 2000, "simulated duration of the S11 placement run (ms)");
+ABSL_FLAG(std::string, mmcid_allocator, "alloc_v6_14", "allocator: alloc_v6_4|alloc_v6_13|alloc_v6_14");
+ABSL_FLAG(int, mmcid_batch, 8, "CPUs per call of the batch strategy (batch_N)");
+ABSL_FLAG(int, mmcid_scan_reps, 301, "host-timed repetitions per scan strategy (median reported)");
+
+namespace isolation::experiments {
+namespace {
+
+using mm_cid::Allocator;
+using mm_cid::MmCid;
+using mm_cid::MmCidConfig;
+using mm_cid::MmCidHooks;
+using mm_cid::Placement;
+using mm_cid::ScanScope;
+
+struct Strategy {
+  std::string name;  // JSON name
+  ScanScope scope;
+  int batch;
+};
+
+std::vector<Strategy> Strategies(int batch) {
+  return {{"possible", ScanScope::kPossible, 0},
+          {"allowed", ScanScope::kAllowed, 0},
+          {"cidmask", ScanScope::kCidmask, 0},
+          {absl::StrCat("batch", batch), ScanScope::kPossible, batch}};
+}
+
+CpuMask IsolatedCpus(const IsolationConfig& config) {
+  CpuMask m(config.num_cpus());
+  for (int c = 0; c < config.num_cpus(); ++c) {
+    if (config.CpuIsIsolated(c)) m.Set(c);
+  }
+  return m;
+}
+
+struct ScanRow {
+  std::string strategy;
+  int cpus = 0;
+  int visited = 0;
+  Nanos median_ns = 0;
+};
+
+// S12: one task pinned to one isolated CPU; one scan call, timed on the host.
+absl::StatusOr<ScanRow> MeasureScan(const Strategy& s, Allocator alloc, int p, int pinned_cpu, int reps) {
+  MmCidConfig c;
+  c.allocator = alloc;
+  c.scope = s.scope;
+  c.batch = s.batch;
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(p, c));
+  const CpuMask pin = CpuMask::Of(p, pinned_cpu);
+  ISOLATION_ASSIGN_OR_RETURN(mm_cid::MmId mm, m->CreateMm(pin, 0));
+  ISOLATION_RETURN_IF_ERROR(m->Fork(mm_cid::kNoTask, 0, mm, pin, 0));
+  m->ContextSwitch(pinned_cpu, mm_cid::kNoTask, 0, 1);
+  Nanos now = 1;
+  m->Scan(mm, now);  // initialises the rate limit
+  std::vector<Nanos> times;
+  ScanRow row{s.name, p, 0, 0};
+  for (int i = 0; i < reps; ++i) {
+    now += 200 * kNsPerMs;  // past the rate limit every time
+    const Nanos t0 = MonotonicNanos();
+    const mm_cid::ScanResult r = m->Scan(mm, now);
+    const Nanos t1 = MonotonicNanos();
+    if (!r.ran) continue;
+    times.push_back(t1 - t0);
+    row.visited = std::max(row.visited, r.visits);
+  }
+  if (!times.empty()) {
+    std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
+    row.median_ns = times[times.size() / 2];
+  }
+  return row;
+}
+
+struct SimRun {
+  Nanos isolated_max_stall_ns = 0;
+  int64_t scans_on_isolated = 0;
+  int64_t scans = 0;
+  int64_t violations = 0;
+  std::vector<std::string> first_violations;
+};
+
+// S11: the seed's workload on the simulator.
+absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso, const MmCidConfig& c,
+                              Nanos duration, uint64_t seed) {
+  const int p = topo.num_cpus();
+  SimOptions so;
+  so.seed = seed;
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(p, c, MmCid::Limits{4 * p + 64, 2 * p + 16}));
+  MmCidHooks::Options ho;
+  ho.check_every = 16;
+  MmCidHooks hooks(*m, ho);
+  sim->AddHooks(&hooks);
+  const CpuMask isolated = IsolatedCpus(iso);
+  CpuMask hk = isolated;
+  hk.Complement();
+  constexpr int kProbeGroup = 1;
+  constexpr int kHkGroup = 2;
+  hooks.SetGroupAffinity(kProbeGroup, isolated);
+  hooks.SetGroupAffinity(kHkGroup, hk);
+  for (int cpu : isolated) {
+    const int hog_group = 1000 + cpu;
+    hooks.SetGroupAffinity(hog_group, CpuMask::Of(p, cpu));
+    TaskSpec hog;
+    hog.name = absl::StrCat("hog", cpu);
+    hog.cpu = cpu;
+    hog.affinity = CpuMask::Of(p, cpu);
+    hog.group = hog_group;
+    // stress-ng --cpu 1 --cpu-load 80
+    hog.body = MakeTaskBody([n = 0](TaskContext&) mutable {
+      return (n++ % 2 == 0) ? Step::Run(8 * kNsPerMs) : Step::Sleep(2 * kNsPerMs);
+    });
+    ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(hog)).status());
+    TaskSpec probe;
+    probe.name = absl::StrCat("probe", cpu);
+    probe.cpu = cpu;
+    probe.affinity = CpuMask::Of(p, cpu);
+    probe.group = kProbeGroup;
+    // timerlat user-space probe: 1 ms period, short run.
+    probe.body = MakeTaskBody([n = 0](TaskContext&) mutable {
+      return (n++ % 2 == 0) ? Step::Run(20 * kNsPerUs) : Step::Sleep(980 * kNsPerUs);
+    });
+    ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(probe)).status());
+  }
+  for (int cpu : hk) {
+    TaskSpec t;
+    t.name = absl::StrCat("hk", cpu);
+    t.cpu = cpu;
+    t.affinity = hk;
+    t.group = kHkGroup;
+    t.body = MakeTaskBody([n = 0](TaskContext&) mutable {
+      return (n++ % 2 == 0) ? Step::Run(5 * kNsPerMs) : Step::Sleep(5 * kNsPerMs);
+    });
+    ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(t)).status());
+  }
+  ISOLATION_RETURN_IF_ERROR(sim->RunFor(duration));
+  SimRun r;
+  r.isolated_max_stall_ns = hooks.IsolatedMaxStallNs();
+  r.scans_on_isolated = hooks.ScansOnIsolatedCpus();
+  r.scans = hooks.TotalScans();
+  r.violations = hooks.violations() + hooks.errors();
+  r.first_violations = hooks.FirstViolations();
+  for (const auto& v : m->CheckAlways()) {
+    ++r.violations;
+    r.first_violations.push_back(v);
+  }
+  return r;
+}
+
+struct CompactionRun {
+  bool converged = false;
+  int32_t initial_leader_cid = -1;
+  int32_t final_leader_cid = -1;
+  int64_t violations = 0;
+  std::vector<std::string> first_violations;
+};
+
+// S4 (mm_cid_compaction_test) on the simulator with N CPUs, N tasks pinned
+// one per CPU and spawned in reverse CPU order; the leader (CPU 0) sleeps
+// 500 ms, runs 3 ms (so the tick interrupts it), and polls its ID 10 times.
+absl::StatusOr<CompactionRun> RunS4(int n, const MmCidConfig& c, uint64_t seed) {
+  ISOLATION_ASSIGN_OR_RETURN(Topology topo, Topology::FromSynthetic(absl::StrCat("pu:", n)));
+  IsolationConfig iso(topo);
+  SimOptions so;
+  so.seed = seed;
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(n, c, MmCid::Limits{n + 8, 8}));
+  MmCidHooks hooks(*m);
+  sim->AddHooks(&hooks);
+  CompactionRun out;
+  for (int cpu = n - 1; cpu >= 0; --cpu) {
+    TaskSpec t;
+    t.name = absl::StrCat("t", cpu);
+    t.cpu = cpu;
+    t.affinity = CpuMask::Of(n, cpu);
+    t.group = 1;
+    const bool leader = cpu == 0;
+    // Barrier, 5 x 500 ms sleeps, then the others exit; the leader polls.
+    t.body = MakeTaskBody([&m, &out, leader, step = 0](TaskContext& ctx) mutable -> Step {
+      const int s = step++;
+      if (s < 10) return s % 2 == 0 ? Step::Run(kNsPerMs) : Step::Sleep(500 * kNsPerMs);
+      if (!leader) return Step::Exit();
+      if (s == 10) out.initial_leader_cid = m->TaskCid(ctx.task());
+      const int32_t id = m->TaskCid(ctx.task());
+      out.final_leader_cid = id;
+      if (id == 0) out.converged = true;
+      if (out.converged || s >= 10 + 2 * 10) return Step::Block();
+      return s % 2 == 0 ? Step::Run(3 * kNsPerMs) : Step::Sleep(500 * kNsPerMs);
+    });
+    ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(t)).status());
+  }
+  ISOLATION_RETURN_IF_ERROR(sim->RunFor(9 * kNsPerSec));
+  out.violations = hooks.violations() + hooks.errors();
+  out.first_violations = hooks.FirstViolations();
+  return out;
+}
+
+class MmCidExperiment final : public Experiment {
+ public:
+  std::string_view name() const override { return "mmcid"; }
+  std::string_view summary() const override {
+    return "mm_cid compaction: scan cost per strategy, isolated-CPU stall per placement, convergence";
+  }
+  std::vector<std::string> flag_names() const override {
+    return {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "mmcid_duration_ms",
+            "mmcid_allocator", "mmcid_batch", "mmcid_scan_reps"};
+  }
+
+  absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) override {
+    ISOLATION_ASSIGN_OR_RETURN(Topology topo, TopologyFromFlags());
+    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, IsolationFromFlags(topo));
+    ISOLATION_ASSIGN_OR_RETURN(Allocator alloc, mm_cid::ParseAllocator(absl::GetFlag(FLAGS_mmcid_allocator)));
+    const int batch = absl::GetFlag(FLAGS_mmcid_batch);
+    if (batch < 1) return absl::InvalidArgumentError(absl::StrCat("--mmcid_batch=", batch, ": must be >= 1"));
+    int reps = absl::GetFlag(FLAGS_mmcid_scan_reps);
+    if (reps < 1) return absl::InvalidArgumentError(absl::StrCat("--mmcid_scan_reps=", reps, ": must be >= 1"));
+    int duration_ms = absl::GetFlag(FLAGS_mmcid_duration_ms);
+    if (duration_ms < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("--mmcid_duration_ms=", duration_ms, ": must be >= 1"));
+    }
+    if (options.quick) {
+      duration_ms = std::min(duration_ms, 500);
+      reps = std::min(reps, 51);
+    }
+    const int p = topo.num_cpus();
+    const CpuMask isolated = IsolatedCpus(iso);
+    const int pinned = isolated.Empty() ? p - 1 : isolated.Nth(isolated.Weight() / 2);
+
+    ExperimentReport report;
+    nlohmann::json& j = report.json;
+    j["cpus"] = p;
+    j["isolated"] = isolated.ToString();
+    j["allocator"] = std::string(mm_cid::AllocatorName(alloc));
+    j["quick"] = options.quick;
+    j["cost_model"] = absl::StrCat("modelled: ", mm_cid::kModelledVisitNs, " ns per slot visit (simulator)");
+    j["scan_ns_label"] = "host-measured on this machine (indicative, not representative of a 128-CPU kernel)";
+    int64_t violations = 0;
+    std::string& text = report.text;
+    absl::StrAppend(&text, "mm_cid on ", p, " CPUs, isolated ", isolated.ToString(), ", ",
+                    std::string(mm_cid::AllocatorName(alloc)), options.quick ? " (quick)" : "", "\n");
+
+    // --- scan ---
+    progress.Update("scan cost", 0.0);
+    nlohmann::json scan = nlohmann::json::array();
+    absl::StrAppend(&text, "\nscan (one task pinned to CPU ", pinned, "):\n",
+                    absl::StrFormat("  %-10s %6s %13s %16s\n", "strategy", "cpus", "cpus_visited",
+                                    "scan_ns_median"));
+    ScanRow possible_row;
+    for (const Strategy& s : Strategies(batch)) {
+      ISOLATION_ASSIGN_OR_RETURN(ScanRow row, MeasureScan(s, alloc, p, pinned, reps));
+      if (s.name == "possible") possible_row = row;
+      scan.push_back({{"strategy", s.name}, {"cpus", row.cpus}, {"cpus_visited", row.visited},
+                      {"scan_ns_median", row.median_ns}});
+      absl::StrAppend(&text, absl::StrFormat("  %-10s %6d %13d %16d  (host, indicative)\n", s.name, row.cpus,
+                                             row.visited, row.median_ns));
+    }
+    j["scan"] = scan;
+
+    // --- placement (S11 on the simulator) ---
+    struct PlacementCase {
+      std::string name;
+      Placement placement;
+      int batch;
+    };
+    const std::vector<PlacementCase> placements = {
+        {"task", Placement::kTaskWork, 0}, {"workqueue", Placement::kUnbound, 0}, {"rcu", Placement::kRcu, 0}};
+    nlohmann::json placement_json = nlohmann::json::array();
+    absl::StrAppend(&text, "\nplacement (S11 on the simulator, ", duration_ms,
+                    " ms; modelled stall = visits x 130 ns):\n");
+    std::vector<std::pair<std::string, Nanos>> stalls;
+    int step = 0;
+    for (const PlacementCase& pc : placements) {
+      progress.Update(absl::StrCat("placement ", pc.name), 0.1 + 0.25 * step++);
+      MmCidConfig c;
+      c.allocator = alloc;
+      c.placement = pc.placement;
+      c.batch = pc.batch;
+      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed));
+      violations += r.violations;
+      stalls.emplace_back(pc.name, r.isolated_max_stall_ns);
+      placement_json.push_back({{"placement", pc.name},
+                                {"isolated_max_stall_ns", r.isolated_max_stall_ns},
+                                {"scans_on_isolated_cpus", r.scans_on_isolated},
+                                {"scans", r.scans},
+                                {"label", "modelled"}});
+      absl::StrAppend(&text, absl::StrFormat("  %-10s isolated_max_stall %7d ns  scans %6d (on isolated CPUs %d)\n",
+                                             pc.name, r.isolated_max_stall_ns, r.scans, r.scans_on_isolated));
+      for (const auto& v : r.first_violations) absl::StrAppend(&text, "    violation: ", v, "\n");
+    }
+    // The batched task-work variant ([BATCH]) for the reproduce row.
+    Nanos batch_stall = 0;
+    {
+      MmCidConfig c;
+      c.allocator = alloc;
+      c.placement = Placement::kTaskWork;
+      c.batch = batch;
+      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed));
+      violations += r.violations;
+      batch_stall = r.isolated_max_stall_ns;
+      absl::StrAppend(&text, absl::StrFormat("  (task + batch%d: isolated_max_stall %d ns)\n", batch, batch_stall));
+    }
+    j["placement"] = placement_json;
+
+    // --- compaction (S4 on the simulator) ---
+    const int n = options.quick ? std::min(p, 16) : std::min(p, 128);
+    nlohmann::json compaction = nlohmann::json::array();
+    absl::StrAppend(&text, "\ncompaction (S4 on the simulator, N=", n, ", leader polls its ID 10 x 500 ms):\n");
+    int64_t cidmask_failures = 0;
+    for (const Strategy& s : Strategies(batch)) {
+      progress.Update(absl::StrCat("compaction ", s.name), 0.85);
+      MmCidConfig c;
+      c.allocator = alloc;
+      c.scope = s.scope;
+      c.batch = s.batch;
+      ISOLATION_ASSIGN_OR_RETURN(CompactionRun r, RunS4(n, c, options.seed));
+      const bool wrong = s.scope == ScanScope::kCidmask;
+      if (wrong) {
+        cidmask_failures += r.converged ? 0 : 1;
+      } else {
+        violations += r.violations;
+      }
+      compaction.push_back({{"strategy", s.name},
+                            {"converged", r.converged},
+                            {"leader_initial_cid", r.initial_leader_cid},
+                            {"leader_final_cid", r.final_leader_cid}});
+      absl::StrAppend(&text, absl::StrFormat("  %-10s converged %-5s leader cid %d -> %d%s\n", s.name,
+                                             r.converged ? "true" : "false", r.initial_leader_cid,
+                                             r.final_leader_cid, wrong ? "  (WRONG strategy: negative control)" : ""));
+      for (const auto& v : r.first_violations) absl::StrAppend(&text, "    violation: ", v, "\n");
+    }
+    j["compaction"] = compaction;
+    j["cidmask_violations"] = cidmask_failures;
+    j["invariant_violations"] = violations;
+    report.invariant_violations = violations;
+    absl::StrAppend(&text, "\ninvariant_violations (correct variants): ", violations, "\n");
+    progress.Done();
+
+    // --- isolab reproduce ---
+    report.rows.push_back(
+        {"mmcid", absl::StrCat("task_mm_cid_work duration, ", p, " CPUs"),
+         "30-35 us on a 128-core aarch64, isolated cores [SEED]",
+         absl::StrFormat("modelled %.1f us (%d visits x %d ns); host-measured median %d ns (indicative)",
+                         static_cast<double>(possible_row.visited * mm_cid::kModelledVisitNs) / 1000.0,
+                         possible_row.visited, mm_cid::kModelledVisitNs, possible_row.median_ns)});
+    std::string stall_text;
+    for (const auto& [name, ns] : stalls) absl::StrAppend(&stall_text, name, " ", ns, " ns; ");
+    absl::StrAppend(&stall_text, "task+batch", batch, " ", batch_stall, " ns (modelled)");
+    report.rows.push_back({"mmcid", "compaction stall on an isolated CPU (S11)",
+                           "timerlat max 48 us (task work) -> < 20 us after moving the work [SEED]", stall_text});
+    return report;
+  }
+};
+
+const ExperimentRegistrar kRegistrar(20, [] { return std::make_unique<MmCidExperiment>(); });
+
+}  // namespace
+}  // namespace isolation::experiments

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `isolab mmcid --quick` and the issue's expected outcomes (acceptance).
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "experiments/experiment.h"
+#include "gtest/gtest.h"
+
+namespace isolation::experiments {
+namespace {
+
+TEST(MmCidExperiment, QuickRunMeetsIssueExpectations) {
+  std::unique_ptr<Experiment> exp;
+  for (auto& e : AllExperiments()) {
+    if (e->name() == "mmcid") exp = std::move(e);
+  }
+  ASSERT_NE(exp, nullptr) << "mmcid experiment not registered";
+  Progress progress("mmcid");
+  RunOptions options;
+  options.quick = true;
+  auto report = exp->Run(options, progress);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const nlohmann::json& j = report->json;
+  std::cout << report->text;
+  ASSERT_TRUE(j.contains("scan") && j.contains("placement") && j.contains("compaction") &&
+              j.contains("invariant_violations"));
+
+  // scan: for a task pinned to one CPU of 128, allowed visits <= 1/20 of possible.
+  int possible = -1, allowed = -1;
+  for (const auto& s : j["scan"]) {
+    EXPECT_EQ(s["cpus"].get<int>(), 128);
+    EXPECT_GT(s["cpus_visited"].get<int>(), 0) << s.dump();
+    if (s["strategy"] == "possible") possible = s["cpus_visited"].get<int>();
+    if (s["strategy"] == "allowed") allowed = s["cpus_visited"].get<int>();
+  }
+  EXPECT_EQ(possible, 256);
+  ASSERT_GT(allowed, 0);
+  EXPECT_LE(allowed * 20, possible);
+  EXPECT_EQ(j["scan"].size(), 4u);
+
+  // placement: compaction stalls isolated CPUs only with task work.
+  ASSERT_EQ(j["placement"].size(), 3u);
+  for (const auto& p : j["placement"]) {
+    if (p["placement"] == "task") {
+      EXPECT_GT(p["isolated_max_stall_ns"].get<int64_t>(), 0) << p.dump();
+    } else {
+      EXPECT_EQ(p["isolated_max_stall_ns"].get<int64_t>(), 0) << p.dump();
+      EXPECT_EQ(p["scans_on_isolated_cpus"].get<int64_t>(), 0) << "I10: " << p.dump();
+      EXPECT_GT(p["scans"].get<int64_t>(), 0) << "the offloaded scans must still run: " << p.dump();
+    }
+  }
+
+  // compaction: cidmask does not converge, the others do.
+  ASSERT_EQ(j["compaction"].size(), 4u);
+  for (const auto& c : j["compaction"]) {
+    EXPECT_EQ(c["converged"].get<bool>(), c["strategy"] != "cidmask") << c.dump();
+  }
+  EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0) << report->text;
+  EXPECT_EQ(report->rows.size(), 2u);
+}
+
+}  // namespace
+}  // namespace isolation::experiments

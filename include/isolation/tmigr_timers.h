@@ -86,8 +86,9 @@ class TimerSystem final : public TimerBackend {
   // add_timer()/add_timer_on(): queue a timer on `cpu`'s own base.  If the
   // base is idle the next event is re-evaluated (tmigr_cpu_new_timer path).
   int64_t AddTimer(int cpu, Nanos expires, bool global, Nanos now);
-  // Tick stop on idle entry.  Returns false if an event is <= 1 jiffy away
-  // (the tick keeps running, the CPU stays active in the hierarchy).
+  // Tick stop on idle entry.  Returns false if the next event's jiffy is at
+  // most the current jiffy + 1 (the tick keeps running, the CPU stays active
+  // in the hierarchy; call Tick at each jiffy and retry).
   bool EnterIdle(int cpu, Nanos now);
   // Idle exit (timer_clear_idle + tmigr_cpu_activate).  No-op if not idle.
   void ExitIdle(int cpu, Nanos now);

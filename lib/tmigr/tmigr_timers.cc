@@ -118,7 +118,12 @@ bool TimerSystem::EnterIdle(int cpu, Nanos now) {
   const Nanos local = b.local.empty() ? kNanosMax : b.local.begin()->first;
   const Nanos global = b.global.empty() ? kNanosMax : b.global.begin()->first;
   const Nanos next = std::min(local, global);
-  if (next != kNanosMax && next <= now + config_.jiffy) return false;
+  // fetch_next_timer_interrupt(): an event at most one jiffy away (the wheel
+  // expires timers at the first tick >= expiry) keeps the tick running and
+  // the hierarchy is not called.
+  const int64_t basej = now / config_.jiffy;
+  const int64_t next_jiffy = next == kNanosMax ? kNanosMax : (next + config_.jiffy - 1) / config_.jiffy;
+  if (next_jiffy <= basej + 1) return false;
   b.idle = true;
   // fetch_next_timer_interrupt(): the global expiry goes to the hierarchy
   // only if strictly earlier than the local one.
@@ -144,14 +149,16 @@ void TimerSystem::ExitIdle(int cpu, Nanos now) {
 
 void TimerSystem::Tick(int cpu, Nanos now) {
   base(cpu).last_now.store(now, std::memory_order_relaxed);
-  if (tmigr_->RequiresHandleRemote(cpu, now)) tmigr_->HandleRemote(cpu, now);
+  // run_timer_softirq(): own bases first, then tmigr_handle_remote(), so a
+  // CPU meeting its own event in the hierarchy finds its timers already run.
   RunExpired(cpu, cpu, now, /*local_too=*/true);
+  if (tmigr_->RequiresHandleRemote(cpu, now)) tmigr_->HandleRemote(cpu, now);
 }
 
 void TimerSystem::IdleWakeup(int cpu, Nanos now) {
   base(cpu).last_now.store(now, std::memory_order_relaxed);
-  if (tmigr_->RequiresHandleRemote(cpu, now)) tmigr_->HandleRemote(cpu, now);
   RunExpired(cpu, cpu, now, /*local_too=*/true);
+  if (tmigr_->RequiresHandleRemote(cpu, now)) tmigr_->HandleRemote(cpu, now);
   Reevaluate(cpu, now);
 }
 

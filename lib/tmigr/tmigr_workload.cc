@@ -14,7 +14,7 @@
 namespace isolation::tmigr {
 namespace {
 
-enum class EvType { kBusyTick, kBurstStart, kBurstEnd, kWake, kCheck };
+enum class EvType { kBusyTick, kBurstStart, kBurstEnd, kWake, kIdleTick, kCheck };
 
 struct Ev {
   Nanos t;
@@ -144,7 +144,17 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
         break;
       }
       case EvType::kBurstEnd:
-        if (ts.EnterIdle(ev.cpu, now)) schedule_wake(ev.cpu, now, next_burst_after(ev.cpu, now));
+      case EvType::kIdleTick:
+        if (ev.type == EvType::kIdleTick) {
+          if (ev.gen != gen[ci]) break;
+          ts.Tick(ev.cpu, now);  // the tick kept running in the idle loop
+        }
+        if (ts.EnterIdle(ev.cpu, now)) {
+          schedule_wake(ev.cpu, now, next_burst_after(ev.cpu, now));
+        } else {
+          const Nanos tick = (now / cfg.jiffy + 1) * cfg.jiffy;
+          if (tick < next_burst_after(ev.cpu, now)) push(tick, EvType::kIdleTick, ev.cpu, gen[ci]);
+        }
         break;
       case EvType::kWake:
         if (ev.gen != gen[ci] || !ts.BaseIdle(ev.cpu)) break;

@@ -87,12 +87,18 @@ class CpuMask {
     return m;
   }
 
-  // Parses the kernel cpulist syntax exactly as bitmap_parselist() accepts it:
-  // comma-separated items, each `N`, `A-B` or `A-B:used/group`, where `N` as a
-  // number means the last bit (nbits-1), and the whole string `all`.  An empty
-  // string (or only whitespace/newline) gives an empty mask.  Errors name the
-  // bad token and its byte position; out-of-range CPUs are errors (ERANGE in the
-  // kernel), as are reversed ranges and zero/oversized strides.
+  // Parses the kernel cpulist syntax exactly as bitmap_parselist() accepts it
+  // (lib/bitmap-str.c): items `A`, `A-B` or `A-B:used/group`, where `N` as a
+  // number means the last bit (nbits-1), and `all` (any case, may carry
+  // `:used/group`).  Like the kernel, items are separated by any run of
+  // commas and whitespace ("1,,2", ",1" and "1," are accepted), the string
+  // ends at '\0' or at a '\n' right after an item, and an empty string gives
+  // an empty mask.  Errors (never a crash, on any input) name the input, the
+  // byte position and the bad token: InvalidArgument for what the kernel
+  // rejects with -EINVAL (junk such as "0x3" or "1-x", reversed range, group
+  // 0, used > group), OutOfRange for -ERANGE (cpu >= nbits) and -EOVERFLOW
+  // (a number that does not fit 32 bits).  REQUIRES nothing: nbits outside
+  // [0, kMaxCpus] is an InvalidArgument error too.
   static absl::StatusOr<CpuMask> Parse(std::string_view list, int nbits);
 
   // Canonical cpulist: ascending, ranges collapsed ("1-31,33-63"); "" if empty.

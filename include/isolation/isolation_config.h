@@ -24,9 +24,14 @@
 //  - HK-ENFORCE: when nohz_full= and isolcpus=domain are both given, some
 //    present CPU must be in neither, else the *later* setting is dropped;
 //  - an unknown but well-formed isolcpus flag is skipped with a warning; a
-//    flag with characters other than letters and '_' rejects the parameter.
-// Malformed input (bad cpulist, unknown parameter syntax) is an
-// InvalidArgument error naming the value and, for lists, the position.
+//    flag with characters other than letters and '_' rejects the parameter
+//    (warning; the setting is ignored and parsing goes on, as the kernel
+//    boots on);
+//  - a setting that isolates no CPU (empty list, or only the boot CPU after
+//    the fallback) is ignored with a warning.
+// A malformed cpulist is an InvalidArgument error (a CPU beyond the topology
+// OutOfRange) naming the parameter, the value and the byte position; the
+// kernel would only warn "incorrect CPU range" and ignore the parameter.
 //
 // Thread safety: a value type.  SetCpusetIsolated() must not run concurrently
 // with readers; mechanisms copy the masks they need.

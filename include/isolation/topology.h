@@ -50,7 +50,9 @@ class Topology {
   // shared cache is reported.
   static absl::StatusOr<Topology> FromSynthetic(std::string_view description);
   // The host machine as hwloc sees it (restricted to CPUs this process may
-  // use).  Ignores HWLOC_SYNTHETIC/HWLOC_XMLFILE in the environment.
+  // use; their numbers must be dense from 0).  Never silently redirected:
+  // if HWLOC_SYNTHETIC/HWLOC_XMLFILE in the environment make hwloc load
+  // something else, FailedPrecondition naming the variables.
   static absl::StatusOr<Topology> FromHost();
   // "host" or a synthetic description.
   static absl::StatusOr<Topology> FromFlag(std::string_view spec);

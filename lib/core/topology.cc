@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -163,14 +164,19 @@ absl::StatusOr<Topology> Topology::FromHost() {
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) return absl::InternalError("hwloc_topology_init failed");
   HwlocTopology t(raw);
-  // Blacklist the components that HWLOC_SYNTHETIC / HWLOC_XMLFILE in the
-  // environment would otherwise select, so the host path is never silently
-  // redirected; is_thissystem is checked afterwards as a backstop.
-  hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "synthetic");
-  hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "xml");
+  // hwloc_topology_load() consults HWLOC_SYNTHETIC / HWLOC_XMLFILE /
+  // HWLOC_FSROOT when no backend was chosen, and forces that backend even
+  // past a component blacklist; there is no public way to force the native
+  // one, and unsetenv() is not thread-safe.  So the host path refuses a
+  // redirected load instead of silently modelling another machine.
   if (hwloc_topology_load(raw) != 0) return absl::InternalError("hwloc_topology_load of the host failed");
   if (!hwloc_topology_is_thissystem(raw)) {
-    return absl::FailedPreconditionError("hwloc loaded a topology that is not this system (HWLOC_* environment?)");
+    const char* synthetic = std::getenv("HWLOC_SYNTHETIC");
+    const char* xml = std::getenv("HWLOC_XMLFILE");
+    return absl::FailedPreconditionError(absl::StrCat(
+        "hwloc did not load this machine (is_thissystem == 0); the environment redirects it: HWLOC_SYNTHETIC=\"",
+        synthetic ? synthetic : "", "\" HWLOC_XMLFILE=\"", xml ? xml : "",
+        "\" -- unset them, or use a synthetic description explicitly"));
   }
   return FromLoadedHwloc(raw, "host");
 }

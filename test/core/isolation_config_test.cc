@@ -117,6 +117,16 @@ TEST(IsolationConfig, OnlyBootCpuIsolatedIsIgnoredWithWarning) {
   EXPECT_EQ(c->ToCmdline(), "");
 }
 
+TEST(IsolationConfig, EmptyListIsIgnoredWithWarning) {
+  const Topology t = Machine("core:8 pu:1");
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(t, "isolcpus= nohz_full=,");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->warnings().size(), 2u);
+  EXPECT_TRUE(HasWarning(*c, "setting ignored"));
+  EXPECT_EQ(c->ToCmdline(), "");
+  EXPECT_FALSE(c->nohz_full_enabled());
+}
+
 TEST(IsolationConfig, SecondSettingMustMatch) {
   const Topology t = Machine("core:8 pu:1");
   // isolcpus=nohz sets the kernel-noise types; nohz_full= differs -> dropped.

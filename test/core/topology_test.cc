@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,21 @@ TEST(Topology, FromFlagSelectsSyntheticOrHost) {
   ASSERT_TRUE(host.ok()) << host.status();
   EXPECT_EQ(host->description(), "host");
   EXPECT_GE(host->num_cpus(), 1);
+}
+
+TEST(Topology, FromHostRefusesHwlocEnvironmentRedirect) {
+  absl::StatusOr<Topology> plain = Topology::FromHost();
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_EQ(setenv("HWLOC_SYNTHETIC", "pack:2 core:12 pu:2", 1), 0);
+  absl::StatusOr<Topology> with_env = Topology::FromHost();
+  // Synthetic descriptions given explicitly are unaffected by the variable.
+  absl::StatusOr<Topology> explicit_synthetic = Topology::FromSynthetic("core:3 pu:1");
+  unsetenv("HWLOC_SYNTHETIC");
+  ASSERT_FALSE(with_env.ok()) << "modelled " << with_env->Summary() << " instead of the host";
+  EXPECT_EQ(with_env.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(with_env.status().message()), HasSubstr("HWLOC_SYNTHETIC=\"pack:2 core:12 pu:2\""));
+  ASSERT_TRUE(explicit_synthetic.ok());
+  EXPECT_EQ(explicit_synthetic->num_cpus(), 3);
 }
 
 TEST(Topology, SetOnlineErrorsAndMasks) {

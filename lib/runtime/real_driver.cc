@@ -118,6 +118,7 @@ struct RealThreadDriver::Impl {
     CpuStats stats;
     bool idle_state = false;
     Nanos idle_since = 0;
+    bool parked = false;  // paused between RunFor calls: idle time does not accrue
     // The inbox has its own lock (taken after mu, never before it), so work
     // and timers may be queued from any hook, including those that run with
     // the run-queue lock held.  The CPU thread idles on cv under inbox_mu.
@@ -591,13 +592,25 @@ struct RealThreadDriver::Impl {
   }
 
   // Parks the CPU thread while paused; false when the driver stops.
-  bool Park() {
-    std::unique_lock<std::mutex> lk(ctl_mu);
-    ++parked;
-    ctl_cv.notify_all();
-    ctl_cv.wait(lk, [&] { return running.load(std::memory_order_relaxed) || stop; });
-    --parked;
-    return !stop;
+  bool Park(Cpu& c) {
+    {
+      std::lock_guard<std::mutex> lk(c.mu);
+      if (c.idle_state) c.stats.idle_ns += Now() - c.idle_since;
+      c.parked = true;
+    }
+    bool stopping;
+    {
+      std::unique_lock<std::mutex> lk(ctl_mu);
+      ++parked;
+      ctl_cv.notify_all();
+      ctl_cv.wait(lk, [&] { return running.load(std::memory_order_relaxed) || stop; });
+      --parked;
+      stopping = stop;
+    }
+    std::lock_guard<std::mutex> lk(c.mu);
+    c.idle_since = Now();
+    c.parked = false;
+    return !stopping;
   }
 
   void Pin(Cpu& c) {
@@ -630,7 +643,7 @@ struct RealThreadDriver::Impl {
     ctl_cv.notify_all();
     while (true) {
       if (!running.load(std::memory_order_acquire)) {
-        if (!Park()) return;
+        if (!Park(c)) return;
         continue;
       }
       c.observed_host.store(sched_getcpu(), std::memory_order_relaxed);
@@ -1101,7 +1114,7 @@ CpuStats RealThreadDriver::Stats(int cpu) const {
   Impl::Cpu& c = impl_->cpu(cpu);
   std::lock_guard<std::mutex> lk(c.mu);
   CpuStats st = c.stats;
-  if (c.idle_state) st.idle_ns += std::max<Nanos>(0, impl_->Now() - c.idle_since);
+  if (c.idle_state && !c.parked) st.idle_ns += std::max<Nanos>(0, impl_->Now() - c.idle_since);
   return st;
 }
 

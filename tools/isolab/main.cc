@@ -80,10 +80,10 @@ std::string ParseFlags(int argc, char** argv, const std::vector<std::string>& al
       *wants_help = true;
       continue;
     }
-    if (!absl::StartsWith(arg, "-")) {
+    if (arg.empty() || arg[0] != '-') {
       return absl::StrCat("unexpected argument '", std::string(arg), "'");
     }
-    arg.remove_prefix(absl::StartsWith(arg, "--") ? 2 : 1);
+    arg.remove_prefix(arg.size() > 1 && arg[1] == '-' ? 2 : 1);
     std::string name(arg), value;
     bool has_value = false;
     if (const size_t eq = arg.find('='); eq != std::string_view::npos) {

@@ -212,6 +212,7 @@ int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
 int Main(int argc, char** argv) {
   auto experiments = AllExperiments();
   if (argc < 2) {
+    std::fprintf(stderr, "isolab: missing subcommand\n");
     PrintTopLevelHelp(experiments);
     return kExitBadInput;
   }

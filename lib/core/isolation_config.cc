@@ -205,19 +205,39 @@ absl::Status IsolationConfig::ApplyNohzFull(std::string_view value) {
   return ApplySetting(absl::StrCat("nohz_full=", std::string(value)), value, kKernelNoiseFlags);
 }
 
+// The command line is split like the kernel's next_arg(): words are
+// separated by whitespace outside double quotes, and a value wrapped in
+// quotes (isolcpus="domain,1-3") has them removed.
 absl::StatusOr<IsolationConfig> IsolationConfig::FromBootParams(const Topology& topology, std::string_view cmdline) {
   IsolationConfig config(topology);
+  auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   size_t pos = 0;
   while (pos < cmdline.size()) {
-    while (pos < cmdline.size() && std::isspace(static_cast<unsigned char>(cmdline[pos]))) ++pos;
+    while (pos < cmdline.size() && is_space(cmdline[pos])) ++pos;
     const size_t begin = pos;
-    while (pos < cmdline.size() && !std::isspace(static_cast<unsigned char>(cmdline[pos]))) ++pos;
-    const std::string_view word = cmdline.substr(begin, pos - begin);
+    bool in_quote = false;
+    while (pos < cmdline.size() && (in_quote || !is_space(cmdline[pos]))) {
+      if (cmdline[pos] == '"') in_quote = !in_quote;
+      ++pos;
+    }
+    std::string_view word = cmdline.substr(begin, pos - begin);
+    if (!word.empty() && word.front() == '"') {  // "param=value" quoted as a whole
+      word.remove_prefix(1);
+      if (!word.empty() && word.back() == '"') word.remove_suffix(1);
+    }
+    const size_t eq = word.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = word.substr(0, eq);
+    std::string_view value = word.substr(eq + 1);
+    if (!value.empty() && value.front() == '"') {
+      value.remove_prefix(1);
+      if (!value.empty() && value.back() == '"') value.remove_suffix(1);
+    }
     absl::Status s;
-    if (word.substr(0, 9) == "isolcpus=") {
-      s = config.ApplyIsolcpus(word.substr(9));
-    } else if (word.substr(0, 10) == "nohz_full=") {
-      s = config.ApplyNohzFull(word.substr(10));
+    if (name == "isolcpus") {
+      s = config.ApplyIsolcpus(value);
+    } else if (name == "nohz_full") {
+      s = config.ApplyNohzFull(value);
     }
     if (!s.ok()) return s;
   }

@@ -69,6 +69,16 @@ TEST(IsolationConfig, BareListMeansDomain) {
   EXPECT_EQ(c->ToCmdline(), "isolcpus=domain,1-3");
 }
 
+TEST(IsolationConfig, CommandLineWordsAndQuotes) {
+  const Topology t = Machine("core:8 pu:1");
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(
+      t, "BOOT_IMAGE=/vmlinuz root=UUID=x isolcpus=\"domain,4-5\" xisolcpus=1 \"nohz_full=6-7\" quiet\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->isolcpus_domain().ToString(), "4-5");
+  EXPECT_EQ(c->nohz_full().ToString(), "6-7");
+  EXPECT_EQ(c->ToCmdline(), "isolcpus=domain,4-5 nohz_full=6-7");
+}
+
 TEST(IsolationConfig, NohzFullIsolatesEveryKernelNoiseType) {
   const Topology t = Machine("core:8 pu:1");
   absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(t, "nohz_full=2-7\n");

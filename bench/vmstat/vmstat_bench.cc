@@ -5,13 +5,15 @@
 // update-plus-return-to-user hook chain (A1 vs B, the seed's +2.6 % question);
 // read cost (approximate vs snapshot) and shepherd scan vs CPU count.
 //
-// Every benchmark reports `ratio_vs_fetch_add`: its time per op divided by
-// the time of a relaxed atomic fetch_add measured in the same process right
+// Every benchmark reports `ns_per_op` (thread CPU time per iteration, so
+// preemption on a shared host does not count) and `ratio_vs_fetch_add`: that
+// divided by the CPU time of an uncontended relaxed fetch_add measured right
 // after it, so runs on different hosts compare by ratio.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -36,12 +38,18 @@ std::unique_ptr<Vmstat> MakeVm(Strategy s, int cpus) {
 
 std::atomic<int64_t> g_ref_counter{0};
 
+// Thread CPU time: the host is shared, wall-clock time includes preemption.
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 double FetchAddNsPerOp() {
   constexpr int kN = 2'000'000;
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (int i = 0; i < kN; ++i) g_ref_counter.fetch_add(1, std::memory_order_relaxed);
-  const auto t1 = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(t1 - t0).count() / kN;
+  return static_cast<double>(ThreadCpuNs() - t0) / kN;
 }
 
 void ReportRatio(benchmark::State& state, double ns_per_op) {
@@ -50,9 +58,8 @@ void ReportRatio(benchmark::State& state, double ns_per_op) {
   state.counters["ratio_vs_fetch_add"] = ref > 0 ? ns_per_op / ref : 0;
 }
 
-double NsPerIter(benchmark::State& state, std::chrono::steady_clock::time_point t0) {
-  const auto t1 = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(t1 - t0).count() /
+double NsPerIter(benchmark::State& state, int64_t t0) {
+  return static_cast<double>(ThreadCpuNs() - t0) /
          static_cast<double>(std::max<int64_t>(1, static_cast<int64_t>(state.iterations())));
 }
 
@@ -60,7 +67,7 @@ double NsPerIter(benchmark::State& state, std::chrono::steady_clock::time_point 
 
 void BM_Baseline_ThreadLocalIncrement(benchmark::State& state) {
   thread_local int64_t counter = 0;
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) {
     counter += 1;
     benchmark::DoNotOptimize(counter);
@@ -71,7 +78,7 @@ BENCHMARK(BM_Baseline_ThreadLocalIncrement);
 
 void BM_Baseline_AtomicFetchAdd(benchmark::State& state) {
   static std::atomic<int64_t> counter{0};
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) counter.fetch_add(1, std::memory_order_relaxed);
   ReportRatio(state, NsPerIter(state, t0));
 }
@@ -86,7 +93,7 @@ Stripe g_stripes[64];
 // cache line (what vmstat's per-CPU slot is, minus the threshold).
 void BM_Baseline_StripedCounter(benchmark::State& state) {
   Stripe& mine = g_stripes[state.thread_index() % 64];
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) mine.v.store(mine.v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   ReportRatio(state, NsPerIter(state, t0));
 }
@@ -99,7 +106,7 @@ void BM_Update(benchmark::State& state) {
   const Strategy s = kAll[state.range(0)];
   auto vm = MakeVm(s, 4);
   int64_t d = 1;
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) {
     vm->Mod(0, StatKind::kZone, 1, kZoneMlock, d);
     d = -d;
@@ -114,7 +121,7 @@ void BM_UpdateIrqsOff(benchmark::State& state) {
   const Strategy s = kAll[state.range(0)];
   auto vm = MakeVm(s, 4);
   int64_t d = 1;
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) {
     vm->ModIrqsOff(0, StatKind::kZone, 1, kZoneMlock, d);
     d = -d;
@@ -128,7 +135,7 @@ BENCHMARK(BM_UpdateIrqsOff)->DenseRange(0, 4);
 void BM_Inc(benchmark::State& state) {
   const Strategy s = kAll[state.range(0)];
   auto vm = MakeVm(s, 4);
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) vm->Inc(0, StatKind::kNode, 0, 2);
   ReportRatio(state, NsPerIter(state, t0));
   state.SetLabel(std::string(StrategyName(s)));
@@ -148,7 +155,7 @@ void BM_UpdateWithRemoteFolder(benchmark::State& state) {
     }
   });
   int64_t d = 3;
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) {
     vm->Mod(0, StatKind::kZone, 1, kZoneMlock, d);
     d = -d + (d > 0 ? -1 : 1);
@@ -168,7 +175,7 @@ BENCHMARK(BM_UpdateWithRemoteFolder)->DenseRange(0, 4)->UseRealTime();
 void BM_SyscallHookChain(benchmark::State& state) {
   const Strategy s = kAll[state.range(0)];
   auto vm = MakeVm(s, 4);
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) {
     vm->Mod(0, StatKind::kZone, 1, kZoneMlock, 1);
     benchmark::DoNotOptimize(vm->ReturnToUser(0, true));
@@ -184,7 +191,7 @@ BENCHMARK(BM_SyscallHookChain)->DenseRange(0, 4);
 void BM_ReturnToUserClean(benchmark::State& state) {
   const Strategy s = kAll[state.range(0)];
   auto vm = MakeVm(s, 4);
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) benchmark::DoNotOptimize(vm->ReturnToUser(0, true));
   ReportRatio(state, NsPerIter(state, t0));
   state.SetLabel(std::string(StrategyName(s)));
@@ -196,7 +203,7 @@ BENCHMARK(BM_ReturnToUserClean)->DenseRange(0, 4);
 void BM_ReadApprox(benchmark::State& state) {
   auto vm = MakeVm(Strategy::kA1, static_cast<int>(state.range(0)));
   for (int cpu = 0; cpu < vm->num_cpus(); ++cpu) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 3);
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) benchmark::DoNotOptimize(vm->Read(StatKind::kZone, 1, kZoneFreePages));
   ReportRatio(state, NsPerIter(state, t0));
 }
@@ -205,7 +212,7 @@ BENCHMARK(BM_ReadApprox)->RangeMultiplier(4)->Range(1, 1024);
 void BM_ReadSnapshot(benchmark::State& state) {
   auto vm = MakeVm(Strategy::kA1, static_cast<int>(state.range(0)));
   for (int cpu = 0; cpu < vm->num_cpus(); ++cpu) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 3);
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) benchmark::DoNotOptimize(vm->ReadSnapshot(StatKind::kZone, 1, kZoneFreePages));
   ReportRatio(state, NsPerIter(state, t0));
 }

@@ -155,10 +155,12 @@ struct HackbenchParams {
   int messages = 100;         // per sender per receiver (hackbench --loops)
   int channel_capacity = 16;  // messages a pipe holds before the writer blocks
   Nanos work_per_message = 2 * kNsPerUs;  // user-mode time per write / read
+  int work_jitter_pct = 0;    // +- uniform jitter on each work step (task rng)
 };
 struct PipeParams {
   int round_trips = 10000;
   Nanos work_per_message = 1 * kNsPerUs;
+  int work_jitter_pct = 0;
 };
 struct SchbenchParams {
   int message_tasks = 2;
@@ -178,6 +180,32 @@ absl::StatusOr<WorkloadResult> RunPipe(Driver& driver, IdleSelectHooks* hooks, c
 absl::StatusOr<WorkloadResult> RunSchbench(Driver& driver, IdleSelectHooks* hooks,
                                            const SchbenchParams& params, Nanos timeout,
                                            const CpuMask& cpus = CpuMask());
+
+// ---------------------------------------------------------------------------
+// Selection sweep (no driver): cost and probes of one selector on one LLC
+// at a given busy share, with the SIS_UTIL budget fed the same share.
+// ---------------------------------------------------------------------------
+struct SweepParams {
+  Variant variant = Variant::kV0;
+  int llc_cpus = 64;
+  int busy_pct = 50;
+  int samples = 20000;
+  uint64_t seed = 1;
+  // Churn: every `flip_every` wakeups one busy CPU idles and one idle CPU
+  // starts a task (no tick); every `tick_every` wakeups every CPU ticks.
+  // This is what leaves V1 bits stale between ticks.  0 = static state.
+  int flip_every = 4;
+  int tick_every = 64;
+};
+struct SweepResult {
+  double probes_mean = 0;
+  double stale_hits_mean = 0;
+  double select_ns_median = 0;  // per Select(), clock overhead subtracted
+  double found_pct = 0;         // idle CPU found, among wakeups where one existed
+  int64_t samples = 0;
+  int budget = 0;               // nr_idle_scan fed from the busy share
+};
+absl::StatusOr<SweepResult> MeasureSelect(const SweepParams& params);
 
 }  // namespace isolation::idle_select
 

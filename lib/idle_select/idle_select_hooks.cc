@@ -242,6 +242,12 @@ struct RunState {
   }
 };
 
+Nanos Jitter(TaskContext& ctx, Nanos base, int pct) {
+  if (pct <= 0 || base <= 0) return base;
+  const Nanos span = base * pct / 100;
+  return base - span + static_cast<Nanos>(ctx.rng()() % static_cast<uint64_t>(2 * span + 1));
+}
+
 std::vector<int> StartCpus(const Driver& d, const CpuMask& cpus) {
   std::vector<int> out;
   const CpuMask& online = d.topology().online();
@@ -305,7 +311,8 @@ absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, c
       Channel* ch = sh->channels[static_cast<size_t>(g * receivers + r)].get();
       const int64_t total = int64_t{p.senders} * p.messages;
       auto received = std::make_shared<int64_t>(0);
-      auto body = MakeTaskBody([sh, ch, total, received, work = p.work_per_message](TaskContext& ctx) -> Step {
+      auto body = MakeTaskBody([sh, ch, total, received, work = p.work_per_message,
+                                jit = p.work_jitter_pct](TaskContext& ctx) -> Step {
         if (*received == total) {
           sh->rs.TaskDone(ctx.now());
           return Step::Exit();
@@ -313,7 +320,7 @@ absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, c
         if (!ch->TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
         ++*received;
         sh->rs.operations.fetch_add(1, std::memory_order_relaxed);
-        return Step::Run(work);
+        return Step::Run(Jitter(ctx, work, jit));
       });
       auto id = SpawnOn(d, hooks, absl::StrCat("hb-recv-", g, "-", r),
                         start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
@@ -325,8 +332,8 @@ absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, c
         int round = 0;
       };
       auto st = std::make_shared<SenderState>();
-      auto body = MakeTaskBody([sh, st, g, receivers, messages = p.messages,
-                                work = p.work_per_message](TaskContext& ctx) -> Step {
+      auto body = MakeTaskBody([sh, st, g, receivers, messages = p.messages, work = p.work_per_message,
+                                jit = p.work_jitter_pct](TaskContext& ctx) -> Step {
         if (st->round == messages) {
           sh->rs.TaskDone(ctx.now());
           return Step::Exit();
@@ -337,7 +344,7 @@ absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, c
           st->next = 0;
           ++st->round;
         }
-        return Step::Run(work);
+        return Step::Run(Jitter(ctx, work, jit));
       });
       auto id = SpawnOn(d, hooks, absl::StrCat("hb-send-", g, "-", s),
                         start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
@@ -364,7 +371,9 @@ absl::StatusOr<WorkloadResult> RunPipe(Driver& d, IdleSelectHooks* hooks, const 
       bool wrote = false;  // A: wrote this round; B: read this round
     };
     auto st = std::make_shared<SideState>();
-    auto body = MakeTaskBody([sh, st, side, n = p.round_trips, work = p.work_per_message](TaskContext& ctx) -> Step {
+    auto body = MakeTaskBody([sh, st, side, n = p.round_trips, work0 = p.work_per_message,
+                              jit = p.work_jitter_pct](TaskContext& ctx) -> Step {
+      const Nanos work = Jitter(ctx, work0, jit);
       if (st->done == n) {
         sh->rs.TaskDone(ctx.now());
         return Step::Exit();

@@ -25,7 +25,11 @@
 //
 // Thread safety: one Interleaver runs at a time in the process (Run holds a
 // global registration); points reached by threads that are not actors of
-// the running script pass through.
+// the running script pass through.  Only the actor holding the baton runs,
+// so an actor must not block on something that only a parked actor can
+// release (a lock it holds across its point): that script deadlocks, as the
+// forced schedule would in the kernel.  Each hand-over is a std::mutex
+// release/acquire, so the actors' plain accesses are ordered (TSan-clean).
 
 #ifndef ISOLATION_INTERLEAVE_H_
 #define ISOLATION_INTERLEAVE_H_

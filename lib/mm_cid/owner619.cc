@@ -1,17 +1,640 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The `owner619` design (6.19 rewrite): not built yet.
+// The `owner619` design (6.19 rewrite, [REWRITE]): IDs owned either by tasks
+// (per-task mode) or by CPUs (per-CPU mode), switched by user-count
+// thresholds, with the TRANSIT bit covering the fixup walk.  Spec §3.4-3.5.
+//
+// Library choices (documented in docs/mm_cid.md):
+//   - each CPU's rq lock is modelled by a mutex inside the mechanism, taken by
+//     ContextSwitch/Exit/fixups (the kernel's callers hold the real one);
+//   - in per-CPU mode a task switching out drops its copy of the CPU's ID
+//     (task ID = UNSET), so "no task owns an ID" (I11) holds literally;
+//   - the affinity-growth deferred work (irq_work -> work) runs synchronously
+//     inside SetAffinity.
 
-#include "absl/status/status.h"
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "isolation/interleave.h"
+#include "isolation/mm_cid.h"
 #include "mm_cid/internal.h"
 
 namespace isolation::mm_cid::internal {
+namespace {
+
+constexpr uint32_t kUnset = 1u << 31;    // MM_CID_UNSET
+constexpr uint32_t kOnCpu = 1u << 30;    // MM_CID_ONCPU
+constexpr uint32_t kTransit = 1u << 29;  // MM_CID_TRANSIT
+constexpr uint32_t kFlags = kOnCpu | kTransit;
+
+constexpr bool HasId(uint32_t c) { return (c & kUnset) == 0; }
+constexpr uint32_t IdOf(uint32_t c) { return c & ~kFlags; }
+// A task-owned ID: a value without ONCPU (TRANSIT allowed).
+constexpr bool TaskOwned(uint32_t c) { return HasId(c) && (c & kOnCpu) == 0; }
+
+struct alignas(64) Slot {
+  uint32_t cid = kUnset;  // guarded by the CPU's rq lock
+};
+
+struct Mm {
+  explicit Mm(int p) : pcpu(new Slot[static_cast<size_t>(p)]), cidmask(p), allowed(p) {}
+  std::unique_ptr<Slot[]> pcpu;
+  std::atomic<uint32_t> mode{0};  // 0, TRANSIT, ONCPU, ONCPU|TRANSIT (one word, 47ee94efccf6)
+  std::atomic<int> max_cids{0};
+  AtomicCpuMask cidmask;
+  std::mutex mutex;  // fork/exit/deferred work: users, mode changes
+  std::mutex lock;   // max_cids, affinity; nests inside mutex and rq locks
+  CpuMask allowed;   // guarded by lock
+  int nr_cpus_allowed = 0;
+  int users = 0;        // guarded by mutex (+lock)
+  int pcpu_thrs = 0;    // guarded by lock
+  std::vector<TaskId> user_list;  // guarded by mutex
+};
+
+struct alignas(64) Task {
+  std::atomic<MmId> mm{kNoMm};
+  std::atomic<bool> active{false};
+  std::atomic<uint32_t> cid{kUnset};  // written under the task's CPU rq lock
+  std::atomic<int> cpu{0};            // CPU it is queued on / runs on
+  bool exists = false;
+};
+
+struct alignas(64) Cpu {
+  std::mutex rq_lock;
+  std::atomic<TaskId> curr{kNoTask};  // written under rq_lock
+  int64_t switches = 0;
+  int64_t switch_rmw = 0;
+};
+
+class Owner619MmCid final : public MmCid {
+ public:
+  Owner619MmCid(int p, const MmCidConfig& config, Limits limits)
+      : MmCid(p, config),
+        limits_(limits),
+        tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
+        cpus_(new Cpu[static_cast<size_t>(p)]),
+        mms_(new std::atomic<Mm*>[static_cast<size_t>(limits.max_mms)]) {
+    for (int i = 0; i < limits.max_mms; ++i) mms_[i].store(nullptr, std::memory_order_relaxed);
+  }
+
+  absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
+    (void)now;
+    if (affinity.nbits() != num_cpus_ || affinity.Empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: creator affinity '", affinity.ToString(), "' bad"));
+    }
+    std::lock_guard<std::mutex> l(registry_lock_);
+    const MmId id = static_cast<MmId>(owned_.size());
+    if (id >= limits_.max_mms) return absl::ResourceExhaustedError("mm_cid: too many mms");
+    auto mm = std::make_unique<Mm>(num_cpus_);
+    mm->allowed.CopyFrom(affinity);
+    mm->nr_cpus_allowed = affinity.Weight();
+    mms_[id].store(mm.get(), std::memory_order_release);
+    owned_.push_back(std::move(mm));
+    return id;
+  }
+
+  // sched_mm_cid_fork()
+  absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now) override {
+    (void)now;
+    if (child < 0 || child >= limits_.max_tasks || tasks_[child].exists) {
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: child task id ", child, " out of range or reused"));
+    }
+    Mm* mm = GetMm(mm_id);
+    if (mm == nullptr) return absl::InvalidArgumentError(absl::StrCat("mm_cid: unknown mm ", mm_id));
+    if (affinity.nbits() != num_cpus_ || affinity.Empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: task affinity '", affinity.ToString(), "' bad"));
+    }
+    Task& t = tasks_[child];
+    t.exists = true;
+    t.cpu.store(affinity.First(), std::memory_order_relaxed);
+    t.mm.store(mm_id, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> ml(mm->mutex);
+    bool flip = false;
+    {
+      std::lock_guard<std::mutex> l(mm->lock);
+      mm->allowed.Or(affinity);
+      mm->nr_cpus_allowed = mm->allowed.Weight();
+      mm->users++;
+      mm->user_list.push_back(child);
+      t.active.store(true, std::memory_order_relaxed);
+      flip = UpdateMaxCids(*mm);
+      if (!flip && (mm->mode.load(std::memory_order_relaxed) & kOnCpu) == 0) {
+        // Per-task mode: the child gets its own ID now (not yet visible).
+        int64_t attempts = 0;
+        t.cid.store(AllocCid(*mm, attempts), std::memory_order_relaxed);
+      }
+    }
+    if (flip) {
+      // To per-CPU: the parent's own task ID goes into transit, then fix
+      // up every other user (tasks -> CPUs).
+      // (A harness may fork from a parent that is not running; then the
+      // parent is fixed up like every other user.)
+      TaskId self = kNoTask;
+      if (parent != kNoTask && parent >= 0 && parent < limits_.max_tasks &&
+          tasks_[parent].mm.load(std::memory_order_relaxed) == mm_id) {
+        const int pcpu = tasks_[parent].cpu.load(std::memory_order_relaxed);
+        std::lock_guard<std::mutex> rq(cpus_[pcpu].rq_lock);
+        const uint32_t pc = tasks_[parent].cid.load(std::memory_order_relaxed);
+        if (cpus_[pcpu].curr.load(std::memory_order_relaxed) == parent) {
+          self = parent;
+          if (TaskOwned(pc)) {
+            tasks_[parent].cid.store(IdOf(pc) | kTransit, std::memory_order_relaxed);
+            mm->pcpu[pcpu].cid = IdOf(pc) | kTransit;
+          }
+        }
+      }
+      Transition(*mm, mm_id, /*to_per_cpu=*/true, self, child);
+    }
+    return absl::OkStatus();
+  }
+
+  // mm_update_cpus_allowed()
+  void SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
+    (void)now;
+    const MmId mm_id = tasks_[task].mm.load(std::memory_order_relaxed);
+    Mm* mm = GetMm(mm_id);
+    if (mm == nullptr) return;
+    std::lock_guard<std::mutex> ml(mm->mutex);  // the deferred work's mutex (run synchronously)
+    bool to_per_task = false;
+    {
+      std::lock_guard<std::mutex> l(mm->lock);
+      if (mm->users == 0) return;
+      const int before = mm->nr_cpus_allowed;
+      mm->allowed.Or(mask);
+      mm->nr_cpus_allowed = mm->allowed.Weight();
+      if (mm->nr_cpus_allowed == before) return;
+      to_per_task = UpdateMaxCids(*mm);
+      // Growth can only make per-task more attractive.
+      to_per_task = to_per_task && (mm->mode.load(std::memory_order_relaxed) & kOnCpu) != 0;
+    }
+    if (to_per_task) Transition(*mm, mm_id, /*to_per_cpu=*/false, kNoTask, kNoTask);
+  }
+
+  // mm_cid_switch_to(): schedout(prev) then schedin(next), rq lock held.
+  void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
+    (void)now;
+    Cpu& c = cpus_[cpu];
+    std::lock_guard<std::mutex> rq(c.rq_lock);
+    ++c.switches;
+    if (prev != kNoTask) Schedout(cpu, prev);
+    c.curr.store(next, std::memory_order_relaxed);
+    if (next != kNoTask) {
+      tasks_[next].cpu.store(cpu, std::memory_order_relaxed);
+      Schedin(cpu, next);
+    }
+  }
+
+  // Tasks keep their IDs across migrations (I13).
+  void Migrate(TaskId task, int from, int to, Nanos now) override {
+    (void)from;
+    (void)now;
+    tasks_[task].cpu.store(to, std::memory_order_relaxed);
+  }
+
+  // No background work at all in this design.
+  ScanRequest Tick(int, TaskId, Nanos) override { return {}; }
+  ScanRequest ReturnToUser(int, TaskId, Nanos, ScanResult*) override { return {}; }
+  ScanResult Scan(MmId, Nanos) override { return {}; }
+
+  // sched_mm_cid_exit()
+  void Exit(int cpu, TaskId task, Nanos now) override {
+    (void)now;
+    Task& t = tasks_[task];
+    const MmId mm_id = t.mm.load(std::memory_order_relaxed);
+    Mm* mm = GetMm(mm_id);
+    if (mm == nullptr || !t.active.load(std::memory_order_relaxed)) return;
+    std::lock_guard<std::mutex> ml(mm->mutex);
+    bool to_per_task = false;
+    {
+      std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
+      std::lock_guard<std::mutex> l(mm->lock);
+      if (mm->users == 1 && cpus_[cpu].curr.load(std::memory_order_relaxed) == task) {
+        // mm_cid_transit_to_task(): a CPU-owned ID becomes the task's transit
+        // ID so that removing the user frees it.
+        const uint32_t s = mm->pcpu[cpu].cid;
+        if (HasId(s) && (s & kOnCpu)) {
+          t.cid.store(IdOf(s) | kTransit, std::memory_order_relaxed);
+          mm->pcpu[cpu].cid = IdOf(s) | kTransit;
+        }
+      }
+      // Remove the user: inactive, strip TRANSIT, drop a task-owned ID.
+      t.active.store(false, std::memory_order_relaxed);
+      const uint32_t c = t.cid.load(std::memory_order_relaxed);
+      if (TaskOwned(c)) {
+        if (IdOf(mm->pcpu[cpu].cid) == IdOf(c) && HasId(mm->pcpu[cpu].cid)) mm->pcpu[cpu].cid = kUnset;
+        FreeCid(*mm, IdOf(c));
+      }
+      t.cid.store(kUnset, std::memory_order_relaxed);
+      mm->users--;
+      mm->user_list.erase(std::remove(mm->user_list.begin(), mm->user_list.end(), task), mm->user_list.end());
+      if (mm->users > 0) {
+        to_per_task = UpdateMaxCids(*mm) && (mm->mode.load(std::memory_order_relaxed) & kOnCpu) != 0;
+        if (to_per_task) {
+          const uint32_t s = mm->pcpu[cpu].cid;  // drop the local CPU-owned ID
+          if (HasId(s) && (s & kOnCpu)) {
+            FreeCid(*mm, IdOf(s));
+            mm->pcpu[cpu].cid = kUnset;
+          }
+        }
+      } else {
+        mm->mode.store(0, std::memory_order_relaxed);
+        mm->pcpu_thrs = 0;
+      }
+    }
+    if (to_per_task) Transition(*mm, mm_id, /*to_per_cpu=*/false, kNoTask, kNoTask);
+  }
+
+  // Exec = exit, then fork into a fresh mm (first user: store in the slot).
+  absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
+    auto id = CreateMm(affinity, now);
+    if (!id.ok()) return id.status();
+    Exit(cpu, task, now);
+    Task& t = tasks_[task];
+    Mm& mm = *GetMm(*id);
+    std::lock_guard<std::mutex> ml(mm.mutex);
+    std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
+    std::lock_guard<std::mutex> l(mm.lock);
+    t.mm.store(*id, std::memory_order_relaxed);
+    mm.users = 1;
+    mm.user_list.push_back(task);
+    UpdateMaxCids(mm);
+    int64_t attempts = 0;
+    const uint32_t c = AllocCid(mm, attempts);
+    t.cid.store(c, std::memory_order_relaxed);
+    mm.pcpu[cpu].cid = c;
+    t.active.store(true, std::memory_order_relaxed);
+    return *id;
+  }
+
+  int32_t TaskCid(TaskId task) const override {
+    if (task < 0 || task >= limits_.max_tasks) return -1;
+    const Task& t = tasks_[task];
+    const int cpu = t.cpu.load(std::memory_order_relaxed);
+    if (cpus_[cpu].curr.load(std::memory_order_relaxed) != task) return -1;
+    const uint32_t c = t.cid.load(std::memory_order_relaxed);
+    return HasId(c) ? static_cast<int32_t>(IdOf(c)) : -1;
+  }
+  MmId TaskMm(TaskId task) const override { return tasks_[task].mm.load(std::memory_order_relaxed); }
+  bool TaskActive(TaskId task) const override { return tasks_[task].active.load(std::memory_order_relaxed); }
+  TaskId CurrentTask(int cpu) const override { return cpus_[cpu].curr.load(std::memory_order_relaxed); }
+  int MmUsers(MmId mm) const override { return GetMm(mm)->users; }
+  int MmAllowedWeight(MmId mm) const override { return GetMm(mm)->nr_cpus_allowed; }
+  CpuMask MmAllowed(MmId mm) const override { return GetMm(mm)->allowed; }
+  int CidmaskWeight(MmId mm) const override { return GetMm(mm)->cidmask.Weight(); }
+  int MaxCids(MmId mm) const { return GetMm(mm)->max_cids.load(std::memory_order_relaxed); }
+
+  std::vector<std::string> CheckAlways() const override {
+    std::vector<std::string> v;
+    std::vector<std::set<int>> seen(static_cast<size_t>(NumMms()));
+    for (int c = 0; c < num_cpus_; ++c) {
+      const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
+      if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) continue;
+      const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
+      const int32_t k = TaskCid(t);
+      if (k < 0) {
+        v.push_back(absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"));
+        continue;
+      }
+      if (k >= num_cpus_) v.push_back(absl::StrCat("I2: task ", t, " ID ", k, " >= P"));
+      if (!seen[static_cast<size_t>(m)].insert(k).second) {
+        v.push_back(absl::StrCat("I1: ID ", k, " of mm ", m, " held twice (CPU ", c, ")"));
+      }
+    }
+    if (int64_t f = alloc_failures_.load(std::memory_order_relaxed)) {
+      v.push_back(absl::StrCat("I14: ", f, " allocations exceeded the progress bound ", ProgressBound()));
+    }
+    return v;
+  }
+
+  std::vector<std::string> CheckQuiescent() const override {
+    std::vector<std::string> v;
+    for (int m = 0; m < NumMms(); ++m) {
+      const Mm* mmp = GetMm(m);
+      if (mmp == nullptr) continue;
+      const Mm& mm = *mmp;
+      const uint32_t mode = mm.mode.load(std::memory_order_relaxed);
+      // I12
+      if ((mm.pcpu_thrs != 0) != ((mode & kOnCpu) != 0) && mm.users > 0) {
+        v.push_back(absl::StrCat("I12: mm ", m, " pcpu_thrs ", mm.pcpu_thrs, " vs mode ", mode));
+      }
+      if ((mode & kOnCpu) && (mm.pcpu_thrs < 1 || mm.pcpu_thrs > std::max(num_cpus_ / 2, 1))) {
+        v.push_back(absl::StrCat("I12: mm ", m, " pcpu_thrs ", mm.pcpu_thrs, " out of [1, P/2]"));
+      }
+      if (mode & kTransit) {
+        v.push_back(absl::StrCat("mm ", m, " left in TRANSIT mode"));
+        continue;
+      }
+      // I5 + I11
+      CpuMask held(num_cpus_);
+      for (TaskId t : mm.user_list) {
+        const uint32_t c = tasks_[t].cid.load(std::memory_order_relaxed);
+        if (c & kOnCpu) {
+          const int cpu = tasks_[t].cpu.load(std::memory_order_relaxed);
+          const bool running = cpus_[cpu].curr.load(std::memory_order_relaxed) == t;
+          if (!(mode & kOnCpu)) v.push_back(absl::StrCat("I11: per-task mm ", m, " task ", t, " carries ONCPU"));
+          if (!running || mm.pcpu[cpu].cid != c) {
+            v.push_back(absl::StrCat("I11: per-CPU mm ", m, " task ", t, " holds a CPU ID while not running"));
+          }
+          continue;
+        }
+        if (!TaskOwned(c)) continue;
+        if (mode & kOnCpu) {
+          // Allowed only as the running task's not-yet-scheduled-out transit
+          // ID, equal to its CPU's slot.
+          const int cpu = tasks_[t].cpu.load(std::memory_order_relaxed);
+          const bool running = cpus_[cpu].curr.load(std::memory_order_relaxed) == t;
+          if (!running || mm.pcpu[cpu].cid != c || !(c & kTransit)) {
+            v.push_back(absl::StrCat("I11: per-CPU mm ", m, " task ", t, " owns ID ", IdOf(c)));
+          }
+        }
+        if (held.TestAndSet(static_cast<int>(IdOf(c)))) {
+          v.push_back(absl::StrCat("I5: mm ", m, " ID ", IdOf(c), " owned twice"));
+        }
+      }
+      for (int c = 0; c < num_cpus_; ++c) {
+        const uint32_t s = mm.pcpu[c].cid;
+        if (!HasId(s) || !(s & kOnCpu)) continue;
+        if (!(mode & kOnCpu)) v.push_back(absl::StrCat("I11: per-task mm ", m, " CPU ", c, " owns an ID"));
+        if (held.TestAndSet(static_cast<int>(IdOf(s)))) {
+          v.push_back(absl::StrCat("I5: mm ", m, " ID ", IdOf(s), " owned twice (CPU ", c, ")"));
+        }
+      }
+      const CpuMask bits = mm.cidmask.Snapshot();
+      if (!(bits == held)) {
+        v.push_back(absl::StrCat("I5: mm ", m, " bitmap {", bits.ToString(), "} != owned {", held.ToString(), "}"));
+      }
+    }
+    return v;
+  }
+
+  MmCidStats Stats() const override {
+    MmCidStats s;
+    s.allocations = allocations_.load(std::memory_order_relaxed);
+    s.frees = frees_.load(std::memory_order_relaxed);
+    s.bitmap_ops = s.allocations + s.frees;
+    for (int c = 0; c < num_cpus_; ++c) {
+      s.context_switches += cpus_[c].switches;
+      s.switch_rmw += cpus_[c].switch_rmw;
+    }
+    s.max_alloc_attempts = max_attempts_.load(std::memory_order_relaxed);
+    s.alloc_failures = alloc_failures_.load(std::memory_order_relaxed);
+    s.mode_changes = mode_changes_.load(std::memory_order_relaxed);
+    s.remote_lock_acquisitions = remote_locks_.load(std::memory_order_relaxed);
+    return s;
+  }
+
+ private:
+  Mm* GetMm(MmId id) const {
+    if (id < 0 || id >= limits_.max_mms) return nullptr;
+    return mms_[id].load(std::memory_order_acquire);
+  }
+  int NumMms() const {
+    std::lock_guard<std::mutex> l(registry_lock_);
+    return static_cast<int>(owned_.size());
+  }
+
+  // __mm_update_max_cids() + mm_cid_calc_pcpu_thrs(); returns true if the
+  // mode must flip.  Caller holds mm.lock.
+  bool UpdateMaxCids(Mm& mm) {
+    const int opt = std::min(mm.nr_cpus_allowed, mm.users);
+    const int max_cids = std::min(opt + opt / 4, num_cpus_);
+    mm.max_cids.store(max_cids, std::memory_order_relaxed);
+    const bool per_cpu = (mm.mode.load(std::memory_order_relaxed) & kOnCpu) != 0;
+    if (!per_cpu && mm.users > max_cids) {
+      mm.pcpu_thrs = std::max(std::min(opt - opt / 4, num_cpus_ / 2), 1);
+      return true;
+    }
+    if (per_cpu && mm.users < mm.pcpu_thrs) {
+      mm.pcpu_thrs = 0;
+      return true;
+    }
+    return false;
+  }
+
+  void FreeCid(Mm& mm, uint32_t id) {
+    mm.cidmask.Clear(static_cast<int>(id), std::memory_order_release);
+    frees_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // mm_get_cid(): first zero below max_cids, then spin over [0, P) with a
+  // bound (the kernel spins without one; the bound makes the S8 live lock
+  // observable as an I14 violation instead of a hang).
+  uint32_t AllocCid(Mm& mm, int64_t& attempts) {
+    int limit = mm.max_cids.load(std::memory_order_relaxed);
+    for (int i = 0; i < ProgressBound(); ++i) {
+      ++attempts;
+      const int id = mm.cidmask.FirstZero();
+      if (id < limit && !mm.cidmask.TestAndSet(id, std::memory_order_acq_rel)) {
+        allocations_.fetch_add(1, std::memory_order_relaxed);
+        NoteAttempts(attempts);
+        return static_cast<uint32_t>(id);
+      }
+      limit = num_cpus_;
+      if (i > 4 * num_cpus_) std::this_thread::yield();
+    }
+    NoteAttempts(attempts);
+    alloc_failures_.fetch_add(1, std::memory_order_relaxed);
+    return kUnset;
+  }
+  void NoteAttempts(int64_t a) {
+    int64_t prev = max_attempts_.load(std::memory_order_relaxed);
+    while (a > prev && !max_attempts_.compare_exchange_weak(prev, a, std::memory_order_relaxed)) {
+    }
+  }
+  // mm_cid_converge(): move an out-of-range ID below max_cids if one is free.
+  uint32_t Converge(Mm& mm, uint32_t c, Cpu& cpu) {
+    const int max_cids = mm.max_cids.load(std::memory_order_relaxed);
+    const int id = mm.cidmask.FirstZero();
+    if (id >= max_cids) return c;
+    ++cpu.switch_rmw;
+    if (mm.cidmask.TestAndSet(id, std::memory_order_acq_rel)) return c;
+    allocations_.fetch_add(1, std::memory_order_relaxed);
+    FreeCid(mm, IdOf(c));
+    return static_cast<uint32_t>(id) | (c & kFlags);
+  }
+
+  // mm_cid_schedin()
+  void Schedin(int cpu, TaskId task) {
+    Task& t = tasks_[task];
+    if (!t.active.load(std::memory_order_relaxed)) return;
+    Mm& mm = *GetMm(t.mm.load(std::memory_order_relaxed));
+    Cpu& c = cpus_[cpu];
+    uint32_t& slot = mm.pcpu[cpu].cid;
+    uint32_t tcid = t.cid.load(std::memory_order_relaxed);
+    const uint32_t mode = mm.mode.load(std::memory_order_relaxed);
+    const uint32_t max_cids = static_cast<uint32_t>(mm.max_cids.load(std::memory_order_relaxed));
+    const int64_t allocs_before = allocations_.load(std::memory_order_relaxed);
+    int64_t attempts = 0;
+    if ((mode & kOnCpu) == 0) {
+      // Per-task mode.  Fast path: no flags anywhere, ID in range.
+      if ((tcid | slot) < kTransit) {
+        if (tcid >= max_cids) tcid = Converge(mm, tcid, c);
+        slot = tcid;
+        t.cid.store(tcid, std::memory_order_relaxed);
+        return;
+      }
+      // Slow path (leftovers of per-CPU mode or a transition).
+      if (HasId(slot) && (slot & kOnCpu)) {
+        if (TaskOwned(tcid)) {
+          FreeCid(mm, IdOf(slot));  // the task already owns one: drop the CPU's
+          ++c.switch_rmw;
+        } else {
+          tcid = IdOf(slot);  // adopt the CPU-owned ID
+        }
+        slot = kUnset;
+      }
+      if (!TaskOwned(tcid)) tcid = AllocCid(mm, attempts);
+      if (HasId(tcid)) {
+        tcid = IdOf(tcid) | (mode & kTransit);
+        slot = tcid;
+      }
+      t.cid.store(tcid, std::memory_order_relaxed);
+    } else {
+      // Per-CPU mode.  Fast path: both carry ONCPU and the ID is in range.
+      if (HasId(slot) && (slot & kOnCpu) && HasId(tcid) && (tcid & kOnCpu) && IdOf(slot) == IdOf(tcid) &&
+          IdOf(slot) < max_cids) {
+        return;
+      }
+      if (HasId(slot) && (slot & kOnCpu) && (mode & kTransit) == 0 && IdOf(slot) >= max_cids) {
+        slot = Converge(mm, slot, c);
+      }
+      if (TaskOwned(tcid)) {
+        if (HasId(slot) && (slot & kOnCpu)) {
+          FreeCid(mm, IdOf(tcid));  // the CPU already owns one
+          ++c.switch_rmw;
+        } else {
+          // Hand the task's ID to the CPU.  During the transition it stays a
+          // temporary plain ID|TRANSIT (4327fb13fa47) unless the direct
+          // negative control is selected.
+          slot = (mode & kTransit) && !config_.owner619_direct ? (IdOf(tcid) | kTransit) : (IdOf(tcid) | kOnCpu);
+        }
+      }
+      if (!HasId(slot) || !(slot & (kOnCpu | kTransit))) {
+        const uint32_t id = AllocCid(mm, attempts);
+        slot = !HasId(id) ? kUnset
+                          : ((mode & kTransit) && !config_.owner619_direct ? (id | kTransit) : (id | kOnCpu));
+      }
+      t.cid.store(slot, std::memory_order_relaxed);
+    }
+    c.switch_rmw += allocations_.load(std::memory_order_relaxed) - allocs_before;
+  }
+
+  // mm_cid_schedout()
+  void Schedout(int cpu, TaskId task) {
+    Task& t = tasks_[task];
+    if (!t.active.load(std::memory_order_relaxed)) return;
+    Mm& mm = *GetMm(t.mm.load(std::memory_order_relaxed));
+    uint32_t& slot = mm.pcpu[cpu].cid;
+    const uint32_t tcid = t.cid.load(std::memory_order_relaxed);
+    const uint32_t mode = mm.mode.load(std::memory_order_relaxed);
+    if (HasId(tcid) && (tcid & kTransit)) {
+      const uint32_t id = IdOf(tcid);
+      if ((mode & kTransit) == 0 && id < static_cast<uint32_t>(mm.max_cids.load(std::memory_order_relaxed))) {
+        // Keep it (4463c7aa11a6): permanent in the current mode's form.
+        const uint32_t v = (mode & kOnCpu) ? (id | kOnCpu) : id;
+        t.cid.store(v, std::memory_order_relaxed);
+        slot = v;
+      } else {
+        FreeCid(mm, id);
+        ++cpus_[cpu].switch_rmw;
+        t.cid.store(kUnset, std::memory_order_relaxed);
+        if (HasId(slot) && IdOf(slot) == id) slot = kUnset;
+      }
+    }
+    // Per-CPU mode: the CPU keeps its ID; the task does not own it.
+    if ((mode & kOnCpu) && (t.cid.load(std::memory_order_relaxed) & kOnCpu)) {
+      t.cid.store(kUnset, std::memory_order_relaxed);
+    }
+  }
+
+  // Mode change with fixup.  Caller holds mm.mutex, no rq lock, not mm.lock.
+  void Transition(Mm& mm, MmId mm_id, bool to_per_cpu, TaskId self, TaskId skip) {
+    mode_changes_.fetch_add(1, std::memory_order_relaxed);
+    // mode ^= ONCPU|TRANSIT, then a full fence before taking any rq lock (a
+    // lock acquire does not keep an earlier store before it).
+    mm.mode.store(to_per_cpu ? (kOnCpu | kTransit) : kTransit, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (to_per_cpu) {
+      // Tasks -> CPUs: walk the other users.
+      const std::vector<TaskId> users = mm.user_list;
+      for (TaskId u : users) {
+        if (u == self || u == skip) continue;
+        ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.fixup_task");
+        const int cpu = tasks_[u].cpu.load(std::memory_order_relaxed);
+        std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
+        remote_locks_.fetch_add(1, std::memory_order_relaxed);
+        const uint32_t c = tasks_[u].cid.load(std::memory_order_relaxed);
+        if (!TaskOwned(c)) continue;
+        if (cpus_[cpu].curr.load(std::memory_order_relaxed) == u) {
+          const uint32_t v = config_.owner619_direct ? (IdOf(c) | kOnCpu) : (IdOf(c) | kTransit);
+          tasks_[u].cid.store(v, std::memory_order_relaxed);
+          mm.pcpu[cpu].cid = v;
+        } else {
+          FreeCid(mm, IdOf(c));
+          tasks_[u].cid.store(kUnset, std::memory_order_relaxed);
+        }
+      }
+    } else {
+      // CPUs -> tasks: walk every possible CPU.
+      for (int cpu = 0; cpu < num_cpus_; ++cpu) {
+        ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.fixup_cpu");
+        std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
+        remote_locks_.fetch_add(1, std::memory_order_relaxed);
+        uint32_t& s = mm.pcpu[cpu].cid;
+        const TaskId curr = cpus_[cpu].curr.load(std::memory_order_relaxed);
+        const bool user_running = curr != kNoTask && tasks_[curr].active.load(std::memory_order_relaxed) &&
+                                  tasks_[curr].mm.load(std::memory_order_relaxed) == mm_id;
+        if (HasId(s) && (s & kOnCpu)) {
+          if (user_running) {
+            s = IdOf(s) | kTransit;
+            tasks_[curr].cid.store(s, std::memory_order_relaxed);
+          } else {
+            FreeCid(mm, IdOf(s));
+            s = kUnset;
+          }
+        } else if (user_running) {
+          const uint32_t c = tasks_[curr].cid.load(std::memory_order_relaxed);
+          if (TaskOwned(c) && !(c & kTransit)) {
+            tasks_[curr].cid.store(c | kTransit, std::memory_order_relaxed);
+            s = c | kTransit;
+          }
+        }
+      }
+    }
+    // Full fence, then the final mode.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    mm.mode.store(to_per_cpu ? kOnCpu : 0, std::memory_order_relaxed);
+    if (to_per_cpu && skip != kNoTask) tasks_[skip].cid.store(kUnset, std::memory_order_relaxed);
+    if (!to_per_cpu && skip != kNoTask) {
+      int64_t attempts = 0;
+      tasks_[skip].cid.store(AllocCid(mm, attempts), std::memory_order_relaxed);
+    }
+  }
+
+  Limits limits_;
+  std::unique_ptr<Task[]> tasks_;
+  std::unique_ptr<Cpu[]> cpus_;
+  std::unique_ptr<std::atomic<Mm*>[]> mms_;
+  mutable std::mutex registry_lock_;
+  std::vector<std::unique_ptr<Mm>> owned_;
+  std::atomic<int64_t> allocations_{0};
+  std::atomic<int64_t> frees_{0};
+  std::atomic<int64_t> max_attempts_{0};
+  std::atomic<int64_t> alloc_failures_{0};
+  std::atomic<int64_t> mode_changes_{0};
+  std::atomic<int64_t> remote_locks_{0};
+};
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<MmCid>> CreateOwner619(int num_cpus, const MmCidConfig& config,
                                                       MmCid::Limits limits) {
-  (void)num_cpus;
-  (void)config;
-  (void)limits;
-  return absl::UnimplementedError("mm_cid: design owner619 is not built yet");
+  return std::unique_ptr<MmCid>(new Owner619MmCid(num_cpus, config, limits));
 }
 
 }  // namespace isolation::mm_cid::internal

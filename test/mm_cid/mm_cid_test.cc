@@ -261,11 +261,21 @@ struct RandomModel {
 };
 
 class MmCidVariantTest : public testing::TestWithParam<MmCidConfig> {};
+// Design-independent tests: every lazy variant and owner619.
+class MmCidAllDesignsTest : public testing::TestWithParam<MmCidConfig> {};
+
+std::vector<MmCidConfig> AllCorrectConfigs() {
+  std::vector<MmCidConfig> v = AllLazyConfigs();
+  MmCidConfig o;
+  o.design = Design::kOwner619;
+  v.push_back(o);
+  return v;
+}
 
 // I1, I2, I3, I4, I5, I6, I15 and the S2 per-ID counter on random schedules,
 // 8 and 64 CPUs, many seeds, for every variant (cidmask included: it keeps
 // uniqueness, which is why the seed's stress runs passed).
-TEST_P(MmCidVariantTest, I1_to_I6_RandomSchedules_S2Counters) {
+TEST_P(MmCidAllDesignsTest, I1_to_I6_RandomSchedules_S2Counters) {
   for (int p : {8, 64}) {
     for (uint64_t seed = 1; seed <= (p == 8 ? 5u : 1u); ++seed) {
       RandomModel model(p, GetParam(), seed * 7919 + static_cast<uint64_t>(p));
@@ -287,7 +297,7 @@ TEST_P(MmCidVariantTest, I1_to_I6_RandomSchedules_S2Counters) {
 }
 
 // S1: a single thread gets ID 0 in every variant, also after exec (I2, I15).
-TEST_P(MmCidVariantTest, S1_SingleThread) {
+TEST_P(MmCidAllDesignsTest, S1_SingleThread) {
   auto m = *MmCid::Create(8, GetParam());
   MmId mm = *m->CreateMm(CpuMask::Full(8), 0);
   ASSERT_TRUE(m->Fork(kNoTask, 0, mm, CpuMask::Full(8), 0).ok());
@@ -311,7 +321,11 @@ int32_t RunCompaction(const MmCidConfig& c, int n, int polls = 10) {
   DirectPlacement place(*m);
   Nanos now = 1000;
   MmId mm = *m->CreateMm(CpuMask::Full(n), now);
-  for (int k = 0; k < n; ++k) EXPECT_TRUE(m->Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Of(n, k), now).ok());
+  // Forked and started in reverse CPU order (owner619 allocates at fork,
+  // lazy at the first switch-in): CPU k's task gets ID N-1-k.
+  for (int k = n - 1; k >= 0; --k) {
+    EXPECT_TRUE(m->Fork(k == n - 1 ? kNoTask : n - 1, k, mm, CpuMask::Of(n, k), now).ok());
+  }
   for (int k = n - 1; k >= 0; --k) m->ContextSwitch(k, kNoTask, k, now);
   EXPECT_EQ(m->TaskCid(0), n - 1) << "S4 setup: the leader starts with the highest ID";
   // Barrier then 5 x 500 ms sleeps (switch out/in each time).
@@ -432,7 +446,7 @@ TEST_P(MmCidVariantTest, S5_ShrinkAndRegrow) {
 
 // S3 restricted affinity: 32 CPUs, process allowed 10-20, 32 tasks: IDs stay
 // in [0, 11) (I3), under a random schedule.
-TEST_P(MmCidVariantTest, S3_RestrictedAffinity_I3) {
+TEST_P(MmCidAllDesignsTest, S3_RestrictedAffinity_I3) {
   const int p = 32;
   auto m = *MmCid::Create(p, GetParam());
   const CpuMask allowed = CpuMask::Range(p, 10, 20);
@@ -466,7 +480,9 @@ TEST_P(MmCidVariantTest, S3_RestrictedAffinity_I3) {
     if (step % 97 == 0) m->Scan(mm, now);
     ASSERT_TRUE(m->CheckAlways().empty()) << m->CheckAlways().front();
   }
-  EXPECT_LT(max_id, 11) << "S3: IDs must stay below CPU_COUNT(affinity) = 11";
+  // owner619 only promises IDs < max_cids = 11 + 11/4 = 13.
+  const int bound = GetParam().design == Design::kOwner619 ? 13 : 11;
+  EXPECT_LT(max_id, bound) << "S3: IDs must stay below " << bound;
   EXPECT_GE(max_id, 5) << "S3: the schedule should use several IDs";
 }
 
@@ -509,6 +525,179 @@ TEST_P(MmCidVariantTest, S12_I9_VisitsPerPass) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLazyVariants, MmCidVariantTest, testing::ValuesIn(AllLazyConfigs()), ConfigTestName);
+INSTANTIATE_TEST_SUITE_P(AllDesigns, MmCidAllDesignsTest, testing::ValuesIn(AllCorrectConfigs()), ConfigTestName);
+
+// ---------------------------------------------------------------------------
+// owner619 (6.19 rewrite)
+// ---------------------------------------------------------------------------
+MmCidConfig Owner619(bool direct = false) {
+  MmCidConfig c;
+  c.design = Design::kOwner619;
+  c.owner619_direct = direct;
+  return c;
+}
+
+// S4 for owner619: no scan at all; the leader converges to 0 at its first
+// schedin after the exits (max_cids drops to 1).
+TEST(MmCidOwner619, S4_CompactionAtSchedin) {
+  for (int n : {8, 128}) EXPECT_EQ(RunCompaction(Owner619(), n, 1), 0) << "N=" << n;
+}
+
+// I12 mode rule with the spec's example: a union of 8 CPUs on a 128-CPU box
+// goes per-CPU at 11 users (max_cids 10) and back to per-task below 6.
+TEST(MmCidOwner619, I12_ModeThresholds) {
+  auto m = *MmCid::Create(128, Owner619());
+  const CpuMask eight = CpuMask::Range(128, 0, 7);
+  MmId mm = *m->CreateMm(eight, 0);
+  Nanos now = 1;
+  for (int t = 0; t < 12; ++t) {
+    ASSERT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, eight, now).ok());
+    ExpectNoViolations(*m, true, "fork " + std::to_string(t));
+    EXPECT_EQ(m->Stats().mode_changes, t + 1 >= 11 ? 1 : 0) << "users " << t + 1;
+  }
+  // Run everyone once (several per CPU), then exit down to 5 users.
+  for (int t = 0; t < 12; ++t) {
+    m->ContextSwitch(t % 8, kNoTask, t, ++now);
+    EXPECT_GE(m->TaskCid(t), 0);
+    ExpectNoViolations(*m, false, "schedin");
+    m->ContextSwitch(t % 8, t, kNoTask, ++now);
+  }
+  ExpectNoViolations(*m, true, "per-CPU steady state");
+  for (int t = 11; t >= 5; --t) {
+    m->ContextSwitch(t % 8, kNoTask, t, ++now);
+    m->Exit(t % 8, t, now);
+    m->ContextSwitch(t % 8, t, kNoTask, ++now);
+    ExpectNoViolations(*m, true, "exit " + std::to_string(t));
+  }
+  EXPECT_EQ(m->Stats().mode_changes, 2) << "back to per-task below pcpu_thrs = 6";
+  for (int t = 0; t < 5; ++t) {
+    m->ContextSwitch(t % 8, kNoTask, t, ++now);
+    EXPECT_LT(m->TaskCid(t), 6) << "I3: below max_cids = 5 + 1";
+  }
+  ExpectNoViolations(*m, true, "per-task again");
+}
+
+// I13 quiet hot path: per-task mode, no transition: switches and migrations
+// do no bitmap operation and no atomic RMW, and a task keeps its ID.
+TEST(MmCidOwner619, I13_QuietHotPath) {
+  auto m = *MmCid::Create(8, Owner619());
+  MmId mm = *m->CreateMm(CpuMask::Full(8), 0);
+  for (int t = 0; t < 4; ++t) ASSERT_TRUE(m->Fork(kNoTask, t, mm, CpuMask::Full(8), 0).ok());
+  std::vector<int32_t> first(4, -1);
+  std::vector<int> cpu_of = {0, 1, 2, 3};
+  std::mt19937_64 rng(5);
+  Nanos now = 0;
+  for (int t = 0; t < 4; ++t) {
+    m->ContextSwitch(cpu_of[static_cast<size_t>(t)], kNoTask, t, ++now);
+    first[static_cast<size_t>(t)] = m->TaskCid(t);
+    m->ContextSwitch(cpu_of[static_cast<size_t>(t)], t, kNoTask, ++now);
+  }
+  const MmCidStats before = m->Stats();
+  for (int i = 0; i < 5000; ++i) {
+    const int t = static_cast<int>(rng() % 4);
+    const int to = static_cast<int>(rng() % 8);
+    const int from = cpu_of[static_cast<size_t>(t)];
+    if (m->CurrentTask(from) == t) m->ContextSwitch(from, t, kNoTask, ++now);
+    m->Migrate(t, from, to, ++now);
+    cpu_of[static_cast<size_t>(t)] = to;
+    if (m->CurrentTask(to) != kNoTask) m->ContextSwitch(to, m->CurrentTask(to), kNoTask, ++now);
+    m->ContextSwitch(to, kNoTask, t, ++now);
+    ASSERT_EQ(m->TaskCid(t), first[static_cast<size_t>(t)]) << "I13: a task keeps its ID";
+    ExpectNoViolations(*m, false, "I13");
+  }
+  const MmCidStats after = m->Stats();
+  EXPECT_EQ(after.bitmap_ops, before.bitmap_ops) << "I13: no bitmap operation on the hot path";
+  EXPECT_EQ(after.switch_rmw, before.switch_rmw) << "I13: no atomic RMW on the hot path";
+}
+
+// S8 transition live lock (4327fb13fa47): P = 4, four tasks in per-task
+// mode; a fifth fork flips to per-CPU; before the fixup reaches task X, X
+// switches in on CPU 1, migrates to CPU 2 and switches in there.  The direct
+// transfer (negative control) exhausts the IDs: I14 must be violated; with
+// TRANSIT the schedin completes.
+void RunS8(bool direct, MmCidStats* stats, std::vector<std::string>* violations) {
+  auto m = *MmCid::Create(4, Owner619(direct));
+  MmId mm = *m->CreateMm(CpuMask::Full(4), 0);
+  for (int t = 0; t < 4; ++t) ASSERT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
+  m->ContextSwitch(0, kNoTask, 0, 1);  // the forker runs on CPU 0
+  Interleaver il;
+  il.Add("fork", [&] { ASSERT_TRUE(m->Fork(0, 4, mm, CpuMask::Full(4), 2).ok()); });
+  il.Add("x", [&] {
+    m->ContextSwitch(1, kNoTask, 3, 3);
+    m->ContextSwitch(1, 3, kNoTask, 4);
+    m->Migrate(3, 1, 2, 5);
+    m->ContextSwitch(2, kNoTask, 3, 6);
+  });
+  ASSERT_TRUE(il.Run({{"fork", "mm_cid.owner619.fixup_task"}, {"x", ""}, {"fork", ""}}).ok());
+  *stats = m->Stats();
+  *violations = m->CheckAlways();
+}
+
+TEST(MmCidOwner619, S8_TransitionLiveLock_TransitCompletes) {
+  MmCidStats s;
+  std::vector<std::string> v;
+  RunS8(false, &s, &v);
+  EXPECT_EQ(s.alloc_failures, 0);
+  EXPECT_LE(s.max_alloc_attempts, 40);
+  EXPECT_TRUE(v.empty()) << v.front();
+  EXPECT_EQ(s.mode_changes, 1);
+}
+
+TEST(MmCidOwner619, S8_TransitionLiveLock_DirectViolatesI14) {
+  MmCidStats s;
+  std::vector<std::string> v;
+  RunS8(true, &s, &v);
+  EXPECT_GT(s.alloc_failures, 0) << "owner619_direct must exhaust the ID space (the live lock)";
+  bool i14 = false;
+  for (const auto& x : v) i14 |= x.find("I14") != std::string::npos;
+  EXPECT_TRUE(i14) << "I14 violation must be reported";
+}
+
+// S7-lite thread-pool churn: pools of 8 threads created and released on 16
+// CPUs; users cross max_cids both ways, so both mode changes happen; I1/I2
+// after every event, I5/I11/I12 at quiescent points.
+TEST(MmCidOwner619, S7_ThreadPoolChurn_BothModeChanges) {
+  const int p = 16;
+  auto m = *MmCid::Create(p, Owner619(), MmCid::Limits{4096, 4});
+  MmId mm = *m->CreateMm(CpuMask::Full(p), 0);
+  ASSERT_TRUE(m->Fork(kNoTask, 0, mm, CpuMask::Full(p), 0).ok());
+  m->ContextSwitch(0, kNoTask, 0, 1);
+  TaskId next_id = 1;
+  Nanos now = 2;
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 6; ++round) {
+    std::vector<TaskId> pool;
+    for (int k = 0; k < 3 * 8; ++k) {  // three pools of 8 threads
+      const TaskId t = next_id++;
+      ASSERT_TRUE(m->Fork(0, t, mm, CpuMask::Full(p), ++now).ok());
+      pool.push_back(t);
+      ExpectNoViolations(*m, false, "fork");
+    }
+    // All run once (wait until all run), on CPUs 1..15.
+    for (TaskId t : pool) {
+      const int cpu = 1 + static_cast<int>(rng() % (p - 1));
+      if (m->CurrentTask(cpu) != kNoTask) m->ContextSwitch(cpu, m->CurrentTask(cpu), kNoTask, ++now);
+      m->Migrate(t, 0, cpu, now);
+      m->ContextSwitch(cpu, kNoTask, t, ++now);
+      ExpectNoViolations(*m, false, "run");
+    }
+    for (int cpu = 1; cpu < p; ++cpu) {
+      if (m->CurrentTask(cpu) != kNoTask) m->ContextSwitch(cpu, m->CurrentTask(cpu), kNoTask, ++now);
+    }
+    ExpectNoViolations(*m, true, "pool running");
+    // Release: each exits on some CPU.
+    for (TaskId t : pool) {
+      const int cpu = 1 + static_cast<int>(rng() % (p - 1));
+      m->Migrate(t, 0, cpu, now);
+      m->ContextSwitch(cpu, kNoTask, t, ++now);
+      m->Exit(cpu, t, now);
+      m->ContextSwitch(cpu, t, kNoTask, ++now);
+      ExpectNoViolations(*m, true, "exit");
+    }
+  }
+  EXPECT_GE(m->Stats().mode_changes, 2 * 6) << "both mode changes each round";
+  EXPECT_GT(m->Stats().remote_lock_acquisitions, 0);
+}
 
 // ---------------------------------------------------------------------------
 // Forced interleavings of the lazy-put race (remote clear vs context switch).

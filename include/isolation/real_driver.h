@@ -19,6 +19,20 @@
 // When model CPUs outnumber host CPUs, `oversubscribed()` is true and every
 // timing figure from this driver must be labelled "not representative".
 //
+// Semantics shared with the simulator are listed in driver.h; differences:
+//   - Charge() is ignored (kernel time is measured on the real clock);
+//   - RunFor(d) starts the CPU threads on its first call (and waits until all
+//     are pinned), lets them run for d of real time, then parks them; the
+//     machine is frozen between RunFor calls (idle time does not accrue);
+//   - SetCpuOnline works only between RunFor calls (FailedPrecondition from a
+//     hook or task): its hooks then run on the calling thread while the CPU
+//     threads are parked.  Pending work/timers of an offlined CPU move to a
+//     housekeeping CPU; its tasks to CPUs of their affinity;
+//   - hooks that run with a run-queue lock held (OnContextSwitch, OnMigrate)
+//     may QueueWorkOn/ArmTimer but must not call Wake, SetAffinity or Spawn;
+//   - a task's SetAffinity that excludes its CPU while it runs takes effect
+//     at its next step boundary (at most one Run slice later).
+//
 // Kernel counterpart: none; it plays the kernel with real threads.
 //
 // Thread safety: Driver member functions may be called from any thread,

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Simulator throughput: events per wall second and simulated CPU-seconds per
+// wall second, over machine size (scaling curve 16..4096 CPUs), for a
+// periodic tick on busy CPUs (4M tick events per simulated second at 4096
+// CPUs, HZ 1000) and for a mostly idle nohz machine (idle CPUs cost nothing).
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "benchmark/benchmark.h"
+#include "isolation/sim.h"
+
+namespace isolation {
+namespace {
+
+std::unique_ptr<Simulator> Make(int cpus, TickMode mode) {
+  // package:P core:C pu:1 with P*C == cpus.
+  const int packages = cpus >= 64 ? cpus / 64 : 1;
+  const std::string desc =
+      "package:" + std::to_string(packages) + " core:" + std::to_string(cpus / packages) + " pu:1";
+  absl::StatusOr<Topology> t = Topology::FromSynthetic(desc);
+  if (!t.ok()) return nullptr;
+  SimOptions opts;
+  opts.default_tick_mode = mode;
+  auto sim = Simulator::Create(*t, IsolationConfig(*t), opts);
+  return sim.ok() ? *std::move(sim) : nullptr;
+}
+
+// Every CPU busy with one task, periodic tick: the tick dominates.
+void BM_SimPeriodicBusy(benchmark::State& state) {
+  const int cpus = static_cast<int>(state.range(0));
+  int64_t events = 0;
+  double sim_cpu_seconds = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto sim = Make(cpus, TickMode::kPeriodic);
+    if (sim == nullptr) {
+      state.SkipWithError("topology");
+      return;
+    }
+    for (int c = 0; c < cpus; ++c) {
+      TaskSpec spec;
+      spec.cpu = c;
+      spec.body = MakeTaskBody([](TaskContext&) { return Step::Run(10 * kNsPerMs); });
+      (void)sim->Spawn(std::move(spec));
+    }
+    state.ResumeTiming();
+    (void)sim->RunFor(100 * kNsPerMs);
+    events += sim->events_processed();
+    sim_cpu_seconds += 0.1 * cpus;
+    state.PauseTiming();
+    sim.reset();
+    state.ResumeTiming();
+  }
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["sim_cpu_s_per_s"] = benchmark::Counter(sim_cpu_seconds, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SimPeriodicBusy)->RangeMultiplier(4)->Range(16, 4096)->Unit(benchmark::kMillisecond);
+
+// nohz_idle machine with 4 busy CPUs (one task each, tick running) and the
+// rest idle: cost should not grow with the idle CPUs.
+void BM_SimMostlyIdle(benchmark::State& state) {
+  const int cpus = static_cast<int>(state.range(0));
+  int64_t events = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto sim = Make(cpus, TickMode::kNohzIdle);
+    if (sim == nullptr) {
+      state.SkipWithError("topology");
+      return;
+    }
+    for (int c = 0; c < 4; ++c) {
+      TaskSpec spec;
+      spec.cpu = c * (cpus / 4);
+      spec.body = MakeTaskBody([](TaskContext&) { return Step::Run(10 * kNsPerMs); });
+      (void)sim->Spawn(std::move(spec));
+    }
+    state.ResumeTiming();
+    (void)sim->RunFor(kNsPerSec);
+    events += sim->events_processed();
+    state.PauseTiming();
+    sim.reset();
+    state.ResumeTiming();
+  }
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SimMostlyIdle)->RangeMultiplier(4)->Range(16, 4096)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace isolation

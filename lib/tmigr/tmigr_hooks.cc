@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Driver adapter for the timer-migration hierarchy, see tmigr_hooks.h.
+
+#include "isolation/tmigr_hooks.h"
+
+#include <algorithm>
+
+namespace isolation::tmigr {
+namespace {
+// The CPU context of the hook currently running on this thread, so a timer
+// callback can charge (simulator) or spend (real threads) its modelled cost.
+thread_local CpuContext* t_ctx = nullptr;
+
+struct ContextScope {
+  explicit ContextScope(CpuContext& ctx) : prev(t_ctx) { t_ctx = &ctx; }
+  ~ContextScope() { t_ctx = prev; }
+  CpuContext* prev;
+};
+}  // namespace
+
+TmigrHooks::TmigrHooks(TimerSystem& ts, Config config) : ts_(ts), config_(config) {
+  for (int c = 0; c < ts.num_cpus(); ++c) per_cpu_.push_back(std::make_unique<PerCpu>());
+  ts_.set_run_callback([this](const TimerRecord& t, int runner, Nanos) {
+    PerCpu& r = cpu(runner);
+    r.callbacks.fetch_add(1, std::memory_order_relaxed);
+    if (t.owner != runner) r.remote_callbacks.fetch_add(1, std::memory_order_relaxed);
+    if (t.global) cpu(t.owner).global_pending.store(false, std::memory_order_relaxed);
+    CpuContext* ctx = t_ctx;
+    if (ctx == nullptr || config_.callback_cost <= 0) return;
+    if (ctx->driver().is_simulated()) {
+      ctx->Charge(config_.callback_cost);
+    } else {
+      const Nanos end = MonotonicNanos() + config_.callback_cost;
+      while (MonotonicNanos() < end) {
+      }
+    }
+  });
+}
+
+void TmigrHooks::OnStart(Driver& driver) { driver_ = &driver; }
+
+void TmigrHooks::OnTick(CpuContext& ctx, TaskId) {
+  ContextScope scope(ctx);
+  if (!ts_.BaseIdle(ctx.cpu())) ts_.Tick(ctx.cpu(), ctx.now());
+}
+
+// tick_nohz_stop_tick(): hand over to the hierarchy, program the wake-up.
+void TmigrHooks::TryStopTick(CpuContext& ctx) {
+  const int c = ctx.cpu();
+  if (ts_.EnterIdle(c, ctx.now())) {
+    ArmWake(ctx);
+    return;
+  }
+  // An event at most a jiffy away: the kernel keeps the tick; model it with a
+  // one-shot timer at the next jiffy that ticks and retries.
+  const Nanos jiffy = ctx.driver().tick_period();
+  const Nanos at = (ctx.now() / jiffy + 1) * jiffy;
+  cpu(c).wake_timer = ctx.driver().ArmTimer(c, at, [this](CpuContext& w) { OnWakeTimer(w); });
+}
+
+void TmigrHooks::ArmWake(CpuContext& ctx) {
+  const int c = ctx.cpu();
+  const Nanos w = ts_.ProgrammedWakeup(c);
+  if (w == kNanosMax) {
+    cpu(c).wake_timer = kNoTimer;
+    return;
+  }
+  cpu(c).wake_timer = ctx.driver().ArmTimer(c, std::max(w, ctx.now()), [this](CpuContext& x) { OnWakeTimer(x); });
+}
+
+void TmigrHooks::OnWakeTimer(CpuContext& ctx) {
+  ContextScope scope(ctx);
+  const int c = ctx.cpu();
+  cpu(c).wake_timer = kNoTimer;
+  if (!ctx.driver().TickStopped(c)) return;  // the tick restarted meanwhile
+  if (ts_.BaseIdle(c)) {
+    ts_.IdleWakeup(c, ctx.now());
+    ArmWake(ctx);
+  } else {
+    ts_.Tick(c, ctx.now());
+    TryStopTick(ctx);
+  }
+}
+
+void TmigrHooks::OnTickStop(CpuContext& ctx) {
+  ContextScope scope(ctx);
+  TryStopTick(ctx);
+}
+
+void TmigrHooks::OnTickRestart(CpuContext& ctx) {
+  ContextScope scope(ctx);
+  const int c = ctx.cpu();
+  if (cpu(c).wake_timer != kNoTimer) {
+    ctx.driver().CancelTimer(cpu(c).wake_timer);
+    cpu(c).wake_timer = kNoTimer;
+  }
+  ts_.ExitIdle(c, ctx.now());
+}
+
+void TmigrHooks::OnCpuOnline(int c, Nanos now) { (void)ts_.Online(c, now); }
+
+void TmigrHooks::OnCpuOffline(int c, Nanos now) {
+  int target = -1;
+  for (int t = 0; t < ts_.num_cpus(); ++t) {
+    if (t != c && driver_ != nullptr && driver_->topology().IsOnline(t)) {
+      target = t;
+      break;
+    }
+  }
+  if (target >= 0) (void)ts_.Offline(c, target, now);
+}
+
+std::unique_ptr<TaskBody> TmigrHooks::MakeHousekeepingTask(int c, Nanos period, Nanos burst, Nanos global_period) {
+  return MakeTaskBody([this, c, period, burst, global_period, phase = 0](TaskContext& ctx) mutable -> Step {
+    if (phase++ % 2 == 1) return Step::Sleep(std::max<Nanos>(period - burst, 1));
+    ctx.Syscall([&](CpuContext& k) {
+      ContextScope scope(k);
+      if (!cpu(c).global_pending.exchange(true, std::memory_order_relaxed)) {
+        ts_.AddTimer(k.cpu(), k.now() + global_period, /*global=*/true, k.now());
+      }
+    });
+    return Step::Run(burst);
+  });
+}
+
+int64_t TmigrHooks::callbacks_on(int c) const {
+  return per_cpu_[static_cast<size_t>(c)]->callbacks.load(std::memory_order_relaxed);
+}
+int64_t TmigrHooks::remote_callbacks_on(int c) const {
+  return per_cpu_[static_cast<size_t>(c)]->remote_callbacks.load(std::memory_order_relaxed);
+}
+
+}  // namespace isolation::tmigr

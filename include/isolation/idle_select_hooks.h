@@ -200,7 +200,7 @@ struct SweepParams {
 struct SweepResult {
   double probes_mean = 0;
   double stale_hits_mean = 0;
-  double select_ns_median = 0;  // per Select(), clock overhead subtracted
+  double select_ns_median = 0;  // median over batches of 16 of ns per Select()
   double found_pct = 0;         // idle CPU found, among wakeups where one existed
   int64_t samples = 0;
   int budget = 0;               // nr_idle_scan fed from the busy share

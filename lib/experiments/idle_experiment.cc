@@ -42,7 +42,7 @@ ABSL_FLAG(int32_t, idle_iterations, 20, "Workload iterations per variant (quick:
 ABSL_FLAG(std::string, idle_driver, "sim", "Run-queue harness driver for the workloads: sim | real");
 ABSL_FLAG(std::string, idle_workload_topology, "package:1 l3cache:1 core:32 pu:1",
           "Model machine of the workloads (default: the seed's 32-core Ampere eMAG, one LLC, no isolation)");
-ABSL_FLAG(int32_t, idle_hackbench_loops, 40,
+ABSL_FLAG(int32_t, idle_hackbench_loops, 200,
           "Messages per sender per receiver (hackbench --loops; the seed used 5000; quick: 8)");
 ABSL_FLAG(int32_t, idle_pipe_round_trips, 3000, "Pipe round trips per iteration (the seed used 100000; quick: 300)");
 
@@ -169,7 +169,8 @@ class IdleExperiment final : public Experiment {
     const std::vector<int> quick_busy = {0, 50, 75, 90, 95};
     const auto& busy_list = quick ? quick_busy : busy_points;
     nlohmann::json select = nlohmann::json::array();
-    std::string text = "select sweep (one LLC, SIS_UTIL fed the busy share; host timing, median per Select)\n";
+    std::string text = "select sweep (one LLC, SIS_UTIL fed the busy share; host cycle-counter timing, median per Select; "
+                       "shared host: indicative)\n";
     absl::StrAppend(&text, absl::StrFormat("%-13s %5s %5s %6s %10s %11s %9s %8s\n", "variant", "llc", "busy%",
                                            "budget", "probes", "select_ns", "found%", "stale"));
     const size_t total_points = llc_sizes.size() * busy_list.size() * variants.size();
@@ -212,8 +213,9 @@ class IdleExperiment final : public Experiment {
       }
     }
     j["select"] = select;
-    j["select_timing"] = "host CLOCK_MONOTONIC around each Select(), clock overhead subtracted; "
-                         "a shared 2-core host: indicative only";
+    j["select_timing"] = "host cycle counter (calibrated to CLOCK_MONOTONIC) around batches of 16 Select() "
+                         "calls on an unchanged state; median over batches of ns per call; a shared 2-core "
+                         "host: indicative only";
 
     // --- 2. workloads on the run-queue harness -------------------------------------
     std::unique_ptr<RealThreadDriver> probe_real;

@@ -2,11 +2,20 @@
 // `isolab idle --quick`: the JSON keys of issue 5 and its expected outcomes.
 
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
 #include "experiments/experiment.h"
 #include "gtest/gtest.h"
+
+ABSL_DECLARE_FLAG(std::string, idle_driver);
+ABSL_DECLARE_FLAG(int32_t, idle_iterations);
+ABSL_DECLARE_FLAG(int32_t, idle_hackbench_loops);
+ABSL_DECLARE_FLAG(int32_t, idle_samples);
+ABSL_DECLARE_FLAG(int32_t, idle_pipe_round_trips);
 
 namespace isolation::experiments {
 namespace {
@@ -87,6 +96,35 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   EXPECT_FALSE(report->text.empty());
   std::printf("%s\n", report->text.c_str());
   EXPECT_EQ(j["isolation"]["isolated_cpus_in_spans"].get<int>(), 0);
+}
+
+// Not a check: the full (non-quick) run behind docs/idle_select.md, printed
+// as text and JSON.  Run with --gtest_also_run_disabled_tests
+// --gtest_filter='*FullRun*'; IDLE_DRIVER=real selects the real-thread driver;
+// IDLE_ITERATIONS, IDLE_LOOPS, IDLE_SAMPLES, IDLE_PIPE_ROUND_TRIPS override.
+TEST(IdleExperiment, DISABLED_FullRun) {
+  if (const char* d = std::getenv("IDLE_DRIVER")) absl::SetFlag(&FLAGS_idle_driver, std::string(d));
+  if (const char* it = std::getenv("IDLE_ITERATIONS")) absl::SetFlag(&FLAGS_idle_iterations, std::atoi(it));
+  if (const char* l = std::getenv("IDLE_LOOPS")) absl::SetFlag(&FLAGS_idle_hackbench_loops, std::atoi(l));
+  if (const char* s = std::getenv("IDLE_SAMPLES")) absl::SetFlag(&FLAGS_idle_samples, std::atoi(s));
+  if (const char* r = std::getenv("IDLE_PIPE_ROUND_TRIPS")) {
+    absl::SetFlag(&FLAGS_idle_pipe_round_trips, std::atoi(r));
+  }
+  std::unique_ptr<Experiment> idle;
+  for (auto& e : AllExperiments()) {
+    if (e->name() == "idle") idle = std::move(e);
+  }
+  ASSERT_NE(idle, nullptr);
+  Progress progress("idle");
+  auto report = idle->Run(RunOptions{.quick = false, .seed = 1}, progress);
+  ASSERT_TRUE(report.ok()) << report.status();
+  std::printf("%s\n", report->text.c_str());
+  for (const auto& r : report->rows) {
+    std::printf("reproduce: %s | kernel: %s | ours: %s\n", r.figure.c_str(), r.kernel_reported.c_str(),
+                r.measured.c_str());
+  }
+  std::printf("JSON %s\n", report->json.dump().c_str());
+  EXPECT_EQ(report->invariant_violations, 0);
 }
 
 }  // namespace

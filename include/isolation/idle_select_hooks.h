@@ -98,7 +98,10 @@ class IdleSelectHooks final : public Hooks {
     CpuMask affinity;
   };
   struct alignas(64) CpuSlot {
-    Nanos last_idle_ns = 0;  // driver idle time at the last SIS_UTIL sample
+    // Driver idle time at the last SIS_UTIL sample.  Atomic: successive
+    // samples of one LLC may be taken by different CPU threads (the stamp
+    // CAS elects them but does not order their writes).
+    std::atomic<Nanos> last_idle_ns{0};
   };
   struct alignas(64) Counter {
     std::atomic<int64_t> v{0};
@@ -113,7 +116,6 @@ class IdleSelectHooks final : public Hooks {
   std::vector<TaskSlot> tasks_;
   std::vector<CpuSlot> cpu_slots_;
   std::vector<std::unique_ptr<std::atomic<Nanos>>> llc_last_update_;
-  std::vector<Nanos> llc_last_idle_sum_;
   std::vector<Counter> counters_;
 };
 

@@ -31,7 +31,6 @@ IdleSelectHooks::IdleSelectHooks(IdleState& state, IdleSelector& selector, Harne
       options_(options),
       tasks_(static_cast<size_t>(std::max(1, options.max_tasks))),
       cpu_slots_(static_cast<size_t>(state.num_cpus())),
-      llc_last_idle_sum_(static_cast<size_t>(state.num_llcs()), 0),
       counters_(kNumCounters) {
   for (int l = 0; l < state.num_llcs(); ++l) {
     llc_last_update_.push_back(std::make_unique<std::atomic<Nanos>>(0));
@@ -68,7 +67,7 @@ HarnessCounters IdleSelectHooks::counters() const {
 void IdleSelectHooks::OnStart(Driver& driver) {
   driver_ = &driver;
   for (int cpu = 0; cpu < state_.num_cpus(); ++cpu) {
-    cpu_slots_[static_cast<size_t>(cpu)].last_idle_ns = driver.Stats(cpu).idle_ns;
+    cpu_slots_[static_cast<size_t>(cpu)].last_idle_ns.store(driver.Stats(cpu).idle_ns, std::memory_order_relaxed);
   }
 }
 
@@ -91,8 +90,8 @@ void IdleSelectHooks::MaybeUpdateBudget(int cpu, Nanos now) {
   for (int c : llc.span) {
     CpuSlot& slot = cpu_slots_[static_cast<size_t>(c)];
     const Nanos idle = driver_->Stats(c).idle_ns;
-    const Nanos d_idle = std::clamp<Nanos>(idle - slot.last_idle_ns, 0, window);
-    slot.last_idle_ns = idle;
+    const Nanos d_idle =
+        std::clamp<Nanos>(idle - slot.last_idle_ns.exchange(idle, std::memory_order_relaxed), 0, window);
     sum_util += (window - d_idle) * kSchedCapacityScale / std::max<Nanos>(window, 1);
   }
   state_.UpdateIdleCpuScan(l, sum_util);

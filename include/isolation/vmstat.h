@@ -182,6 +182,8 @@ class Vmstat {
   bool IsNohzFull(int cpu) const { return nohz_full_.Test(cpu); }
 
   // ---- writers: `cpu` is the calling CPU (owner context) ----------------
+  // REQUIRES (hot path, unchecked, like the kernel's): 0 <= cpu < num_cpus(),
+  // 0 <= instance < num_instances(kind), 0 <= item < num_items(kind).
   // mod_zone_page_state / mod_node_page_state (mod_*_state mode 0): the
   // per-CPU compare-and-swap path.  A/B: owner-only slot, the unlocked
   // this_cpu_cmpxchg is modelled by a single-writer load/store (the nearest
@@ -227,9 +229,9 @@ class Vmstat {
   // ---- deferred machinery ------------------------------------------------
   // vmstat_shepherd(), run every P on a housekeeping CPU.  `tick_stopped`
   // answers the racy remote tick_nohz_tick_stopped_cpu() (used by B);
-  // `queue_work(cpu)` must queue RunCpuWork(cpu, generation) on `cpu` with
-  // delay 0 (the generation is read from PendingGeneration after the call
-  // returned true from TryMarkWorkPending inside).  C/D fold remotely here.
+  // `queue_work(cpu, generation)` must queue RunCpuWork(cpu, generation) on
+  // `cpu` with delay 0; the shepherd has already set the CPU's pending bit
+  // (queue_delayed_work_on's test-and-set).  C/D fold remotely here instead.
   // Returns the number of per-CPU work items queued (A/B) or CPUs folded (C/D).
   int Shepherd(absl::FunctionRef<bool(int)> tick_stopped,
                absl::FunctionRef<void(int cpu, uint64_t generation)> queue_work);

@@ -521,6 +521,10 @@ class VmstatExperiment final : public Experiment {
                                           sims[i].lost_updates + host[i].lost_updates,
                                           static_cast<double>(sims[i].max_stall_ns) / kNsPerUs));
     }
+    if (std::find(strategies.begin(), strategies.end(), Strategy::kD) != strategies.end()) {
+      absl::StrAppend(&t, "D is the library's own design (monotonic slot + folded watermark), not a kernel "
+                          "proposal.\n");
+    }
     absl::StrAppend(&t, "* host real threads, ", syscall_name,
                     ": indicative, not representative.  ~ modelled (simulator).  Interruptions and residue: "
                     "simulator, exact.\n");

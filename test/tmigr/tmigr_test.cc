@@ -680,6 +680,40 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, TmigrVariantTest,
                                                "_cpg", std::get<1>(info.param));
                          });
 
+// Negative control for the I5 checker: the early-return bug of S15 leaves a
+// global timer with nobody waking up for it, and the checker must say so.
+TEST(TmigrInvariantChecker, I5_DetectsEarlyReturnBug) {
+  for (bool bug : {false, true}) {
+    Options o;
+    o.bugs.early_return = bug;
+    auto ts = TimerSystem::Create(std::vector<int>(2, 0), o, TimerSystem::Config{1000});
+    ASSERT_TRUE(ts.ok());
+    ASSERT_TRUE((*ts)->BootAll().ok());
+    (*ts)->AddTimer(1, 50'000, /*global=*/true, 0);
+    ASSERT_TRUE((*ts)->EnterIdle(1, 0));
+    ASSERT_TRUE((*ts)->EnterIdle(0, 0));
+    const std::string v = absl::StrJoin((*ts)->CheckInvariants(0), "\n");
+    if (bug) {
+      EXPECT_NE(v.find("I5 cpu1"), std::string::npos) << v;
+    } else {
+      EXPECT_EQ(v, "");
+    }
+  }
+}
+
+// Negative control for I3/I4: a CPU marked active without its walk.
+TEST(TmigrInvariantChecker, I3_I4_DetectMissingActivation) {
+  Fixture f = MakeUp(16);
+  for (int c = 0; c < 16; ++c) f.tm->Deactivate(c, kNanosMax);
+  EXPECT_EQ(Violations(*f.tm), "");
+  // Mark CPU 3 non-idle behind the hierarchy's back (what a lost activation
+  // walk would leave).
+  const_cast<CpuState&>(f.tm->cpu_state(3)).idle.store(false);
+  const std::string v = Violations(*f.tm);
+  EXPECT_NE(v.find("I3 cpu3"), std::string::npos) << v;
+  EXPECT_NE(v.find("I4"), std::string::npos) << v;
+}
+
 TEST(TmigrVariantNames, RoundTrip) {
   for (Variant v : kAllVariants) EXPECT_EQ(*ParseVariant(VariantName(v)), v);
   EXPECT_FALSE(ParseVariant("v7").ok());

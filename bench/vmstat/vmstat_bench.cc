@@ -198,6 +198,19 @@ void BM_ReturnToUserClean(benchmark::State& state) {
 }
 BENCHMARK(BM_ReturnToUserClean)->DenseRange(0, 4);
 
+// S9: quiet_vmstat on a tick-stop attempt of a clean CPU (B calls it on every
+// attempt, gated on `dirty`; A0/A1 only on the first stop, gated on pending
+// work).  The per-attempt cost of the gate, not of a fold.
+void BM_TickStopQuietClean(benchmark::State& state) {
+  const Strategy s = kAll[state.range(0)];
+  auto vm = MakeVm(s, 4);
+  const int64_t t0 = ThreadCpuNs();
+  for (auto _ : state) benchmark::DoNotOptimize(vm->QuietVmstat(0, true));
+  ReportRatio(state, NsPerIter(state, t0));
+  state.SetLabel(std::string(StrategyName(s)));
+}
+BENCHMARK(BM_TickStopQuietClean)->DenseRange(0, 4);
+
 // --- reads and scans vs CPU count ----------------------------------------------
 
 void BM_ReadApprox(benchmark::State& state) {

@@ -66,6 +66,15 @@ int PressureThreshold(int64_t low_wmark, int64_t min_wmark, int online_cpus) {
 // Base: shared counters, thresholds, deferred machinery.
 // -----------------------------------------------------------------------------
 
+namespace {
+// Event counters written only by their CPU's own context: a relaxed load +
+// store is enough (single writer; readers take a racy snapshot) and keeps a
+// locked instruction off the hook paths being measured.
+inline void OwnerIncrement(std::atomic<int64_t>& c) {
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+}  // namespace
+
 Vmstat::Vmstat(VmstatConfig config)
     : config_(std::move(config)),
       cpu_state_(static_cast<size_t>(config_.num_cpus)),
@@ -286,10 +295,10 @@ bool Vmstat::RunCpuWork(int cpu, uint64_t generation) {
   CpuState& st = State(cpu);
   if (generation != st.work_generation.load(std::memory_order_relaxed) ||
       !st.work_pending.load(std::memory_order_relaxed) || !IsOnline(cpu)) {
-    st.cancelled_work_runs.fetch_add(1, std::memory_order_relaxed);
+    OwnerIncrement(st.cancelled_work_runs);
     return false;
   }
-  st.work_runs.fetch_add(1, std::memory_order_relaxed);
+  OwnerIncrement(st.work_runs);
   if (strategy() == Strategy::kB) ClearDirty(cpu);  // before the slots (spec 3.4)
   const int changes = RefreshCpu(cpu);
   if (changes > 0) return true;  // re-queue after round_jiffies_relative(P); stays pending
@@ -324,9 +333,9 @@ bool Vmstat::QuietImpl(int cpu, bool tick_stopped) {
 
 bool Vmstat::QuietVmstat(int cpu, bool tick_stopped) {
   CpuState& st = State(cpu);
-  st.quiet_calls.fetch_add(1, std::memory_order_relaxed);
+  OwnerIncrement(st.quiet_calls);
   const bool folded = QuietImpl(cpu, tick_stopped);
-  if (folded) st.quiet_folds.fetch_add(1, std::memory_order_relaxed);
+  if (folded) OwnerIncrement(st.quiet_folds);
   return folded;
 }
 
@@ -334,7 +343,7 @@ bool Vmstat::QuietVmstat(int cpu, bool tick_stopped) {
 bool Vmstat::ReturnToUser(int cpu, bool tick_stopped) {
   if (strategy() != Strategy::kB || !tick_stopped || !IsNohzFull(cpu)) return false;
   const bool folded = QuietImpl(cpu, tick_stopped);
-  if (folded) State(cpu).rtu_folds.fetch_add(1, std::memory_order_relaxed);
+  if (folded) OwnerIncrement(State(cpu).rtu_folds);
   return folded;
 }
 
@@ -467,7 +476,7 @@ class VmstatImpl final : public Vmstat {
   void AfterWrite(int cpu) {
     if (strategy() == Strategy::kB) MarkDirty(cpu);  // vmstat_mark_dirty()
   }
-  void CountFold(int cpu) { State(cpu).threshold_folds.fetch_add(1, std::memory_order_relaxed); }
+  void CountFold(int cpu) { OwnerIncrement(State(cpu).threshold_folds); }
 
   // __mod_zone_page_state(): owner-only load + store.
   void PlainMod(int cpu, StatKind kind, int instance, int item, int64_t delta) {

@@ -370,16 +370,17 @@ class IdleExperiment final : public Experiment {
 
     // --- reproduce rows --------------------------------------------------------------
     const std::string label = quick ? " [quick]" : "";
+    const std::string wl_label =
+        real ? "real threads, host time: indicative, not representative on this host" : "simulator, modelled time";
     report.rows.push_back(
         {"idle", "hackbench groups 1/2/4 mean duration, V1 vs V0",
          "-1.07 / -0.79 / -0.54 % (Ampere eMAG 32 cores, 100 runs, <jhj1rh6yygz.mognet@arm.com>)",
-         absl::StrFormat("%+.2f / %+.2f / %+.2f %% (%s, %d iterations, %d loops; modelled)%s", change_means[0],
-                         change_means[1], change_means[2], real ? "real threads" : "simulator", iterations, loops,
-                         label)});
+         absl::StrFormat("%+.2f / %+.2f / %+.2f %% (%s, %d iterations, %d loops)%s", change_means[0],
+                         change_means[1], change_means[2], wl_label, iterations, loops, label)});
     report.rows.push_back({"idle", "perf bench sched pipe ops/s, V1 vs V0",
                            "+1.05 % (not significant, KS p ~ 0.9; same machine and thread)",
-                           absl::StrFormat("%+.2f %% (%s, %d round trips x %d; modelled)%s", change_means[3],
-                                           real ? "real threads" : "simulator", round_trips, iterations, label)});
+                           absl::StrFormat("%+.2f %% (%s, %d round trips x %d)%s", change_means[3], wl_label,
+                                           round_trips, iterations, label)});
     report.rows.push_back(
         {"idle", "avg scan cost, base vs idle cpumask",
          "223.12 ns -> 63.4 ns (192 CPUs, 4x overcommit, SIS_PROP base; Aubrey Li RFC v3 thread)",

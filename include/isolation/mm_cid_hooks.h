@@ -106,7 +106,7 @@ class MmCidHooks final : public Hooks {
 
  private:
   struct RcuItem;
-  void Dispatch(ScanRequest req, CpuContext& ctx);
+  void Dispatch(ScanRequest req);
   void RunScan(MmId mm, CpuContext* ctx, int cpu, Nanos now);
   void Record(int cpu, const ScanResult& r, Nanos cost);
   void Check(const char* where);
@@ -139,7 +139,6 @@ class MmCidHooks final : public Hooks {
   // work_rcu on real threads.
   void* rcu_data_ = nullptr;  // struct call_rcu_data*
   std::vector<std::unique_ptr<RcuItem>> rcu_items_;  // one per mm, sized at OnStart
-  std::atomic<int64_t> rcu_inflight_{0};
   std::atomic<Nanos> outside_max_scan_ns_{0};
 };
 

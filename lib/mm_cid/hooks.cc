@@ -7,7 +7,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -179,7 +178,6 @@ void MmCidHooks::CallRcu(MmId mm) {
   }
   EnsureUrcuRegistered();
   urcu_memb_set_thread_call_rcu_data(static_cast<call_rcu_data*>(rcu_data_));
-  rcu_inflight_.fetch_add(1, std::memory_order_relaxed);
   urcu_memb_call_rcu(&item->head, [](rcu_head* head) {
     auto* it = reinterpret_cast<RcuItem*>(head);  // head is the first member
     MmCidHooks* self = it->self;
@@ -187,12 +185,10 @@ void MmCidHooks::CallRcu(MmId mm) {
     // CPU number of the worker is not a model CPU; record it as -1 (not an
     // isolated model CPU), which is what I10 asks about.
     self->RunScan(it->mm, nullptr, -1, self->driver_->Now());
-    self->rcu_inflight_.fetch_sub(1, std::memory_order_relaxed);
   });
 }
 
-void MmCidHooks::Dispatch(ScanRequest req, CpuContext& ctx) {
-  (void)ctx;
+void MmCidHooks::Dispatch(ScanRequest req) {
   const MmId mm = req.mm;
   switch (mech_.config().placement) {
     case Placement::kUnbound:
@@ -216,7 +212,7 @@ void MmCidHooks::Dispatch(ScanRequest req, CpuContext& ctx) {
 void MmCidHooks::OnTick(CpuContext& ctx, TaskId curr) {
   if (curr < 0) return;
   ScanRequest req = mech_.Tick(ctx.cpu(), curr, ctx.now());
-  if (req) Dispatch(req, ctx);
+  if (req) Dispatch(req);
 }
 
 void MmCidHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
@@ -242,7 +238,7 @@ void MmCidHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
     Record(ctx.cpu(), r, cost);
     Check("task_work");
   }
-  if (req) Dispatch(req, ctx);
+  if (req) Dispatch(req);
 }
 
 void MmCidHooks::OnTaskFork(TaskId parent, TaskId child, int group, Nanos now) {

@@ -68,7 +68,7 @@ struct alignas(64) Task {
   std::atomic<int32_t> mm_cid{-1};     // read by observers
   int32_t last_mm_cid = -1;
   int migrate_from_cpu = -1;
-  int nr_cpus_allowed = 0;             // the task's own count (v6.4-v6.12)
+  std::atomic<int> nr_cpus_allowed{0};  // the task's own count (v6.4-v6.12); set by SetAffinity from any thread
   std::atomic<bool> work_queued{false};  // cid_work queued as task work
   bool resume_pending = false;         // work_resume: switched in, not yet returned
   bool exists = false;
@@ -130,7 +130,7 @@ class LazyMmCid final : public MmCid {
     t.mm_cid.store(-1, std::memory_order_relaxed);
     t.last_mm_cid = -1;
     t.migrate_from_cpu = -1;
-    t.nr_cpus_allowed = affinity.Weight();
+    t.nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
     // init_sched_mm_cid(): still sees the parent's mm.  A single-threaded
     // parent's mm gets its first scan deferred by MM_CID_SCAN_DELAY.
     if (parent != kNoTask && tasks_[parent].exists) {
@@ -150,7 +150,7 @@ class LazyMmCid final : public MmCid {
   void SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
     (void)now;
     Task& t = tasks_[task];
-    t.nr_cpus_allowed = mask.Weight();
+    t.nr_cpus_allowed.store(mask.Weight(), std::memory_order_relaxed);
     Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
     if (mm != nullptr) UnionAffinity(*mm, mask);
   }
@@ -165,7 +165,7 @@ class LazyMmCid final : public MmCid {
     // then load `curr`.  Neither a relaxed store nor a seq_cst CAS followed by
     // a plain load orders store->load; only the fence does.
     c.curr.store(next, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    FullFence();
     if (prev != kNoTask) {
       Task& p = tasks_[prev];
       if (p.active.load(std::memory_order_relaxed)) {
@@ -206,7 +206,7 @@ class LazyMmCid final : public MmCid {
       dst_set = dst_set || !CidIsUnset(dst.recent_cid.load(std::memory_order_relaxed));
     }
     const int allowed = config_.allocator == Allocator::kV6_4
-                            ? t.nr_cpus_allowed
+                            ? t.nr_cpus_allowed.load(std::memory_order_relaxed)
                             : mm.nr_cpus_allowed.load(std::memory_order_relaxed);
     // Enough users to populate every allowed CPU: keep the destination's ID.
     if (dst_set && mm.users.load(std::memory_order_relaxed) >= allowed) return;
@@ -223,7 +223,7 @@ class LazyMmCid final : public MmCid {
     uint32_t expected = src_cid;
     if (!src_slot.cid.compare_exchange_strong(expected, src_cid | kLazyPut, std::memory_order_relaxed)) return;
     ISOLATION_INTERLEAVE_POINT("mm_cid.migrate_steal.after_lazy_cas");
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // reclaimer half of the Dekker pairing
+    FullFence();  // reclaimer half of the Dekker pairing
     if (ActiveUserCurrentOn(src, mm_id(t))) {
       t.last_mm_cid = -1;  // that task completes the lazy put
       return;
@@ -316,7 +316,7 @@ class LazyMmCid final : public MmCid {
     if (t.active.load(std::memory_order_relaxed)) {
       // Exit side of the Dekker pairing: clear active, fence, then the slot.
       t.active.store(false, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      FullFence();
       Put(*mm, mm->slots[cpu]);
       t.mm_cid.store(-1, std::memory_order_relaxed);
       t.last_mm_cid = -1;
@@ -335,9 +335,9 @@ class LazyMmCid final : public MmCid {
     Mm& mm = *GetMm(*new_id);
     mm.users.fetch_add(1, std::memory_order_relaxed);
     t.mm.store(*new_id, std::memory_order_relaxed);
-    t.nr_cpus_allowed = affinity.Weight();
+    t.nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
     t.active.store(true, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // active before the slot
+    FullFence();  // active before the slot
     const int32_t cid = GetCid(mm, cpu, t, now);
     t.mm_cid.store(cid, std::memory_order_relaxed);
     t.last_mm_cid = cid;
@@ -665,7 +665,7 @@ class LazyMmCid final : public MmCid {
     // Reclaimer half of the Dekker pairing: the LAZY store must be ordered
     // before the load of rq->curr; a seq_cst CAS alone does not order a later
     // relaxed load in the C++ model, the fence does.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    FullFence();
     // Verify: an active user of the mm there resolves LAZY itself.
     if (ActiveUserCurrentOn(cpu, mm_id)) return 0;
     ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.before_commit");

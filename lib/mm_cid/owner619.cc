@@ -558,7 +558,7 @@ class Owner619MmCid final : public MmCid {
     // mode ^= ONCPU|TRANSIT, then a full fence before taking any rq lock (a
     // lock acquire does not keep an earlier store before it).
     mm.mode.store(to_per_cpu ? (kOnCpu | kTransit) : kTransit, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    FullFence();
     if (to_per_cpu) {
       // Tasks -> CPUs: walk the other users.
       const std::vector<TaskId> users = mm.user_list;
@@ -607,7 +607,7 @@ class Owner619MmCid final : public MmCid {
       }
     }
     // Full fence, then the final mode.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    FullFence();
     mm.mode.store(to_per_cpu ? kOnCpu : 0, std::memory_order_relaxed);
     if (to_per_cpu && skip != kNoTask) tasks_[skip].cid.store(kUnset, std::memory_order_relaxed);
     if (!to_per_cpu && skip != kNoTask) {

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "isolation/isolation_config.h"
 #include "isolation/mm_cid.h"
+#include "test_variants.h"
 #include "isolation/mm_cid_hooks.h"
 #include "isolation/real_driver.h"
 #include "isolation/sim.h"
@@ -20,37 +21,12 @@
 
 namespace isolation::mm_cid {
 
-void PrintTo(const MmCidConfig& c, std::ostream* os) { *os << c.Name(); }
-
 namespace {
 
-std::vector<MmCidConfig> AllLazyConfigs() {
-  std::vector<MmCidConfig> v;
-  for (Allocator a : {Allocator::kV6_4, Allocator::kV6_13, Allocator::kV6_14}) {
-    for (ScanScope s : {ScanScope::kPossible, ScanScope::kAllowed, ScanScope::kCidmask}) {
-      for (int batch : {0, 8}) {
-        for (Placement p : {Placement::kTaskWork, Placement::kDelayed, Placement::kUnbound, Placement::kRcu,
-                            Placement::kResume}) {
-          MmCidConfig c;
-          c.allocator = a;
-          c.scope = s;
-          c.batch = batch;
-          c.placement = p;
-          v.push_back(c);
-        }
-      }
-    }
-  }
-  return v;
-}
+using testing_variants::AllCorrectConfigs;
+using testing_variants::AllLazyConfigs;
+using testing_variants::ConfigTestName;
 
-std::string ConfigTestName(const testing::TestParamInfo<MmCidConfig>& info) {
-  std::string n = info.param.Name();
-  for (char& ch : n) {
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return n;
-}
 
 std::unique_ptr<Simulator> MakeSim(const std::string& topo, const std::string& isolcpus, uint64_t seed) {
   auto t = Topology::FromSynthetic(topo);
@@ -158,13 +134,6 @@ TEST_P(MmCidSimTest, I10_Placement) {
   }
 }
 
-std::vector<MmCidConfig> AllCorrectConfigs() {
-  std::vector<MmCidConfig> v = AllLazyConfigs();
-  MmCidConfig o;
-  o.design = Design::kOwner619;
-  v.push_back(o);
-  return v;
-}
 
 INSTANTIATE_TEST_SUITE_P(AllDesigns, MmCidSimTest, testing::ValuesIn(AllCorrectConfigs()), ConfigTestName);
 

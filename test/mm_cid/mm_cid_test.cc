@@ -13,40 +13,16 @@
 #include "gtest/gtest.h"
 #include "isolation/interleave.h"
 #include "isolation/mm_cid.h"
+#include "test_variants.h"
 
 namespace isolation::mm_cid {
 
-void PrintTo(const MmCidConfig& c, std::ostream* os) { *os << c.Name(); }
-
 namespace {
 
-std::vector<MmCidConfig> AllLazyConfigs() {
-  std::vector<MmCidConfig> v;
-  for (Allocator a : {Allocator::kV6_4, Allocator::kV6_13, Allocator::kV6_14}) {
-    for (ScanScope s : {ScanScope::kPossible, ScanScope::kAllowed, ScanScope::kCidmask}) {
-      for (int batch : {0, 8}) {
-        for (Placement p : {Placement::kTaskWork, Placement::kDelayed, Placement::kUnbound, Placement::kRcu,
-                            Placement::kResume}) {
-          MmCidConfig c;
-          c.allocator = a;
-          c.scope = s;
-          c.batch = batch;
-          c.placement = p;
-          v.push_back(c);
-        }
-      }
-    }
-  }
-  return v;
-}
+using testing_variants::AllCorrectConfigs;
+using testing_variants::AllLazyConfigs;
+using testing_variants::ConfigTestName;
 
-std::string ConfigTestName(const testing::TestParamInfo<MmCidConfig>& info) {
-  std::string n = info.param.Name();
-  for (char& ch : n) {
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return n;
-}
 
 // A scan "placement" for direct driving: runs the scans the mechanism asks
 // for, wherever the config says, at the given time.
@@ -264,13 +240,6 @@ class MmCidVariantTest : public testing::TestWithParam<MmCidConfig> {};
 // Design-independent tests: every lazy variant and owner619.
 class MmCidAllDesignsTest : public testing::TestWithParam<MmCidConfig> {};
 
-std::vector<MmCidConfig> AllCorrectConfigs() {
-  std::vector<MmCidConfig> v = AllLazyConfigs();
-  MmCidConfig o;
-  o.design = Design::kOwner619;
-  v.push_back(o);
-  return v;
-}
 
 // I1, I2, I3, I4, I5, I6, I15 and the S2 per-ID counter on random schedules,
 // 8 and 64 CPUs, many seeds, for every variant (cidmask included: it keeps
@@ -800,11 +769,14 @@ TEST(MmCidStress, ConcurrentSwitchAndScan) {
     TaskId cur = kNoTask;
     int i = 0;
     while (!stop.load(std::memory_order_relaxed)) {
-      const TaskId next = static_cast<TaskId>(cpu * 3 + (i++ % 4 == 3 ? -cpu * 3 + (cpu == 0 ? 3 : 0) : i % 3));
+      // Each CPU runs its own three tasks (a task never runs on two CPUs at
+      // once) and goes idle every fourth switch.
+      const int k = i++;
+      const TaskId next = k % 4 == 3 ? kNoTask : static_cast<TaskId>(cpu * 3 + k % 3);
       running_cid[cpu].store(-1);
       m->ContextSwitch(cpu, cur, next, MonotonicNanos());
       cur = next;
-      const int32_t id = m->TaskCid(cur);
+      const int32_t id = cur == kNoTask ? -1 : m->TaskCid(cur);
       running_cid[cpu].store(id);
       if (id >= 0 && id == running_cid[1 - cpu].load()) dup.fetch_add(1);
     }

@@ -137,7 +137,9 @@ class TimerSystem final : public TimerBackend {
   struct alignas(64) Base {
     mutable std::mutex lock;
     std::multimap<Nanos, int64_t> local, global;
-    bool idle = false;             // base->is_idle
+    // base->is_idle: written under `lock` on the CPU's own context, read
+    // lock-free by timer_base_is_idle() (like the kernel's per-CPU read).
+    std::atomic<bool> idle{false};
     Nanos programmed = kNanosMax;  // wake-up armed while idle
     std::atomic<Nanos> last_now{0};  // latest time seen on this CPU (for kicks)
   };

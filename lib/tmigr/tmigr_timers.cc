@@ -295,9 +295,8 @@ Nanos TimerSystem::NextGlobalLocked(int cpu, Nanos now) {
 }
 
 bool TimerSystem::BaseIsIdle(int cpu) {
-  Base& b = base(cpu);
-  std::lock_guard<std::mutex> g(b.lock);
-  return b.idle;
+  // Called with tmc->lock held: no base lock here (lock order base -> tmc).
+  return base(cpu).idle.load(std::memory_order_relaxed);
 }
 
 void TimerSystem::KickCpu(int cpu) {

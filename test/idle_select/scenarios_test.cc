@@ -460,5 +460,24 @@ TEST(IdleSelectScenarios, S18_PerNodeOrder) {
   EXPECT_TRUE(s.claimed);
 }
 
+// Spec 2.1: a CPU running only SCHED_IDLE tasks counts as idle for the
+// scan; the 2026 rule (<20260203184939.2138022-1-christian.loehle@arm.com>)
+// stops that for SCHED_IDLE wakees (option).
+TEST(IdleSelectScenarios, SchedIdleCpuAndWakeeRule) {
+  for (bool rule : {false, true}) {
+    Options o = OptionsFor(Variant::kV0);
+    o.sched_idle_wakee_rule = rule;
+    auto st = MustCreate(IdleTopology::Uniform(1, 8), o);
+    for (int c = 0; c < 8; ++c) MakeBusySettled(*st, c);
+    st->cpu_state(5).nr_sched_idle.store(1);  // CPU 5 runs only a SCHED_IDLE task
+    EXPECT_TRUE(st->SchedIdleCpu(5));
+    auto sel = MakeSelector(*st);
+    WakeTask normal{.prev_cpu = 0};
+    EXPECT_EQ(sel->Select(normal, {.target = 0}).cpu, 5);
+    WakeTask idle_wakee{.prev_cpu = 0, .sched_idle = true};
+    EXPECT_EQ(sel->Select(idle_wakee, {.target = 0}).cpu, rule ? 0 : 5);
+  }
+}
+
 }  // namespace
 }  // namespace isolation::idle_select

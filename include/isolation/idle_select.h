@@ -54,9 +54,10 @@
 // value-returning atomics are fully ordered), which both gives the unique
 // winner and orders the claim against the claimer's later queue write.
 //
-// Allocation: construction and Rebuild allocate; Select and the per-CPU entry
-// points do not (per-CPU scratch masks are preallocated, as the kernel's
-// select_rq_mask / select_idle_mask are).
+// Allocation: construction and Rebuild allocate; the per-CPU entry points
+// never do; Select allocates only on a thread's first selection for a given
+// machine size (its per-thread scratch masks, the analogue of the kernel's
+// per-CPU select_rq_mask / select_idle_mask), then reuses them.
 
 #ifndef ISOLATION_IDLE_SELECT_H_
 #define ISOLATION_IDLE_SELECT_H_

@@ -57,7 +57,10 @@
 // modification order (C: CAS/xchg; D: CAS on `folded`), and the owner-only
 // strategies need atomicity only against their own CPU, which program order
 // gives.  Cross-thread visibility at quiescent points comes from the join /
-// driver hand-off (release/acquire), not from the counters.
+// driver hand-off (release/acquire), not from the counters.  The one
+// exception is the per-CPU work's pending bit: it is cleared with release
+// after the work generation moved and set by the shepherd with an acquire
+// test-and-set, so a queued item always carries a live generation.
 
 #ifndef ISOLATION_VMSTAT_H_
 #define ISOLATION_VMSTAT_H_
@@ -342,7 +345,9 @@ class Vmstat {
 
  private:
   void ApplyThresholds();
+  int ZoneNormalThreshold(const ZoneSpec& zone, int online_cpus) const;
   bool QuietImpl(int cpu, bool tick_stopped);
+  void CancelWork(int cpu);
 
   struct alignas(64) DirtyFlag {
     std::atomic<bool> v{false};

@@ -161,6 +161,13 @@ CpuCounters Vmstat::Counters(int cpu) const {
   return c;
 }
 
+// The zone's threshold outside memory pressure: the configured fixed value
+// or calculate_normal_threshold().
+int Vmstat::ZoneNormalThreshold(const ZoneSpec& zone, int online_cpus) const {
+  return config_.fixed_threshold > 0 ? std::min(config_.fixed_threshold, kThresholdCap)
+                                     : NormalThreshold(zone.managed_pages, online_cpus, config_.page_shift);
+}
+
 // refresh_zone_stat_thresholds(): every online CPU gets the zone's threshold;
 // a node's threshold is the largest of its zones'; drift marks are set (never
 // cleared) when n * t exceeds the low-min distance.
@@ -174,8 +181,7 @@ void Vmstat::ApplyThresholds() {
   }
   for (int z = 0; z < num_zones(); ++z) {
     const ZoneSpec& zone = config_.zones[static_cast<size_t>(z)];
-    const int t = config_.fixed_threshold > 0 ? std::min(config_.fixed_threshold, kThresholdCap)
-                                              : NormalThreshold(zone.managed_pages, n, config_.page_shift);
+    const int t = ZoneNormalThreshold(zone, n);
     for (int cpu = 0; cpu < num_cpus(); ++cpu) {
       if (!IsOnline(cpu)) continue;
       ThresholdSlot(cpu, StatKind::kZone, z).store(static_cast<int8_t>(t), std::memory_order_relaxed);
@@ -205,8 +211,7 @@ absl::Status Vmstat::SetPressure(int node, bool on) {
     if (on) {
       t = PressureThreshold(zone.low_wmark, zone.min_wmark, n);
     } else {
-      t = config_.fixed_threshold > 0 ? std::min(config_.fixed_threshold, kThresholdCap)
-                                      : NormalThreshold(zone.managed_pages, n, config_.page_shift);
+      t = ZoneNormalThreshold(zone, n);
     }
     for (int cpu = 0; cpu < num_cpus(); ++cpu) {
       if (IsOnline(cpu)) {
@@ -229,8 +234,7 @@ absl::Status Vmstat::CpuOffline(int cpu) {
   }
   CpuState& s = State(cpu);
   // vmstat_cpu_down_prep: cancel (disable) the per-CPU work.
-  s.work_pending.store(false, std::memory_order_relaxed);
-  s.work_generation.fetch_add(1, std::memory_order_relaxed);
+  CancelWork(cpu);
   s.online.store(false, std::memory_order_relaxed);
   --online_count_;
   // page_alloc_cpu_dead -> cpu_vm_stats_fold(cpu).
@@ -269,9 +273,15 @@ int Vmstat::Shepherd(absl::FunctionRef<bool(int)> tick_stopped,
         if (s == Strategy::kA1 && IsIsolated(cpu)) continue;  // be5e015d107d
         if (s == Strategy::kB && tick_stopped(cpu)) continue;  // v8 3/5
         const bool wanted = s == Strategy::kB ? Dirty(cpu) : NeedUpdate(cpu);
-        if (!wanted || st.work_pending.load(std::memory_order_relaxed)) continue;
-        // queue_delayed_work_on's test-and-set of the pending bit.
-        if (st.work_pending.exchange(true, std::memory_order_relaxed)) continue;
+        if (!wanted) continue;
+        ISOLATION_INTERLEAVE_POINT("vmstat.shepherd.before_pending_test");
+        if (st.work_pending.load(std::memory_order_relaxed)) continue;
+        // queue_delayed_work_on's test-and-set of the pending bit.  Acquire
+        // pairs with the release that cleared it (CancelWork, RunCpuWork):
+        // seeing it clear implies seeing the generation current at that
+        // time, so the item queued below is never born stale (a stale item
+        // would leave the bit set forever and starve the CPU of work).
+        if (st.work_pending.exchange(true, std::memory_order_acquire)) continue;
         const uint64_t gen = st.work_generation.load(std::memory_order_relaxed);
         queue_work(cpu, gen);
         ++count;
@@ -302,8 +312,23 @@ bool Vmstat::RunCpuWork(int cpu, uint64_t generation) {
   if (strategy() == Strategy::kB) ClearDirty(cpu);  // before the slots (spec 3.4)
   const int changes = RefreshCpu(cpu);
   if (changes > 0) return true;  // re-queue after round_jiffies_relative(P); stays pending
-  st.work_pending.store(false, std::memory_order_relaxed);
+  // Release: see the shepherd's acquire test-and-set (the generation this
+  // item validated is visible to whoever queues the next one).
+  st.work_pending.store(false, std::memory_order_release);
   return false;
+}
+
+// cancel_delayed_work() / disable_delayed_work_sync(): retire the queued
+// item's generation *before* clearing the pending bit.  In the other order a
+// concurrent shepherd could see the bit clear, queue an item carrying the old
+// generation, and that item would then be discarded as cancelled with the bit
+// still set: the CPU would never get work again.
+void Vmstat::CancelWork(int cpu) {
+  CpuState& st = State(cpu);
+  st.work_generation.fetch_add(1, std::memory_order_relaxed);
+  ISOLATION_INTERLEAVE_POINT("vmstat.cancel_work.after_generation");
+  // Release: pairs with the shepherd's acquire exchange of the bit.
+  st.work_pending.store(false, std::memory_order_release);
 }
 
 bool Vmstat::QuietImpl(int cpu, bool tick_stopped) {
@@ -322,8 +347,7 @@ bool Vmstat::QuietImpl(int cpu, bool tick_stopped) {
       RefreshCpu(cpu);
       if (tick_stopped && st.work_pending.load(std::memory_order_relaxed)) {
         // cancel_delayed_work(): the queued item will find a stale generation.
-        st.work_pending.store(false, std::memory_order_relaxed);
-        st.work_generation.fetch_add(1, std::memory_order_relaxed);
+        CancelWork(cpu);
       }
       return true;
     default:

@@ -579,6 +579,44 @@ TEST_P(VmstatP, S11_QuietGateRace) {
   }
 }
 
+// I9 (B): quiet_vmstat on a tick-stopped CPU cancels its pending work while
+// the shepherd (another thread) tests the pending bit.  The shepherd read the
+// dirty flag before the fold; it tests the bit in the middle of the cancel.
+// The item it may queue must be live: a stale one would be discarded with the
+// pending bit left set, and the shepherd would never queue work there again.
+TEST(VmstatWork, I9_CancelRacingShepherdNeverStrandsPendingBit) {
+  auto vm = Make(SmallConfig(Strategy::kB, 2, 100));
+  std::vector<uint64_t> queued;
+  auto shepherd = [&] {
+    vm->Shepherd([](int) { return false; }, [&](int cpu, uint64_t gen) {
+      EXPECT_EQ(cpu, 1);
+      queued.push_back(gen);
+    });
+  };
+  vm->Mod(1, StatKind::kZone, 1, kZoneMlock, 9);
+  shepherd();  // queues the first item, pending set
+  ASSERT_EQ(queued.size(), 1u);
+  vm->Mod(1, StatKind::kZone, 1, kZoneMlock, 2);  // dirty again
+  Interleaver il;
+  il.Add("shepherd", shepherd);
+  il.Add("quiet", [&] { vm->QuietVmstat(1, true); });
+  const absl::Status st = il.Run({{"shepherd", "vmstat.shepherd.before_pending_test"},
+                                  {"quiet", "vmstat.cancel_work.after_generation"},
+                                  {"shepherd", ""},
+                                  {"quiet", ""}});
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(vm->MaxAbsDiff(1), 0);
+  // Run every queued item on CPU 1 (the cancelled first one does nothing).
+  for (uint64_t gen : queued) vm->RunCpuWork(1, gen);
+  EXPECT_FALSE(vm->WorkPending(1)) << "pending bit left set with no live work item";
+  // Liveness: the CPU dirties again with its tick running; the shepherd must
+  // queue work for it.
+  queued.clear();
+  vm->Mod(1, StatKind::kZone, 1, kZoneMlock, 3);
+  shepherd();
+  EXPECT_EQ(queued.size(), 1u);
+}
+
 // ---------------------------------------------------------------------------
 // I7 and S6 with real threads; the negative control.
 // ---------------------------------------------------------------------------

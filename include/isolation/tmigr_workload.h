@@ -67,6 +67,7 @@ struct OslatWorkloadResult {
   std::map<int, int64_t> remote_by_runner;    // cpu -> remote expiries it performed
   std::string available;                      // cpulist of available CPUs at the end
   int64_t immediate_rearms = 0;               // idle wake-ups re-armed at or before "now"
+  std::string latest_timer;                   // the latest timer: owner, runner, expiry, run time
 };
 
 // Errors: topology/isolation mismatch, bad config values (named).

@@ -212,6 +212,7 @@ class TmigrExperiment final : public Experiment {
       d["isolated_callback_ns"] = r.isolated_callback_ns;
       d["available_cpus"] = r.available;
       d["first_violations"] = r.first_violations;
+      d["latest_timer"] = r.latest_timer;
       j["details"].push_back(d);
       report.invariant_violations += r.invariant_violations + r.timers_lost;
       absl::StrAppend(&text, absl::StrFormat("%-10s %12d %12d %8d %14s %10d  %s\n", tmigr::VariantName(r.variant),

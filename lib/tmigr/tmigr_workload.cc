@@ -113,6 +113,12 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
     return p + ((now - p) / cfg.hk_period + 1) * cfg.hk_period;
   };
 
+  // Housekeeping CPUs are idle until their first burst (booted active, they
+  // would otherwise hold migrator roles without ever ticking).
+  for (int c : hk) {
+    if (ts.EnterIdle(c, 0)) schedule_wake(c, 0, phase[static_cast<size_t>(c)]);
+  }
+
   while (!q.empty()) {
     const Ev ev = q.top();
     q.pop();
@@ -182,6 +188,13 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
   res.timers_total = ts.timers_run();
   res.timers_lost = ts.CountLost(cfg.duration - 10 * cfg.jiffy);
   res.max_lateness_ns = ts.max_lateness();
+  for (const TimerRecord& t : ts.timers()) {
+    if (t.run_at >= 0 && t.run_at - t.expires == res.max_lateness_ns) {
+      res.latest_timer = absl::StrCat("owner ", t.owner, t.global ? " global" : " local", " expires ", t.expires,
+                                      " ran on ", t.run_cpu, " at ", t.run_at);
+      break;
+    }
+  }
   for (int c = 0; c < n; ++c) {
     if (ts.runs_on(c) != 0) res.per_cpu_timers[c] = ts.runs_on(c);
   }

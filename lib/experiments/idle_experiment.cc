@@ -43,7 +43,7 @@ ABSL_FLAG(std::string, idle_driver, "sim", "Run-queue harness driver for the wor
 ABSL_FLAG(std::string, idle_workload_topology, "package:1 l3cache:1 core:32 pu:1",
           "Model machine of the workloads (default: the seed's 32-core Ampere eMAG, one LLC, no isolation)");
 ABSL_FLAG(int32_t, idle_hackbench_loops, 200,
-          "Messages per sender per receiver (hackbench --loops; the seed used 5000; quick: 8)");
+          "Messages per sender per receiver (hackbench --loops; the seed used 5000; quick: 40)");
 ABSL_FLAG(int32_t, idle_pipe_round_trips, 3000, "Pipe round trips per iteration (the seed used 100000; quick: 300)");
 
 namespace isolation::experiments {
@@ -137,7 +137,7 @@ class IdleExperiment final : public Experiment {
     if (std::find(llc_sizes.begin(), llc_sizes.end(), 64) == llc_sizes.end()) llc_sizes.push_back(64);
     const int samples = quick ? 3000 : absl::GetFlag(FLAGS_idle_samples);
     const int iterations = quick ? 3 : absl::GetFlag(FLAGS_idle_iterations);
-    const int loops = quick ? 8 : absl::GetFlag(FLAGS_idle_hackbench_loops);
+    const int loops = quick ? 40 : absl::GetFlag(FLAGS_idle_hackbench_loops);
     const int round_trips = quick ? 300 : absl::GetFlag(FLAGS_idle_pipe_round_trips);
     if (samples < 1) return absl::InvalidArgumentError(absl::StrCat("--idle_samples=", samples, " (must be >= 1)"));
     if (iterations < 1) {

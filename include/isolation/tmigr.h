@@ -365,7 +365,7 @@ class TimerMigration {
   Group* root_ = nullptr;
   bool reconnecting_old_root_ = false;       // under setup_mutex_
   std::mutex setup_mutex_;                   // tmigr_mutex
-  std::mutex available_mutex_;               // tmigr_available_mutex
+  mutable std::mutex available_mutex_;       // tmigr_available_mutex
   CpuMask available_mask_;                   // tmigr_available_cpumask
   std::atomic<bool> exclude_isolated_{false};  // static key tmigr_exclude_isolated
   CpuMask domain_isolated_, nohz_full_, cpuset_isolated_;

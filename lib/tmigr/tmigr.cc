@@ -900,7 +900,7 @@ absl::Status TimerMigration::PrepareCpu(int cpu) {
 // Inspection
 // ---------------------------------------------------------------------------
 CpuMask TimerMigration::AvailableMask() const {
-  std::lock_guard<std::mutex> guard(const_cast<std::mutex&>(available_mutex_));
+  std::lock_guard<std::mutex> guard(available_mutex_);
   return available_mask_;
 }
 

@@ -55,7 +55,7 @@ class VmstatHooks final : public Hooks {
 
  private:
   void ShepherdWork(CpuContext& ctx);
-  void CpuWork(CpuContext& ctx, uint64_t generation);
+  void CpuWork(CpuContext& ctx, int cpu, uint64_t generation);
 
   Vmstat& vm_;
   Driver* driver_ = nullptr;

@@ -18,7 +18,7 @@ void VmstatHooks::ShepherdWork(CpuContext& ctx) {
   vm_.Shepherd([&d](int cpu) { return d.TickStopped(cpu); },
                [this, &d](int cpu, uint64_t generation) {
                  // queue_delayed_work_on(cpu, mm_percpu_wq, work, 0)
-                 d.QueueWorkOn(cpu, 0, [this, generation](CpuContext& c) { CpuWork(c, generation); });
+                 d.QueueWorkOn(cpu, 0, [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
                });
   if (!stopped_.load(std::memory_order_relaxed)) {
     d.QueueHousekeepingWork(vm_.config().stat_interval,
@@ -27,11 +27,15 @@ void VmstatHooks::ShepherdWork(CpuContext& ctx) {
 }
 
 // vmstat_update(): fold, and re-queue on the same CPU while something moved.
-void VmstatHooks::CpuWork(CpuContext& ctx, uint64_t generation) {
-  const int cpu = ctx.cpu();
+void VmstatHooks::CpuWork(CpuContext& ctx, int cpu, uint64_t generation) {
+  // The drivers run the items of an offlined CPU on a housekeeping CPU; the
+  // kernel's vmstat_cpu_down_prep cancels this work synchronously, so it
+  // never runs elsewhere.  Drop it: run as `ctx.cpu()`'s own work it would
+  // pass that CPU's generation check and start a second re-queue chain there.
+  if (ctx.cpu() != cpu) return;
   if (vm_.RunCpuWork(cpu, generation)) {
     ctx.driver().QueueWorkOn(cpu, vm_.config().stat_interval,
-                             [this, generation](CpuContext& c) { CpuWork(c, generation); });
+                             [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
   }
 }
 

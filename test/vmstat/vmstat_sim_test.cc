@@ -280,6 +280,48 @@ TEST_P(VmstatSimP, S15_Hotplug_I10) {
   EXPECT_EQ(m.ConservationError(), 0);
 }
 
+// I10 (A0): CPU 6's vmstat_update re-queued itself for ~2P; the CPU goes
+// down at 1.5P and the driver moves its pending items to housekeeping CPU 0.
+// vmstat_cpu_down_prep cancelled that work, so it must not run there as CPU
+// 0's own vmstat_update: CPU 0's work runs are the same as in the identical
+// run without the hotplug, and none of CPU 0's items is found cancelled.
+int64_t HousekeepingWorkRunsWithCpu6(bool take_cpu6_down) {
+  Machine m = MakeMachine(Strategy::kA0);
+  SpawnHousekeeper(m);
+  TaskSpec t;
+  t.name = "dirtier";
+  t.cpu = 6;
+  t.affinity = CpuMask::Of(m.vm->num_cpus(), 6);
+  auto n = std::make_shared<int>(0);
+  t.body = MakeTaskBody([&m, n](TaskContext& ctx) {
+    if ((*n)++ == 60) return Step::Exit();  // ~1.2P: gone before the hotplug
+    ctx.Syscall([&m](CpuContext& k) { m.Apply(k.cpu(), StatKind::kZone, 0, kZoneMlock, 1); });
+    return Step::Sleep(200 * kNsPerUs);
+  });
+  EXPECT_TRUE(m.sim->Spawn(std::move(t)).ok());
+  m.sim->At(kP + kP / 2, [&] {
+    EXPECT_TRUE(m.vm->WorkPending(6));  // its item is queued, due at ~2P
+    EXPECT_TRUE(m.vm->WorkPending(0));
+    if (take_cpu6_down) {
+      EXPECT_TRUE(m.sim->SetCpuOnline(6, false).ok());
+    }
+  });
+  EXPECT_TRUE(m.sim->RunFor(10 * kP).ok());
+  EXPECT_EQ(m.vm->Counters(6).work_runs, take_cpu6_down ? 1 : 2);  // ~P (and ~2P if up)
+  EXPECT_EQ(m.ConservationError(), 0);
+  // Run as CPU 0's work, the moved item (due just after CPU 0's own run at
+  // ~2P) would find nothing to fold and clear CPU 0's pending bit, so CPU
+  // 0's real item would later be discarded as cancelled.
+  EXPECT_EQ(m.vm->Counters(0).cancelled_work_runs, 0);
+  return m.vm->Counters(0).work_runs;
+}
+
+TEST(VmstatSimHotplug, I10_DeadCpuWorkDoesNotRunAsAnotherCpusWork) {
+  const int64_t baseline = HousekeepingWorkRunsWithCpu6(false);
+  EXPECT_GT(baseline, 0);
+  EXPECT_EQ(HousekeepingWorkRunsWithCpu6(true), baseline);
+}
+
 // S17: noise census over a longer run with random syscall and interrupt
 // dirtying on isolated CPUs: fold executions per CPU class.
 TEST_P(VmstatSimP, S17_NoiseCensus) {

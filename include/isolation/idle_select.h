@@ -22,7 +22,9 @@
 //
 // Variants (spec section 4):
 //   kV0            mainline: LLC span ∩ affinity, SIS_UTIL budget, idle cores.
-//   kV1            idle mask set on every idle entry, cleared at the tick.
+//   kV1            idle mask set on every idle entry, cleared at the tick;
+//                  scanned with the SIS_UTIL budget raised to the SIS_PROP
+//                  floor the RFC ran under (Options::v1_min_nr).
 //   kV1Eager       V1, also cleared on idle exit.
 //   kV1TickStop    V1, set only when the tick stops in idle (Aubrey v4/v5).
 //   kV1Unbounded   V1 without any probe budget (v9 2/2, v11 9/9).
@@ -106,6 +108,9 @@ std::string_view VariantName(Variant v);
 absl::StatusOr<Variant> ParseVariant(std::string_view name);
 bool IsScxVariant(Variant v);
 bool UsesIdleMask(Variant v);  // V1*, V2, V3
+// V1, V1-eager, V1-tickstop: the RFC's V1, bounded like select_idle_cpu()
+// with the SIS_PROP floor Options::v1_min_nr (not V1-unbounded, V2, V3).
+bool HasV1ScanFloor(Variant v);
 
 // The scheduling topology the selection sees (spec 2.3): LLC spans without
 // domain-isolated CPUs, SMT siblings, NUMA nodes.  Built from Topology +
@@ -156,6 +161,15 @@ struct Options {
   bool smt_preference = true;
   // V3: probe limit (the old SIS_PROP floor of 4).
   int v3_max_probes = 4;
+  // V1, V1-eager, V1-tickstop: floor of the kernel's scan counter `nr`.
+  // Aubrey Li's series (v3..v10) only replaced the span by the idle mask in
+  // a select_idle_cpu() bounded by SIS_PROP, whose `nr` never fell below 4
+  // (`nr = 4` when span_avg <= 4 * avg_cost; `if (!--nr) return -1`, so at
+  // least 3 probes, and no limit in idle-core mode).  Ported onto SIS_UTIL:
+  // nr = max(nr_idle_scan + 1, v1_min_nr), so V1 has no budget-0 cut and keeps
+  // finding idle CPUs with <= 3 probes above ~85 % busy.  <= 1 gives the
+  // literal spec reading (nr = nr_idle_scan + 1: cut exactly like V0).
+  int v1_min_nr = 4;
   // Scan starts at target+1 (mainline since v5.15) or at target (5.10).
   bool scan_from_target_plus_one = true;
   // The 2026 rule: SCHED_IDLE wakees do not treat sched-idle CPUs as idle.

@@ -58,6 +58,10 @@ absl::StatusOr<Variant> ParseVariant(std::string_view name) {
 
 bool IsScxVariant(Variant v) { return v == Variant::kV4Global || v == Variant::kV4Node; }
 
+bool HasV1ScanFloor(Variant v) {
+  return v == Variant::kV1 || v == Variant::kV1Eager || v == Variant::kV1TickStop;
+}
+
 bool UsesIdleMask(Variant v) {
   switch (v) {
     case Variant::kV1:

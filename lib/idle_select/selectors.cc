@@ -177,9 +177,12 @@ class CfsSelector final : public IdleSelector {
         break;
       default:
         nr = budget + 1;
+        // The RFC's V1 ran under SIS_PROP, whose nr never fell below 4:
+        // no budget-0 cut, at least 3 CPU-mode probes (Options::v1_min_nr).
+        if (HasV1ScanFloor(v_)) nr = std::max(nr, st_.options().v1_min_nr);
         // SIS_UTIL: budget 0 -> "none" at once, even in idle-core mode, and
         // without clearing the hint (I8, I9).
-        if (nr == 1) return -1;
+        if (nr <= 1) return -1;
         break;
     }
     if (v_ == Variant::kV5 && !has_idle_core &&

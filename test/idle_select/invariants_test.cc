@@ -2,6 +2,7 @@
 // Invariants I1-I13 of shared/spec/idle_select.md, parameterized over every
 // variant (a new variant gets every test), with seeded random schedules.
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -130,8 +131,10 @@ TEST_P(IdleSelectInvariants, I4_StaleBitsNeverReturnedWithoutRecheck) {
   }
 }
 
-// I8 Budget: CPU-mode scans probe at most nr_idle_scan CPUs (V3: K); budget
-// 0 => zero probes and "none" even with the hint set.
+// I8 Budget: CPU-mode scans probe at most nr_idle_scan CPUs (V3: K; V1 with
+// the RFC's SIS_PROP floor: max(nr_idle_scan, v1_min_nr - 1)); budget 0 =>
+// zero probes and "none" even with the hint set (V1: no budget-0 cut, the
+// idle-core scan runs and finds the idle core).
 TEST_P(IdleSelectInvariants, I8_ProbesWithinBudget) {
   if (!cfs() || v() == Variant::kV1Unbounded) GTEST_SKIP() << "no probe budget in this variant";
   for (uint64_t seed = 1; seed <= 10; ++seed) {
@@ -142,7 +145,8 @@ TEST_P(IdleSelectInvariants, I8_ProbesWithinBudget) {
       RandomStep(*st, rng);
       const int budget = static_cast<int>(rng() % 65);
       st->SetBudget(0, budget);
-      const int limit = v() == Variant::kV3 ? st->options().v3_max_probes : budget;
+      int limit = v() == Variant::kV3 ? st->options().v3_max_probes : budget;
+      if (HasV1ScanFloor(v())) limit = std::max(budget, st->options().v1_min_nr - 1);
       WakeTask t{.prev_cpu = static_cast<int>(rng() % 64)};
       Selection s = sel->Select(t, {.target = static_cast<int>(rng() % 64)});
       ASSERT_LE(s.probes, limit) << "I8: budget " << budget;
@@ -155,14 +159,66 @@ TEST_P(IdleSelectInvariants, I8_ProbesWithinBudget) {
     for (int c = 0; c < 16; ++c) st->Tick(c);
     MakeIdle(*st, 8);
     MakeIdle(*st, 9);
+    st->TickStop(8);  // V1-tickstop publishes the bits at tick stop
+    st->TickStop(9);
     st->llc(0).has_idle_cores.store(1);
     st->SetBudget(0, 0);
     auto sel = MakeSelector(*st);
     WakeTask t{.prev_cpu = 0};
     Selection s = sel->Select(t, {.target = 0});
-    EXPECT_EQ(s.probes, 0);
-    EXPECT_EQ(s.outcome, Outcome::kFallback);
+    if (HasV1ScanFloor(v())) {
+      // SIS_PROP never cut the idle-core scan: the idle core 4 is found.
+      EXPECT_EQ(s.outcome, Outcome::kIdleFound);
+      EXPECT_TRUE(s.cpu == 8 || s.cpu == 9) << s.cpu;
+      EXPECT_GT(s.probes, 0);
+    } else {
+      EXPECT_EQ(s.probes, 0);
+      EXPECT_EQ(s.outcome, Outcome::kFallback);
+    }
     EXPECT_EQ(st->llc(0).has_idle_cores.load(), 1);
+  }
+}
+
+// I8 for the RFC's V1 in CPU mode at budget 0 (above ~85 % busy): V0 and the
+// literal "same budget" V1 (v1_min_nr <= 1) probe nothing; the faithful V1
+// keeps the SIS_PROP floor and finds a masked idle CPU within 3 probes.
+TEST_P(IdleSelectInvariants, I8_BudgetZeroV1KeepsSisPropFloor) {
+  if (!HasV1ScanFloor(v())) GTEST_SKIP() << "only V1, V1-eager, V1-tickstop have the SIS_PROP floor";
+  for (int min_nr : {4, 1}) {
+    Options o = OptionsFor(v());
+    o.v1_min_nr = min_nr;
+    auto st = MustCreate(IdleTopology::Uniform(1, 64), o);
+    for (int c = 0; c < 64; ++c) MakeBusy(*st, c);
+    for (int c = 0; c < 64; ++c) st->Tick(c);
+    // 61 of 64 busy (95 %): three idle CPUs, tick stopped (V1-tickstop sets
+    // the bit there), none of them target or prev.
+    for (int c : {20, 40, 60}) {
+      MakeIdle(*st, c);
+      st->TickStop(c);
+    }
+    st->UpdateIdleCpuScan(0, int64_t{61} * kSchedCapacityScale);
+    ASSERT_EQ(st->llc(0).nr_idle_scan.load(), 0);
+    auto sel = MakeSelector(*st);
+    WakeTask t{.prev_cpu = 5};
+    Selection s = sel->Select(t, {.target = 30});
+    if (min_nr == 4) {
+      EXPECT_EQ(s.outcome, Outcome::kIdleFound);
+      EXPECT_EQ(s.cpu, 40) << "first masked CPU after target 30";
+      EXPECT_EQ(s.probes, 1);
+      // Stale bits: at most 3 probes, then "none".
+      for (int c : {40, 60, 20}) MakeBusy(*st, c);  // bits stay set until the tick
+      Selection cut = sel->Select(t, {.target = 30});
+      if (v() == Variant::kV1Eager) {
+        EXPECT_EQ(cut.probes, 0) << "V1-eager cleared the bits on idle exit";
+      } else {
+        EXPECT_EQ(cut.probes, 3);
+        EXPECT_EQ(cut.stale_hits, 3);
+      }
+      EXPECT_EQ(cut.outcome, Outcome::kFallback);
+    } else {
+      EXPECT_EQ(s.outcome, Outcome::kFallback) << "literal spec V1: cut like V0";
+      EXPECT_EQ(s.probes, 0);
+    }
   }
 }
 

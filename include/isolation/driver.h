@@ -249,13 +249,19 @@ class Driver {
   virtual bool IsIdle(int cpu) const = 0;
 
   // Per-CPU deferred work (queue_delayed_work_on on a per-CPU workqueue): runs
-  // on `cpu` after `delay`, preempting its current task.
+  // on `cpu` after `delay`, preempting its current task.  If `cpu` is offline
+  // when queued, or goes down before the item runs, both drivers run it on an
+  // online housekeeping (HK_TYPE_WQ) CPU instead: `fn` must check that
+  // CpuContext::cpu() is the CPU it queued for before acting as that CPU's
+  // work (the kernel's hotplug callbacks usually cancel such work).
   virtual void QueueWorkOn(int cpu, Nanos delay, WorkFn fn) = 0;
   // Unbound work restricted to housekeeping CPUs (HK_TYPE_WQ): runs on one of
   // them after `delay`.  Returns the chosen CPU.
   virtual int QueueHousekeepingWork(Nanos delay, WorkFn fn) = 0;
   // A one-shot timer on `cpu` at absolute time `expires` (hrtimer); runs in
-  // interrupt context.  A timer on an idle CPU wakes it.
+  // interrupt context.  A timer on an idle CPU wakes it.  If `cpu` is offline
+  // (when armed or at expiry) it runs on an online housekeeping
+  // (HK_TYPE_TIMER) CPU, as hrtimers migrate at CPU-down time.
   virtual TimerId ArmTimer(int cpu, Nanos expires, WorkFn fn) = 0;
   // True if the timer was pending and is now cancelled.
   virtual bool CancelTimer(TimerId id) = 0;

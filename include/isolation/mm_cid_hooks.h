@@ -33,7 +33,14 @@
 // (real-thread driver); counters are atomics.  Group-to-mm bookkeeping takes
 // an internal mutex (fork/exit paths only).  Invariant checking after every
 // event (`check_invariants`) is only meaningful on the simulator, where it is
-// done; on real threads only the per-event checks that are race-free run.
+// done; on real threads no per-event check runs (CheckAlways() reads other
+// CPUs' in-flight state, so it is exact only once the driver stopped).
+//
+// Memory ordering: the adapter's counters are statistics, updated and read
+// with relaxed atomics (read them after the driver stopped and Drain()); the
+// ordering that matters for correctness is the mechanism's own (mm_cid.h).
+// Offloaded scans see the state published before they were queued through
+// the driver's hand-over (driver.h) or liburcu's call_rcu queue.
 
 #ifndef ISOLATION_MM_CID_HOOKS_H_
 #define ISOLATION_MM_CID_HOOKS_H_

@@ -568,9 +568,12 @@ void TimerMigration::HandleRemoteCpu(int cpu, int runner, Nanos now) {
 }
 
 bool TimerMigration::HandleRemoteUp(Group* group, Walk& data) {
-  if (!CheckMigrator(group, data.childmask)) return true;
   const int rank = 2 + group->level;
   for (;;) {
+    // Re-checked before every pop (the kernel's `goto again`): a child that
+    // activated while a remote CPU was handled is now this group's migrator
+    // and takes over; this CPU stops and leaves `firstexp` as it was.
+    if (!CheckMigrator(group, data.childmask)) return true;
     LockRanked(group->lock, rank);
     Event* evt = NextExpiredGroupEvent(group, data.now);
     if (evt != nullptr) {

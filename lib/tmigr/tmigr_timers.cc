@@ -288,10 +288,16 @@ void TimerSystem::ExpireRemote(int owner, int runner, Nanos now) {
 void TimerSystem::LockBases(int cpu) { base(cpu).lock.lock(); }
 void TimerSystem::UnlockBases(int cpu) { base(cpu).lock.unlock(); }
 
+// fetch_next_timer_interrupt_remote(): the same rule as the idle path -- the
+// global expiry is handed to the hierarchy only if strictly earlier than the
+// local one (a tie counts as local first); otherwise the owner's own wake-up
+// for its local timer comes first and re-hands the global one from there.
 Nanos TimerSystem::NextGlobalLocked(int cpu, Nanos now) {
   (void)now;
   const Base& b = base(cpu);
-  return b.global.empty() ? kNanosMax : b.global.begin()->first;
+  const Nanos local = b.local.empty() ? kNanosMax : b.local.begin()->first;
+  const Nanos global = b.global.empty() ? kNanosMax : b.global.begin()->first;
+  return global < local ? global : kNanosMax;
 }
 
 bool TimerSystem::BaseIsIdle(int cpu) {

@@ -244,6 +244,34 @@ TEST(TmigrOps, S7_LastCpuIdles_S8_IdlePuller) {
   EXPECT_EQ(f.tm->cpu_state(0).wakeup.load(), kNanosMax);
 }
 
+// Spec 3.0/3.8: after a remote expiry the owner's next global expiry is
+// fetched with fetch_next_timer_interrupt_remote(), which hands it over only if
+// it precedes the owner's next local timer.  Here CPU 1's next global (50 us)
+// is behind its local timer (30 us): the hierarchy must not carry it; CPU 1
+// wakes for its local timer and re-hands the global one, which CPU 0 then pulls.
+TEST(TmigrTimers, RemoteExpiryHandsNoGlobalBehindAnEarlierLocal) {
+  auto ts_or = TimerSystem::Create(std::vector<int>(2, 0), Options{}, TimerSystem::Config{1000});
+  ASSERT_TRUE(ts_or.ok());
+  TimerSystem& ts = **ts_or;
+  ASSERT_TRUE(ts.BootAll().ok());
+  const int64_t g1 = ts.AddTimer(1, 10'000, /*global=*/true, 0);
+  const int64_t l1 = ts.AddTimer(1, 30'000, /*global=*/false, 0);
+  const int64_t g2 = ts.AddTimer(1, 50'000, /*global=*/true, 0);
+  ASSERT_TRUE(ts.EnterIdle(1, 0));
+  ts.Tick(0, 10'000);  // CPU 0, the active migrator, pulls CPU 1's first global timer
+  EXPECT_EQ(ts.timers()[static_cast<size_t>(g1)].run_cpu, 0);
+  const Event& evt = ts.tmigr().cpu_state(1).cpuevt;
+  EXPECT_TRUE(evt.ignore.load() || evt.expires == kNanosMax) << evt.expires;
+  EXPECT_EQ(ts.CheckInvariants(10'000), std::vector<std::string>{});
+  ASSERT_EQ(ts.ProgrammedWakeup(1), 30'000);
+  ts.IdleWakeup(1, 30'000);  // runs the local timer, re-hands 50 us
+  EXPECT_EQ(ts.timers()[static_cast<size_t>(l1)].run_cpu, 1);
+  EXPECT_EQ(ts.tmigr().cpu_state(1).cpuevt.expires, 50'000);
+  ts.Tick(0, 50'000);
+  EXPECT_EQ(ts.timers()[static_cast<size_t>(g2)].run_cpu, 0);
+  EXPECT_EQ(ts.CheckInvariants(50'000), std::vector<std::string>{});
+}
+
 // Design-comment drawings: children-per-group 2, CPUs 0-3, GRP0:0 {0,1}, GRP0:1 {2,3}.
 TEST(TmigrOps, S9_ActivePull) {
   Fixture f = MakeUp(4, WithCpg(2));
@@ -436,6 +464,39 @@ TEST(TmigrRace, S13_LocklessReadsLoseTheTimer) {
                                    {"cpu0_timer", ""}});
   EXPECT_EQ(r.cpu2, kNanosMax);
   EXPECT_EQ(r.cpu0, kNanosMax);  // nobody wakes up for TIMER0
+}
+
+// tmigr_handle_remote_up() re-checks the migrator before every pop (`goto
+// again`): CPU 0, the idle puller of an all-idle hierarchy, expires CPU 1's
+// timers; meanwhile CPU 1 activates and becomes migrator of GRP0:0 and of the
+// root.  CPU 0 must stop there and leave CPU 3's expired event to CPU 1, the
+// new migrator, which pulls it at its own tick.
+TEST(TmigrRace, HandleRemoteStopsWhenChildBecameMigrator) {
+  Fixture f = MakeUp(4, WithCpg(2));
+  ASSERT_EQ(f.tm->root()->level, 1);
+  f.tm->Deactivate(2, kNanosMax);
+  f.backend->next_global[3] = 100;
+  f.tm->Deactivate(3, 100);
+  f.backend->next_global[1] = 100;
+  f.tm->Deactivate(1, 100);
+  ASSERT_EQ(f.tm->Deactivate(0, kNanosMax), 100);
+  Interleaver il;
+  il.Add("cpu0_remote", [&] { f.tm->HandleRemote(0, 100); });
+  il.Add("cpu1_active", [&] { f.tm->Activate(1); });
+  ASSERT_TRUE(il.Run({{"cpu0_remote", "tmigr.handle_remote_cpu.after_expire"},
+                      {"cpu1_active", ""},
+                      {"cpu0_remote", ""}})
+                  .ok());
+  ASSERT_EQ(f.backend->expired.size(), 1u);
+  EXPECT_EQ(f.backend->expired[0], std::make_pair(1, 0));
+  EXPECT_EQ(f.tm->cpu_state(0).wakeup.load(), kNanosMax);
+  EXPECT_EQ(Violations(*f.tm), "");
+  // The new migrator takes over: CPU 3's timer is not lost.
+  ASSERT_TRUE(f.tm->RequiresHandleRemote(1, 100));
+  f.tm->HandleRemote(1, 100);
+  ASSERT_EQ(f.backend->expired.size(), 2u);
+  EXPECT_EQ(f.backend->expired[1], std::make_pair(3, 1));
+  EXPECT_EQ(Violations(*f.tm), "");
 }
 
 // S17 hotplug prepare creating a new root vs the old root's last CPU idling.

@@ -36,10 +36,16 @@ namespace isolation::tmigr {
 struct OslatWorkloadConfig {
   Nanos duration = 62 * kNsPerSec;
   Nanos jiffy = kNsPerMs;                   // HZ=1000
-  // Housekeeping burst period.  Spec S24 says 1 ms, but with HZ=1000 a CPU
-  // that is never idle longer than a jiffy never hands a timer to the
-  // hierarchy (fetch_next_timer_interrupt's one-jiffy rule), so nothing is
-  // ever pulled; 10 ms ("mostly idle") is the default, 1 ms stays selectable.
+  // Housekeeping burst period.  Spec S24 says 1 ms; 10 ms ("mostly idle")
+  // is the default because a 1 ms period can never make anybody pull, in the
+  // kernel as here: tmigr is used only if the next event is more than one
+  // jiffy ahead (__get_next_timer_interrupt: time_after(nextevt, basej + 1)).
+  // The 4 ms global timer usually is, so it IS handed over at idle entry,
+  // but an idle window that starts in jiffy basej ends (0.9 ms later) before
+  // jiffy basej + 2: a timer due inside it is due at basej + 1 and keeps the
+  // tick running (its owner runs it), and a handed-over one (>= basej + 2)
+  // is due only after the next burst has re-activated its owner, whose event
+  // is then ignored.  Pulls need an idle window longer than one jiffy.
   Nanos hk_period = 10 * kNsPerMs;
   Nanos hk_burst = 100 * kNsPerUs;          // housekeeping burst length
   Nanos global_period = 4 * kNsPerMs;       // delayed-work analogue
@@ -66,7 +72,12 @@ struct OslatWorkloadResult {
   std::map<int, int64_t> per_cpu_timers;      // cpu -> callbacks run there (non-zero only)
   std::map<int, int64_t> remote_by_runner;    // cpu -> remote expiries it performed
   std::string available;                      // cpulist of available CPUs at the end
-  int64_t immediate_rearms = 0;               // idle wake-ups re-armed at or before "now"
+  // Idle wake-ups already due when armed (re-armed 1 us later).  Expected at
+  // idle entry of the last available CPU, whose deactivation returns a root
+  // expiry that passed during its own burst (the model ticks a bursting CPU
+  // only at burst start); never after a wake-up, where a ghost-timer re-arm
+  // (f55acb1e44f3) would show.
+  int64_t immediate_rearms = 0;
   std::string latest_timer;                   // the latest timer: owner, runner, expiry, run time
 };
 

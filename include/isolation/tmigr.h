@@ -210,7 +210,8 @@ class TimerBackend {
   // timer_lock_remote_bases() / unlock.  Lock order: bases before tmigr.
   virtual void LockBases(int cpu) = 0;
   virtual void UnlockBases(int cpu) = 0;
-  // fetch_next_timer_interrupt_remote(): `cpu`'s next global expiry (bases locked).
+  // fetch_next_timer_interrupt_remote(): `cpu`'s next global expiry if it
+  // precedes its next local one, else kNanosMax (bases locked).
   virtual Nanos NextGlobalLocked(int cpu, Nanos now) = 0;
   // timer_base_is_idle() of `cpu` (called on cpu's context).
   virtual bool BaseIsIdle(int cpu) = 0;

@@ -66,7 +66,7 @@ class TmigrHooks final : public Hooks {
     std::atomic<int64_t> remote_callbacks{0};
   };
   void ArmWake(CpuContext& ctx);
-  void OnWakeTimer(CpuContext& ctx);
+  void OnWakeTimer(CpuContext& ctx, int target_cpu);
   void TryStopTick(CpuContext& ctx);
   PerCpu& cpu(int c) { return *per_cpu_[static_cast<size_t>(c)]; }
 

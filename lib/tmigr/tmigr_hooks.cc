@@ -55,7 +55,7 @@ void TmigrHooks::TryStopTick(CpuContext& ctx) {
   // one-shot timer at the next jiffy that ticks and retries.
   const Nanos jiffy = ctx.driver().tick_period();
   const Nanos at = (ctx.now() / jiffy + 1) * jiffy;
-  cpu(c).wake_timer = ctx.driver().ArmTimer(c, at, [this](CpuContext& w) { OnWakeTimer(w); });
+  cpu(c).wake_timer = ctx.driver().ArmTimer(c, at, [this, c](CpuContext& w) { OnWakeTimer(w, c); });
 }
 
 void TmigrHooks::ArmWake(CpuContext& ctx) {
@@ -65,12 +65,15 @@ void TmigrHooks::ArmWake(CpuContext& ctx) {
     cpu(c).wake_timer = kNoTimer;
     return;
   }
-  cpu(c).wake_timer = ctx.driver().ArmTimer(c, std::max(w, ctx.now()), [this](CpuContext& x) { OnWakeTimer(x); });
+  cpu(c).wake_timer = ctx.driver().ArmTimer(c, std::max(w, ctx.now()), [this, c](CpuContext& x) { OnWakeTimer(x, c); });
 }
 
-void TmigrHooks::OnWakeTimer(CpuContext& ctx) {
+void TmigrHooks::OnWakeTimer(CpuContext& ctx, int c) {
+  // The drivers run an offline CPU's timers on a housekeeping CPU; the
+  // kernel tears a dead CPU's tick and wake-up down instead, so a wake-up
+  // armed for `c` must not act as another CPU's.
+  if (ctx.cpu() != c) return;
   ContextScope scope(ctx);
-  const int c = ctx.cpu();
   cpu(c).wake_timer = kNoTimer;
   if (!ctx.driver().TickStopped(c)) return;  // the tick restarted meanwhile
   if (ts_.BaseIdle(c)) {

@@ -15,6 +15,16 @@
 //   OnReturnToUser  B: tick_nohz_user_enter_prepare() -> quiet_vmstat() when
 //                   the CPU is nohz_full and Driver::TickStopped(cpu).
 //   OnCpuOffline/Online  hotplug callbacks (fold of the dead CPU, thresholds).
+//   StatRefresh     vmstat_refresh() (/proc/sys/vm/stat_refresh): A/B queue a
+//                   refresh on every online CPU (schedule_on_each_cpu) and
+//                   complete when the last one ran; C/D fold every online CPU
+//                   remotely from the caller and complete at once.
+//   SetNeverYields  models a task that never yields on a CPU (SCHED_FIFO busy
+//                   loop, RT throttling off): the drivers let every work item
+//                   preempt a task, so the adapter itself keeps this CPU's
+//                   kworker from running -- each of its items that comes due
+//                   is parked (the driver still counts that wake-up) and
+//                   re-queued when the flag is cleared.
 //
 // Kernel counterpart: mm/vmstat.c (vmstat_shepherd, vmstat_update,
 // quiet_vmstat, vmstat_cpu_online/_down_prep/_dead), mm/page_alloc.c
@@ -22,14 +32,17 @@
 // the seed's __tick_nohz_user_enter_prepare.  round_jiffies_relative(P) is
 // modelled as a plain delay of P.
 //
-// Thread safety: hooks follow driver.h's contract; the adapter keeps only
-// atomics.  The Vmstat object and the adapter must outlive the driver's runs.
+// Thread safety: hooks follow driver.h's contract; the adapter keeps atomics
+// and a mutex for parked work items (never on a hot path).  The Vmstat object and the adapter must outlive the driver's runs.
 
 #ifndef ISOLATION_VMSTAT_HOOKS_H_
 #define ISOLATION_VMSTAT_HOOKS_H_
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "isolation/driver.h"
 #include "isolation/vmstat.h"
@@ -38,7 +51,7 @@ namespace isolation::vmstat {
 
 class VmstatHooks final : public Hooks {
  public:
-  explicit VmstatHooks(Vmstat& vm) : vm_(vm) {}
+  explicit VmstatHooks(Vmstat& vm);
 
   void OnStart(Driver& driver) override;
   void OnTickStop(CpuContext& ctx) override;
@@ -53,15 +66,34 @@ class VmstatHooks final : public Hooks {
   int last_shepherd_cpu() const { return last_shepherd_cpu_.load(std::memory_order_relaxed); }
   Vmstat& vmstat() { return vm_; }
 
+  // vmstat_refresh(): starts one refresh of every online CPU.  Returns false
+  // (and does nothing) while a previous one is still waiting for CPUs.
+  // REQUIRES: OnStart ran; called from a context allowed to queue work.
+  bool StatRefresh(Driver& driver);
+  // Refreshes that finished (every CPU's item ran, or folded remotely).
+  int64_t stat_refreshes_completed() const { return refresh_completed_.load(std::memory_order_acquire); }
+  // CPUs whose refresh item has not run yet (0 when none is in flight).
+  int stat_refresh_waiting() const { return refresh_waiting_.load(std::memory_order_acquire); }
+  // See the header comment.  Clearing re-queues the parked items on `cpu`.
+  void SetNeverYields(int cpu, bool on);
+
  private:
   void ShepherdWork(CpuContext& ctx);
   void CpuWork(CpuContext& ctx, int cpu, uint64_t generation);
+  void RefreshWork(CpuContext& ctx, int cpu);
+  // True if `cpu` runs a task that never yields; `retry` is then parked.
+  bool ParkIfStarved(int cpu, WorkFn retry);
 
   Vmstat& vm_;
   Driver* driver_ = nullptr;
   std::atomic<bool> stopped_{false};
   std::atomic<int64_t> shepherd_runs_{0};
   std::atomic<int> last_shepherd_cpu_{-1};
+  std::atomic<int> refresh_waiting_{0};
+  std::atomic<int64_t> refresh_completed_{0};
+  std::unique_ptr<std::atomic<bool>[]> never_yields_;
+  std::mutex parked_mu_;
+  std::vector<std::vector<WorkFn>> parked_;  // per CPU, guarded by parked_mu_
 };
 
 }  // namespace isolation::vmstat

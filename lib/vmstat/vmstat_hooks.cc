@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "isolation/vmstat_hooks.h"
 
+#include <utility>
+
 namespace isolation::vmstat {
+
+VmstatHooks::VmstatHooks(Vmstat& vm)
+    : vm_(vm),
+      never_yields_(std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(vm.num_cpus()))),
+      parked_(static_cast<size_t>(vm.num_cpus())) {}
 
 void VmstatHooks::OnStart(Driver& driver) {
   driver_ = &driver;
@@ -33,9 +40,63 @@ void VmstatHooks::CpuWork(CpuContext& ctx, int cpu, uint64_t generation) {
   // never runs elsewhere.  Drop it: run as `ctx.cpu()`'s own work it would
   // pass that CPU's generation check and start a second re-queue chain there.
   if (ctx.cpu() != cpu) return;
+  if (ParkIfStarved(cpu, [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); })) return;
   if (vm_.RunCpuWork(cpu, generation)) {
     ctx.driver().QueueWorkOn(cpu, vm_.config().stat_interval,
                              [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
+  }
+}
+
+bool VmstatHooks::ParkIfStarved(int cpu, WorkFn retry) {
+  if (!never_yields_[static_cast<size_t>(cpu)].load(std::memory_order_relaxed)) return false;
+  std::lock_guard<std::mutex> lock(parked_mu_);
+  parked_[static_cast<size_t>(cpu)].push_back(std::move(retry));
+  return true;
+}
+
+void VmstatHooks::SetNeverYields(int cpu, bool on) {
+  never_yields_[static_cast<size_t>(cpu)].store(on, std::memory_order_relaxed);
+  if (on || driver_ == nullptr) return;
+  std::vector<WorkFn> items;
+  {
+    std::lock_guard<std::mutex> lock(parked_mu_);
+    items.swap(parked_[static_cast<size_t>(cpu)]);
+  }
+  for (WorkFn& fn : items) driver_->QueueWorkOn(cpu, 0, std::move(fn));
+}
+
+// vmstat_refresh(): schedule_on_each_cpu(refresh_vm_stats) for A/B; the
+// remote-fold strategies fold every CPU from the caller instead.
+bool VmstatHooks::StatRefresh(Driver& driver) {
+  if (refresh_waiting_.load(std::memory_order_acquire) != 0) return false;
+  const Strategy s = vm_.strategy();
+  if (s != Strategy::kA0 && s != Strategy::kA1 && s != Strategy::kB) {
+    for (int cpu = 0; cpu < vm_.num_cpus(); ++cpu) {
+      if (vm_.IsOnline(cpu)) (void)vm_.FoldCpuRemote(cpu);
+    }
+    refresh_completed_.fetch_add(1, std::memory_order_release);
+    return true;
+  }
+  int online = 0;
+  for (int cpu = 0; cpu < vm_.num_cpus(); ++cpu) online += vm_.IsOnline(cpu) ? 1 : 0;
+  // Set before queueing: an item may run (real driver) before the loop ends.
+  refresh_waiting_.store(online, std::memory_order_release);
+  for (int cpu = 0; cpu < vm_.num_cpus(); ++cpu) {
+    if (vm_.IsOnline(cpu)) driver.QueueWorkOn(cpu, 0, [this, cpu](CpuContext& c) { RefreshWork(c, cpu); });
+  }
+  return true;
+}
+
+// refresh_vm_stats() on `cpu` (refresh_cpu_vm_stats(true); per-CPU page
+// lists are not modelled, so it folds like refresh_cpu_vm_stats(false)).
+void VmstatHooks::RefreshWork(CpuContext& ctx, int cpu) {
+  if (ParkIfStarved(cpu, [this, cpu](CpuContext& c) { RefreshWork(c, cpu); })) return;
+  // An item of a CPU that went offline meanwhile runs elsewhere; the offline
+  // fold already emptied that CPU (the kernel holds cpus_read_lock instead).
+  if (ctx.cpu() == cpu) (void)vm_.RefreshCpu(cpu);
+  // acq_rel: the last item publishes every earlier fold to the waiter.
+  if (refresh_waiting_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    refresh_completed_.fetch_add(1, std::memory_order_release);
   }
 }
 

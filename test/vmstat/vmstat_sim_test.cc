@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // vmstat under the deterministic simulator through VmstatHooks: spec
 // scenarios S7 (RT-init pattern), S12 (interrupt dirtying), S13 (never
-// returns to user), S15 (hotplug), S17 (noise census) and invariants I1, I8,
-// I9, I10 at the end of each run, parameterized over every correct strategy.
+// returns to user), S14 (stat_refresh vs a spinning task), S15 (hotplug),
+// S17 (noise census) and invariants I1, I8, I9, I10 at the end of each run,
+// parameterized over every correct strategy.
 
 #include <algorithm>
 #include <cstdint>
@@ -250,6 +251,62 @@ TEST_P(VmstatSimP, S13_NeverReturnsToUser) {
       break;
     default:
       EXPECT_EQ(residue, 0);  // remote fold
+  }
+  EXPECT_EQ(m.ConservationError(), 0);
+}
+
+// S14: stat_refresh (vmstat_refresh) while isolated CPU 3 runs a task that
+// never yields (SCHED_FIFO busy loop; modelled by VmstatHooks::SetNeverYields,
+// which keeps the CPU's kworker from running).  A0/A1/B wait for a work item
+// on every CPU: within a bounded wait (10 P) the refresh has not completed and
+// only CPU 3 is missing; it completes once the spinner yields.  C/D fold
+// remotely: complete at once, every isolated CPU folded.
+TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
+  const Strategy s = GetParam();
+  const bool remote = s != Strategy::kA0 && s != Strategy::kA1 && s != Strategy::kB;
+  constexpr int kSpinCpu = 3;
+  Machine m = MakeMachine(s);
+  SpawnHousekeeper(m);
+  TaskSpec t;
+  t.name = "fifo-spinner";
+  t.cpu = kSpinCpu;
+  t.affinity = CpuMask::Of(m.vm->num_cpus(), kSpinCpu);
+  t.body = MakeTaskBody([](TaskContext&) { return Step::Run(1000 * kP); });
+  ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
+  m.hooks->SetNeverYields(kSpinCpu, true);
+  ASSERT_TRUE(m.sim->RunFor(kP / 2).ok());
+  // Interrupt-like dirtying of every isolated CPU (no return to user follows).
+  for (int cpu = 1; cpu < 8; ++cpu) m.Apply(cpu, StatKind::kNode, 0, 2, 2);
+  ASSERT_TRUE(m.hooks->StatRefresh(*m.sim));
+  if (remote) {
+    EXPECT_EQ(m.hooks->stat_refreshes_completed(), 1);
+    EXPECT_EQ(m.hooks->stat_refresh_waiting(), 0);
+    for (int cpu = 1; cpu < 8; ++cpu) EXPECT_EQ(m.vm->MaxAbsDiff(cpu), 0) << "cpu " << cpu;
+  }
+  ASSERT_TRUE(m.sim->RunFor(10 * kP).ok());  // the bounded wait
+  if (remote) {
+    EXPECT_EQ(m.hooks->stat_refreshes_completed(), 1);
+    EXPECT_EQ(m.vm->Counters(kSpinCpu).work_runs, 0);
+  } else {
+    EXPECT_EQ(m.hooks->stat_refreshes_completed(), 0) << "timeout: stat_refresh still waiting for CPU " << kSpinCpu;
+    EXPECT_EQ(m.hooks->stat_refresh_waiting(), 1);
+    // B may fold CPU 3 when an interrupt (the parked item's wake-up) returns
+    // to user with the tick stopped, but that does not finish the refresh.
+    if (s != Strategy::kB) {
+      EXPECT_EQ(m.vm->MaxAbsDiff(kSpinCpu), 2) << "the spinning CPU was never refreshed";
+    }
+    for (int cpu = 1; cpu < 8; ++cpu) {
+      if (cpu != kSpinCpu) {
+        EXPECT_EQ(m.vm->MaxAbsDiff(cpu), 0) << "cpu " << cpu;
+      }
+    }
+    EXPECT_FALSE(m.hooks->StatRefresh(*m.sim)) << "a second refresh must not start while one waits";
+    // The spinner yields (e.g. RT throttling): the parked item runs.
+    m.hooks->SetNeverYields(kSpinCpu, false);
+    ASSERT_TRUE(m.sim->RunFor(kP).ok());
+    EXPECT_EQ(m.hooks->stat_refreshes_completed(), 1);
+    EXPECT_EQ(m.hooks->stat_refresh_waiting(), 0);
+    EXPECT_EQ(m.vm->MaxAbsDiff(kSpinCpu), 0);
   }
   EXPECT_EQ(m.ConservationError(), 0);
 }

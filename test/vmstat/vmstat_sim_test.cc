@@ -2,7 +2,7 @@
 // vmstat under the deterministic simulator through VmstatHooks: spec
 // scenarios S7 (RT-init pattern), S12 (interrupt dirtying), S13 (never
 // returns to user), S14 (stat_refresh vs a spinning task), S15 (hotplug),
-// S17 (noise census) and invariants I1, I8, I9, I10 at the end of each run,
+// S9 (quiet_vmstat per idle stop attempt), S17 (noise census) and invariants I1, I8, I9, I10 at the end of each run,
 // parameterized over every correct strategy.
 
 #include <algorithm>
@@ -253,6 +253,68 @@ TEST_P(VmstatSimP, S13_NeverReturnsToUser) {
       EXPECT_EQ(residue, 0);  // remote fold
   }
   EXPECT_EQ(m.ConservationError(), 0);
+}
+
+// S9: idle-entry cost, counted.  Isolated CPU 6 stays idle with its tick
+// stopped and takes 50 interrupts (timers); every second one dirties a node
+// counter (+1).  Each interrupt exit in idle is a tick-stop attempt with the
+// tick already stopped (tick_nohz_irq_exit -> tick_nohz_idle_stop_tick).
+// The driver delivers OnTickStop only on a running->stopped transition, so
+// the adapter's quiet_vmstat runs on the first attempt only (mainline); the
+// seed's v8 5/5 form (quiet_vmstat on every attempt) is played by the timer
+// callback itself.  Counted per mode: quiet_vmstat gate checks (== real tick
+// stops, vs one more per interrupt) and folds (B: the dirtied counters stay
+// behind with first-only and are folded per attempt with every-attempt).
+TEST_P(VmstatSimP, S9_IdleEntryQuietEveryAttemptVsFirst) {
+  const Strategy s = GetParam();
+  constexpr int kCpu = 6;
+  constexpr int kIrqs = 50;
+  for (const bool every_attempt : {false, true}) {
+    SCOPED_TRACE(every_attempt ? "every attempt" : "first only");
+    Machine m = MakeMachine(s);
+    SpawnHousekeeper(m);
+    ASSERT_TRUE(m.sim->RunFor(kP / 20).ok());
+    ASSERT_TRUE(m.sim->IsIdle(kCpu));
+    ASSERT_TRUE(m.sim->TickStopped(kCpu));
+    const CpuCounters before = m.vm->Counters(kCpu);
+    const int64_t stops_before = m.sim->Stats(kCpu).tick_stops;
+    for (int k = 1; k <= kIrqs; ++k) {
+      m.sim->ArmTimer(kCpu, kP / 20 + k * kP / 10, [&m, k, every_attempt](CpuContext& c) {
+        if (k % 2 == 0) m.Apply(c.cpu(), StatKind::kNode, 0, 3, 1);
+        if (every_attempt) (void)m.vm->QuietVmstat(c.cpu(), c.driver().TickStopped(c.cpu()));
+      });
+    }
+    ASSERT_TRUE(m.sim->RunFor(kIrqs * kP / 10 + kP / 20).ok());
+    const CpuCounters after = m.vm->Counters(kCpu);
+    const int64_t stops = m.sim->Stats(kCpu).tick_stops - stops_before;
+    const int64_t gate_checks = after.quiet_calls - before.quiet_calls;
+    const int64_t folds = after.quiet_folds - before.quiet_folds;
+    EXPECT_EQ(gate_checks, stops + (every_attempt ? kIrqs : 0)) << "stops " << stops;
+    if (s == Strategy::kA0) {
+      EXPECT_LT(stops, kIrqs) << "the interrupts themselves must not be tick stops";
+    } else {
+      EXPECT_EQ(stops, 0) << "the CPU stays idle with its tick stopped";
+    }
+    switch (s) {
+      case Strategy::kA1:
+        EXPECT_EQ(folds, 0) << "A1's gate needs pending work, never queued on an isolated CPU";
+        EXPECT_EQ(m.vm->MaxAbsDiff(kCpu), kIrqs / 2);
+        break;
+      case Strategy::kB:
+        EXPECT_EQ(folds, every_attempt ? kIrqs / 2 : 0);
+        EXPECT_EQ(m.vm->MaxAbsDiff(kCpu), every_attempt ? 0 : kIrqs / 2);
+        break;
+      case Strategy::kC:
+      case Strategy::kD:
+        EXPECT_EQ(folds, 0) << "quiet_vmstat does nothing; the shepherd folds remotely";
+        // Only the last interrupt's +1 came after the last shepherd pass (5 P).
+        EXPECT_LE(m.vm->MaxAbsDiff(kCpu), 1);
+        break;
+      default:
+        break;  // A0: the shepherd's vmstat_update wakes the CPU; counted above
+    }
+    EXPECT_EQ(m.ConservationError(), 0);
+  }
 }
 
 // S14: stat_refresh (vmstat_refresh) while isolated CPU 3 runs a task that

@@ -356,10 +356,8 @@ class TimerMigration {
   Options options_;
   TimerBackend* backend_;
   int num_cpus_;
-  int num_nodes_;
   std::vector<int> node_of_;
   Sizing sizing_;
-  uint8_t none_;  // TMIGR_NONE
   std::vector<std::unique_ptr<CpuState>> cpus_;
   std::deque<Group> storage_;               // groups are never freed; stable addresses
   std::vector<std::vector<Group*>> levels_;  // creation order (kernel list head = newest)

@@ -16,6 +16,7 @@
 #include "isolation/interleave.h"
 #include "isolation/mm_cid.h"
 #include "mm_cid/internal.h"
+#include "mm_cid/mm_registry.h"
 
 namespace isolation::mm_cid::internal {
 namespace {
@@ -87,9 +88,7 @@ class LazyMmCid final : public MmCid {
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
-        mms_(new std::atomic<Mm*>[static_cast<size_t>(limits.max_mms)]) {
-    for (int i = 0; i < limits.max_mms; ++i) mms_[i].store(nullptr, std::memory_order_relaxed);
-  }
+        mms_(limits.max_mms) {}
 
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
     (void)now;
@@ -97,19 +96,14 @@ class LazyMmCid final : public MmCid {
       return absl::InvalidArgumentError(absl::StrCat("mm_cid: creator affinity '", affinity.ToString(),
                                                      "' empty or not of ", num_cpus_, " CPUs"));
     }
-    std::lock_guard<std::mutex> l(registry_lock_);
-    const MmId id = static_cast<MmId>(owned_mms_.size());
-    if (id >= limits_.max_mms) {
-      return absl::ResourceExhaustedError(absl::StrCat("mm_cid: more than ", limits_.max_mms, " mms"));
-    }
-    // mm_init_cid(): slots UNSET, max_nr_cid 0, union = creator's mask.
-    auto mm = std::make_unique<Mm>(num_cpus_);
-    mm->allowed.CopyFrom(affinity);
-    mm->allowed_atomic.Store(affinity);
-    mm->nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
-    mms_[id].store(mm.get(), std::memory_order_release);  // publish the initialised mm
-    owned_mms_.push_back(std::move(mm));
-    return id;
+    return mms_.Create([&] {
+      // mm_init_cid(): slots UNSET, max_nr_cid 0, union = creator's mask.
+      auto mm = std::make_unique<Mm>(num_cpus_);
+      mm->allowed.CopyFrom(affinity);
+      mm->allowed_atomic.Store(affinity);
+      mm->nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
+      return mm;
+    });
   }
 
   absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now) override {
@@ -496,14 +490,8 @@ class LazyMmCid final : public MmCid {
   }
 
  private:
-  Mm* GetMm(MmId id) const {
-    if (id < 0 || id >= limits_.max_mms) return nullptr;
-    return mms_[id].load(std::memory_order_acquire);
-  }
-  int NumMms() const {
-    std::lock_guard<std::mutex> l(registry_lock_);
-    return static_cast<int>(owned_mms_.size());
-  }
+  Mm* GetMm(MmId id) const { return mms_.Get(id); }
+  int NumMms() const { return mms_.Size(); }
   static MmId mm_id(const Task& t) { return t.mm.load(std::memory_order_relaxed); }
 
   // mm_set_cpus_allowed(): grow-only union; the atomic copy is extended
@@ -735,9 +723,7 @@ class LazyMmCid final : public MmCid {
   Limits limits_;
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
-  std::unique_ptr<std::atomic<Mm*>[]> mms_;
-  mutable std::mutex registry_lock_;
-  std::vector<std::unique_ptr<Mm>> owned_mms_;  // guarded by registry_lock_
+  MmRegistry<Mm> mms_;
   std::mutex cid_lock_;                          // global forward-progress lock
   std::atomic<bool> use_cid_lock_{false};
   std::atomic<int64_t> bitmap_ops_{0};

@@ -24,6 +24,7 @@
 #include "isolation/interleave.h"
 #include "isolation/mm_cid.h"
 #include "mm_cid/internal.h"
+#include "mm_cid/mm_registry.h"
 
 namespace isolation::mm_cid::internal {
 namespace {
@@ -79,24 +80,19 @@ class Owner619MmCid final : public MmCid {
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
-        mms_(new std::atomic<Mm*>[static_cast<size_t>(limits.max_mms)]) {
-    for (int i = 0; i < limits.max_mms; ++i) mms_[i].store(nullptr, std::memory_order_relaxed);
-  }
+        mms_(limits.max_mms) {}
 
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
     (void)now;
     if (affinity.nbits() != num_cpus_ || affinity.Empty()) {
       return absl::InvalidArgumentError(absl::StrCat("mm_cid: creator affinity '", affinity.ToString(), "' bad"));
     }
-    std::lock_guard<std::mutex> l(registry_lock_);
-    const MmId id = static_cast<MmId>(owned_.size());
-    if (id >= limits_.max_mms) return absl::ResourceExhaustedError("mm_cid: too many mms");
-    auto mm = std::make_unique<Mm>(num_cpus_);
-    mm->allowed.CopyFrom(affinity);
-    mm->nr_cpus_allowed = affinity.Weight();
-    mms_[id].store(mm.get(), std::memory_order_release);
-    owned_.push_back(std::move(mm));
-    return id;
+    return mms_.Create([&] {
+      auto mm = std::make_unique<Mm>(num_cpus_);
+      mm->allowed.CopyFrom(affinity);
+      mm->nr_cpus_allowed = affinity.Weight();
+      return mm;
+    });
   }
 
   // sched_mm_cid_fork()
@@ -390,14 +386,8 @@ class Owner619MmCid final : public MmCid {
   }
 
  private:
-  Mm* GetMm(MmId id) const {
-    if (id < 0 || id >= limits_.max_mms) return nullptr;
-    return mms_[id].load(std::memory_order_acquire);
-  }
-  int NumMms() const {
-    std::lock_guard<std::mutex> l(registry_lock_);
-    return static_cast<int>(owned_.size());
-  }
+  Mm* GetMm(MmId id) const { return mms_.Get(id); }
+  int NumMms() const { return mms_.Size(); }
 
   // __mm_update_max_cids() + mm_cid_calc_pcpu_thrs(); returns true if the
   // mode must flip.  Caller holds mm.lock.
@@ -619,9 +609,7 @@ class Owner619MmCid final : public MmCid {
   Limits limits_;
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
-  std::unique_ptr<std::atomic<Mm*>[]> mms_;
-  mutable std::mutex registry_lock_;
-  std::vector<std::unique_ptr<Mm>> owned_;
+  MmRegistry<Mm> mms_;
   std::atomic<int64_t> allocations_{0};
   std::atomic<int64_t> frees_{0};
   std::atomic<int64_t> max_attempts_{0};

@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "isolation/mm_cid.h"
+#include "test_util.h"
 #include "test_variants.h"
 
 namespace isolation::mm_cid {
@@ -22,42 +23,10 @@ namespace {
 using testing_variants::AllCorrectConfigs;
 using testing_variants::AllLazyConfigs;
 using testing_variants::ConfigTestName;
+using testing_util::AllViolations;
 
-// Runs the scans the mechanism asks for (same shape as mm_cid_test.cc's).
-struct GapsPlacement {
-  explicit GapsPlacement(MmCid& mech) : m(mech) {}
-  MmCid& m;
-  std::vector<MmId> pending;
-  Nanos next_delayed = kScanDelayNs;
-  void Tick(int cpu, TaskId t, Nanos now) {
-    if (ScanRequest r = m.Tick(cpu, t, now)) pending.push_back(r.mm);
-  }
-  void ReturnToUser(int cpu, TaskId t, Nanos now) {
-    if (ScanRequest r = m.ReturnToUser(cpu, t, now, nullptr)) pending.push_back(r.mm);
-  }
-  void Housekeeping(Nanos now, int num_mms) {
-    for (MmId mm : pending) {
-      m.Scan(mm, now);
-      m.ScanRequestDone(mm);
-    }
-    pending.clear();
-    if (m.config().placement == Placement::kDelayed && now >= next_delayed) {
-      for (MmId mm = 0; mm < num_mms; ++mm) {
-        if (m.MmUsers(mm) > 0) m.Scan(mm, now);
-      }
-      next_delayed = now + kScanDelayNs;
-    }
-  }
-};
-
-std::vector<std::string> AllViolations(const MmCid& m, bool quiescent) {
-  auto v = m.CheckAlways();
-  if (quiescent) {
-    auto q = m.CheckQuiescent();
-    v.insert(v.end(), q.begin(), q.end());
-  }
-  return v;
-}
+// Runs the scans the mechanism asks for (the same helper as mm_cid_test.cc's).
+using GapsPlacement = testing_util::DirectPlacement;
 
 class MmCidGapsLazyTest : public testing::TestWithParam<MmCidConfig> {};
 class MmCidGapsAllTest : public testing::TestWithParam<MmCidConfig> {};

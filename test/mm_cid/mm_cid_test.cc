@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "isolation/interleave.h"
 #include "isolation/mm_cid.h"
+#include "test_util.h"
 #include "test_variants.h"
 
 namespace isolation::mm_cid {
@@ -22,46 +23,11 @@ namespace {
 using testing_variants::AllCorrectConfigs;
 using testing_variants::AllLazyConfigs;
 using testing_variants::ConfigTestName;
-
-
-// A scan "placement" for direct driving: runs the scans the mechanism asks
-// for, wherever the config says, at the given time.
-struct DirectPlacement {
-  explicit DirectPlacement(MmCid& mech) : m(mech) {}
-  MmCid& m;
-  std::vector<MmId> pending;
-  Nanos next_delayed = kScanDelayNs;
-  int64_t scans_inline = 0;
-  void Tick(int cpu, TaskId t, Nanos now) {
-    if (ScanRequest r = m.Tick(cpu, t, now)) pending.push_back(r.mm);
-  }
-  void ReturnToUser(int cpu, TaskId t, Nanos now) {
-    ScanResult res;
-    if (ScanRequest r = m.ReturnToUser(cpu, t, now, &res)) pending.push_back(r.mm);
-    if (res.ran) ++scans_inline;
-  }
-  // Housekeeping work: queued requests, and the periodic delayed work.
-  void Housekeeping(Nanos now, int num_mms) {
-    for (MmId mm : pending) {
-      m.Scan(mm, now);
-      m.ScanRequestDone(mm);
-    }
-    pending.clear();
-    if (m.config().placement == Placement::kDelayed && now >= next_delayed) {
-      for (MmId mm = 0; mm < num_mms; ++mm) {
-        if (m.MmUsers(mm) > 0) m.Scan(mm, now);
-      }
-      next_delayed = now + kScanDelayNs;
-    }
-  }
-};
+using testing_util::AllViolations;
+using testing_util::DirectPlacement;
 
 void ExpectNoViolations(const MmCid& m, bool quiescent, const std::string& where) {
-  auto v = m.CheckAlways();
-  if (quiescent) {
-    auto q = m.CheckQuiescent();
-    v.insert(v.end(), q.begin(), q.end());
-  }
+  const auto v = AllViolations(m, quiescent);
   ASSERT_TRUE(v.empty()) << where << ": " << v.front() << " (" << v.size() << " violations)";
 }
 

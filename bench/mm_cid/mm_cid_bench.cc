@@ -27,25 +27,40 @@ MmCidConfig Config(int design, int scope = 0, int batch = 0) {
 
 void SetDesignLabel(benchmark::State& state, const MmCidConfig& c) { state.SetLabel(c.Name()); }
 
-// Two tasks of one mm alternate on CPU 0: the ID stays parked (no atomics).
-void BM_Switch_Cached(benchmark::State& state) {
-  const MmCidConfig c = Config(static_cast<int>(state.range(0)));
+// The switch benchmarks' set-up: an 8-CPU mechanism with tasks 0 and 1, either
+// two threads of one mm (task 0 forks task 1) or the only tasks of two mms.
+// nullptr (the run marked skipped) if the mechanism cannot be created.
+std::unique_ptr<MmCid> CreateWithTwoTasks(benchmark::State& state, const MmCidConfig& c, bool separate_mms) {
   auto r = MmCid::Create(8, c);
   if (!r.ok()) {
     state.SkipWithError(std::string(r.status().message()).c_str());
-    return;
+    return nullptr;
   }
   auto m = std::move(*r);
-  MmId mm = *m->CreateMm(CpuMask::Full(8), 0);
-  (void)m->Fork(kNoTask, 0, mm, CpuMask::Full(8), 0);
-  (void)m->Fork(0, 1, mm, CpuMask::Full(8), 0);
+  const MmId a = *m->CreateMm(CpuMask::Full(8), 0);
+  const MmId b = separate_mms ? *m->CreateMm(CpuMask::Full(8), 0) : a;
+  (void)m->Fork(kNoTask, 0, a, CpuMask::Full(8), 0);
+  (void)m->Fork(separate_mms ? kNoTask : 0, 1, b, CpuMask::Full(8), 0);
+  return m;
+}
+
+// The timed loop: tasks 0 and 1 take turns on CPU 0.
+void AlternateTasksOnCpu0(benchmark::State& state, MmCid& m) {
   TaskId cur = kNoTask;
   Nanos now = 0;
   for (auto _ : state) {
     const TaskId next = cur == 0 ? 1 : 0;
-    m->ContextSwitch(0, cur, next, ++now);
+    m.ContextSwitch(0, cur, next, ++now);
     cur = next;
   }
+}
+
+// Two tasks of one mm alternate on CPU 0: the ID stays parked (no atomics).
+void BM_Switch_Cached(benchmark::State& state) {
+  const MmCidConfig c = Config(static_cast<int>(state.range(0)));
+  auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/false);
+  if (m == nullptr) return;
+  AlternateTasksOnCpu0(state, *m);
   SetDesignLabel(state, c);
 }
 BENCHMARK(BM_Switch_Cached)->Arg(0)->Arg(1);
@@ -54,23 +69,9 @@ BENCHMARK(BM_Switch_Cached)->Arg(0)->Arg(1);
 // (lazy) -- the "slot reuse" case of [LF].
 void BM_Switch_CrossMmSlotReuse(benchmark::State& state) {
   const MmCidConfig c = Config(static_cast<int>(state.range(0)));
-  auto r = MmCid::Create(8, c);
-  if (!r.ok()) {
-    state.SkipWithError(std::string(r.status().message()).c_str());
-    return;
-  }
-  auto m = std::move(*r);
-  MmId a = *m->CreateMm(CpuMask::Full(8), 0);
-  MmId b = *m->CreateMm(CpuMask::Full(8), 0);
-  (void)m->Fork(kNoTask, 0, a, CpuMask::Full(8), 0);
-  (void)m->Fork(kNoTask, 1, b, CpuMask::Full(8), 0);
-  TaskId cur = kNoTask;
-  Nanos now = 0;
-  for (auto _ : state) {
-    const TaskId next = cur == 0 ? 1 : 0;
-    m->ContextSwitch(0, cur, next, ++now);
-    cur = next;
-  }
+  auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/true);
+  if (m == nullptr) return;
+  AlternateTasksOnCpu0(state, *m);
   SetDesignLabel(state, c);
 }
 BENCHMARK(BM_Switch_CrossMmSlotReuse)->Arg(0)->Arg(1);
@@ -79,15 +80,9 @@ BENCHMARK(BM_Switch_CrossMmSlotReuse)->Arg(0)->Arg(1);
 // the source's ID: two CASes + the Dekker fence).
 void BM_Switch_Migration(benchmark::State& state) {
   const MmCidConfig c = Config(static_cast<int>(state.range(0)));
-  auto r = MmCid::Create(8, c);
-  if (!r.ok()) {
-    state.SkipWithError(std::string(r.status().message()).c_str());
-    return;
-  }
-  auto m = std::move(*r);
-  MmId mm = *m->CreateMm(CpuMask::Full(8), 0);
-  (void)m->Fork(kNoTask, 0, mm, CpuMask::Full(8), 0);
-  (void)m->Fork(0, 1, mm, CpuMask::Full(8), 0);  // 2 users < 8 allowed: migration moves IDs
+  // 2 users < 8 allowed: migration moves IDs.
+  auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/false);
+  if (m == nullptr) return;
   int cpu = 0;
   Nanos now = 0;
   m->ContextSwitch(cpu, kNoTask, 0, ++now);

@@ -108,6 +108,20 @@ absl::StatusOr<ScanRow> MeasureScan(const Strategy& s, Allocator alloc, int p, i
   return row;
 }
 
+// A simulator task placed on `cpu` (allowed on `affinity`) that alternates
+// running for `run` and sleeping for `sleep`, starting with a run.
+TaskSpec DutyCycleTask(std::string name, int cpu, const CpuMask& affinity, int group, Nanos run, Nanos sleep) {
+  TaskSpec t;
+  t.name = std::move(name);
+  t.cpu = cpu;
+  t.affinity = affinity;
+  t.group = group;
+  t.body = MakeTaskBody([run, sleep, n = 0](TaskContext&) mutable {
+    return (n++ % 2 == 0) ? Step::Run(run) : Step::Sleep(sleep);
+  });
+  return t;
+}
+
 struct SimRun {
   Nanos isolated_max_stall_ns = 0;
   int64_t scans_on_isolated = 0;
@@ -138,36 +152,17 @@ absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso, 
   for (int cpu : isolated) {
     const int hog_group = 1000 + cpu;
     hooks.SetGroupAffinity(hog_group, CpuMask::Of(p, cpu));
-    TaskSpec hog;
-    hog.name = absl::StrCat("hog", cpu);
-    hog.cpu = cpu;
-    hog.affinity = CpuMask::Of(p, cpu);
-    hog.group = hog_group;
     // stress-ng --cpu 1 --cpu-load 80
-    hog.body = MakeTaskBody([n = 0](TaskContext&) mutable {
-      return (n++ % 2 == 0) ? Step::Run(8 * kNsPerMs) : Step::Sleep(2 * kNsPerMs);
-    });
+    TaskSpec hog =
+        DutyCycleTask(absl::StrCat("hog", cpu), cpu, CpuMask::Of(p, cpu), hog_group, 8 * kNsPerMs, 2 * kNsPerMs);
     ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(hog)).status());
-    TaskSpec probe;
-    probe.name = absl::StrCat("probe", cpu);
-    probe.cpu = cpu;
-    probe.affinity = CpuMask::Of(p, cpu);
-    probe.group = kProbeGroup;
     // timerlat user-space probe: 1 ms period, short run.
-    probe.body = MakeTaskBody([n = 0](TaskContext&) mutable {
-      return (n++ % 2 == 0) ? Step::Run(20 * kNsPerUs) : Step::Sleep(980 * kNsPerUs);
-    });
+    TaskSpec probe =
+        DutyCycleTask(absl::StrCat("probe", cpu), cpu, CpuMask::Of(p, cpu), kProbeGroup, 20 * kNsPerUs, 980 * kNsPerUs);
     ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(probe)).status());
   }
   for (int cpu : hk) {
-    TaskSpec t;
-    t.name = absl::StrCat("hk", cpu);
-    t.cpu = cpu;
-    t.affinity = hk;
-    t.group = kHkGroup;
-    t.body = MakeTaskBody([n = 0](TaskContext&) mutable {
-      return (n++ % 2 == 0) ? Step::Run(5 * kNsPerMs) : Step::Sleep(5 * kNsPerMs);
-    });
+    TaskSpec t = DutyCycleTask(absl::StrCat("hk", cpu), cpu, hk, kHkGroup, 5 * kNsPerMs, 5 * kNsPerMs);
     ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(t)).status());
   }
   ISOLATION_RETURN_IF_ERROR(sim->RunFor(duration));

@@ -21,6 +21,7 @@
 
 #include "gtest/gtest.h"
 #include "isolation/driver.h"
+#include "test_util.h"
 
 namespace isolation {
 namespace {
@@ -32,23 +33,12 @@ int HostCpusAllowed() {
   return CPU_COUNT(&set);
 }
 
+using runtime_testing::Spec;
+
 std::unique_ptr<RealThreadDriver> MakeDriver(int cpus, const std::string& nohz_full = "",
                                              RealDriverOptions options = {}) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic("core:" + std::to_string(cpus) + " pu:1");
-  EXPECT_TRUE(t.ok()) << t.status();
-  absl::StatusOr<IsolationConfig> iso = IsolationConfig::FromFlags(*t, nohz_full, nohz_full);
-  EXPECT_TRUE(iso.ok()) << iso.status();
-  auto d = RealThreadDriver::Create(*std::move(t), *std::move(iso), std::move(options));
-  EXPECT_TRUE(d.ok()) << d.status();
-  return *std::move(d);
-}
-
-TaskSpec Spec(const std::string& name, int cpu, absl::AnyInvocable<Step(TaskContext&)> fn) {
-  TaskSpec spec;
-  spec.name = name;
-  spec.cpu = cpu;
-  spec.body = MakeTaskBody(std::move(fn));
-  return spec;
+  return runtime_testing::MakeDriverOn<RealThreadDriver>("core:" + std::to_string(cpus) + " pu:1", nohz_full,
+                                                         nohz_full, std::move(options));
 }
 
 // Runs in 10 ms windows until `done` holds (checked while the CPU threads

@@ -12,28 +12,16 @@
 
 #include "gtest/gtest.h"
 #include "isolation/driver.h"
+#include "test_util.h"
 
 namespace isolation {
 namespace {
 
+using runtime_testing::Spec;
+
 std::unique_ptr<Simulator> MakeSim(const std::string& topo, const std::string& isolcpus,
                                    const std::string& nohz_full, SimOptions options = {}) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic(topo);
-  EXPECT_TRUE(t.ok()) << t.status();
-  absl::StatusOr<IsolationConfig> iso = IsolationConfig::FromFlags(*t, isolcpus, nohz_full);
-  EXPECT_TRUE(iso.ok()) << iso.status();
-  absl::StatusOr<std::unique_ptr<Simulator>> sim =
-      Simulator::Create(*std::move(t), *std::move(iso), options);
-  EXPECT_TRUE(sim.ok()) << sim.status();
-  return *std::move(sim);
-}
-
-TaskSpec Spec(const std::string& name, int cpu, absl::AnyInvocable<Step(TaskContext&)> fn) {
-  TaskSpec spec;
-  spec.name = name;
-  spec.cpu = cpu;
-  spec.body = MakeTaskBody(std::move(fn));
-  return spec;
+  return runtime_testing::MakeDriverOn<Simulator>(topo, isolcpus, nohz_full, std::move(options));
 }
 
 // A task that runs forever in chunks.

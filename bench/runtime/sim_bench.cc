@@ -14,7 +14,9 @@
 namespace isolation {
 namespace {
 
-std::unique_ptr<Simulator> Make(int cpus, TickMode mode) {
+// A simulator of `cpus` CPUs with `busy` tasks that run forever, spread
+// evenly (task c on CPU c * (cpus / busy)); nullptr if it cannot be created.
+std::unique_ptr<Simulator> Make(int cpus, TickMode mode, int busy) {
   // package:P core:C pu:1 with P*C == cpus.
   const int packages = cpus >= 64 ? cpus / 64 : 1;
   const std::string desc =
@@ -24,7 +26,14 @@ std::unique_ptr<Simulator> Make(int cpus, TickMode mode) {
   SimOptions opts;
   opts.default_tick_mode = mode;
   auto sim = Simulator::Create(*t, IsolationConfig(*t), opts);
-  return sim.ok() ? *std::move(sim) : nullptr;
+  if (!sim.ok()) return nullptr;
+  for (int c = 0; c < busy; ++c) {
+    TaskSpec spec;
+    spec.cpu = c * (cpus / busy);
+    spec.body = MakeTaskBody([](TaskContext&) { return Step::Run(10 * kNsPerMs); });
+    (void)(*sim)->Spawn(std::move(spec));
+  }
+  return *std::move(sim);
 }
 
 // Every CPU busy with one task, periodic tick: the tick dominates.
@@ -34,16 +43,10 @@ void BM_SimPeriodicBusy(benchmark::State& state) {
   double sim_cpu_seconds = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto sim = Make(cpus, TickMode::kPeriodic);
+    auto sim = Make(cpus, TickMode::kPeriodic, /*busy=*/cpus);
     if (sim == nullptr) {
       state.SkipWithError("topology");
       return;
-    }
-    for (int c = 0; c < cpus; ++c) {
-      TaskSpec spec;
-      spec.cpu = c;
-      spec.body = MakeTaskBody([](TaskContext&) { return Step::Run(10 * kNsPerMs); });
-      (void)sim->Spawn(std::move(spec));
     }
     state.ResumeTiming();
     (void)sim->RunFor(100 * kNsPerMs);
@@ -65,16 +68,10 @@ void BM_SimMostlyIdle(benchmark::State& state) {
   int64_t events = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto sim = Make(cpus, TickMode::kNohzIdle);
+    auto sim = Make(cpus, TickMode::kNohzIdle, /*busy=*/4);
     if (sim == nullptr) {
       state.SkipWithError("topology");
       return;
-    }
-    for (int c = 0; c < 4; ++c) {
-      TaskSpec spec;
-      spec.cpu = c * (cpus / 4);
-      spec.body = MakeTaskBody([](TaskContext&) { return Step::Run(10 * kNsPerMs); });
-      (void)sim->Spawn(std::move(spec));
     }
     state.ResumeTiming();
     (void)sim->RunFor(kNsPerSec);

@@ -145,6 +145,15 @@ void SpawnRtInit(Machine& m, int cpu, int syscalls, Nanos spin, RtResult* out) {
   ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
 }
 
+// SpawnRtInit on each isolated CPU (1-7); element cpu receives CPU cpu's
+// result (the tasks keep pointers into the buffer, which moving the returned
+// vector does not reallocate).
+std::vector<RtResult> SpawnRtInitOnIsolatedCpus(Machine& m, int syscalls, Nanos spin) {
+  std::vector<RtResult> res(8);
+  for (int cpu = 1; cpu < 8; ++cpu) SpawnRtInit(m, cpu, syscalls, spin, &res[static_cast<size_t>(cpu)]);
+  return res;
+}
+
 class VmstatSimP : public ::testing::TestWithParam<Strategy> {};
 
 std::string ParamName(const ::testing::TestParamInfo<Strategy>& info) { return std::string(StrategyName(info.param)); }
@@ -153,8 +162,7 @@ TEST_P(VmstatSimP, S7_RtInitPattern_I8_I9_I1) {
   const Strategy s = GetParam();
   Machine m = MakeMachine(s);
   SpawnHousekeeper(m);
-  std::vector<RtResult> res(8);
-  for (int cpu = 1; cpu < 8; ++cpu) SpawnRtInit(m, cpu, 2000, 4 * kP, &res[static_cast<size_t>(cpu)]);
+  std::vector<RtResult> res = SpawnRtInitOnIsolatedCpus(m, 2000, 4 * kP);
   ASSERT_TRUE(m.sim->RunFor(8 * kP).ok());
   int64_t residue_max = 0, spin_work = 0;
   for (int cpu = 1; cpu < 8; ++cpu) {
@@ -378,8 +386,7 @@ TEST_P(VmstatSimP, S15_Hotplug_I10) {
   const Strategy s = GetParam();
   Machine m = MakeMachine(s);
   SpawnHousekeeper(m);
-  std::vector<RtResult> res(8);
-  for (int cpu = 1; cpu < 8; ++cpu) SpawnRtInit(m, cpu, 200, 10 * kP, &res[static_cast<size_t>(cpu)]);
+  std::vector<RtResult> res = SpawnRtInitOnIsolatedCpus(m, 200, 10 * kP);
   bool checked = false;
   m.sim->At(2 * kP + 123, [&] {
     ASSERT_TRUE(m.sim->SetCpuOnline(6, false).ok());

@@ -63,6 +63,30 @@ double NsPerIter(benchmark::State& state, int64_t t0) {
          static_cast<double>(std::max<int64_t>(1, static_cast<int64_t>(state.iterations())));
 }
 
+// The per-strategy skeleton: a 4-CPU Vmstat of strategy kAll[range(0)], then
+// `op(vm)` once per iteration (inlined: a template), reported in thread CPU time
+// with the fetch_add ratio and the strategy as label.
+template <typename Op>
+void TimePerStrategy(benchmark::State& state, Op op) {
+  const Strategy s = kAll[state.range(0)];
+  auto vm = MakeVm(s, 4);
+  const int64_t t0 = ThreadCpuNs();
+  for (auto _ : state) op(*vm);
+  ReportRatio(state, NsPerIter(state, t0));
+  state.SetLabel(std::string(StrategyName(s)));
+}
+
+// An A1 Vmstat of range(0) CPUs with 3 free pages pending on each, then
+// `read(vm)` once per iteration, reported like TimePerStrategy.
+template <typename Read>
+void TimeReadAllCpusDirty(benchmark::State& state, Read read) {
+  auto vm = MakeVm(Strategy::kA1, static_cast<int>(state.range(0)));
+  for (int cpu = 0; cpu < vm->num_cpus(); ++cpu) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 3);
+  const int64_t t0 = ThreadCpuNs();
+  for (auto _ : state) benchmark::DoNotOptimize(read(*vm));
+  ReportRatio(state, NsPerIter(state, t0));
+}
+
 // --- baselines -----------------------------------------------------------------
 
 void BM_Baseline_ThreadLocalIncrement(benchmark::State& state) {
@@ -103,42 +127,25 @@ BENCHMARK(BM_Baseline_StripedCounter);
 
 // mod_zone_page_state(+1/-1) alternately (mlock/munlock on NR_MLOCK).
 void BM_Update(benchmark::State& state) {
-  const Strategy s = kAll[state.range(0)];
-  auto vm = MakeVm(s, 4);
-  int64_t d = 1;
-  const int64_t t0 = ThreadCpuNs();
-  for (auto _ : state) {
-    vm->Mod(0, StatKind::kZone, 1, kZoneMlock, d);
+  TimePerStrategy(state, [d = int64_t{1}](Vmstat& vm) mutable {
+    vm.Mod(0, StatKind::kZone, 1, kZoneMlock, d);
     d = -d;
-  }
-  ReportRatio(state, NsPerIter(state, t0));
-  state.SetLabel(std::string(StrategyName(s)));
+  });
 }
 BENCHMARK(BM_Update)->DenseRange(0, 4);
 
 // __mod_zone_page_state (IrqsOff): A/B plain store, C/D their CAS forms.
 void BM_UpdateIrqsOff(benchmark::State& state) {
-  const Strategy s = kAll[state.range(0)];
-  auto vm = MakeVm(s, 4);
-  int64_t d = 1;
-  const int64_t t0 = ThreadCpuNs();
-  for (auto _ : state) {
-    vm->ModIrqsOff(0, StatKind::kZone, 1, kZoneMlock, d);
+  TimePerStrategy(state, [d = int64_t{1}](Vmstat& vm) mutable {
+    vm.ModIrqsOff(0, StatKind::kZone, 1, kZoneMlock, d);
     d = -d;
-  }
-  ReportRatio(state, NsPerIter(state, t0));
-  state.SetLabel(std::string(StrategyName(s)));
+  });
 }
 BENCHMARK(BM_UpdateIrqsOff)->DenseRange(0, 4);
 
 // Inc with the overstep trick (folds every t + t/2 + 1 increments).
 void BM_Inc(benchmark::State& state) {
-  const Strategy s = kAll[state.range(0)];
-  auto vm = MakeVm(s, 4);
-  const int64_t t0 = ThreadCpuNs();
-  for (auto _ : state) vm->Inc(0, StatKind::kNode, 0, 2);
-  ReportRatio(state, NsPerIter(state, t0));
-  state.SetLabel(std::string(StrategyName(s)));
+  TimePerStrategy(state, [](Vmstat& vm) { vm.Inc(0, StatKind::kNode, 0, 2); });
 }
 BENCHMARK(BM_Inc)->DenseRange(0, 4);
 
@@ -173,28 +180,18 @@ BENCHMARK(BM_UpdateWithRemoteFolder)->DenseRange(0, 4)->UseRealTime();
 // return-to-user hook of a nohz_full CPU with its tick stopped.  A1's hook does
 // nothing; B folds on every return because every syscall dirtied.
 void BM_SyscallHookChain(benchmark::State& state) {
-  const Strategy s = kAll[state.range(0)];
-  auto vm = MakeVm(s, 4);
-  const int64_t t0 = ThreadCpuNs();
-  for (auto _ : state) {
-    vm->Mod(0, StatKind::kZone, 1, kZoneMlock, 1);
-    benchmark::DoNotOptimize(vm->ReturnToUser(0, true));
-    vm->Mod(0, StatKind::kZone, 1, kZoneMlock, -1);
-    benchmark::DoNotOptimize(vm->ReturnToUser(0, true));
-  }
-  ReportRatio(state, NsPerIter(state, t0));
-  state.SetLabel(std::string(StrategyName(s)));
+  TimePerStrategy(state, [](Vmstat& vm) {
+    vm.Mod(0, StatKind::kZone, 1, kZoneMlock, 1);
+    benchmark::DoNotOptimize(vm.ReturnToUser(0, true));
+    vm.Mod(0, StatKind::kZone, 1, kZoneMlock, -1);
+    benchmark::DoNotOptimize(vm.ReturnToUser(0, true));
+  });
 }
 BENCHMARK(BM_SyscallHookChain)->DenseRange(0, 4);
 
 // B's hook on a clean CPU (nothing dirty): the flag check only.
 void BM_ReturnToUserClean(benchmark::State& state) {
-  const Strategy s = kAll[state.range(0)];
-  auto vm = MakeVm(s, 4);
-  const int64_t t0 = ThreadCpuNs();
-  for (auto _ : state) benchmark::DoNotOptimize(vm->ReturnToUser(0, true));
-  ReportRatio(state, NsPerIter(state, t0));
-  state.SetLabel(std::string(StrategyName(s)));
+  TimePerStrategy(state, [](Vmstat& vm) { benchmark::DoNotOptimize(vm.ReturnToUser(0, true)); });
 }
 BENCHMARK(BM_ReturnToUserClean)->DenseRange(0, 4);
 
@@ -202,32 +199,19 @@ BENCHMARK(BM_ReturnToUserClean)->DenseRange(0, 4);
 // attempt, gated on `dirty`; A0/A1 only on the first stop, gated on pending
 // work).  The per-attempt cost of the gate, not of a fold.
 void BM_TickStopQuietClean(benchmark::State& state) {
-  const Strategy s = kAll[state.range(0)];
-  auto vm = MakeVm(s, 4);
-  const int64_t t0 = ThreadCpuNs();
-  for (auto _ : state) benchmark::DoNotOptimize(vm->QuietVmstat(0, true));
-  ReportRatio(state, NsPerIter(state, t0));
-  state.SetLabel(std::string(StrategyName(s)));
+  TimePerStrategy(state, [](Vmstat& vm) { benchmark::DoNotOptimize(vm.QuietVmstat(0, true)); });
 }
 BENCHMARK(BM_TickStopQuietClean)->DenseRange(0, 4);
 
 // --- reads and scans vs CPU count ----------------------------------------------
 
 void BM_ReadApprox(benchmark::State& state) {
-  auto vm = MakeVm(Strategy::kA1, static_cast<int>(state.range(0)));
-  for (int cpu = 0; cpu < vm->num_cpus(); ++cpu) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 3);
-  const int64_t t0 = ThreadCpuNs();
-  for (auto _ : state) benchmark::DoNotOptimize(vm->Read(StatKind::kZone, 1, kZoneFreePages));
-  ReportRatio(state, NsPerIter(state, t0));
+  TimeReadAllCpusDirty(state, [](const Vmstat& vm) { return vm.Read(StatKind::kZone, 1, kZoneFreePages); });
 }
 BENCHMARK(BM_ReadApprox)->RangeMultiplier(4)->Range(1, 1024);
 
 void BM_ReadSnapshot(benchmark::State& state) {
-  auto vm = MakeVm(Strategy::kA1, static_cast<int>(state.range(0)));
-  for (int cpu = 0; cpu < vm->num_cpus(); ++cpu) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 3);
-  const int64_t t0 = ThreadCpuNs();
-  for (auto _ : state) benchmark::DoNotOptimize(vm->ReadSnapshot(StatKind::kZone, 1, kZoneFreePages));
-  ReportRatio(state, NsPerIter(state, t0));
+  TimeReadAllCpusDirty(state, [](const Vmstat& vm) { return vm.ReadSnapshot(StatKind::kZone, 1, kZoneFreePages); });
 }
 BENCHMARK(BM_ReadSnapshot)->RangeMultiplier(4)->Range(1, 1024);
 

@@ -215,11 +215,12 @@ class MmCid {
   virtual CpuMask MmAllowed(MmId mm) const = 0;
   virtual int CidmaskWeight(MmId mm) const = 0;
   // Invariants that hold at every point: I1, I2, I3 (lazy v6.13+), I4, I15
-  // partially. Returns human-readable violations (empty = fine).
+  // partially (v63_mmlock: I1, I2, I15, running IDs reserved). Returns
+  // human-readable violations (empty = fine).
   virtual std::vector<std::string> CheckAlways() const = 0;
   // Invariants at quiescence: I5, I6 (lazy), I5/I11 (owner619); v63_mmlock:
-  // I1, I2, I15 always, and its own accounting at quiescence (set bits =
-  // IDs of the running tasks, allocations - frees = popcount).
+  // its own accounting (set bits = IDs of the running tasks, a task that
+  // does not run holds no ID, allocations - frees = popcount).
   virtual std::vector<std::string> CheckQuiescent() const = 0;
   virtual MmCidStats Stats() const = 0;
   // Bound of I14 (allocation attempts per schedin).

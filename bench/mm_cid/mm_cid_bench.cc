@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // mm_cid benchmarks: context-switch hook cost (ID cached / parked slot
-// reused across mms / allocation / migration), compaction scan time versus
+// reused across mms / allocation / migration) for the three designs (Arg 0
+// lazy, 1 owner619, 2 v63_mmlock) side by side, the v6.3 per-mm lock under
+// several threads switching into one mm, compaction scan time versus
 // CPU count per strategy (S12 scaling curve), and the cost a placement puts
 // on the triggering (possibly isolated) CPU.  Host figures: indicative only.
 //
 //   mm_cid_bench --benchmark_min_time=0.05
 
+#include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <urcu/urcu-memb.h>
@@ -19,13 +23,24 @@ namespace {
 
 MmCidConfig Config(int design, int scope = 0, int batch = 0) {
   MmCidConfig c;
-  c.design = design == 0 ? Design::kLazy : Design::kOwner619;
+  c.design = design == 0 ? Design::kLazy : design == 1 ? Design::kOwner619 : Design::kV63MmLock;
   c.scope = static_cast<ScanScope>(scope);
   c.batch = batch;
   return c;
 }
 
 void SetDesignLabel(benchmark::State& state, const MmCidConfig& c) { state.SetLabel(c.Name()); }
+
+// Per-switch ratios of what the hot path did: atomic RMWs inside
+// ContextSwitch (v63_mmlock: one per cid_lock round trip), bitmap
+// operations, and v63_mmlock's lock round trips.
+void SetSwitchCounters(benchmark::State& state, const MmCid& m) {
+  const MmCidStats s = m.Stats();
+  const double switches = static_cast<double>(std::max<int64_t>(s.context_switches, 1));
+  state.counters["rmw_per_switch"] = static_cast<double>(s.switch_rmw) / switches;
+  state.counters["bitmap_ops_per_switch"] = static_cast<double>(s.bitmap_ops) / switches;
+  state.counters["mm_locks_per_switch"] = static_cast<double>(s.mm_lock_acquisitions) / switches;
+}
 
 // The switch benchmarks' set-up: an 8-CPU mechanism with tasks 0 and 1, either
 // two threads of one mm (task 0 forks task 1) or the only tasks of two mms.
@@ -61,9 +76,10 @@ void BM_Switch_Cached(benchmark::State& state) {
   auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/false);
   if (m == nullptr) return;
   AlternateTasksOnCpu0(state, *m);
+  SetSwitchCounters(state, *m);
   SetDesignLabel(state, c);
 }
-BENCHMARK(BM_Switch_Cached)->Arg(0)->Arg(1);
+BENCHMARK(BM_Switch_Cached)->Arg(0)->Arg(1)->Arg(2);
 
 // Tasks of two mms alternate on CPU 0: each mm's ID stays parked in its slot
 // (lazy) -- the "slot reuse" case of [LF].
@@ -72,9 +88,10 @@ void BM_Switch_CrossMmSlotReuse(benchmark::State& state) {
   auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/true);
   if (m == nullptr) return;
   AlternateTasksOnCpu0(state, *m);
+  SetSwitchCounters(state, *m);
   SetDesignLabel(state, c);
 }
-BENCHMARK(BM_Switch_CrossMmSlotReuse)->Arg(0)->Arg(1);
+BENCHMARK(BM_Switch_CrossMmSlotReuse)->Arg(0)->Arg(1)->Arg(2);
 
 // A task migrates between CPUs 0 and 1 every switch-in (migrate_to steals
 // the source's ID: two CASes + the Dekker fence).
@@ -93,9 +110,49 @@ void BM_Switch_Migration(benchmark::State& state) {
     m->ContextSwitch(to, kNoTask, 0, ++now);
     cpu = to;
   }
+  SetSwitchCounters(state, *m);
   SetDesignLabel(state, c);
 }
-BENCHMARK(BM_Switch_Migration)->Arg(0)->Arg(1);
+BENCHMARK(BM_Switch_Migration)->Arg(0)->Arg(1)->Arg(2);
+
+// Threads(n) model CPUs 0..n-1; each switches back and forth between a task
+// of the shared mm A and a task of its own mm B_i, so every switch is a
+// cross-mm switch.  lazy and owner619 keep both IDs parked / owned (no
+// atomics); v63_mmlock takes A's cid_lock and B_i's on every switch, all
+// threads on A's one lock -- the [INTRO] -> [LF] regression in miniature.
+// Counters (thread 0, whole run): mm_locks_per_switch,
+// contended_per_switch (share of switches whose lock acquisition had to
+// spin; host-dependent), rmw_per_switch.
+std::unique_ptr<MmCid> g_shared;  // set up by thread 0 before the start barrier
+void BM_Switch_CrossMmSharedMm(benchmark::State& state) {
+  const MmCidConfig c = Config(static_cast<int>(state.range(0)));
+  const int n = state.threads();
+  const int cpu = state.thread_index();
+  if (cpu == 0) {
+    g_shared = *MmCid::Create(8, c);
+    const MmId a = *g_shared->CreateMm(CpuMask::Full(8), 0);
+    for (int i = 0; i < n; ++i) {
+      const MmId b = *g_shared->CreateMm(CpuMask::Of(8, i), 0);
+      (void)g_shared->Fork(kNoTask, 2 * i, a, CpuMask::Of(8, i), 0);
+      (void)g_shared->Fork(kNoTask, 2 * i + 1, b, CpuMask::Of(8, i), 0);
+    }
+  }
+  TaskId cur = kNoTask;
+  Nanos now = 0;
+  for (auto _ : state) {  // the start barrier orders thread 0's setup before every thread's first use
+    const TaskId next = cur == 2 * cpu ? 2 * cpu + 1 : 2 * cpu;
+    g_shared->ContextSwitch(cpu, cur, next, ++now);
+    cur = next;
+  }
+  if (cpu == 0) {  // after the stop barrier: every thread has finished its loop
+    SetSwitchCounters(state, *g_shared);
+    const MmCidStats s = g_shared->Stats();
+    state.counters["contended_per_switch"] =
+        static_cast<double>(s.mm_lock_contended) / static_cast<double>(std::max<int64_t>(s.context_switches, 1));
+    SetDesignLabel(state, c);
+  }
+}
+BENCHMARK(BM_Switch_CrossMmSharedMm)->Arg(0)->Arg(1)->Arg(2)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
 // Switch-in that must allocate: the parked ID was reclaimed by a scan
 // (scan excluded from the timing).

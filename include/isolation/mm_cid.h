@@ -16,6 +16,12 @@
 //                        the TRANSIT bit, fixups at fork/exit and affinity growth
 //                        (kernel/sched/sched.h mm_cid_schedin/schedout, core.c
 //                        sched_mm_cid_fork/exit, mm_cid_fixup_*).
+//              v63_mmlock  the v6.3 baseline (af7f588d8f73): a per-mm spinlock
+//                        (mm->cid_lock) around first-zero/set/clear of the cid
+//                        bitmap at every switch between different mms; the ID
+//                        is handed over when prev and next share the mm
+//                        (kernel/sched/sched.h switch_mm_cid, mm_cid_get/put,
+//                        core.c sched_mm_cid_exit_signals/_execve/_fork).
 //   allocator  (lazy)    alloc_v6_4, alloc_v6_13 (recent_cid, max_nr_cid),
 //                        alloc_v6_14 (shrink max_nr_cid) -- __mm_cid_try_get().
 //   scan scope (lazy)    possible, allowed (the mm's CPU union), cidmask (the
@@ -41,6 +47,9 @@
 //   - Fork/SetAffinity/CreateMm may run from any thread.
 //   - The observers (TaskCid, Check*) are exact only at quiescent points
 //     (single-threaded simulator between events, or after joining).
+//   - v63_mmlock: everything above except that the bitmap is guarded by the
+//     per-mm lock (as in v6.3), which ContextSwitch/Exit/Exec take; its
+//     observers take it too (uncounted).
 //
 // Memory ordering: the lazy design's reclaim is a Dekker pairing. The switch
 // side publishes the CPU's current task (relaxed store) and then issues a
@@ -140,6 +149,10 @@ struct MmCidStats {
   int64_t alloc_failures = 0;   // an allocation gave up (progress bound hit)
   int64_t mode_changes = 0;     // owner619 per-task <-> per-CPU flips
   int64_t remote_lock_acquisitions = 0;  // owner619 fixups taking other CPUs' locks
+  // v63_mmlock: acquisitions of the per-mm cid_lock (switches, exit, exec)
+  // and how many of them found it taken (the waiter had to spin).
+  int64_t mm_lock_acquisitions = 0;
+  int64_t mm_lock_contended = 0;
 };
 
 // One kernel instance: `num_cpus` possible CPUs, address spaces and tasks.
@@ -202,9 +215,12 @@ class MmCid {
   virtual CpuMask MmAllowed(MmId mm) const = 0;
   virtual int CidmaskWeight(MmId mm) const = 0;
   // Invariants that hold at every point: I1, I2, I3 (lazy v6.13+), I4, I15
-  // partially. Returns human-readable violations (empty = fine).
+  // partially (v63_mmlock: I1, I2, I15, running IDs reserved). Returns
+  // human-readable violations (empty = fine).
   virtual std::vector<std::string> CheckAlways() const = 0;
-  // Invariants at quiescence: I5, I6 (lazy), I5/I11 (owner619).
+  // Invariants at quiescence: I5, I6 (lazy), I5/I11 (owner619); v63_mmlock:
+  // its own accounting (set bits = IDs of the running tasks, a task that
+  // does not run holds no ID, allocations - frees = popcount).
   virtual std::vector<std::string> CheckQuiescent() const = 0;
   virtual MmCidStats Stats() const = 0;
   // Bound of I14 (allocation attempts per schedin).

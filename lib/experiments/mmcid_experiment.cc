@@ -128,6 +128,8 @@ struct SimRun {
   int64_t scans = 0;
   int64_t violations = 0;
   std::vector<std::string> first_violations;
+  int64_t context_switches = 0;
+  int64_t mm_lock_acquisitions = 0;  // v63_mmlock only
 };
 
 // S11: the seed's workload on the simulator.
@@ -172,6 +174,9 @@ absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso, 
   r.scans = hooks.TotalScans();
   r.violations = hooks.violations() + hooks.errors();
   r.first_violations = hooks.FirstViolations();
+  const mm_cid::MmCidStats stats = m->Stats();
+  r.context_switches = stats.context_switches;
+  r.mm_lock_acquisitions = stats.mm_lock_acquisitions;
   for (const auto& v : m->CheckAlways()) {
     ++r.violations;
     r.first_violations.push_back(v);
@@ -340,6 +345,20 @@ class MmCidExperiment final : public Experiment {
       violations += r.violations;
       owner_stall = r.isolated_max_stall_ns;
       absl::StrAppend(&text, absl::StrFormat("  (owner619: isolated_max_stall %d ns, scans %d)\n", owner_stall, r.scans));
+    }
+    // The v6.3 baseline has no background work either, but every switch
+    // between the hog and the probe (different mms) takes the mms' cid_lock,
+    // the probe mm's one lock shared by every isolated CPU.
+    {
+      MmCidConfig c;
+      c.design = mm_cid::Design::kV63MmLock;
+      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed));
+      violations += r.violations;
+      absl::StrAppend(&text, absl::StrFormat("  (v63_mmlock: isolated_max_stall %d ns, scans %d, cid_lock round trips "
+                                             "%d in %d context switches)\n",
+                                             r.isolated_max_stall_ns, r.scans, r.mm_lock_acquisitions,
+                                             r.context_switches));
+      for (const auto& v : r.first_violations) absl::StrAppend(&text, "    violation: ", v, "\n");
     }
     j["placement"] = placement_json;
 

@@ -108,7 +108,7 @@ absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidCo
     case Design::kOwner619:
       return internal::CreateOwner619(num_cpus, config, limits);
     case Design::kV63MmLock:
-      return absl::UnimplementedError("mm_cid: design v63_mmlock (optional baseline) is not built");
+      return internal::CreateV63MmLock(num_cpus, config, limits);
   }
   return absl::InvalidArgumentError("mm_cid: bad design");
 }

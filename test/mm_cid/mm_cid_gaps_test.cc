@@ -201,6 +201,10 @@ TEST_P(MmCidGapsAllTest, S13_NeverPreemptedThreadKeepsHighId) {
   ASSERT_TRUE(v.empty()) << "S13 after schedin: " << v.front();
   if (c.design == Design::kOwner619) {
     EXPECT_EQ(after, 0) << "S13 owner619: the schedin converges the ID";
+  } else if (c.design == Design::kV63MmLock) {
+    // v6.3: the switch-out put the ID, the switch-in takes the first zero.
+    EXPECT_EQ(start_id, p - 1) << "S13 v63_mmlock: started last, first zero is the highest";
+    EXPECT_EQ(after, 0) << "S13 v63_mmlock: put at switch-out, first zero at switch-in";
   } else if (c.allocator == Allocator::kV6_13) {
     EXPECT_EQ(after, start_id) << "S13 alloc_v6_13: the recent ID is re-granted";
   } else if (scan_runs_while_busy && c.scope != ScanScope::kCidmask) {

@@ -59,6 +59,10 @@ TEST(MmCidExperiment, QuickRunMeetsIssueExpectations) {
   }
   EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0) << report->text;
   EXPECT_EQ(report->rows.size(), 2u);
+  // The v6.3 baseline (text only): no background work, cid_lock at switches.
+  EXPECT_NE(report->text.find("(v63_mmlock: isolated_max_stall 0 ns, scans 0, cid_lock round trips "),
+            std::string::npos)
+      << report->text;
 }
 
 }  // namespace

@@ -40,12 +40,17 @@ inline std::vector<MmCidConfig> AllLazyConfigs() {
   return v;
 }
 
-// Every lazy configuration plus owner619 (negative controls excluded).
+// Every lazy configuration plus owner619 and the v6.3 baseline v63_mmlock
+// (negative controls excluded).  Tests that check a property only some
+// designs promise switch on `design` explicitly.
 inline std::vector<MmCidConfig> AllCorrectConfigs() {
   std::vector<MmCidConfig> v = AllLazyConfigs();
   MmCidConfig o;
   o.design = Design::kOwner619;
   v.push_back(o);
+  MmCidConfig v63;
+  v63.design = Design::kV63MmLock;
+  v.push_back(v63);
   return v;
 }
 

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The `v63_mmlock` design (v6.3, [INTRO] af7f588d8f73 "sched: Introduce
+// per-memory-map concurrency ID"): the optional baseline of the spec's
+// variants table.  One per-mm spinlock (mm->cid_lock) guards the cid bitmap;
+// every context switch between tasks of *different* mms releases prev's ID
+// and allocates next's (first zero, set) under that lock -- two lock round
+// trips, every CPU running the mm on the same lock, which is the contention
+// Aaron Lu reported (`__schedule` 7.30 % -> 49.01 %) and [LF] removed.  A
+// switch between two tasks of the *same* mm hands the ID over without any
+// lock or atomic.  A task holds an ID only while it runs: there is no
+// per-CPU slot, no migration hook, no compaction scan (IDs are always
+// allocated first-zero among the running tasks, so they are compact by
+// construction).
+//
+// Library choices (documented in docs/mm_cid.md):
+//   - the raw spinlock is internal::CountingSpinLock (test-and-test-and-set,
+//     yields to the host scheduler while spinning) so that acquisitions and
+//     contended acquisitions can be counted (MmCidStats::mm_lock_*);
+//   - the bitmap is a plain CpuMask guarded by the lock, as v6.3 used
+//     non-atomic __cpumask_set_cpu/__cpumask_clear_cpu under it; observers
+//     take the lock without counting it;
+//   - v6.3 has no mm_cpus_allowed; MmAllowed()/MmAllowedWeight() report the
+//     union the library tracks for every design (observers only).
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "isolation/interleave.h"
+#include "isolation/mm_cid.h"
+#include "mm_cid/internal.h"
+
+namespace isolation::mm_cid::internal {
+namespace {
+
+// The mm's ID state: the lock and what it guards share one cache line
+// group; nothing else in the mm is written on the switch path.
+struct alignas(64) Mm {
+  explicit Mm(int p) : cidmask(p), allowed(p) {}
+  mutable CountingSpinLock cid_lock;  // mm->cid_lock (observers lock it uncounted)
+  CpuMask cidmask;                    // guarded by cid_lock (indexed by ID)
+  int64_t allocations = 0;            // guarded by cid_lock
+  int64_t frees = 0;                  // guarded by cid_lock
+  // Library bookkeeping, not on the switch path.
+  alignas(64) std::mutex allowed_lock;
+  CpuMask allowed;  // guarded by allowed_lock
+  std::atomic<int> nr_cpus_allowed{0};
+  std::atomic<int> users{0};  // mm_users (threads)
+};
+
+struct alignas(64) Task {
+  std::atomic<MmId> mm{kNoMm};
+  std::atomic<bool> active{false};  // mm_cid_active
+  std::atomic<int32_t> mm_cid{-1};  // written in its CPU's context; read by observers
+  std::atomic<int> cpu{-1};         // CPU it last switched in on (observers)
+  bool exists = false;
+};
+
+struct alignas(64) Cpu {
+  std::atomic<TaskId> curr{kNoTask};  // rq->curr
+  int64_t context_switches = 0;       // written only in this CPU's context
+  int64_t switch_locks = 0;           // cid_lock round trips inside ContextSwitch
+};
+
+class V63MmLockMmCid final : public MmCid {
+ public:
+  V63MmLockMmCid(int p, const MmCidConfig& config, Limits limits)
+      : MmCid(p, config),
+        limits_(limits),
+        tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
+        cpus_(new Cpu[static_cast<size_t>(p)]),
+        mms_(new std::atomic<Mm*>[static_cast<size_t>(limits.max_mms)]) {
+    for (int i = 0; i < limits.max_mms; ++i) mms_[i].store(nullptr, std::memory_order_relaxed);
+  }
+
+  // mm_init_cid(): lock initialised, bitmap cleared.
+  absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
+    (void)now;
+    if (affinity.nbits() != num_cpus_ || affinity.Empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: creator affinity '",
+                                                     affinity.ToString(), "' empty or not of ",
+                                                     num_cpus_, " CPUs"));
+    }
+    std::lock_guard<std::mutex> l(registry_lock_);
+    const MmId id = static_cast<MmId>(owned_.size());
+    if (id >= limits_.max_mms) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("mm_cid: more than ", limits_.max_mms, " mms"));
+    }
+    auto mm = std::make_unique<Mm>(num_cpus_);
+    mm->allowed.CopyFrom(affinity);
+    mm->nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
+    mms_[id].store(mm.get(), std::memory_order_release);  // publish the initialised mm
+    owned_.push_back(std::move(mm));
+    return id;
+  }
+
+  // dup_task_struct() (mm_cid = -1, inactive) + sched_mm_cid_fork(): the
+  // child becomes active; no ID before its first switch-in.
+  absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity,
+                    Nanos now) override {
+    (void)now;
+    if (child < 0 || child >= limits_.max_tasks || tasks_[child].exists) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mm_cid: child task id ", child, " out of range or reused"));
+    }
+    if (parent != kNoTask && (parent < 0 || parent >= limits_.max_tasks)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mm_cid: parent task id ", parent, " out of range"));
+    }
+    Mm* mm = GetMm(mm_id);
+    if (mm == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: unknown mm ", mm_id));
+    if (affinity.nbits() != num_cpus_ || affinity.Empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mm_cid: task affinity '", affinity.ToString(), "' bad"));
+    }
+    Task& t = tasks_[child];
+    t.exists = true;
+    int bound = task_id_bound_.load(std::memory_order_relaxed);
+    while (bound < child + 1 &&
+           !task_id_bound_.compare_exchange_weak(bound, child + 1, std::memory_order_relaxed)) {
+    }
+    t.mm_cid.store(-1, std::memory_order_relaxed);
+    t.cpu.store(affinity.First(), std::memory_order_relaxed);
+    mm->users.fetch_add(1, std::memory_order_relaxed);
+    UnionAffinity(*mm, affinity);
+    t.mm.store(mm_id, std::memory_order_relaxed);
+    t.active.store(true, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
+
+  // v6.3 keeps no per-mm CPU union; only the library's observer union grows.
+  void SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
+    (void)now;
+    if (Mm* mm = GetMm(tasks_[task].mm.load(std::memory_order_relaxed))) UnionAffinity(*mm, mask);
+  }
+
+  // switch_mm_cid(prev, next), from prepare_task_switch() with the rq lock
+  // held (here: the caller's per-CPU serialisation).
+  void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
+    (void)now;
+    Cpu& c = cpus_[cpu];
+    ++c.context_switches;
+    c.curr.store(next, std::memory_order_relaxed);
+    Task* p = prev == kNoTask ? nullptr : &tasks_[prev];
+    Task* n = next == kNoTask ? nullptr : &tasks_[next];
+    const bool next_active = n != nullptr && n->active.load(std::memory_order_relaxed);
+    if (p != nullptr && p->active.load(std::memory_order_relaxed)) {
+      const MmId pmm = p->mm.load(std::memory_order_relaxed);
+      if (next_active && n->mm.load(std::memory_order_relaxed) == pmm) {
+        // Threads of one mm: hand the ID over, no lock, no atomic RMW.
+        n->mm_cid.store(p->mm_cid.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        n->cpu.store(cpu, std::memory_order_relaxed);
+        p->mm_cid.store(-1, std::memory_order_relaxed);
+        return;
+      }
+      if (Put(*GetMm(pmm), p->mm_cid.load(std::memory_order_relaxed))) ++c.switch_locks;
+      p->mm_cid.store(-1, std::memory_order_relaxed);
+    }
+    if (next_active) {
+      n->cpu.store(cpu, std::memory_order_relaxed);
+      n->mm_cid.store(Get(*GetMm(n->mm.load(std::memory_order_relaxed))),
+                      std::memory_order_relaxed);
+      ++c.switch_locks;
+    }
+  }
+
+  // No migration hook in v6.3: a task that is not running holds no ID.
+  void Migrate(TaskId task, int from, int to, Nanos now) override {
+    (void)task;
+    (void)from;
+    (void)to;
+    (void)now;
+  }
+
+  // No compaction: nothing is ever scanned or queued.
+  ScanRequest Tick(int, TaskId, Nanos) override { return {}; }
+  ScanRequest ReturnToUser(int, TaskId, Nanos, ScanResult*) override { return {}; }
+  ScanResult Scan(MmId, Nanos) override { return {}; }
+
+  // sched_mm_cid_exit_signals(): put the ID (under the mm lock), mm_cid = -1,
+  // inactive.  `task` is current on `cpu`; its later switch-out sees it
+  // inactive and does nothing.
+  void Exit(int cpu, TaskId task, Nanos now) override {
+    (void)cpu;
+    (void)now;
+    Task& t = tasks_[task];
+    Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
+    if (mm == nullptr || !t.active.load(std::memory_order_relaxed)) return;
+    Put(*mm, t.mm_cid.load(std::memory_order_relaxed));
+    t.mm_cid.store(-1, std::memory_order_relaxed);
+    t.active.store(false, std::memory_order_relaxed);
+    mm->users.fetch_sub(1, std::memory_order_relaxed);  // exit_mm() -> mmput()
+  }
+
+  // sched_mm_cid_before_execve() (= the exit put), the new mm
+  // (mm_init_cid() in mm_init()/exec_mmap()), sched_mm_cid_after_execve():
+  // active again with mm_cid_get() of the new mm.
+  absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
+    Task& t = tasks_[task];
+    if (GetMm(t.mm.load(std::memory_order_relaxed)) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
+    }
+    auto new_id = CreateMm(affinity, now);
+    if (!new_id.ok()) return new_id.status();
+    Exit(cpu, task, now);
+    Mm& mm = *GetMm(*new_id);
+    mm.users.fetch_add(1, std::memory_order_relaxed);
+    t.mm.store(*new_id, std::memory_order_relaxed);
+    t.cpu.store(cpu, std::memory_order_relaxed);
+    t.mm_cid.store(Get(mm), std::memory_order_relaxed);
+    t.active.store(true, std::memory_order_relaxed);
+    return *new_id;
+  }
+
+  int32_t TaskCid(TaskId task) const override {
+    if (task < 0 || task >= limits_.max_tasks) return -1;
+    return tasks_[task].mm_cid.load(std::memory_order_relaxed);
+  }
+  MmId TaskMm(TaskId task) const override {
+    return tasks_[task].mm.load(std::memory_order_relaxed);
+  }
+  bool TaskActive(TaskId task) const override {
+    return tasks_[task].active.load(std::memory_order_relaxed);
+  }
+  TaskId CurrentTask(int cpu) const override {
+    return cpus_[cpu].curr.load(std::memory_order_relaxed);
+  }
+  int MmUsers(MmId mm) const override { return GetMm(mm)->users.load(std::memory_order_relaxed); }
+  int MmAllowedWeight(MmId mm) const override {
+    return GetMm(mm)->nr_cpus_allowed.load(std::memory_order_relaxed);
+  }
+  CpuMask MmAllowed(MmId mm) const override {
+    Mm& m = *GetMm(mm);
+    std::lock_guard<std::mutex> l(m.allowed_lock);
+    return m.allowed;
+  }
+  int CidmaskWeight(MmId mm) const override { return Snapshot(*GetMm(mm)).bits.Weight(); }
+
+  // I1 (IDs of the running active tasks of an mm are distinct), I2 (< P),
+  // the bitmap holds every running task's ID (the v6.3 analogue of I4: no
+  // ID in use is free), I15 (an inactive task holds no ID), allocation
+  // failures.  Not applicable: I3 (no nr_cpus_allowed bound in v6.3; the
+  // allocation is first-zero among running tasks, which tests check
+  // directly), I4 (no slots, no remote reclaim), I7-I9 (no scan).
+  std::vector<std::string> CheckAlways() const override {
+    std::vector<std::string> v;
+    const int nmms = NumMms();
+    std::vector<std::set<int>> seen(static_cast<size_t>(nmms));
+    for (int c = 0; c < num_cpus_; ++c) {
+      const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
+      if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) continue;
+      const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
+      const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
+      if (k < 0) {
+        v.push_back(absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"));
+        continue;
+      }
+      if (k >= num_cpus_) {
+        v.push_back(absl::StrCat("I2: task ", t, " has ID ", k, " >= P"));
+        continue;
+      }
+      if (!seen[static_cast<size_t>(m)].insert(k).second) {
+        v.push_back(absl::StrCat("I1: ID ", k, " of mm ", m, " held twice (CPU ", c, ")"));
+      }
+      if (!BitSet(*GetMm(m), k)) {
+        v.push_back(absl::StrCat("v63 held: running task ", t, " on CPU ", c, " holds ID ", k,
+                                 " whose bit is free"));
+      }
+    }
+    for (TaskId t = 0; t < TaskIdBound(); ++t) {
+      if (!tasks_[t].exists || tasks_[t].active.load(std::memory_order_relaxed)) continue;
+      if (const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed); k >= 0) {
+        v.push_back(absl::StrCat("I15: inactive task ", t, " still holds ID ", k));
+      }
+    }
+    if (int64_t f = alloc_failures_.load(std::memory_order_relaxed)) {
+      v.push_back(absl::StrCat("I14/alloc: ", f, " allocations found no free ID below P"));
+    }
+    return v;
+  }
+
+  // Accounting at quiescence (the v6.3 form of I5/I6): the set bits of each
+  // mm's bitmap are exactly the IDs of its running active tasks, each once;
+  // a task that is not running holds no ID; allocations - frees = popcount.
+  std::vector<std::string> CheckQuiescent() const override {
+    std::vector<std::string> v;
+    const int nmms = NumMms();
+    std::vector<CpuMask> held(static_cast<size_t>(nmms), CpuMask(num_cpus_));
+    for (int c = 0; c < num_cpus_; ++c) {
+      const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
+      if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) continue;
+      const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
+      if (k >= 0 && k < num_cpus_)
+        held[static_cast<size_t>(tasks_[t].mm.load(std::memory_order_relaxed))].Set(k);
+    }
+    for (TaskId t = 0; t < TaskIdBound(); ++t) {
+      if (!tasks_[t].exists) continue;
+      const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
+      const int cpu = tasks_[t].cpu.load(std::memory_order_relaxed);
+      const bool running = cpu >= 0 && cpus_[cpu].curr.load(std::memory_order_relaxed) == t;
+      if (k >= 0 && !running)
+        v.push_back(absl::StrCat("I5(v63): task ", t, " holds ID ", k, " while not running"));
+    }
+    for (int m = 0; m < nmms; ++m) {
+      const MmSnapshot s = Snapshot(*GetMm(m));
+      if (!(s.bits == held[static_cast<size_t>(m)])) {
+        v.push_back(absl::StrCat("I5(v63): mm ", m, " bitmap {", s.bits.ToString(),
+                                 "} != running IDs {", held[static_cast<size_t>(m)].ToString(),
+                                 "}"));
+      }
+      if (s.frees > s.allocations)
+        v.push_back(absl::StrCat("I6: mm ", m, " freed more IDs than it allocated"));
+      if (s.allocations - s.frees != s.bits.Weight()) {
+        v.push_back(absl::StrCat("I6: mm ", m, " allocations-frees=", s.allocations - s.frees,
+                                 " != popcount ", s.bits.Weight()));
+      }
+    }
+    return v;
+  }
+
+  MmCidStats Stats() const override {
+    MmCidStats s;
+    for (int m = 0; m < NumMms(); ++m) {
+      const Mm& mm = *GetMm(m);
+      const MmSnapshot snap = Snapshot(mm);
+      s.allocations += snap.allocations;
+      s.frees += snap.frees;
+      s.mm_lock_acquisitions += mm.cid_lock.acquisitions();
+      s.mm_lock_contended += mm.cid_lock.contended();
+    }
+    s.bitmap_ops = s.allocations + s.frees;
+    for (int c = 0; c < num_cpus_; ++c) {
+      s.context_switches += cpus_[c].context_switches;
+      // Each cid_lock round trip is at least one atomic exchange.
+      s.switch_rmw += cpus_[c].switch_locks;
+    }
+    s.alloc_failures = alloc_failures_.load(std::memory_order_relaxed);
+    s.max_alloc_attempts = s.allocations > 0 ? 1 : 0;  // first-zero under the lock never retries
+    return s;
+  }
+
+ private:
+  struct MmSnapshot {
+    CpuMask bits;
+    int64_t allocations = 0;
+    int64_t frees = 0;
+  };
+  Mm* GetMm(MmId id) const {
+    if (id < 0 || id >= limits_.max_mms) return nullptr;
+    return mms_[id].load(std::memory_order_acquire);
+  }
+  int NumMms() const {
+    std::lock_guard<std::mutex> l(registry_lock_);
+    return static_cast<int>(owned_.size());
+  }
+  // Observers read the lock-guarded state under the lock, uncounted.
+  static MmSnapshot Snapshot(const Mm& mm) {
+    mm.cid_lock.lock_uncounted();
+    MmSnapshot s{mm.cidmask, mm.allocations, mm.frees};
+    mm.cid_lock.unlock();
+    return s;
+  }
+  static bool BitSet(const Mm& mm, int cid) {
+    mm.cid_lock.lock_uncounted();
+    const bool set = mm.cidmask.Test(cid);
+    mm.cid_lock.unlock();
+    return set;
+  }
+  // One past the highest task id ever forked (observers iterate up to it).
+  int TaskIdBound() const { return task_id_bound_.load(std::memory_order_relaxed); }
+
+  void UnionAffinity(Mm& mm, const CpuMask& mask) {
+    std::lock_guard<std::mutex> l(mm.allowed_lock);
+    mm.allowed.Or(mask);
+    mm.nr_cpus_allowed.store(mm.allowed.Weight(), std::memory_order_relaxed);
+  }
+
+  // mm_cid_get() + __mm_cid_get(): first zero below P, set, under the lock.
+  int32_t Get(Mm& mm) {
+    mm.cid_lock.lock();
+    ISOLATION_INTERLEAVE_POINT("mm_cid.v63.get_locked");
+    const int cid = mm.cidmask.FirstZero();
+    if (cid >= num_cpus_) {
+      mm.cid_lock.unlock();
+      alloc_failures_.fetch_add(1, std::memory_order_relaxed);
+      return -1;
+    }
+    mm.cidmask.Set(cid);
+    ++mm.allocations;
+    mm.cid_lock.unlock();
+    return cid;
+  }
+  // mm_cid_put(): nothing for -1; else clear the bit under the lock.
+  // Returns whether the lock was taken.
+  bool Put(Mm& mm, int32_t cid) {
+    if (cid < 0) return false;
+    mm.cid_lock.lock();
+    mm.cidmask.Clear(cid);
+    ++mm.frees;
+    mm.cid_lock.unlock();
+    return true;
+  }
+
+  Limits limits_;
+  std::unique_ptr<Task[]> tasks_;
+  std::unique_ptr<Cpu[]> cpus_;
+  std::unique_ptr<std::atomic<Mm*>[]> mms_;
+  mutable std::mutex registry_lock_;
+  std::vector<std::unique_ptr<Mm>> owned_;  // guarded by registry_lock_
+  std::atomic<int64_t> alloc_failures_{0};
+  std::atomic<int> task_id_bound_{0};
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<MmCid>> CreateV63MmLock(int num_cpus, const MmCidConfig& config,
+                                                       MmCid::Limits limits) {
+  return std::unique_ptr<MmCid>(new V63MmLockMmCid(num_cpus, config, limits));
+}
+
+}  // namespace isolation::mm_cid::internal

@@ -49,12 +49,15 @@ std::string MmCidConfig::Name() const {
   if (design != Design::kLazy) {
     std::string n(DesignName(design));
     if (design == Design::kOwner619 && owner619_direct) n += "+owner619_direct";
+    if (design == Design::kOwner619 && owner619_walk619) n += "+owner619_walk619";
     return n;
   }
   std::string n = absl::StrCat(std::string(DesignName(design)), "+", std::string(AllocatorName(allocator)),
                                "+", std::string(ScanScopeName(scope)), "+",
                                batch == 0 ? std::string("batch_full") : absl::StrCat("batch_", batch), "+",
                                std::string(PlacementName(placement)));
+  // Implied by work_unbound / work_resume, so only printed where it is a choice.
+  if (tick_kick && placement != Placement::kUnbound && placement != Placement::kResume) n += "+tick_kick";
   return n;
 }
 

@@ -128,6 +128,8 @@ absl::StatusOr<Design> ParseDesign(std::string_view s);
 absl::StatusOr<Allocator> ParseAllocator(std::string_view s);
 absl::StatusOr<ScanScope> ParseScanScope(std::string_view s);
 absl::StatusOr<Placement> ParsePlacement(std::string_view s);
+// "tick_kick" -> true, "no_tick_kick" -> false (the lazy tick_kick toggle).
+absl::StatusOr<bool> ParseTickKick(std::string_view s);
 std::string_view DesignName(Design d);
 std::string_view AllocatorName(Allocator a);
 std::string_view ScanScopeName(ScanScope s);

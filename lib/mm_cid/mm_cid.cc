@@ -93,6 +93,13 @@ absl::StatusOr<Placement> ParsePlacement(std::string_view s) {
       "' (want task|workqueue|rcu|resume or work_taskwork|work_delayed|work_unbound|work_rcu|work_resume)"));
 }
 
+absl::StatusOr<bool> ParseTickKick(std::string_view s) {
+  if (s == "tick_kick") return true;
+  if (s == "no_tick_kick") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown mm_cid tick kick '", std::string(s), "' (want tick_kick|no_tick_kick)"));
+}
+
 absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidConfig& config,
                                                      Limits limits) {
   if (num_cpus < 1 || num_cpus > kMaxCpus) {

@@ -531,18 +531,17 @@ class LazyMmCid final : public MmCid {
 
  private:
   // The placement half of task_tick_mm_cid().
-  ScanRequest TickPlacement(Task& t, MmId mm_id, Mm& mm_ref, Nanos now) {
-    Mm* mm = &mm_ref;
+  ScanRequest TickPlacement(Task& t, MmId mm_id, Mm& mm, Nanos now) {
     switch (config_.placement) {
       case Placement::kTaskWork:
         if (t.work_queued.load(std::memory_order_relaxed)) return {};
-        if (now < mm->next_scan.load(std::memory_order_relaxed)) return {};
+        if (now < mm.next_scan.load(std::memory_order_relaxed)) return {};
         t.work_queued.store(true, std::memory_order_relaxed);  // task_work_add(TWA_RESUME)
         return {};
       case Placement::kRcu:
         // The seed's patch 2/2: call_rcu() from the tick instead of task work.
-        if (now < mm->next_scan.load(std::memory_order_relaxed)) return {};
-        if (mm->work_pending.exchange(true, std::memory_order_relaxed)) return {};
+        if (now < mm.next_scan.load(std::memory_order_relaxed)) return {};
+        if (mm.work_pending.exchange(true, std::memory_order_relaxed)) return {};
         return ScanRequest{mm_id};
       case Placement::kDelayed:
       case Placement::kUnbound:

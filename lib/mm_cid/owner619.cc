@@ -741,7 +741,9 @@ class Owner619MmCid final : public MmCid {
     if (budget <= 0) return;
     const int n = max_task_id_.load(std::memory_order_relaxed) + 1;
     auto eligible = [&](TaskId u) {
-      return u != self && u != skip && tasks_[u].exists && tasks_[u].visible.load(std::memory_order_relaxed) &&
+      // `visible` (atomic) implies the task exists; `exists` itself is a
+      // plain field of the forking thread.
+      return u != self && u != skip && tasks_[u].visible.load(std::memory_order_relaxed) &&
              tasks_[u].mm.load(std::memory_order_relaxed) == mm_id;
     };
     for (TaskId u = 0; u < n; ++u) {

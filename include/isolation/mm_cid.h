@@ -108,6 +108,25 @@ struct MmCidConfig {
   Placement placement = Placement::kTaskWork;
   // owner619_direct (negative control): tasks->CPUs transfer without TRANSIT.
   bool owner619_direct = false;
+  // owner619_walk619 (negative control): the 6.19 fixup walk before the
+  // 7.0-rc4 fixes -- the forking task's thread group, then the whole task
+  // list bounded by a users budget that the thread-group tasks also consume
+  // (misses CLONE_VM sharers of another thread group), and a forked child
+  // counted as a user before it is visible to that walk.  Default: the
+  // per-mm user list of 7.0 (every user is reached).
+  bool owner619_walk619 = false;
+  // tick_kick (lazy): the [WQ] tick handler for never-preempted tasks
+  // (task_tick_mm_cid() of <20250613091229.21500-3-gmonaco@redhat.com>): once
+  // the current task has run > RSEQ_UNPREEMPTED_THRESHOLD (100 ms) since its
+  // switch-in, the tick (A) forces its return-to-user path when a scan is due
+  // and not pending, else (B) every MM_CID_SCAN_DELAY re-takes its ID in place
+  // (put lazy + get).  Always on for work_unbound and work_resume (the series
+  // that introduced those placements carries it); selectable for the others.
+  bool tick_kick = false;
+  bool TickKickEnabled() const {
+    return design == Design::kLazy &&
+           (tick_kick || placement == Placement::kUnbound || placement == Placement::kResume);
+  }
 
   // Spec identifier, e.g. "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork".
   std::string Name() const;
@@ -118,6 +137,8 @@ absl::StatusOr<Design> ParseDesign(std::string_view s);
 absl::StatusOr<Allocator> ParseAllocator(std::string_view s);
 absl::StatusOr<ScanScope> ParseScanScope(std::string_view s);
 absl::StatusOr<Placement> ParsePlacement(std::string_view s);
+// "tick_kick" -> true, "no_tick_kick" -> false (the lazy tick_kick toggle).
+absl::StatusOr<bool> ParseTickKick(std::string_view s);
 std::string_view DesignName(Design d);
 std::string_view AllocatorName(Allocator a);
 std::string_view ScanScopeName(ScanScope s);
@@ -153,6 +174,7 @@ struct MmCidStats {
   // and how many of them found it taken (the waiter had to spin).
   int64_t mm_lock_acquisitions = 0;
   int64_t mm_lock_contended = 0;
+  int64_t tick_kick_retakes = 0;  // lazy: [WQ] tick kicks that re-took a running task's ID in place
 };
 
 // One kernel instance: `num_cpus` possible CPUs, address spaces and tasks.
@@ -194,6 +216,22 @@ class MmCid {
   // or the direct scan (work_resume) here, or asks for unbound work.
   // `result` (optional) receives what an inline scan did.
   virtual ScanRequest ReturnToUser(int cpu, TaskId task, Nanos now, ScanResult* result) = 0;
+  // The kernel's rollback of a thread creation that fails after the child
+  // was accounted (copy_process() error path after copy_mm():
+  // bad_fork_cleanup_mm -> mmput(); 6.19+: sched_mm_cid_exit() of the
+  // child).  `child` must have been forked and never switched in.  Undoes
+  // the user count and any ID the fork reserved (owner619 allocates the
+  // child's ID at fork in per-task mode; crossing a threshold back flips the
+  // mode with its fixup); the child id becomes reusable.  Errors:
+  // InvalidArgument for an id out of range or not forked, FailedPrecondition
+  // for a child that already ran or exited.
+  virtual absl::Status ForkFailed(TaskId child, Nanos now) = 0;
+  // clone(CLONE_VM) without CLONE_THREAD (vfork(), posix_spawn()): `child`
+  // shares `mm` but leads its own thread group.  Counted as a user of the mm
+  // exactly like a thread; owner619's tasks->CPUs fixup must reach it (7.0:
+  // through the per-mm user list; 6.19: through the task-list pass).  Same
+  // errors as Fork.
+  virtual absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity, Nanos now) = 0;
   // sched_mm_cid_exit_signals(): `task` is current on `cpu`.
   virtual void Exit(int cpu, TaskId task, Nanos now) = 0;
   // sched_mm_cid_before_execve() + new mm + sched_mm_cid_after_execve().
@@ -214,6 +252,14 @@ class MmCid {
   virtual int MmAllowedWeight(MmId mm) const = 0;
   virtual CpuMask MmAllowed(MmId mm) const = 0;
   virtual int CidmaskWeight(MmId mm) const = 0;
+  // lazy: whether `cpu`'s slot of `mm` carries the LAZY flag (a scan
+  // announced a reclaim the slot's running owner has not resolved yet).
+  // false for owner619 and for bad arguments.
+  virtual bool SlotLazy(MmId mm, int cpu) const {
+    (void)mm;
+    (void)cpu;
+    return false;
+  }
   // Invariants that hold at every point: I1, I2, I3 (lazy v6.13+), I4, I15
   // partially (v63_mmlock: I1, I2, I15, running IDs reserved). Returns
   // human-readable violations (empty = fine).

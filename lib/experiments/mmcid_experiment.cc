@@ -38,6 +38,9 @@ ABSL_FLAG(int, mmcid_duration_ms, 2000, "simulated duration of the S11 placement
 ABSL_FLAG(std::string, mmcid_allocator, "alloc_v6_14", "allocator: alloc_v6_4|alloc_v6_13|alloc_v6_14");
 ABSL_FLAG(int, mmcid_batch, 8, "CPUs per call of the batch strategy (batch_N)");
 ABSL_FLAG(int, mmcid_scan_reps, 301, "host-timed repetitions per scan strategy (median reported)");
+ABSL_FLAG(std::string, mmcid_tick_kick, "no_tick_kick",
+          "lazy runs with the [WQ] tick kick on every placement: tick_kick|no_tick_kick "
+          "(work_unbound always has it)");
 
 namespace isolation::experiments {
 namespace {
@@ -240,13 +243,14 @@ class MmCidExperiment final : public Experiment {
   }
   std::vector<std::string> flag_names() const override {
     return {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "mmcid_duration_ms",
-            "mmcid_allocator", "mmcid_batch", "mmcid_scan_reps"};
+            "mmcid_allocator", "mmcid_batch", "mmcid_scan_reps", "mmcid_tick_kick"};
   }
 
   absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) override {
     ISOLATION_ASSIGN_OR_RETURN(Topology topo, TopologyFromFlags());
     ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, IsolationFromFlags(topo));
     ISOLATION_ASSIGN_OR_RETURN(Allocator alloc, mm_cid::ParseAllocator(absl::GetFlag(FLAGS_mmcid_allocator)));
+    ISOLATION_ASSIGN_OR_RETURN(const bool tick_kick, mm_cid::ParseTickKick(absl::GetFlag(FLAGS_mmcid_tick_kick)));
     const int batch = absl::GetFlag(FLAGS_mmcid_batch);
     if (batch < 1) return absl::InvalidArgumentError(absl::StrCat("--mmcid_batch=", batch, ": must be >= 1"));
     int reps = absl::GetFlag(FLAGS_mmcid_scan_reps);
@@ -269,6 +273,7 @@ class MmCidExperiment final : public Experiment {
     j["isolated"] = isolated.ToString();
     j["allocator"] = std::string(mm_cid::AllocatorName(alloc));
     j["quick"] = options.quick;
+    j["tick_kick"] = tick_kick;
     j["cost_model"] = absl::StrCat("modelled: ", mm_cid::kModelledVisitNs, " ns per slot visit (simulator)");
     j["scan_ns_label"] = "host-measured on this machine (indicative, not representative of a 128-CPU kernel)";
     int64_t violations = 0;
@@ -312,6 +317,7 @@ class MmCidExperiment final : public Experiment {
       c.allocator = alloc;
       c.placement = pc.placement;
       c.batch = pc.batch;
+      c.tick_kick = tick_kick;
       ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       stalls.emplace_back(pc.name, r.isolated_max_stall_ns);
@@ -331,6 +337,7 @@ class MmCidExperiment final : public Experiment {
       c.allocator = alloc;
       c.placement = Placement::kTaskWork;
       c.batch = batch;
+      c.tick_kick = tick_kick;
       ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       batch_stall = r.isolated_max_stall_ns;
@@ -373,6 +380,7 @@ class MmCidExperiment final : public Experiment {
       c.allocator = alloc;
       c.scope = s.scope;
       c.batch = s.batch;
+      c.tick_kick = tick_kick;
       ISOLATION_ASSIGN_OR_RETURN(CompactionRun r, RunS4(n, c, options.seed));
       const bool wrong = s.scope == ScanScope::kCidmask;
       if (wrong) {

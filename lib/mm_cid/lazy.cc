@@ -71,7 +71,12 @@ struct alignas(64) Task {
   int migrate_from_cpu = -1;
   std::atomic<int> nr_cpus_allowed{0};  // the task's own count (v6.4-v6.12); set by SetAffinity from any thread
   std::atomic<bool> work_queued{false};  // cid_work queued as task work
-  bool resume_pending = false;         // work_resume: switched in, not yet returned
+  // TIF_NOTIFY_RESUME for rseq: set at switch-in (and by the [WQ] tick
+  // kick), consumed by the next return to user (work_resume scans there).
+  bool resume_pending = false;
+  bool ran = false;            // switched in at least once (ForkFailed precondition)
+  Nanos switched_in_at = 0;    // se.prev_sum_exec_runtime stand-in: runtime since switch-in
+  Nanos last_cid_reset = 0;    // [WQ]: time of the last allocation by mm_cid_get()
   bool exists = false;
 };
 
@@ -120,6 +125,11 @@ class LazyMmCid final : public MmCid {
     }
     Task& t = tasks_[child];
     t.exists = true;
+    t.ran = false;
+    t.resume_pending = false;
+    t.work_queued.store(false, std::memory_order_relaxed);
+    t.switched_in_at = now;
+    t.last_cid_reset = 0;
     // dup_task_struct(): no ID, no source CPU, inactive.
     t.mm_cid.store(-1, std::memory_order_relaxed);
     t.last_mm_cid = -1;
@@ -178,6 +188,8 @@ class LazyMmCid final : public MmCid {
         n.mm_cid.store(cid, std::memory_order_relaxed);
         n.last_mm_cid = cid;
         n.resume_pending = true;
+        n.ran = true;
+        n.switched_in_at = now;
       }
     }
   }
@@ -234,32 +246,17 @@ class LazyMmCid final : public MmCid {
     if (config_.allocator != Allocator::kV6_4) dst.recent_cid.store(src_cid, std::memory_order_relaxed);
   }
 
-  // task_tick_mm_cid()
+  // task_tick_mm_cid(), plus the [WQ] kick for never-preempted tasks.
   ScanRequest Tick(int cpu, TaskId curr, Nanos now) override {
-    (void)cpu;
     if (curr == kNoTask) return {};
     Task& t = tasks_[curr];
     if (!t.active.load(std::memory_order_relaxed)) return {};
     const MmId mm_id = t.mm.load(std::memory_order_relaxed);
     Mm* mm = GetMm(mm_id);
     if (mm == nullptr) return {};
-    switch (config_.placement) {
-      case Placement::kTaskWork:
-        if (t.work_queued.load(std::memory_order_relaxed)) return {};
-        if (now < mm->next_scan.load(std::memory_order_relaxed)) return {};
-        t.work_queued.store(true, std::memory_order_relaxed);  // task_work_add(TWA_RESUME)
-        return {};
-      case Placement::kRcu:
-        // The seed's patch 2/2: call_rcu() from the tick instead of task work.
-        if (now < mm->next_scan.load(std::memory_order_relaxed)) return {};
-        if (mm->work_pending.exchange(true, std::memory_order_relaxed)) return {};
-        return ScanRequest{mm_id};
-      case Placement::kDelayed:
-      case Placement::kUnbound:
-      case Placement::kResume:
-        return {};
-    }
-    return {};
+    const ScanRequest req = TickPlacement(t, mm_id, *mm, now);
+    if (config_.TickKickEnabled()) TickKick(cpu, t, *mm, now);
+    return req;
   }
 
   ScanRequest ReturnToUser(int cpu, TaskId task, Nanos now, ScanResult* result) override {
@@ -332,10 +329,46 @@ class LazyMmCid final : public MmCid {
     t.nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
     t.active.store(true, std::memory_order_relaxed);
     FullFence();  // active before the slot
+    t.ran = true;
+    t.switched_in_at = now;
     const int32_t cid = GetCid(mm, cpu, t, now);
     t.mm_cid.store(cid, std::memory_order_relaxed);
     t.last_mm_cid = cid;
     return *new_id;
+  }
+
+  // copy_process() error path after copy_mm(): bad_fork_cleanup_mm ->
+  // mmput() drops the user; the child never ran, so it holds no slot or ID.
+  // (init_sched_mm_cid()'s deferral of the parent mm's first scan stays, as
+  // in the kernel.)
+  absl::Status ForkFailed(TaskId child, Nanos now) override {
+    (void)now;
+    if (child < 0 || child >= limits_.max_tasks || !tasks_[child].exists) {
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: ForkFailed of task id ", child, " that was not forked"));
+    }
+    Task& t = tasks_[child];
+    Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
+    if (t.ran || mm == nullptr || !t.active.load(std::memory_order_relaxed)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("mm_cid: ForkFailed of task ", child, " that already ran or exited"));
+    }
+    t.active.store(false, std::memory_order_relaxed);
+    mm->users.fetch_sub(1, std::memory_order_relaxed);
+    t.mm.store(kNoMm, std::memory_order_relaxed);
+    t.exists = false;  // free_task(): the id may be forked again
+    return absl::OkStatus();
+  }
+
+  // CLONE_VM without CLONE_THREAD: mm_users counts it like a thread, and
+  // nothing in this design walks tasks, so it is a plain fork into `mm`.
+  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity, Nanos now) override {
+    return Fork(parent, child, mm, affinity, now);
+  }
+
+  bool SlotLazy(MmId mm_id, int cpu) const override {
+    const Mm* mm = GetMm(mm_id);
+    if (mm == nullptr || cpu < 0 || cpu >= num_cpus_) return false;
+    return CidIsLazy(mm->slots[cpu].cid.load(std::memory_order_relaxed));
   }
 
   // task_mm_cid_work()
@@ -486,10 +519,71 @@ class LazyMmCid final : public MmCid {
     s.lock_fallbacks = lock_fallbacks_.load(std::memory_order_relaxed);
     s.alloc_failures = alloc_failures_.load(std::memory_order_relaxed);
     s.max_alloc_attempts = max_alloc_attempts_.load(std::memory_order_relaxed);
+    s.tick_kick_retakes = tick_kick_retakes_.load(std::memory_order_relaxed);
     return s;
   }
 
  private:
+  // The placement half of task_tick_mm_cid().
+  ScanRequest TickPlacement(Task& t, MmId mm_id, Mm& mm, Nanos now) {
+    switch (config_.placement) {
+      case Placement::kTaskWork:
+        if (t.work_queued.load(std::memory_order_relaxed)) return {};
+        if (now < mm.next_scan.load(std::memory_order_relaxed)) return {};
+        t.work_queued.store(true, std::memory_order_relaxed);  // task_work_add(TWA_RESUME)
+        return {};
+      case Placement::kRcu:
+        // The seed's patch 2/2: call_rcu() from the tick instead of task work.
+        if (now < mm.next_scan.load(std::memory_order_relaxed)) return {};
+        if (mm.work_pending.exchange(true, std::memory_order_relaxed)) return {};
+        return ScanRequest{mm_id};
+      case Placement::kDelayed:
+      case Placement::kUnbound:
+      case Placement::kResume:
+        return {};
+    }
+    return {};
+  }
+
+  // The [WQ] tick kick (task_tick_mm_cid() of v13 2/3): a task that has run
+  // more than RSEQ_UNPREEMPTED_THRESHOLD since its switch-in never reaches
+  // the switch-time paths that resolve a LAZY slot or pick up a compacted
+  // ID.  (A) A due, not yet pending scan: force its return-to-user path
+  // (rseq_set_notify_resume), where the placement queues or runs the scan.
+  // (B) Otherwise, at most every MM_CID_SCAN_DELAY after its last
+  // allocation: re-take its ID in place -- exactly the switch-out/in pair on
+  // the local slot (mm_cid_snapshot_time, mm_cid_put_lazy, mm_cid_get), so a
+  // slot a scan marked LAZY is freed and a lower ID allocated.  Runs in the
+  // CPU's context like ContextSwitch; `curr` is already published, so a
+  // racing reclaimer sees an active user and backs off (same Dekker pairing).
+  void TickKick(int cpu, Task& t, Mm& mm, Nanos now) {
+    if (now - t.switched_in_at <= kCidPeriodNs) return;  // RSEQ_UNPREEMPTED_THRESHOLD
+    // mm_cid_needs_scan(): work_delayed has no mm_cid_next_scan ([DW]).
+    const bool needs_scan =
+        config_.placement != Placement::kDelayed && now >= mm.next_scan.load(std::memory_order_relaxed);
+    bool pending = false;  // mm_cid_scan_pending()
+    switch (config_.placement) {
+      case Placement::kTaskWork: pending = t.work_queued.load(std::memory_order_relaxed); break;
+      case Placement::kUnbound:
+      case Placement::kRcu: pending = mm.work_pending.load(std::memory_order_relaxed); break;
+      case Placement::kDelayed:
+      case Placement::kResume: break;
+    }
+    if (needs_scan && !pending) {
+      t.resume_pending = true;  // (A)
+      return;
+    }
+    if (now <= t.last_cid_reset + kScanDelayNs) return;  // time_after(jiffies, last_cid_reset + delay)
+    // (B)
+    Slot& s = mm.slots[cpu];
+    s.time.store(now, std::memory_order_relaxed);
+    PutLazy(mm, s);
+    const int32_t cid = GetCid(mm, cpu, t, now);
+    t.mm_cid.store(cid, std::memory_order_relaxed);
+    t.last_mm_cid = cid;
+    tick_kick_retakes_.fetch_add(1, std::memory_order_relaxed);
+  }
+
   Mm* GetMm(MmId id) const { return mms_.Get(id); }
   int NumMms() const { return mms_.Size(); }
   static MmId mm_id(const Task& t) { return t.mm.load(std::memory_order_relaxed); }
@@ -621,7 +715,6 @@ class LazyMmCid final : public MmCid {
 
   // mm_cid_get()
   int32_t GetCid(Mm& mm, int cpu, Task& t, Nanos now) {
-    (void)t;
     Slot& s = mm.slots[cpu];
     uint32_t cid = s.cid.load(std::memory_order_relaxed);
     if (CidIsValid(cid)) {  // parked ID: no atomic RMW
@@ -634,6 +727,7 @@ class LazyMmCid final : public MmCid {
     }
     const int32_t n = AllocateCid(mm, cpu);
     s.time.store(now, std::memory_order_relaxed);
+    t.last_cid_reset = now;  // [WQ]: stamped on the allocation path only
     if (n < 0) return -1;
     // The slot is UNSET here and only its owner (us, under the rq lock) moves
     // it out of UNSET, so a plain store suffices.
@@ -732,6 +826,7 @@ class LazyMmCid final : public MmCid {
   std::atomic<int64_t> lock_fallbacks_{0};
   std::atomic<int64_t> alloc_failures_{0};
   std::atomic<int64_t> max_alloc_attempts_{0};
+  std::atomic<int64_t> tick_kick_retakes_{0};
 };
 
 }  // namespace

@@ -49,12 +49,15 @@ std::string MmCidConfig::Name() const {
   if (design != Design::kLazy) {
     std::string n(DesignName(design));
     if (design == Design::kOwner619 && owner619_direct) n += "+owner619_direct";
+    if (design == Design::kOwner619 && owner619_walk619) n += "+owner619_walk619";
     return n;
   }
   std::string n = absl::StrCat(std::string(DesignName(design)), "+", std::string(AllocatorName(allocator)),
                                "+", std::string(ScanScopeName(scope)), "+",
                                batch == 0 ? std::string("batch_full") : absl::StrCat("batch_", batch), "+",
                                std::string(PlacementName(placement)));
+  // Implied by work_unbound / work_resume, so only printed where it is a choice.
+  if (tick_kick && placement != Placement::kUnbound && placement != Placement::kResume) n += "+tick_kick";
   return n;
 }
 
@@ -88,6 +91,13 @@ absl::StatusOr<Placement> ParsePlacement(std::string_view s) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown mm_cid placement '", std::string(s),
       "' (want task|workqueue|rcu|resume or work_taskwork|work_delayed|work_unbound|work_rcu|work_resume)"));
+}
+
+absl::StatusOr<bool> ParseTickKick(std::string_view s) {
+  if (s == "tick_kick") return true;
+  if (s == "no_tick_kick") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown mm_cid tick kick '", std::string(s), "' (want tick_kick|no_tick_kick)"));
 }
 
 absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidConfig& config,

@@ -63,6 +63,14 @@ struct alignas(64) Task {
   std::atomic<bool> active{false};
   std::atomic<uint32_t> cid{kUnset};  // written under the task's CPU rq lock
   std::atomic<int> cpu{0};            // CPU it is queued on / runs on
+  // Thread group (tgid): the parent's for a thread, its own for a task made
+  // by ForkVm (vfork / CLONE_VM without CLONE_THREAD).  Read only by the
+  // owner619_walk619 walk.
+  std::atomic<TaskId> tgid{kNoTask};
+  // In the thread and task lists (attach_pid()); only owner619_walk619's
+  // task-list walk depends on it.
+  std::atomic<bool> visible{false};
+  bool ran = false;  // switched in at least once (ForkFailed precondition)
   bool exists = false;
 };
 
@@ -95,8 +103,21 @@ class Owner619MmCid final : public MmCid {
     });
   }
 
-  // sched_mm_cid_fork()
   absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now) override {
+    return ForkImpl(parent, child, mm_id, affinity, now, /*clone_thread=*/true);
+  }
+  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now) override {
+    return ForkImpl(parent, child, mm_id, affinity, now, /*clone_thread=*/false);
+  }
+
+  // copy_process() ... sched_mm_cid_fork().  7.0 (default): the child is
+  // made visible (thread/task lists) first, then accounted as a user and put
+  // on the mm's user list in one step under the mutex, so a concurrent fixup
+  // either sees it as a user or it is not a user yet.  owner619_walk619: the
+  // 6.19 order -- accounted in copy_mm() (ID allocated), visible only later;
+  // the interleave point sits in that window.
+  absl::Status ForkImpl(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now,
+                        bool clone_thread) {
     (void)now;
     if (child < 0 || child >= limits_.max_tasks || tasks_[child].exists) {
       return absl::InvalidArgumentError(absl::StrCat("mm_cid: child task id ", child, " out of range or reused"));
@@ -106,10 +127,36 @@ class Owner619MmCid final : public MmCid {
     if (affinity.nbits() != num_cpus_ || affinity.Empty()) {
       return absl::InvalidArgumentError(absl::StrCat("mm_cid: task affinity '", affinity.ToString(), "' bad"));
     }
+    if (parent != kNoTask && (parent < 0 || parent >= limits_.max_tasks)) {
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: parent task id ", parent, " out of range"));
+    }
     Task& t = tasks_[child];
     t.exists = true;
+    t.ran = false;
+    t.cid.store(kUnset, std::memory_order_relaxed);
     t.cpu.store(affinity.First(), std::memory_order_relaxed);
     t.mm.store(mm_id, std::memory_order_relaxed);
+    const TaskId parent_tgid =
+        parent != kNoTask && tasks_[parent].exists ? tasks_[parent].tgid.load(std::memory_order_relaxed) : kNoTask;
+    t.tgid.store(clone_thread && parent_tgid != kNoTask ? parent_tgid : child, std::memory_order_relaxed);
+    NoteTaskId(child);
+    if (!config_.owner619_walk619) {
+      t.visible.store(true, std::memory_order_relaxed);  // attach_pid() before sched_post_fork()
+      ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.fork.visible_not_user");
+    }
+    const absl::Status s = AddUser(parent, child, mm_id, *mm, affinity, parent_tgid);
+    if (config_.owner619_walk619) {
+      ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.fork.user_not_visible");
+      t.visible.store(true, std::memory_order_relaxed);
+    }
+    return s;
+  }
+
+  // sched_mm_cid_fork() proper.
+  absl::Status AddUser(TaskId parent, TaskId child, MmId mm_id, Mm& mm_ref, const CpuMask& affinity,
+                       TaskId parent_tgid) {
+    Mm* mm = &mm_ref;
+    Task& t = tasks_[child];
     std::lock_guard<std::mutex> ml(mm->mutex);
     bool flip = false;
     {
@@ -121,7 +168,7 @@ class Owner619MmCid final : public MmCid {
       t.active.store(true, std::memory_order_relaxed);
       flip = UpdateMaxCids(*mm);
       if (!flip && (mm->mode.load(std::memory_order_relaxed) & kOnCpu) == 0) {
-        // Per-task mode: the child gets its own ID now (not yet visible).
+        // Per-task mode: the child gets its own ID now (it cannot run yet).
         int64_t attempts = 0;
         t.cid.store(AllocCid(*mm, attempts), std::memory_order_relaxed);
       }
@@ -145,7 +192,7 @@ class Owner619MmCid final : public MmCid {
           }
         }
       }
-      Transition(*mm, mm_id, /*to_per_cpu=*/true, self, child);
+      Transition(*mm, mm_id, /*to_per_cpu=*/true, self, child, parent_tgid);
     }
     return absl::OkStatus();
   }
@@ -182,6 +229,7 @@ class Owner619MmCid final : public MmCid {
     c.curr.store(next, std::memory_order_relaxed);
     if (next != kNoTask) {
       tasks_[next].cpu.store(cpu, std::memory_order_relaxed);
+      tasks_[next].ran = true;
       Schedin(cpu, next);
     }
   }
@@ -257,6 +305,8 @@ class Owner619MmCid final : public MmCid {
     std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
     std::lock_guard<std::mutex> l(mm.lock);
     t.mm.store(*id, std::memory_order_relaxed);
+    t.ran = true;
+    t.tgid.store(task, std::memory_order_relaxed);  // de_thread(): the exec'ing task leads the group
     mm.users = 1;
     mm.user_list.push_back(task);
     UpdateMaxCids(mm);
@@ -266,6 +316,51 @@ class Owner619MmCid final : public MmCid {
     mm.pcpu[cpu].cid = c;
     t.active.store(true, std::memory_order_relaxed);
     return *id;
+  }
+
+  // The copy_process() error path after the child was accounted
+  // (bad_fork_cleanup_mm: sched_mm_cid_exit() of the child in 6.19; in 7.0
+  // sched_mm_cid_fork() runs after the last failure point, so a failing
+  // clone is never accounted -- this is then the no-op it undoes).  Same
+  // removal as an exit, for a task that is not running: drop the ID the fork
+  // allocated, users--, and if that crosses pcpu_thrs flip back to per-task
+  // with the CPUs->tasks fixup.
+  absl::Status ForkFailed(TaskId child, Nanos now) override {
+    (void)now;
+    if (child < 0 || child >= limits_.max_tasks || !tasks_[child].exists) {
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: ForkFailed of task id ", child, " that was not forked"));
+    }
+    Task& t = tasks_[child];
+    const MmId mm_id = t.mm.load(std::memory_order_relaxed);
+    Mm* mm = GetMm(mm_id);
+    if (t.ran || mm == nullptr || !t.active.load(std::memory_order_relaxed)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("mm_cid: ForkFailed of task ", child, " that already ran or exited"));
+    }
+    bool to_per_task = false;
+    {
+      std::lock_guard<std::mutex> ml(mm->mutex);
+      {
+        std::lock_guard<std::mutex> l(mm->lock);
+        t.active.store(false, std::memory_order_relaxed);
+        const uint32_t c = t.cid.load(std::memory_order_relaxed);
+        if (TaskOwned(c)) FreeCid(*mm, IdOf(c));  // never ran: no slot holds it
+        t.cid.store(kUnset, std::memory_order_relaxed);
+        mm->users--;
+        mm->user_list.erase(std::remove(mm->user_list.begin(), mm->user_list.end(), child), mm->user_list.end());
+        if (mm->users > 0) {
+          to_per_task = UpdateMaxCids(*mm) && (mm->mode.load(std::memory_order_relaxed) & kOnCpu) != 0;
+        } else {
+          mm->mode.store(0, std::memory_order_relaxed);
+          mm->pcpu_thrs = 0;
+        }
+      }
+      if (to_per_task) Transition(*mm, mm_id, /*to_per_cpu=*/false, kNoTask, kNoTask);
+    }
+    t.visible.store(false, std::memory_order_relaxed);
+    t.mm.store(kNoMm, std::memory_order_relaxed);
+    t.exists = false;  // free_task(): the id may be forked again
+    return absl::OkStatus();
   }
 
   int32_t TaskCid(TaskId task) const override {
@@ -543,31 +638,21 @@ class Owner619MmCid final : public MmCid {
   }
 
   // Mode change with fixup.  Caller holds mm.mutex, no rq lock, not mm.lock.
-  void Transition(Mm& mm, MmId mm_id, bool to_per_cpu, TaskId self, TaskId skip) {
+  void Transition(Mm& mm, MmId mm_id, bool to_per_cpu, TaskId self, TaskId skip, TaskId group_tgid = kNoTask) {
     mode_changes_.fetch_add(1, std::memory_order_relaxed);
     // mode ^= ONCPU|TRANSIT, then a full fence before taking any rq lock (a
     // lock acquire does not keep an earlier store before it).
     mm.mode.store(to_per_cpu ? (kOnCpu | kTransit) : kTransit, std::memory_order_relaxed);
     FullFence();
-    if (to_per_cpu) {
-      // Tasks -> CPUs: walk the other users.
+    if (to_per_cpu && config_.owner619_walk619) {
+      WalkTasksToCpus619(mm, mm_id, self, skip, group_tgid);
+    } else if (to_per_cpu) {
+      // Tasks -> CPUs, 7.0: walk the mm's user list (every registered user,
+      // threads and CLONE_VM sharers alike).
       const std::vector<TaskId> users = mm.user_list;
       for (TaskId u : users) {
         if (u == self || u == skip) continue;
-        ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.fixup_task");
-        const int cpu = tasks_[u].cpu.load(std::memory_order_relaxed);
-        std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
-        remote_locks_.fetch_add(1, std::memory_order_relaxed);
-        const uint32_t c = tasks_[u].cid.load(std::memory_order_relaxed);
-        if (!TaskOwned(c)) continue;
-        if (cpus_[cpu].curr.load(std::memory_order_relaxed) == u) {
-          const uint32_t v = config_.owner619_direct ? (IdOf(c) | kOnCpu) : (IdOf(c) | kTransit);
-          tasks_[u].cid.store(v, std::memory_order_relaxed);
-          mm.pcpu[cpu].cid = v;
-        } else {
-          FreeCid(mm, IdOf(c));
-          tasks_[u].cid.store(kUnset, std::memory_order_relaxed);
-        }
+        FixupTaskToCpu(mm, mm_id, u);
       }
     } else {
       // CPUs -> tasks: walk every possible CPU.
@@ -606,7 +691,70 @@ class Owner619MmCid final : public MmCid {
     }
   }
 
+  // mm_cid_fixup_task_to_cpu(): under the task's rq lock, a task-owned ID of
+  // a running task goes into transit with its CPU, of a queued task back to
+  // the pool.  Returns false for a task that is not an active user (not in
+  // the users count).
+  bool FixupTaskToCpu(Mm& mm, MmId mm_id, TaskId u) {
+    ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.fixup_task");
+    const int cpu = tasks_[u].cpu.load(std::memory_order_relaxed);
+    std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
+    remote_locks_.fetch_add(1, std::memory_order_relaxed);
+    if (!tasks_[u].active.load(std::memory_order_relaxed) || tasks_[u].mm.load(std::memory_order_relaxed) != mm_id) {
+      return false;
+    }
+    const uint32_t c = tasks_[u].cid.load(std::memory_order_relaxed);
+    if (!TaskOwned(c)) return true;
+    if (cpus_[cpu].curr.load(std::memory_order_relaxed) == u) {
+      const uint32_t v = config_.owner619_direct ? (IdOf(c) | kOnCpu) : (IdOf(c) | kTransit);
+      tasks_[u].cid.store(v, std::memory_order_relaxed);
+      mm.pcpu[cpu].cid = v;
+    } else {
+      FreeCid(mm, IdOf(c));
+      tasks_[u].cid.store(kUnset, std::memory_order_relaxed);
+    }
+    return true;
+  }
+
+  // owner619_walk619 (negative control): mm_cid_do_fixup_tasks_to_cpus() as
+  // merged for 6.19, before the 7.0-rc4 fixes.  Budget = users - 2 (the
+  // caller and the incoming child are handled by the fork).  Pass 1: the
+  // other threads of the caller's thread group (for_other_threads).  Pass 2,
+  // if budget is left: every visible task with this mm
+  // (for_each_process_thread) -- the thread-group tasks are counted again,
+  // so the budget can run out before a CLONE_VM sharer of another thread
+  // group is reached ("Handle vfork()/CLONE_VM correctly").  Invisible
+  // tasks (a child accounted in copy_mm() but not yet attached) are never
+  // reached ("Prevent CID stalls due to concurrent forks").
+  void WalkTasksToCpus619(Mm& mm, MmId mm_id, TaskId self, TaskId skip, TaskId group_tgid) {
+    int budget = mm.users - 2;
+    if (budget <= 0) return;
+    const int n = max_task_id_.load(std::memory_order_relaxed) + 1;
+    auto eligible = [&](TaskId u) {
+      // `visible` (atomic) implies the task exists; `exists` itself is a
+      // plain field of the forking thread.
+      return u != self && u != skip && tasks_[u].visible.load(std::memory_order_relaxed) &&
+             tasks_[u].mm.load(std::memory_order_relaxed) == mm_id;
+    };
+    for (TaskId u = 0; u < n; ++u) {
+      if (!eligible(u) || tasks_[u].tgid.load(std::memory_order_relaxed) != group_tgid) continue;
+      if (FixupTaskToCpu(mm, mm_id, u)) --budget;
+    }
+    if (budget <= 0) return;
+    for (TaskId u = 0; u < n; ++u) {
+      if (!eligible(u)) continue;
+      if (FixupTaskToCpu(mm, mm_id, u) && --budget == 0) return;
+    }
+  }
+
+  void NoteTaskId(TaskId t) {
+    int prev = max_task_id_.load(std::memory_order_relaxed);
+    while (t > prev && !max_task_id_.compare_exchange_weak(prev, t, std::memory_order_relaxed)) {
+    }
+  }
+
   Limits limits_;
+  std::atomic<int> max_task_id_{-1};
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
   MmRegistry<Mm> mms_;

@@ -145,13 +145,17 @@ TEST_P(MmCidGapsLazyTest, S6_IntermittentBursts_ReuseRate) {
 // ---------------------------------------------------------------------------
 // S13 never-preempted thread: 8 CPUs, one task pinned per CPU; the survivor
 // on CPU 7 gets the highest ID (started last) and busy-loops with the tick on
-// (4 ms) for 1 s, never switching, while its 7 siblings exit.  Its ID must
-// stay the same for the whole run (the scan may set LAZY on its slot but not
-// take the ID: I4), and scans ran meanwhile.  After its next switch-out/in:
+// (4 ms) for 1 s, never switching, while its 7 siblings exit.  Without the
+// [WQ] tick kick its ID must stay the same for the whole run (the scan may
+// set LAZY on its slot but not take the ID: I4), and scans ran meanwhile.
+// With the kick (always on for work_unbound / work_resume, the placements of
+// the series that carries it) the ID is re-taken in place: alloc_v6_4 /
+// alloc_v6_14 reach 0 within ~200 ms of the last exit without a switch,
+// alloc_v6_13 re-grants its recent ID.  After its next switch-out/in:
 // lazy with alloc_v6_14 (correct scope, a placement whose scan runs while it
 // is busy) and owner619 converge to ID 0; alloc_v6_4 too; alloc_v6_13 takes
-// its recent ID back.  The [WQ] tick kick (re-take within ~200 ms without a
-// switch) is not built, so no variant changes the ID before the switch.
+// its recent ID back.  (mm_cid_s10_s13_test.cc has the per-expectation
+// variants, with the survivor's CPU differing from its ID.)
 // ---------------------------------------------------------------------------
 TEST_P(MmCidGapsAllTest, S13_NeverPreemptedThreadKeepsHighId) {
   const MmCidConfig& c = GetParam();
@@ -178,16 +182,34 @@ TEST_P(MmCidGapsAllTest, S13_NeverPreemptedThreadKeepsHighId) {
     m->Exit(k, k, now);
     m->ContextSwitch(k, k, kNoTask, now);
   }
+  const Nanos last_exit = now;
+  const bool kick = c.TickKickEnabled();
+  Nanos retaken_at = -1;
   for (int tick = 0; tick < 250; ++tick) {
     now += 4 * kNsPerMs;
     place.Tick(survivor, survivor, now);
     place.ReturnToUser(survivor, survivor, now);
     place.Housekeeping(now + 1, 1);
-    ASSERT_EQ(m->TaskCid(survivor), start_id) << "S13: ID changed without a switch at tick " << tick;
+    if (!kick) {
+      ASSERT_EQ(m->TaskCid(survivor), start_id) << "S13: ID changed without a switch at tick " << tick;
+    } else if (retaken_at < 0 && m->TaskCid(survivor) != start_id) {
+      retaken_at = now;
+    }
     const auto v = m->CheckAlways();
     ASSERT_TRUE(v.empty()) << "S13 tick " << tick << ": " << v.front();
   }
-  const bool scan_runs_while_busy = c.design == Design::kLazy && c.placement != Placement::kResume;
+  if (kick) {
+    if (c.allocator == Allocator::kV6_13) {
+      EXPECT_EQ(m->TaskCid(survivor), start_id) << "S13 kick, alloc_v6_13: the recent ID is re-granted in place";
+      EXPECT_GT(m->Stats().tick_kick_retakes, 0) << "S13: the kick must have re-taken the ID";
+    } else {
+      // The survivor runs on CPU 7 == its ID, so even scan_cidmask visits its slot.
+      ASSERT_GE(retaken_at, 0) << "S13 kick: the ID was never re-taken while busy";
+      EXPECT_EQ(m->TaskCid(survivor), 0) << "S13 kick: re-taken ID";
+      EXPECT_LE(retaken_at - last_exit, 2 * kScanDelayNs + 2 * 4 * kNsPerMs) << "S13 kick: not within ~200 ms";
+    }
+  }
+  const bool scan_runs_while_busy = c.design == Design::kLazy && (c.placement != Placement::kResume || kick);
   if (scan_runs_while_busy) {
     EXPECT_GT(m->Stats().scans, scans_before) << "S13: compaction must have run during the busy loop";
   }

@@ -150,7 +150,15 @@ struct RandomModel {
       task.cpu = to;
     } else if (ev < 75) {  // tick + return to user
       if (cur == kNoTask) return;
+      const int32_t id_before = m->TaskCid(cur);
       place.Tick(cpu, cur, now);
+      if (m->TaskCid(cur) != id_before) {
+        // The [WQ] tick kick re-took the running task's ID; the kernel
+        // signals that with rseq_preempt(), which aborts the task's rseq
+        // critical section: it restarts, loading counter[new ID].
+        tasks[static_cast<size_t>(cur)].pending = -1;
+        SwitchIn(cpu, cur);
+      }
       place.ReturnToUser(cpu, cur, now);
     } else if (ev < 85) {
       place.Housekeeping(now, static_cast<int>(counters.size()));

@@ -82,16 +82,21 @@ TEST_P(IdleSelectHarness, NoLostWakeup_AllWorkloadsComplete) {
   EXPECT_EQ(r.state->CheckSubsetInvariant(), "");
 }
 
-TEST_P(IdleSelectHarness, I3_AffinityUnderDriver) {
-  Rig r = MakeRig(GetParam(), "package:1 l3cache:2 core:8 pu:1");
-  CpuMask aff = CpuMask::Range(16, 2, 5);
+// One hackbench group of `senders` senders + receivers, 20 loops, every
+// task's affinity = `cpus`; expects it to run to completion.
+void RunHackbenchGroupOn(Rig& r, int senders, const CpuMask& cpus) {
   HackbenchParams hb;
   hb.groups = 1;
-  hb.senders = 3;
+  hb.senders = senders;
   hb.messages = 20;
-  auto h = RunHackbench(*r.sim, r.hooks.get(), hb, 2 * kNsPerSec, aff);
+  auto h = RunHackbench(*r.sim, r.hooks.get(), hb, 2 * kNsPerSec, cpus);
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_TRUE(h->completed);
+}
+
+TEST_P(IdleSelectHarness, I3_AffinityUnderDriver) {
+  Rig r = MakeRig(GetParam(), "package:1 l3cache:2 core:8 pu:1");
+  RunHackbenchGroupOn(r, 3, CpuMask::Range(16, 2, 5));
   EXPECT_EQ(r.hooks->counters().invariant_violations, 0);
 }
 
@@ -121,14 +126,7 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, IdleSelectHarness, ::testing::ValuesIn(All
 // task through wakeup selection.
 TEST(IdleSelectHarnessIsolation, S7_HousekeepingTasksStayOffIsolatedCpus) {
   Rig r = MakeRig(Variant::kV0, "package:1 l3cache:1 core:16 pu:1", "domain,8-15");
-  CpuMask hk = CpuMask::Range(16, 0, 7);
-  HackbenchParams hb;
-  hb.groups = 1;
-  hb.senders = 6;
-  hb.messages = 20;
-  auto h = RunHackbench(*r.sim, r.hooks.get(), hb, 2 * kNsPerSec, hk);
-  ASSERT_TRUE(h.ok()) << h.status();
-  EXPECT_TRUE(h->completed);
+  RunHackbenchGroupOn(r, 6, CpuMask::Range(16, 0, 7));
   for (int c = 8; c < 16; ++c) EXPECT_EQ(r.sim->Stats(c).context_switches, 0) << "cpu " << c;
 }
 

@@ -89,6 +89,9 @@ struct HarnessCounters {
   int64_t queued_ahead = 0;
   int64_t max_queued_ahead = 0;
   int64_t tick_stops_hidden = 0;  // tick stops not forwarded (gating rule)
+  // Every queued-task move the driver reported (OnMigrate): wakeup
+  // migrations plus load-balancer pulls (simulator newidle_balance).
+  int64_t migrate_events = 0;
 };
 
 class IdleSelectHooks final : public Hooks {
@@ -111,6 +114,7 @@ class IdleSelectHooks final : public Hooks {
   void OnTickRestart(CpuContext& ctx) override;
   void OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override;
   void OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) override;
+  void OnMigrate(TaskId task, int from, int to, Nanos now) override;
   int SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) override;
 
  private:

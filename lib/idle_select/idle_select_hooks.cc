@@ -24,6 +24,7 @@ enum CounterIndex {
   kQueuedAhead,
   kMaxQueuedAhead,
   kTickStopsHidden,
+  kMigrateEvents,
   kNumCounters
 };
 }  // namespace
@@ -67,6 +68,7 @@ HarnessCounters IdleSelectHooks::counters() const {
   c.queued_ahead = v(kQueuedAhead);
   c.max_queued_ahead = v(kMaxQueuedAhead);
   c.tick_stops_hidden = v(kTickStopsHidden);
+  c.migrate_events = v(kMigrateEvents);
   return c;
 }
 
@@ -161,6 +163,14 @@ void IdleSelectHooks::OnAffinityChange(TaskId task, const CpuMask& mask, Nanos n
   (void)now;
   (void)RegisterTask(task, mask, task >= 0 && task < static_cast<TaskId>(tasks_.size()) &&
                                      tasks_[static_cast<size_t>(task)].sched_idle);
+}
+
+void IdleSelectHooks::OnMigrate(TaskId task, int from, int to, Nanos now) {
+  (void)task;
+  (void)from;
+  (void)to;
+  (void)now;
+  Add(kMigrateEvents, 1);
 }
 
 int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) {

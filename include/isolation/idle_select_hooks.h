@@ -37,6 +37,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -49,6 +50,22 @@ struct HarnessOptions {
   int max_tasks = 1024;
   // wake_affine(): target = waker CPU (if allowed) unless prev is idle.
   bool wake_affine = true;
+  // With wake_affine: the kernel's decision instead of the rule above --
+  // wake_affine_idle() (waker CPU idle and cache-shared -> prev if idle else
+  // waker; prev idle -> prev), then wake_affine_weight() with the run-queue
+  // length as the load (waker side +1 for the wakee, prev side weighted by
+  // 100 + (imbalance_pct - 100) / 2 as WA_BIAS does); no decision -> prev.
+  // The driver's Wake() carries no WF_SYNC, so the sync terms are off.
+  // Under load this keeps request/response partners on their own CPUs, where
+  // the simplified rule pulls every pair onto one CPU for good.
+  bool wake_affine_kernel = false;
+  // The V1-tickstop gating rule (spec S13, Aubrey v4/v5): forward a tick
+  // stop to the selection state only if the CPU's predicted idle exceeds
+  // this (Vincent Guittot: 1-2 ms on arm64).  The prediction is the running
+  // average of the CPU's recent idle periods, update_avg()-style (1/8 new
+  // sample), as the cpuidle governor's typical-interval guess.  0 = every
+  // tick stop is forwarded (the simulator stops the tick on each idle entry).
+  Nanos tick_stop_min_predicted_idle = 0;
   // Feed SIS_UTIL from the measured LLC utilisation every `sis_util_period`
   // (update_idle_cpu_scan at the periodic balance); 0 = leave the budget.
   Nanos sis_util_period = 4 * kNsPerMs;
@@ -66,6 +83,15 @@ struct HarnessCounters {
   int64_t placed_on_busy = 0;   // stacking: chosen CPU had a task or pending wakeup
   int64_t migrations = 0;       // chosen CPU != prev
   int64_t invariant_violations = 0;
+  // Runnable tasks already on the chosen CPU at placement (summed; the
+  // wakee waits behind them) and the largest such value: the "max
+  // nr_running per CPU" of the TCP_RR report.
+  int64_t queued_ahead = 0;
+  int64_t max_queued_ahead = 0;
+  int64_t tick_stops_hidden = 0;  // tick stops not forwarded (gating rule)
+  // Every queued-task move the driver reported (OnMigrate): wakeup
+  // migrations plus load-balancer pulls (simulator newidle_balance).
+  int64_t migrate_events = 0;
 };
 
 class IdleSelectHooks final : public Hooks {
@@ -88,6 +114,7 @@ class IdleSelectHooks final : public Hooks {
   void OnTickRestart(CpuContext& ctx) override;
   void OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override;
   void OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) override;
+  void OnMigrate(TaskId task, int from, int to, Nanos now) override;
   int SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) override;
 
  private:
@@ -102,11 +129,16 @@ class IdleSelectHooks final : public Hooks {
     // samples of one LLC may be taken by different CPU threads (the stamp
     // CAS elects them but does not order their writes).
     std::atomic<Nanos> last_idle_ns{0};
+    // Tick-stop gating (owner CPU only): start of the current idle period
+    // and the predicted idle length.
+    Nanos idle_start_ns = 0;
+    Nanos predicted_idle_ns = 0;
   };
   struct alignas(64) Counter {
     std::atomic<int64_t> v{0};
   };
   void MaybeUpdateBudget(int cpu, Nanos now);
+  int WakeAffineTarget(int prev_cpu, int waker_cpu) const;
   void Add(int which, int64_t n) { counters_[static_cast<size_t>(which)].v.fetch_add(n, std::memory_order_relaxed); }
 
   IdleState& state_;
@@ -161,8 +193,23 @@ struct HackbenchParams {
 };
 struct PipeParams {
   int round_trips = 10000;
+  int pairs = 1;  // independent ping-pong pairs, driven together
   Nanos work_per_message = 1 * kNsPerUs;
   int work_jitter_pct = 0;
+};
+// netperf-RR analogue (spec S12): `pairs` client/server pairs doing
+// request/response transactions.  Each message spends `net_delay_ns` "on the
+// wire" (the sender sleeps, then writes: loopback / softirq time during
+// which neither side runs), so CPUs do idle between transactions even at
+// 200 % threads, as the TCP_RR report's 17.6 % idle shows.  The wire sleep
+// ends with a timer wakeup (waker -1); the write wakes the partner (waker =
+// the sender's CPU).
+struct RequestResponseParams {
+  int pairs = 8;
+  int transactions = 1000;  // per pair
+  Nanos work_per_message = 5 * kNsPerUs;
+  Nanos net_delay_ns = 5 * kNsPerUs;
+  int work_jitter_pct = 50;
 };
 struct SchbenchParams {
   int message_tasks = 2;
@@ -179,9 +226,37 @@ absl::StatusOr<WorkloadResult> RunHackbench(Driver& driver, IdleSelectHooks* hoo
                                             const CpuMask& cpus = CpuMask());
 absl::StatusOr<WorkloadResult> RunPipe(Driver& driver, IdleSelectHooks* hooks, const PipeParams& params,
                                        Nanos timeout, const CpuMask& cpus = CpuMask());
+absl::StatusOr<WorkloadResult> RunRequestResponse(Driver& driver, IdleSelectHooks* hooks,
+                                                  const RequestResponseParams& params, Nanos timeout,
+                                                  const CpuMask& cpus = CpuMask());
 absl::StatusOr<WorkloadResult> RunSchbench(Driver& driver, IdleSelectHooks* hooks,
                                            const SchbenchParams& params, Nanos timeout,
                                            const CpuMask& cpus = CpuMask());
+
+// ---------------------------------------------------------------------------
+// Load sweep (spec S22): one workload sized to a share of the driver's CPUs.
+// ---------------------------------------------------------------------------
+enum class LoadWorkload { kHackbench, kPipe, kSchbench, kRequestResponse };
+// "hackbench", "pipe", "schbench", "rr".
+std::string_view LoadWorkloadName(LoadWorkload w);
+struct LoadPointResult {
+  // hackbench: modelled/real ms to finish (lower is better); pipe and rr:
+  // round trips per ms over `window` (higher is better); schbench: p99
+  // wake->run latency in us (lower is better).
+  double value = 0;
+  int tasks = 0;
+  bool completed = false;  // hackbench / schbench ran to the end
+  HarnessCounters counters;
+};
+// Tasks for `load_pct` % of the N online CPUs (n = max(1, N * load_pct / 100)):
+// hackbench one group of n/2 senders + n/2 receivers (>= 1 each, 20 loops);
+// pipe n ping-pong pairs; rr n request/response pairs (netperf "n threads");
+// schbench 2 message tasks x max(1, n/2) workers, 30 rounds, 100 us think.
+// Pipe and rr run for `window`; hackbench and schbench until done (at most
+// 20 x window).  `hooks` must be registered with `driver`.  Errors: bad
+// load_pct (1..1000) or window, and workload errors.
+absl::StatusOr<LoadPointResult> RunLoadPoint(Driver& driver, IdleSelectHooks& hooks, LoadWorkload workload,
+                                             int load_pct, Nanos window);
 
 // ---------------------------------------------------------------------------
 // Selection sweep (no driver): cost and probes of one selector on one LLC

@@ -67,6 +67,21 @@ struct SimOptions {
   // Record every event in the trace (needed for determinism checks; costs
   // memory on long runs).
   bool record_trace = false;
+  // Newly-idle balancing (sched_balance_newidle(), formerly
+  // newidle_balance()): a CPU about to enter idle first pulls one queued,
+  // not running task that may run on it from the busiest CPU of its LLC
+  // (most runnable tasks, at least 2): the allowed task queued longest,
+  // i.e. the one that ran least recently, as detach_tasks() takes from the
+  // tail of cfs_tasks -- unless the CPU's avg_idle (update_avg of its idle
+  // periods, capped at 2 x migration cost) is below `newidle_cost` (the
+  // max_newidle_lb_cost gate) or the task is cache-hot (left a CPU less
+  // than `newidle_migration_cost` ago: task_hot(),
+  // sysctl_sched_migration_cost).  The pass itself costs no modelled time;
+  // LLC level only, one task.  Off by default: without it the simulator
+  // has no load balancer at all.
+  bool newidle_balance = false;
+  Nanos newidle_cost = 10 * kNsPerUs;
+  Nanos newidle_migration_cost = 500 * kNsPerUs;
 };
 
 // One trace record (kind names: "tick", "switch", "idle_enter", "idle_exit",

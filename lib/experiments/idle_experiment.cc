@@ -9,7 +9,9 @@
 //     run-queue harness (IdleSelectHooks) under the deterministic simulator
 //     (or the real-thread driver, --idle_driver=real: indicative only), per
 //     variant, with V1 against V0 in percent laid out like the seed's table;
-//     plus a schbench-like batch wake (wake->run p50/p90/p99).
+//     plus a schbench-like batch wake (wake->run p50/p90/p99), and the
+//     S22 load sweep (`load_sweep`: every workload and the RR analogue at
+//     25/50/100/200 % of the CPUs, simulator).
 //  3. isolation: the LLC spans wakeup selection sees on --topology with
 //     --isolcpus (the seeds' machine by default): domain-isolated CPUs are
 //     singleton LLCs and appear in no span.
@@ -335,6 +337,58 @@ class IdleExperiment final : public Experiment {
     }
     j["schbench"] = sb;
 
+    // S22 load sweep: hackbench, pipe, schbench and the RR analogue at 25 /
+    // 50 / 100 / 200 % of the workload machine's CPUs, V0 vs V1 (plus V3 and
+    // V1-unbounded for rr, the S12 comparison), always on the simulator.
+    {
+      nlohmann::json sweep = nlohmann::json::array();
+      const Nanos window = (quick ? 20 : 30) * kNsPerMs;
+      absl::StrAppend(&text,
+                      "\nload sweep (simulator, ", wl_topo->description(),
+                      "; value: hackbench ms, pipe/rr round trips per ms, schbench p99 us):\n");
+      for (idle_select::LoadWorkload w :
+           {idle_select::LoadWorkload::kHackbench, idle_select::LoadWorkload::kPipe,
+            idle_select::LoadWorkload::kSchbench, idle_select::LoadWorkload::kRequestResponse}) {
+        std::vector<Variant> sweep_variants = {Variant::kV0, Variant::kV1};
+        if (w == idle_select::LoadWorkload::kRequestResponse) {
+          sweep_variants.push_back(Variant::kV3);
+          sweep_variants.push_back(Variant::kV1Unbounded);
+        }
+        for (int load : {25, 50, 100, 200}) {
+          progress.Update(absl::StrCat("load sweep ", std::string(idle_select::LoadWorkloadName(w)), " ", load, " %"), 0.95);
+          double v0_value = 0;
+          for (Variant v : sweep_variants) {
+            ISOLATION_ASSIGN_OR_RETURN(idle_select::LoadPointResult r,
+                                       RunLoadPoint(*wl_topo, v, w, load, window, options.seed));
+            violations += r.counters.invariant_violations;
+            const double n = static_cast<double>(std::max<int64_t>(1, r.counters.selections));
+            nlohmann::json row;
+            row["workload"] = std::string(idle_select::LoadWorkloadName(w));
+            row["load_pct"] = load;
+            row["tasks"] = r.tasks;
+            row["variant"] = JsonVariantName(v);
+            row["metric"] = w == idle_select::LoadWorkload::kHackbench  ? "duration_ms"
+                            : w == idle_select::LoadWorkload::kSchbench ? "p99_us"
+                                                                        : "round_trips_per_ms";
+            row["value"] = r.value;
+            row["probes_per_wakeup"] = static_cast<double>(r.counters.probes) / n;
+            row["migrations_pct"] = 100.0 * static_cast<double>(r.counters.migrations) / n;
+            row["max_queued_ahead"] = r.counters.max_queued_ahead;
+            if (v == Variant::kV0) v0_value = r.value;
+            row["vs_v0_pct"] = v0_value != 0 ? Pct(r.value, v0_value) : 0.0;
+            absl::StrAppend(&text, absl::StrFormat("  %-9s %4d%% %-12s %10.2f (%+7.2f%% vs V0)  probes %6.2f  "
+                                                   "migrations %5.1f%%\n",
+                                                   row["workload"].get<std::string>(), load, JsonVariantName(v),
+                                                   r.value, row["vs_v0_pct"].get<double>(),
+                                                   row["probes_per_wakeup"].get<double>(),
+                                                   row["migrations_pct"].get<double>()));
+            sweep.push_back(row);
+          }
+        }
+      }
+      j["load_sweep"] = sweep;
+    }
+
     // --- 3. isolation: the spans wakeup selection sees -----------------------------
     {
       const idle_select::IdleTopology it = idle_select::IdleTopology::From(machine, machine_iso);
@@ -393,6 +447,29 @@ class IdleExperiment final : public Experiment {
   }
 
  private:
+  // One S22 cell on the simulator (RR with the kernel wake_affine rule, as
+  // the S12 test; the rest with the harness default, as S19-S21).
+  static absl::StatusOr<idle_select::LoadPointResult> RunLoadPoint(const Topology& topo, Variant v,
+                                                                   idle_select::LoadWorkload w, int load,
+                                                                   Nanos window, uint64_t seed) {
+    IsolationConfig iso(topo);
+    idle_select::Options o;
+    o.variant = v;
+    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<idle_select::IdleState> state,
+                               idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
+    std::unique_ptr<idle_select::IdleSelector> selector = idle_select::MakeSelector(*state);
+    idle_select::HarnessOptions ho;
+    ho.max_tasks = 4096;
+    ho.wake_affine_kernel = w == idle_select::LoadWorkload::kRequestResponse;
+    idle_select::IdleSelectHooks hooks(*state, *selector, ho);
+    SimOptions so;
+    so.seed = seed;
+    so.hz = 250;
+    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
+    sim->AddHooks(&hooks);
+    return idle_select::RunLoadPoint(*sim, hooks, w, load, window);
+  }
+
   static absl::StatusOr<HarnessRun> RunWorkload(const Topology& topo, Variant v, Workload kind, int groups,
                                                 int loops_or_rounds, int round_trips, uint64_t seed, bool real) {
     IsolationConfig iso(topo);

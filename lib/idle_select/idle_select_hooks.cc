@@ -21,6 +21,10 @@ enum CounterIndex {
   kPlacedOnBusy,
   kMigrations,
   kViolations,
+  kQueuedAhead,
+  kMaxQueuedAhead,
+  kTickStopsHidden,
+  kMigrateEvents,
   kNumCounters
 };
 }  // namespace
@@ -61,6 +65,10 @@ HarnessCounters IdleSelectHooks::counters() const {
   c.placed_on_busy = v(kPlacedOnBusy);
   c.migrations = v(kMigrations);
   c.invariant_violations = v(kViolations);
+  c.queued_ahead = v(kQueuedAhead);
+  c.max_queued_ahead = v(kMaxQueuedAhead);
+  c.tick_stops_hidden = v(kTickStopsHidden);
+  c.migrate_events = v(kMigrateEvents);
   return c;
 }
 
@@ -108,7 +116,7 @@ void IdleSelectHooks::OnTick(CpuContext& ctx, TaskId curr) {
 }
 
 void IdleSelectHooks::OnIdleEnter(int cpu, Nanos now) {
-  (void)now;
+  cpu_slots_[static_cast<size_t>(cpu)].idle_start_ns = now;
   CpuIdleState& s = state_.cpu_state(cpu);
   // The idle task runs: the queue is empty (pending wakeups stay pending
   // until they land: ttwu_pending is cleared on switch-in).
@@ -118,14 +126,30 @@ void IdleSelectHooks::OnIdleEnter(int cpu, Nanos now) {
 }
 
 void IdleSelectHooks::OnIdleExit(int cpu, Nanos now) {
-  (void)now;
+  // The idle-length guess of the tick-stop gating rule: update_avg()
+  // (avg += (sample - avg) / 8), as rq->avg_idle is kept.
+  CpuSlot& slot = cpu_slots_[static_cast<size_t>(cpu)];
+  const Nanos sample = std::max<Nanos>(0, now - slot.idle_start_ns);
+  slot.predicted_idle_ns += (sample - slot.predicted_idle_ns) / 8;
   CpuIdleState& s = state_.cpu_state(cpu);
   s.nr_running.store(1, std::memory_order_relaxed);
   s.ttwu_pending.store(0, std::memory_order_relaxed);
   state_.IdleExit(cpu);
 }
 
-void IdleSelectHooks::OnTickStop(CpuContext& ctx) { state_.TickStop(ctx.cpu()); }
+void IdleSelectHooks::OnTickStop(CpuContext& ctx) {
+  // tick_nohz_idle_stop_tick() keeps the tick when the governor predicts a
+  // short idle (the V1-tickstop gating rule, spec S13): such a stop is not
+  // forwarded, so the CPU keeps tick_stopped == 0 and V1-tickstop never
+  // sets its bit for this idle period.
+  const Nanos min_idle = options_.tick_stop_min_predicted_idle;
+  if (min_idle > 0 &&
+      cpu_slots_[static_cast<size_t>(ctx.cpu())].predicted_idle_ns <= min_idle) {
+    Add(kTickStopsHidden, 1);
+    return;
+  }
+  state_.TickStop(ctx.cpu());
+}
 void IdleSelectHooks::OnTickRestart(CpuContext& ctx) { state_.TickRestart(ctx.cpu()); }
 
 void IdleSelectHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
@@ -141,6 +165,14 @@ void IdleSelectHooks::OnAffinityChange(TaskId task, const CpuMask& mask, Nanos n
                                      tasks_[static_cast<size_t>(task)].sched_idle);
 }
 
+void IdleSelectHooks::OnMigrate(TaskId task, int from, int to, Nanos now) {
+  (void)task;
+  (void)from;
+  (void)to;
+  (void)now;
+  Add(kMigrateEvents, 1);
+}
+
 int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) {
   (void)now;
   if (task < 0 || task >= static_cast<TaskId>(tasks_.size())) return -1;
@@ -154,10 +186,14 @@ int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nan
   wt.sched_idle = slot.sched_idle;
   WakeContext ctx;
   ctx.waker_cpu = waker_cpu;
-  // wake_affine() simplified: pull next to the waker unless prev is idle.
   ctx.target = prev_cpu;
-  if (options_.wake_affine && allowed(waker_cpu) && !state_.AvailableIdleCpu(prev_cpu)) {
-    ctx.target = waker_cpu;
+  if (options_.wake_affine && allowed(waker_cpu)) {
+    if (options_.wake_affine_kernel) {
+      ctx.target = WakeAffineTarget(prev_cpu, waker_cpu);
+    } else if (!state_.AvailableIdleCpu(prev_cpu)) {
+      // wake_affine() simplified: pull next to the waker unless prev is idle.
+      ctx.target = waker_cpu;
+    }
   }
   const Selection sel = selector_.Select(wt, ctx);
   slot.recent_used_cpu = wt.recent_used_cpu;
@@ -170,11 +206,39 @@ int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nan
   Add(kClaimFailures, sel.claim_failures);
   if (cpu >= 0) {
     if (cpu != prev_cpu) Add(kMigrations, 1);
+    if (driver_ != nullptr) {
+      const int64_t ahead = driver_->NumRunnable(cpu);
+      Add(kQueuedAhead, ahead);
+      std::atomic<int64_t>& max = counters_[static_cast<size_t>(kMaxQueuedAhead)].v;
+      int64_t seen = max.load(std::memory_order_relaxed);
+      while (ahead > seen && !max.compare_exchange_weak(seen, ahead, std::memory_order_relaxed)) {
+      }
+    }
     if (!state_.IdleCpu(cpu) && !sel.claimed) Add(kPlacedOnBusy, 1);
     if (options_.check_invariants && !allowed(cpu)) Add(kViolations, 1);  // I3
     if (cpu != waker_cpu) state_.SetWakePending(cpu, true);  // ttwu_queue_wakelist
   }
   return cpu;
+}
+
+// wake_affine() (kernel/sched/fair.c): wake_affine_idle(), then
+// wake_affine_weight() with the run-queue length standing in for cpu_load()
+// and one task's load for task_h_load(); anything but "this CPU" means prev.
+// Only called when the waker CPU is allowed; without a shared affine domain
+// (different LLC here: the model has no wider SD_WAKE_AFFINE level) prev.
+int IdleSelectHooks::WakeAffineTarget(int prev_cpu, int waker_cpu) const {
+  const int this_cpu = waker_cpu;
+  if (this_cpu == prev_cpu || driver_ == nullptr) return prev_cpu;
+  if (!state_.topology().SharesCache(this_cpu, prev_cpu)) return prev_cpu;
+  // wake_affine_idle() (no WF_SYNC: the driver's Wake carries none).
+  if (state_.AvailableIdleCpu(this_cpu)) return state_.AvailableIdleCpu(prev_cpu) ? prev_cpu : this_cpu;
+  if (state_.AvailableIdleCpu(prev_cpu)) return prev_cpu;
+  // wake_affine_weight(): the wakee's load moves from prev (where the
+  // kernel still counts its blocked load; our run-queue length already
+  // excludes it) to this CPU; WA_BIAS favours prev by half imbalance_pct.
+  const int64_t this_eff = (int64_t{driver_->NumRunnable(this_cpu)} + 1) * 100;
+  const int64_t prev_eff = int64_t{driver_->NumRunnable(prev_cpu)} * (100 + (kLlcImbalancePct - 100) / 2);
+  return this_eff < prev_eff ? this_cpu : prev_cpu;
 }
 
 // ---------------------------------------------------------------------------
@@ -355,57 +419,149 @@ absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, c
 
 absl::StatusOr<WorkloadResult> RunPipe(Driver& d, IdleSelectHooks* hooks, const PipeParams& p, Nanos timeout,
                                        const CpuMask& cpus) {
-  if (p.round_trips < 1) return absl::InvalidArgumentError(absl::StrCat("pipe: round_trips=", p.round_trips));
-  struct Shared {
-    RunState rs;
+  if (p.round_trips < 1 || p.pairs < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("pipe: round_trips=", p.round_trips, " pairs=", p.pairs));
+  }
+  struct PairChannels {
     Channel ab{1}, ba{1};
   };
+  struct Shared {
+    RunState rs;
+    std::vector<std::unique_ptr<PairChannels>> pairs;
+  };
   auto sh = std::make_shared<Shared>();
-  sh->rs.remaining.store(2, std::memory_order_relaxed);
+  for (int i = 0; i < p.pairs; ++i) sh->pairs.push_back(std::make_unique<PairChannels>());
+  sh->rs.remaining.store(2 * p.pairs, std::memory_order_relaxed);
   sh->rs.start_ns = d.Now();
   const std::vector<int> start = StartCpus(d, cpus);
-  for (int side = 0; side < 2; ++side) {
-    struct SideState {
-      int done = 0;
-      bool wrote = false;  // A: wrote this round; B: read this round
-    };
-    auto st = std::make_shared<SideState>();
-    auto body = MakeTaskBody([sh, st, side, n = p.round_trips, work0 = p.work_per_message,
-                              jit = p.work_jitter_pct](TaskContext& ctx) -> Step {
-      const Nanos work = Jitter(ctx, work0, jit);
-      if (st->done == n) {
-        sh->rs.TaskDone(ctx.now());
-        return Step::Exit();
-      }
-      Channel& out = side == 0 ? sh->ab : sh->ba;
-      Channel& in = side == 0 ? sh->ba : sh->ab;
-      if (side == 0) {
-        // A: write, then block on the reply.
+  for (int pair = 0; pair < p.pairs; ++pair) {
+    PairChannels* ch = sh->pairs[static_cast<size_t>(pair)].get();
+    for (int side = 0; side < 2; ++side) {
+      struct SideState {
+        int done = 0;
+        bool wrote = false;  // A: wrote this round; B: read this round
+      };
+      auto st = std::make_shared<SideState>();
+      auto body = MakeTaskBody([sh, ch, st, side, n = p.round_trips, work0 = p.work_per_message,
+                                jit = p.work_jitter_pct](TaskContext& ctx) -> Step {
+        const Nanos work = Jitter(ctx, work0, jit);
+        if (st->done == n) {
+          sh->rs.TaskDone(ctx.now());
+          return Step::Exit();
+        }
+        Channel& out = side == 0 ? ch->ab : ch->ba;
+        Channel& in = side == 0 ? ch->ba : ch->ab;
+        if (side == 0) {
+          // A: write, then block on the reply.
+          if (!st->wrote) {
+            if (!out.TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+            st->wrote = true;
+            return Step::Run(work);
+          }
+          if (!in.TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+          st->wrote = false;
+          ++st->done;
+          sh->rs.operations.fetch_add(1, std::memory_order_relaxed);
+          return Step::Run(work);
+        }
+        // B: read, then reply.
         if (!st->wrote) {
-          if (!out.TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+          if (!in.TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
           st->wrote = true;
           return Step::Run(work);
         }
-        if (!in.TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+        if (!out.TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
         st->wrote = false;
         ++st->done;
-        sh->rs.operations.fetch_add(1, std::memory_order_relaxed);
         return Step::Run(work);
-      }
-      // B: read, then reply.
-      if (!st->wrote) {
-        if (!in.TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
-        st->wrote = true;
-        return Step::Run(work);
-      }
-      if (!out.TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
-      st->wrote = false;
-      ++st->done;
-      return Step::Run(work);
-    });
-    auto id = SpawnOn(d, hooks, side == 0 ? "pipe-a" : "pipe-b",
-                      start[static_cast<size_t>(side % static_cast<int>(start.size()))], cpus, std::move(body));
-    if (!id.ok()) return id.status();
+      });
+      const int slot = (2 * pair + side) % static_cast<int>(start.size());
+      auto id = SpawnOn(d, hooks, side == 0 ? "pipe-a" : "pipe-b", start[static_cast<size_t>(slot)], cpus,
+                        std::move(body));
+      if (!id.ok()) return id.status();
+    }
+  }
+  return Drive(d, sh->rs, timeout);
+}
+
+absl::StatusOr<WorkloadResult> RunRequestResponse(Driver& d, IdleSelectHooks* hooks,
+                                                  const RequestResponseParams& p, Nanos timeout,
+                                                  const CpuMask& cpus) {
+  if (p.pairs < 1 || p.transactions < 1 || p.work_per_message < 0 || p.net_delay_ns < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("request/response: bad parameters pairs=", p.pairs,
+                                                   " transactions=", p.transactions, " work=",
+                                                   p.work_per_message, " net_delay=", p.net_delay_ns));
+  }
+  struct Pair {
+    Channel request{1}, response{1};
+  };
+  struct Shared {
+    RunState rs;
+    std::vector<std::unique_ptr<Pair>> pairs;
+  };
+  auto sh = std::make_shared<Shared>();
+  for (int i = 0; i < p.pairs; ++i) sh->pairs.push_back(std::make_unique<Pair>());
+  sh->rs.remaining.store(2 * p.pairs, std::memory_order_relaxed);
+  sh->rs.start_ns = d.Now();
+  const std::vector<int> start = StartCpus(d, cpus);
+  int rr = 0;
+  for (int i = 0; i < p.pairs; ++i) {
+    for (int side = 0; side < 2; ++side) {
+      // Client (side 0): work, wire, send request, wait for the response.
+      // Server (side 1): wait for a request, work, wire, send the response.
+      enum Phase { kWork, kWire, kSend, kWait };
+      struct SideState {
+        Phase phase;
+        int done = 0;
+      };
+      auto st = std::make_shared<SideState>(SideState{side == 0 ? kWork : kWait});
+      Pair* pair = sh->pairs[static_cast<size_t>(i)].get();
+      auto body = MakeTaskBody([sh, st, pair, side, n = p.transactions, work = p.work_per_message,
+                                wire = p.net_delay_ns, jit = p.work_jitter_pct](TaskContext& ctx) -> Step {
+        Channel& out = side == 0 ? pair->request : pair->response;
+        Channel& in = side == 0 ? pair->response : pair->request;
+        for (;;) {
+          switch (st->phase) {
+            case kWork:
+              st->phase = kWire;
+              return Step::Run(Jitter(ctx, work, jit));
+            case kWire:
+              st->phase = kSend;
+              if (wire > 0) return Step::Sleep(Jitter(ctx, wire, jit));
+              break;
+            case kSend:
+              // Capacity 1 and strict alternation: the partner has consumed
+              // the previous message, so the write cannot fail.
+              if (!out.TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+              if (side == 1 && ++st->done == n) {
+                sh->rs.TaskDone(ctx.now());
+                return Step::Exit();
+              }
+              st->phase = kWait;
+              break;
+            case kWait:
+              if (side == 0 && st->done == n) {
+                sh->rs.TaskDone(ctx.now());
+                return Step::Exit();
+              }
+              if (!in.TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+              if (side == 0) {
+                ++st->done;
+                sh->rs.operations.fetch_add(1, std::memory_order_relaxed);
+                if (st->done == n) {
+                  sh->rs.TaskDone(ctx.now());
+                  return Step::Exit();
+                }
+              }
+              st->phase = kWork;
+              break;
+          }
+        }
+      });
+      auto id = SpawnOn(d, hooks, absl::StrCat(side == 0 ? "rr-client-" : "rr-server-", i),
+                        start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
+      if (!id.ok()) return id.status();
+    }
   }
   return Drive(d, sh->rs, timeout);
 }
@@ -517,6 +673,81 @@ absl::StatusOr<WorkloadResult> RunSchbench(Driver& d, IdleSelectHooks* hooks, co
   if (!r.ok()) return r;
   for (const auto& w : sh->workers) r->latencies.insert(r->latencies.end(), w->lat.begin(), w->lat.end());
   return r;
+}
+
+std::string_view LoadWorkloadName(LoadWorkload w) {
+  switch (w) {
+    case LoadWorkload::kHackbench: return "hackbench";
+    case LoadWorkload::kPipe: return "pipe";
+    case LoadWorkload::kSchbench: return "schbench";
+    case LoadWorkload::kRequestResponse: return "rr";
+  }
+  return "?";
+}
+
+absl::StatusOr<LoadPointResult> RunLoadPoint(Driver& d, IdleSelectHooks& hooks, LoadWorkload w, int load_pct,
+                                             Nanos window) {
+  if (load_pct < 1 || load_pct > 1000 || window <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("load point: load_pct=", load_pct, " window=", window, " (need 1..1000 % and window > 0)"));
+  }
+  const int n = std::max(1, d.topology().online().Weight() * load_pct / 100);
+  LoadPointResult out;
+  absl::StatusOr<WorkloadResult> r;
+  const double window_ms = static_cast<double>(window) / static_cast<double>(kNsPerMs);
+  switch (w) {
+    case LoadWorkload::kHackbench: {
+      HackbenchParams p;
+      p.senders = std::max(1, n / 2);
+      p.messages = 20;
+      p.work_jitter_pct = 20;
+      out.tasks = 2 * p.senders;
+      r = RunHackbench(d, &hooks, p, 20 * window);
+      if (r.ok()) out.value = static_cast<double>(r->duration_ns) / static_cast<double>(kNsPerMs);
+      break;
+    }
+    case LoadWorkload::kPipe: {
+      PipeParams p;
+      p.pairs = n;
+      p.round_trips = 1 << 30;
+      p.work_jitter_pct = 20;
+      out.tasks = 2 * n;
+      r = RunPipe(d, &hooks, p, window);
+      if (r.ok()) out.value = static_cast<double>(r->operations) / window_ms;
+      break;
+    }
+    case LoadWorkload::kRequestResponse: {
+      RequestResponseParams p;
+      p.pairs = n;
+      p.transactions = 1 << 30;
+      out.tasks = 2 * n;
+      r = RunRequestResponse(d, &hooks, p, window);
+      if (r.ok()) out.value = static_cast<double>(r->operations) / window_ms;
+      break;
+    }
+    case LoadWorkload::kSchbench: {
+      SchbenchParams p;
+      p.message_tasks = 2;
+      p.workers_per_message = std::max(1, n / 2);
+      p.rounds = 30;
+      p.think_ns = 100 * kNsPerUs;
+      out.tasks = p.message_tasks * (1 + p.workers_per_message);
+      r = RunSchbench(d, &hooks, p, 20 * window);
+      if (r.ok()) {
+        std::vector<Nanos> lat = r->latencies;
+        if (!lat.empty()) {
+          const size_t k = std::min(lat.size() - 1, lat.size() * 99 / 100);
+          std::nth_element(lat.begin(), lat.begin() + static_cast<std::ptrdiff_t>(k), lat.end());
+          out.value = static_cast<double>(lat[k]) / static_cast<double>(kNsPerUs);
+        }
+      }
+      break;
+    }
+  }
+  if (!r.ok()) return r.status();
+  out.completed = r->completed;
+  out.counters = hooks.counters();
+  return out;
 }
 
 }  // namespace isolation::idle_select

@@ -21,13 +21,23 @@ int FirstAllowed(const IdleState& st, const CpuMask* affinity) {
   return c < st.num_cpus() ? c : online.First();
 }
 
+// What every selector holds: the shared state and its variant.
+class SelectorBase : public IdleSelector {
+ public:
+  SelectorBase(IdleState& st, Variant v) : st_(st), v_(v) {}
+  Variant variant() const override { return v_; }
+
+ protected:
+  IdleState& st_;
+  Variant v_;
+};
+
 // ---------------------------------------------------------------------------
 // CFS family: select_idle_sibling() with pluggable select_idle_cpu() sets.
 // ---------------------------------------------------------------------------
-class CfsSelector final : public IdleSelector {
+class CfsSelector final : public SelectorBase {
  public:
-  CfsSelector(IdleState& st, Variant v) : st_(st), v_(v) {}
-  Variant variant() const override { return v_; }
+  using SelectorBase::SelectorBase;
 
   Selection Select(WakeTask& task, const WakeContext& ctx) override {
     Selection sel;
@@ -216,18 +226,14 @@ class CfsSelector final : public IdleSelector {
     if (has_idle_core) llc.has_idle_cores.store(0, std::memory_order_relaxed);
     return idle_cpu;
   }
-
-  IdleState& st_;
-  Variant v_;
 };
 
 // ---------------------------------------------------------------------------
 // sched_ext: scx_select_cpu_dfl() over claimable masks.
 // ---------------------------------------------------------------------------
-class ScxSelector final : public IdleSelector {
+class ScxSelector final : public SelectorBase {
  public:
-  ScxSelector(IdleState& st, Variant v) : st_(st), v_(v) {}
-  Variant variant() const override { return v_; }
+  using SelectorBase::SelectorBase;
 
   Selection Select(WakeTask& task, const WakeContext& ctx) override {
     Selection sel;
@@ -359,9 +365,6 @@ class ScxSelector final : public IdleSelector {
     }
     return -1;
   }
-
-  IdleState& st_;
-  Variant v_;
 };
 
 }  // namespace

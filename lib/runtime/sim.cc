@@ -162,6 +162,7 @@ struct Simulator::Impl {
     Nanos resume_at = -1;     // >= 0: running in user mode since then, kRunEnd pending
     uint64_t sleep_gen = 0;
     bool wake_pending = false;
+    Nanos last_ran = kNsPerSec * -1000;  // when it last left a CPU (newidle cache-hot test)
   };
 
   struct Cpu {
@@ -178,6 +179,7 @@ struct Simulator::Impl {
     Nanos slice_start = 0;
     bool idle_state = false;  // between OnIdleEnter and OnIdleExit
     Nanos idle_since = 0;
+    Nanos avg_idle = 0;  // rq->avg_idle (newidle gate); set at construction
     bool resched_pending = false;
     CpuStats stats;
   };
@@ -238,6 +240,7 @@ struct Simulator::Impl {
       Cpu& c = cpus[static_cast<size_t>(i)];
       c.id = i;
       c.online = topology.IsOnline(i);
+      c.avg_idle = 2 * options.newidle_migration_cost;  // sched_init(): rq->avg_idle
       c.mode = (isolation.nohz_full().nbits() > i && isolation.nohz_full().Test(i))
                    ? TickMode::kNohzFull
                    : options.default_tick_mode;
@@ -386,6 +389,10 @@ struct Simulator::Impl {
     if (!c.idle_state) return;
     c.idle_state = false;
     c.stats.idle_ns += c.clock - c.idle_since;
+    // update_avg(&rq->avg_idle, delta), capped at 2 * migration cost as
+    // ttwu_do_activate() does.
+    c.avg_idle += (c.clock - c.idle_since - c.avg_idle) / 8;
+    c.avg_idle = std::min(c.avg_idle, 2 * options.newidle_migration_cost);
     Trace(c.clock, c.id, kTraceIdleExit, 0, 0);
     for (Hooks* h : hooks) h->OnIdleExit(c.id, c.clock);
     if (c.tick_stopped && c.online) RestartTick(c);
@@ -397,6 +404,7 @@ struct Simulator::Impl {
     Trace(c.clock, c.id, kTraceSwitch, prev, next);
     for (Hooks* h : hooks) h->OnContextSwitch(c.id, prev, next, c.clock);
     ++c.stats.context_switches;
+    if (prev != kIdleTask) task_at(prev).last_ran = c.clock;
     c.slice_start = c.clock;  // the slice starts with the switch, as for the tick's own cost
     Charge(c, options.context_switch_cost);
     c.curr = next;
@@ -495,6 +503,37 @@ struct Simulator::Impl {
     for (TaskId id : leave) MoveQueued(id, c.id, FallbackCpu(task_at(id)));
   }
 
+  // sched_balance_newidle() reduced to its effect (SimOptions::newidle_balance):
+  // pull one queued task allowed on `c` from the busiest CPU of c's LLC.
+  bool NewidlePull(Cpu& c) {
+    // The avg_idle gate: an idle period expected shorter than a balance
+    // pass is not worth one (this_rq->avg_idle < sd->max_newidle_lb_cost).
+    if (c.avg_idle < options.newidle_cost) return false;
+    const CpuMask& llc = topology.llc_mask(topology.llc_of(c.id));
+    int busiest = -1;
+    int most = 1;
+    for (int cpu : llc) {
+      const Cpu& o = cpus[static_cast<size_t>(cpu)];
+      if (cpu == c.id || !o.online || o.rq.empty()) continue;
+      if (NumRunning(o) > most) {
+        most = NumRunning(o);
+        busiest = cpu;
+      }
+    }
+    if (busiest < 0) return false;
+    Cpu& src = cpu_at(busiest);
+    for (auto it = src.rq.begin(); it != src.rq.end(); ++it) {
+      const TaskId task = *it;
+      if (!Allowed(task_at(task), c.id)) continue;
+      // task_hot(): ran within sysctl_sched_migration_cost -> cache-hot, stays.
+      if (c.clock - task_at(task).last_ran < options.newidle_migration_cost) continue;
+      src.rq.erase(it);
+      MoveQueued(task, busiest, c.id);
+      return true;
+    }
+    return false;
+  }
+
   // Runs the CPU until its current task is in user mode (kRunEnd pending) or it
   // is idle.  Body steps (and their syscalls) run inline at the CPU's clock.
   void Dispatch(Cpu& c) {
@@ -508,6 +547,7 @@ struct Simulator::Impl {
         return;
       }
       if (c.curr == kIdleTask) {
+        if (c.rq.empty() && c.online && options.newidle_balance && NewidlePull(c)) continue;
         if (c.rq.empty() || !c.online) {
           EnterIdle(c);
           return;

@@ -101,6 +101,22 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   EXPECT_FALSE(report->text.empty());
   std::printf("%s\n", report->text.c_str());
   EXPECT_EQ(j["isolation"]["isolated_cpus_in_spans"].get<int>(), 0);
+  // S22: load_sweep covers every workload at 25/50/100/200 %; at 200 % the
+  // RR analogue migrates far more under V1-unbounded than under V0 (S12).
+  ASSERT_TRUE(j.contains("load_sweep"));
+  std::set<std::string> sweep_cells;
+  double rr200_v0_mig = -1, rr200_v1u_mig = -1;
+  for (const auto& row : j["load_sweep"]) {
+    sweep_cells.insert(row["workload"].get<std::string>() + "@" + std::to_string(row["load_pct"].get<int>()));
+    EXPECT_GT(row["value"].get<double>(), 0.0) << row.dump();
+    if (row["workload"] == "rr" && row["load_pct"] == 200) {
+      if (row["variant"] == "V0") rr200_v0_mig = row["migrations_pct"].get<double>();
+      if (row["variant"] == "V1-unbounded") rr200_v1u_mig = row["migrations_pct"].get<double>();
+    }
+  }
+  EXPECT_EQ(sweep_cells.size(), 16u);
+  EXPECT_GE(rr200_v0_mig, 0.0);
+  EXPECT_GT(rr200_v1u_mig, 2 * rr200_v0_mig);
 }
 
 // Not a check: the full (non-quick) run behind docs/idle_select.md, printed

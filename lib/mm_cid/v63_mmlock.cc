@@ -34,6 +34,7 @@
 #include "isolation/interleave.h"
 #include "isolation/mm_cid.h"
 #include "mm_cid/internal.h"
+#include "mm_cid/mm_registry.h"
 
 namespace isolation::mm_cid::internal {
 namespace {
@@ -58,6 +59,7 @@ struct alignas(64) Task {
   std::atomic<bool> active{false};  // mm_cid_active
   std::atomic<int32_t> mm_cid{-1};  // written in its CPU's context; read by observers
   std::atomic<int> cpu{-1};         // CPU it last switched in on (observers)
+  bool ran = false;                 // switched in at least once (ForkFailed precondition)
   bool exists = false;
 };
 
@@ -74,9 +76,7 @@ class V63MmLockMmCid final : public MmCid {
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
-        mms_(new std::atomic<Mm*>[static_cast<size_t>(limits.max_mms)]) {
-    for (int i = 0; i < limits.max_mms; ++i) mms_[i].store(nullptr, std::memory_order_relaxed);
-  }
+        mms_(limits.max_mms) {}
 
   // mm_init_cid(): lock initialised, bitmap cleared.
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
@@ -86,18 +86,12 @@ class V63MmLockMmCid final : public MmCid {
                                                      affinity.ToString(), "' empty or not of ",
                                                      num_cpus_, " CPUs"));
     }
-    std::lock_guard<std::mutex> l(registry_lock_);
-    const MmId id = static_cast<MmId>(owned_.size());
-    if (id >= limits_.max_mms) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("mm_cid: more than ", limits_.max_mms, " mms"));
-    }
-    auto mm = std::make_unique<Mm>(num_cpus_);
-    mm->allowed.CopyFrom(affinity);
-    mm->nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
-    mms_[id].store(mm.get(), std::memory_order_release);  // publish the initialised mm
-    owned_.push_back(std::move(mm));
-    return id;
+    return mms_.Create([&] {
+      auto mm = std::make_unique<Mm>(num_cpus_);
+      mm->allowed.CopyFrom(affinity);
+      mm->nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
+      return mm;
+    });
   }
 
   // dup_task_struct() (mm_cid = -1, inactive) + sched_mm_cid_fork(): the
@@ -135,6 +129,32 @@ class V63MmLockMmCid final : public MmCid {
     return absl::OkStatus();
   }
 
+  // The bad_fork_* rollback of copy_process() after copy_mm(): the child
+  // never ran, so it holds no ID; only mm_users is dropped (mmput()).
+  absl::Status ForkFailed(TaskId child, Nanos now) override {
+    (void)now;
+    if (child < 0 || child >= limits_.max_tasks || !tasks_[child].exists) {
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: ForkFailed of task id ", child, " that was not forked"));
+    }
+    Task& t = tasks_[child];
+    Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
+    if (t.ran || mm == nullptr || !t.active.load(std::memory_order_relaxed)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("mm_cid: ForkFailed of task ", child, " that already ran or exited"));
+    }
+    t.active.store(false, std::memory_order_relaxed);
+    mm->users.fetch_sub(1, std::memory_order_relaxed);
+    t.mm.store(kNoMm, std::memory_order_relaxed);
+    t.exists = false;  // free_task(): the id may be forked again
+    return absl::OkStatus();
+  }
+
+  // CLONE_VM without CLONE_THREAD: v6.3 walks no tasks, so a sharer is a
+  // plain fork into `mm`.
+  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity, Nanos now) override {
+    return Fork(parent, child, mm, affinity, now);
+  }
+
   // v6.3 keeps no per-mm CPU union; only the library's observer union grows.
   void SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
     (void)now;
@@ -150,6 +170,7 @@ class V63MmLockMmCid final : public MmCid {
     c.curr.store(next, std::memory_order_relaxed);
     Task* p = prev == kNoTask ? nullptr : &tasks_[prev];
     Task* n = next == kNoTask ? nullptr : &tasks_[next];
+    if (n != nullptr) n->ran = true;  // this CPU's context, like the switch itself
     const bool next_active = n != nullptr && n->active.load(std::memory_order_relaxed);
     if (p != nullptr && p->active.load(std::memory_order_relaxed)) {
       const MmId pmm = p->mm.load(std::memory_order_relaxed);
@@ -352,14 +373,8 @@ class V63MmLockMmCid final : public MmCid {
     int64_t allocations = 0;
     int64_t frees = 0;
   };
-  Mm* GetMm(MmId id) const {
-    if (id < 0 || id >= limits_.max_mms) return nullptr;
-    return mms_[id].load(std::memory_order_acquire);
-  }
-  int NumMms() const {
-    std::lock_guard<std::mutex> l(registry_lock_);
-    return static_cast<int>(owned_.size());
-  }
+  Mm* GetMm(MmId id) const { return mms_.Get(id); }
+  int NumMms() const { return mms_.Size(); }
   // Observers read the lock-guarded state under the lock, uncounted.
   static MmSnapshot Snapshot(const Mm& mm) {
     mm.cid_lock.lock_uncounted();
@@ -411,9 +426,7 @@ class V63MmLockMmCid final : public MmCid {
   Limits limits_;
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
-  std::unique_ptr<std::atomic<Mm*>[]> mms_;
-  mutable std::mutex registry_lock_;
-  std::vector<std::unique_ptr<Mm>> owned_;  // guarded by registry_lock_
+  MmRegistry<Mm> mms_;
   std::atomic<int64_t> alloc_failures_{0};
   std::atomic<int> task_id_bound_{0};
 };

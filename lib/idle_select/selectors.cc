@@ -3,6 +3,7 @@
 // sched_ext claim (V4g / V4n).
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <memory>
 
@@ -265,6 +266,9 @@ class ScxSelector final : public SelectorBase {
 
     // (1) sync wakeup.
     const int waker = ctx.waker_cpu;
+    // cpumask_any_and_distribute() keeps its cursor per CPU (the CPU running
+    // the wakeup); a wakeup without a waker CPU uses this selector's own.
+    std::atomic<int32_t>& cursor = waker >= 0 ? st_.cpu_state(waker).distribute_cursor : remote_cursor_;
     if (ctx.sync && waker >= 0) {
       if (allowed.Test(prev) && topo.SharesCache(prev, waker) && Claim(prev, sel)) return claimed(prev);
       const CpuIdleState& ws = st_.cpu_state(waker);
@@ -282,7 +286,7 @@ class ScxSelector final : public SelectorBase {
       if (allowed.Test(prev) && st_.scx(st_.scx_scope_of(prev)).smt.Test(prev) && Claim(prev, sel)) {
         return claimed(prev);
       }
-      const int c = PickAnywhere(allowed, llc_span, node_span, prev, true, ctx.node_restricted, sel);
+      const int c = PickAnywhere(allowed, llc_span, node_span, prev, true, ctx.node_restricted, cursor, sel);
       if (c >= 0) return claimed(c);
     }
     // (3) prev.
@@ -294,12 +298,14 @@ class ScxSelector final : public SelectorBase {
       }
     }
     // (5)-(7) LLC, node, anywhere.
-    const int c = PickAnywhere(allowed, llc_span, node_span, prev, false, ctx.node_restricted, sel);
+    const int c = PickAnywhere(allowed, llc_span, node_span, prev, false, ctx.node_restricted, cursor, sel);
     if (c >= 0) return claimed(c);
     return sel;  // none: the caller keeps prev, "not idle"
   }
 
  private:
+  std::atomic<int32_t> remote_cursor_{-1};  // distribute cursor of wakeups without a waker CPU
+
   // scx_idle_test_and_clear_cpu(): drop the core from smt (test before
   // write), then the fully ordered test-and-clear of the cpu bit.
   bool Claim(int cpu, Selection& sel) {
@@ -320,9 +326,12 @@ class ScxSelector final : public SelectorBase {
 
   // pick_idle_cpu_in_node(): any-and-distribute over smt (whole cores) or
   // cpu, restricted to `allowed` ∩ `span`, retrying lost claims.
-  int PickIn(int scope, const CpuMask& allowed, const CpuMask* span, bool core, Selection& sel) {
+  // Memory ordering: relaxed; the cursor only spreads picks, each pick is
+  // validated by the fully ordered claim.
+  int PickIn(int scope, const CpuMask& allowed, const CpuMask* span, bool core, std::atomic<int32_t>& cursor_ref,
+             Selection& sel) {
     const int n = st_.num_cpus();
-    thread_local int cursor = -1;
+    int cursor = cursor_ref.load(std::memory_order_relaxed);
     CpuMask& cand = ScratchMask(1, n);
     for (;;) {
       ScxIdleMasks& m = st_.scx(scope);
@@ -333,6 +342,7 @@ class ScxSelector final : public SelectorBase {
       const int c = cand.NextWrap(cursor);
       if (c >= n) return -1;
       cursor = c;
+      cursor_ref.store(c, std::memory_order_relaxed);
       if (Claim(c, sel)) return c;
     }
   }
@@ -340,26 +350,26 @@ class ScxSelector final : public SelectorBase {
   // Steps LLC -> node -> anywhere; per-node: start node, then the others by
   // increasing distance (|node - start|, the model's distance).
   int PickAnywhere(const CpuMask& allowed, const CpuMask* llc_span, const CpuMask* node_span, int prev,
-                   bool core, bool node_restricted, Selection& sel) {
+                   bool core, bool node_restricted, std::atomic<int32_t>& cursor, Selection& sel) {
     const IdleTopology& topo = st_.topology();
     const int start = st_.scx_scope_of(prev);
     if (llc_span != nullptr) {
-      const int c = PickIn(start, allowed, llc_span, core, sel);
+      const int c = PickIn(start, allowed, llc_span, core, cursor, sel);
       if (c >= 0) return c;
     }
     if (node_span != nullptr) {
-      const int c = PickIn(start, allowed, node_span, core, sel);
+      const int c = PickIn(start, allowed, node_span, core, cursor, sel);
       if (c >= 0) return c;
     }
     const CpuMask* restrict_to =
         node_restricted ? &topo.node_span[static_cast<size_t>(topo.node_of[static_cast<size_t>(prev)])] : nullptr;
-    int c = PickIn(start, allowed, restrict_to, core, sel);
+    int c = PickIn(start, allowed, restrict_to, core, cursor, sel);
     if (c >= 0 || st_.num_scx_scopes() == 1 || node_restricted) return c;
     const int scopes = st_.num_scx_scopes();
     for (int d = 1; d < scopes; ++d) {
       for (int s : {start - d, start + d}) {
         if (s < 0 || s >= scopes) continue;
-        c = PickIn(s, allowed, nullptr, core, sel);
+        c = PickIn(s, allowed, nullptr, core, cursor, sel);
         if (c >= 0) return c;
       }
     }

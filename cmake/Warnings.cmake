@@ -9,6 +9,11 @@ if(ISOLATION_SANITIZE)
   if(ISOLATION_SANITIZE MATCHES "undefined")
     add_compile_options(-fno-sanitize-recover=all)
   endif()
+  if(ISOLATION_SANITIZE MATCHES "thread")
+    # g++ defines __SANITIZE_THREAD__ under -fsanitize=thread, clang 14 only
+    # __has_feature(thread_sanitizer); code that adapts to TSan tests this.
+    add_compile_definitions(ISOLATION_TSAN=1)
+  endif()
 endif()
 if(BUILD_SHARED_LIBS)
   set(CMAKE_POSITION_INDEPENDENT_CODE ON)

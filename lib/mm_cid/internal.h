@@ -19,7 +19,7 @@ namespace isolation::mm_cid::internal {
 // model atomic_thread_fence (g++ rejects it under -fsanitize=thread with
 // -Werror=tsan), so TSan builds use a seq_cst RMW on a thread-local dummy,
 // which is a full barrier on x86-64 and arm64 and which TSan understands.
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN)
 inline void FullFence() {
   thread_local std::atomic<int> dummy{0};
   dummy.fetch_add(0, std::memory_order_seq_cst);

@@ -48,7 +48,7 @@ const char* PointAt(const char* const* names, int level) { return names[std::min
 // under -fsanitize=thread (-Werror=tsan), so TSan builds use a seq_cst RMW on
 // a thread-local dummy, a full barrier on x86-64 and arm64 that TSan models.
 inline void FullFence() {
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN)
   thread_local std::atomic<int> dummy{0};
   dummy.fetch_add(0, std::memory_order_seq_cst);
 #else

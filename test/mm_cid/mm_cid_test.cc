@@ -222,7 +222,7 @@ class MmCidAllDesignsTest : public testing::TestWithParam<MmCidConfig> {};
 // it; a TSan build runs a quarter of the steps and one seed per size (the
 // whole binary took 584 s under TSan on a loaded 2-core box, ~94 % of it in
 // this test's ~90 variants x 6 runs x 2000 steps).  Other builds run it in full.
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN)
 constexpr int kRandomSteps = 500;
 constexpr uint64_t kRandomSeedsP8 = 1;
 #else

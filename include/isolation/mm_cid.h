@@ -99,6 +99,11 @@ struct MmCidConfig {
   Placement placement = Placement::kTaskWork;
   // owner619_direct (negative control): tasks->CPUs transfer without TRANSIT.
   bool owner619_direct = false;
+  // lazy_no_dekker_fences (negative control): the two Dekker fences of the
+  // lazy put removed -- after ContextSwitch publishes rq->curr and after a
+  // reclaimer's CAS to LAZY (remote clear, migration steal).  Only a
+  // StoreBufferModel (store_buffer.h) can make the difference visible: I4.
+  bool lazy_no_dekker_fences = false;
 
   // Spec identifier, e.g. "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork".
   std::string Name() const;

@@ -55,6 +55,7 @@ std::string MmCidConfig::Name() const {
                                "+", std::string(ScanScopeName(scope)), "+",
                                batch == 0 ? std::string("batch_full") : absl::StrCat("batch_", batch), "+",
                                std::string(PlacementName(placement)));
+  if (lazy_no_dekker_fences) n += "+lazy_no_dekker_fences";
   return n;
 }
 

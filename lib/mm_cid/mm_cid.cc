@@ -49,6 +49,7 @@ std::string MmCidConfig::Name() const {
   if (design != Design::kLazy) {
     std::string n(DesignName(design));
     if (design == Design::kOwner619 && owner619_direct) n += "+owner619_direct";
+    if (design == Design::kOwner619 && owner619_split_mode) n += "+owner619_split_mode";
     return n;
   }
   std::string n = absl::StrCat(std::string(DesignName(design)), "+", std::string(AllocatorName(allocator)),

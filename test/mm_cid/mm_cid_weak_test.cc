@@ -5,7 +5,10 @@
 //         migration steal against a context switch free an ID a running task
 //         holds (asserted); with the fences, those schedules and every
 //         schedule at the granularity of the interleave points are clean.
-//   S9 -- owner619's mode word (47ee94efccf6); see the second half.
+//   S9 -- owner619's mode word (47ee94efccf6): the pre-fix split layout lets a
+//         schedin treat a half-published transition as stable and exhaust
+//         the ID space (I14, asserted); the fixed word is clean in every
+//         schedule.
 
 #include <memory>
 #include <string>
@@ -285,6 +288,121 @@ TEST(MmCidWeak, NegativeControlNames) {
   MmCidConfig c;
   c.lazy_no_dekker_fences = true;
   EXPECT_EQ(c.Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork+lazy_no_dekker_fences");
+  MmCidConfig o;
+  o.design = Design::kOwner619;
+  o.owner619_split_mode = true;
+  EXPECT_EQ(o.Name(), "owner619+owner619_split_mode");
+}
+
+// ---------------------------------------------------------------------------
+// S9 weak ordering of owner619's mode (47ee94efccf6).  P = 4, four tasks in
+// per-task mode (IDs 0-3), task 0 running on CPU 0 forks a fifth: users 5 >
+// max_cids 4 flips the mm to per-CPU and the fixup walks tasks 1-3.  Task X
+// (3) meanwhile switches in on CPU 1, out, migrates to CPU 2 and switches in
+// there (the S8 sequence).  Under the store-buffer model:
+//   - owner619_split_mode (pre-fix: `percpu` and `transit` written separately,
+//     no fences): when X's schedin sees the new `percpu` but `transit` still 0
+//     -- the order a PowerPC may make the two stores visible in -- it treats
+//     the transition as a stable per-CPU mode and hands its ID to CPU 1
+//     permanently; on CPU 2 the ID space is exhausted: I14 (the kernel's
+//     hard lockup: schedin spins holding CPU 2's rq lock);
+//   - the single mode word with its two fences: in every schedule X sees the
+//     old mode or ONCPU|TRANSIT, never a half-published one, and completes.
+// ---------------------------------------------------------------------------
+struct Owner619Race {
+  std::unique_ptr<MmCid> m;
+  MmId mm = kNoMm;
+  explicit Owner619Race(bool split) {
+    MmCidConfig c;
+    c.design = Design::kOwner619;
+    c.owner619_split_mode = split;
+    m = *MmCid::Create(4, c, MmCid::Limits{8, 2});
+    mm = *m->CreateMm(CpuMask::Full(4), 0);
+    for (TaskId t = 0; t < 4; ++t) EXPECT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
+    m->ContextSwitch(0, kNoTask, 0, 1);  // the forker runs on CPU 0
+  }
+  void AddActors(Interleaver& il) {
+    il.Add("fork", [this] { EXPECT_TRUE(m->Fork(0, 4, mm, CpuMask::Full(4), 2).ok()); });
+    il.Add("x", [this] {
+      m->ContextSwitch(1, kNoTask, 3, 3);
+      ISOLATION_INTERLEAVE_POINT("s9.x.ran_on_cpu1");
+      m->ContextSwitch(1, 3, kNoTask, 4);
+      m->Migrate(3, 1, 2, 5);
+      ISOLATION_INTERLEAVE_POINT("s9.x.migrated");
+      m->ContextSwitch(2, kNoTask, 3, 6);
+    });
+  }
+};
+
+std::vector<std::string> RunS9Forced(bool split, const std::vector<Interleaver::Slice>& script, MmCidStats* stats) {
+  StoreBufferModel sb;
+  Owner619Race f(split);
+  sb.DrainAll();
+  Interleaver il;
+  f.AddActors(il);
+  const absl::Status st = il.Run(script);
+  EXPECT_TRUE(st.ok()) << st;
+  sb.DrainAll();
+  *stats = f.m->Stats();
+  return Violations(*f.m);
+}
+
+TEST(MmCidWeak, S9_SplitMode_HalfPublishedTransition_ViolatesI14) {
+  MmCidStats s;
+  const auto v = RunS9Forced(/*split=*/true,
+                             {{"fork", "mm_cid.owner619.split_mode.percpu_visible"}, {"x", ""}, {"fork", ""}}, &s);
+  EXPECT_GT(s.alloc_failures, 0) << "X's schedin on CPU 2 must exhaust the ID space";
+  EXPECT_TRUE(Mentions(v, "I14")) << Join(v);
+}
+
+// The fixed layout in the S8 schedule (the fixup paused before its first
+// task) under the model: completes, no violation.
+TEST(MmCidWeak, S9_ModeWordWithFences_SameRaceClean) {
+  MmCidStats s;
+  const auto v = RunS9Forced(/*split=*/false, {{"fork", "mm_cid.owner619.fixup_task"}, {"x", ""}, {"fork", ""}}, &s);
+  EXPECT_EQ(s.alloc_failures, 0);
+  EXPECT_EQ(s.mode_changes, 1);
+  EXPECT_TRUE(v.empty()) << Join(v);
+}
+
+struct S9Explored {
+  int schedules = 0;
+  int violating_runs = 0;
+  std::string first;
+};
+
+S9Explored ExploreS9(bool split) {
+  S9Explored r;
+  StoreBufferModel sb;
+  std::unique_ptr<Owner619Race> f;
+  auto n = Interleaver::Explore(
+      [&](Interleaver& il) {
+        f = std::make_unique<Owner619Race>(split);
+        sb.DrainAll();
+        f->AddActors(il);
+      },
+      [&](const std::vector<std::string>& log) {
+        sb.DrainAll();
+        const auto v = Violations(*f->m);
+        if (!v.empty() && r.violating_runs++ == 0) r.first = Join(v) + " | schedule: " + Join(log);
+      });
+  EXPECT_TRUE(n.ok()) << n.status();
+  r.schedules = n.ok() ? *n : 0;
+  return r;
+}
+
+TEST(MmCidWeak, S9_ModeWordWithFences_AllSchedulesClean) {
+  const S9Explored r = ExploreS9(/*split=*/false);
+  EXPECT_GT(r.schedules, 5);
+  EXPECT_EQ(r.violating_runs, 0) << r.first;
+  RecordProperty("schedules", r.schedules);
+}
+
+TEST(MmCidWeak, S9_SplitMode_ExplorationFindsViolations) {
+  const S9Explored r = ExploreS9(/*split=*/true);
+  EXPECT_GT(r.violating_runs, 0);
+  RecordProperty("schedules", r.schedules);
+  RecordProperty("violating_runs", r.violating_runs);
 }
 
 }  // namespace

@@ -169,9 +169,12 @@ inline void OperationEnds() {
 
 }  // namespace store_buffer
 
-// Activates the model for its lifetime (one at a time; a second concurrent
-// instance blocks until the first is destroyed).  Destruction drains every
-// buffer and deactivates.
+// Activates the model for its lifetime (one at a time: a second instance
+// created by another thread blocks until the first is destroyed; nesting two
+// on one thread deadlocks).  Destruction drains every buffer and deactivates.
+// Buffers are keyed by thread id: stores of a thread that ends without a
+// fence, an actor end or a DrainAll() would be inherited by a later thread
+// with the same id, so non-actor threads should call OperationEnds().
 class StoreBufferModel {
  public:
   struct Stats {

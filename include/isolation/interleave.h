@@ -25,7 +25,9 @@
 //
 // Thread safety: one Interleaver runs at a time in the process (Run holds a
 // global registration); points reached by threads that are not actors of
-// the running script pass through.  Only the actor holding the baton runs,
+// the running script pass through.  When an actor's function returns, its
+// thread's store buffer is drained if a StoreBufferModel is active
+// (store_buffer.h: the operation is over).  Only the actor holding the baton runs,
 // so an actor must not block on something that only a parked actor can
 // release (a lock it holds across its point): that script deadlocks, as the
 // forced schedule would in the kernel.  Each hand-over is a std::mutex
@@ -42,6 +44,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace isolation {
 namespace interleave_internal {
@@ -73,8 +76,13 @@ class Interleaver {
  public:
   struct Slice {
     std::string actor;
-    std::string until_point;  // "" = run the actor to completion
+    std::string until_point;  // "" = run the actor to completion; kNextPoint = see below
   };
+  // until_point == kNextPoint: stop at the next point the actor reaches,
+  // whatever its name; finishing instead is not an error.  A script of
+  // such slices names a schedule by its actor order alone, which is how a
+  // test enumerates every schedule at the granularity of the points.
+  static constexpr const char* kNextPoint = "*";
   Interleaver();
   ~Interleaver();
   void Add(std::string actor, std::function<void()> fn);
@@ -89,6 +97,19 @@ class Interleaver {
   absl::Status Run(const std::vector<Slice>& script);
   // Points reached, in order, as "actor:point".
   const std::vector<std::string>& log() const;
+
+  // Runs every schedule of a set of actors at the granularity of their
+  // points (every interleaving of the segments between points), depth-first.
+  // Each run starts from scratch: `make` must reset the state the actors act
+  // on and Add() the actors (same names, same order every time) to the fresh
+  // Interleaver it is given; after each run `check` gets that run's log.
+  // Returns the number of distinct complete schedules; every run (including
+  // the ones that end a prefix by running the rest in Add() order) is checked.
+  // Errors: ResourceExhausted when more than `max_runs` runs would be needed,
+  // InvalidArgument when `make` adds no actor.
+  static absl::StatusOr<int> Explore(const std::function<void(Interleaver&)>& make,
+                                     const std::function<void(const std::vector<std::string>& log)>& check,
+                                     int max_runs = 20000);
 
   struct Impl;  // implementation detail (interleave.cc)
 

@@ -127,6 +127,15 @@ struct MmCidConfig {
     return design == Design::kLazy &&
            (tick_kick || placement == Placement::kUnbound || placement == Placement::kResume);
   }
+  // lazy_no_dekker_fences (negative control): the two Dekker fences of the
+  // lazy put removed -- after ContextSwitch publishes rq->curr and after a
+  // reclaimer's CAS to LAZY (remote clear, migration steal).  Only a
+  // StoreBufferModel (store_buffer.h) can make the difference visible: I4.
+  bool lazy_no_dekker_fences = false;
+  // owner619_split_mode (negative control): the pre-47ee94efccf6 layout --
+  // separate `percpu` and `transit` words, written without the two fences
+  // around the fixup; a reader can see a transition as a stable mode (S9).
+  bool owner619_split_mode = false;
 
   // Spec identifier, e.g. "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork".
   std::string Name() const;

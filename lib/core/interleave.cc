@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/interleave.h"
+#include "isolation/store_buffer.h"
 
 namespace isolation {
 namespace interleave_internal {
@@ -74,6 +75,9 @@ void Interleaver::Impl::ActorMain(int me) {
   cv.wait(lock, [&] { return baton == me; });
   lock.unlock();
   actors[static_cast<size_t>(me)]->fn();
+  // The operation is over: its buffered stores become visible before the
+  // baton moves on (store_buffer.h).
+  store_buffer_internal::OperationEnds();
   lock.lock();
   actors[static_cast<size_t>(me)]->finished = true;
   baton = kController;
@@ -84,7 +88,8 @@ void Interleaver::Impl::PointReached(int me, const char* point) {
   std::unique_lock<std::mutex> lock(mu);
   Actor& a = *actors[static_cast<size_t>(me)];
   log.push_back(absl::StrCat(a.name, ":", point));
-  if (a.until_point.empty() || a.until_point != point) return;
+  if (a.until_point.empty()) return;
+  if (a.until_point != Interleaver::kNextPoint && a.until_point != point) return;
   a.until_point.clear();
   a.stopped_at_point = true;
   baton = kController;
@@ -158,7 +163,7 @@ absl::Status Interleaver::Run(const std::vector<Slice>& script) {
     }
     a.until_point = s.until_point;
     im.RunSlice(lock, who);
-    if (!s.until_point.empty() && !a.stopped_at_point) {
+    if (!s.until_point.empty() && s.until_point != Interleaver::kNextPoint && !a.stopped_at_point) {
       status = absl::NotFoundError(absl::StrCat("interleaver script step ", i, ": actor \"", s.actor,
                                                 "\" finished without reaching point \"", s.until_point, "\""));
     }
@@ -185,5 +190,61 @@ absl::Status Interleaver::Run(const std::vector<Slice>& script) {
 }
 
 const std::vector<std::string>& Interleaver::log() const { return impl_->log; }
+
+absl::StatusOr<int> Interleaver::Explore(const std::function<void(Interleaver&)>& make,
+                                         const std::function<void(const std::vector<std::string>& log)>& check,
+                                         int max_runs) {
+  // A schedule prefix is a sequence of actor indices; each names a slice
+  // that runs that actor to its next point (or to its end).  Actor i is
+  // still unfinished after the prefix iff each of its s_i slices stopped at a
+  // point, i.e. it reached at least s_i points in the run (later points come
+  // from the run-to-completion that ends every run).
+  std::vector<std::vector<int>> stack = {{}};
+  int runs = 0;
+  int complete = 0;
+  while (!stack.empty()) {
+    std::vector<int> prefix = std::move(stack.back());
+    stack.pop_back();
+    if (++runs > max_runs) {
+      return absl::ResourceExhaustedError(absl::StrCat("Interleaver::Explore: more than ", max_runs, " runs"));
+    }
+    Interleaver il;
+    make(il);
+    const size_t n = il.impl_->actors.size();
+    if (n == 0) return absl::InvalidArgumentError("Interleaver::Explore: make() added no actor");
+    std::vector<std::string> names;
+    for (const auto& a : il.impl_->actors) names.push_back(a->name);
+    std::vector<Slice> script;
+    std::vector<int> slices(n, 0);
+    for (int i : prefix) {
+      script.push_back({names[static_cast<size_t>(i)], kNextPoint});
+      ++slices[static_cast<size_t>(i)];
+    }
+    // An unfinished actor at the end of the prefix is an expected error.
+    (void)il.Run(script);
+    std::vector<int> points(n, 0);
+    for (const std::string& entry : il.log()) {
+      for (size_t i = 0; i < n; ++i) {
+        if (entry.size() > names[i].size() && entry.compare(0, names[i].size(), names[i]) == 0 &&
+            entry[names[i].size()] == ':') {
+          ++points[i];
+          break;
+        }
+      }
+    }
+    check(il.log());
+    bool leaf = true;
+    for (size_t i = n; i-- > 0;) {  // pushed in reverse: actor 0's branch runs first
+      if (slices[i] <= points[i]) {
+        leaf = false;
+        std::vector<int> child = prefix;
+        child.push_back(static_cast<int>(i));
+        stack.push_back(std::move(child));
+      }
+    }
+    if (leaf) ++complete;
+  }
+  return complete;
+}
 
 }  // namespace isolation

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "isolation/mm_cid.h"
+#include "isolation/store_buffer.h"
 
 namespace isolation::mm_cid::internal {
 
@@ -19,13 +20,20 @@ namespace isolation::mm_cid::internal {
 // model atomic_thread_fence (g++ rejects it under -fsanitize=thread with
 // -Werror=tsan), so TSan builds use a seq_cst RMW on a thread-local dummy,
 // which is a full barrier on x86-64 and arm64 and which TSan understands.
+// Under a StoreBufferModel (store_buffer.h) the fence also drains the
+// calling thread's modelled store buffer; otherwise that is a relaxed load
+// and a never-taken branch.
 #if defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN)
 inline void FullFence() {
+  store_buffer::OnFullFence();
   thread_local std::atomic<int> dummy{0};
   dummy.fetch_add(0, std::memory_order_seq_cst);
 }
 #else
-inline void FullFence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void FullFence() {
+  store_buffer::OnFullFence();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 #endif
 
 // cpu_relax(): the spin-wait hint.

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "isolation/interleave.h"
 #include "isolation/mm_cid.h"
+#include "isolation/store_buffer.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
 
@@ -165,11 +166,14 @@ class LazyMmCid final : public MmCid {
     ++c.context_switches;
     // Publish rq->curr, then a full fence before touching any slot
     // (smp_mb__after_switch_mm()): the scheduler half of the Dekker pairing
-    // with RemoteClear()/TryStealFromSource(), which CAS the slot, fence, and
+    // with RemoteClear()/Migrate()'s steal, which CAS the slot, fence, and
     // then load `curr`.  Neither a relaxed store nor a seq_cst CAS followed by
-    // a plain load orders store->load; only the fence does.
-    c.curr.store(next, std::memory_order_relaxed);
-    FullFence();
+    // a plain load orders store->load; only the fence does.  The store and
+    // the slot loads go through store_buffer.h so that a StoreBufferModel
+    // can show what happens without the fence (lazy_no_dekker_fences).
+    store_buffer::Store(c.curr, next, std::memory_order_relaxed);
+    ISOLATION_INTERLEAVE_POINT("mm_cid.switch.after_publish_curr");
+    if (!config_.lazy_no_dekker_fences) FullFence();
     if (prev != kNoTask) {
       Task& p = tasks_[prev];
       if (p.active.load(std::memory_order_relaxed)) {
@@ -192,6 +196,7 @@ class LazyMmCid final : public MmCid {
         n.switched_in_at = now;
       }
     }
+    ISOLATION_INTERLEAVE_POINT("mm_cid.switch.end");
   }
 
   // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to()
@@ -218,7 +223,7 @@ class LazyMmCid final : public MmCid {
     if (dst_set && mm.users.load(std::memory_order_relaxed) >= allowed) return;
     Slot& src_slot = mm.slots[src];
     // __sched_mm_cid_migrate_from_fetch_cid()
-    uint32_t src_cid = src_slot.cid.load(std::memory_order_relaxed);
+    uint32_t src_cid = store_buffer::Load(src_slot.cid, std::memory_order_relaxed);
     if (t.last_mm_cid < 0 || !CidIsValid(src_cid) || static_cast<uint32_t>(t.last_mm_cid) != src_cid) return;
     if (ActiveUserCurrentOn(src, mm_id(t))) {
       t.last_mm_cid = -1;
@@ -227,21 +232,29 @@ class LazyMmCid final : public MmCid {
     // __sched_mm_cid_migrate_from_try_steal_cid(): announce with LAZY, fence,
     // verify the source CPU still does not run a user of this mm, commit.
     uint32_t expected = src_cid;
-    if (!src_slot.cid.compare_exchange_strong(expected, src_cid | kLazyPut, std::memory_order_relaxed)) return;
+    // Delayed: under a StoreBufferModel the LAZY value may reach the source
+    // CPU only at our next fence (the store half of the RMW).
+    if (!store_buffer::CompareExchangeDelayed(src_slot.cid, expected, src_cid | kLazyPut,
+                                              std::memory_order_relaxed)) {
+      return;
+    }
     ISOLATION_INTERLEAVE_POINT("mm_cid.migrate_steal.after_lazy_cas");
-    FullFence();  // reclaimer half of the Dekker pairing
+    if (!config_.lazy_no_dekker_fences) FullFence();  // reclaimer half of the Dekker pairing
     if (ActiveUserCurrentOn(src, mm_id(t))) {
       t.last_mm_cid = -1;  // that task completes the lazy put
       return;
     }
+    ISOLATION_INTERLEAVE_POINT("mm_cid.migrate_steal.before_commit");
     expected = src_cid | kLazyPut;
-    if (!src_slot.cid.compare_exchange_strong(expected, kUnset, std::memory_order_relaxed)) return;
+    if (!store_buffer::CompareExchange(src_slot.cid, expected, kUnset, std::memory_order_relaxed)) return;
     if (config_.allocator != Allocator::kV6_4) src_slot.recent_cid.store(kUnset, std::memory_order_relaxed);
     if (dst_set) {
       FreeCid(mm, src_cid);  // compaction: the destination already has one
       return;
     }
     dst.time.store(now, std::memory_order_relaxed);
+    // dst was UNSET, so no delayed LAZY view of it can be pending (those
+    // exist only for valid slots): a plain store is sound under the model.
     dst.cid.store(src_cid, std::memory_order_relaxed);
     if (config_.allocator != Allocator::kV6_4) dst.recent_cid.store(src_cid, std::memory_order_relaxed);
   }
@@ -410,7 +423,7 @@ class LazyMmCid final : public MmCid {
     const int weight = mm.cidmask.Weight();
     ForEachInScope(mm, start, count, [&](int c) {
       ++r.visits;
-      const uint32_t cid = mm.slots[c].cid.load(std::memory_order_relaxed);
+      const uint32_t cid = store_buffer::Load(mm.slots[c].cid, std::memory_order_relaxed);
       if (CidIsValid(cid) && cid >= static_cast<uint32_t>(weight)) r.reclaimed += RemoteClear(mm, mm_id, c);
     });
     scans_.fetch_add(1, std::memory_order_relaxed);
@@ -600,7 +613,7 @@ class LazyMmCid final : public MmCid {
   // Reads rq->curr of `cpu` and whether it is an active user of `mm`.  The
   // caller has issued the full fence of its half of the Dekker pairing.
   bool ActiveUserCurrentOn(int cpu, MmId mm) const {
-    const TaskId t = cpus_[cpu].curr.load(std::memory_order_relaxed);
+    const TaskId t = store_buffer::Load(cpus_[cpu].curr, std::memory_order_relaxed);
     if (t == kNoTask) return false;
     return tasks_[t].active.load(std::memory_order_relaxed) && tasks_[t].mm.load(std::memory_order_relaxed) == mm;
   }
@@ -622,14 +635,14 @@ class LazyMmCid final : public MmCid {
 
   // mm_cid_put_lazy()
   void PutLazy(Mm& mm, Slot& s) {
-    uint32_t cid = s.cid.load(std::memory_order_relaxed);
+    uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
     if (!CidIsLazy(cid)) return;
-    if (s.cid.compare_exchange_strong(cid, kUnset, std::memory_order_relaxed)) FreeCid(mm, cid & ~kLazyPut);
+    if (store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed)) FreeCid(mm, cid & ~kLazyPut);
   }
   // mm_cid_put()
   void Put(Mm& mm, Slot& s) {
     uint32_t cid = s.cid.load(std::memory_order_relaxed);
-    while (!s.cid.compare_exchange_weak(cid, kUnset, std::memory_order_relaxed)) {
+    while (!store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed)) {
     }
     if (!CidIsUnset(cid)) FreeCid(mm, cid & ~kLazyPut);
   }
@@ -716,21 +729,25 @@ class LazyMmCid final : public MmCid {
   // mm_cid_get()
   int32_t GetCid(Mm& mm, int cpu, Task& t, Nanos now) {
     Slot& s = mm.slots[cpu];
-    uint32_t cid = s.cid.load(std::memory_order_relaxed);
+    uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
     if (CidIsValid(cid)) {  // parked ID: no atomic RMW
       s.time.store(now, std::memory_order_relaxed);
       return static_cast<int32_t>(cid);
     }
     if (CidIsLazy(cid)) {
       ISOLATION_INTERLEAVE_POINT("mm_cid.get.before_lazy_cas");
-      if (s.cid.compare_exchange_strong(cid, kUnset, std::memory_order_relaxed)) FreeCid(mm, cid & ~kLazyPut);
+      if (store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed)) FreeCid(mm, cid & ~kLazyPut);
     }
     const int32_t n = AllocateCid(mm, cpu);
     s.time.store(now, std::memory_order_relaxed);
     t.last_cid_reset = now;  // [WQ]: stamped on the allocation path only
     if (n < 0) return -1;
     // The slot is UNSET here and only its owner (us, under the rq lock) moves
-    // it out of UNSET, so a plain store suffices.
+    // it out of UNSET, so a plain store suffices.  (store_buffer.h
+    // discipline: no other CPU's delayed LAZY view of this slot can be
+    // pending -- delayed views only exist for valid slots and our CAS or
+    // UNSET load above ended or excluded them -- so a plain store is sound
+    // under the model too.)
     s.cid.store(static_cast<uint32_t>(n), std::memory_order_relaxed);
     if (config_.allocator != Allocator::kV6_4) s.recent_cid.store(static_cast<uint32_t>(n), std::memory_order_relaxed);
     return n;
@@ -739,21 +756,22 @@ class LazyMmCid final : public MmCid {
   // sched_mm_cid_remote_clear(): 1 if this call freed the ID.
   int RemoteClear(Mm& mm, MmId mm_id, int cpu) {
     Slot& s = mm.slots[cpu];
-    uint32_t cid = s.cid.load(std::memory_order_relaxed);
+    uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
     if (!CidIsValid(cid)) return 0;
-    // Announce.
-    if (!s.cid.compare_exchange_strong(cid, cid | kLazyPut, std::memory_order_relaxed)) return 0;
+    // Announce.  Delayed under a StoreBufferModel: the owner CPU may not see
+    // LAZY until our fence.
+    if (!store_buffer::CompareExchangeDelayed(s.cid, cid, cid | kLazyPut, std::memory_order_relaxed)) return 0;
     ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.after_lazy_cas");
     // Reclaimer half of the Dekker pairing: the LAZY store must be ordered
     // before the load of rq->curr; a seq_cst CAS alone does not order a later
     // relaxed load in the C++ model, the fence does.
-    FullFence();
+    if (!config_.lazy_no_dekker_fences) FullFence();
     // Verify: an active user of the mm there resolves LAZY itself.
     if (ActiveUserCurrentOn(cpu, mm_id)) return 0;
     ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.before_commit");
     // Commit: single winner frees the bit.
     uint32_t lazy = cid | kLazyPut;
-    if (!s.cid.compare_exchange_strong(lazy, kUnset, std::memory_order_relaxed)) return 0;
+    if (!store_buffer::CompareExchange(s.cid, lazy, kUnset, std::memory_order_relaxed)) return 0;
     FreeCid(mm, cid);
     return 1;
   }

@@ -50,6 +50,7 @@ std::string MmCidConfig::Name() const {
     std::string n(DesignName(design));
     if (design == Design::kOwner619 && owner619_direct) n += "+owner619_direct";
     if (design == Design::kOwner619 && owner619_walk619) n += "+owner619_walk619";
+    if (design == Design::kOwner619 && owner619_split_mode) n += "+owner619_split_mode";
     return n;
   }
   std::string n = absl::StrCat(std::string(DesignName(design)), "+", std::string(AllocatorName(allocator)),
@@ -58,6 +59,7 @@ std::string MmCidConfig::Name() const {
                                std::string(PlacementName(placement)));
   // Implied by work_unbound / work_resume, so only printed where it is a choice.
   if (tick_kick && placement != Placement::kUnbound && placement != Placement::kResume) n += "+tick_kick";
+  if (lazy_no_dekker_fences) n += "+lazy_no_dekker_fences";
   return n;
 }
 

@@ -10,6 +10,10 @@
 //     (task ID = UNSET), so "no task owns an ID" (I11) holds literally;
 //   - the affinity-growth deferred work (irq_work -> work) runs synchronously
 //     inside SetAffinity.
+//   - the mode is read and written through store_buffer.h (ReadMode /
+//     WriteMode), so that a StoreBufferModel can show what the two fences of
+//     47ee94efccf6 do; owner619_split_mode (negative control) keeps the
+//     pre-fix layout: separate `percpu` and `transit` words, no fences.
 
 #include <algorithm>
 #include <atomic>
@@ -23,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "isolation/interleave.h"
 #include "isolation/mm_cid.h"
+#include "isolation/store_buffer.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
 
@@ -47,6 +52,10 @@ struct Mm {
   explicit Mm(int p) : pcpu(new Slot[static_cast<size_t>(p)]), cidmask(p), allowed(p) {}
   std::unique_ptr<Slot[]> pcpu;
   std::atomic<uint32_t> mode{0};  // 0, TRANSIT, ONCPU, ONCPU|TRANSIT (one word, 47ee94efccf6)
+  // owner619_split_mode only (pre-47ee94efccf6): mm_cid.percpu (0/1) and
+  // mm_cid.transit (0/TRANSIT), written and read separately.
+  std::atomic<uint32_t> percpu{0};
+  std::atomic<uint32_t> transit{0};
   std::atomic<int> max_cids{0};
   AtomicCpuMask cidmask;
   std::mutex mutex;  // fork/exit/deferred work: users, mode changes
@@ -167,8 +176,8 @@ class Owner619MmCid final : public MmCid {
       mm->user_list.push_back(child);
       t.active.store(true, std::memory_order_relaxed);
       flip = UpdateMaxCids(*mm);
-      if (!flip && (mm->mode.load(std::memory_order_relaxed) & kOnCpu) == 0) {
-        // Per-task mode: the child gets its own ID now (it cannot run yet).
+      if (!flip && (ReadMode(*mm) & kOnCpu) == 0) {
+        // Per-task mode: the child gets its own ID now (not yet visible).
         int64_t attempts = 0;
         t.cid.store(AllocCid(*mm, attempts), std::memory_order_relaxed);
       }
@@ -214,7 +223,7 @@ class Owner619MmCid final : public MmCid {
       if (mm->nr_cpus_allowed == before) return;
       to_per_task = UpdateMaxCids(*mm);
       // Growth can only make per-task more attractive.
-      to_per_task = to_per_task && (mm->mode.load(std::memory_order_relaxed) & kOnCpu) != 0;
+      to_per_task = to_per_task && (ReadMode(*mm) & kOnCpu) != 0;
     }
     if (to_per_task) Transition(*mm, mm_id, /*to_per_cpu=*/false, kNoTask, kNoTask);
   }
@@ -278,7 +287,7 @@ class Owner619MmCid final : public MmCid {
       mm->users--;
       mm->user_list.erase(std::remove(mm->user_list.begin(), mm->user_list.end(), task), mm->user_list.end());
       if (mm->users > 0) {
-        to_per_task = UpdateMaxCids(*mm) && (mm->mode.load(std::memory_order_relaxed) & kOnCpu) != 0;
+        to_per_task = UpdateMaxCids(*mm) && (ReadMode(*mm) & kOnCpu) != 0;
         if (to_per_task) {
           const uint32_t s = mm->pcpu[cpu].cid;  // drop the local CPU-owned ID
           if (HasId(s) && (s & kOnCpu)) {
@@ -287,7 +296,7 @@ class Owner619MmCid final : public MmCid {
           }
         }
       } else {
-        mm->mode.store(0, std::memory_order_relaxed);
+        WriteMode(*mm, 0);
         mm->pcpu_thrs = 0;
       }
     }
@@ -349,9 +358,9 @@ class Owner619MmCid final : public MmCid {
         mm->users--;
         mm->user_list.erase(std::remove(mm->user_list.begin(), mm->user_list.end(), child), mm->user_list.end());
         if (mm->users > 0) {
-          to_per_task = UpdateMaxCids(*mm) && (mm->mode.load(std::memory_order_relaxed) & kOnCpu) != 0;
+          to_per_task = UpdateMaxCids(*mm) && (ReadMode(*mm) & kOnCpu) != 0;
         } else {
-          mm->mode.store(0, std::memory_order_relaxed);
+          WriteMode(*mm, 0);
           mm->pcpu_thrs = 0;
         }
       }
@@ -409,7 +418,7 @@ class Owner619MmCid final : public MmCid {
       const Mm* mmp = GetMm(m);
       if (mmp == nullptr) continue;
       const Mm& mm = *mmp;
-      const uint32_t mode = mm.mode.load(std::memory_order_relaxed);
+      const uint32_t mode = RawMode(mm);
       // I12
       if ((mm.pcpu_thrs != 0) != ((mode & kOnCpu) != 0) && mm.users > 0) {
         v.push_back(absl::StrCat("I12: mm ", m, " pcpu_thrs ", mm.pcpu_thrs, " vs mode ", mode));
@@ -484,13 +493,37 @@ class Owner619MmCid final : public MmCid {
   Mm* GetMm(MmId id) const { return mms_.Get(id); }
   int NumMms() const { return mms_.Size(); }
 
+  // READ_ONCE(mm->mm_cid.mode), or percpu + transit in the split layout.
+  uint32_t ReadMode(const Mm& mm) const {
+    if (config_.owner619_split_mode) {
+      const uint32_t percpu = store_buffer::Load(mm.percpu, std::memory_order_relaxed);
+      return (percpu != 0 ? kOnCpu : 0u) | store_buffer::Load(mm.transit, std::memory_order_relaxed);
+    }
+    return store_buffer::Load(mm.mode, std::memory_order_relaxed);
+  }
+  void WriteMode(Mm& mm, uint32_t mode) {
+    if (config_.owner619_split_mode) {
+      mm.percpu.store((mode & kOnCpu) != 0 ? 1 : 0, std::memory_order_relaxed);
+      mm.transit.store(mode & kTransit, std::memory_order_relaxed);
+      return;
+    }
+    store_buffer::Store(mm.mode, mode, std::memory_order_relaxed);
+  }
+  // Observers: the value in memory, whatever any buffer holds.
+  uint32_t RawMode(const Mm& mm) const {
+    if (config_.owner619_split_mode) {
+      return (mm.percpu.load(std::memory_order_relaxed) != 0 ? kOnCpu : 0u) | mm.transit.load(std::memory_order_relaxed);
+    }
+    return mm.mode.load(std::memory_order_relaxed);
+  }
+
   // __mm_update_max_cids() + mm_cid_calc_pcpu_thrs(); returns true if the
   // mode must flip.  Caller holds mm.lock.
   bool UpdateMaxCids(Mm& mm) {
     const int opt = std::min(mm.nr_cpus_allowed, mm.users);
     const int max_cids = std::min(opt + opt / 4, num_cpus_);
     mm.max_cids.store(max_cids, std::memory_order_relaxed);
-    const bool per_cpu = (mm.mode.load(std::memory_order_relaxed) & kOnCpu) != 0;
+    const bool per_cpu = (ReadMode(mm) & kOnCpu) != 0;
     if (!per_cpu && mm.users > max_cids) {
       mm.pcpu_thrs = std::max(std::min(opt - opt / 4, num_cpus_ / 2), 1);
       return true;
@@ -551,7 +584,7 @@ class Owner619MmCid final : public MmCid {
     Cpu& c = cpus_[cpu];
     uint32_t& slot = mm.pcpu[cpu].cid;
     uint32_t tcid = t.cid.load(std::memory_order_relaxed);
-    const uint32_t mode = mm.mode.load(std::memory_order_relaxed);
+    const uint32_t mode = ReadMode(mm);
     const uint32_t max_cids = static_cast<uint32_t>(mm.max_cids.load(std::memory_order_relaxed));
     const int64_t allocs_before = allocations_.load(std::memory_order_relaxed);
     int64_t attempts = 0;
@@ -616,7 +649,7 @@ class Owner619MmCid final : public MmCid {
     Mm& mm = *GetMm(t.mm.load(std::memory_order_relaxed));
     uint32_t& slot = mm.pcpu[cpu].cid;
     const uint32_t tcid = t.cid.load(std::memory_order_relaxed);
-    const uint32_t mode = mm.mode.load(std::memory_order_relaxed);
+    const uint32_t mode = ReadMode(mm);
     if (HasId(tcid) && (tcid & kTransit)) {
       const uint32_t id = IdOf(tcid);
       if ((mode & kTransit) == 0 && id < static_cast<uint32_t>(mm.max_cids.load(std::memory_order_relaxed))) {
@@ -640,10 +673,22 @@ class Owner619MmCid final : public MmCid {
   // Mode change with fixup.  Caller holds mm.mutex, no rq lock, not mm.lock.
   void Transition(Mm& mm, MmId mm_id, bool to_per_cpu, TaskId self, TaskId skip, TaskId group_tgid = kNoTask) {
     mode_changes_.fetch_add(1, std::memory_order_relaxed);
-    // mode ^= ONCPU|TRANSIT, then a full fence before taking any rq lock (a
-    // lock acquire does not keep an earlier store before it).
-    mm.mode.store(to_per_cpu ? (kOnCpu | kTransit) : kTransit, std::memory_order_relaxed);
-    FullFence();
+    if (config_.owner619_split_mode) {
+      // Pre-47ee94efccf6 (negative control): WRITE_ONCE(transit, TRANSIT);
+      // WRITE_ONCE(percpu, new) and no fence.  A weakly ordered CPU (PowerPC)
+      // may make the second store visible first; a FIFO store buffer cannot
+      // produce that, so the control issues them in that visible order, as
+      // plain stores, with a point between: a reader there sees the new
+      // percpu and transit == 0, i.e. a stable mode.
+      mm.percpu.store(to_per_cpu ? 1 : 0, std::memory_order_relaxed);
+      ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.split_mode.percpu_visible");
+      mm.transit.store(kTransit, std::memory_order_relaxed);
+    } else {
+      // mode ^= ONCPU|TRANSIT, then a full fence before taking any rq lock (a
+      // lock acquire does not keep an earlier store before it).
+      store_buffer::Store(mm.mode, to_per_cpu ? (kOnCpu | kTransit) : kTransit, std::memory_order_relaxed);
+      FullFence();
+    }
     if (to_per_cpu && config_.owner619_walk619) {
       WalkTasksToCpus619(mm, mm_id, self, skip, group_tgid);
     } else if (to_per_cpu) {
@@ -681,9 +726,13 @@ class Owner619MmCid final : public MmCid {
         }
       }
     }
-    // Full fence, then the final mode.
-    FullFence();
-    mm.mode.store(to_per_cpu ? kOnCpu : 0, std::memory_order_relaxed);
+    // Full fence, then the final mode (mm_cid_complete_transit()).
+    if (config_.owner619_split_mode) {
+      mm.transit.store(0, std::memory_order_relaxed);
+    } else {
+      FullFence();
+      store_buffer::Store(mm.mode, to_per_cpu ? kOnCpu : 0u, std::memory_order_relaxed);
+    }
     if (to_per_cpu && skip != kNoTask) tasks_[skip].cid.store(kUnset, std::memory_order_relaxed);
     if (!to_per_cpu && skip != kNoTask) {
       int64_t attempts = 0;

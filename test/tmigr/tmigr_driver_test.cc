@@ -151,8 +151,9 @@ DeadCpuWakeRun RunDeadCpuWake(bool take_cpu2_down) {
   constexpr Nanos kCpu1Timer = 8 * kNsPerMs;
   constexpr Nanos kCpu2Timer = 5 * kNsPerMs;
   int64_t cpu1_timer = -1;
-  auto arm_local_and_exit = [&ts](int cpu, Nanos at, int64_t* id) {
-    return MakeTaskBody([&ts, cpu, at, id](TaskContext& ctx) {
+  // A pinned task: arm one local timer on its CPU, then exit.
+  auto arm_local_and_exit = [&ts](Nanos at, int64_t* id) {
+    return MakeTaskBody([&ts, at, id](TaskContext& ctx) {
       ctx.Syscall([&](CpuContext& k) {
         const int64_t t = ts.AddTimer(k.cpu(), at, /*global=*/false, k.now());
         if (id != nullptr) *id = t;
@@ -165,8 +166,8 @@ DeadCpuWakeRun RunDeadCpuWake(bool take_cpu2_down) {
     t.name = absl::StrCat("cpu", c);
     t.cpu = c;
     t.affinity = CpuMask::Of(4, c);
-    if (c == 1) t.body = arm_local_and_exit(1, kCpu1Timer, &cpu1_timer);
-    if (c == 2) t.body = arm_local_and_exit(2, kCpu2Timer, nullptr);
+    if (c == 1) t.body = arm_local_and_exit(kCpu1Timer, &cpu1_timer);
+    if (c == 2) t.body = arm_local_and_exit(kCpu2Timer, nullptr);
     if (c == 3) t.body = MakeTaskBody([](TaskContext&) { return Step::Run(kNsPerMs); });
     EXPECT_TRUE(sim.Spawn(std::move(t)).ok());
   }

@@ -17,6 +17,13 @@
 //       flag; quiet_vmstat is gated on it, runs on every tick-stop attempt and
 //       on return to user of a nohz_full CPU whose tick is stopped; the
 //       shepherd skips tick-stopped CPUs and queues on `dirty`.
+//   B.local  Tosatti's v9-v13 rework of B (local management for nohz_full):
+//       the shepherd ignores nohz_full CPUs; a nohz_full CPU's first
+//       clean->dirty transition arms its own vmstat_update after P (not if
+//       pending or going offline), return to user folds and cancels it, idle
+//       entry (quiet_vmstat) only folds.  The arm and cancel go through a
+//       LocalWorkQueue (VmstatHooks plays queue_delayed_work_on /
+//       cancel_delayed_work with a driver timer).
 //   C   Tosatti's remote fold (2023): every slot change is a cross-CPU atomic
 //       (CAS writers, xchg folders, s32 slots); the housekeeping shepherd folds
 //       every online CPU remotely; no per-CPU work at all.
@@ -33,8 +40,11 @@
 // quiet_vmstat, cpu_vm_stats_fold, calculate_normal_threshold,
 // calculate_pressure_threshold, refresh_zone_stat_thresholds,
 // set_pgdat_percpu_threshold; zone_page_state(_snapshot).  B follows
-// <20220924152227.819815-5-atomlin@redhat.com> and its companions, C follows
-// <20230515180015.016409657@redhat.com>.
+// <20220924152227.819815-5-atomlin@redhat.com> and its companions, B.local
+// the spec's summary of Tosatti's v9-v13 series ([LOCAL]: v10 3/6
+// <20221216194904.155675758@redhat.com> to v13
+// <20230105125218.031928326@redhat.com>, FLUSH_WORK_ON_RESUME_USER on),
+// C follows <20230515180015.016409657@redhat.com>.
 //
 // Not modelled: NUMA events, VM events, per-CPU page lists (do_pagesets),
 // node items counted in bytes, stat_refresh.
@@ -80,14 +90,15 @@
 
 namespace isolation::vmstat {
 
-enum class Strategy { kA0, kA1, kB, kC, kD, kCPlainWriterNegativeControl };
-// "A0", "A1", "B", "C", "D", "C-plain-negative-control".
+enum class Strategy { kA0, kA1, kB, kC, kD, kCPlainWriterNegativeControl, kBLocal };
+// "A0", "A1", "B", "C", "D", "C-plain-negative-control", "B.local".
 std::string_view StrategyName(Strategy s);
-// Parses a name as printed by StrategyName (case-insensitive, "C-plain" ok).
+// Parses a name as printed by StrategyName (case-insensitive, "C-plain",
+// "B-local" and "Blocal" ok).
 absl::StatusOr<Strategy> ParseStrategy(std::string_view name);
 // The correct strategies (every invariant test runs over these).
-inline constexpr std::array<Strategy, 5> kCorrectStrategies = {
-    Strategy::kA0, Strategy::kA1, Strategy::kB, Strategy::kC, Strategy::kD};
+inline constexpr std::array<Strategy, 6> kCorrectStrategies = {
+    Strategy::kA0, Strategy::kA1, Strategy::kB, Strategy::kBLocal, Strategy::kC, Strategy::kD};
 
 enum class StatKind { kZone, kNode };
 
@@ -160,6 +171,22 @@ struct CpuCounters {
   int64_t return_to_user_folds = 0;  // B: folds on return to user
   int64_t remote_folds = 0;        // C/D: shepherd folds of this CPU
   int64_t threshold_folds = 0;     // writer updates that pushed to the shared side
+  int64_t local_work_arms = 0;     // B.local: work armed by a writer (dirty episode)
+};
+
+// B.local's per-CPU work management from the CPU itself.  Implemented by the
+// driver adapter (VmstatHooks); Vmstat calls it from the owner CPU's context
+// (writers, return to user) and from CpuOffline (hotplug context).
+class LocalWorkQueue {
+ public:
+  virtual ~LocalWorkQueue() = default;
+  // queue_delayed_work_on(cpu, mm_percpu_wq, vmstat_work,
+  // round_jiffies_relative(P)): run RunCpuWork(cpu, generation) on `cpu`
+  // after stat_interval.  The pending bit is already set.
+  virtual void ArmLocalWork(int cpu, uint64_t generation) = 0;
+  // cancel_delayed_work(): the armed item's generation is already stale; the
+  // queue may drop it so it does not even wake the CPU.
+  virtual void CancelLocalWork(int cpu) = 0;
 };
 
 class Vmstat {
@@ -248,9 +275,14 @@ class Vmstat {
   // Returns true if it folded.
   bool QuietVmstat(int cpu, bool tick_stopped);
   // exit_to_user_mode_prepare -> tick_nohz_user_enter_prepare on `cpu`.  B:
-  // on a nohz_full CPU whose tick is stopped, quiet_vmstat().  Other
-  // strategies: nothing.  Returns true if it folded.
+  // on a nohz_full CPU whose tick is stopped, quiet_vmstat().  B.local: on
+  // any nohz_full CPU (no tick-state test), fold if dirty and cancel the
+  // pending work.  Other strategies: nothing.  Returns true if it folded.
   bool ReturnToUser(int cpu, bool tick_stopped);
+  // B.local: where writers arm and return to user cancels the CPU's own work.
+  // REQUIRES: set before any writer runs, or nullptr (then an armed item only
+  // sets the pending bit; tests drive RunCpuWork themselves).  Not owned.
+  void SetLocalWorkQueue(LocalWorkQueue* queue) { local_queue_ = queue; }
   bool WorkPending(int cpu) const;
   bool Dirty(int cpu) const;  // B's vmstat_dirty (false for other strategies)
 
@@ -288,6 +320,7 @@ class Vmstat {
     std::atomic<int64_t> rtu_folds{0};
     std::atomic<int64_t> remote_folds{0};
     std::atomic<int64_t> threshold_folds{0};
+    std::atomic<int64_t> local_work_arms{0};
   };
   // One cache line of shared counters per (zone or node) and for the globals.
   struct alignas(64) SharedCounters {
@@ -336,6 +369,13 @@ class Vmstat {
   void ClearDirty(int cpu) {
     dirty_[static_cast<size_t>(cpu)].v.store(false, std::memory_order_relaxed);
   }
+  // B.local's vmstat_mark_dirty(): the first clean->dirty transition of a
+  // nohz_full CPU arms the CPU's own work, then the flag is set.  Owner
+  // context only, so the load/store pair needs no RMW.
+  void MarkDirtyLocal(int cpu) {
+    if (!Dirty(cpu) && IsNohzFull(cpu)) ArmLocalWork(cpu);
+    MarkDirty(cpu);
+  }
   // Overstep mode multiplier for Inc/Dec.
   int Overstep(int t) const { return config_.overstep ? (t >> 1) : 0; }
 
@@ -348,6 +388,9 @@ class Vmstat {
   int ZoneNormalThreshold(const ZoneSpec& zone, int online_cpus) const;
   bool QuietImpl(int cpu, bool tick_stopped);
   void CancelWork(int cpu);
+  void ArmLocalWork(int cpu);
+
+  LocalWorkQueue* local_queue_ = nullptr;
 
   struct alignas(64) DirtyFlag {
     std::atomic<bool> v{false};

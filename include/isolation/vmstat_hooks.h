@@ -14,6 +14,14 @@
 //   OnTickStop      quiet_vmstat() (tick_nohz_stop_tick, running->stopped).
 //   OnReturnToUser  B: tick_nohz_user_enter_prepare() -> quiet_vmstat() when
 //                   the CPU is nohz_full and Driver::TickStopped(cpu).
+//                   B.local: on every nohz_full CPU (fold + cancel).
+//   LocalWorkQueue  B.local: a nohz_full CPU's own vmstat_update is a driver
+//                   timer (ArmTimer at now + P, the delayed work's timer)
+//                   that queues the work item with delay 0; cancelling it
+//                   cancels the timer (cancel_delayed_work), so a cancelled
+//                   item never wakes the CPU.  Its re-queue after a fold goes
+//                   the same way.  Not deferrable in the model (the kernel's
+//                   vmstat_work timer does not wake an idle CPU).
 //   OnCpuOffline/Online  hotplug callbacks (fold of the dead CPU, thresholds).
 //   StatRefresh     vmstat_refresh() (/proc/sys/vm/stat_refresh): A/B queue a
 //                   refresh on every online CPU (schedule_on_each_cpu) and
@@ -49,9 +57,11 @@
 
 namespace isolation::vmstat {
 
-class VmstatHooks final : public Hooks {
+class VmstatHooks final : public Hooks, private LocalWorkQueue {
  public:
+  // Registers itself as `vm`'s LocalWorkQueue (B.local) until destroyed.
   explicit VmstatHooks(Vmstat& vm);
+  ~VmstatHooks() override;
 
   void OnStart(Driver& driver) override;
   void OnTickStop(CpuContext& ctx) override;
@@ -83,6 +93,10 @@ class VmstatHooks final : public Hooks {
   void RefreshWork(CpuContext& ctx, int cpu);
   // True if `cpu` runs a task that never yields; `retry` is then parked.
   bool ParkIfStarved(int cpu, WorkFn retry);
+  // LocalWorkQueue (B.local).
+  void ArmLocalWork(int cpu, uint64_t generation) override;
+  void CancelLocalWork(int cpu) override;
+  void LocalWorkTimer(CpuContext& ctx, int cpu, uint64_t generation);
 
   Vmstat& vm_;
   Driver* driver_ = nullptr;
@@ -92,6 +106,9 @@ class VmstatHooks final : public Hooks {
   std::atomic<int> refresh_waiting_{0};
   std::atomic<int64_t> refresh_completed_{0};
   std::unique_ptr<std::atomic<bool>[]> never_yields_;
+  // B.local: the armed timer per CPU (kNoTimer if none); touched from that
+  // CPU's contexts and the hotplug callback.
+  std::unique_ptr<std::atomic<TimerId>[]> local_timer_;
   std::mutex parked_mu_;
   std::vector<std::vector<WorkFn>> parked_;  // per CPU, guarded by parked_mu_
 };

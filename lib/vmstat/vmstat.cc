@@ -26,6 +26,7 @@ std::string_view StrategyName(Strategy s) {
     case Strategy::kC: return "C";
     case Strategy::kD: return "D";
     case Strategy::kCPlainWriterNegativeControl: return "C-plain-negative-control";
+    case Strategy::kBLocal: return "B.local";
   }
   return "?";
 }
@@ -35,13 +36,14 @@ absl::StatusOr<Strategy> ParseStrategy(std::string_view name) {
   if (n == "A0") return Strategy::kA0;
   if (n == "A1") return Strategy::kA1;
   if (n == "B") return Strategy::kB;
+  if (n == "B.LOCAL" || n == "B-LOCAL" || n == "BLOCAL") return Strategy::kBLocal;
   if (n == "C") return Strategy::kC;
   if (n == "D") return Strategy::kD;
   if (n == "C-PLAIN" || n == "C-PLAIN-NEGATIVE-CONTROL") {
     return Strategy::kCPlainWriterNegativeControl;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown vmstat strategy '", std::string(name), "' (want A0, A1, B, C, D or C-plain)"));
+      absl::StrCat("unknown vmstat strategy '", std::string(name), "' (want A0, A1, B, B.local, C, D or C-plain)"));
 }
 
 int Fls(uint64_t x) { return x == 0 ? 0 : 64 - std::countl_zero(x); }
@@ -158,6 +160,7 @@ CpuCounters Vmstat::Counters(int cpu) const {
   c.return_to_user_folds = s.rtu_folds.load(std::memory_order_relaxed);
   c.remote_folds = s.remote_folds.load(std::memory_order_relaxed);
   c.threshold_folds = s.threshold_folds.load(std::memory_order_relaxed);
+  c.local_work_arms = s.local_work_arms.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -235,6 +238,9 @@ absl::Status Vmstat::CpuOffline(int cpu) {
   CpuState& s = State(cpu);
   // vmstat_cpu_down_prep: cancel (disable) the per-CPU work.
   CancelWork(cpu);
+  // B.local (v11 fix): the armed item must not run unbound elsewhere; the
+  // writer's `IsOnline` test below keeps it from being re-armed.
+  if (strategy() == Strategy::kBLocal && local_queue_ != nullptr) local_queue_->CancelLocalWork(cpu);
   s.online.store(false, std::memory_order_relaxed);
   --online_count_;
   // page_alloc_cpu_dead -> cpu_vm_stats_fold(cpu).
@@ -269,10 +275,13 @@ int Vmstat::Shepherd(absl::FunctionRef<bool(int)> tick_stopped,
     switch (s) {
       case Strategy::kA0:
       case Strategy::kA1:
-      case Strategy::kB: {
+      case Strategy::kB:
+      case Strategy::kBLocal: {
         if (s == Strategy::kA1 && IsIsolated(cpu)) continue;  // be5e015d107d
         if (s == Strategy::kB && tick_stopped(cpu)) continue;  // v8 3/5
-        const bool wanted = s == Strategy::kB ? Dirty(cpu) : NeedUpdate(cpu);
+        // B.local: nohz_full CPUs manage their work themselves (v10 3/6).
+        if (s == Strategy::kBLocal && IsNohzFull(cpu)) continue;
+        const bool wanted = (s == Strategy::kB || s == Strategy::kBLocal) ? Dirty(cpu) : NeedUpdate(cpu);
         if (!wanted) continue;
         ISOLATION_INTERLEAVE_POINT("vmstat.shepherd.before_pending_test");
         if (st.work_pending.load(std::memory_order_relaxed)) continue;
@@ -309,7 +318,7 @@ bool Vmstat::RunCpuWork(int cpu, uint64_t generation) {
     return false;
   }
   OwnerIncrement(st.work_runs);
-  if (strategy() == Strategy::kB) ClearDirty(cpu);  // before the slots (spec 3.4)
+  if (strategy() == Strategy::kB || strategy() == Strategy::kBLocal) ClearDirty(cpu);  // before the slots (spec 3.4)
   const int changes = RefreshCpu(cpu);
   if (changes > 0) return true;  // re-queue after round_jiffies_relative(P); stays pending
   // Release: see the shepherd's acquire test-and-set (the generation this
@@ -350,8 +359,30 @@ bool Vmstat::QuietImpl(int cpu, bool tick_stopped) {
         CancelWork(cpu);
       }
       return true;
+    case Strategy::kBLocal:
+      // Idle entry only folds (the v13 series): the armed work stays, it
+      // finds the CPU clean and dies.
+      if (!Dirty(cpu)) return false;
+      ClearDirty(cpu);
+      RefreshCpu(cpu);
+      return true;
     default:
       return false;  // C/D: nothing is ever folded on the CPU itself
+  }
+}
+
+// B.local's queue_delayed_work_on() from vmstat_mark_dirty(), owner context.
+void Vmstat::ArmLocalWork(int cpu) {
+  CpuState& st = State(cpu);
+  // The cpu_offline flag: never while (or after) the CPU goes down.
+  if (!IsOnline(cpu)) return;
+  if (st.work_pending.load(std::memory_order_relaxed)) return;  // already armed
+  // Test-and-set as the shepherd does (acquire: see Shepherd()); the shepherd
+  // skips nohz_full CPUs here, so only this CPU's own contexts race for it.
+  if (st.work_pending.exchange(true, std::memory_order_acquire)) return;
+  OwnerIncrement(st.local_work_arms);
+  if (local_queue_ != nullptr) {
+    local_queue_->ArmLocalWork(cpu, st.work_generation.load(std::memory_order_relaxed));
   }
 }
 
@@ -365,6 +396,23 @@ bool Vmstat::QuietVmstat(int cpu, bool tick_stopped) {
 
 // __tick_nohz_user_enter_prepare() of the seed patch.
 bool Vmstat::ReturnToUser(int cpu, bool tick_stopped) {
+  if (strategy() == Strategy::kBLocal) {
+    // B.local (FLUSH_WORK_ON_RESUME_USER): no tick-state test, so no remote
+    // race; fold if dirty, then cancel the armed (or re-queued) work.
+    if (!IsNohzFull(cpu)) return false;
+    bool folded = false;
+    if (Dirty(cpu)) {
+      ClearDirty(cpu);
+      RefreshCpu(cpu);
+      folded = true;
+    }
+    if (State(cpu).work_pending.load(std::memory_order_relaxed)) {
+      CancelWork(cpu);
+      if (local_queue_ != nullptr) local_queue_->CancelLocalWork(cpu);
+    }
+    if (folded) OwnerIncrement(State(cpu).rtu_folds);
+    return folded;
+  }
   if (strategy() != Strategy::kB || !tick_stopped || !IsNohzFull(cpu)) return false;
   const bool folded = QuietImpl(cpu, tick_stopped);
   if (folded) OwnerIncrement(State(cpu).rtu_folds);
@@ -498,7 +546,11 @@ class VmstatImpl final : public Vmstat {
   }
 
   void AfterWrite(int cpu) {
-    if (strategy() == Strategy::kB) MarkDirty(cpu);  // vmstat_mark_dirty()
+    if (strategy() == Strategy::kB) {
+      MarkDirty(cpu);  // vmstat_mark_dirty()
+    } else if (strategy() == Strategy::kBLocal) {
+      MarkDirtyLocal(cpu);
+    }
   }
   void CountFold(int cpu) { OwnerIncrement(State(cpu).threshold_folds); }
 
@@ -700,6 +752,7 @@ absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
     case Strategy::kA0:
     case Strategy::kA1:
     case Strategy::kB:
+    case Strategy::kBLocal:
       return std::unique_ptr<Vmstat>(new VmstatImpl<SlotMode::kOwnerS8>(std::move(config)));
     case Strategy::kC:
       return std::unique_ptr<Vmstat>(new VmstatImpl<SlotMode::kSharedS32Cas>(std::move(config)));

@@ -8,7 +8,15 @@ namespace isolation::vmstat {
 VmstatHooks::VmstatHooks(Vmstat& vm)
     : vm_(vm),
       never_yields_(std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(vm.num_cpus()))),
-      parked_(static_cast<size_t>(vm.num_cpus())) {}
+      local_timer_(std::make_unique<std::atomic<TimerId>[]>(static_cast<size_t>(vm.num_cpus()))),
+      parked_(static_cast<size_t>(vm.num_cpus())) {
+  for (int cpu = 0; cpu < vm.num_cpus(); ++cpu) local_timer_[static_cast<size_t>(cpu)].store(kNoTimer);
+  if (vm.strategy() == Strategy::kBLocal) vm.SetLocalWorkQueue(this);
+}
+
+VmstatHooks::~VmstatHooks() {
+  if (vm_.strategy() == Strategy::kBLocal) vm_.SetLocalWorkQueue(nullptr);
+}
 
 void VmstatHooks::OnStart(Driver& driver) {
   driver_ = &driver;
@@ -42,9 +50,39 @@ void VmstatHooks::CpuWork(CpuContext& ctx, int cpu, uint64_t generation) {
   if (ctx.cpu() != cpu) return;
   if (ParkIfStarved(cpu, [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); })) return;
   if (vm_.RunCpuWork(cpu, generation)) {
+    if (vm_.strategy() == Strategy::kBLocal && vm_.IsNohzFull(cpu)) {
+      ArmLocalWork(cpu, generation);  // cancellable by the next return to user
+      return;
+    }
     ctx.driver().QueueWorkOn(cpu, vm_.config().stat_interval,
                              [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
   }
+}
+
+// B.local: queue_delayed_work_on(cpu, ..., round_jiffies_relative(P)) from
+// the CPU itself: the delayed work's timer.
+void VmstatHooks::ArmLocalWork(int cpu, uint64_t generation) {
+  Driver* d = driver_;
+  if (d == nullptr) return;  // before OnStart: the pending bit alone (see header)
+  const TimerId id = d->ArmTimer(cpu, d->Now() + vm_.config().stat_interval,
+                                 [this, cpu, generation](CpuContext& c) { LocalWorkTimer(c, cpu, generation); });
+  // Relaxed: only this CPU's contexts (serialised by the driver) and the
+  // hotplug callback use the id; a stale id only makes CancelTimer fail.
+  local_timer_[static_cast<size_t>(cpu)].store(id, std::memory_order_relaxed);
+}
+
+void VmstatHooks::LocalWorkTimer(CpuContext& ctx, int cpu, uint64_t generation) {
+  // The CPU went down (the driver runs its timers elsewhere): the v9 race,
+  // an item re-armed around the hotplug flush must not run unbound.
+  if (ctx.cpu() != cpu) return;
+  local_timer_[static_cast<size_t>(cpu)].store(kNoTimer, std::memory_order_relaxed);
+  ctx.driver().QueueWorkOn(cpu, 0, [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
+}
+
+// cancel_delayed_work(): drop the timer so the cancelled item never fires.
+void VmstatHooks::CancelLocalWork(int cpu) {
+  const TimerId id = local_timer_[static_cast<size_t>(cpu)].exchange(kNoTimer, std::memory_order_relaxed);
+  if (id != kNoTimer && driver_ != nullptr) driver_->CancelTimer(id);
 }
 
 bool VmstatHooks::ParkIfStarved(int cpu, WorkFn retry) {
@@ -70,7 +108,7 @@ void VmstatHooks::SetNeverYields(int cpu, bool on) {
 bool VmstatHooks::StatRefresh(Driver& driver) {
   if (refresh_waiting_.load(std::memory_order_acquire) != 0) return false;
   const Strategy s = vm_.strategy();
-  if (s != Strategy::kA0 && s != Strategy::kA1 && s != Strategy::kB) {
+  if (s != Strategy::kA0 && s != Strategy::kA1 && s != Strategy::kB && s != Strategy::kBLocal) {
     for (int cpu = 0; cpu < vm_.num_cpus(); ++cpu) {
       if (vm_.IsOnline(cpu)) (void)vm_.FoldCpuRemote(cpu);
     }
@@ -106,7 +144,7 @@ void VmstatHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
   (void)task;
   const int cpu = ctx.cpu();
   // tick_nohz_user_enter_prepare(): only nohz_full CPUs pay for the check.
-  if (vm_.strategy() != Strategy::kB || !vm_.IsNohzFull(cpu)) return;
+  if ((vm_.strategy() != Strategy::kB && vm_.strategy() != Strategy::kBLocal) || !vm_.IsNohzFull(cpu)) return;
   vm_.ReturnToUser(cpu, ctx.driver().TickStopped(cpu));
 }
 

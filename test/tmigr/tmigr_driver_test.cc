@@ -5,7 +5,9 @@
 // another, and the isolated busy CPU pulls them only under v6.9.
 
 #include <memory>
+#include <string_view>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "isolation/real_driver.h"
@@ -107,6 +109,103 @@ TEST(TmigrDriver, S27_RealThreadsBounded) {
       EXPECT_EQ(r.on_isolated, 0);
     }
   }
+}
+
+// The hooks' offline fix (fc51689): a CPU that goes down while idle leaves
+// its programmed wake-up armed; the simulator then runs that one-shot timer
+// on a housekeeping (HK_TYPE_TIMER) CPU, as hrtimers migrate at CPU-down.
+// The kernel tears a dead CPU's tick down instead, so the hook must do
+// nothing there.  Set-up: CPU 0 nohz_full (idle, target of timers_dead_cpu),
+// CPU 1 the housekeeping CPU that receives the dead CPU's timer, idle with
+// its own wake-up at 8 ms for a local timer, CPU 2 idle with a wake-up at
+// 5 ms, CPU 3 busy (keeps the hierarchy active).  CPU 2 goes down at 2 ms.
+// Acting as CPU 1's wake-up at 5 ms, the stale timer would run an idle
+// wake-up of CPU 1 that nothing programmed and arm a second wake-up chain
+// for it, so CPU 1 would take two wake-up interrupts at 8 ms (one wake-up
+// armed per CPU at a time is the hooks' contract).
+struct DeadCpuWakeRun {
+  int64_t cpu1_timer_irqs_at_8ms = 0;
+  int64_t cpu1_timer_irqs = 0;
+  int cpu1_timer_runs = 0;
+  int cpu1_timer_run_cpu = -1;
+  int64_t runtime_violations = 0;
+};
+
+DeadCpuWakeRun RunDeadCpuWake(bool take_cpu2_down) {
+  DeadCpuWakeRun out;
+  auto topo = Topology::FromSynthetic("pu:4");
+  EXPECT_TRUE(topo.ok());
+  auto iso = IsolationConfig::FromFlags(*topo, "", "0");
+  EXPECT_TRUE(iso.ok()) << iso.status();
+  SimOptions so;
+  so.record_trace = true;
+  auto sim_or = Simulator::Create(*topo, *iso, so);
+  EXPECT_TRUE(sim_or.ok()) << sim_or.status();
+  Simulator& sim = **sim_or;
+  auto ts_or = TimerSystem::Create(*topo, Options{}, TimerSystem::Config{sim.tick_period()});
+  EXPECT_TRUE(ts_or.ok());
+  TimerSystem& ts = **ts_or;
+  EXPECT_TRUE(ts.BootAll().ok());
+  TmigrHooks hooks(ts, TmigrHooks::Config{0});
+  sim.AddHooks(&hooks);
+  constexpr Nanos kCpu1Timer = 8 * kNsPerMs;
+  constexpr Nanos kCpu2Timer = 5 * kNsPerMs;
+  int64_t cpu1_timer = -1;
+  // A pinned task: arm one local timer on its CPU, then exit.
+  auto arm_local_and_exit = [&ts](Nanos at, int64_t* id) {
+    return MakeTaskBody([&ts, at, id](TaskContext& ctx) {
+      ctx.Syscall([&](CpuContext& k) {
+        const int64_t t = ts.AddTimer(k.cpu(), at, /*global=*/false, k.now());
+        if (id != nullptr) *id = t;
+      });
+      return Step::Exit();
+    });
+  };
+  for (int c : {1, 2, 3}) {
+    TaskSpec t;
+    t.name = absl::StrCat("cpu", c);
+    t.cpu = c;
+    t.affinity = CpuMask::Of(4, c);
+    if (c == 1) t.body = arm_local_and_exit(kCpu1Timer, &cpu1_timer);
+    if (c == 2) t.body = arm_local_and_exit(kCpu2Timer, nullptr);
+    if (c == 3) t.body = MakeTaskBody([](TaskContext&) { return Step::Run(kNsPerMs); });
+    EXPECT_TRUE(sim.Spawn(std::move(t)).ok());
+  }
+  if (take_cpu2_down) {
+    sim.At(2 * kNsPerMs, [&] {
+      EXPECT_TRUE(sim.TickStopped(2));
+      EXPECT_EQ(ts.ProgrammedWakeup(2), kCpu2Timer);  // its wake-up is armed
+      EXPECT_TRUE(sim.SetCpuOnline(2, false).ok());
+    });
+  }
+  EXPECT_TRUE(sim.RunFor(20 * kNsPerMs).ok());
+  for (const SimTraceEvent& e : sim.trace()) {
+    if (e.cpu != 1 || std::string_view(e.kind) != "timer") continue;
+    ++out.cpu1_timer_irqs;
+    if (e.time >= kCpu1Timer && e.time < kCpu1Timer + 100 * kNsPerUs) ++out.cpu1_timer_irqs_at_8ms;
+  }
+  EXPECT_GE(cpu1_timer, 0);
+  if (cpu1_timer >= 0) {
+    const TimerRecord& r = ts.timers()[static_cast<size_t>(cpu1_timer)];
+    out.cpu1_timer_runs = r.runs.load();
+    out.cpu1_timer_run_cpu = r.run_cpu;
+  }
+  out.runtime_violations = ts.runtime_violations();
+  return out;
+}
+
+TEST(TmigrDriver, DeadCpuWakeTimerDoesNotActAsTheHousekeepingCpus) {
+  const DeadCpuWakeRun baseline = RunDeadCpuWake(false);
+  EXPECT_EQ(baseline.cpu1_timer_irqs, 1);  // only its own wake-up
+  EXPECT_EQ(baseline.cpu1_timer_irqs_at_8ms, 1);
+  const DeadCpuWakeRun r = RunDeadCpuWake(true);
+  // The dead CPU's wake-up is delivered to CPU 1 at 5 ms (driver contract) ...
+  EXPECT_EQ(r.cpu1_timer_irqs, 2);
+  // ... but does not start a second wake-up chain for CPU 1.
+  EXPECT_EQ(r.cpu1_timer_irqs_at_8ms, 1);
+  EXPECT_EQ(r.cpu1_timer_runs, 1);
+  EXPECT_EQ(r.cpu1_timer_run_cpu, 1);
+  EXPECT_EQ(r.runtime_violations, 0);
 }
 
 }  // namespace

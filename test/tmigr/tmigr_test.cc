@@ -499,6 +499,68 @@ TEST(TmigrRace, HandleRemoteStopsWhenChildBecameMigrator) {
   EXPECT_EQ(Violations(*f.tm), "");
 }
 
+// I2 single puller per event: two CPUs service NONE groups at once.  With
+// children-per-group 2, GRP0:0 {0,1} and GRP0:1 {2,3}, the whole hierarchy
+// idle and CPU 3 holding the only global timer (100): CPU 0 went idle last
+// and wakes at 100 for the root's first expiry; CPU 2's softirq runs at 100
+// too (say for a local timer) and, its level-0 group being NONE, walks it.
+// CPU 2 pops CPU 3's event from GRP0:1 while CPU 0 pops GRP0:1's group event
+// (cpu 3) from the root: both reach tmigr_handle_remote_cpu(3).  The group
+// locks and `remote` must let exactly one of them run CPU 3's timers, in
+// every interleaving, and leave no expired event queued nor a stale wake-up.
+// Fails if the `remote` check is dropped (CPU 3 expired by both CPUs), if a
+// pop were not atomic under the group lock, or if the second servicer
+// dropped the event for good (I5 / expired events left queued).
+TEST(TmigrRace, I2_NoneGroupServicedByTwoCpusExpiresOnce) {
+  const std::vector<std::vector<Interleaver::Slice>> scripts = {
+      {{"cpu0_softirq", ""}, {"cpu2_softirq", ""}},
+      {{"cpu2_softirq", ""}, {"cpu0_softirq", ""}},
+      // CPU 2 runs CPU 3's timers; CPU 0 pops the root's event for CPU 3 meanwhile.
+      {{"cpu2_softirq", "tmigr.handle_remote_cpu.after_expire"}, {"cpu0_softirq", ""}, {"cpu2_softirq", ""}},
+      // CPU 0 runs CPU 3's timers; CPU 2 pops CPU 3's event from GRP0:1 meanwhile.
+      {{"cpu0_softirq", "tmigr.handle_remote_cpu.after_expire"}, {"cpu2_softirq", ""}, {"cpu0_softirq", ""}},
+  };
+  for (size_t i = 0; i < scripts.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("script ", i));
+    Fixture f = MakeUp(4, WithCpg(2));
+    ASSERT_EQ(f.tm->root()->level, 1);
+    f.backend->next_global[3] = 100;
+    ASSERT_EQ(f.tm->Deactivate(3, 100), kNanosMax);
+    ASSERT_EQ(f.tm->Deactivate(1, kNanosMax), kNanosMax);
+    ASSERT_EQ(f.tm->Deactivate(2, kNanosMax), kNanosMax);
+    ASSERT_EQ(f.tm->Deactivate(0, kNanosMax), 100);  // last CPU: wakes for CPU 3's timer
+    ASSERT_EQ(StateOf(f.tm->root()).migrator, kMigratorNone);
+    ASSERT_EQ(StateOf(f.tm->groups_at(0)[1]).migrator, kMigratorNone);
+    ASSERT_TRUE(f.tm->RequiresHandleRemote(0, 100));
+    Interleaver il;
+    il.Add("cpu0_softirq", [&] { f.tm->HandleRemote(0, 100); });
+    il.Add("cpu2_softirq", [&] { f.tm->HandleRemote(2, 100); });
+    const absl::Status s = il.Run(scripts[i]);
+    ASSERT_TRUE(s.ok()) << s;
+    // Exactly one CPU ran CPU 3's timers, once.
+    EXPECT_EQ(f.backend->expired.size(), 1u) << absl::StrJoin(il.log(), " ");
+    for (const auto& [owner, runner] : f.backend->expired) EXPECT_EQ(owner, 3) << "runner " << runner;
+    EXPECT_EQ(f.tm->counters().remote_expiries.load(), 1);
+    EXPECT_FALSE(f.tm->cpu_state(3).remote.load());
+    // Nothing expired is left queued, and nobody keeps a wake-up for it.
+    for (int l = 0; l < 2; ++l) {
+      for (const Group* g : f.tm->groups_at(l)) {
+        for (int e = 0; e < g->events.size(); ++e) {
+          const Event* evt = g->events.at(e);
+          EXPECT_TRUE(evt->ignore.load() || evt->expires > 100) << g->Name() << " " << evt->expires;
+        }
+        EXPECT_GT(g->next_expiry.load(), 100) << g->Name();
+      }
+    }
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(f.tm->cpu_state(c).wakeup.load(), kNanosMax) << "cpu " << c;
+    EXPECT_EQ(Violations(*f.tm), "");
+    // A later pass by either CPU at the same time expires nothing more.
+    f.tm->HandleRemote(0, 100);
+    f.tm->HandleRemote(2, 100);
+    EXPECT_EQ(f.backend->expired.size(), 1u);
+  }
+}
+
 // S17 hotplug prepare creating a new root vs the old root's last CPU idling.
 TEST(TmigrRace, S17_HotplugVsIdle) {
   const std::vector<std::vector<Interleaver::Slice>> scripts = {

@@ -121,7 +121,11 @@ TEST_P(VmstatRealP, S6_S7_RealThreads_I1_I8_I10) {
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, VmstatRealP, ::testing::ValuesIn(kCorrectStrategies),
                          [](const ::testing::TestParamInfo<Strategy>& info) {
-                           return std::string(StrategyName(info.param));
+                           std::string n(StrategyName(info.param));
+                           for (char& ch : n) {
+                             if (ch == '.') ch = '_';  // "B.local" -> B_local (gtest names)
+                           }
+                           return n;
                          });
 
 }  // namespace

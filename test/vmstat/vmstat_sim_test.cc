@@ -156,7 +156,13 @@ std::vector<RtResult> SpawnRtInitOnIsolatedCpus(Machine& m, int syscalls, Nanos 
 
 class VmstatSimP : public ::testing::TestWithParam<Strategy> {};
 
-std::string ParamName(const ::testing::TestParamInfo<Strategy>& info) { return std::string(StrategyName(info.param)); }
+std::string ParamName(const ::testing::TestParamInfo<Strategy>& info) {
+  std::string n(StrategyName(info.param));
+  for (char& ch : n) {
+    if (ch == '.') ch = '_';  // "B.local" -> B_local (gtest names)
+  }
+  return n;
+}
 
 TEST_P(VmstatSimP, S7_RtInitPattern_I8_I9_I1) {
   const Strategy s = GetParam();
@@ -187,6 +193,17 @@ TEST_P(VmstatSimP, S7_RtInitPattern_I8_I9_I1) {
       EXPECT_EQ(isolated_work, 0);
       EXPECT_EQ(residue_max, 0);
       EXPECT_GT(m.vm->Counters(1).return_to_user_folds, 0);
+      break;
+    case Strategy::kBLocal:
+      // Every syscall arms the CPU's own work and its return to user folds
+      // and cancels it (the timer is cancelled: no stale item runs either).
+      EXPECT_EQ(isolated_work, 0);
+      EXPECT_EQ(residue_max, 0);
+      for (int cpu = 1; cpu < 8; ++cpu) {
+        EXPECT_GT(m.vm->Counters(cpu).return_to_user_folds, 0) << "cpu " << cpu;
+        EXPECT_GT(m.vm->Counters(cpu).local_work_arms, 0) << "cpu " << cpu;
+        EXPECT_EQ(m.vm->Counters(cpu).cancelled_work_runs, 0) << "cpu " << cpu;
+      }
       break;
     default:
       EXPECT_EQ(isolated_work, 0);
@@ -225,6 +242,7 @@ TEST_P(VmstatSimP, S12_InterruptDirtying) {
       EXPECT_EQ(residue, 3);
       break;
     case Strategy::kB:
+    case Strategy::kBLocal:
       EXPECT_EQ(work, 0);
       EXPECT_EQ(residue, 0);  // folded on the interrupt's return to user
       EXPECT_EQ(m.vm->Counters(3).return_to_user_folds, 1);
@@ -256,6 +274,15 @@ TEST_P(VmstatSimP, S13_NeverReturnsToUser) {
     case Strategy::kB:
       EXPECT_EQ(m.vm->Counters(5).work_runs, 0);
       EXPECT_EQ(residue, 6) << "no return to user, shepherd skips the CPU: residue stays";
+      break;
+    case Strategy::kBLocal:
+      // The first write (P/3) armed the CPU's own work for 4P/3: it folds all
+      // three writes (one interference), re-arms once because it moved
+      // something, and the re-armed run at 7P/3 finds nothing and dies.
+      EXPECT_EQ(m.vm->Counters(5).local_work_arms, 1);
+      EXPECT_EQ(m.vm->Counters(5).work_runs, 2);
+      EXPECT_EQ(residue, 0);
+      EXPECT_FALSE(m.vm->WorkPending(5));
       break;
     default:
       EXPECT_EQ(residue, 0);  // remote fold
@@ -312,6 +339,23 @@ TEST_P(VmstatSimP, S9_IdleEntryQuietEveryAttemptVsFirst) {
         EXPECT_EQ(folds, every_attempt ? kIrqs / 2 : 0);
         EXPECT_EQ(m.vm->MaxAbsDiff(kCpu), every_attempt ? 0 : kIrqs / 2);
         break;
+      case Strategy::kBLocal: {
+        // Idle entry only folds.  Every attempt: as B.  First stop only: the
+        // CPU's own work, armed by the first dirtying interrupt of each
+        // episode, folds after P instead (it wakes the idle CPU: the model's
+        // timer is not deferrable), so the residue stays below one period's
+        // worth of interrupts (P / (P/5) = 5) instead of growing to 25.
+        const int64_t work = after.work_runs - before.work_runs;
+        EXPECT_EQ(folds, every_attempt ? kIrqs / 2 : 0);
+        if (every_attempt) {
+          EXPECT_EQ(m.vm->MaxAbsDiff(kCpu), 0);
+        } else {
+          EXPECT_GT(work, 0);
+          EXPECT_LE(m.vm->MaxAbsDiff(kCpu), 5);
+        }
+        EXPECT_GT(after.local_work_arms, before.local_work_arms);
+        break;
+      }
       case Strategy::kC:
       case Strategy::kD:
         EXPECT_EQ(folds, 0) << "quiet_vmstat does nothing; the shepherd folds remotely";
@@ -333,7 +377,7 @@ TEST_P(VmstatSimP, S9_IdleEntryQuietEveryAttemptVsFirst) {
 // remotely: complete at once, every isolated CPU folded.
 TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
   const Strategy s = GetParam();
-  const bool remote = s != Strategy::kA0 && s != Strategy::kA1 && s != Strategy::kB;
+  const bool remote = s != Strategy::kA0 && s != Strategy::kA1 && s != Strategy::kB && s != Strategy::kBLocal;
   constexpr int kSpinCpu = 3;
   Machine m = MakeMachine(s);
   SpawnHousekeeper(m);
@@ -361,8 +405,9 @@ TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
     EXPECT_EQ(m.hooks->stat_refreshes_completed(), 0) << "timeout: stat_refresh still waiting for CPU " << kSpinCpu;
     EXPECT_EQ(m.hooks->stat_refresh_waiting(), 1);
     // B may fold CPU 3 when an interrupt (the parked item's wake-up) returns
-    // to user with the tick stopped, but that does not finish the refresh.
-    if (s != Strategy::kB) {
+    // to user with the tick stopped, B.local on any return to user, but that
+    // does not finish the refresh.
+    if (s != Strategy::kB && s != Strategy::kBLocal) {
       EXPECT_EQ(m.vm->MaxAbsDiff(kSpinCpu), 2) << "the spinning CPU was never refreshed";
     }
     for (int cpu = 1; cpu < 8; ++cpu) {
@@ -446,6 +491,41 @@ TEST(VmstatSimHotplug, I10_DeadCpuWorkDoesNotRunAsAnotherCpusWork) {
   const int64_t baseline = HousekeepingWorkRunsWithCpu6(false);
   EXPECT_GT(baseline, 0);
   EXPECT_EQ(HousekeepingWorkRunsWithCpu6(true), baseline);
+}
+
+// S15 / I10 (B.local, the v9 race): an interrupt dirties idle nohz_full CPU
+// 6 at P/2, which arms its own work for 3P/2; the CPU goes down at P.  The
+// armed work must be cancelled, not run elsewhere (nor as CPU 0's work) and
+// not re-armed; after CPU 6 comes back a new dirty episode arms it again
+// and its work folds it (the pending bit was not left set).
+TEST(VmstatSimHotplug, S15_BLocalArmedWorkDoesNotRunElsewhere) {
+  Machine m = MakeMachine(Strategy::kBLocal);
+  SpawnHousekeeper(m);
+  m.sim->ArmTimer(6, kP / 2, [&m](CpuContext& k) { m.Apply(k.cpu(), StatKind::kNode, 0, 9, 4); });
+  m.sim->At(kP, [&] {
+    EXPECT_TRUE(m.vm->WorkPending(6));  // armed, due at 3P/2
+    EXPECT_EQ(m.vm->Counters(6).local_work_arms, 1);
+    ASSERT_TRUE(m.sim->SetCpuOnline(6, false).ok());
+    EXPECT_FALSE(m.vm->WorkPending(6));
+    EXPECT_EQ(m.vm->MaxAbsDiff(6), 0);  // folded by the dead-CPU fold
+  });
+  ASSERT_TRUE(m.sim->RunFor(4 * kP).ok());
+  EXPECT_EQ(m.vm->Counters(6).work_runs, 0);
+  EXPECT_EQ(m.vm->Counters(6).cancelled_work_runs, 0) << "the cancelled item still fired";
+  EXPECT_EQ(m.vm->Counters(0).cancelled_work_runs, 0);
+  EXPECT_EQ(m.vm->Counters(6).local_work_arms, 1);
+  int64_t timer_irqs = 0;
+  for (int cpu = 0; cpu < 8; ++cpu) timer_irqs += m.sim->Stats(cpu).timer_callbacks;
+  EXPECT_EQ(timer_irqs, 1) << "only the dirtying interrupt: the cancelled work's timer must not fire anywhere";
+  EXPECT_EQ(m.ConservationError(), 0);
+  // Back online: the next dirty episode arms and the fallback folds.
+  ASSERT_TRUE(m.sim->SetCpuOnline(6, true).ok());
+  m.sim->ArmTimer(6, 4 * kP + kP / 2, [&m](CpuContext& k) { m.Apply(k.cpu(), StatKind::kNode, 0, 9, 3); });
+  ASSERT_TRUE(m.sim->RunFor(4 * kP).ok());
+  EXPECT_EQ(m.vm->Counters(6).local_work_arms, 2);
+  EXPECT_GT(m.vm->Counters(6).work_runs, 0);
+  EXPECT_EQ(m.vm->MaxAbsDiff(6), 0);
+  EXPECT_EQ(m.ConservationError(), 0);
 }
 
 // S17: noise census over a longer run with random syscall and interrupt

@@ -87,10 +87,19 @@ int64_t ConservationError(const Vmstat& vm, const Truth& truth) {
 
 class VmstatP : public ::testing::TestWithParam<Strategy> {};
 
+// B.local's LocalWorkQueue as a test double: records what was armed and
+// cancelled (the tests run the items themselves).
+struct RecordingLocalQueue : LocalWorkQueue {
+  void ArmLocalWork(int cpu, uint64_t generation) override { armed.push_back({cpu, generation}); }
+  void CancelLocalWork(int cpu) override { cancelled.push_back(cpu); }
+  std::vector<std::pair<int, uint64_t>> armed;
+  std::vector<int> cancelled;
+};
+
 std::string ParamName(const ::testing::TestParamInfo<Strategy>& info) {
   std::string n(StrategyName(info.param));
   for (char& ch : n) {
-    if (ch == '-') ch = '_';
+    if (ch == '-' || ch == '.') ch = '_';  // "B.local" -> B_local (gtest names)
   }
   return n;
 }
@@ -432,7 +441,7 @@ TEST_P(VmstatP, I6_QuietZeroesEverySlot) {
   vm->Inc(0, StatKind::kNode, 0, 4);
   EXPECT_EQ(vm->RefreshCpu(0), 2);
   EXPECT_EQ(vm->MaxAbsDiff(0), 0);
-  if (GetParam() == Strategy::kB) {
+  if (GetParam() == Strategy::kB || GetParam() == Strategy::kBLocal) {
     vm->Inc(0, StatKind::kZone, 0, 0);
     EXPECT_TRUE(vm->Dirty(0));
     EXPECT_TRUE(vm->QuietVmstat(0, true));
@@ -458,6 +467,13 @@ TEST_P(VmstatP, I8_ShepherdNeverWorksOnIsolatedCpus) {
     case Strategy::kB:
       EXPECT_EQ(on_isolated, 0);
       EXPECT_EQ(queued, std::vector<int>({0}));
+      break;
+    case Strategy::kBLocal:
+      EXPECT_EQ(on_isolated, 0);  // the shepherd ignores nohz_full CPUs
+      EXPECT_EQ(queued, std::vector<int>({0}));
+      // The only work an isolated CPU gets is the one it armed itself.
+      for (int cpu = 1; cpu < 8; ++cpu) EXPECT_EQ(vm->Counters(cpu).local_work_arms, 1) << "cpu " << cpu;
+      EXPECT_EQ(vm->Counters(0).local_work_arms, 0);
       break;
     default:
       EXPECT_TRUE(queued.empty());  // C/D never queue work anywhere
@@ -496,6 +512,28 @@ TEST_P(VmstatP, I9_Liveness) {
       EXPECT_EQ(vm->MaxAbsDiff(2), 0);
       EXPECT_EQ(vm->Counters(2).return_to_user_folds, 1);
       break;
+    case Strategy::kBLocal: {
+      // The write armed CPU 2's own work; return to user folds (whatever the
+      // tick state) and cancels it.  A CPU that stays in the kernel is folded
+      // by that work instead (the fallback).
+      EXPECT_TRUE(vm->WorkPending(2));
+      EXPECT_TRUE(vm->ReturnToUser(2, false));
+      EXPECT_EQ(vm->MaxAbsDiff(2), 0);
+      EXPECT_FALSE(vm->WorkPending(2));
+      EXPECT_EQ(vm->Counters(2).return_to_user_folds, 1);
+      RecordingLocalQueue q;
+      vm->SetLocalWorkQueue(&q);
+      vm->Mod(2, StatKind::kNode, 0, kNodeWriteback, -4);
+      ASSERT_EQ(q.armed.size(), 1u);
+      EXPECT_EQ(q.armed[0].first, 2);
+      EXPECT_TRUE(vm->RunCpuWork(2, q.armed[0].second));  // folded: re-arms (stays pending)
+      EXPECT_EQ(vm->MaxAbsDiff(2), 0);
+      EXPECT_FALSE(vm->RunCpuWork(2, q.armed[0].second));  // nothing moved: dies
+      EXPECT_FALSE(vm->WorkPending(2));
+      EXPECT_EQ(vm->Counters(2).work_runs, 2);
+      vm->SetLocalWorkQueue(nullptr);
+      break;
+    }
     default:
       vm->Shepherd([](int) { return true; }, [](int, uint64_t) {});
       EXPECT_EQ(vm->MaxAbsDiff(2), 0);
@@ -571,7 +609,7 @@ TEST_P(VmstatP, S11_QuietGateRace) {
   if (s == Strategy::kA0 || s == Strategy::kA1) {
     EXPECT_FALSE(folded);
     EXPECT_EQ(vm->MaxAbsDiff(1), 9);  // the pending-work gate returns early
-  } else if (s == Strategy::kB) {
+  } else if (s == Strategy::kB || s == Strategy::kBLocal) {
     EXPECT_TRUE(folded);
     EXPECT_EQ(vm->MaxAbsDiff(1), 0);  // the dirty gate folds
   } else {
@@ -615,6 +653,57 @@ TEST(VmstatWork, I9_CancelRacingShepherdNeverStrandsPendingBit) {
   vm->Mod(1, StatKind::kZone, 1, kZoneMlock, 3);
   shepherd();
   EXPECT_EQ(queued.size(), 1u);
+}
+
+// B.local (spec §4, I8, I9, I10): a nohz_full CPU arms its own work on the
+// first clean->dirty transition only (not while pending, not once offline);
+// return to user folds and cancels it; idle entry (quiet_vmstat) only folds;
+// the shepherd never queues on it.  Fails if every write armed, if the arm
+// ignored the pending bit, if return to user kept the work, or if idle entry
+// cancelled it.
+TEST(VmstatWork, BLocal_ArmOnFirstDirtyCancelOnReturnToUser) {
+  auto vm = Make(SmallConfig(Strategy::kBLocal, 4, 100));
+  RecordingLocalQueue q;
+  vm->SetLocalWorkQueue(&q);
+  // CPU 0 is not nohz_full: the shepherd's business, never armed locally.
+  vm->Mod(0, StatKind::kZone, 1, kZoneMlock, 3);
+  EXPECT_TRUE(q.armed.empty());
+  // First dirty episode on CPU 2: one arm for many writes.
+  for (int k = 0; k < 5; ++k) vm->Mod(2, StatKind::kZone, 1, kZoneMlock, 1);
+  ASSERT_EQ(q.armed.size(), 1u);
+  EXPECT_EQ(q.armed[0].first, 2);
+  EXPECT_TRUE(vm->Dirty(2));
+  std::vector<int> shepherd_queued;
+  vm->Shepherd([](int) { return false; }, [&](int cpu, uint64_t) { shepherd_queued.push_back(cpu); });
+  EXPECT_EQ(shepherd_queued, std::vector<int>({0}));
+  // Idle entry folds but keeps the work armed.
+  EXPECT_TRUE(vm->QuietVmstat(2, true));
+  EXPECT_EQ(vm->MaxAbsDiff(2), 0);
+  EXPECT_TRUE(vm->WorkPending(2));
+  EXPECT_TRUE(q.cancelled.empty());
+  // Dirty again while the work is pending: no second arm.
+  vm->Mod(2, StatKind::kZone, 1, kZoneMlock, 1);
+  EXPECT_EQ(q.armed.size(), 1u);
+  // Return to user: fold and cancel; the armed item is now stale.
+  EXPECT_TRUE(vm->ReturnToUser(2, false));
+  EXPECT_EQ(vm->MaxAbsDiff(2), 0);
+  EXPECT_FALSE(vm->WorkPending(2));
+  EXPECT_EQ(q.cancelled, std::vector<int>({2}));
+  EXPECT_FALSE(vm->RunCpuWork(2, q.armed[0].second));
+  EXPECT_EQ(vm->Counters(2).work_runs, 0);
+  // A clean return to user with nothing pending does nothing.
+  EXPECT_FALSE(vm->ReturnToUser(2, true));
+  EXPECT_EQ(q.cancelled.size(), 1u);
+  // Next episode arms again; going offline cancels it and nothing re-arms.
+  vm->Mod(2, StatKind::kNode, 0, 3, 2);
+  ASSERT_EQ(q.armed.size(), 2u);
+  EXPECT_EQ(vm->Counters(2).local_work_arms, 2);
+  ASSERT_TRUE(vm->CpuOffline(2).ok());
+  EXPECT_EQ(q.cancelled, std::vector<int>({2, 2}));
+  EXPECT_FALSE(vm->WorkPending(2));
+  EXPECT_FALSE(vm->RunCpuWork(2, q.armed[1].second));
+  EXPECT_EQ(vm->Counters(2).work_runs, 0);
+  vm->SetLocalWorkQueue(nullptr);
 }
 
 // ---------------------------------------------------------------------------

@@ -110,7 +110,22 @@ void TmigrHooks::OnCpuOffline(int c, Nanos now) {
       break;
     }
   }
-  if (target >= 0) (void)ts_.Offline(c, target, now);
+  if (target < 0 || !ts_.Offline(c, target, now).ok()) return;
+  // timers_dead_cpu() enqueues the dead CPU's timers on `target`.  The
+  // kernel's target is the CPU running the teardown, which is awake; ours
+  // may be idle with its tick stopped and its wake-up programmed for its own
+  // timers, so re-arm that wake-up for the merged queue, as enqueueing on an
+  // idle nohz CPU does (trigger_dyntick_cpu() -> wake_up_nohz_cpu()).  The
+  // drivers deliver hotplug with every CPU context parked, so touching the
+  // target's wake timer here races with nothing.
+  if (driver_ == nullptr || !driver_->TickStopped(target) || !ts_.BaseIdle(target)) return;
+  PerCpu& t = cpu(target);
+  if (t.wake_timer != kNoTimer) driver_->CancelTimer(t.wake_timer);
+  t.wake_timer = kNoTimer;
+  const Nanos w = ts_.ProgrammedWakeup(target);
+  if (w == kNanosMax) return;
+  t.wake_timer =
+      driver_->ArmTimer(target, std::max(w, now), [this, target](CpuContext& x) { OnWakeTimer(x, target); });
 }
 
 std::unique_ptr<TaskBody> TmigrHooks::MakeHousekeepingTask(int c, Nanos period, Nanos burst, Nanos global_period) {

@@ -128,6 +128,9 @@ struct DeadCpuWakeRun {
   int64_t cpu1_timer_irqs = 0;
   int cpu1_timer_runs = 0;
   int cpu1_timer_run_cpu = -1;
+  int cpu2_timer_runs = 0;      // the dead CPU's timer, moved by timers_dead_cpu()
+  int cpu2_timer_run_cpu = -1;
+  Nanos cpu2_timer_run_at = -1;
   int64_t runtime_violations = 0;
 };
 
@@ -151,6 +154,7 @@ DeadCpuWakeRun RunDeadCpuWake(bool take_cpu2_down) {
   constexpr Nanos kCpu1Timer = 8 * kNsPerMs;
   constexpr Nanos kCpu2Timer = 5 * kNsPerMs;
   int64_t cpu1_timer = -1;
+  int64_t cpu2_timer = -1;
   // A pinned task: arm one local timer on its CPU, then exit.
   auto arm_local_and_exit = [&ts](Nanos at, int64_t* id) {
     return MakeTaskBody([&ts, at, id](TaskContext& ctx) {
@@ -167,7 +171,7 @@ DeadCpuWakeRun RunDeadCpuWake(bool take_cpu2_down) {
     t.cpu = c;
     t.affinity = CpuMask::Of(4, c);
     if (c == 1) t.body = arm_local_and_exit(kCpu1Timer, &cpu1_timer);
-    if (c == 2) t.body = arm_local_and_exit(kCpu2Timer, nullptr);
+    if (c == 2) t.body = arm_local_and_exit(kCpu2Timer, &cpu2_timer);
     if (c == 3) t.body = MakeTaskBody([](TaskContext&) { return Step::Run(kNsPerMs); });
     EXPECT_TRUE(sim.Spawn(std::move(t)).ok());
   }
@@ -190,6 +194,13 @@ DeadCpuWakeRun RunDeadCpuWake(bool take_cpu2_down) {
     out.cpu1_timer_runs = r.runs.load();
     out.cpu1_timer_run_cpu = r.run_cpu;
   }
+  EXPECT_GE(cpu2_timer, 0);
+  if (cpu2_timer >= 0) {
+    const TimerRecord& r = ts.timers()[static_cast<size_t>(cpu2_timer)];
+    out.cpu2_timer_runs = r.runs.load();
+    out.cpu2_timer_run_cpu = r.run_cpu;
+    out.cpu2_timer_run_at = r.run_at;
+  }
   out.runtime_violations = ts.runtime_violations();
   return out;
 }
@@ -205,6 +216,19 @@ TEST(TmigrDriver, DeadCpuWakeTimerDoesNotActAsTheHousekeepingCpus) {
   EXPECT_EQ(r.cpu1_timer_irqs_at_8ms, 1);
   EXPECT_EQ(r.cpu1_timer_runs, 1);
   EXPECT_EQ(r.cpu1_timer_run_cpu, 1);
+  EXPECT_EQ(r.runtime_violations, 0);
+}
+
+// timers_dead_cpu() moves CPU 2's 5 ms timer to CPU 0, idle with its tick
+// stopped and nothing of its own to wake for: the hooks must re-arm CPU 0's
+// wake-up, or the moved timer waits past the end of the run (it had not run
+// at 20 ms before OnCpuOffline re-armed the target).
+TEST(TmigrDriver, DeadCpuTimersMovedToAnIdleCpuRunOnTime) {
+  const DeadCpuWakeRun r = RunDeadCpuWake(true);
+  EXPECT_EQ(r.cpu2_timer_runs, 1);
+  EXPECT_EQ(r.cpu2_timer_run_cpu, 0);
+  EXPECT_GE(r.cpu2_timer_run_at, 5 * kNsPerMs);
+  EXPECT_LT(r.cpu2_timer_run_at, 6 * kNsPerMs);  // modelled time: one jiffy of slack
   EXPECT_EQ(r.runtime_violations, 0);
 }
 

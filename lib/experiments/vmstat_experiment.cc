@@ -510,11 +510,11 @@ class VmstatExperiment final : public Experiment {
                             topo.num_cpus(), topo.description(), isolated_count,
                             static_cast<double>(period) / kNsPerMs, syscalls, spin_ms,
                             options.quick ? " (quick)" : ""));
-    absl::StrAppend(&t, absl::StrFormat("%-4s %14s %10s %12s %14s %10s %8s %10s\n", "", "syscall ns*",
+    absl::StrAppend(&t, absl::StrFormat("%-7s %14s %10s %12s %14s %10s %8s %10s\n", "", "syscall ns*",
                                         "vs A1", "cycles*", "isol. interr.", "residue", "lost", "stall us~"));
     for (size_t i = 0; i < strategies.size(); ++i) {
       const double overhead = a1_ns > 0 ? (host[i].syscall_ns_median / a1_ns - 1.0) * 100.0 : 0.0;
-      absl::StrAppend(&t, absl::StrFormat("%-4s %14.1f %+9.1f%% %12.0f %14d %10d %8d %10.1f\n",
+      absl::StrAppend(&t, absl::StrFormat("%-7s %14.1f %+9.1f%% %12.0f %14d %10d %8d %10.1f\n",
                                           vmstat::StrategyName(strategies[i]), host[i].syscall_ns_median,
                                           overhead, host[i].syscall_cycles_median,
                                           sims[i].isolated_interruptions, sims[i].residue_max,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// internal.h (mm_cid module, not installed): factories of the three designs
-// and the counting spinlock of the v6.3 design.
+// internal.h (mm_cid module, not installed): factories of the three designs,
+// the argument checks they share, and the counting spinlock of the v6.3 design.
 
 #ifndef ISOLATION_LIB_MM_CID_INTERNAL_H_
 #define ISOLATION_LIB_MM_CID_INTERNAL_H_
@@ -11,10 +11,70 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "isolation/mm_cid.h"
+#include "isolation/status_macros.h"
 #include "isolation/store_buffer.h"
 
 namespace isolation::mm_cid::internal {
+
+// Argument checks every design's entry points make (outside input: the
+// messages name the bad value).
+// CreateMm(): the creator's affinity.
+inline absl::Status CheckCreatorAffinity(const CpuMask& affinity, int num_cpus) {
+  if (affinity.nbits() != num_cpus || affinity.Empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: creator affinity '", affinity.ToString(),
+                                                   "' empty or not of ", num_cpus, " CPUs"));
+  }
+  return absl::OkStatus();
+}
+// Fork()/ForkVm(): ids, the target mm (`mm_known`) and the child's affinity.
+inline absl::Status CheckForkArgs(TaskId parent, TaskId child, bool child_exists, int max_tasks, MmId mm_id,
+                                  bool mm_known, const CpuMask& affinity, int num_cpus) {
+  if (child < 0 || child >= max_tasks || child_exists) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: child task id ", child, " out of range or reused"));
+  }
+  if (parent != kNoTask && (parent < 0 || parent >= max_tasks)) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: parent task id ", parent, " out of range"));
+  }
+  if (!mm_known) return absl::InvalidArgumentError(absl::StrCat("mm_cid: unknown mm ", mm_id));
+  if (affinity.nbits() != num_cpus || affinity.Empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: task affinity '", affinity.ToString(), "' empty or not of ", num_cpus, " CPUs"));
+  }
+  return absl::OkStatus();
+}
+// ForkFailed(): `child` must have been forked (`exists`), never run, still
+// be an active user of a known mm.
+inline absl::Status CheckForkFailedArgs(TaskId child, int max_tasks, bool exists, bool ran, bool mm_known,
+                                        bool active) {
+  if (child < 0 || child >= max_tasks || !exists) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: ForkFailed of task id ", child, " that was not forked"));
+  }
+  if (ran || !mm_known || !active) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("mm_cid: ForkFailed of task ", child, " that already ran or exited"));
+  }
+  return absl::OkStatus();
+}
+// The ForkFailed() rollback of the designs in which a child that never ran
+// holds no ID (lazy, v63_mmlock): copy_process()'s bad_fork_cleanup_mm ->
+// mmput() drops the user; free_task() lets the id be forked again.  Task
+// is the design's type (atomic mm/active); get_mm(MmId) its mm or nullptr.
+template <typename Task, typename GetMm>
+absl::Status RollBackUnrunChild(Task* tasks, int max_tasks, TaskId child, GetMm get_mm) {
+  const bool in_range = child >= 0 && child < max_tasks;
+  Task* t = in_range ? &tasks[child] : nullptr;
+  auto* mm = t != nullptr ? get_mm(t->mm.load(std::memory_order_relaxed)) : nullptr;
+  const absl::Status st = CheckForkFailedArgs(child, max_tasks, t != nullptr && t->exists, t != nullptr && t->ran,
+                                              mm != nullptr, t != nullptr && t->active.load(std::memory_order_relaxed));
+  if (!st.ok()) return st;
+  t->active.store(false, std::memory_order_relaxed);
+  mm->users.fetch_sub(1, std::memory_order_relaxed);
+  t->mm.store(kNoMm, std::memory_order_relaxed);
+  t->exists = false;
+  return absl::OkStatus();
+}
 
 // smp_mb(): the full fence of the Dekker pairings.  ThreadSanitizer does not
 // model atomic_thread_fence (g++ rejects it under -fsanitize=thread with

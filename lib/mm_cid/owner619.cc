@@ -101,9 +101,7 @@ class Owner619MmCid final : public MmCid {
 
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
     (void)now;
-    if (affinity.nbits() != num_cpus_ || affinity.Empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: creator affinity '", affinity.ToString(), "' bad"));
-    }
+    ISOLATION_RETURN_IF_ERROR(CheckCreatorAffinity(affinity, num_cpus_));
     return mms_.Create([&] {
       auto mm = std::make_unique<Mm>(num_cpus_);
       mm->allowed.CopyFrom(affinity);
@@ -128,17 +126,10 @@ class Owner619MmCid final : public MmCid {
   absl::Status ForkImpl(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now,
                         bool clone_thread) {
     (void)now;
-    if (child < 0 || child >= limits_.max_tasks || tasks_[child].exists) {
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: child task id ", child, " out of range or reused"));
-    }
     Mm* mm = GetMm(mm_id);
-    if (mm == nullptr) return absl::InvalidArgumentError(absl::StrCat("mm_cid: unknown mm ", mm_id));
-    if (affinity.nbits() != num_cpus_ || affinity.Empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: task affinity '", affinity.ToString(), "' bad"));
-    }
-    if (parent != kNoTask && (parent < 0 || parent >= limits_.max_tasks)) {
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: parent task id ", parent, " out of range"));
-    }
+    const bool child_exists = child >= 0 && child < limits_.max_tasks && tasks_[child].exists;
+    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id, mm != nullptr,
+                                            affinity, num_cpus_));
     Task& t = tasks_[child];
     t.exists = true;
     t.ran = false;
@@ -336,16 +327,14 @@ class Owner619MmCid final : public MmCid {
   // with the CPUs->tasks fixup.
   absl::Status ForkFailed(TaskId child, Nanos now) override {
     (void)now;
-    if (child < 0 || child >= limits_.max_tasks || !tasks_[child].exists) {
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: ForkFailed of task id ", child, " that was not forked"));
-    }
+    const bool in_range = child >= 0 && child < limits_.max_tasks;
+    ISOLATION_RETURN_IF_ERROR(CheckForkFailedArgs(child, limits_.max_tasks, in_range && tasks_[child].exists,
+                                                  in_range && tasks_[child].ran,
+                                                  in_range && GetMm(tasks_[child].mm.load(std::memory_order_relaxed)),
+                                                  in_range && tasks_[child].active.load(std::memory_order_relaxed)));
     Task& t = tasks_[child];
     const MmId mm_id = t.mm.load(std::memory_order_relaxed);
     Mm* mm = GetMm(mm_id);
-    if (t.ran || mm == nullptr || !t.active.load(std::memory_order_relaxed)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("mm_cid: ForkFailed of task ", child, " that already ran or exited"));
-    }
     bool to_per_task = false;
     {
       std::lock_guard<std::mutex> ml(mm->mutex);

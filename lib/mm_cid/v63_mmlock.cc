@@ -81,11 +81,7 @@ class V63MmLockMmCid final : public MmCid {
   // mm_init_cid(): lock initialised, bitmap cleared.
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
     (void)now;
-    if (affinity.nbits() != num_cpus_ || affinity.Empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: creator affinity '",
-                                                     affinity.ToString(), "' empty or not of ",
-                                                     num_cpus_, " CPUs"));
-    }
+    ISOLATION_RETURN_IF_ERROR(CheckCreatorAffinity(affinity, num_cpus_));
     return mms_.Create([&] {
       auto mm = std::make_unique<Mm>(num_cpus_);
       mm->allowed.CopyFrom(affinity);
@@ -99,21 +95,10 @@ class V63MmLockMmCid final : public MmCid {
   absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity,
                     Nanos now) override {
     (void)now;
-    if (child < 0 || child >= limits_.max_tasks || tasks_[child].exists) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mm_cid: child task id ", child, " out of range or reused"));
-    }
-    if (parent != kNoTask && (parent < 0 || parent >= limits_.max_tasks)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mm_cid: parent task id ", parent, " out of range"));
-    }
     Mm* mm = GetMm(mm_id);
-    if (mm == nullptr)
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: unknown mm ", mm_id));
-    if (affinity.nbits() != num_cpus_ || affinity.Empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mm_cid: task affinity '", affinity.ToString(), "' bad"));
-    }
+    const bool child_exists = child >= 0 && child < limits_.max_tasks && tasks_[child].exists;
+    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id, mm != nullptr,
+                                            affinity, num_cpus_));
     Task& t = tasks_[child];
     t.exists = true;
     int bound = task_id_bound_.load(std::memory_order_relaxed);
@@ -133,20 +118,7 @@ class V63MmLockMmCid final : public MmCid {
   // never ran, so it holds no ID; only mm_users is dropped (mmput()).
   absl::Status ForkFailed(TaskId child, Nanos now) override {
     (void)now;
-    if (child < 0 || child >= limits_.max_tasks || !tasks_[child].exists) {
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: ForkFailed of task id ", child, " that was not forked"));
-    }
-    Task& t = tasks_[child];
-    Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
-    if (t.ran || mm == nullptr || !t.active.load(std::memory_order_relaxed)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("mm_cid: ForkFailed of task ", child, " that already ran or exited"));
-    }
-    t.active.store(false, std::memory_order_relaxed);
-    mm->users.fetch_sub(1, std::memory_order_relaxed);
-    t.mm.store(kNoMm, std::memory_order_relaxed);
-    t.exists = false;  // free_task(): the id may be forked again
-    return absl::OkStatus();
+    return RollBackUnrunChild(tasks_.get(), limits_.max_tasks, child, [this](MmId id) { return GetMm(id); });
   }
 
   // CLONE_VM without CLONE_THREAD: v6.3 walks no tasks, so a sharer is a

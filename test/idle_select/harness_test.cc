@@ -27,7 +27,10 @@ struct Rig {
   std::unique_ptr<Simulator> sim;
 };
 
-Rig MakeRig(Variant v, const std::string& synthetic, const std::string& isolcpus = "", uint64_t seed = 1) {
+// A simulator (HZ 250) running the harness with variant `v` on `synthetic`.
+// `newidle_balance`: the simulator's gated newidle pull (sim.h).
+Rig MakeRig(Variant v, const std::string& synthetic, const std::string& isolcpus = "", uint64_t seed = 1,
+            const HarnessOptions& harness = HarnessOptions(), bool newidle_balance = false) {
   Rig r;
   auto topo = Topology::FromSynthetic(synthetic);
   EXPECT_TRUE(topo.ok()) << topo.status();
@@ -39,10 +42,11 @@ Rig MakeRig(Variant v, const std::string& synthetic, const std::string& isolcpus
   EXPECT_TRUE(st.ok()) << st.status();
   r.state = std::move(*st);
   r.selector = MakeSelector(*r.state);
-  r.hooks = std::make_unique<IdleSelectHooks>(*r.state, *r.selector);
+  r.hooks = std::make_unique<IdleSelectHooks>(*r.state, *r.selector, harness);
   SimOptions so;
   so.seed = seed;
   so.hz = 250;
+  so.newidle_balance = newidle_balance;
   auto sim = Simulator::Create(*topo, *iso, so);
   EXPECT_TRUE(sim.ok()) << sim.status();
   r.sim = std::move(*sim);
@@ -192,31 +196,17 @@ struct RrCounts {
   int64_t max_queued_ahead, transactions, pulls;
 };
 RrCounts RunRr(Variant v, int pairs) {
-  auto topo = Topology::FromSynthetic("package:1 l3cache:1 core:16 pu:1");
-  EXPECT_TRUE(topo.ok());
-  IsolationConfig iso(*topo);
-  Options o;
-  o.variant = v;
-  auto st = IdleState::Create(IdleTopology::From(*topo, iso), o);
-  EXPECT_TRUE(st.ok());
-  auto sel = MakeSelector(**st);
   HarnessOptions ho;
   ho.wake_affine_kernel = true;
-  IdleSelectHooks hooks(**st, *sel, ho);
-  SimOptions so;
-  so.hz = 250;
-  so.newidle_balance = true;  // gated as the kernel's (sim.h)
-  auto sim = Simulator::Create(*topo, iso, so);
-  EXPECT_TRUE(sim.ok());
-  (*sim)->AddHooks(&hooks);
+  Rig rig = MakeRig(v, "package:1 l3cache:1 core:16 pu:1", "", 1, ho, /*newidle_balance=*/true);
   RequestResponseParams rp;
   rp.pairs = pairs;
   rp.transactions = 1 << 30;
-  auto r = RunRequestResponse(**sim, &hooks, rp, 30 * kNsPerMs);
+  auto r = RunRequestResponse(*rig.sim, rig.hooks.get(), rp, 30 * kNsPerMs);
   EXPECT_TRUE(r.ok()) << r.status();
-  const HarnessCounters c = hooks.counters();
+  const HarnessCounters c = rig.hooks->counters();
   EXPECT_EQ(c.invariant_violations, 0);
-  EXPECT_EQ((*st)->CheckSubsetInvariant(), "");
+  EXPECT_EQ(rig.state->CheckSubsetInvariant(), "");
   const double n = static_cast<double>(std::max<int64_t>(1, c.selections));
   return RrCounts{static_cast<double>(c.probes) / n, static_cast<double>(c.stale_hits) / n,
                   100.0 * static_cast<double>(c.placed_on_busy) / n, 100.0 * static_cast<double>(c.migrations) / n,
@@ -366,28 +356,15 @@ struct BatchWake {
   int64_t max_queued_ahead = 0, hidden = 0;
 };
 BatchWake RunBatchWake(Variant v, Nanos tick_stop_min_idle) {
-  auto topo = Topology::FromSynthetic("package:1 l3cache:2 core:8 pu:1");
-  EXPECT_TRUE(topo.ok());
-  IsolationConfig iso(*topo);
-  Options o;
-  o.variant = v;
-  auto st = IdleState::Create(IdleTopology::From(*topo, iso), o);
-  EXPECT_TRUE(st.ok());
-  auto sel = MakeSelector(**st);
   HarnessOptions ho;
   ho.tick_stop_min_predicted_idle = tick_stop_min_idle;
-  IdleSelectHooks hooks(**st, *sel, ho);
-  SimOptions so;
-  so.hz = 250;
-  auto sim = Simulator::Create(*topo, iso, so);
-  EXPECT_TRUE(sim.ok());
-  (*sim)->AddHooks(&hooks);
+  Rig rig = MakeRig(v, "package:1 l3cache:2 core:8 pu:1", "", 1, ho);
   SchbenchParams sp;
   sp.message_tasks = 2;
   sp.workers_per_message = 16;
   sp.rounds = 100;
   sp.think_ns = 100 * kNsPerUs;
-  auto r = RunSchbench(**sim, &hooks, sp, 5 * kNsPerSec);
+  auto r = RunSchbench(*rig.sim, rig.hooks.get(), sp, 5 * kNsPerSec);
   EXPECT_TRUE(r.ok() && r->completed) << VariantName(v);
   BatchWake out;
   if (!r.ok() || r->latencies.empty()) return out;
@@ -396,7 +373,7 @@ BatchWake RunBatchWake(Variant v, Nanos tick_stop_min_idle) {
   std::sort(lat.begin(), lat.end());
   out.p90 = lat[lat.size() * 90 / 100];
   out.p99 = lat[lat.size() * 99 / 100];
-  const HarnessCounters c = hooks.counters();
+  const HarnessCounters c = rig.hooks->counters();
   EXPECT_EQ(c.invariant_violations, 0);
   out.max_queued_ahead = c.max_queued_ahead;
   out.hidden = c.tick_stops_hidden;
@@ -452,23 +429,10 @@ struct SweepCell {
   double probes = 0, migrations_pct = 0;
 };
 SweepCell RunSweepCell(Variant v, LoadWorkload w, int load_pct) {
-  auto topo = Topology::FromSynthetic("package:1 l3cache:1 core:16 pu:1");
-  EXPECT_TRUE(topo.ok());
-  IsolationConfig iso(*topo);
-  Options o;
-  o.variant = v;
-  auto st = IdleState::Create(IdleTopology::From(*topo, iso), o);
-  EXPECT_TRUE(st.ok());
-  auto sel = MakeSelector(**st);
   HarnessOptions ho;
   ho.wake_affine_kernel = w == LoadWorkload::kRequestResponse;  // as in S12
-  IdleSelectHooks hooks(**st, *sel, ho);
-  SimOptions so;
-  so.hz = 250;
-  auto sim = Simulator::Create(*topo, iso, so);
-  EXPECT_TRUE(sim.ok());
-  (*sim)->AddHooks(&hooks);
-  auto r = RunLoadPoint(**sim, hooks, w, load_pct, 10 * kNsPerMs);
+  Rig rig = MakeRig(v, "package:1 l3cache:1 core:16 pu:1", "", 1, ho);
+  auto r = RunLoadPoint(*rig.sim, *rig.hooks, w, load_pct, 10 * kNsPerMs);
   EXPECT_TRUE(r.ok()) << r.status();
   SweepCell c;
   if (!r.ok()) return c;

@@ -268,7 +268,9 @@ class V63MmLockMmCid final : public MmCid {
       }
     }
     for (TaskId t = 0; t < TaskIdBound(); ++t) {
-      if (!tasks_[t].exists || tasks_[t].active.load(std::memory_order_relaxed)) continue;
+      // Atomics only (Fork may run on another thread): a task never forked
+      // is inactive with mm_cid -1, so it needs no `exists` test.
+      if (tasks_[t].active.load(std::memory_order_relaxed)) continue;
       if (const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed); k >= 0) {
         v.push_back(absl::StrCat("I15: inactive task ", t, " still holds ID ", k));
       }

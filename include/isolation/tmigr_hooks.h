@@ -65,7 +65,8 @@ class TmigrHooks final : public Hooks {
     std::atomic<int64_t> callbacks{0};
     std::atomic<int64_t> remote_callbacks{0};
   };
-  void ArmWake(CpuContext& ctx);
+  // Arms `c`'s driver wake-up for its programmed event (none if kNanosMax).
+  void ArmWake(Driver& driver, int c, Nanos now);
   void OnWakeTimer(CpuContext& ctx, int target_cpu);
   void TryStopTick(CpuContext& ctx);
   PerCpu& cpu(int c) { return *per_cpu_[static_cast<size_t>(c)]; }

@@ -48,7 +48,7 @@ void TmigrHooks::OnTick(CpuContext& ctx, TaskId) {
 void TmigrHooks::TryStopTick(CpuContext& ctx) {
   const int c = ctx.cpu();
   if (ts_.EnterIdle(c, ctx.now())) {
-    ArmWake(ctx);
+    ArmWake(ctx.driver(), ctx.cpu(), ctx.now());
     return;
   }
   // An event at most a jiffy away: the kernel keeps the tick; model it with a
@@ -58,14 +58,13 @@ void TmigrHooks::TryStopTick(CpuContext& ctx) {
   cpu(c).wake_timer = ctx.driver().ArmTimer(c, at, [this, c](CpuContext& w) { OnWakeTimer(w, c); });
 }
 
-void TmigrHooks::ArmWake(CpuContext& ctx) {
-  const int c = ctx.cpu();
+void TmigrHooks::ArmWake(Driver& driver, int c, Nanos now) {
   const Nanos w = ts_.ProgrammedWakeup(c);
   if (w == kNanosMax) {
     cpu(c).wake_timer = kNoTimer;
     return;
   }
-  cpu(c).wake_timer = ctx.driver().ArmTimer(c, std::max(w, ctx.now()), [this, c](CpuContext& x) { OnWakeTimer(x, c); });
+  cpu(c).wake_timer = driver.ArmTimer(c, std::max(w, now), [this, c](CpuContext& x) { OnWakeTimer(x, c); });
 }
 
 void TmigrHooks::OnWakeTimer(CpuContext& ctx, int c) {
@@ -78,7 +77,7 @@ void TmigrHooks::OnWakeTimer(CpuContext& ctx, int c) {
   if (!ctx.driver().TickStopped(c)) return;  // the tick restarted meanwhile
   if (ts_.BaseIdle(c)) {
     ts_.IdleWakeup(c, ctx.now());
-    ArmWake(ctx);
+    ArmWake(ctx.driver(), ctx.cpu(), ctx.now());
   } else {
     ts_.Tick(c, ctx.now());
     TryStopTick(ctx);
@@ -119,13 +118,8 @@ void TmigrHooks::OnCpuOffline(int c, Nanos now) {
   // drivers deliver hotplug with every CPU context parked, so touching the
   // target's wake timer here races with nothing.
   if (driver_ == nullptr || !driver_->TickStopped(target) || !ts_.BaseIdle(target)) return;
-  PerCpu& t = cpu(target);
-  if (t.wake_timer != kNoTimer) driver_->CancelTimer(t.wake_timer);
-  t.wake_timer = kNoTimer;
-  const Nanos w = ts_.ProgrammedWakeup(target);
-  if (w == kNanosMax) return;
-  t.wake_timer =
-      driver_->ArmTimer(target, std::max(w, now), [this, target](CpuContext& x) { OnWakeTimer(x, target); });
+  if (cpu(target).wake_timer != kNoTimer) driver_->CancelTimer(cpu(target).wake_timer);
+  ArmWake(*driver_, target, now);
 }
 
 std::unique_ptr<TaskBody> TmigrHooks::MakeHousekeepingTask(int c, Nanos period, Nanos burst, Nanos global_period) {

@@ -103,8 +103,12 @@ class Interleaver {
   // Each run starts from scratch: `make` must reset the state the actors act
   // on and Add() the actors (same names, same order every time) to the fresh
   // Interleaver it is given; after each run `check` gets that run's log.
-  // Returns the number of distinct complete schedules; every run (including
-  // the ones that end a prefix by running the rest in Add() order) is checked.
+  // Returns the number of distinct complete schedules.  `check` runs after
+  // every run, including the runs of proper prefixes: there the actors the
+  // prefix started were run to completion after it, but actors it never
+  // named did not run at all.  So `check` should test invariants that hold
+  // at any point, or mark what did not run (the complete schedules, where
+  // every actor finished inside the prefix, are all among the runs).
   // Errors: ResourceExhausted when more than `max_runs` runs would be needed,
   // InvalidArgument when `make` adds no actor.
   static absl::StatusOr<int> Explore(const std::function<void(Interleaver&)>& make,

@@ -41,7 +41,14 @@
 // written through Store() is not also CASed (locations are either
 // store-buffered or CAS-delayed), and a location with delayed CASes is only
 // written by RMWs or by plain stores that happen after an RMW of the same
-// thread on it (the mechanisms document why their code obeys this).
+// thread on it (the mechanisms document why their code obeys this).  The
+// model does not drain at a lock release: a routed store buffered after the
+// writer's last fence and then read by another thread under the same lock
+// would look stale, which real hardware (TSO, release unlock) forbids.  A
+// routed location read under a lock must therefore be drained by its writer
+// (OnFullFence / OperationEnds) before the unlock, or the test must not
+// schedule such a reader (owner619's final mode store after the fixup's last
+// fence is only read under mm.mutex by actors the S9 tests do not run).
 //
 // Kernel counterpart: none (a model of the hardware the kernel's smp_mb()
 // defends against; tools/memory-model's SB litmus test is the same shape).

@@ -567,17 +567,11 @@ class LazyMmCid final : public MmCid {
     // (B)
     Slot& s = mm.slots[cpu];
     s.time.store(now, std::memory_order_relaxed);
-    const int32_t old_cid = t.mm_cid.load(std::memory_order_relaxed);
     PutLazy(mm, s);
     const int32_t cid = GetCid(mm, cpu, t, now);
     t.mm_cid.store(cid, std::memory_order_relaxed);
     t.last_mm_cid = cid;
-    // Unchanged (the slot was not LAZY, the parked ID came back): nothing to
-    // tell user space.  Changed: rseq_preempt() -> notify resume.
-    if (cid != old_cid) {
-      t.resume_pending = true;
-      tick_kick_retakes_.fetch_add(1, std::memory_order_relaxed);
-    }
+    tick_kick_retakes_.fetch_add(1, std::memory_order_relaxed);
   }
 
   Mm* GetMm(MmId id) const { return mms_.Get(id); }

@@ -183,7 +183,7 @@ struct MmCidStats {
   // and how many of them found it taken (the waiter had to spin).
   int64_t mm_lock_acquisitions = 0;
   int64_t mm_lock_contended = 0;
-  int64_t tick_kick_retakes = 0;  // lazy: [WQ] tick kicks that re-took a running task's ID in place
+  int64_t tick_kick_retakes = 0;  // lazy: [WQ] kicks that re-took a running task's ID in place (put + get; it may come back unchanged)
 };
 
 // One kernel instance: `num_cpus` possible CPUs, address spaces and tasks.

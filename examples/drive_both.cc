@@ -19,12 +19,12 @@
 #include <string>
 #include <utility>
 
-#include "isolation/driver.h"
-#include "isolation/isolation_config.h"
-#include "isolation/noise_meter.h"
-#include "isolation/real_driver.h"
-#include "isolation/sim.h"
-#include "isolation/topology.h"
+#include "isolation/core/driver.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/runtime/noise_meter.h"
+#include "isolation/runtime/real_driver.h"
+#include "isolation/runtime/sim.h"
+#include "isolation/core/topology.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "isolation/idle_select.h"
+#include "isolation/idle_select/idle_select.h"
 
 using isolation::idle_select::IdleSelector;
 using isolation::idle_select::IdleState;

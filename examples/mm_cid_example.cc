@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "isolation/mm_cid.h"
+#include "isolation/mm_cid/mm_cid.h"
 
 using isolation::CpuMask;
 using isolation::mm_cid::kNoTask;

@@ -10,10 +10,10 @@
 #include <map>
 #include <string>
 
-#include "isolation/isolation_config.h"
-#include "isolation/tmigr.h"
-#include "isolation/tmigr_timers.h"
-#include "isolation/topology.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/tmigr/tmigr.h"
+#include "isolation/tmigr/timers.h"
+#include "isolation/core/topology.h"
 
 using namespace isolation;
 

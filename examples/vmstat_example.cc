@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "isolation/vmstat.h"
+#include "isolation/vmstat/vmstat.h"
 
 using isolation::vmstat::StatKind;
 using isolation::vmstat::Strategy;

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "isolation/isolation_config.h"
-#include "isolation/topology.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/core/topology.h"
 
 namespace {
 

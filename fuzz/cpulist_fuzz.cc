@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "isolation/cpumask.h"
+#include "isolation/core/cpumask.h"
 
 namespace {
 [[noreturn]] void Fail(const char* what) {

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <random>
 
-#include "isolation/cpumask.h"
+#include "isolation/core/cpumask.h"
 
 namespace isolation {
 namespace {

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "isolation/clock.h"
-#include "isolation/idle_select.h"
+#include "isolation/core/clock.h"
+#include "isolation/idle_select/idle_select.h"
 
 namespace isolation::idle_select {
 namespace {

@@ -16,7 +16,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "benchmark/benchmark.h"
-#include "isolation/mm_cid.h"
+#include "isolation/mm_cid/mm_cid.h"
 
 namespace isolation::mm_cid {
 namespace {

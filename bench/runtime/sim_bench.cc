@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "benchmark/benchmark.h"
-#include "isolation/sim.h"
+#include "isolation/runtime/sim.h"
 
 namespace isolation {
 namespace {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "isolation/vmstat.h"
+#include "isolation/vmstat/vmstat.h"
 
 namespace isolation::vmstat {
 namespace {

@@ -27,7 +27,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "isolation/cpumask.h"
+#include "isolation/core/cpumask.h"
 
 namespace isolation {
 namespace {

@@ -24,8 +24,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "isolation/interleave.h"
-#include "isolation/store_buffer.h"
+#include "isolation/core/interleave.h"
+#include "isolation/core/store_buffer.h"
 
 namespace isolation {
 namespace interleave_internal {

@@ -20,7 +20,7 @@
 //    cpuset_isolated() (DomainIsolated() merges both).
 //  - the boot CPU is CPU 0; setup_max_cpus is nr_cpu_ids.
 
-#include "isolation/isolation_config.h"
+#include "isolation/core/isolation_config.h"
 
 #include <cctype>
 #include <fstream>

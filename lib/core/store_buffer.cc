@@ -7,7 +7,7 @@
 // drained when its Interleaver actor returns (OperationEnds), at DrainAll()
 // and when the model is destroyed.
 
-#include "isolation/store_buffer.h"
+#include "isolation/core/store_buffer.h"
 
 #include <algorithm>
 #include <map>

@@ -2,7 +2,7 @@
 #include <memory>
 #include <utility>
 
-#include "isolation/driver.h"
+#include "isolation/core/driver.h"
 
 namespace isolation {
 namespace {

@@ -2,7 +2,7 @@
 // Topology construction from hwloc (synthetic descriptions or the host) and
 // from explicit per-CPU ids.
 
-#include "isolation/topology.h"
+#include "isolation/core/topology.h"
 
 #include <hwloc.h>
 

@@ -12,8 +12,8 @@
 
 #include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
-#include "isolation/isolation_config.h"
-#include "isolation/topology.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/core/topology.h"
 
 ABSL_DECLARE_FLAG(std::string, topology);
 ABSL_DECLARE_FLAG(std::string, isolcpus);

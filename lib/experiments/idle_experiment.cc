@@ -30,11 +30,11 @@
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
 #include "experiments/registry.h"
-#include "isolation/idle_select.h"
-#include "isolation/idle_select_hooks.h"
-#include "isolation/real_driver.h"
-#include "isolation/sim.h"
-#include "isolation/status_macros.h"
+#include "isolation/idle_select/idle_select.h"
+#include "isolation/idle_select/hooks.h"
+#include "isolation/runtime/real_driver.h"
+#include "isolation/runtime/sim.h"
+#include "core/status_macros.h"
 
 ABSL_FLAG(std::string, idle_variants, "V0,V1,V1-eager,V1-tickstop,V1-unbounded,V2,V3,V4,V4n,V5",
           "idle_select variants for the select sweep (V0 V1 V1-eager V1-tickstop V1-unbounded V2 V3 V4 V4n V5)");

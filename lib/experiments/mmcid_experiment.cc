@@ -28,11 +28,11 @@
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
 #include "experiments/registry.h"
-#include "isolation/clock.h"
-#include "isolation/mm_cid.h"
-#include "isolation/mm_cid_hooks.h"
-#include "isolation/sim.h"
-#include "isolation/status_macros.h"
+#include "isolation/core/clock.h"
+#include "isolation/mm_cid/mm_cid.h"
+#include "isolation/mm_cid/hooks.h"
+#include "isolation/runtime/sim.h"
+#include "core/status_macros.h"
 
 ABSL_FLAG(int, mmcid_duration_ms, 2000, "simulated duration of the S11 placement run (ms)");
 ABSL_FLAG(std::string, mmcid_allocator, "alloc_v6_14", "allocator: alloc_v6_4|alloc_v6_13|alloc_v6_14");

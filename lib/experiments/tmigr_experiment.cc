@@ -28,14 +28,14 @@
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
 #include "experiments/registry.h"
-#include "isolation/clock.h"
-#include "isolation/noise_meter.h"
-#include "isolation/real_driver.h"
-#include "isolation/status_macros.h"
-#include "isolation/tmigr.h"
-#include "isolation/tmigr_hooks.h"
-#include "isolation/tmigr_timers.h"
-#include "isolation/tmigr_workload.h"
+#include "isolation/core/clock.h"
+#include "isolation/runtime/noise_meter.h"
+#include "isolation/runtime/real_driver.h"
+#include "core/status_macros.h"
+#include "isolation/tmigr/tmigr.h"
+#include "isolation/tmigr/hooks.h"
+#include "isolation/tmigr/timers.h"
+#include "isolation/tmigr/workload.h"
 
 ABSL_FLAG(int64_t, tmigr_duration_ms, 62000, "simulated span of the S24 run (ms); --quick uses 2000");
 ABSL_FLAG(std::string, tmigr_variants, "v6.9,isolation", "variants to run: v6.9,isolation");

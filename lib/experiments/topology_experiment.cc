@@ -14,9 +14,9 @@
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
 #include "experiments/registry.h"
-#include "isolation/isolation_config.h"
-#include "isolation/status_macros.h"
-#include "isolation/topology.h"
+#include "isolation/core/isolation_config.h"
+#include "core/status_macros.h"
+#include "isolation/core/topology.h"
 
 namespace isolation::experiments {
 namespace {

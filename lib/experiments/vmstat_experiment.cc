@@ -40,13 +40,13 @@
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
 #include "experiments/registry.h"
-#include "isolation/clock.h"
-#include "isolation/isolation_config.h"
-#include "isolation/sim.h"
-#include "isolation/status_macros.h"
-#include "isolation/topology.h"
-#include "isolation/vmstat.h"
-#include "isolation/vmstat_hooks.h"
+#include "isolation/core/clock.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/runtime/sim.h"
+#include "core/status_macros.h"
+#include "isolation/core/topology.h"
+#include "isolation/vmstat/vmstat.h"
+#include "isolation/vmstat/hooks.h"
 
 ABSL_FLAG(std::string, vmstat_strategies, "A0,A1,B,C",
           "Comma-separated strategies to run: A0, A1, B, C, D (D is the library's own idea)");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The run-queue harness: Hooks adapter and message-passing workloads.
 
-#include "isolation/idle_select_hooks.h"
+#include "isolation/idle_select/hooks.h"
 
 #include <algorithm>
 #include <memory>

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "isolation/idle_select.h"
+#include "isolation/idle_select/idle_select.h"
 
 namespace isolation::idle_select {
 

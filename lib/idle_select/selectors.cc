@@ -7,8 +7,8 @@
 #include <climits>
 #include <memory>
 
-#include "isolation/idle_select.h"
-#include "isolation/interleave.h"
+#include "isolation/idle_select/idle_select.h"
+#include "isolation/core/interleave.h"
 
 namespace isolation::idle_select {
 namespace {

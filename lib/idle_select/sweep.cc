@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "isolation/clock.h"
-#include "isolation/idle_select_hooks.h"
+#include "isolation/core/clock.h"
+#include "isolation/idle_select/hooks.h"
 
 namespace isolation::idle_select {
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // MmCidHooks: mm_cid under a Driver, with the scan placements.
 
-#include "isolation/mm_cid_hooks.h"
+#include "isolation/mm_cid/hooks.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -13,7 +13,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "absl/strings/str_cat.h"
-#include "isolation/clock.h"
+#include "isolation/core/clock.h"
 
 namespace isolation::mm_cid {
 

@@ -12,9 +12,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "isolation/mm_cid.h"
-#include "isolation/status_macros.h"
-#include "isolation/store_buffer.h"
+#include "isolation/mm_cid/mm_cid.h"
+#include "core/status_macros.h"
+#include "isolation/core/store_buffer.h"
 
 namespace isolation::mm_cid::internal {
 

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "isolation/interleave.h"
-#include "isolation/mm_cid.h"
-#include "isolation/store_buffer.h"
+#include "isolation/core/interleave.h"
+#include "isolation/mm_cid/mm_cid.h"
+#include "isolation/core/store_buffer.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
 

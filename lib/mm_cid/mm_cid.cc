@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Variant names, parsing and the MmCid factory.
 
-#include "isolation/mm_cid.h"
+#include "isolation/mm_cid/mm_cid.h"
 
 #include <string>
 

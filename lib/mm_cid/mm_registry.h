@@ -22,7 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "isolation/mm_cid.h"
+#include "isolation/mm_cid/mm_cid.h"
 
 namespace isolation::mm_cid::internal {
 

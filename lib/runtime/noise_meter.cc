@@ -23,7 +23,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "isolation/noise_meter.h"
+#include "isolation/runtime/noise_meter.h"
 
 namespace isolation {
 

@@ -54,7 +54,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "isolation/real_driver.h"
+#include "isolation/runtime/real_driver.h"
 
 namespace isolation {
 namespace {

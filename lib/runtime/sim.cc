@@ -60,7 +60,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "isolation/sim.h"
+#include "isolation/runtime/sim.h"
 
 namespace isolation {
 

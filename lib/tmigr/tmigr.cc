@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The timer-migration hierarchy (kernel/time/timer_migration.c), see tmigr.h.
 
-#include "isolation/tmigr.h"
+#include "isolation/tmigr/tmigr.h"
 
 #include <algorithm>
 #include <bit>
@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "isolation/interleave.h"
+#include "isolation/core/interleave.h"
 
 namespace isolation::tmigr {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Driver adapter for the timer-migration hierarchy, see tmigr_hooks.h.
 
-#include "isolation/tmigr_hooks.h"
+#include "isolation/tmigr/hooks.h"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 // Per-CPU timer bases in front of the hierarchy (kernel/time/timer.c), see
 // tmigr_timers.h.
 
-#include "isolation/tmigr_timers.h"
+#include "isolation/tmigr/timers.h"
 
 #include <algorithm>
 

@@ -2,14 +2,14 @@
 // The oslat seed scenario (spec S24/S26) as a discrete-event run, see
 // tmigr_workload.h.
 
-#include "isolation/tmigr_workload.h"
+#include "isolation/tmigr/workload.h"
 
 #include <algorithm>
 #include <queue>
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "isolation/tmigr_timers.h"
+#include "isolation/tmigr/timers.h"
 
 namespace isolation::tmigr {
 namespace {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Per-CPU VM-statistics differentials and their deferred folding; see
-// include/isolation/vmstat.h.  Written from the behaviour of mm/vmstat.c
+// include/isolation/vmstat/vmstat.h.  Written from the behaviour of mm/vmstat.c
 // (v6.15 text) and the seed/remote-fold series described in
 // shared/spec/vmstat.md; no kernel code is copied.
 
-#include "isolation/vmstat.h"
+#include "isolation/vmstat/vmstat.h"
 
 #include <algorithm>
 #include <bit>
@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "isolation/interleave.h"
+#include "isolation/core/interleave.h"
 
 namespace isolation::vmstat {
 

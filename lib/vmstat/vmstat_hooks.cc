@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "isolation/vmstat_hooks.h"
+#include "isolation/vmstat/hooks.h"
 
 #include <utility>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "isolation/cpumask.h"
+#include "isolation/core/cpumask.h"
 
 namespace isolation {
 namespace {

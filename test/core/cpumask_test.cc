@@ -2,7 +2,7 @@
 // CpuMask and AtomicCpuMask operations against a std::vector<bool> reference
 // on random masks of the sizes where word boundaries matter.
 
-#include "isolation/cpumask.h"
+#include "isolation/core/cpumask.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The Interleaver honours its script and reports script errors.
 
-#include "isolation/interleave.h"
+#include "isolation/core/interleave.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // boot-CPU fallback, the match rule, HK-ENFORCE (tmigr.md S23), isolcpus
 // flags, cpuset partitions, the tick CPU.
 
-#include "isolation/isolation_config.h"
+#include "isolation/core/isolation_config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

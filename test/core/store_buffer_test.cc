@@ -3,14 +3,14 @@
 // test is reachable without fences and unreachable with them; store
 // forwarding; delayed CAS visibility; drains at operation end.
 
-#include "isolation/store_buffer.h"
+#include "isolation/core/store_buffer.h"
 
 #include <atomic>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/interleave.h"
+#include "isolation/core/interleave.h"
 
 namespace isolation {
 namespace {

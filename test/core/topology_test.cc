@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Topology from hwloc synthetic descriptions and from explicit ids.
 
-#include "isolation/topology.h"
+#include "isolation/core/topology.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

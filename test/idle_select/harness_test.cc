@@ -13,9 +13,9 @@
 #include "absl/status/statusor.h"
 
 #include "gtest/gtest.h"
-#include "isolation/idle_select.h"
-#include "isolation/idle_select_hooks.h"
-#include "isolation/sim.h"
+#include "isolation/idle_select/idle_select.h"
+#include "isolation/idle_select/hooks.h"
+#include "isolation/runtime/sim.h"
 
 namespace isolation::idle_select {
 namespace {

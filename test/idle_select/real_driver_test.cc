@@ -7,9 +7,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "isolation/idle_select.h"
-#include "isolation/idle_select_hooks.h"
-#include "isolation/real_driver.h"
+#include "isolation/idle_select/idle_select.h"
+#include "isolation/idle_select/hooks.h"
+#include "isolation/runtime/real_driver.h"
 
 namespace isolation::idle_select {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/idle_select.h"
+#include "isolation/idle_select/idle_select.h"
 #include "test_util.h"
 
 namespace isolation::idle_select {

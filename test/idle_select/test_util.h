@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "gtest/gtest.h"
-#include "isolation/idle_select.h"
+#include "isolation/idle_select/idle_select.h"
 
 namespace isolation::idle_select::testing {
 

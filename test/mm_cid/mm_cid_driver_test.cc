@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/isolation_config.h"
-#include "isolation/mm_cid.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/mm_cid/mm_cid.h"
 #include "test_variants.h"
-#include "isolation/mm_cid_hooks.h"
-#include "isolation/real_driver.h"
-#include "isolation/sim.h"
-#include "isolation/topology.h"
+#include "isolation/mm_cid/hooks.h"
+#include "isolation/runtime/real_driver.h"
+#include "isolation/runtime/sim.h"
+#include "isolation/core/topology.h"
 
 namespace isolation::mm_cid {
 

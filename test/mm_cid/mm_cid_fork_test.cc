@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/interleave.h"
-#include "isolation/mm_cid.h"
+#include "isolation/core/interleave.h"
+#include "isolation/mm_cid/mm_cid.h"
 #include "test_variants.h"
 
 namespace isolation::mm_cid {

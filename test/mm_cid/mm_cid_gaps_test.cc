@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/mm_cid.h"
+#include "isolation/mm_cid/mm_cid.h"
 #include "test_util.h"
 #include "test_variants.h"
 

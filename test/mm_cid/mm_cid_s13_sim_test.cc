@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/isolation_config.h"
-#include "isolation/mm_cid.h"
-#include "isolation/mm_cid_hooks.h"
-#include "isolation/sim.h"
-#include "isolation/topology.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/mm_cid/mm_cid.h"
+#include "isolation/mm_cid/hooks.h"
+#include "isolation/runtime/sim.h"
+#include "isolation/core/topology.h"
 #include "test_variants.h"
 
 namespace isolation::mm_cid {

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/clock.h"
-#include "isolation/mm_cid.h"
+#include "isolation/core/clock.h"
+#include "isolation/mm_cid/mm_cid.h"
 #include "mm_cid/internal.h"
 
 namespace isolation::mm_cid {

@@ -16,9 +16,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "isolation/interleave.h"
-#include "isolation/mm_cid.h"
-#include "isolation/store_buffer.h"
+#include "isolation/core/interleave.h"
+#include "isolation/mm_cid/mm_cid.h"
+#include "isolation/core/store_buffer.h"
 
 namespace isolation::mm_cid {
 namespace {

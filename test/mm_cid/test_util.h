@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "isolation/mm_cid.h"
+#include "isolation/mm_cid/mm_cid.h"
 
 namespace isolation::mm_cid::testing_util {
 

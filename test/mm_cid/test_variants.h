@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/mm_cid.h"
+#include "isolation/mm_cid/mm_cid.h"
 
 namespace isolation::mm_cid {
 

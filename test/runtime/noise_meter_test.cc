@@ -2,15 +2,15 @@
 // NoiseMeter: arithmetic and histogram, a real spin, and the task body on
 // both drivers.
 
-#include "isolation/noise_meter.h"
+#include "isolation/runtime/noise_meter.h"
 
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "gtest/gtest.h"
-#include "isolation/real_driver.h"
-#include "isolation/sim.h"
+#include "isolation/runtime/real_driver.h"
+#include "isolation/runtime/sim.h"
 
 namespace isolation {
 namespace {

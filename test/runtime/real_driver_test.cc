@@ -4,7 +4,7 @@
 // No timing assertions: only "it happened" and "it happened on the right
 // thread".
 
-#include "isolation/real_driver.h"
+#include "isolation/runtime/real_driver.h"
 
 #include <sched.h>
 
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/driver.h"
+#include "isolation/core/driver.h"
 #include "test_util.h"
 
 namespace isolation {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Simulator: determinism, scale and the driver semantics of driver.h.
 
-#include "isolation/sim.h"
+#include "isolation/runtime/sim.h"
 
 #include <algorithm>
 #include <map>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/driver.h"
+#include "isolation/core/driver.h"
 #include "test_util.h"
 
 namespace isolation {

@@ -13,9 +13,9 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
-#include "isolation/driver.h"
-#include "isolation/isolation_config.h"
-#include "isolation/topology.h"
+#include "isolation/core/driver.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/core/topology.h"
 
 namespace isolation::runtime_testing {
 

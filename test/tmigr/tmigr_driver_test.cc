@@ -10,10 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "isolation/real_driver.h"
-#include "isolation/sim.h"
-#include "isolation/tmigr_hooks.h"
-#include "isolation/tmigr_timers.h"
+#include "isolation/runtime/real_driver.h"
+#include "isolation/runtime/sim.h"
+#include "isolation/tmigr/hooks.h"
+#include "isolation/tmigr/timers.h"
 
 namespace isolation::tmigr {
 namespace {

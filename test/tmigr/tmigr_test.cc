@@ -2,7 +2,7 @@
 // Tests of the timer-migration hierarchy: spec tmigr.md scenarios S* and
 // invariants I*, the bug-switch regressions, and forced races.
 
-#include "isolation/tmigr.h"
+#include "isolation/tmigr/tmigr.h"
 
 #include <algorithm>
 #include <map>
@@ -13,10 +13,10 @@
 
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "isolation/interleave.h"
-#include "isolation/isolation_config.h"
-#include "isolation/tmigr_timers.h"
-#include "isolation/topology.h"
+#include "isolation/core/interleave.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/tmigr/timers.h"
+#include "isolation/core/topology.h"
 
 namespace isolation::tmigr {
 namespace {

@@ -2,7 +2,7 @@
 // Spec S24 (oslat seed), S25 (rtla seed) and S26 (nohz_full) on the
 // discrete-event workload, both variants.
 
-#include "isolation/tmigr_workload.h"
+#include "isolation/tmigr/workload.h"
 
 #include <string>
 

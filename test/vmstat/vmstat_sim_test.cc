@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/isolation_config.h"
-#include "isolation/sim.h"
-#include "isolation/topology.h"
-#include "isolation/vmstat.h"
-#include "isolation/vmstat_hooks.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/runtime/sim.h"
+#include "isolation/core/topology.h"
+#include "isolation/vmstat/vmstat.h"
+#include "isolation/vmstat/hooks.h"
 
 namespace isolation::vmstat {
 namespace {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "isolation/interleave.h"
-#include "isolation/vmstat.h"
+#include "isolation/core/interleave.h"
+#include "isolation/vmstat/vmstat.h"
 
 namespace isolation::vmstat {
 namespace {

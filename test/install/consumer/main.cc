@@ -3,9 +3,9 @@
 // isolation, and checks the housekeeping domain.
 #include <cstdio>
 
-#include "isolation/cpumask.h"
-#include "isolation/isolation_config.h"
-#include "isolation/topology.h"
+#include "isolation/core/cpumask.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/core/topology.h"
 
 int main() {
   auto topology = isolation::Topology::FromSynthetic("package:2 l3cache:4 core:16 pu:1");

@@ -53,8 +53,8 @@
 #include <string>
 #include <vector>
 
-#include "isolation/driver.h"
-#include "isolation/mm_cid.h"
+#include "isolation/core/driver.h"
+#include "isolation/mm_cid/mm_cid.h"
 
 namespace isolation::mm_cid {
 

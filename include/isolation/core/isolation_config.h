@@ -46,8 +46,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "isolation/cpumask.h"
-#include "isolation/topology.h"
+#include "isolation/core/cpumask.h"
+#include "isolation/core/topology.h"
 
 namespace isolation {
 

@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "isolation/clock.h"
-#include "isolation/isolation_config.h"
-#include "isolation/tmigr.h"
-#include "isolation/topology.h"
+#include "isolation/core/clock.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/tmigr/tmigr.h"
+#include "isolation/core/topology.h"
 
 namespace isolation::tmigr {
 

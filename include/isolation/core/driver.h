@@ -70,10 +70,10 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "isolation/clock.h"
-#include "isolation/cpumask.h"
-#include "isolation/isolation_config.h"
-#include "isolation/topology.h"
+#include "isolation/core/clock.h"
+#include "isolation/core/cpumask.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/core/topology.h"
 
 namespace isolation {
 

@@ -85,8 +85,8 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "isolation/clock.h"
-#include "isolation/cpumask.h"
+#include "isolation/core/clock.h"
+#include "isolation/core/cpumask.h"
 
 namespace isolation::vmstat {
 

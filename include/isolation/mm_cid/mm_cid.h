@@ -72,8 +72,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "isolation/clock.h"
-#include "isolation/cpumask.h"
+#include "isolation/core/clock.h"
+#include "isolation/core/cpumask.h"
 
 namespace isolation::mm_cid {
 

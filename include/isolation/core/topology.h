@@ -37,7 +37,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "isolation/cpumask.h"
+#include "isolation/core/cpumask.h"
 
 namespace isolation {
 

@@ -41,8 +41,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "isolation/driver.h"
-#include "isolation/idle_select.h"
+#include "isolation/core/driver.h"
+#include "isolation/idle_select/idle_select.h"
 
 namespace isolation::idle_select {
 

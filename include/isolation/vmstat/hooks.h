@@ -52,8 +52,8 @@
 #include <mutex>
 #include <vector>
 
-#include "isolation/driver.h"
-#include "isolation/vmstat.h"
+#include "isolation/core/driver.h"
+#include "isolation/vmstat/vmstat.h"
 
 namespace isolation::vmstat {
 

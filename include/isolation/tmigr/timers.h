@@ -42,8 +42,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "isolation/clock.h"
-#include "isolation/tmigr.h"
+#include "isolation/core/clock.h"
+#include "isolation/tmigr/tmigr.h"
 
 namespace isolation::tmigr {
 

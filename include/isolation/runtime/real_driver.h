@@ -46,7 +46,7 @@
 #include <string>
 #include <vector>
 
-#include "isolation/driver.h"
+#include "isolation/core/driver.h"
 
 namespace isolation {
 

@@ -29,8 +29,8 @@
 #include <memory>
 #include <vector>
 
-#include "isolation/driver.h"
-#include "isolation/tmigr_timers.h"
+#include "isolation/core/driver.h"
+#include "isolation/tmigr/timers.h"
 
 namespace isolation::tmigr {
 

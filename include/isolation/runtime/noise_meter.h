@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "isolation/clock.h"
-#include "isolation/driver.h"
+#include "isolation/core/clock.h"
+#include "isolation/core/driver.h"
 
 namespace isolation {
 

@@ -73,9 +73,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "isolation/cpumask.h"
-#include "isolation/isolation_config.h"
-#include "isolation/topology.h"
+#include "isolation/core/cpumask.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/core/topology.h"
 
 namespace isolation::idle_select {
 

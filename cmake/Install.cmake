@@ -22,3 +22,14 @@ file(RELATIVE_PATH ISOLATION_PC_TO_PREFIX
   /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(cmake/isolation.pc.in ${CMAKE_CURRENT_BINARY_DIR}/isolation.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/isolation.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+if(TARGET isolation_testing)
+  # The conformance kit: its own export set, loaded by isolationConfig.cmake
+  # when GoogleTest and Google Benchmark are found (COMPONENTS testing).
+  install(TARGETS isolation_testing EXPORT isolationTestingTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT isolationTestingTargets NAMESPACE isolation:: DESTINATION ${ISOLATION_CMAKE_DIR})
+  configure_file(cmake/isolation-testing.pc.in ${CMAKE_CURRENT_BINARY_DIR}/isolation-testing.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/isolation-testing.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

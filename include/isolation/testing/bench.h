@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// -----------------------------------------------------------------------------
+// testing/bench.h
+// -----------------------------------------------------------------------------
+//
+// Google Benchmark helpers of the conformance kit (`isolation::testing`):
+// time a variant's operation and a baseline's in the same run, interleaved,
+// and report the ratio as a counter.  Ratios taken this way carry over from
+// one host to another far better than absolute times, and interleaving the
+// two in alternating batches cancels most frequency and noise drift.
+//
+//   void BM_MySelect(benchmark::State& state) {
+//     ... set up mine and mainline ...
+//     isolation::testing::CompareToBaseline(
+//         state, [&](int64_t n) { for (int64_t i = 0; i < n; ++i) Use(mine.Select(...)); },
+//         [&](int64_t n) { for (int64_t i = 0; i < n; ++i) Use(mainline.Select(...)); },
+//         "V0");
+//   }
+//   BENCHMARK(BM_MySelect)->UseManualTime();   // UseManualTime is required
+//
+// Counters: `ns_per_op` (the subject), `<baseline>_ns_per_op`, and
+// `ratio_to_<baseline>` = subject / baseline.  The benchmark's own time is
+// the subject's (manual time), so Google Benchmark's "Time" column and its
+// JSON are the subject's cost per batch; `items_per_second` counts
+// operations.
+//
+// Kernel counterpart: none.  Thread-safety: call from the benchmark's
+// thread; the callables run on it.
+
+#ifndef ISOLATION_TESTING_BENCH_H_
+#define ISOLATION_TESTING_BENCH_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/functional/function_ref.h"
+#include "benchmark/benchmark.h"
+
+namespace isolation::testing {
+
+// Runs `subject(batch)` and `baseline(batch)` alternately once per benchmark
+// iteration, timing each with a steady clock.  Each callable must perform
+// exactly `n` operations and keep their results observable
+// (benchmark::DoNotOptimize).  REQUIRES: the benchmark uses manual time;
+// batch >= 1.
+void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n)> subject,
+                       absl::FunctionRef<void(int64_t n)> baseline,
+                       std::string_view baseline_name = "baseline", int64_t batch = 256);
+
+}  // namespace isolation::testing
+
+#endif  // ISOLATION_TESTING_BENCH_H_

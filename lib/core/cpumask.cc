@@ -28,15 +28,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "isolation/core/cpumask.h"
+#include "kernel_ctype.h"
 
 namespace isolation {
 namespace {
 
-// The kernel's isspace() (lib/ctype.c) is Latin-1: besides the ASCII
-// whitespace it classifies 0xA0 (no-break space) as space.
-bool KernelIsSpace(unsigned char c) {
-  return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xA0;
-}
+// The kernel's isspace() (lib/ctype.c) is Latin-1: 0xA0 is a space too.
+using internal::KernelIsSpace;
 
 class CpulistParser {
  public:

@@ -1,28 +1,47 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Boot-parameter isolation rules of kernel/sched/isolation.c (v6.19 / 7.0:
 // housekeeping_setup() with the HK-ENFORCE check of the timer-migration
-// series), applied to a model Topology.
+// series), applied to a model Topology, and the way the kernel gets there
+// from its command line (kernel/params.c parse_args(), lib/cmdline.c
+// next_arg(), init/main.c unknown_bootoption() / repair_env_string() /
+// obsolete_checksetup()).
 //
-// Deviations from the kernel, all deliberate:
-//  - a malformed or out-of-range cpulist is an error (InvalidArgument /
-//    OutOfRange naming the value and position); the kernel only prints
+// Two modes.  FromBootParams() (and FromHost()) read a command line as the
+// kernel reads it, leniencies included:
+//  - a malformed or out-of-range cpulist: housekeeping_setup() prints
 //    "Housekeeping: nohz_full= or isolcpus= incorrect CPU range" and ignores
-//    the parameter;
+//    the parameter; so do we (a warning carrying the kernel's message and
+//    our parse error);
+//  - an unknown isolcpus= flag at the very end of the parameter:
+//    housekeeping_isolcpus_setup() skips it with `str++`, which steps over
+//    the NUL that next_arg() wrote in place of the separating space, and
+//    parsing goes on in the next word of the command line (flags, then the
+//    cpulist up to the end of the whole command line);
+//  - a parameter given with dashes ("nohz-full=") matches, as
+//    obsolete_checksetup() compares with parameqn();
+//  - parsing stops at "--" (the rest is for init);
+//  - CONFIG_NO_HZ_FULL=n (BootOptions): nohz_full= and isolcpus=nohz are
+//    ignored with "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL".
+// FromFlags() / ApplyIsolcpus() / ApplyNohzFull() are strict: a malformed
+// or out-of-range cpulist is an error (InvalidArgument / OutOfRange naming
+// the value and the position), as isolab's --isolcpus/--nohz_full must be.
+//
+// Deviations from the kernel in both modes, all deliberate:
 //  - the boot-CPU fallback is warned about on every setting (the kernel
 //    prints it only for the first), since nothing here is silent;
-//  - an isolcpus flag with an illegal character is not an error: the kernel
-//    rejects the parameter (returns 0, "isolcpus: Invalid flag") and boots
-//    on, so we record a warning and ignore the setting;
 //  - a setting whose isolated set ends up empty is ignored by the kernel
 //    without a message; we record a warning;
 //  - HK_TYPE_DOMAIN_BOOT is not modelled separately: housekeeping(kDomain)
 //    is the boot-time domain mask, and cpuset isolated partitions are kept in
 //    cpuset_isolated() (DomainIsolated() merges both).
-//  - the boot CPU is CPU 0; setup_max_cpus is nr_cpu_ids.
+//  - the boot CPU is CPU 0; setup_max_cpus (maxcpus=, nosmp) is nr_cpu_ids;
+//    early parameters, bootconfig and the memory past the end of the command
+//    line (read by the quirk above only if the last word is an unknown flag)
+//    are not modelled: past the end reads as NUL.
 
 #include "isolation/core/isolation_config.h"
 
-#include <cctype>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -33,6 +52,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "isolation/core/host.h"
+#include "kernel_ctype.h"
 
 namespace isolation {
 namespace {
@@ -53,8 +74,6 @@ int FirstFlag(unsigned flags) {
   return kNumHousekeepingTypes;
 }
 
-bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
 // Flag words of an isolcpus= setting, in ToCmdline order.
 std::string IsolcpusFlagsText(unsigned flags) {
   std::string out;
@@ -64,12 +83,37 @@ std::string IsolcpusFlagsText(unsigned flags) {
   return out;
 }
 
-absl::StatusOr<std::string> ReadFileOrEmpty(const char* path) {
-  std::ifstream in(path);
-  if (!in.is_open()) return std::string();
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// The C string at `pos` of a NUL-padded buffer.
+std::string_view CStringAt(const std::string& buf, size_t pos) {
+  return pos < buf.size() ? std::string_view(buf.data() + pos, std::strlen(buf.data() + pos)) : std::string_view();
+}
+
+// strncmp(buf + pos, word, strlen(word)) == 0
+bool MatchesAt(const std::string& buf, size_t pos, std::string_view word) {
+  return pos <= buf.size() && buf.compare(pos, word.size(), word) == 0;
+}
+
+// parameqn(): '-' and '_' are the same character in parameter names.
+bool ParamEqN(const std::string& buf, size_t pos, std::string_view name) {
+  auto dash2underscore = [](char c) { return c == '-' ? '_' : c; };
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (pos + i >= buf.size() || dash2underscore(buf[pos + i]) != dash2underscore(name[i])) return false;
+  }
+  return true;
+}
+
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\0') {
+      out += "\\0";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -100,14 +144,23 @@ IsolationConfig::IsolationConfig(const Topology& topology)
   Recompute();
 }
 
-// housekeeping_setup()
+// housekeeping_setup().  `list_text` is the cpulist (up to its NUL).
 absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::string_view list_text,
-                                           unsigned type_flags) {
+                                           unsigned type_flags, bool lenient) {
   const std::string param(parameter);
+  if ((type_flags & kKernelNoiseFlags) && !(configured_flags_ & kKernelNoiseFlags) && !no_hz_full_) {
+    warnings_.push_back({param, "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL"});
+    return absl::OkStatus();
+  }
   absl::StatusOr<CpuMask> parsed = CpuMask::Parse(list_text, num_cpus_);
   if (!parsed.ok()) {
-    return absl::Status(parsed.status().code(),
-                        absl::StrCat(param, ": ", parsed.status().message()));
+    if (lenient) {
+      // The kernel prints this and ignores the parameter (returns 0).
+      warnings_.push_back({param, absl::StrCat("Housekeeping: nohz_full= or isolcpus= incorrect CPU range (",
+                                               parsed.status().message(), "); parameter ignored")});
+      return absl::OkStatus();
+    }
+    return absl::Status(parsed.status().code(), absl::StrCat(param, ": ", parsed.status().message()));
   }
   CpuMask non_housekeeping = *std::move(parsed);
   CpuMask staging = CpuMask::AndNot(CpuMask::Full(num_cpus_), non_housekeeping);
@@ -142,7 +195,7 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
       if (both.Empty()) {
         warnings_.push_back({param, absl::StrCat("Housekeeping: must include one present CPU neither in "
                                                  "nohz_full= nor in isolcpus=domain, ignoring setting ",
-                                                 std::string(list_text))});
+                                                 Printable(list_text))});
         return absl::OkStatus();
       }
     }
@@ -152,92 +205,153 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
     if (new_flags & (1u << t)) housekeeping_[static_cast<size_t>(t)] = staging;
   }
   configured_flags_ |= type_flags;
-  accepted_.push_back(param.substr(0, param.find('=') + 1) +
-                      (param.rfind("isolcpus=", 0) == 0 ? IsolcpusFlagsText(type_flags) : std::string()) +
-                      non_housekeeping.ToString());
+  const bool is_isolcpus = param.rfind("isolcpus=", 0) == 0;
+  accepted_.push_back(absl::StrCat(is_isolcpus ? "isolcpus=" : "nohz_full=",
+                                   is_isolcpus ? IsolcpusFlagsText(type_flags) : std::string(),
+                                   non_housekeeping.ToString()));
   Recompute();
   return absl::OkStatus();
 }
 
-// housekeeping_isolcpus_setup()
-absl::Status IsolationConfig::ApplyIsolcpus(std::string_view value) {
-  const std::string param = absl::StrCat("isolcpus=", std::string(value));
+// housekeeping_isolcpus_setup(), on a NUL-terminated buffer as the kernel
+// sees it: `str` indexes the value, `end` is the NUL that ends this
+// parameter.  In boot mode an unknown flag ending the parameter lets the
+// scan continue past that NUL into the rest of the command line, as the
+// kernel's `str++` does.
+absl::Status IsolationConfig::IsolcpusSetup(std::string_view param, const std::string& buf, size_t str,
+                                            bool boot) {
+  const std::string word(param);
   unsigned flags = 0;
-  size_t pos = 0;
-  auto starts_with = [&](std::string_view word) { return value.substr(pos, word.size()) == word; };
-  while (pos < value.size() && IsAlpha(value[pos])) {
-    if (starts_with("nohz,")) {
-      pos += 5;
+  bool illegal = false;
+  while (str < buf.size() && internal::KernelIsAlpha(buf[str])) {
+    if (MatchesAt(buf, str, "nohz,")) {
+      str += 5;
       flags |= kKernelNoiseFlags;
       continue;
     }
-    if (starts_with("domain,")) {
-      pos += 7;
+    if (MatchesAt(buf, str, "domain,")) {
+      str += 7;
       flags |= kDomainFlag;
       continue;
     }
-    if (starts_with("managed_irq,")) {
-      pos += 12;
+    if (MatchesAt(buf, str, "managed_irq,")) {
+      str += 12;
       flags |= kManagedIrqFlag;
       continue;
     }
-    // Unknown sub-parameter: skip it if it is a well-formed word.
-    const size_t begin = pos;
-    bool illegal = false;
-    while (pos < value.size() && value[pos] != ',') {
-      if (!IsAlpha(value[pos]) && value[pos] != '_') illegal = true;
-      ++pos;
+    // Unknown sub-parameter: skipped if it is a well-formed word.
+    const size_t begin = str;
+    while (str < buf.size() && buf[str] != '\0' && buf[str] != ',') {
+      if (!internal::KernelIsAlpha(buf[str]) && buf[str] != '_') illegal = true;
+      ++str;
     }
-    const std::string word(value.substr(begin, pos - begin));
+    const std::string_view flag = std::string_view(buf).substr(begin, str - begin);
     if (illegal) {
-      warnings_.push_back({param, absl::StrCat("isolcpus: Invalid flag ", word, "; parameter ignored")});
+      warnings_.push_back({word, absl::StrCat("isolcpus: Invalid flag ", Printable(flag), "; parameter ignored")});
       return absl::OkStatus();
     }
-    warnings_.push_back({param, absl::StrCat("isolcpus: Skipped unknown flag ", word)});
-    if (pos < value.size()) ++pos;  // the ','
+    warnings_.push_back({word, absl::StrCat("isolcpus: Skipped unknown flag ", Printable(flag))});
+    if (boot && str < buf.size() && buf[str] == '\0') {
+      // The kernel's `str++` steps over this parameter's terminating NUL.
+      const std::string_view rest = CStringAt(buf, str + 1);
+      warnings_.push_back(
+          {word, absl::StrCat("isolcpus: kernel quirk: the unknown flag \"", Printable(flag),
+                              "\" ends the parameter, and housekeeping_isolcpus_setup() steps one character past "
+                              "it (str++ over the NUL that next_arg() wrote in place of the separator), so it goes "
+                              "on reading the next word of the command line as more isolcpus= flags and cpulist: \"",
+                              Printable(rest), "\"",
+                              str + 1 > cmdline_length_ ? " (past the end of the command line, modelled as NUL)"
+                                                         : "")});
+    }
+    ++str;
   }
   if (flags == 0) flags = kDomainFlag;  // bare list = domain
-  return ApplySetting(param, value.substr(pos), flags);
+  return ApplySetting(word, CStringAt(buf, str), flags, /*lenient=*/boot);
+}
+
+absl::Status IsolationConfig::ApplyIsolcpus(std::string_view value) {
+  std::string buf(value);
+  buf.append(2, '\0');
+  return IsolcpusSetup(absl::StrCat("isolcpus=", std::string(value)), buf, 0, /*boot=*/false);
 }
 
 // housekeeping_nohz_full_setup()
 absl::Status IsolationConfig::ApplyNohzFull(std::string_view value) {
-  return ApplySetting(absl::StrCat("nohz_full=", std::string(value)), value, kKernelNoiseFlags);
+  return ApplySetting(absl::StrCat("nohz_full=", std::string(value)), value, kKernelNoiseFlags, /*lenient=*/false);
 }
 
-// The command line is split like the kernel's next_arg(): words are
-// separated by whitespace outside double quotes, and a value wrapped in
-// quotes (isolcpus="domain,1-3") has them removed.
-absl::StatusOr<IsolationConfig> IsolationConfig::FromBootParams(const Topology& topology, std::string_view cmdline) {
+// start_kernel()'s parse_args("Booting kernel", static_command_line, ...,
+// unknown_bootoption) for the two parameters modelled: the command line is
+// copied into a NUL-terminated buffer that next_arg() cuts in place, the way
+// the kernel does, so that the isolcpus= quirk reads what the kernel reads.
+absl::StatusOr<IsolationConfig> IsolationConfig::FromBootParams(const Topology& topology, std::string_view cmdline,
+                                                                BootOptions options) {
   IsolationConfig config(topology);
-  auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  size_t pos = 0;
-  while (pos < cmdline.size()) {
-    while (pos < cmdline.size() && is_space(cmdline[pos])) ++pos;
-    const size_t begin = pos;
-    bool in_quote = false;
-    while (pos < cmdline.size() && (in_quote || !is_space(cmdline[pos]))) {
-      if (cmdline[pos] == '"') in_quote = !in_quote;
-      ++pos;
+  config.no_hz_full_ = options.no_hz_full;
+  const size_t nul = cmdline.find('\0');
+  if (nul != std::string_view::npos) {
+    config.warnings_.push_back({"command line", absl::StrFormat("the command line is a C string: it ends at the NUL "
+                                                                "byte at position %d, the rest is ignored", nul)});
+    cmdline = cmdline.substr(0, nul);
+  }
+  std::string buf(cmdline);
+  config.cmdline_length_ = buf.size();
+  buf.append(2, '\0');  // the terminator, and one byte past it for the quirk
+  auto skip_spaces = [&](size_t p) {
+    while (p < buf.size() && buf[p] != '\0' && internal::KernelIsSpace(buf[p])) ++p;
+    return p;
+  };
+  size_t args = skip_spaces(0);
+  while (buf[args] != '\0') {
+    // next_arg()
+    size_t a = args;
+    bool in_quote = false, quoted = false;
+    if (buf[a] == '"') {
+      ++a;
+      in_quote = quoted = true;
     }
-    std::string_view word = cmdline.substr(begin, pos - begin);
-    if (!word.empty() && word.front() == '"') {  // "param=value" quoted as a whole
-      word.remove_prefix(1);
-      if (!word.empty() && word.back() == '"') word.remove_suffix(1);
+    size_t i = 0, equals = 0;
+    for (; buf[a + i] != '\0'; ++i) {
+      if (internal::KernelIsSpace(buf[a + i]) && !in_quote) break;
+      if (equals == 0 && buf[a + i] == '=') equals = i;
+      if (buf[a + i] == '"') in_quote = !in_quote;
     }
-    const size_t eq = word.find('=');
-    if (eq == std::string_view::npos) continue;
-    const std::string_view name = word.substr(0, eq);
-    std::string_view value = word.substr(eq + 1);
-    if (!value.empty() && value.front() == '"') {
-      value.remove_prefix(1);
-      if (!value.empty() && value.back() == '"') value.remove_suffix(1);
+    const size_t param = a;
+    size_t val = std::string::npos;
+    if (equals != 0) {
+      buf[a + equals] = '\0';
+      val = a + equals + 1;
+      if (buf[val] == '"') {  // don't include quotes in the value
+        ++val;
+        if (buf[a + i - 1] == '"') buf[a + i - 1] = '\0';
+      }
     }
+    if (quoted && buf[a + i - 1] == '"') buf[a + i - 1] = '\0';
+    size_t next = a + i;
+    if (buf[a + i] != '\0') {
+      buf[a + i] = '\0';
+      next = a + i + 1;
+    }
+    args = skip_spaces(next);
+    // parse_args(): "--" ends the kernel's parameters.
+    if (val == std::string::npos && CStringAt(buf, param) == "--") break;
+    // unknown_bootoption() -> repair_env_string(): "param=val" again.
+    if (val != std::string::npos) {
+      const size_t len = std::strlen(buf.data() + param);
+      if (val == param + len + 1) {
+        buf[val - 1] = '=';
+      } else if (val == param + len + 2) {
+        buf[val - 2] = '=';
+        std::memmove(buf.data() + val - 1, buf.data() + val, std::strlen(buf.data() + val) + 1);
+      }
+    }
+    // obsolete_checksetup(): __setup("isolcpus=") and __setup("nohz_full=").
     absl::Status s;
-    if (name == "isolcpus") {
-      s = config.ApplyIsolcpus(value);
-    } else if (name == "nohz_full") {
-      s = config.ApplyNohzFull(value);
+    const std::string word(CStringAt(buf, param));
+    if (ParamEqN(buf, param, "isolcpus=")) {
+      s = config.IsolcpusSetup(word, buf, param + 9, /*boot=*/true);
+    } else if (ParamEqN(buf, param, "nohz_full=")) {
+      s = config.ApplySetting(word, CStringAt(buf, param + 10), kKernelNoiseFlags, /*lenient=*/true);
     }
     if (!s.ok()) return s;
   }
@@ -259,31 +373,19 @@ absl::StatusOr<IsolationConfig> IsolationConfig::FromFlags(const Topology& topol
 }
 
 absl::StatusOr<IsolationConfig> IsolationConfig::FromHost(const Topology& topology) {
-  absl::StatusOr<std::string> cmdline = ReadFileOrEmpty("/proc/cmdline");
-  if (!cmdline.ok()) return cmdline.status();
-  absl::StatusOr<IsolationConfig> config = FromBootParams(topology, *cmdline);
+  const HostIsolationInputs in = ReadHostIsolationInputs();
+  std::string cmdline;
+  if (in.cmdline.ok()) {
+    cmdline = HostCommandLine(*in.cmdline);
+  }
+  BootOptions options;
+  options.no_hz_full = !absl::IsNotFound(in.nohz_full.status());
+  absl::StatusOr<IsolationConfig> config = FromBootParams(topology, cmdline, options);
   if (!config.ok()) return config;
-  // Cross-check with what the running kernel reports (sysfs lists end in
-  // '\n', which the cpulist grammar accepts).  A mismatch is a warning: the
-  // sysfs view also reflects e.g. CONFIG_NO_HZ_FULL=n.
-  struct Check {
-    const char* path;
-    CpuMask expected;
-  };
-  const Check checks[] = {{"/sys/devices/system/cpu/isolated", config->isolcpus_domain()},
-                          {"/sys/devices/system/cpu/nohz_full", config->nohz_full()}};
-  for (const Check& c : checks) {
-    absl::StatusOr<std::string> text = ReadFileOrEmpty(c.path);
-    if (!text.ok() || text->empty()) continue;
-    if (*text == "(null)\n") continue;  // nohz_full when CONFIG_NO_HZ_FULL is off
-    absl::StatusOr<CpuMask> mask = CpuMask::Parse(*text, topology.num_cpus());
-    if (!mask.ok()) {
-      config->warnings_.push_back({c.path, std::string(mask.status().message())});
-    } else if (!mask->Equal(c.expected)) {
-      config->warnings_.push_back({c.path, absl::StrCat("kernel reports \"", mask->ToString(),
-                                                        "\" but the command line gives \"",
-                                                        c.expected.ToString(), "\"")});
-    }
+  if (!in.cmdline.ok()) config->warnings_.push_back({"/proc/cmdline", std::string(in.cmdline.status().message())});
+  // What the running kernel reports, against the same rules.
+  for (const HostCheck& c : CompareIsolationWithHost(*config, in)) {
+    if (c.verdict == HostVerdict::kDisagree) config->warnings_.push_back({c.name, c.detail});
   }
   return config;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Topology construction from hwloc (synthetic descriptions or the host) and
-// from explicit per-CPU ids.
+// Topology construction: the host through hwloc, synthetic descriptions
+// through our own parser (synthetic.cc; hwloc only as the test reference),
+// and explicit per-CPU ids.
 
 #include "isolation/core/topology.h"
 
@@ -21,6 +22,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "synthetic.h"
 
 namespace isolation {
 namespace {
@@ -34,18 +36,6 @@ using HwlocTopology = std::unique_ptr<hwloc_topology, HwlocDeleter>;
 int AncestorIndex(hwloc_topology_t t, hwloc_obj_t pu, hwloc_obj_type_t type) {
   hwloc_obj_t a = hwloc_get_ancestor_obj_by_type(t, type, pu);
   return a == nullptr ? -1 : static_cast<int>(a->logical_index);
-}
-
-// Renumbers arbitrary ids densely from 0 in order of first appearance by CPU.
-std::vector<int> Densify(const std::vector<int>& ids) {
-  std::map<int, int> remap;
-  std::vector<int> out(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    auto it = remap.find(ids[i]);
-    if (it == remap.end()) it = remap.emplace(ids[i], static_cast<int>(remap.size())).first;
-    out[i] = it->second;
-  }
-  return out;
 }
 
 // Reads a loaded hwloc topology into per-CPU ids.
@@ -89,63 +79,23 @@ absl::StatusOr<Topology> FromLoadedHwloc(hwloc_topology_t t, std::string descrip
       if (static_cast<size_t>(c) < n) node_of[static_cast<size_t>(c)] = k;
     }
   }
-  return Topology::FromIds(Densify(core_of), Densify(llc_of), Densify(node_of), Densify(package_of),
-                           std::move(description));
-}
-
-// Product of the arities of a synthetic description ("pack:2 core:4 pu:2"
-// -> 16), i.e. its PU count, computed without hwloc; -1 if the string is not
-// in a form this simple scan understands (hwloc then decides).  hwloc's
-// synthetic loader is quadratic in the arity of a level ("pu:20000" takes
-// about a minute), so oversized machines are rejected before loading.
-int64_t SyntheticPuCount(std::string_view d) {
-  int64_t product = 1;
-  int depth = 0;
-  size_t i = 0;
-  bool any = false;
-  while (i < d.size()) {
-    const char c = d[i];
-    if (c == '(') {
-      ++depth;
-      ++i;
-      continue;
-    }
-    if (c == ')') {
-      --depth;
-      ++i;
-      continue;
-    }
-    if (depth > 0 || c == ' ' || c == '\t' || c == '\n') {
-      ++i;
-      continue;
-    }
-    // A token outside parentheses: "type:N" or a bare "N".
-    size_t end = i;
-    while (end < d.size() && d[end] != ' ' && d[end] != '\t' && d[end] != '\n' && d[end] != '(') ++end;
-    const std::string_view token = d.substr(i, end - i);
-    const size_t colon = token.find(':');
-    const std::string_view number = colon == std::string_view::npos ? token : token.substr(colon + 1);
-    if (number.empty()) return -1;
-    int64_t arity = 0;
-    for (char digit : number) {
-      if (digit < '0' || digit > '9') return -1;
-      arity = std::min<int64_t>(arity * 10 + (digit - '0'), int64_t{1} << 32);
-    }
-    product = std::min<int64_t>(product * arity, int64_t{1} << 32);
-    any = true;
-    i = end;
-  }
-  return any ? product : -1;
+  return Topology::FromIds(internal::DensifyIds(core_of), internal::DensifyIds(llc_of),
+                           internal::DensifyIds(node_of), internal::DensifyIds(package_of), std::move(description));
 }
 
 }  // namespace
 
 absl::StatusOr<Topology> Topology::FromSynthetic(std::string_view description) {
+  // Parsed and built here, never by hwloc: see lib/core/synthetic.h.
+  absl::StatusOr<internal::SyntheticMachine> machine = internal::ParseSynthetic(description);
+  if (!machine.ok()) return machine.status();
+  return internal::BuildSynthetic(*machine, std::string(description));
+}
+
+namespace internal {
+
+absl::StatusOr<Topology> LoadSyntheticWithHwloc(std::string_view description) {
   const std::string desc(description);
-  if (const int64_t pus = SyntheticPuCount(description); pus > kMaxCpus) {
-    return absl::InvalidArgumentError(absl::StrFormat("topology \"%s\" has %d cpus, more than the maximum %d",
-                                                      absl::CHexEscape(desc), pus, kMaxCpus));
-  }
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) return absl::InternalError("hwloc_topology_init failed");
   HwlocTopology t(raw);
@@ -159,6 +109,8 @@ absl::StatusOr<Topology> Topology::FromSynthetic(std::string_view description) {
   }
   return FromLoadedHwloc(raw, desc);
 }
+
+}  // namespace internal
 
 absl::StatusOr<Topology> Topology::FromHost() {
   hwloc_topology_t raw = nullptr;

@@ -29,6 +29,7 @@
 #include "absl/strings/str_split.h"
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
+#include "experiments/flag_parser.h"
 #include "experiments/registry.h"
 #include "isolation/idle_select/idle_select.h"
 #include "isolation/idle_select/hooks.h"
@@ -87,20 +88,6 @@ Stats Summarise(const std::vector<double>& v) {
 
 double Pct(double ours, double base) { return base == 0 ? 0.0 : 100.0 * (ours - base) / base; }
 
-absl::StatusOr<std::vector<int>> ParseIntList(const std::string& flag, const std::string& text) {
-  std::vector<int> out;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    int v = 0;
-    if (!absl::SimpleAtoi(part, &v) || v < 2 || v > 4096) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--", flag, ": bad value '", std::string(part), "' (want integers 2..4096)"));
-    }
-    out.push_back(v);
-  }
-  if (out.empty()) return absl::InvalidArgumentError(absl::StrCat("--", flag, " is empty"));
-  return out;
-}
-
 struct HarnessRun {
   double value = 0;  // seconds (hackbench) or ops/s (pipe)
   idle_select::HarnessCounters counters;
@@ -134,7 +121,7 @@ class IdleExperiment final : public Experiment {
     }
     if (variants.empty()) return absl::InvalidArgumentError("--idle_variants is empty");
     ISOLATION_ASSIGN_OR_RETURN(std::vector<int> llc_sizes,
-                               ParseIntList("idle_llc_cpus", absl::GetFlag(FLAGS_idle_llc_cpus)));
+                               ParseIntListFlag("idle_llc_cpus", absl::GetFlag(FLAGS_idle_llc_cpus), 2, 4096));
     if (quick) llc_sizes = {64};
     if (std::find(llc_sizes.begin(), llc_sizes.end(), 64) == llc_sizes.end()) llc_sizes.push_back(64);
     const int samples = quick ? 3000 : absl::GetFlag(FLAGS_idle_samples);

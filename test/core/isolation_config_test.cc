@@ -216,9 +216,10 @@ TEST(IsolationConfig, IllegalFlagRejectsTheParameter) {
   EXPECT_EQ(c->nohz_full().ToString(), "5-7");  // later parameters still apply
 }
 
-TEST(IsolationConfig, MalformedListIsAnErrorNamingValueAndPosition) {
+// isolab's --isolcpus / --nohz_full (FromFlags) stay strict.
+TEST(IsolationConfig, FlagsRejectMalformedListNamingValueAndPosition) {
   const Topology t = Machine("core:8 pu:1");
-  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(t, "isolcpus=domain,1-x");
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromFlags(t, "domain,1-x", "");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("isolcpus=domain,1-x"));
@@ -227,6 +228,128 @@ TEST(IsolationConfig, MalformedListIsAnErrorNamingValueAndPosition) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("nohz_full=8"));
+  EXPECT_EQ(IsolationConfig(t).ApplyIsolcpus("nohz,1-").code(), absl::StatusCode::kInvalidArgument);
+}
+
+// housekeeping_setup(): cpulist_parse() < 0 -> pr_warn("Housekeeping:
+// nohz_full= or isolcpus= incorrect CPU range") and the parameter is ignored
+// (-EINVAL and -ERANGE alike); the kernel boots on with the next parameter.
+TEST(IsolationConfig, BootParamsIgnoreMalformedListLikeHousekeepingSetup) {
+  const Topology t = Machine("core:8 pu:1");
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(t, "isolcpus=domain,1-x nohz_full=5-7");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->isolcpus_domain().Empty());
+  EXPECT_EQ(c->nohz_full().ToString(), "5-7");
+  EXPECT_TRUE(HasWarning(*c, "Housekeeping: nohz_full= or isolcpus= incorrect CPU range"));
+  EXPECT_TRUE(HasWarning(*c, "invalid at position 2"));  // our diagnosis rides along
+  absl::StatusOr<IsolationConfig> range = IsolationConfig::FromBootParams(t, "nohz_full=8 isolcpus=3");
+  ASSERT_TRUE(range.ok());
+  EXPECT_FALSE(range->nohz_full_enabled());
+  EXPECT_EQ(range->isolcpus_domain().ToString(), "3");
+  EXPECT_TRUE(HasWarning(*range, "incorrect CPU range"));
+  EXPECT_TRUE(HasWarning(*range, "out of range"));
+}
+
+// housekeeping_isolcpus_setup(): after an unknown flag it does `str++`,
+// whether the flag ended at ',' or at the parameter's NUL -- which
+// next_arg() (lib/cmdline.c) wrote over the space before the next word.  So
+// the kernel goes on reading the next word as more flags and a cpulist, and
+// the cpulist runs to the end of the whole command line.
+TEST(IsolationConfig, UnknownLastIsolcpusFlagReadsOnIntoNextWordLikeTheKernel) {
+  const Topology t = Machine("core:8 pu:1");
+  // The next word is taken as flags + list: managed_irq and domain, CPUs 2-3.
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(t, "quiet isolcpus=managed_irq,foo domain,2-3");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->isolcpus_domain().ToString(), "2-3");
+  EXPECT_EQ(c->housekeeping(HK::kManagedIrq).ToString(), "0-1,4-7");
+  EXPECT_TRUE(HasWarning(*c, "Skipped unknown flag foo"));
+  EXPECT_TRUE(HasWarning(*c, "kernel quirk"));
+  EXPECT_TRUE(HasWarning(*c, "str++"));
+  EXPECT_TRUE(HasWarning(*c, "\"domain,2-3\""));
+  EXPECT_EQ(c->ToCmdline(), "isolcpus=domain,managed_irq,2-3");
+  // A bare list after the flag: isolcpus=nohz applies to it.
+  absl::StatusOr<IsolationConfig> nohz = IsolationConfig::FromBootParams(t, "isolcpus=nohz,foo 1-3");
+  ASSERT_TRUE(nohz.ok());
+  EXPECT_EQ(nohz->nohz_full().ToString(), "1-3");
+  EXPECT_TRUE(nohz->isolcpus_domain().Empty());
+  // The list runs on over later words, so any further word breaks it.
+  absl::StatusOr<IsolationConfig> more = IsolationConfig::FromBootParams(t, "isolcpus=nohz,foo 1-3 quiet");
+  ASSERT_TRUE(more.ok());
+  EXPECT_FALSE(more->nohz_full_enabled());
+  EXPECT_TRUE(HasWarning(*more, "incorrect CPU range"));
+  // A next word that is another parameter is an illegal flag ('='): the
+  // whole isolcpus= is dropped, and that parameter is then parsed normally.
+  absl::StatusOr<IsolationConfig> param = IsolationConfig::FromBootParams(t, "isolcpus=foo nohz_full=2-3");
+  ASSERT_TRUE(param.ok());
+  EXPECT_TRUE(param->isolcpus_domain().Empty());
+  EXPECT_EQ(param->nohz_full().ToString(), "2-3");
+  EXPECT_TRUE(HasWarning(*param, "Invalid flag nohz_full=2-3"));
+  // Quotes shield it: repair_env_string() leaves two NULs after "foo".
+  absl::StatusOr<IsolationConfig> quoted = IsolationConfig::FromBootParams(t, "isolcpus=\"foo\" 2-3");
+  ASSERT_TRUE(quoted.ok());
+  EXPECT_TRUE(quoted->isolcpus_domain().Empty());
+  absl::StatusOr<IsolationConfig> unquoted = IsolationConfig::FromBootParams(t, "isolcpus=foo 2-3");
+  ASSERT_TRUE(unquoted.ok());
+  EXPECT_EQ(unquoted->isolcpus_domain().ToString(), "2-3");
+  // The last word: the kernel reads past the command line (modelled as NUL).
+  absl::StatusOr<IsolationConfig> last = IsolationConfig::FromBootParams(t, "isolcpus=domain,foo");
+  ASSERT_TRUE(last.ok());
+  EXPECT_TRUE(last->isolcpus_domain().Empty());
+  EXPECT_TRUE(HasWarning(*last, "past the end of the command line"));
+  // isolab's flag has no next word: no quirk there.
+  absl::StatusOr<IsolationConfig> flag = IsolationConfig::FromFlags(t, "managed_irq,foo", "");
+  ASSERT_TRUE(flag.ok());
+  EXPECT_FALSE(HasWarning(*flag, "kernel quirk"));
+}
+
+// parse_args() (kernel/params.c) stops at "--": the rest goes to init.
+TEST(IsolationConfig, DoubleDashEndsTheKernelParametersLikeParseArgs) {
+  const Topology t = Machine("core:8 pu:1");
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(t, "isolcpus=1 -- nohz_full=2-3");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->isolcpus_domain().ToString(), "1");
+  EXPECT_FALSE(c->nohz_full_enabled());
+}
+
+// obsolete_checksetup() (init/main.c) matches __setup("nohz_full=") with
+// parameqn(), for which '-' and '_' are the same.
+TEST(IsolationConfig, DashedParameterNameMatchesLikeObsoleteChecksetup) {
+  const Topology t = Machine("core:8 pu:1");
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(t, "nohz-full=2-3");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->nohz_full().ToString(), "2-3");
+  EXPECT_EQ(c->ToCmdline(), "nohz_full=2-3");
+}
+
+// The kernel's command line is a C string; and lib/ctype.c is Latin-1, so
+// housekeeping_isolcpus_setup()'s isalpha() takes 0xE9 as a letter.
+TEST(IsolationConfig, CommandLineEndsAtNulAndFlagsUseKernelCtype) {
+  const Topology t = Machine("core:8 pu:1");
+  absl::StatusOr<IsolationConfig> c =
+      IsolationConfig::FromBootParams(t, std::string_view("isolcpus=1\0 nohz_full=2-3", 25));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->isolcpus_domain().ToString(), "1");
+  EXPECT_FALSE(c->nohz_full_enabled());
+  EXPECT_TRUE(HasWarning(*c, "NUL byte at position 10"));
+  absl::StatusOr<IsolationConfig> latin1 = IsolationConfig::FromBootParams(t, "isolcpus=\xe9t\xe9,1-3\tquiet");
+  ASSERT_TRUE(latin1.ok());
+  EXPECT_EQ(latin1->isolcpus_domain().ToString(), "1-3");
+  EXPECT_TRUE(HasWarning(*latin1, "Skipped unknown flag \xe9t\xe9"));
+}
+
+// housekeeping_setup() without CONFIG_NO_HZ_FULL: "Housekeeping: nohz
+// unsupported. Build with CONFIG_NO_HZ_FULL", and the whole setting (even
+// isolcpus=nohz,domain) is ignored.
+TEST(IsolationConfig, NoHzFullUnsupportedIgnoresKernelNoiseSettings) {
+  const Topology t = Machine("core:8 pu:1");
+  IsolationConfig::BootOptions no_nohz;
+  no_nohz.no_hz_full = false;
+  absl::StatusOr<IsolationConfig> c =
+      IsolationConfig::FromBootParams(t, "nohz_full=1-3 isolcpus=nohz,domain,1-3 isolcpus=domain,4-5", no_nohz);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->nohz_full_enabled());
+  EXPECT_EQ(c->isolcpus_domain().ToString(), "4-5");
+  EXPECT_TRUE(HasWarning(*c, "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL"));
 }
 
 TEST(IsolationConfig, CpusetPartitionsCountAsIsolated) {

@@ -7,7 +7,7 @@
 //   isolab help | isolab <subcommand> --help
 //
 // Subcommands: every registered experiment (topology, mmcid, tmigr, idle,
-// vmstat) and `reproduce`, which runs them all and prints one table.
+// vmstat, hostcheck) and `reproduce`, which runs them all and prints one table.
 // Exit status: 0 on success, 2 on bad input (message on stderr), 1 when an
 // experiment fails at run time.
 
@@ -29,6 +29,7 @@
 #include "absl/strings/str_join.h"
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
+#include "experiments/flag_parser.h"
 
 namespace isolation::experiments {
 namespace {
@@ -69,56 +70,12 @@ void PrintFlagHelp(std::string_view subcommand, std::string_view summary,
   }
 }
 
-// Parses --name=value, --name value, --bool, --nobool for the allowed flags.
-// Returns an error message naming the bad argument, or "" on success.
+// Parses --name=value, --name value, --bool, --nobool for the allowed flags
+// (experiments/flag_parser.h).  Returns an error message naming the bad
+// argument, or "" on success.
 std::string ParseFlags(int argc, char** argv, const std::vector<std::string>& allowed,
                        bool* wants_help) {
-  const std::set<std::string> allowed_set(allowed.begin(), allowed.end());
-  for (int i = 0; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h" || arg == "--helpfull") {
-      *wants_help = true;
-      continue;
-    }
-    if (arg.empty() || arg[0] != '-') {
-      return absl::StrCat("unexpected argument '", std::string(arg), "'");
-    }
-    arg.remove_prefix(arg.size() > 1 && arg[1] == '-' ? 2 : 1);
-    std::string name(arg), value;
-    bool has_value = false;
-    if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
-      name = std::string(arg.substr(0, eq));
-      value = std::string(arg.substr(eq + 1));
-      has_value = true;
-    }
-    absl::CommandLineFlag* flag = nullptr;
-    if (allowed_set.count(name)) flag = absl::FindCommandLineFlag(name);
-    bool negated = false;
-    if (flag == nullptr && absl::StartsWith(name, "no") && allowed_set.count(name.substr(2))) {
-      flag = absl::FindCommandLineFlag(name.substr(2));
-      negated = flag != nullptr && flag->IsOfType<bool>() && !has_value;
-      if (!negated) flag = nullptr;
-    }
-    if (flag == nullptr) {
-      return absl::StrCat("unknown flag '--", name, "' (see --help)");
-    }
-    if (negated) {
-      value = "false";
-    } else if (!has_value) {
-      if (flag->IsOfType<bool>()) {
-        value = "true";
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        return absl::StrCat("flag '--", name, "' needs a value");
-      }
-    }
-    std::string error;
-    if (!flag->ParseFrom(value, &error)) {
-      return absl::StrCat("bad value '", value, "' for --", name, ": ", error);
-    }
-  }
-  return "";
+  return ParseSubcommandFlags(std::vector<std::string>(argv, argv + argc), allowed, wants_help);
 }
 
 int RunOne(Experiment& experiment, const RunOptions& options) {

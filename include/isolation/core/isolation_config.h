@@ -29,9 +29,16 @@
 //    boots on);
 //  - a setting that isolates no CPU (empty list, or only the boot CPU after
 //    the fallback) is ignored with a warning.
-// A malformed cpulist is an InvalidArgument error (a CPU beyond the topology
-// OutOfRange) naming the parameter, the value and the byte position; the
-// kernel would only warn "incorrect CPU range" and ignore the parameter.
+// Boot parameters (FromBootParams, FromHost) are read as the kernel reads
+// them, leniencies included: a malformed or out-of-range cpulist is ignored
+// with the kernel's "Housekeeping: nohz_full= or isolcpus= incorrect CPU
+// range" among the warnings; an unknown isolcpus flag that ends the
+// parameter makes the kernel read on into the next word of the command line
+// (housekeeping_isolcpus_setup()'s `str++` past next_arg()'s NUL), which is
+// reproduced with a warning naming the quirk; "--" ends the kernel's part.
+// Flags (FromFlags, ApplyIsolcpus, ApplyNohzFull) are strict: a malformed
+// cpulist is an InvalidArgument error (a CPU beyond the topology OutOfRange)
+// naming the parameter, the value and the byte position.
 //
 // Thread safety: a value type.  SetCpusetIsolated() must not run concurrently
 // with readers; mechanisms copy the masks they need.
@@ -40,6 +47,7 @@
 #define ISOLATION_ISOLATION_CONFIG_H_
 
 #include <array>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,22 +88,38 @@ class IsolationConfig {
   // No isolation: every type's housekeeping mask is every possible CPU.
   explicit IsolationConfig(const Topology& topology);
 
-  // Parses boot parameters in command-line order.  `cmdline` may hold any
-  // kernel command line; only isolcpus= and nohz_full= are interpreted, other
-  // words are ignored.  Errors: malformed value (the message names it and the
-  // byte position inside it).
-  static absl::StatusOr<IsolationConfig> FromBootParams(const Topology& topology,
-                                                        std::string_view cmdline);
+  // What the kernel was built with, where it changes the outcome.
+  struct BootOptions {
+    // CONFIG_NO_HZ_FULL: without it the kernel ignores nohz_full= and
+    // isolcpus=nohz ("Housekeeping: nohz unsupported").
+    bool no_hz_full = true;
+  };
+  // Parses a kernel command line the way the kernel does (parse_args(),
+  // next_arg(), obsolete_checksetup(), housekeeping_*_setup()): only
+  // isolcpus= and nohz_full= are interpreted, in command-line order; the
+  // line ends at a NUL byte (warned) and the kernel's part at "--".  Never
+  // fails on bad values: what the kernel ignores is ignored, with the
+  // kernel's message among the warnings (see above).  The StatusOr is kept
+  // for API stability.
+  static absl::StatusOr<IsolationConfig> FromBootParams(const Topology& topology, std::string_view cmdline,
+                                                        BootOptions options);
+  static absl::StatusOr<IsolationConfig> FromBootParams(const Topology& topology, std::string_view cmdline) {
+    return FromBootParams(topology, cmdline, BootOptions());
+  }
   // Convenience for flags: either string may be empty.  isolcpus is parsed
   // before nohz_full (the seeds' order).
   static absl::StatusOr<IsolationConfig> FromFlags(const Topology& topology,
                                                    std::string_view isolcpus,
                                                    std::string_view nohz_full);
-  // The host's own configuration: /proc/cmdline, /sys/devices/system/cpu/
-  // {isolated,nohz_full}.  Files that do not exist count as empty.
+  // The host's own configuration: FromBootParams of /proc/cmdline (an
+  // unreadable one counts as empty, with a warning), told whether the kernel
+  // has CONFIG_NO_HZ_FULL (/sys/devices/system/cpu/nohz_full exists); where
+  // /sys/devices/system/cpu/{isolated,nohz_full} disagree with the result, a
+  // warning says so (see host.h, CompareIsolationWithHost).
   static absl::StatusOr<IsolationConfig> FromHost(const Topology& topology);
 
-  // Apply one parameter (the part after '=') as the kernel would.
+  // Apply one parameter (the part after '=') with the kernel's rules, but
+  // strictly: a malformed or out-of-range cpulist is an error.
   absl::Status ApplyIsolcpus(std::string_view value);
   absl::Status ApplyNohzFull(std::string_view value);
 
@@ -131,12 +155,15 @@ class IsolationConfig {
 
  private:
   IsolationConfig() = default;
-  absl::Status ApplySetting(std::string_view parameter, std::string_view list_text,
-                            unsigned type_flags);
+  absl::Status ApplySetting(std::string_view parameter, std::string_view list_text, unsigned type_flags,
+                            bool lenient);
+  absl::Status IsolcpusSetup(std::string_view param, const std::string& buf, size_t str, bool boot);
   void Recompute();
 
   int num_cpus_ = 0;
   int boot_cpu_ = 0;
+  bool no_hz_full_ = true;     // CONFIG_NO_HZ_FULL
+  size_t cmdline_length_ = 0;  // FromBootParams: bytes of the command line proper
   CpuMask present_;
   std::array<CpuMask, kNumHousekeepingTypes> housekeeping_;
   unsigned configured_flags_ = 0;  // bit per HousekeepingType already set by a parameter

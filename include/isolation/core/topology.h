@@ -43,11 +43,18 @@ namespace isolation {
 
 class Topology {
  public:
-  // Parses an hwloc synthetic string (hwloc_topology_set_synthetic syntax).
-  // Errors (InvalidArgument) name the string; a machine of more than kMaxCpus
-  // PUs, or of zero PUs, is rejected.  A description without a cache level
-  // gets one LLC per package (or per machine), as the kernel does when no
-  // shared cache is reported.
+  // Parses an hwloc synthetic string (hwloc_topology_set_synthetic syntax)
+  // and builds the machine hwloc would build from it, without handing the
+  // string to hwloc (whose loader takes minutes on wide levels).  Accepted:
+  // a strict subset of hwloc's language, e.g. "package:2 l3cache:4 core:16
+  // pu:2", "numa:2 core:8 pu:1", "pack:1 [numa] core:4 pu:2",
+  // "pack:2 core:4 pu:2(indexes=core:pack)", hex counts ("pu:0x10"); the
+  // full grammar is in lib/core/synthetic.h.  Errors (InvalidArgument) name
+  // the escaped string and the byte position; anything outside the grammar,
+  // embedded NULs, and a machine of more than kMaxCpus PUs are rejected
+  // after a scan linear in the length of the string.  A description without
+  // a cache level gets one LLC per package (or per machine), as the kernel
+  // does when no shared cache is reported.
   static absl::StatusOr<Topology> FromSynthetic(std::string_view description);
   // The host machine as hwloc sees it (restricted to CPUs this process may
   // use; their numbers must be dense from 0).  Never silently redirected:

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// flag_parser.h (internal): isolab's command-line flag parsing, shared by
+// tools/isolab and the fuzz targets (fuzz/isolab_flags_fuzz.cc,
+// fuzz/int_list_fuzz.cc).  Thread safety: ParseSubcommandFlags writes the
+// global absl flags; call it from one thread.  ParseIntListFlag is pure.
+
+#ifndef ISOLATION_LIB_EXPERIMENTS_FLAG_PARSER_H_
+#define ISOLATION_LIB_EXPERIMENTS_FLAG_PARSER_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace isolation::experiments {
+
+// Parses `args` (the words after the subcommand): --name=value, --name
+// value, --bool, --nobool, -name..., for the flags in `allowed` only;
+// --help/-h/--helpfull set *wants_help.  Returns an error message naming
+// the bad argument, or "" on success (then the flags hold the values).
+std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
+                                 bool* wants_help);
+
+// An integer-list flag value such as --idle_llc_cpus=16,64,256: decimal
+// numbers (no sign, no spaces, no leading zeros) separated by single commas,
+// between 1 and `max_items` of them, each in [min, max], none twice.
+// Errors: InvalidArgument naming the flag, the (C-escaped) value and the
+// bad item.
+absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::string_view text, int min, int max,
+                                                  size_t max_items = 16);
+
+}  // namespace isolation::experiments
+
+#endif  // ISOLATION_LIB_EXPERIMENTS_FLAG_PARSER_H_

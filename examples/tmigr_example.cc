@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
     for (const tmigr::TimerRecord& t : sys.timers()) {
       if (t.run_cpu < 0) continue;
       std::string& list = handled[t.run_cpu];
-      list += (list.empty() ? "" : ",") + std::to_string(t.owner);
+      if (!list.empty()) list += ',';
+      list += std::to_string(t.owner);
     }
     for (const auto& [runner, owners] : handled) {
       std::printf("  cpu %3d%s runs the global timers of cpu %s\n", runner,

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "experiments/common_flags.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "absl/flags/flag.h"
+#include "absl/synchronization/mutex.h"
 
 ABSL_FLAG(std::string, topology, "seed",
           "Model machine: 'seed' (the seeds' 128-CPU box, \"package:2 l3cache:4 core:16 pu:1\"), "
@@ -19,7 +24,16 @@ namespace isolation::experiments {
 absl::StatusOr<Topology> TopologyFromFlags() {
   std::string spec = absl::GetFlag(FLAGS_topology);
   if (spec == "seed") spec = kSeedTopology;
-  return Topology::FromFlag(spec);
+  // The last topology loaded is kept: isolab loads it once for the warnings
+  // and once in the experiment, and a large synthetic one takes seconds.
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* cache = new std::pair<std::string, std::optional<Topology>>();  // guarded by mu
+  absl::MutexLock lock(&mu);
+  if (cache->second.has_value() && cache->first == spec) return *cache->second;
+  absl::StatusOr<Topology> topology = Topology::FromFlag(spec);
+  if (!topology.ok()) return topology;
+  *cache = {spec, *topology};
+  return topology;
 }
 
 absl::StatusOr<IsolationConfig> IsolationFromFlags(const Topology& topology) {

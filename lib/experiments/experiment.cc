@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "experiments/common_flags.h"
 #include "experiments/registry.h"
 
 namespace isolation::experiments {
@@ -47,6 +48,42 @@ std::vector<std::string> MissingExperiments() {
     if (!have.count(want)) missing.push_back(want);
   }
   return missing;
+}
+
+absl::StatusOr<ExperimentReport> RunExperiment(Experiment& experiment, const RunOptions& options,
+                                               Progress& progress, std::FILE* warn) {
+  const std::string name(experiment.name());
+  std::vector<IsolationWarning> warnings;
+  auto print = [&](const IsolationWarning& w) {
+    std::fprintf(warn, "isolab %s: warning: %s: %s\n", name.c_str(), w.parameter.c_str(), w.message.c_str());
+  };
+  const std::vector<std::string> flags = experiment.flag_names();
+  if (std::find(flags.begin(), flags.end(), "isolcpus") != flags.end()) {
+    // Bad values are left to the experiment, which reports them as errors.
+    absl::StatusOr<Topology> topology = TopologyFromFlags();
+    if (topology.ok()) {
+      absl::StatusOr<IsolationConfig> config = IsolationFromFlags(*topology);
+      if (config.ok()) warnings = config->warnings();
+    }
+  }
+  for (const IsolationWarning& w : warnings) print(w);
+  std::fflush(warn);
+  absl::StatusOr<ExperimentReport> report = experiment.Run(options, progress);
+  if (!report.ok()) return report;
+  for (const IsolationWarning& w : report->warnings) {
+    const bool seen = std::any_of(warnings.begin(), warnings.end(), [&](const IsolationWarning& x) {
+      return x.parameter == w.parameter && x.message == w.message;
+    });
+    if (seen) continue;
+    print(w);
+    warnings.push_back(w);
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const IsolationWarning& w : warnings) list.push_back({{"parameter", w.parameter}, {"message", w.message}});
+  report->json["warnings"] = list;
+  report->json["invariant_violations"] = report->invariant_violations;
+  report->warnings = std::move(warnings);
+  return report;
 }
 
 Progress::Progress(std::string_view experiment)

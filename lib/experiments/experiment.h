@@ -20,6 +20,7 @@
 #define ISOLATION_LIB_EXPERIMENTS_EXPERIMENT_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "isolation/core/isolation_config.h"
 
 namespace isolation::experiments {
 
@@ -56,6 +58,10 @@ struct ExperimentReport {
   std::vector<ReproduceRow> rows;      // rows for `isolab reproduce`
   int64_t invariant_violations = 0;    // must be 0 for correct variants
   std::string text;                    // human-readable table for the subcommand
+  // Warnings about the configuration the experiment ran (an ignored or
+  // dropped boot parameter, a check that did not apply).  RunExperiment adds
+  // the --isolcpus / --nohz_full warnings; an experiment adds its own.
+  std::vector<IsolationWarning> warnings;
 };
 
 struct RunOptions {
@@ -74,6 +80,15 @@ class Experiment {
   // the flag and value) -> isolab exits 2.
   virtual absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) = 0;
 };
+
+// Runs `experiment` as isolab does.  Before the run, the warnings of the
+// isolation configuration given by --topology / --isolcpus / --nohz_full go
+// to `warn` (one line each: "isolab <name>: warning: <parameter>: <message>");
+// after it, those the experiment added.  All of them are listed in
+// report.warnings and in the JSON under "warnings" ([{parameter, message}]),
+// and the JSON gets "invariant_violations".  Errors: the experiment's.
+absl::StatusOr<ExperimentReport> RunExperiment(Experiment& experiment, const RunOptions& options,
+                                               Progress& progress, std::FILE* warn);
 
 // Every registered experiment, in `isolab reproduce` order.
 std::vector<std::unique_ptr<Experiment>> AllExperiments();

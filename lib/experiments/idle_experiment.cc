@@ -20,6 +20,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -88,6 +89,36 @@ Stats Summarise(const std::vector<double>& v) {
 
 double Pct(double ours, double base) { return base == 0 ? 0.0 : 100.0 * (ours - base) / base; }
 
+// Two-sided 95 % Student t quantile for `df` degrees of freedom (df rounded
+// down: slightly wider, never narrower); above 30 the Cornish-Fisher
+// expansion around the normal quantile.
+double TQuantile975(double df) {
+  static constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                      2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                      2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  const int d = std::max(1, static_cast<int>(std::floor(df)));
+  if (d <= 30) return kTable[d - 1];
+  const double z = 1.959964;
+  return z + (z * z * z + z) / (4.0 * d) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96.0 * d * d);
+}
+
+// 95 % confidence interval of mean(b) - mean(a) (Welch: unequal variances),
+// in percent of mean(a).  n < 2 on either side: the point difference.
+std::pair<double, double> DiffCi95Pct(const Stats& a, size_t na, const Stats& b, size_t nb) {
+  const double diff = b.mean - a.mean;
+  double half = 0;
+  if (na > 1 && nb > 1) {
+    const double va = a.std * a.std / static_cast<double>(na), vb = b.std * b.std / static_cast<double>(nb);
+    if (va + vb > 0) {
+      const double df = (va + vb) * (va + vb) /
+                        (va * va / static_cast<double>(na - 1) + vb * vb / static_cast<double>(nb - 1));
+      half = TQuantile975(df) * std::sqrt(va + vb);
+    }
+  }
+  if (a.mean == 0) return {0.0, 0.0};
+  return {100.0 * (diff - half) / a.mean, 100.0 * (diff + half) / a.mean};
+}
+
 struct HarnessRun {
   double value = 0;  // seconds (hackbench) or ops/s (pipe)
   idle_select::HarnessCounters counters;
@@ -122,12 +153,11 @@ class IdleExperiment final : public Experiment {
     if (variants.empty()) return absl::InvalidArgumentError("--idle_variants is empty");
     ISOLATION_ASSIGN_OR_RETURN(std::vector<int> llc_sizes,
                                ParseIntListFlag("idle_llc_cpus", absl::GetFlag(FLAGS_idle_llc_cpus), 2, 4096));
-    if (quick) llc_sizes = {64};
-    if (std::find(llc_sizes.begin(), llc_sizes.end(), 64) == llc_sizes.end()) llc_sizes.push_back(64);
-    const int samples = quick ? 3000 : absl::GetFlag(FLAGS_idle_samples);
-    const int iterations = quick ? 3 : absl::GetFlag(FLAGS_idle_iterations);
-    const int loops = quick ? 40 : absl::GetFlag(FLAGS_idle_hackbench_loops);
-    const int round_trips = quick ? 300 : absl::GetFlag(FLAGS_idle_pipe_round_trips);
+    // Validate what the user typed, then let --quick shorten it.
+    int samples = absl::GetFlag(FLAGS_idle_samples);
+    int iterations = absl::GetFlag(FLAGS_idle_iterations);
+    int loops = absl::GetFlag(FLAGS_idle_hackbench_loops);
+    int round_trips = absl::GetFlag(FLAGS_idle_pipe_round_trips);
     if (samples < 1) return absl::InvalidArgumentError(absl::StrCat("--idle_samples=", samples, " (must be >= 1)"));
     if (iterations < 1) {
       return absl::InvalidArgumentError(absl::StrCat("--idle_iterations=", iterations, " (must be >= 1)"));
@@ -136,6 +166,14 @@ class IdleExperiment final : public Experiment {
     if (round_trips < 1) {
       return absl::InvalidArgumentError(absl::StrCat("--idle_pipe_round_trips=", round_trips, " (must be >= 1)"));
     }
+    if (quick) {
+      llc_sizes = {64};
+      samples = std::min(samples, 3000);
+      iterations = std::min(iterations, 3);
+      loops = std::min(loops, 40);
+      round_trips = std::min(round_trips, 300);
+    }
+    if (std::find(llc_sizes.begin(), llc_sizes.end(), 64) == llc_sizes.end()) llc_sizes.push_back(64);
     const std::string driver_kind = absl::GetFlag(FLAGS_idle_driver);
     if (driver_kind != "sim" && driver_kind != "real") {
       return absl::InvalidArgumentError(absl::StrCat("--idle_driver='", driver_kind, "' (want sim or real)"));
@@ -278,7 +316,14 @@ class IdleExperiment final : public Experiment {
       c["workload"] = spec.name;
       c["metric"] = spec.kind == Workload::kPipe ? "ops/sec" : "duration";
       c["mean"] = Pct(per_variant[1].mean, per_variant[0].mean);
-      c["std"] = Pct(per_variant[1].std, per_variant[0].std);
+      // The run-to-run spread of each side in the measured unit, and the
+      // 95 % confidence interval of the mean difference (a ratio of two
+      // standard deviations, reported before, read as nonsense).
+      c["std_v0"] = per_variant[0].std;
+      c["std_v1"] = per_variant[1].std;
+      const auto [ci_lo, ci_hi] = DiffCi95Pct(per_variant[0], static_cast<size_t>(iterations), per_variant[1],
+                                              static_cast<size_t>(iterations));
+      c["mean_ci95_pct"] = {ci_lo, ci_hi};
       c["q90"] = Pct(per_variant[1].q90, per_variant[0].q90);
       c["q99"] = Pct(per_variant[1].q99, per_variant[0].q99);
       change_means.push_back(c["mean"].get<double>());
@@ -291,12 +336,18 @@ class IdleExperiment final : public Experiment {
     j["workload_scale"] = absl::StrCat("hackbench 20+20 tasks per group, ", loops, " loops (seed: 5000); pipe ",
                                        round_trips, " round trips (seed: 100000); ", iterations,
                                        " iterations (seed: 100)");
-    absl::StrAppend(&text, "\nV1 vs V0 (percent, like the seed's table):\n");
+    absl::StrAppend(&text, "\nV1 vs V0 (percent, like the seed's table; 95 % CI of the mean difference over ",
+                    iterations, " iterations each; std: run-to-run, in the metric's unit):\n");
     for (const auto& c : change) {
-      absl::StrAppend(&text, absl::StrFormat("  %-12s %-9s mean %+7.2f%%  std %+8.2f%%  q90 %+7.2f%%  q99 %+7.2f%%\n",
-                                             c["workload"].get<std::string>(), c["metric"].get<std::string>(),
-                                             c["mean"].get<double>(), c["std"].get<double>(),
-                                             c["q90"].get<double>(), c["q99"].get<double>()));
+      const bool pipe = c["metric"].get<std::string>() == "ops/sec";
+      absl::StrAppend(
+          &text, absl::StrFormat("  %-12s %-9s mean %+7.2f%% [%+.2f, %+.2f]  q90 %+7.2f%%  q99 %+7.2f%%  "
+                                 "std V0 %.4g / V1 %.4g %s\n",
+                                 c["workload"].get<std::string>(), c["metric"].get<std::string>(),
+                                 c["mean"].get<double>(), c["mean_ci95_pct"][0].get<double>(),
+                                 c["mean_ci95_pct"][1].get<double>(), c["q90"].get<double>(),
+                                 c["q99"].get<double>(), c["std_v0"].get<double>(), c["std_v1"].get<double>(),
+                                 pipe ? "ops/s" : "s"));
     }
 
     // schbench-like batch wake: wake -> run latency per variant.

@@ -43,6 +43,10 @@ ABSL_FLAG(int64_t, tmigr_hk_period_us, 10000,
           "housekeeping burst period (us); 1000 = spec S24 literally (then no timer is ever handed over at HZ=1000)");
 ABSL_FLAG(int64_t, tmigr_callback_cost_us, 20, "modelled cost of one timer callback (us)");
 ABSL_FLAG(int64_t, tmigr_real_ms, 400, "real-thread run per variant (ms); 0 disables; --quick uses 150");
+ABSL_FLAG(std::string, tmigr_bugs, "",
+          "negative controls for the modelled run: re-create fixed bugs, comma-separated: ghost_timer, "
+          "no_cpu_refresh, early_return, quick_check_top_only ('' = correct code); a run that catches one "
+          "reports invariant violations and exits 1");
 
 namespace isolation::experiments {
 namespace {
@@ -110,6 +114,28 @@ RealOutcome RunReal(Variant variant, Nanos duration, Nanos callback_cost, uint64
   return out;
 }
 
+// --tmigr_bugs: the deterministic bug switches (the two race switches need
+// real threads and are exercised by tmigr_test's interleaving tests).
+absl::StatusOr<tmigr::BugSwitches> ParseBugs(const std::string& text) {
+  tmigr::BugSwitches bugs;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    if (part == "ghost_timer") {
+      bugs.ghost_timer = true;
+    } else if (part == "no_cpu_refresh") {
+      bugs.no_cpu_refresh = true;
+    } else if (part == "early_return") {
+      bugs.early_return = true;
+    } else if (part == "quick_check_top_only") {
+      bugs.quick_check_top_only = true;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--tmigr_bugs: unknown bug '", std::string(part),
+          "' (want ghost_timer, no_cpu_refresh, early_return, quick_check_top_only)"));
+    }
+  }
+  return bugs;
+}
+
 std::string Us(Nanos ns) { return absl::StrFormat("%.1f us", static_cast<double>(ns) / 1000.0); }
 
 class TmigrExperiment final : public Experiment {
@@ -122,7 +148,7 @@ class TmigrExperiment final : public Experiment {
     return {"topology",          "isolcpus",          "nohz_full",
             "seed",              "quick",             "tmigr_duration_ms",
             "tmigr_variants",    "tmigr_hk_period_us", "tmigr_callback_cost_us",
-            "tmigr_real_ms"};
+            "tmigr_real_ms",     "tmigr_bugs"};
   }
 
   absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) override {
@@ -149,6 +175,7 @@ class TmigrExperiment final : public Experiment {
     if (real_ms < 0 || real_ms > 600'000) {
       return absl::InvalidArgumentError(absl::StrCat("--tmigr_real_ms=", real_ms, ": want 0..600000"));
     }
+    ISOLATION_ASSIGN_OR_RETURN(const tmigr::BugSwitches bugs, ParseBugs(absl::GetFlag(FLAGS_tmigr_bugs)));
     if (options.quick) {
       duration_ms = std::min<int64_t>(duration_ms, 2000);
       real_ms = std::min<int64_t>(real_ms, 150);
@@ -174,11 +201,16 @@ class TmigrExperiment final : public Experiment {
     j["duration_ns"] = cfg.duration;
     j["hk_period_ns"] = cfg.hk_period;
     j["label"] = "modelled (discrete-event, deterministic seed)";
+    j["bugs"] = absl::GetFlag(FLAGS_tmigr_bugs);
     j["variants"] = nlohmann::json::array();
     j["details"] = nlohmann::json::array();
     std::string& text = report.text;
     absl::StrAppend(&text, "tmigr: ", topo.Summary(), ", isolcpus=", iso.isolcpus_domain().ToString(),
-                    ", ", duration_ms, " ms modelled", options.quick ? " (quick)" : "", "\n");
+                    ", ", duration_ms, " ms modelled", options.quick ? " (quick)" : "",
+                    absl::GetFlag(FLAGS_tmigr_bugs).empty()
+                        ? ""
+                        : absl::StrCat(" (negative control: --tmigr_bugs=", absl::GetFlag(FLAGS_tmigr_bugs), ")"),
+                    "\n");
     absl::StrAppend(&text, absl::StrFormat("%-10s %12s %12s %8s %14s %10s  %s\n", "variant", "timers", "on_isolated",
                                            "lost", "max_late", "violations", "pullers (cpu:remote expiries)"));
     std::vector<OslatWorkloadResult> results;
@@ -187,11 +219,14 @@ class TmigrExperiment final : public Experiment {
                       0.6 * static_cast<double>(i) / static_cast<double>(variants.size()));
       tmigr::Options o;
       o.variant = variants[i];
+      o.bugs = bugs;
       ISOLATION_ASSIGN_OR_RETURN(OslatWorkloadResult r, tmigr::RunOslatWorkload(topo, iso, o, cfg));
       nlohmann::json v;
       v["variant"] = std::string(tmigr::VariantName(r.variant));
       v["timers_total"] = r.timers_total;
       v["timers_on_isolated"] = r.timers_on_isolated;
+      v["global_timers"] = r.global_timers;
+      v["global_on_isolated"] = r.global_on_isolated;
       v["timers_lost"] = r.timers_lost;
       v["max_lateness_ns"] = r.max_lateness_ns;
       v["invariant_violations"] = r.invariant_violations;
@@ -213,6 +248,9 @@ class TmigrExperiment final : public Experiment {
       d["available_cpus"] = r.available;
       d["first_violations"] = r.first_violations;
       d["latest_timer"] = r.latest_timer;
+      d["immediate_rearms"] = r.immediate_rearms;
+      d["immediate_rearms_after_wake"] = r.immediate_rearms_after_wake;
+      d["ghost_timers"] = r.ghost_timers;
       j["details"].push_back(d);
       report.invariant_violations += r.invariant_violations + r.timers_lost;
       absl::StrAppend(&text, absl::StrFormat("%-10s %12d %12d %8d %14s %10d  %s\n", tmigr::VariantName(r.variant),

@@ -58,6 +58,21 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   }
   EXPECT_EQ(workloads, (std::set<std::string>{"hackbench-1", "hackbench-2", "hackbench-4", "pipe"}));
   ASSERT_EQ(j["v1_vs_v0_pct"].size(), 4u);
+  // The spread: each side's run-to-run standard deviation in the metric's
+  // unit and the 95 % CI of the mean difference, which holds the mean change
+  // (no ratio of two standard deviations).
+  for (const auto& c : j["v1_vs_v0_pct"]) {
+    EXPECT_FALSE(c.contains("std")) << c.dump();
+    ASSERT_TRUE(c.contains("std_v0") && c.contains("std_v1") && c.contains("mean_ci95_pct")) << c.dump();
+    EXPECT_GE(c["std_v0"].get<double>(), 0.0);
+    EXPECT_GE(c["std_v1"].get<double>(), 0.0);
+    const double lo = c["mean_ci95_pct"][0].get<double>(), hi = c["mean_ci95_pct"][1].get<double>();
+    EXPECT_LE(lo, c["mean"].get<double>() + 1e-9) << c.dump();
+    EXPECT_GE(hi, c["mean"].get<double>() - 1e-9) << c.dump();
+    if (c["std_v0"].get<double>() > 0 || c["std_v1"].get<double>() > 0) {
+      EXPECT_LT(lo, hi) << c.dump();
+    }
+  }
   EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0);
   EXPECT_EQ(report->invariant_violations, 0);
 
@@ -117,6 +132,34 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   EXPECT_EQ(sweep_cells.size(), 16u);
   EXPECT_GE(rr200_v0_mig, 0.0);
   EXPECT_GT(rr200_v1u_mig, 2 * rr200_v0_mig);
+}
+
+// --quick shortens the run but does not hide a bad value: what the user
+// typed is validated first.
+TEST(IdleExperiment, QuickValidatesTypedValues) {
+  std::unique_ptr<Experiment> idle;
+  for (auto& e : AllExperiments()) {
+    if (e->name() == "idle") idle = std::move(e);
+  }
+  ASSERT_NE(idle, nullptr);
+  Progress progress("idle");
+  struct Case {
+    absl::Flag<int32_t>* flag;
+    int32_t bad;
+    const char* named;
+  };
+  for (const Case& c : {Case{&FLAGS_idle_samples, -5, "--idle_samples=-5"},
+                        Case{&FLAGS_idle_iterations, -1, "--idle_iterations=-1"},
+                        Case{&FLAGS_idle_hackbench_loops, 0, "--idle_hackbench_loops=0"},
+                        Case{&FLAGS_idle_pipe_round_trips, 0, "--idle_pipe_round_trips=0"}}) {
+    const int32_t saved = absl::GetFlag(*c.flag);
+    absl::SetFlag(c.flag, c.bad);
+    auto report = idle->Run(RunOptions{.quick = true, .seed = 1}, progress);
+    absl::SetFlag(c.flag, saved);
+    ASSERT_FALSE(report.ok()) << c.named;
+    EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(report.status().message()).find(c.named), std::string::npos) << report.status();
+  }
 }
 
 // Not a check: the full (non-quick) run behind docs/idle_select.md, printed

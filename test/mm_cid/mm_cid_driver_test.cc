@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/mm_cid/mm_cid.h"
@@ -54,7 +55,7 @@ TEST_P(MmCidSimTest, RandomWorkload_I1_I6) {
     std::vector<TaskId> ids;
     for (int i = 0; i < 20; ++i) {
       TaskSpec t;
-      t.name = "t" + std::to_string(i);
+      t.name = absl::StrCat("t", i);  // "t" + std::to_string(i) trips GCC 12 -O3 -Wrestrict
       t.cpu = i % 8;
       t.group = i % 3;
       const int life = 50 + i * 7;
@@ -202,7 +203,7 @@ void RunRealThreads(Design design, Placement placement) {
   auto counters = std::make_shared<Counters>();
   for (int i = 0; i < 6; ++i) {
     TaskSpec t;
-    t.name = "t" + std::to_string(i);
+    t.name = absl::StrCat("t", i);  // "t" + std::to_string(i) trips GCC 12 -O3 -Wrestrict
     t.cpu = i % 2;
     t.group = i % 2 == 0 ? 0 : 1;
     const int mm = t.group;

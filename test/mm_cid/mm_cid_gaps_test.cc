@@ -154,7 +154,7 @@ TEST_P(MmCidGapsLazyTest, S6_IntermittentBursts_ReuseRate) {
 // alloc_v6_13 re-grants its recent ID.  After its next switch-out/in:
 // lazy with alloc_v6_14 (correct scope, a placement whose scan runs while it
 // is busy) and owner619 converge to ID 0; alloc_v6_4 too; alloc_v6_13 takes
-// its recent ID back.  (mm_cid_s10_s13_test.cc has the per-expectation
+// its recent ID back.  (mm_cid_s13_sim_test.cc has the per-expectation
 // variants, with the survivor's CPU differing from its ID.)
 // ---------------------------------------------------------------------------
 TEST_P(MmCidGapsAllTest, S13_NeverPreemptedThreadKeepsHighId) {

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 
 ABSL_DECLARE_FLAG(int64_t, tmigr_real_ms);
+ABSL_DECLARE_FLAG(std::string, tmigr_bugs);
 
 namespace isolation::experiments {
 namespace {
@@ -51,6 +52,38 @@ TEST(TmigrExperiment, QuickRunMeetsIssueExpectations) {
   EXPECT_EQ(report->invariant_violations, 0);
   ASSERT_EQ(report->rows.size(), 1u);
   EXPECT_NE(report->rows[0].kernel_reported.find("1203"), std::string::npos);
+}
+
+// --tmigr_bugs re-creates a fixed bug in the modelled run (negative control):
+// the run reports it as invariant violations (isolab then exits 1), and an
+// unknown bug name is bad input naming the value.
+TEST(TmigrExperiment, BugSwitchIsReportedAsViolations) {
+  std::unique_ptr<Experiment> exp;
+  for (auto& e : AllExperiments()) {
+    if (e->name() == "tmigr") exp = std::move(e);
+  }
+  ASSERT_NE(exp, nullptr);
+  absl::SetFlag(&FLAGS_tmigr_real_ms, 0);
+  absl::SetFlag(&FLAGS_topology, "pu:16");
+  absl::SetFlag(&FLAGS_isolcpus, "");
+  Progress progress("tmigr");
+  absl::SetFlag(&FLAGS_tmigr_bugs, "ghost_timer");
+  auto report = exp->Run(RunOptions{/*quick=*/true, /*seed=*/1}, progress);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_GT(report->invariant_violations, 0);
+  for (const auto& d : report->json["details"]) EXPECT_GT(d["ghost_timers"].get<int64_t>(), 0) << d.dump();
+  absl::SetFlag(&FLAGS_tmigr_bugs, "");
+  auto clean = exp->Run(RunOptions{/*quick=*/true, /*seed=*/1}, progress);
+  ASSERT_TRUE(clean.ok()) << clean.status();
+  EXPECT_EQ(clean->invariant_violations, 0);
+  absl::SetFlag(&FLAGS_tmigr_bugs, "ghost_timer,frob");
+  auto bad = exp->Run(RunOptions{/*quick=*/true, /*seed=*/1}, progress);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(bad.status().message()).find("'frob'"), std::string::npos) << bad.status();
+  absl::SetFlag(&FLAGS_tmigr_bugs, "");
+  absl::SetFlag(&FLAGS_topology, "seed");
+  absl::SetFlag(&FLAGS_isolcpus, "seed");
 }
 
 }  // namespace

@@ -95,5 +95,91 @@ TEST(VmstatExperiment, D_OursAndBadFlags) {
   absl::SetFlag(&FLAGS_vmstat_strategies, "A0,A1,B,C");
 }
 
+// Without isolated CPUs the checks about them (A0 interrupts them, A1 leaves
+// residue on them, every RT spin on them finished) do not apply: skipped
+// with a note, not failed.  A failing one would make isolab exit 1.
+TEST(VmstatExperiment, NoIsolatedCpuSkipsTheChecksAboutThem) {
+  auto exp = FindVmstat();
+  ASSERT_NE(exp, nullptr);
+  Progress progress("vmstat");
+  absl::SetFlag(&FLAGS_isolcpus, "");
+  auto report = RunExperiment(*exp, RunOptions{.quick = true, .seed = 1}, progress, stderr);
+  absl::SetFlag(&FLAGS_isolcpus, "seed");
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->invariant_violations, 0) << report->json["checks"].dump(2);
+  EXPECT_EQ(report->json["model"]["isolated_cpus"].get<int>(), 0);
+  int skipped = 0, run = 0;
+  for (const auto& c : report->json["checks"]) {
+    EXPECT_TRUE(c["ok"].get<bool>()) << c.dump();
+    if (c.contains("skipped")) {
+      ++skipped;
+      EXPECT_EQ(c["skipped"].get<std::string>().rfind("no isolated ", 0), 0u) << c.dump();
+    } else {
+      ++run;
+      EXPECT_NE(c["check"].get<std::string>().find("lost_updates"), std::string::npos) << c.dump();
+    }
+  }
+  EXPECT_EQ(run, 4);  // lost_updates, per strategy
+  EXPECT_EQ(skipped, 4 + 1 + 2 + 2 + 2);  // every RT spin finished x 4; A0 1, A1 2, B 2, C 2
+  EXPECT_NE(report->text.find("skipped"), std::string::npos);
+  EXPECT_EQ(report->text.find("CHECK FAILED"), std::string::npos);
+}
+
+// B folds on return to user of a nohz_full CPU whose tick is stopped: an
+// isolated CPU without nohz_full keeps its tick and gets vmstat work, which
+// is no failure of B.  Its checks are about the isolated nohz_full CPUs (the
+// run exited 1 with "CHECK FAILED: B: no isolated interruption" here).
+TEST(VmstatExperiment, PartialNohzFullChecksBOnlyOnNohzFullCpus) {
+  auto exp = FindVmstat();
+  ASSERT_NE(exp, nullptr);
+  Progress progress("vmstat");
+  absl::SetFlag(&FLAGS_topology, "pu:8");
+  absl::SetFlag(&FLAGS_isolcpus, "1-7");
+  absl::SetFlag(&FLAGS_nohz_full, "1-3");
+  auto report = RunExperiment(*exp, RunOptions{.quick = true, .seed = 1}, progress, stderr);
+  absl::SetFlag(&FLAGS_topology, "seed");
+  absl::SetFlag(&FLAGS_isolcpus, "seed");
+  absl::SetFlag(&FLAGS_nohz_full, "");
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->invariant_violations, 0) << report->json["checks"].dump(2);
+  const auto& b = report->json["strategies"][2];
+  ASSERT_EQ(b["strategy"], "B");
+  EXPECT_GT(b["isolated_interruptions"].get<int64_t>(), 0);  // on CPUs 4-7, whose tick runs
+  bool checked = false;
+  for (const auto& c : report->json["checks"]) {
+    if (c["check"] == "B: no interruption of isolated nohz_full CPUs") {
+      checked = true;
+      EXPECT_FALSE(c.contains("skipped"));
+      EXPECT_TRUE(c["ok"].get<bool>());
+    }
+  }
+  EXPECT_TRUE(checked);
+}
+
+// RunExperiment (what isolab runs) lists the isolation configuration's
+// warnings in the report and its JSON: here nohz_full= disagrees with
+// isolcpus=nohz and is dropped.
+TEST(VmstatExperiment, ConfigurationWarningsReachTheReport) {
+  auto exp = FindVmstat();
+  ASSERT_NE(exp, nullptr);
+  Progress progress("vmstat");
+  absl::SetFlag(&FLAGS_topology, "pu:16");
+  absl::SetFlag(&FLAGS_isolcpus, "nohz,1-7");
+  absl::SetFlag(&FLAGS_nohz_full, "8-15");
+  auto report = RunExperiment(*exp, RunOptions{.quick = true, .seed = 1}, progress, stderr);
+  absl::SetFlag(&FLAGS_topology, "seed");
+  absl::SetFlag(&FLAGS_isolcpus, "seed");
+  absl::SetFlag(&FLAGS_nohz_full, "");
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_FALSE(report->warnings.empty());
+  EXPECT_EQ(report->warnings[0].parameter, "nohz_full=8-15");
+  ASSERT_TRUE(report->json.contains("warnings"));
+  ASSERT_EQ(report->json["warnings"].size(), report->warnings.size());
+  EXPECT_EQ(report->json["warnings"][0]["parameter"], "nohz_full=8-15");
+  EXPECT_NE(report->json["warnings"][0]["message"].get<std::string>().find("must match isolcpus"),
+            std::string::npos);
+  EXPECT_EQ(report->json["invariant_violations"].get<int64_t>(), report->invariant_violations);
+}
+
 }  // namespace
 }  // namespace isolation::experiments

@@ -9,8 +9,10 @@
 // Subcommands: every registered experiment (topology, mmcid, tmigr, idle,
 // vmstat, hostcheck) and `reproduce`, which runs them all and prints one table.
 // Exit status: 0 on success, 2 on bad input (message on stderr), 1 when an
-// experiment fails at run time.
+// experiment fails at run time or reports an invariant violation.  The
+// isolation configuration's warnings go to stderr and into the JSON.
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -80,7 +82,7 @@ std::string ParseFlags(int argc, char** argv, const std::vector<std::string>& al
 
 int RunOne(Experiment& experiment, const RunOptions& options) {
   Progress progress(experiment.name());
-  absl::StatusOr<ExperimentReport> report = experiment.Run(options, progress);
+  absl::StatusOr<ExperimentReport> report = RunExperiment(experiment, options, progress, stderr);
   progress.Done();
   if (!report.ok()) {
     std::fprintf(stderr, "isolab %s: %s\n", std::string(experiment.name()).c_str(),
@@ -95,6 +97,11 @@ int RunOne(Experiment& experiment, const RunOptions& options) {
   } else {
     std::cout << report->text;
     if (!report->text.empty() && report->text.back() != '\n') std::cout << '\n';
+  }
+  if (report->invariant_violations > 0) {
+    std::fprintf(stderr, "isolab %s: %lld invariant violation(s)\n", std::string(experiment.name()).c_str(),
+                 static_cast<long long>(report->invariant_violations));
+    return kExitRunFailure;
   }
   return kExitOk;
 }
@@ -114,7 +121,7 @@ int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
   std::vector<std::string> failed;
   for (const auto& e : experiments) {
     Progress progress(e->name());
-    absl::StatusOr<ExperimentReport> report = e->Run(options, progress);
+    absl::StatusOr<ExperimentReport> report = RunExperiment(*e, options, progress, stderr);
     progress.Done();
     const std::string name(e->name());
     if (!report.ok()) {
@@ -139,6 +146,10 @@ int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
   out["failed"] = failed;
   out["invariant_violations"] = violations;
   out["quick"] = options.quick;
+  if (violations > 0) {
+    std::fprintf(stderr, "isolab reproduce: %lld invariant violation(s)\n", static_cast<long long>(violations));
+    exit_code = kExitRunFailure;
+  }
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << out.dump(2) << std::endl;
     return exit_code;
@@ -189,7 +200,9 @@ int Main(int argc, char** argv) {
     summary = "Run every experiment with the seeds' defaults and print one table.";
   } else if (selected != nullptr) {
     allowed = selected->flag_names();
-    for (const char* common : {"json", "quick", "seed"}) allowed.push_back(common);
+    for (const char* common : {"json", "quick", "seed"}) {
+      if (std::find(allowed.begin(), allowed.end(), common) == allowed.end()) allowed.push_back(common);
+    }
     summary = std::string(selected->summary());
   } else {
     std::fprintf(stderr, "isolab: unknown subcommand '%s' (try 'isolab help')\n",

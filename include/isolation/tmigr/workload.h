@@ -64,6 +64,8 @@ struct OslatWorkloadResult {
   int64_t timers_total = 0;        // timer callbacks run
   int64_t timers_on_isolated = 0;  // callbacks run on a domain-isolated CPU
   int64_t remote_on_isolated = 0;  // of those, other CPUs' timers pulled by an isolated CPU
+  int64_t global_timers = 0;       // callbacks of global timers (the rest are pinned local timers)
+  int64_t global_on_isolated = 0;  // global timer callbacks run on a domain-isolated CPU
   int64_t timers_lost = 0;         // expired (before the end minus a grace) but never run
   Nanos max_lateness_ns = 0;
   Nanos isolated_callback_ns = 0;  // modelled callback time spent on isolated CPUs
@@ -77,7 +79,14 @@ struct OslatWorkloadResult {
   // expiry that passed during its own burst (the model ticks a bursting CPU
   // only at burst start); never after a wake-up, where a ghost-timer re-arm
   // (f55acb1e44f3) would show.
+  // Their number grows with the machine and the run, so it is not a failure
+  // by itself.
   int64_t immediate_rearms = 0;
+  // Of those, the ones right after a served wake-up.
+  int64_t immediate_rearms_after_wake = 0;
+  // Ghost timers (counted in invariant_violations too): a CPU due again at
+  // once after each of 8 served wake-ups in a row.
+  int64_t ghost_timers = 0;
   std::string latest_timer;                   // the latest timer: owner, runner, expiry, run time
 };
 

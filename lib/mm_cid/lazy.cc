@@ -19,6 +19,7 @@
 #include "mm_cid/always_check.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
+#include "mm_cid/per_cpu_slots.h"
 
 namespace isolation::mm_cid::internal {
 namespace {
@@ -37,19 +38,20 @@ constexpr bool CidIsLazy(uint32_t c) { return c != kUnset && (c & kLazyPut) != 0
 constexpr int kFirstZeroSpin = 1 << 12;
 constexpr int kLockedRetries = 64;
 
-// Per-(mm, CPU) slot (struct mm_cid in v6.4-v6.18), one cache line each so
-// that the owning CPU's hot path never shares a line with another CPU's.
-struct alignas(64) Slot {
+// Per-(mm, CPU) slot (struct mm_cid in v6.4-v6.18), 16 bytes as in the
+// kernel; stored per CPU (per_cpu_slots.h) so that the owning CPU's hot path
+// never shares a line with another CPU's.
+struct Slot {
   std::atomic<uint32_t> cid{kUnset};
   std::atomic<uint32_t> recent_cid{kUnset};  // v6.13+ allocation hint
   std::atomic<Nanos> time{0};                // rq clock at last use
 };
 
 struct Mm {
-  Mm(MmId mm_id, int p)
-      : id(mm_id), slots(new Slot[static_cast<size_t>(p)]), cidmask(p), allowed_atomic(p), allowed(p) {}
+  Mm(MmId mm_id, int p, PerCpuRef<Slot> pcpu)
+      : id(mm_id), slots(pcpu), cidmask(p), allowed_atomic(p), allowed(p) {}
   const MmId id;
-  std::unique_ptr<Slot[]> slots;
+  PerCpuRef<Slot> slots;           // mm->pcpu_cid
   AtomicCpuMask cidmask;           // indexed by ID, not CPU
   AtomicCpuMask allowed_atomic;    // mm_cpus_allowed, readable by scans
   std::mutex allowed_lock;         // cpus_allowed_lock
@@ -97,6 +99,7 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
+        slots_(p),
         mms_(limits.max_mms) {}
 
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
@@ -104,7 +107,7 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
     ISOLATION_RETURN_IF_ERROR(CheckCreatorAffinity(affinity, num_cpus_));
     return mms_.Create([&](MmId id) {
       // mm_init_cid(): slots UNSET, max_nr_cid 0, union = creator's mask.
-      auto mm = std::make_unique<Mm>(id, num_cpus_);
+      auto mm = std::make_unique<Mm>(id, num_cpus_, slots_.Allocate());
       mm->allowed.CopyFrom(affinity);
       mm->allowed_atomic.Store(affinity);
       mm->nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
@@ -844,6 +847,7 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
   Limits limits_;
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
+  PerCpuSlots<Slot> slots_;  // guarded by the registry's lock (CreateMm)
   MmRegistry<Mm> mms_;
   ChangeNotes notes_;        // CheckAlwaysIncremental()'s journal
   std::mutex cid_lock_;                          // global forward-progress lock

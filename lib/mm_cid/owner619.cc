@@ -31,6 +31,7 @@
 #include "mm_cid/always_check.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
+#include "mm_cid/per_cpu_slots.h"
 
 namespace isolation::mm_cid::internal {
 namespace {
@@ -45,13 +46,15 @@ constexpr uint32_t IdOf(uint32_t c) { return c & ~kFlags; }
 // A task-owned ID: a value without ONCPU (TRANSIT allowed).
 constexpr bool TaskOwned(uint32_t c) { return HasId(c) && (c & kOnCpu) == 0; }
 
-struct alignas(64) Slot {
+// mm->mm_cid.pcpu's per-CPU ID, 4 bytes as in the kernel; stored per CPU
+// (per_cpu_slots.h), so CPUs never share its cache lines.
+struct Slot {
   uint32_t cid = kUnset;  // guarded by the CPU's rq lock
 };
 
 struct Mm {
-  explicit Mm(int p) : pcpu(new Slot[static_cast<size_t>(p)]), cidmask(p), allowed(p) {}
-  std::unique_ptr<Slot[]> pcpu;
+  Mm(int p, PerCpuRef<Slot> slots) : pcpu(slots), cidmask(p), allowed(p) {}
+  PerCpuRef<Slot> pcpu;
   std::atomic<uint32_t> mode{0};  // 0, TRANSIT, ONCPU, ONCPU|TRANSIT (one word, 47ee94efccf6)
   // owner619_split_mode only (pre-47ee94efccf6): mm_cid.percpu (0/1) and
   // mm_cid.transit (0/TRANSIT), written and read separately.
@@ -98,6 +101,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
+        slots_(p),
         mms_(limits.max_mms) {}
 
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
@@ -105,7 +109,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     ISOLATION_RETURN_IF_ERROR(CheckCreatorAffinity(affinity, num_cpus_));
     return mms_.Create([&](MmId id) {
       (void)id;
-      auto mm = std::make_unique<Mm>(num_cpus_);
+      auto mm = std::make_unique<Mm>(num_cpus_, slots_.Allocate());
       mm->allowed.CopyFrom(affinity);
       mm->nr_cpus_allowed = affinity.Weight();
       return mm;
@@ -820,6 +824,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   std::atomic<int> max_task_id_{-1};
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
+  PerCpuSlots<Slot> slots_;  // guarded by the registry's lock (CreateMm)
   MmRegistry<Mm> mms_;
   ChangeNotes notes_;        // CheckAlwaysIncremental()'s journal
   std::atomic<int64_t> allocations_{0};

@@ -214,6 +214,20 @@ class ChangeNotes {
   void Mm(MmId mm) {
     if (check_ != nullptr) check_->NoteMm(mm);
   }
+  // A migration that may write both CPUs' slots (one branch).
+  void Migrate(TaskId t, int from, int to) {
+    if (check_ == nullptr) return;
+    check_->NoteTask(t);
+    check_->NoteCpu(from);
+    check_->NoteCpu(to);
+  }
+  // A context switch on `cpu` (one branch on the switch path).
+  void Switch(int cpu, TaskId prev, TaskId next) {
+    if (check_ == nullptr) return;
+    check_->NoteCpu(cpu);
+    check_->NoteTask(prev);
+    check_->NoteTask(next);
+  }
   // MmCid::CheckAlwaysIncremental() of a design.
   std::vector<std::string> Check(const AlwaysInvariants& inv, int num_cpus, int max_tasks, int max_mms) {
     if (check_ == nullptr) check_ = std::make_unique<IncrementalAlwaysCheck>(num_cpus, max_tasks, max_mms);

@@ -161,9 +161,7 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
-    notes_.Cpu(cpu);
-    notes_.Task(prev);
-    notes_.Task(next);
+    notes_.Switch(cpu, prev, next);
     // Publish rq->curr, then a full fence before touching any slot
     // (smp_mb__after_switch_mm()): the scheduler half of the Dekker pairing
     // with RemoteClear()/Migrate()'s steal, which CAS the slot, fence, and
@@ -202,9 +200,7 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
   // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to()
   void Migrate(TaskId task, int from, int to, Nanos now) override {
     Task& t = tasks_[task];
-    notes_.Task(task);
-    notes_.Cpu(from);  // the steal writes both slots
-    notes_.Cpu(to);
+    notes_.Migrate(task, from, to);  // the steal writes both slots
     t.migrate_from_cpu = from;  // sched_mm_cid_migrate_from()
     Mm* mmp = GetMm(t.mm.load(std::memory_order_relaxed));
     if (mmp == nullptr || !t.active.load(std::memory_order_relaxed)) return;

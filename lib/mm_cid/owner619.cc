@@ -233,9 +233,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     Cpu& c = cpus_[cpu];
     std::lock_guard<std::mutex> rq(c.rq_lock);
     ++c.switches;
-    notes_.Cpu(cpu);
-    notes_.Task(prev);
-    notes_.Task(next);
+    notes_.Switch(cpu, prev, next);
     if (prev != kNoTask) Schedout(cpu, prev);
     c.curr.store(next, std::memory_order_relaxed);
     if (next != kNoTask) {

@@ -143,9 +143,7 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
     (void)now;
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
-    notes_.Cpu(cpu);
-    notes_.Task(prev);
-    notes_.Task(next);
+    notes_.Switch(cpu, prev, next);
     c.curr.store(next, std::memory_order_relaxed);
     Task* p = prev == kNoTask ? nullptr : &tasks_[prev];
     Task* n = next == kNoTask ? nullptr : &tasks_[next];

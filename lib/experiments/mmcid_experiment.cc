@@ -143,9 +143,7 @@ absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso, 
   so.seed = seed;
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(p, c, MmCid::Limits{4 * p + 64, 2 * p + 16}));
-  MmCidHooks::Options ho;
-  ho.check_every = 16;
-  MmCidHooks hooks(*m, ho);
+  MmCidHooks hooks(*m);  // CheckAlways() after every event (incremental: cost follows the changes)
   sim->AddHooks(&hooks);
   const CpuMask isolated = IsolatedCpus(iso);
   CpuMask hk = isolated;

@@ -16,8 +16,10 @@
 #include "isolation/core/interleave.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/core/store_buffer.h"
+#include "mm_cid/always_check.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
+#include "mm_cid/per_cpu_slots.h"
 
 namespace isolation::mm_cid::internal {
 namespace {
@@ -36,17 +38,20 @@ constexpr bool CidIsLazy(uint32_t c) { return c != kUnset && (c & kLazyPut) != 0
 constexpr int kFirstZeroSpin = 1 << 12;
 constexpr int kLockedRetries = 64;
 
-// Per-(mm, CPU) slot (struct mm_cid in v6.4-v6.18), one cache line each so
-// that the owning CPU's hot path never shares a line with another CPU's.
-struct alignas(64) Slot {
+// Per-(mm, CPU) slot (struct mm_cid in v6.4-v6.18), 16 bytes as in the
+// kernel; stored per CPU (per_cpu_slots.h) so that the owning CPU's hot path
+// never shares a line with another CPU's.
+struct Slot {
   std::atomic<uint32_t> cid{kUnset};
   std::atomic<uint32_t> recent_cid{kUnset};  // v6.13+ allocation hint
   std::atomic<Nanos> time{0};                // rq clock at last use
 };
 
 struct Mm {
-  explicit Mm(int p) : slots(new Slot[static_cast<size_t>(p)]), cidmask(p), allowed_atomic(p), allowed(p) {}
-  std::unique_ptr<Slot[]> slots;
+  Mm(MmId mm_id, int p, PerCpuRef<Slot> pcpu)
+      : id(mm_id), slots(pcpu), cidmask(p), allowed_atomic(p), allowed(p) {}
+  const MmId id;
+  PerCpuRef<Slot> slots;           // mm->pcpu_cid
   AtomicCpuMask cidmask;           // indexed by ID, not CPU
   AtomicCpuMask allowed_atomic;    // mm_cpus_allowed, readable by scans
   std::mutex allowed_lock;         // cpus_allowed_lock
@@ -87,21 +92,22 @@ struct alignas(64) Cpu {
   int64_t context_switches = 0;  // written only in this CPU's context
 };
 
-class LazyMmCid final : public MmCid {
+class LazyMmCid final : public MmCid, private AlwaysInvariants {
  public:
   LazyMmCid(int p, const MmCidConfig& config, Limits limits)
       : MmCid(p, config),
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
+        slots_(p),
         mms_(limits.max_mms) {}
 
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
     (void)now;
     ISOLATION_RETURN_IF_ERROR(CheckCreatorAffinity(affinity, num_cpus_));
-    return mms_.Create([&] {
+    return mms_.Create([&](MmId id) {
       // mm_init_cid(): slots UNSET, max_nr_cid 0, union = creator's mask.
-      auto mm = std::make_unique<Mm>(num_cpus_);
+      auto mm = std::make_unique<Mm>(id, num_cpus_, slots_.Allocate());
       mm->allowed.CopyFrom(affinity);
       mm->allowed_atomic.Store(affinity);
       mm->nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
@@ -115,6 +121,7 @@ class LazyMmCid final : public MmCid {
     ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id, mm != nullptr,
                                             affinity, num_cpus_));
     Task& t = tasks_[child];
+    notes_.Task(child);
     t.exists = true;
     t.ran = false;
     t.resume_pending = false;
@@ -154,6 +161,7 @@ class LazyMmCid final : public MmCid {
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
+    notes_.Switch(cpu, prev, next);
     // Publish rq->curr, then a full fence before touching any slot
     // (smp_mb__after_switch_mm()): the scheduler half of the Dekker pairing
     // with RemoteClear()/Migrate()'s steal, which CAS the slot, fence, and
@@ -192,6 +200,7 @@ class LazyMmCid final : public MmCid {
   // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to()
   void Migrate(TaskId task, int from, int to, Nanos now) override {
     Task& t = tasks_[task];
+    notes_.Migrate(task, from, to);  // the steal writes both slots
     t.migrate_from_cpu = from;  // sched_mm_cid_migrate_from()
     Mm* mmp = GetMm(t.mm.load(std::memory_order_relaxed));
     if (mmp == nullptr || !t.active.load(std::memory_order_relaxed)) return;
@@ -307,6 +316,8 @@ class LazyMmCid final : public MmCid {
     Task& t = tasks_[task];
     Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
     if (mm == nullptr) return;
+    notes_.Cpu(cpu);
+    notes_.Task(task);
     if (t.active.load(std::memory_order_relaxed)) {
       // Exit side of the Dekker pairing: clear active, fence, then the slot.
       t.active.store(false, std::memory_order_relaxed);
@@ -326,6 +337,8 @@ class LazyMmCid final : public MmCid {
     auto new_id = CreateMm(affinity, now);
     if (!new_id.ok()) return new_id.status();
     Exit(cpu, task, now);  // before_execve is the same put
+    notes_.Cpu(cpu);
+    notes_.Task(task);
     Mm& mm = *GetMm(*new_id);
     mm.users.fetch_add(1, std::memory_order_relaxed);
     t.mm.store(*new_id, std::memory_order_relaxed);
@@ -346,6 +359,7 @@ class LazyMmCid final : public MmCid {
   // in the kernel.)
   absl::Status ForkFailed(TaskId child, Nanos now) override {
     (void)now;
+    notes_.Task(child);
     return RollBackUnrunChild(tasks_.get(), limits_.max_tasks, child, [this](MmId id) { return GetMm(id); });
   }
 
@@ -422,49 +436,9 @@ class LazyMmCid final : public MmCid {
   CpuMask MmAllowed(MmId mm) const override { return GetMm(mm)->allowed_atomic.Snapshot(); }
   int CidmaskWeight(MmId mm) const override { return GetMm(mm)->cidmask.Weight(); }
 
-  std::vector<std::string> CheckAlways() const override {
-    std::vector<std::string> v;
-    const int nmms = NumMms();
-    // I1: per mm, the IDs of running active tasks are distinct.
-    std::vector<std::vector<int>> seen(static_cast<size_t>(nmms));
-    for (int c = 0; c < num_cpus_; ++c) {
-      const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
-      if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) continue;
-      const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
-      const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
-      if (k < 0) {
-        v.push_back(absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"));
-        continue;
-      }
-      if (k >= num_cpus_) v.push_back(absl::StrCat("I2: task ", t, " has ID ", k, " >= P"));
-      for (int other : seen[static_cast<size_t>(m)]) {
-        if (other == k) v.push_back(absl::StrCat("I1: ID ", k, " of mm ", m, " held twice (CPU ", c, ")"));
-      }
-      seen[static_cast<size_t>(m)].push_back(k);
-      // I4: the bit is reserved and the CPU's slot holds it.
-      const Mm& mm = *GetMm(m);
-      if (k < num_cpus_ && !mm.cidmask.Test(k)) {
-        v.push_back(absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k, " whose bit is free"));
-      }
-      const uint32_t slot = mm.slots[c].cid.load(std::memory_order_relaxed);
-      if (CidIsUnset(slot) || (slot & ~kLazyPut) != static_cast<uint32_t>(k)) {
-        v.push_back(absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k, " but slot has ",
-                                 slot == kUnset ? std::string("UNSET") : absl::StrCat(slot & ~kLazyPut)));
-      }
-    }
-    for (int m = 0; m < nmms; ++m) {
-      const Mm& mm = *GetMm(m);
-      if (int64_t n = mm.range_violations.load(std::memory_order_relaxed)) {
-        v.push_back(absl::StrCat("I2: mm ", m, " handed out ", n, " IDs >= P"));
-      }
-      if (int64_t n = mm.allowed_violations.load(std::memory_order_relaxed)) {
-        v.push_back(absl::StrCat("I3: mm ", m, " handed out ", n, " IDs >= nr_cpus_allowed"));
-      }
-      if (mm.frees.load(std::memory_order_relaxed) > mm.allocations.load(std::memory_order_relaxed)) {
-        v.push_back(absl::StrCat("I6: mm ", m, " freed more IDs than it allocated"));
-      }
-    }
-    return v;
+  std::vector<std::string> CheckAlways() const override { return CheckAlwaysFull(*this, num_cpus_); }
+  std::vector<std::string> CheckAlwaysIncremental() override {
+    return notes_.Check(*this, num_cpus_, limits_.max_tasks, limits_.max_mms);
   }
 
   std::vector<std::string> CheckQuiescent() const override {
@@ -565,6 +539,8 @@ class LazyMmCid final : public MmCid {
     }
     if (now <= t.last_cid_reset + kScanDelayNs) return;  // time_after(jiffies, last_cid_reset + delay)
     // (B)
+    notes_.Cpu(cpu);
+    notes_.Task(static_cast<TaskId>(&t - tasks_.get()));
     Slot& s = mm.slots[cpu];
     s.time.store(now, std::memory_order_relaxed);
     PutLazy(mm, s);
@@ -572,6 +548,54 @@ class LazyMmCid final : public MmCid {
     t.mm_cid.store(cid, std::memory_order_relaxed);
     t.last_mm_cid = cid;
     tick_kick_retakes_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // CheckAlways(), per part (always_check.h).  Per CPU: I14 (a running
+  // active task has an ID), I2 (< P), I1 via `unique`, I4 (its bit is
+  // reserved and its CPU's slot holds it).  Per mm: I2/I3 counted at
+  // allocation, I6 (no more frees than allocations).
+  CpuCheck CheckCpu(int c, Findings& before, Findings& after) const override {
+    CpuCheck r;
+    const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
+    r.task = t;
+    if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) return r;
+    const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
+    const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
+    if (k < 0) {
+      before.Add([&] { return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"); });
+      return r;
+    }
+    if (k >= num_cpus_) before.Add([&] { return absl::StrCat("I2: task ", t, " has ID ", k, " >= P"); });
+    r.mm = m;
+    r.id = k;
+    r.unique = true;
+    const Mm& mm = *GetMm(m);
+    if (k < num_cpus_ && !mm.cidmask.Test(k)) {
+      after.Add([&] {
+        return absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k, " whose bit is free");
+      });
+    }
+    const uint32_t slot = mm.slots[c].cid.load(std::memory_order_relaxed);
+    if (CidIsUnset(slot) || (slot & ~kLazyPut) != static_cast<uint32_t>(k)) {
+      after.Add([&] {
+        return absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k, " but slot has ",
+                            slot == kUnset ? std::string("UNSET") : absl::StrCat(slot & ~kLazyPut));
+      });
+    }
+    return r;
+  }
+  int MmBound() const override { return NumMms(); }
+  void CheckMm(MmId m, Findings& f) const override {
+    const Mm& mm = *GetMm(m);
+    if (int64_t n = mm.range_violations.load(std::memory_order_relaxed)) {
+      f.Add([&] { return absl::StrCat("I2: mm ", m, " handed out ", n, " IDs >= P"); });
+    }
+    if (int64_t n = mm.allowed_violations.load(std::memory_order_relaxed)) {
+      f.Add([&] { return absl::StrCat("I3: mm ", m, " handed out ", n, " IDs >= nr_cpus_allowed"); });
+    }
+    if (mm.frees.load(std::memory_order_relaxed) > mm.allocations.load(std::memory_order_relaxed)) {
+      f.Add([&] { return absl::StrCat("I6: mm ", m, " freed more IDs than it allocated"); });
+    }
   }
 
   Mm* GetMm(MmId id) const { return mms_.Get(id); }
@@ -600,6 +624,7 @@ class LazyMmCid final : public MmCid {
     // owner's fetch_or (acq_rel) observes the bit clear.
     mm.cidmask.Clear(static_cast<int>(cid), std::memory_order_release);
     mm.frees.fetch_add(1, std::memory_order_relaxed);
+    notes_.Id(mm.id, static_cast<int>(cid));
     bitmap_ops_.fetch_add(1, std::memory_order_relaxed);
   }
   bool TryReserve(Mm& mm, int cid) {  // cpumask_test_and_set_cpu()
@@ -607,6 +632,7 @@ class LazyMmCid final : public MmCid {
     // acq_rel: pairs with FreeCid's release; the kernel's op is fully ordered.
     if (mm.cidmask.TestAndSet(cid, std::memory_order_acq_rel)) return false;
     mm.allocations.fetch_add(1, std::memory_order_relaxed);
+    notes_.Id(mm.id, cid);
     return true;
   }
 
@@ -696,9 +722,13 @@ class LazyMmCid final : public MmCid {
       alloc_failures_.fetch_add(1, std::memory_order_relaxed);
       return -1;
     }
-    if (cid >= num_cpus_) mm.range_violations.fetch_add(1, std::memory_order_relaxed);
+    if (cid >= num_cpus_) {
+      mm.range_violations.fetch_add(1, std::memory_order_relaxed);
+      notes_.Mm(mm.id);
+    }
     if (config_.allocator != Allocator::kV6_4 && cid >= mm.nr_cpus_allowed.load(std::memory_order_relaxed)) {
       mm.allowed_violations.fetch_add(1, std::memory_order_relaxed);
+      notes_.Mm(mm.id);
     }
     return cid;
   }
@@ -738,6 +768,7 @@ class LazyMmCid final : public MmCid {
     // Announce.  Delayed under a StoreBufferModel: the owner CPU may not see
     // LAZY until our fence.
     if (!store_buffer::CompareExchangeDelayed(s.cid, cid, cid | kLazyPut, std::memory_order_relaxed)) return 0;
+    notes_.Cpu(cpu);  // a remote write of `cpu`'s slot
     ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.after_lazy_cas");
     // Reclaimer half of the Dekker pairing: the LAZY store must be ordered
     // before the load of rq->curr; a seq_cst CAS alone does not order a later
@@ -812,7 +843,9 @@ class LazyMmCid final : public MmCid {
   Limits limits_;
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
+  PerCpuSlots<Slot> slots_;  // guarded by the registry's lock (CreateMm)
   MmRegistry<Mm> mms_;
+  ChangeNotes notes_;        // CheckAlwaysIncremental()'s journal
   std::mutex cid_lock_;                          // global forward-progress lock
   std::atomic<bool> use_cid_lock_{false};
   std::atomic<int64_t> bitmap_ops_{0};

@@ -33,8 +33,8 @@ class MmRegistry {
     for (int i = 0; i < max_mms; ++i) mms_[i].store(nullptr, std::memory_order_relaxed);
   }
 
-  // Builds the next mm with `make()` (a std::unique_ptr<Mm>), called under the
-  // registry lock so that IDs follow creation order, and publishes it.
+  // Builds the next mm with `make(id)` (a std::unique_ptr<Mm>), called under
+  // the registry lock so that IDs follow creation order, and publishes it.
   template <typename MakeMm>
   absl::StatusOr<MmId> Create(MakeMm make) {
     std::lock_guard<std::mutex> l(lock_);
@@ -42,7 +42,7 @@ class MmRegistry {
     if (id >= max_mms_) {
       return absl::ResourceExhaustedError(absl::StrCat("mm_cid: more than ", max_mms_, " mms"));
     }
-    std::unique_ptr<Mm> mm = make();
+    std::unique_ptr<Mm> mm = make(id);
     mms_[id].store(mm.get(), std::memory_order_release);  // publish the initialised mm
     owned_.push_back(std::move(mm));
     return id;

@@ -28,8 +28,10 @@
 #include "isolation/core/interleave.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/core/store_buffer.h"
+#include "mm_cid/always_check.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
+#include "mm_cid/per_cpu_slots.h"
 
 namespace isolation::mm_cid::internal {
 namespace {
@@ -44,13 +46,15 @@ constexpr uint32_t IdOf(uint32_t c) { return c & ~kFlags; }
 // A task-owned ID: a value without ONCPU (TRANSIT allowed).
 constexpr bool TaskOwned(uint32_t c) { return HasId(c) && (c & kOnCpu) == 0; }
 
-struct alignas(64) Slot {
+// mm->mm_cid.pcpu's per-CPU ID, 4 bytes as in the kernel; stored per CPU
+// (per_cpu_slots.h), so CPUs never share its cache lines.
+struct Slot {
   uint32_t cid = kUnset;  // guarded by the CPU's rq lock
 };
 
 struct Mm {
-  explicit Mm(int p) : pcpu(new Slot[static_cast<size_t>(p)]), cidmask(p), allowed(p) {}
-  std::unique_ptr<Slot[]> pcpu;
+  Mm(int p, PerCpuRef<Slot> slots) : pcpu(slots), cidmask(p), allowed(p) {}
+  PerCpuRef<Slot> pcpu;
   std::atomic<uint32_t> mode{0};  // 0, TRANSIT, ONCPU, ONCPU|TRANSIT (one word, 47ee94efccf6)
   // owner619_split_mode only (pre-47ee94efccf6): mm_cid.percpu (0/1) and
   // mm_cid.transit (0/TRANSIT), written and read separately.
@@ -90,20 +94,22 @@ struct alignas(64) Cpu {
   int64_t switch_rmw = 0;
 };
 
-class Owner619MmCid final : public MmCid {
+class Owner619MmCid final : public MmCid, private AlwaysInvariants {
  public:
   Owner619MmCid(int p, const MmCidConfig& config, Limits limits)
       : MmCid(p, config),
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
+        slots_(p),
         mms_(limits.max_mms) {}
 
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
     (void)now;
     ISOLATION_RETURN_IF_ERROR(CheckCreatorAffinity(affinity, num_cpus_));
-    return mms_.Create([&] {
-      auto mm = std::make_unique<Mm>(num_cpus_);
+    return mms_.Create([&](MmId id) {
+      (void)id;
+      auto mm = std::make_unique<Mm>(num_cpus_, slots_.Allocate());
       mm->allowed.CopyFrom(affinity);
       mm->nr_cpus_allowed = affinity.Weight();
       return mm;
@@ -131,6 +137,7 @@ class Owner619MmCid final : public MmCid {
     ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id, mm != nullptr,
                                             affinity, num_cpus_));
     Task& t = tasks_[child];
+    notes_.Task(child);
     t.exists = true;
     t.ran = false;
     t.cid.store(kUnset, std::memory_order_relaxed);
@@ -187,6 +194,7 @@ class Owner619MmCid final : public MmCid {
         if (cpus_[pcpu].curr.load(std::memory_order_relaxed) == parent) {
           self = parent;
           if (TaskOwned(pc)) {
+            notes_.Task(parent);
             tasks_[parent].cid.store(IdOf(pc) | kTransit, std::memory_order_relaxed);
             mm->pcpu[pcpu].cid = IdOf(pc) | kTransit;
           }
@@ -225,6 +233,7 @@ class Owner619MmCid final : public MmCid {
     Cpu& c = cpus_[cpu];
     std::lock_guard<std::mutex> rq(c.rq_lock);
     ++c.switches;
+    notes_.Switch(cpu, prev, next);
     if (prev != kNoTask) Schedout(cpu, prev);
     c.curr.store(next, std::memory_order_relaxed);
     if (next != kNoTask) {
@@ -238,6 +247,7 @@ class Owner619MmCid final : public MmCid {
   void Migrate(TaskId task, int from, int to, Nanos now) override {
     (void)from;
     (void)now;
+    notes_.Task(task);
     tasks_[task].cpu.store(to, std::memory_order_relaxed);
   }
 
@@ -253,6 +263,8 @@ class Owner619MmCid final : public MmCid {
     const MmId mm_id = t.mm.load(std::memory_order_relaxed);
     Mm* mm = GetMm(mm_id);
     if (mm == nullptr || !t.active.load(std::memory_order_relaxed)) return;
+    notes_.Cpu(cpu);
+    notes_.Task(task);
     std::lock_guard<std::mutex> ml(mm->mutex);
     bool to_per_task = false;
     {
@@ -304,6 +316,8 @@ class Owner619MmCid final : public MmCid {
     std::lock_guard<std::mutex> ml(mm.mutex);
     std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
     std::lock_guard<std::mutex> l(mm.lock);
+    notes_.Cpu(cpu);
+    notes_.Task(task);
     t.mm.store(*id, std::memory_order_relaxed);
     t.ran = true;
     t.tgid.store(task, std::memory_order_relaxed);  // de_thread(): the exec'ing task leads the group
@@ -333,6 +347,7 @@ class Owner619MmCid final : public MmCid {
                                                   in_range && GetMm(tasks_[child].mm.load(std::memory_order_relaxed)),
                                                   in_range && tasks_[child].active.load(std::memory_order_relaxed)));
     Task& t = tasks_[child];
+    notes_.Task(child);
     const MmId mm_id = t.mm.load(std::memory_order_relaxed);
     Mm* mm = GetMm(mm_id);
     bool to_per_task = false;
@@ -378,27 +393,9 @@ class Owner619MmCid final : public MmCid {
   int CidmaskWeight(MmId mm) const override { return GetMm(mm)->cidmask.Weight(); }
   int MaxCids(MmId mm) const { return GetMm(mm)->max_cids.load(std::memory_order_relaxed); }
 
-  std::vector<std::string> CheckAlways() const override {
-    std::vector<std::string> v;
-    std::vector<std::set<int>> seen(static_cast<size_t>(NumMms()));
-    for (int c = 0; c < num_cpus_; ++c) {
-      const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
-      if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) continue;
-      const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
-      const int32_t k = TaskCid(t);
-      if (k < 0) {
-        v.push_back(absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"));
-        continue;
-      }
-      if (k >= num_cpus_) v.push_back(absl::StrCat("I2: task ", t, " ID ", k, " >= P"));
-      if (!seen[static_cast<size_t>(m)].insert(k).second) {
-        v.push_back(absl::StrCat("I1: ID ", k, " of mm ", m, " held twice (CPU ", c, ")"));
-      }
-    }
-    if (int64_t f = alloc_failures_.load(std::memory_order_relaxed)) {
-      v.push_back(absl::StrCat("I14: ", f, " allocations exceeded the progress bound ", ProgressBound()));
-    }
-    return v;
+  std::vector<std::string> CheckAlways() const override { return CheckAlwaysFull(*this, num_cpus_); }
+  std::vector<std::string> CheckAlwaysIncremental() override {
+    return notes_.Check(*this, num_cpus_, limits_.max_tasks, limits_.max_mms);
   }
 
   std::vector<std::string> CheckQuiescent() const override {
@@ -479,6 +476,33 @@ class Owner619MmCid final : public MmCid {
   }
 
  private:
+  // CheckAlways(), per part (always_check.h).  Per CPU: I14 (a running
+  // active task has an ID), I2 (< P), I1 via `unique`.  Global: I14 (no
+  // allocation exceeded the progress bound).
+  CpuCheck CheckCpu(int c, Findings& before, Findings& after) const override {
+    (void)after;
+    CpuCheck r;
+    const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
+    r.task = t;
+    if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) return r;
+    const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
+    const int32_t k = TaskCid(t);
+    if (k < 0) {
+      before.Add([&] { return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"); });
+      return r;
+    }
+    if (k >= num_cpus_) before.Add([&] { return absl::StrCat("I2: task ", t, " ID ", k, " >= P"); });
+    r.mm = m;
+    r.id = k;
+    r.unique = true;
+    return r;
+  }
+  void CheckGlobal(Findings& f) const override {
+    if (int64_t n = alloc_failures_.load(std::memory_order_relaxed)) {
+      f.Add([&] { return absl::StrCat("I14: ", n, " allocations exceeded the progress bound ", ProgressBound()); });
+    }
+  }
+
   Mm* GetMm(MmId id) const { return mms_.Get(id); }
   int NumMms() const { return mms_.Size(); }
 
@@ -698,6 +722,7 @@ class Owner619MmCid final : public MmCid {
         const TaskId curr = cpus_[cpu].curr.load(std::memory_order_relaxed);
         const bool user_running = curr != kNoTask && tasks_[curr].active.load(std::memory_order_relaxed) &&
                                   tasks_[curr].mm.load(std::memory_order_relaxed) == mm_id;
+        if (user_running) notes_.Task(curr);
         if (HasId(s) && (s & kOnCpu)) {
           if (user_running) {
             s = IdOf(s) | kTransit;
@@ -722,6 +747,7 @@ class Owner619MmCid final : public MmCid {
       FullFence();
       store_buffer::Store(mm.mode, to_per_cpu ? kOnCpu : 0u, std::memory_order_relaxed);
     }
+    notes_.Task(skip);
     if (to_per_cpu && skip != kNoTask) tasks_[skip].cid.store(kUnset, std::memory_order_relaxed);
     if (!to_per_cpu && skip != kNoTask) {
       int64_t attempts = 0;
@@ -743,6 +769,7 @@ class Owner619MmCid final : public MmCid {
     }
     const uint32_t c = tasks_[u].cid.load(std::memory_order_relaxed);
     if (!TaskOwned(c)) return true;
+    notes_.Task(u);
     if (cpus_[cpu].curr.load(std::memory_order_relaxed) == u) {
       const uint32_t v = config_.owner619_direct ? (IdOf(c) | kOnCpu) : (IdOf(c) | kTransit);
       tasks_[u].cid.store(v, std::memory_order_relaxed);
@@ -795,7 +822,9 @@ class Owner619MmCid final : public MmCid {
   std::atomic<int> max_task_id_{-1};
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
+  PerCpuSlots<Slot> slots_;  // guarded by the registry's lock (CreateMm)
   MmRegistry<Mm> mms_;
+  ChangeNotes notes_;        // CheckAlwaysIncremental()'s journal
   std::atomic<int64_t> allocations_{0};
   std::atomic<int64_t> frees_{0};
   std::atomic<int64_t> max_attempts_{0};

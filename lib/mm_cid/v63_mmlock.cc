@@ -33,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "isolation/core/interleave.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "mm_cid/always_check.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
 
@@ -42,7 +43,8 @@ namespace {
 // The mm's ID state: the lock and what it guards share one cache line
 // group; nothing else in the mm is written on the switch path.
 struct alignas(64) Mm {
-  explicit Mm(int p) : cidmask(p), allowed(p) {}
+  Mm(MmId mm_id, int p) : id(mm_id), cidmask(p), allowed(p) {}
+  const MmId id;
   mutable CountingSpinLock cid_lock;  // mm->cid_lock (observers lock it uncounted)
   CpuMask cidmask;                    // guarded by cid_lock (indexed by ID)
   int64_t allocations = 0;            // guarded by cid_lock
@@ -69,7 +71,7 @@ struct alignas(64) Cpu {
   int64_t switch_locks = 0;           // cid_lock round trips inside ContextSwitch
 };
 
-class V63MmLockMmCid final : public MmCid {
+class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
  public:
   V63MmLockMmCid(int p, const MmCidConfig& config, Limits limits)
       : MmCid(p, config),
@@ -82,8 +84,8 @@ class V63MmLockMmCid final : public MmCid {
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
     (void)now;
     ISOLATION_RETURN_IF_ERROR(CheckCreatorAffinity(affinity, num_cpus_));
-    return mms_.Create([&] {
-      auto mm = std::make_unique<Mm>(num_cpus_);
+    return mms_.Create([&](MmId id) {
+      auto mm = std::make_unique<Mm>(id, num_cpus_);
       mm->allowed.CopyFrom(affinity);
       mm->nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
       return mm;
@@ -100,6 +102,7 @@ class V63MmLockMmCid final : public MmCid {
     ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id, mm != nullptr,
                                             affinity, num_cpus_));
     Task& t = tasks_[child];
+    notes_.Task(child);
     t.exists = true;
     int bound = task_id_bound_.load(std::memory_order_relaxed);
     while (bound < child + 1 &&
@@ -118,6 +121,7 @@ class V63MmLockMmCid final : public MmCid {
   // never ran, so it holds no ID; only mm_users is dropped (mmput()).
   absl::Status ForkFailed(TaskId child, Nanos now) override {
     (void)now;
+    notes_.Task(child);
     return RollBackUnrunChild(tasks_.get(), limits_.max_tasks, child, [this](MmId id) { return GetMm(id); });
   }
 
@@ -139,6 +143,7 @@ class V63MmLockMmCid final : public MmCid {
     (void)now;
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
+    notes_.Switch(cpu, prev, next);
     c.curr.store(next, std::memory_order_relaxed);
     Task* p = prev == kNoTask ? nullptr : &tasks_[prev];
     Task* n = next == kNoTask ? nullptr : &tasks_[next];
@@ -181,11 +186,12 @@ class V63MmLockMmCid final : public MmCid {
   // inactive.  `task` is current on `cpu`; its later switch-out sees it
   // inactive and does nothing.
   void Exit(int cpu, TaskId task, Nanos now) override {
-    (void)cpu;
     (void)now;
     Task& t = tasks_[task];
     Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
     if (mm == nullptr || !t.active.load(std::memory_order_relaxed)) return;
+    notes_.Cpu(cpu);
+    notes_.Task(task);
     Put(*mm, t.mm_cid.load(std::memory_order_relaxed));
     t.mm_cid.store(-1, std::memory_order_relaxed);
     t.active.store(false, std::memory_order_relaxed);
@@ -203,6 +209,8 @@ class V63MmLockMmCid final : public MmCid {
     auto new_id = CreateMm(affinity, now);
     if (!new_id.ok()) return new_id.status();
     Exit(cpu, task, now);
+    notes_.Cpu(cpu);
+    notes_.Task(task);
     Mm& mm = *GetMm(*new_id);
     mm.users.fetch_add(1, std::memory_order_relaxed);
     t.mm.store(*new_id, std::memory_order_relaxed);
@@ -242,43 +250,9 @@ class V63MmLockMmCid final : public MmCid {
   // failures.  Not applicable: I3 (no nr_cpus_allowed bound in v6.3; the
   // allocation is first-zero among running tasks, which tests check
   // directly), I4 (no slots, no remote reclaim), I7-I9 (no scan).
-  std::vector<std::string> CheckAlways() const override {
-    std::vector<std::string> v;
-    const int nmms = NumMms();
-    std::vector<std::set<int>> seen(static_cast<size_t>(nmms));
-    for (int c = 0; c < num_cpus_; ++c) {
-      const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
-      if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) continue;
-      const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
-      const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
-      if (k < 0) {
-        v.push_back(absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"));
-        continue;
-      }
-      if (k >= num_cpus_) {
-        v.push_back(absl::StrCat("I2: task ", t, " has ID ", k, " >= P"));
-        continue;
-      }
-      if (!seen[static_cast<size_t>(m)].insert(k).second) {
-        v.push_back(absl::StrCat("I1: ID ", k, " of mm ", m, " held twice (CPU ", c, ")"));
-      }
-      if (!BitSet(*GetMm(m), k)) {
-        v.push_back(absl::StrCat("v63 held: running task ", t, " on CPU ", c, " holds ID ", k,
-                                 " whose bit is free"));
-      }
-    }
-    for (TaskId t = 0; t < TaskIdBound(); ++t) {
-      // Atomics only (Fork may run on another thread): a task never forked
-      // is inactive with mm_cid -1, so it needs no `exists` test.
-      if (tasks_[t].active.load(std::memory_order_relaxed)) continue;
-      if (const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed); k >= 0) {
-        v.push_back(absl::StrCat("I15: inactive task ", t, " still holds ID ", k));
-      }
-    }
-    if (int64_t f = alloc_failures_.load(std::memory_order_relaxed)) {
-      v.push_back(absl::StrCat("I14/alloc: ", f, " allocations found no free ID below P"));
-    }
-    return v;
+  std::vector<std::string> CheckAlways() const override { return CheckAlwaysFull(*this, num_cpus_); }
+  std::vector<std::string> CheckAlwaysIncremental() override {
+    return notes_.Check(*this, num_cpus_, limits_.max_tasks, limits_.max_mms);
   }
 
   // Accounting at quiescence (the v6.3 form of I5/I6): the set bits of each
@@ -347,6 +321,47 @@ class V63MmLockMmCid final : public MmCid {
     int64_t allocations = 0;
     int64_t frees = 0;
   };
+  // CheckAlways(), per part (always_check.h).
+  CpuCheck CheckCpu(int c, Findings& before, Findings& after) const override {
+    CpuCheck r;
+    const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
+    r.task = t;
+    if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) return r;
+    const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
+    const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
+    if (k < 0) {
+      before.Add([&] { return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"); });
+      return r;
+    }
+    if (k >= num_cpus_) {
+      before.Add([&] { return absl::StrCat("I2: task ", t, " has ID ", k, " >= P"); });
+      return r;
+    }
+    r.mm = m;
+    r.id = k;
+    r.unique = true;
+    if (!BitSet(*GetMm(m), k)) {
+      after.Add([&] {
+        return absl::StrCat("v63 held: running task ", t, " on CPU ", c, " holds ID ", k, " whose bit is free");
+      });
+    }
+    return r;
+  }
+  // Atomics only (Fork may run on another thread): a task never forked is
+  // inactive with mm_cid -1, so it needs no `exists` test.
+  int TaskBound() const override { return TaskIdBound(); }
+  void CheckTask(TaskId t, Findings& f) const override {
+    if (tasks_[t].active.load(std::memory_order_relaxed)) return;
+    if (const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed); k >= 0) {
+      f.Add([&] { return absl::StrCat("I15: inactive task ", t, " still holds ID ", k); });
+    }
+  }
+  void CheckGlobal(Findings& f) const override {
+    if (int64_t n = alloc_failures_.load(std::memory_order_relaxed)) {
+      f.Add([&] { return absl::StrCat("I14/alloc: ", n, " allocations found no free ID below P"); });
+    }
+  }
+
   Mm* GetMm(MmId id) const { return mms_.Get(id); }
   int NumMms() const { return mms_.Size(); }
   // Observers read the lock-guarded state under the lock, uncounted.
@@ -383,6 +398,7 @@ class V63MmLockMmCid final : public MmCid {
     }
     mm.cidmask.Set(cid);
     ++mm.allocations;
+    notes_.Id(mm.id, cid);
     mm.cid_lock.unlock();
     return cid;
   }
@@ -393,6 +409,7 @@ class V63MmLockMmCid final : public MmCid {
     mm.cid_lock.lock();
     mm.cidmask.Clear(cid);
     ++mm.frees;
+    notes_.Id(mm.id, cid);
     mm.cid_lock.unlock();
     return true;
   }
@@ -401,6 +418,7 @@ class V63MmLockMmCid final : public MmCid {
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
   MmRegistry<Mm> mms_;
+  ChangeNotes notes_;  // CheckAlwaysIncremental()'s journal
   std::atomic<int64_t> alloc_failures_{0};
   std::atomic<int> task_id_bound_{0};
 };

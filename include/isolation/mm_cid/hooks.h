@@ -34,7 +34,8 @@
 // an internal mutex (fork/exit paths only).  Invariant checking after every
 // event (`check_invariants`) is only meaningful on the simulator, where it is
 // done; on real threads no per-event check runs (CheckAlways() reads other
-// CPUs' in-flight state, so it is exact only once the driver stopped).
+// CPUs' in-flight state, so it is exact only once the driver stopped, and
+// CheckAlwaysIncremental() needs a single-threaded driver).
 //
 // Memory ordering: the adapter's counters are statistics, updated and read
 // with relaxed atomics (read them after the driver stopped and Drain()); the
@@ -61,8 +62,11 @@ namespace isolation::mm_cid {
 class MmCidHooks final : public Hooks {
  public:
   struct Options {
-    bool check_invariants = true;        // simulator: CheckAlways() after each event
-    int check_every = 1;                 // ... or only after every n-th event (big machines)
+    // Simulator: CheckAlways() after each event, through
+    // CheckAlwaysIncremental() (same result, cost of what the event changed,
+    // so large machines need no sampling).
+    bool check_invariants = true;
+    int check_every = 1;                 // ... or only after every n-th event
     Nanos visit_cost_ns = kModelledVisitNs;
     Nanos rcu_grace_ns = 3 * kNsPerMs;   // simulator model of call_rcu latency
     int rcu_host_cpu = 0;                // real threads: host CPU of the call_rcu worker

@@ -273,6 +273,14 @@ class MmCid {
   // partially (v63_mmlock: I1, I2, I15, running IDs reserved). Returns
   // human-readable violations (empty = fine).
   virtual std::vector<std::string> CheckAlways() const = 0;
+  // The same result as CheckAlways() at every call, at a cost that follows
+  // the state changed since the previous call (the CPUs, tasks, IDs and mms
+  // the entry points wrote) instead of a pass over every CPU and mm: what a
+  // per-event check on a large simulated machine needs.  The first call
+  // enables the change tracking and costs a full pass.  Contract: once
+  // called, drive the instance from one thread at a time (the simulator) and
+  // call it where every store is visible; the tracking is not synchronised.
+  virtual std::vector<std::string> CheckAlwaysIncremental() = 0;
   // Invariants at quiescence: I5, I6 (lazy), I5/I11 (owner619); v63_mmlock:
   // its own accounting (set bits = IDs of the running tasks, a task that
   // does not run holds no ID, allocations - frees = popcount).

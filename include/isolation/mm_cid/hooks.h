@@ -94,7 +94,7 @@ class MmCidHooks final : public Hooks {
   void OnMigrate(TaskId task, int from, int to, Nanos now) override;
   void OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) override;
 
-  // Results.
+  // Results.  ScansOn() of a CPU outside [0, num_cpus) (or before OnStart) is 0.
   int64_t ScansOn(int cpu) const;
   int64_t ScansOnIsolatedCpus() const;
   int64_t TotalScans() const;
@@ -113,6 +113,11 @@ class MmCidHooks final : public Hooks {
 
  private:
   struct RcuItem;
+  // Task ids the mechanism can hold ([0, max_tasks)); the driver's ids beyond
+  // its limit (more spawns than Limits::max_tasks) are not forwarded to the
+  // hot entry points, whose contract requires them in range; their fork was
+  // counted in errors().
+  bool Tracked(TaskId t) const { return t >= 0 && t < mech_.max_tasks(); }
   void Dispatch(ScanRequest req);
   void RunScan(MmId mm, CpuContext* ctx, int cpu, Nanos now);
   void Record(int cpu, const ScanResult& r, Nanos cost);

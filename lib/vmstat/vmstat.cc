@@ -97,9 +97,11 @@ Vmstat::Vmstat(VmstatConfig config)
 }
 
 int64_t Vmstat::SharedRaw(StatKind kind, int instance, int item) const {
+  if (!ValidSlot(0, kind, instance, item)) return 0;
   return Shared(kind, instance).v[static_cast<size_t>(item)].load(std::memory_order_relaxed);
 }
 int64_t Vmstat::GlobalRaw(StatKind kind, int item) const {
+  if (!ValidSlot(0, kind, 0, item)) return 0;
   return Global(kind).v[static_cast<size_t>(item)].load(std::memory_order_relaxed);
 }
 // zone_page_state(): clamp the (possibly negative) shared value at 0.
@@ -111,6 +113,7 @@ int64_t Vmstat::ReadGlobal(StatKind kind, int item) const {
 }
 // zone_page_state_snapshot(): adds every online CPU's differential.
 int64_t Vmstat::ReadSnapshot(StatKind kind, int instance, int item) const {
+  if (!ValidSlot(0, kind, instance, item)) return 0;
   int64_t x = SharedRaw(kind, instance, item);
   for (int cpu = 0; cpu < num_cpus(); ++cpu) {
     if (IsOnline(cpu)) x += Diff(cpu, kind, instance, item);
@@ -118,6 +121,7 @@ int64_t Vmstat::ReadSnapshot(StatKind kind, int instance, int item) const {
   return std::max<int64_t>(0, x);
 }
 int64_t Vmstat::ReadGlobalSnapshot(StatKind kind, int item) const {
+  if (!ValidSlot(0, kind, 0, item)) return 0;
   int64_t x = GlobalRaw(kind, item);
   for (int cpu = 0; cpu < num_cpus(); ++cpu) {
     if (!IsOnline(cpu)) continue;
@@ -128,6 +132,7 @@ int64_t Vmstat::ReadGlobalSnapshot(StatKind kind, int item) const {
 
 int64_t Vmstat::MaxAbsDiff(int cpu) const {
   int64_t m = 0;
+  if (!ValidCpu(cpu)) return 0;
   for (StatKind kind : {StatKind::kZone, StatKind::kNode}) {
     for (int i = 0; i < num_instances(kind); ++i) {
       for (int item = 0; item < num_items(kind); ++item) {
@@ -139,20 +144,24 @@ int64_t Vmstat::MaxAbsDiff(int cpu) const {
 }
 
 int Vmstat::Threshold(int cpu, StatKind kind, int instance) const {
+  if (!ValidSlot(cpu, kind, instance, 0)) return 0;
   return ThresholdSlot(cpu, kind, instance).load(std::memory_order_relaxed);
 }
-int64_t Vmstat::DriftMark(int zone) const { return drift_mark_[static_cast<size_t>(zone)]; }
-bool Vmstat::IsOnline(int cpu) const { return State(cpu).online.load(std::memory_order_relaxed); }
+int64_t Vmstat::DriftMark(int zone) const {
+  return zone >= 0 && zone < num_zones() ? drift_mark_[static_cast<size_t>(zone)] : 0;
+}
+bool Vmstat::IsOnline(int cpu) const { return ValidCpu(cpu) && State(cpu).online.load(std::memory_order_relaxed); }
 bool Vmstat::WorkPending(int cpu) const {
-  return State(cpu).work_pending.load(std::memory_order_relaxed);
+  return ValidCpu(cpu) && State(cpu).work_pending.load(std::memory_order_relaxed);
 }
 bool Vmstat::Dirty(int cpu) const {
-  return dirty_[static_cast<size_t>(cpu)].v.load(std::memory_order_relaxed);
+  return ValidCpu(cpu) && dirty_[static_cast<size_t>(cpu)].v.load(std::memory_order_relaxed);
 }
 
 CpuCounters Vmstat::Counters(int cpu) const {
-  const CpuState& s = State(cpu);
   CpuCounters c;
+  if (!ValidCpu(cpu)) return c;
+  const CpuState& s = State(cpu);
   c.work_runs = s.work_runs.load(std::memory_order_relaxed);
   c.cancelled_work_runs = s.cancelled_work_runs.load(std::memory_order_relaxed);
   c.quiet_calls = s.quiet_calls.load(std::memory_order_relaxed);
@@ -311,6 +320,7 @@ int Vmstat::Shepherd(absl::FunctionRef<bool(int)> tick_stopped,
 
 // vmstat_update()
 bool Vmstat::RunCpuWork(int cpu, uint64_t generation) {
+  if (!ValidCpu(cpu)) return false;
   CpuState& st = State(cpu);
   if (generation != st.work_generation.load(std::memory_order_relaxed) ||
       !st.work_pending.load(std::memory_order_relaxed) || !IsOnline(cpu)) {
@@ -387,6 +397,7 @@ void Vmstat::ArmLocalWork(int cpu) {
 }
 
 bool Vmstat::QuietVmstat(int cpu, bool tick_stopped) {
+  if (!ValidCpu(cpu)) return false;
   CpuState& st = State(cpu);
   OwnerIncrement(st.quiet_calls);
   const bool folded = QuietImpl(cpu, tick_stopped);
@@ -396,6 +407,7 @@ bool Vmstat::QuietVmstat(int cpu, bool tick_stopped) {
 
 // __tick_nohz_user_enter_prepare() of the seed patch.
 bool Vmstat::ReturnToUser(int cpu, bool tick_stopped) {
+  if (!ValidCpu(cpu)) return false;
   if (strategy() == Strategy::kBLocal) {
     // B.local (FLUSH_WORK_ON_RESUME_USER): no tick-state test, so no remote
     // race; fold if dirty, then cancel the armed (or re-queued) work.
@@ -460,15 +472,19 @@ class VmstatImpl final : public Vmstat {
         node_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_nodes())) {}
 
   void Mod(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
+    ContractSlot("Mod", cpu, kind, instance, item);
     ModState(cpu, kind, instance, item, delta, 0);
   }
   void Inc(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("Inc", cpu, kind, instance, item);
     ModState(cpu, kind, instance, item, 1, 1);
   }
   void Dec(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("Dec", cpu, kind, instance, item);
     ModState(cpu, kind, instance, item, -1, -1);
   }
   void ModIrqsOff(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
+    ContractSlot("ModIrqsOff", cpu, kind, instance, item);
     if constexpr (M == SlotMode::kOwnerS8) {
       PlainMod(cpu, kind, instance, item, delta);
     } else {
@@ -476,6 +492,7 @@ class VmstatImpl final : public Vmstat {
     }
   }
   void IncIrqsOff(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("IncIrqsOff", cpu, kind, instance, item);
     if constexpr (M == SlotMode::kOwnerS8) {
       PlainStep(cpu, kind, instance, item, 1);
     } else {
@@ -483,6 +500,7 @@ class VmstatImpl final : public Vmstat {
     }
   }
   void DecIrqsOff(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("DecIrqsOff", cpu, kind, instance, item);
     if constexpr (M == SlotMode::kOwnerS8) {
       PlainStep(cpu, kind, instance, item, -1);
     } else {
@@ -491,6 +509,7 @@ class VmstatImpl final : public Vmstat {
   }
 
   int64_t Diff(int cpu, StatKind kind, int instance, int item) const override {
+    if (!ValidSlot(cpu, kind, instance, item)) return 0;
     const auto& c = CellOf(cpu, kind, instance, item);
     if constexpr (M == SlotMode::kWatermark) {
       return c.slot.load(std::memory_order_relaxed) - c.folded.load(std::memory_order_relaxed);
@@ -501,6 +520,7 @@ class VmstatImpl final : public Vmstat {
 
   // need_update(): racy scan of the CPU's zone and node differentials.
   bool NeedUpdate(int cpu) const override {
+    if (!ValidCpu(cpu)) return false;
     for (StatKind kind : {StatKind::kZone, StatKind::kNode}) {
       for (int i = 0; i < num_instances(kind); ++i) {
         for (int item = 0; item < num_items(kind); ++item) {
@@ -513,9 +533,10 @@ class VmstatImpl final : public Vmstat {
 
   // refresh_cpu_vm_stats(false): zones first (zone atomics at once, global
   // accumulated), then nodes, then the globals (fold_diff).
-  int RefreshCpu(int cpu) override { return FoldAll(cpu); }
+  int RefreshCpu(int cpu) override { return ValidCpu(cpu) ? FoldAll(cpu) : 0; }
 
   int FoldCpuRemote(int cpu) override {
+    if (!ValidCpu(cpu)) return 0;
     if constexpr (M == SlotMode::kOwnerS8) {
       (void)cpu;
       return 0;  // only the owner may write an A/B slot
@@ -725,10 +746,14 @@ absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
   if (config.node_items < 1 || config.node_items > kMaxNodeItems) {
     return absl::InvalidArgumentError(absl::StrCat("vmstat: node_items ", config.node_items, " out of [1, ", kMaxNodeItems, "]"));
   }
-  if (config.num_nodes < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("vmstat: num_nodes ", config.num_nodes, " must be >= 1"));
+  if (config.num_nodes < 1 || config.num_nodes > kMaxNumaNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: num_nodes ", config.num_nodes, " outside [1, ", kMaxNumaNodes, "]"));
   }
-  if (config.zones.empty()) return absl::InvalidArgumentError("vmstat: no zones");
+  if (config.zones.empty() || config.zones.size() > static_cast<size_t>(kMaxZones)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: ", config.zones.size(), " zones, outside [1, ", kMaxZones, "]"));
+  }
   for (const ZoneSpec& z : config.zones) {
     if (z.node < 0 || z.node >= config.num_nodes) {
       return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' on node ", z.node, " >= num_nodes ", config.num_nodes));
@@ -761,7 +786,7 @@ absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
     case Strategy::kD:
       return std::unique_ptr<Vmstat>(new VmstatImpl<SlotMode::kWatermark>(std::move(config)));
   }
-  return absl::InvalidArgumentError("vmstat: unknown strategy");
+  return absl::InvalidArgumentError(absl::StrCat("vmstat: unknown strategy ", static_cast<int>(config.strategy)));
 }
 
 }  // namespace isolation::vmstat

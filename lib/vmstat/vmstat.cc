@@ -50,6 +50,8 @@ int Fls(uint64_t x) { return x == 0 ? 0 : 64 - std::countl_zero(x); }
 
 // calculate_normal_threshold()
 int NormalThreshold(int64_t managed_pages, int online_cpus, int page_shift) {
+  ISOLATION_CONTRACT(page_shift >= 0 && page_shift <= 27, "vmstat: page_shift %d outside [0, 27]", page_shift);
+  page_shift = std::clamp(page_shift, 0, 27);
   const int64_t mem = managed_pages >> (27 - page_shift);  // 128 MiB units
   const int t = 2 * Fls(static_cast<uint64_t>(std::max(online_cpus, 0))) *
                 (1 + Fls(static_cast<uint64_t>(std::max<int64_t>(mem, 0))));
@@ -58,7 +60,8 @@ int NormalThreshold(int64_t managed_pages, int online_cpus, int page_shift) {
 
 // calculate_pressure_threshold()
 int PressureThreshold(int64_t low_wmark, int64_t min_wmark, int online_cpus) {
-  const int64_t distance = low_wmark - min_wmark;
+  int64_t distance = 0;
+  if (__builtin_sub_overflow(low_wmark, min_wmark, &distance)) distance = low_wmark > min_wmark ? INT64_MAX : 0;
   int64_t t = online_cpus > 0 ? distance / online_cpus : distance;
   t = std::max<int64_t>(1, t);
   return static_cast<int>(std::min<int64_t>(kThresholdCap, t));
@@ -473,6 +476,7 @@ class VmstatImpl final : public Vmstat {
 
   void Mod(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
     ContractSlot("Mod", cpu, kind, instance, item);
+    ContractDelta("Mod", delta);
     ModState(cpu, kind, instance, item, delta, 0);
   }
   void Inc(int cpu, StatKind kind, int instance, int item) override {
@@ -485,6 +489,7 @@ class VmstatImpl final : public Vmstat {
   }
   void ModIrqsOff(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
     ContractSlot("ModIrqsOff", cpu, kind, instance, item);
+    ContractDelta("ModIrqsOff", delta);
     if constexpr (M == SlotMode::kOwnerS8) {
       PlainMod(cpu, kind, instance, item, delta);
     } else {
@@ -757,6 +762,11 @@ absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
   for (const ZoneSpec& z : config.zones) {
     if (z.node < 0 || z.node >= config.num_nodes) {
       return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' on node ", z.node, " >= num_nodes ", config.num_nodes));
+    }
+    if (z.managed_pages > kMaxZonePages || z.high_wmark > kMaxZonePages) {
+      return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' of ", z.managed_pages,
+                                                     " pages with high watermark ", z.high_wmark, ", more than ",
+                                                     kMaxZonePages));
     }
     if (z.managed_pages < 0 || z.min_wmark < 0 || z.min_wmark > z.low_wmark || z.low_wmark > z.high_wmark) {
       return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' has a negative size or watermarks out of order (min ", z.min_wmark, " low ", z.low_wmark, " high ", z.high_wmark, ")"));

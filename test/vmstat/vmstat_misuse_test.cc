@@ -80,6 +80,15 @@ TEST_P(VmstatMisuse, CreateBoundsSizesBeforeAllocatingNamingTheValue) {
   }
 }
 
+TEST_P(VmstatMisuse, CreateRejectsZonesBeyondTheAddressSpace) {
+  VmstatConfig c = Config(GetParam());
+  c.zones[1].managed_pages = kMaxZonePages + 1;
+  EXPECT_THAT(Vmstat::Create(c).status().message(), HasSubstr("4503599627370497 pages"));
+  c = Config(GetParam());
+  c.zones[0].high_wmark = INT64_MAX;  // high + drift overflowed in the threshold refresh
+  EXPECT_THAT(Vmstat::Create(c).status().message(), HasSubstr("high watermark 9223372036854775807"));
+}
+
 // ---- readers and observers --------------------------------------------------------------
 
 TEST_P(VmstatMisuse, ReadsOfUnknownInstancesAndItemsAreZero) {
@@ -176,6 +185,25 @@ TEST_P(VmstatMisuse, IrqsOffWritersCheckTheirContractToo) {
   EXPECT_CONTRACT_DEATH(vm->ModIrqsOff(Opaque(-1), StatKind::kZone, 0, 0, 5), "ModIrqsOff.cpu -1");
   EXPECT_CONTRACT_DEATH(vm->IncIrqsOff(0, StatKind::kZone, Opaque(-2), 0), "IncIrqsOff.cpu 0, zone -2");
   EXPECT_CONTRACT_DEATH(vm->DecIrqsOff(0, StatKind::kZone, 0, Opaque(12)), "DecIrqsOff.cpu 0, zone 0, item 12");
+}
+
+TEST_P(VmstatMisuse, ModOfAnAbsurdDeltaViolatesContract) {
+  auto vm = Make(GetParam());
+  EXPECT_CONTRACT_DEATH(vm->Mod(0, StatKind::kZone, 0, 0, Opaque(INT64_MAX)), "Mod: delta 9223372036854775807");
+}
+
+// ---- threshold formulas ------------------------------------------------------------------------
+
+TEST(VmstatFormulaMisuse, ExtremeInputsDoNotOverflow) {
+  EXPECT_EQ(PressureThreshold(INT64_MAX, INT64_MIN, 4), kThresholdCap);
+  EXPECT_EQ(PressureThreshold(INT64_MIN, INT64_MAX, 4), 1);
+  EXPECT_EQ(PressureThreshold(100, 0, 0), 100);
+  EXPECT_EQ(NormalThreshold(INT64_MAX, INT_MAX), kThresholdCap);
+  EXPECT_GE(NormalThreshold(-5, -5), 0);
+}
+
+TEST(VmstatFormulaMisuse, PageShiftBeyond27ViolatesContract) {
+  EXPECT_CONTRACT_DEATH((void)NormalThreshold(1 << 20, 4, Opaque(40)), "page_shift 40 outside");
 }
 
 // ---- the driver adapter ----------------------------------------------------------------------

@@ -136,6 +136,10 @@ inline constexpr int kThresholdCap = 125;  // every threshold fits an s8 step
 // MAX_NUMNODES x MAX_NR_ZONES: the most zones a configuration may have
 // (checked before the per-CPU threshold tables are allocated).
 inline constexpr int kMaxZones = 5 * kMaxNumaNodes;
+// Largest zone (and watermark, and |delta| of one update) in pages: 2^52
+// pages of 4 KiB are the whole 64-bit address space.  Keeps every sum of a
+// size and a drift within int64.
+inline constexpr int64_t kMaxZonePages = int64_t{1} << 52;
 
 // One zone: its node, size and watermarks (pages).
 struct ZoneSpec {
@@ -171,7 +175,8 @@ struct VmstatConfig {
 // fls(): 1-based index of the most significant set bit, fls(0) = 0.
 int Fls(uint64_t x);
 // calculate_normal_threshold(): min(125, 2 * fls(n) * (1 + fls(mem))) with
-// mem = managed_pages >> (27 - page_shift).
+// mem = managed_pages >> (27 - page_shift).  REQUIRES 0 <= page_shift <= 27
+// (contract-checked; clamped otherwise).
 int NormalThreshold(int64_t managed_pages, int online_cpus, int page_shift = 12);
 // calculate_pressure_threshold(): min(125, max(1, (low - min) / n)).
 int PressureThreshold(int64_t low_wmark, int64_t min_wmark, int online_cpus);
@@ -208,7 +213,8 @@ class Vmstat {
   // Errors: num_cpus out of [1, kMaxCpus]; num_nodes out of [1,
   // kMaxNumaNodes]; item counts out of range; no zones or more than
   // kMaxZones; a zone on a node >= num_nodes; masks of the wrong size; a zone
-  // with negative size or watermarks out of order; an unknown strategy.
+  // with negative size, more than kMaxZonePages or watermarks out of order;
+  // an unknown strategy.
   static absl::StatusOr<std::unique_ptr<Vmstat>> Create(VmstatConfig config);
   virtual ~Vmstat() = default;
 
@@ -230,7 +236,7 @@ class Vmstat {
   // ---- writers: `cpu` is the calling CPU (owner context) ----------------
   // REQUIRES (hot path, like the kernel's; contract-checked, contract.h):
   // 0 <= cpu < num_cpus(), 0 <= instance < num_instances(kind),
-  // 0 <= item < num_items(kind).
+  // 0 <= item < num_items(kind), |delta| <= kMaxZonePages.
   // mod_zone_page_state / mod_node_page_state (mod_*_state mode 0): the
   // per-CPU compare-and-swap path.  A/B: owner-only slot, the unlocked
   // this_cpu_cmpxchg is modelled by a single-writer load/store (the nearest
@@ -330,6 +336,10 @@ class Vmstat {
   bool ValidSlot(int cpu, StatKind kind, int instance, int item) const {
     return ValidCpu(cpu) && (kind == StatKind::kZone || kind == StatKind::kNode) && instance >= 0 &&
            instance < num_instances(kind) && item >= 0 && item < num_items(kind);
+  }
+  static void ContractDelta(const char* op, int64_t delta) {
+    ISOLATION_CONTRACT(delta >= -kMaxZonePages && delta <= kMaxZonePages, "vmstat %s: delta %d beyond +-%d pages",
+                       op, delta, kMaxZonePages);
   }
   // The writers' REQUIRES; no code where contract checks are off.
   void ContractSlot(const char* op, int cpu, StatKind kind, int instance, int item) const {

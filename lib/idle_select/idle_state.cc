@@ -16,8 +16,12 @@ int SisUtilBudget(int64_t sum_util, int llc_weight, int imbalance_pct) {
   if (llc_weight <= 0 || sum_util < 0) return 0;
   const int64_t x = sum_util / llc_weight;
   const int64_t pct = imbalance_pct;
-  int64_t t = x * x * pct * pct / (10000 * int64_t{kSchedCapacityScale});
-  t = std::min<int64_t>(t, kSchedCapacityScale);
+  // x^2 * pct^2 saturates (a huge utilisation means "no budget", never UB).
+  int64_t prod = 0;
+  int64_t t = kSchedCapacityScale;
+  if (!__builtin_mul_overflow(x, x, &prod) && !__builtin_mul_overflow(prod, pct * pct, &prod)) {
+    t = std::min<int64_t>(prod / (10000 * int64_t{kSchedCapacityScale}), kSchedCapacityScale);
+  }
   const int64_t y = kSchedCapacityScale - t;
   return static_cast<int>(y * llc_weight / kSchedCapacityScale);
 }

@@ -96,6 +96,14 @@ TEST(IdleSelectMisuse, CreateRejectsUnknownVariantAndProbeLimit) {
   EXPECT_THAT(IdleState::Create(IdleTopology::Uniform(1, 4), p).status().message(), HasSubstr("v3_max_probes 0"));
 }
 
+TEST(IdleSelectMisuse, SisUtilBudgetOfExtremeInputsDoesNotOverflow) {
+  EXPECT_EQ(SisUtilBudget(INT64_MAX, 8), 0);  // x^2 * pct^2 overflowed int64
+  EXPECT_EQ(SisUtilBudget(INT64_MAX, 1, INT_MAX), 0);
+  EXPECT_EQ(SisUtilBudget(-1, 8), 0);
+  EXPECT_EQ(SisUtilBudget(100, 0), 0);
+  EXPECT_EQ(SisUtilBudget(0, 8), 8);
+}
+
 // ---- domain-level calls: absl::Status ------------------------------------------------
 
 TEST(IdleSelectMisuse, UpdateIdleCpuScanOfUnknownLlcIsAnError) {

@@ -199,11 +199,15 @@ TEST(TimerSystemMisuse, IdleEntryOnNegativeCpuViolatesContract) {
 TEST(TimerSystemMisuse, TimersAtNeverAndInThePastAreHandled) {
   auto ts = MakeSystem();
   ts->AddTimer(1, kNanosMax, true, 0);  // never expires
+  ts->AddTimer(1, kNanosMax - 1, true, 0);  // the jiffy rounding of it overflowed
   ts->AddTimer(2, -5, false, 0);        // already due
+  ts->AddTimer(3, INT64_MIN, false, 0);  // lateness now - expires overflowed
   EXPECT_TRUE(ts->EnterIdle(1, 0));
   ts->Tick(2, 10 * kNsPerMs);
-  EXPECT_EQ(ts->timers_run(), 1);
-  EXPECT_EQ(ts->CountLost(kNanosMax - 1), 0);
+  ts->Tick(3, 10 * kNsPerMs);
+  EXPECT_EQ(ts->timers_run(), 2);
+  EXPECT_EQ(ts->max_lateness(), kNanosMax);
+  EXPECT_EQ(ts->CountLost(20 * kNsPerMs), 0);
   EXPECT_TRUE(ts->CheckInvariants(10 * kNsPerMs).empty());
 }
 

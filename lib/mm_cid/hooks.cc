@@ -83,7 +83,10 @@ void MmCidHooks::OnStart(Driver& driver) {
     EnsureUrcuRegistered();
     // The worker's cpu_affinity argument is applied lazily in liburcu 0.13.2
     // (dependencies.md §8); pin it ourselves right away.
-    call_rcu_data* crdp = urcu_memb_create_call_rcu_data(0, options_.rcu_host_cpu);
+    // A host CPU outside cpu_set_t cannot be pinned (CPU_SET would write out
+    // of bounds): counted as an error, no worker.
+    const bool pinnable = options_.rcu_host_cpu >= 0 && options_.rcu_host_cpu < CPU_SETSIZE;
+    call_rcu_data* crdp = pinnable ? urcu_memb_create_call_rcu_data(0, options_.rcu_host_cpu) : nullptr;
     if (crdp != nullptr) {
       cpu_set_t set;
       CPU_ZERO(&set);

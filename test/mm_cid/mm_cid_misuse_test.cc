@@ -21,6 +21,7 @@
 #include "isolation/core/topology.h"
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
 #include "test_variants.h"
 
@@ -325,6 +326,22 @@ TEST_P(MmCidMisuse, HooksDoNotForwardTasksBeyondTheLimitToTheHotPath) {
   EXPECT_EQ(hooks.errors(), 2);
   EXPECT_EQ(hooks.violations(), 0) << (hooks.FirstViolations().empty() ? "" : hooks.FirstViolations()[0]);
   for (int cpu : {-1, kCpus, INT_MAX}) EXPECT_EQ(hooks.ScansOn(cpu), 0) << cpu;
+}
+
+TEST(MmCidHooksMisuse, RcuWorkerOnAnUnpinnableHostCpuIsAnError) {
+  auto t = Topology::FromSynthetic("core:2 pu:1");
+  ASSERT_TRUE(t.ok());
+  auto d = RealThreadDriver::Create(*t, IsolationConfig(*t));
+  ASSERT_TRUE(d.ok()) << d.status();
+  auto m = MmCid::Create(2, Lazy(Placement::kRcu));
+  ASSERT_TRUE(m.ok());
+  MmCidHooks::Options o;
+  o.rcu_host_cpu = -1;  // CPU_SET(-1) wrote outside the cpu_set_t
+  MmCidHooks hooks(**m, o);
+  (*d)->AddHooks(&hooks);
+  ASSERT_TRUE((*d)->RunFor(2 * kNsPerMs).ok());
+  hooks.Drain();
+  EXPECT_EQ(hooks.errors(), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Designs, MmCidMisuse, ::testing::ValuesIn(Designs()), testing_variants::ConfigTestName);

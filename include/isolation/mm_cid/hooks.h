@@ -66,6 +66,7 @@ class MmCidHooks final : public Hooks {
     Nanos visit_cost_ns = kModelledVisitNs;
     Nanos rcu_grace_ns = 3 * kNsPerMs;   // simulator model of call_rcu latency
     int rcu_host_cpu = 0;                // real threads: host CPU of the call_rcu worker
+                                         // (outside [0, CPU_SETSIZE): no worker, counted in errors())
     // Where offloaded scans (work_unbound, work_delayed, simulated work_rcu)
     // run: explicit `worker_cpus`, else -- with `workers_on_housekeeping` --
     // the CPUs that are not isolated (an unbound workqueue cpumask / rcu_nocbs

@@ -147,8 +147,7 @@ int64_t Vmstat::MaxAbsDiff(int cpu) const {
 }
 
 int Vmstat::Threshold(int cpu, StatKind kind, int instance) const {
-  if (!ValidSlot(cpu, kind, instance, 0)) return 0;
-  return ThresholdSlot(cpu, kind, instance).load(std::memory_order_relaxed);
+  return ValidSlot(cpu, kind, instance, 0) ? ThresholdRaw(cpu, kind, instance) : 0;
 }
 int64_t Vmstat::DriftMark(int zone) const {
   return zone >= 0 && zone < num_zones() ? drift_mark_[static_cast<size_t>(zone)] : 0;
@@ -387,8 +386,9 @@ bool Vmstat::QuietImpl(int cpu, bool tick_stopped) {
 // B.local's queue_delayed_work_on() from vmstat_mark_dirty(), owner context.
 void Vmstat::ArmLocalWork(int cpu) {
   CpuState& st = State(cpu);
-  // The cpu_offline flag: never while (or after) the CPU goes down.
-  if (!IsOnline(cpu)) return;
+  // The cpu_offline flag: never while (or after) the CPU goes down.  (Owner
+  // context from a writer: the cpu is valid by the writer contract.)
+  if (!st.online.load(std::memory_order_relaxed)) return;
   if (st.work_pending.load(std::memory_order_relaxed)) return;  // already armed
   // Test-and-set as the shepherd does (acquire: see Shepherd()); the shepherd
   // skips nohz_full CPUs here, so only this CPU's own contexts race for it.
@@ -514,7 +514,10 @@ class VmstatImpl final : public Vmstat {
   }
 
   int64_t Diff(int cpu, StatKind kind, int instance, int item) const override {
-    if (!ValidSlot(cpu, kind, instance, item)) return 0;
+    return ValidSlot(cpu, kind, instance, item) ? RawDiff(cpu, kind, instance, item) : 0;
+  }
+  // Diff() for indices the caller knows are valid (loops over the config).
+  int64_t RawDiff(int cpu, StatKind kind, int instance, int item) const {
     const auto& c = CellOf(cpu, kind, instance, item);
     if constexpr (M == SlotMode::kWatermark) {
       return c.slot.load(std::memory_order_relaxed) - c.folded.load(std::memory_order_relaxed);
@@ -529,7 +532,7 @@ class VmstatImpl final : public Vmstat {
     for (StatKind kind : {StatKind::kZone, StatKind::kNode}) {
       for (int i = 0; i < num_instances(kind); ++i) {
         for (int item = 0; item < num_items(kind); ++item) {
-          if (Diff(cpu, kind, i, item) != 0) return true;
+          if (RawDiff(cpu, kind, i, item) != 0) return true;
         }
       }
     }
@@ -584,7 +587,7 @@ class VmstatImpl final : public Vmstat {
   void PlainMod(int cpu, StatKind kind, int instance, int item, int64_t delta) {
     auto& c = CellOf(cpu, kind, instance, item);
     int64_t x = delta + c.d.load(std::memory_order_relaxed);
-    const int t = Threshold(cpu, kind, instance);
+    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
     if (std::abs(x) > t) {
       AddShared(kind, instance, item, x);  // shared side before the slot (I2)
       CountFold(cpu);
@@ -598,7 +601,7 @@ class VmstatImpl final : public Vmstat {
   void PlainStep(int cpu, StatKind kind, int instance, int item, int dir) {
     auto& c = CellOf(cpu, kind, instance, item);
     const int v = c.d.load(std::memory_order_relaxed) + dir;
-    const int t = Threshold(cpu, kind, instance);
+    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
     if (dir * v > t) {
       const int overstep = Overstep(t);
       AddShared(kind, instance, item, v + dir * overstep);
@@ -622,7 +625,7 @@ class VmstatImpl final : public Vmstat {
       c.slot.store(s, std::memory_order_relaxed);
       int64_t f = c.folded.load(std::memory_order_relaxed);
       for (;;) {
-        const int t = Threshold(cpu, kind, instance);
+        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
         const int64_t d = s - f;
         if (std::abs(d) <= t) break;
         const int64_t os = mode * Overstep(t);
@@ -642,7 +645,7 @@ class VmstatImpl final : public Vmstat {
       int64_t z;
       for (;;) {
         z = 0;
-        const int t = Threshold(cpu, kind, instance);
+        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
         int64_t n = delta + o;
         if (std::abs(n) > t) {
           const int64_t os = mode * Overstep(t);

@@ -398,6 +398,9 @@ class Vmstat {
                      static_cast<size_t>(instance);
     return kind == StatKind::kZone ? zone_threshold_[i] : node_threshold_[i];
   }
+  int ThresholdRaw(int cpu, StatKind kind, int instance) const {
+    return ThresholdSlot(cpu, kind, instance).load(std::memory_order_relaxed);
+  }
   const std::atomic<int8_t>& ThresholdSlot(int cpu, StatKind kind, int instance) const {
     const size_t i = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
                      static_cast<size_t>(instance);
@@ -415,8 +418,12 @@ class Vmstat {
   // B.local's vmstat_mark_dirty(): the first clean->dirty transition of a
   // nohz_full CPU arms the CPU's own work, then the flag is set.  Owner
   // context only, so the load/store pair needs no RMW.
+  // Writer path: the cpu is valid by the writer contract, so the unchecked
+  // reads (no cost added to the hot path by the observers' validation).
   void MarkDirtyLocal(int cpu) {
-    if (!Dirty(cpu) && IsNohzFull(cpu)) ArmLocalWork(cpu);
+    if (!dirty_[static_cast<size_t>(cpu)].v.load(std::memory_order_relaxed) && nohz_full_.Test(cpu)) {
+      ArmLocalWork(cpu);
+    }
     MarkDirty(cpu);
   }
   // Overstep mode multiplier for Inc/Dec.

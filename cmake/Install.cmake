@@ -20,6 +20,11 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/isolationConfig.cmake
 # Relocatable: prefix is computed from the .pc file's own location.
 file(RELATIVE_PATH ISOLATION_PC_TO_PREFIX
   /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+# The library's contract checks are PUBLIC: a hardened build tells pkg-config users too.
+set(ISOLATION_PC_CFLAGS "")
+if(ISOLATION_HARDENED)
+  set(ISOLATION_PC_CFLAGS " -DISOLATION_HARDENED=1")
+endif()
 configure_file(cmake/isolation.pc.in ${CMAKE_CURRENT_BINARY_DIR}/isolation.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/isolation.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

@@ -47,7 +47,10 @@ int main(int argc, char** argv) {
     state.Tick(cpu);                           // sched_tick(): V1 clears the bit
   }
   // The periodic balance feeds SIS_UTIL: 12 of 16 CPUs busy = 75 %.
-  state.UpdateIdleCpuScan(0, 12 * 1024);
+  if (absl::Status s = state.UpdateIdleCpuScan(0, 12 * 1024); !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 1;
+  }
   std::printf("variant %s, SIS_UTIL budget nr_idle_scan=%d\n", name.c_str(),
               state.llc(0).nr_idle_scan.load());
 

@@ -62,7 +62,10 @@ void BM_Select(benchmark::State& state, Variant v) {
     st.cpu_state(c).nr_running.store(1);
   }
   for (int c = 0; c < n; ++c) st.Tick(c);
-  st.UpdateIdleCpuScan(0, int64_t{nbusy} * kSchedCapacityScale);
+  if (absl::Status s = st.UpdateIdleCpuScan(0, int64_t{nbusy} * kSchedCapacityScale); !s.ok()) {
+    state.SkipWithError(s.ToString().c_str());
+    return;
+  }
   // Precomputed wakeups.
   constexpr int kWakeups = 1024;
   std::vector<std::pair<int, int>> wakeups;

@@ -134,7 +134,14 @@ void Interleaver::Add(std::string actor, std::function<void()> fn) {
 
 absl::Status Interleaver::Run(const std::vector<Slice>& script) {
   Impl& im = *impl_;
-  // Validate the whole script before running any of it.
+  // Validate the actors and the whole script before running any of it.
+  for (size_t i = 0; i < im.actors.size(); ++i) {
+    const Impl::Actor& a = *im.actors[i];
+    if (im.index[a.name] != static_cast<int>(i)) {
+      return absl::InvalidArgumentError(absl::StrCat("interleaver: actor \"", a.name, "\" added twice"));
+    }
+    if (!a.fn) return absl::InvalidArgumentError(absl::StrCat("interleaver: actor \"", a.name, "\" has no function"));
+  }
   for (const Slice& s : script) {
     if (im.index.find(s.actor) == im.index.end()) {
       return absl::InvalidArgumentError(absl::StrCat("interleaver script: unknown actor \"", s.actor, "\""));
@@ -199,6 +206,7 @@ absl::StatusOr<int> Interleaver::Explore(const std::function<void(Interleaver&)>
   // still unfinished after the prefix iff each of its s_i slices stopped at a
   // point, i.e. it reached at least s_i points in the run (later points come
   // from the run-to-completion that ends every run).
+  if (!make || !check) return absl::InvalidArgumentError("Interleaver::Explore: make or check is empty");
   std::vector<std::vector<int>> stack = {{}};
   int runs = 0;
   int complete = 0;
@@ -220,8 +228,9 @@ absl::StatusOr<int> Interleaver::Explore(const std::function<void(Interleaver&)>
       script.push_back({names[static_cast<size_t>(i)], kNextPoint});
       ++slices[static_cast<size_t>(i)];
     }
-    // An unfinished actor at the end of the prefix is an expected error.
-    (void)il.Run(script);
+    // An unfinished actor at the end of the prefix is an expected error; a
+    // bad actor set (duplicate name, no function) is the caller's.
+    if (absl::Status st = il.Run(script); absl::IsInvalidArgument(st)) return st;
     std::vector<int> points(n, 0);
     for (const std::string& entry : il.log()) {
       for (size_t i = 0; i < n; ++i) {

@@ -404,6 +404,7 @@ CpuMask IsolationConfig::DomainIsolated() const { return isolcpus_domain_ | cpus
 
 // cpu_is_isolated()
 bool IsolationConfig::CpuIsIsolated(int cpu) const {
+  if (cpu < 0 || cpu >= num_cpus_) return false;
   return !IsHousekeeping(cpu, HousekeepingType::kDomain) || !IsHousekeeping(cpu, HousekeepingType::kTick) ||
          cpuset_isolated_.Test(cpu);
 }

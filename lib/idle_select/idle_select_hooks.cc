@@ -29,16 +29,32 @@ enum CounterIndex {
 };
 }  // namespace
 
+namespace {
+int CheckedMaxTasks(int max_tasks) {
+  ISOLATION_CONTRACT(max_tasks >= 1 && max_tasks <= kMaxHarnessTasks,
+                     "idle_select harness: max_tasks %d outside [1, %d]", max_tasks, kMaxHarnessTasks);
+  return std::clamp(max_tasks, 1, kMaxHarnessTasks);
+}
+}  // namespace
+
 IdleSelectHooks::IdleSelectHooks(IdleState& state, IdleSelector& selector, HarnessOptions options)
     : state_(state),
       selector_(selector),
       options_(options),
-      tasks_(static_cast<size_t>(std::max(1, options.max_tasks))),
+      tasks_(static_cast<size_t>(CheckedMaxTasks(options.max_tasks))),
       cpu_slots_(static_cast<size_t>(state.num_cpus())),
       counters_(kNumCounters) {
+  if (options.max_tasks != static_cast<int>(tasks_.size())) {
+    setup_error_ = absl::StrCat("idle_select harness: max_tasks ", options.max_tasks, " outside [1, ",
+                                kMaxHarnessTasks, "], using ", tasks_.size());
+  }
   for (int l = 0; l < state.num_llcs(); ++l) {
     llc_last_update_.push_back(std::make_unique<std::atomic<Nanos>>(0));
   }
+}
+
+absl::Status IdleSelectHooks::status() const {
+  return setup_error_.empty() ? absl::OkStatus() : absl::InvalidArgumentError(setup_error_);
 }
 
 absl::Status IdleSelectHooks::RegisterTask(TaskId task, const CpuMask& affinity, bool sched_idle) {
@@ -73,6 +89,12 @@ HarnessCounters IdleSelectHooks::counters() const {
 }
 
 void IdleSelectHooks::OnStart(Driver& driver) {
+  if (driver.num_cpus() != state_.num_cpus()) {
+    active_ = false;
+    setup_error_ = absl::StrCat("idle_select harness: the driver has ", driver.num_cpus(), " cpus, the state ",
+                                state_.num_cpus(), "; events are ignored");
+    return;
+  }
   driver_ = &driver;
   for (int cpu = 0; cpu < state_.num_cpus(); ++cpu) {
     cpu_slots_[static_cast<size_t>(cpu)].last_idle_ns.store(driver.Stats(cpu).idle_ns, std::memory_order_relaxed);
@@ -102,10 +124,11 @@ void IdleSelectHooks::MaybeUpdateBudget(int cpu, Nanos now) {
         std::clamp<Nanos>(idle - slot.last_idle_ns.exchange(idle, std::memory_order_relaxed), 0, window);
     sum_util += (window - d_idle) * kSchedCapacityScale / std::max<Nanos>(window, 1);
   }
-  state_.UpdateIdleCpuScan(l, sum_util);
+  (void)state_.UpdateIdleCpuScan(l, sum_util);  // l is a valid LLC id
 }
 
 void IdleSelectHooks::OnTick(CpuContext& ctx, TaskId curr) {
+  if (!active_) return;
   const int cpu = ctx.cpu();
   if (curr != kIdleTask && driver_ != nullptr) {
     state_.cpu_state(cpu).nr_running.store(std::max(1, driver_->NumRunnable(cpu)),
@@ -116,6 +139,7 @@ void IdleSelectHooks::OnTick(CpuContext& ctx, TaskId curr) {
 }
 
 void IdleSelectHooks::OnIdleEnter(int cpu, Nanos now) {
+  if (!active_) return;
   cpu_slots_[static_cast<size_t>(cpu)].idle_start_ns = now;
   CpuIdleState& s = state_.cpu_state(cpu);
   // The idle task runs: the queue is empty (pending wakeups stay pending
@@ -126,6 +150,7 @@ void IdleSelectHooks::OnIdleEnter(int cpu, Nanos now) {
 }
 
 void IdleSelectHooks::OnIdleExit(int cpu, Nanos now) {
+  if (!active_) return;
   // The idle-length guess of the tick-stop gating rule: update_avg()
   // (avg += (sample - avg) / 8), as rq->avg_idle is kept.
   CpuSlot& slot = cpu_slots_[static_cast<size_t>(cpu)];
@@ -138,6 +163,7 @@ void IdleSelectHooks::OnIdleExit(int cpu, Nanos now) {
 }
 
 void IdleSelectHooks::OnTickStop(CpuContext& ctx) {
+  if (!active_) return;
   // tick_nohz_idle_stop_tick() keeps the tick when the governor predicts a
   // short idle (the V1-tickstop gating rule, spec S13): such a stop is not
   // forwarded, so the CPU keeps tick_stopped == 0 and V1-tickstop never
@@ -150,13 +176,15 @@ void IdleSelectHooks::OnTickStop(CpuContext& ctx) {
   }
   state_.TickStop(ctx.cpu());
 }
-void IdleSelectHooks::OnTickRestart(CpuContext& ctx) { state_.TickRestart(ctx.cpu()); }
+void IdleSelectHooks::OnTickRestart(CpuContext& ctx) {
+  if (active_) state_.TickRestart(ctx.cpu());
+}
 
 void IdleSelectHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
   (void)prev;
   (void)now;
   // A wakeup in flight has landed by the time this CPU switches.
-  if (next != kIdleTask) state_.cpu_state(cpu).ttwu_pending.store(0, std::memory_order_relaxed);
+  if (active_ && next != kIdleTask) state_.cpu_state(cpu).ttwu_pending.store(0, std::memory_order_relaxed);
 }
 
 void IdleSelectHooks::OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) {
@@ -175,7 +203,7 @@ void IdleSelectHooks::OnMigrate(TaskId task, int from, int to, Nanos now) {
 
 int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) {
   (void)now;
-  if (task < 0 || task >= static_cast<TaskId>(tasks_.size())) return -1;
+  if (!active_ || task < 0 || task >= static_cast<TaskId>(tasks_.size())) return -1;
   TaskSlot& slot = tasks_[static_cast<size_t>(task)];
   const CpuMask* aff = slot.has_affinity ? &slot.affinity : nullptr;
   auto allowed = [&](int c) { return c >= 0 && (aff == nullptr || aff->Test(c)); };
@@ -307,8 +335,33 @@ struct RunState {
 
 Nanos Jitter(TaskContext& ctx, Nanos base, int pct) {
   if (pct <= 0 || base <= 0) return base;
-  const Nanos span = base * pct / 100;
-  return base - span + static_cast<Nanos>(ctx.rng()() % static_cast<uint64_t>(2 * span + 1));
+  const Nanos span = base / 100 * pct + base % 100 * pct / 100;  // base * pct / 100 without overflow
+  const uint64_t draw = ctx.rng()() % (2 * static_cast<uint64_t>(span) + 1);
+  return SaturatingAdd(base - span, static_cast<Nanos>(std::min<uint64_t>(draw, static_cast<uint64_t>(kNanosMax))));
+}
+
+// What every workload checks before it allocates or spawns: the task count
+// (int64, so a product of large parameters cannot wrap), the jitter, the
+// timeout, and a start mask that is empty (any CPU) or of the driver's size
+// with at least one online CPU.
+absl::Status CheckWorkload(const Driver& d, const char* name, int64_t tasks, int jitter_pct, Nanos timeout,
+                           const CpuMask& cpus) {
+  if (tasks < 1 || tasks > kMaxHarnessTasks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", tasks, " tasks, outside [1, ", kMaxHarnessTasks, "]"));
+  }
+  if (jitter_pct < 0 || jitter_pct > 100) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": work_jitter_pct ", jitter_pct, " outside [0, 100]"));
+  }
+  if (timeout < 0) return absl::InvalidArgumentError(absl::StrCat(name, ": negative timeout ", timeout));
+  if (cpus.nbits() != 0 && cpus.nbits() != d.num_cpus()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": cpu mask of ", cpus.nbits(), " bits for a machine of ", d.num_cpus()));
+  }
+  if (!cpus.Empty() && !cpus.Intersects(d.topology().online())) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": cpu mask '", cpus.ToString(), "' has no online cpu"));
+  }
+  return absl::OkStatus();
 }
 
 std::vector<int> StartCpus(const Driver& d, const CpuMask& cpus) {
@@ -357,6 +410,11 @@ absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, c
     return absl::InvalidArgumentError(absl::StrCat("hackbench: bad parameters groups=", p.groups,
                                                    " senders=", p.senders, " messages=", p.messages,
                                                    " capacity=", p.channel_capacity));
+  }
+  if (absl::Status st = CheckWorkload(d, "hackbench", int64_t{p.groups} * p.senders * 2, p.work_jitter_pct, timeout,
+                                      cpus);
+      !st.ok()) {
+    return st;
   }
   struct Shared {
     RunState rs;
@@ -421,6 +479,9 @@ absl::StatusOr<WorkloadResult> RunPipe(Driver& d, IdleSelectHooks* hooks, const 
                                        const CpuMask& cpus) {
   if (p.round_trips < 1 || p.pairs < 1) {
     return absl::InvalidArgumentError(absl::StrCat("pipe: round_trips=", p.round_trips, " pairs=", p.pairs));
+  }
+  if (absl::Status st = CheckWorkload(d, "pipe", int64_t{p.pairs} * 2, p.work_jitter_pct, timeout, cpus); !st.ok()) {
+    return st;
   }
   struct PairChannels {
     Channel ab{1}, ba{1};
@@ -491,6 +552,10 @@ absl::StatusOr<WorkloadResult> RunRequestResponse(Driver& d, IdleSelectHooks* ho
     return absl::InvalidArgumentError(absl::StrCat("request/response: bad parameters pairs=", p.pairs,
                                                    " transactions=", p.transactions, " work=",
                                                    p.work_per_message, " net_delay=", p.net_delay_ns));
+  }
+  if (absl::Status st = CheckWorkload(d, "request/response", int64_t{p.pairs} * 2, p.work_jitter_pct, timeout, cpus);
+      !st.ok()) {
+    return st;
   }
   struct Pair {
     Channel request{1}, response{1};
@@ -571,6 +636,11 @@ absl::StatusOr<WorkloadResult> RunSchbench(Driver& d, IdleSelectHooks* hooks, co
   if (p.message_tasks < 1 || p.workers_per_message < 1 || p.rounds < 1) {
     return absl::InvalidArgumentError(absl::StrCat("schbench: bad parameters message_tasks=", p.message_tasks,
                                                    " workers=", p.workers_per_message, " rounds=", p.rounds));
+  }
+  if (absl::Status st = CheckWorkload(d, "schbench", int64_t{p.message_tasks} * (1 + int64_t{p.workers_per_message}),
+                                      0, timeout, cpus);
+      !st.ok()) {
+    return st;
   }
   struct Msg {
     std::mutex mu;

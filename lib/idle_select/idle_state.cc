@@ -16,8 +16,12 @@ int SisUtilBudget(int64_t sum_util, int llc_weight, int imbalance_pct) {
   if (llc_weight <= 0 || sum_util < 0) return 0;
   const int64_t x = sum_util / llc_weight;
   const int64_t pct = imbalance_pct;
-  int64_t t = x * x * pct * pct / (10000 * int64_t{kSchedCapacityScale});
-  t = std::min<int64_t>(t, kSchedCapacityScale);
+  // x^2 * pct^2 saturates (a huge utilisation means "no budget", never UB).
+  int64_t prod = 0;
+  int64_t t = kSchedCapacityScale;
+  if (!__builtin_mul_overflow(x, x, &prod) && !__builtin_mul_overflow(prod, pct * pct, &prod)) {
+    t = std::min<int64_t>(prod / (10000 * int64_t{kSchedCapacityScale}), kSchedCapacityScale);
+  }
   const int64_t y = kSchedCapacityScale - t;
   return static_cast<int>(y * llc_weight / kSchedCapacityScale);
 }
@@ -81,6 +85,8 @@ bool UsesIdleMask(Variant v) {
 // ----------------------------------------------------------------------------
 
 void IdleTopology::ApplyDomainIsolation(const CpuMask& isolated) {
+  ISOLATION_CONTRACT(isolated.nbits() == num_cpus, "idle topology: isolated mask of %d bits for %d cpus",
+                     isolated.nbits(), num_cpus);
   // update_top_cache_domain(): a CPU outside every domain has no sd_llc and
   // is its own (size 1) LLC; we encode that as llc_of == -1.
   domain_isolated = isolated;
@@ -110,7 +116,11 @@ absl::StatusOr<IdleTopology> IdleTopology::FromIds(const std::vector<int>& llc_o
   auto dense = [&](const std::vector<int>& ids, const char* what) -> absl::StatusOr<int> {
     int max_id = -1;
     for (int id : ids) {
-      if (id < 0) return absl::InvalidArgumentError(absl::StrCat("idle topology: negative ", what, " id ", id));
+      // Dense ids are below the CPU count; checked before `seen` is sized.
+      if (id < 0 || static_cast<size_t>(id) >= n) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("idle topology: ", what, " id ", id, " outside [0, ", n, ")"));
+      }
       max_id = std::max(max_id, id);
     }
     std::vector<bool> seen(static_cast<size_t>(max_id + 1), false);
@@ -167,7 +177,16 @@ IdleTopology IdleTopology::From(const Topology& topology, const IsolationConfig&
   return t;
 }
 
-IdleTopology IdleTopology::Uniform(int llcs, int cores_per_llc, int smt, int nodes) {
+absl::StatusOr<IdleTopology> IdleTopology::Uniform(int llcs, int cores_per_llc, int smt, int nodes) {
+  // Each factor is >= 1 and the product is checked a step at a time, so no
+  // product of ints can overflow int64 before it is compared.
+  if (llcs < 1 || cores_per_llc < 1 || smt < 1 || nodes < 1 || nodes > llcs ||
+      int64_t{llcs} * cores_per_llc > kMaxCpus || int64_t{llcs} * cores_per_llc * smt > kMaxCpus) {
+    return absl::InvalidArgumentError(absl::StrCat("idle topology: Uniform(llcs=", llcs, ", cores_per_llc=",
+                                                   cores_per_llc, ", smt=", smt, ", nodes=", nodes,
+                                                   "): need counts >= 1, nodes <= llcs and at most ", kMaxCpus,
+                                                   " cpus"));
+  }
   const int n = llcs * cores_per_llc * smt;
   std::vector<int> llc(static_cast<size_t>(n)), core(static_cast<size_t>(n)), node(static_cast<size_t>(n));
   const int llcs_per_node = std::max(1, llcs / std::max(1, nodes));
@@ -178,7 +197,47 @@ IdleTopology IdleTopology::Uniform(int llcs, int cores_per_llc, int smt, int nod
     core[static_cast<size_t>(cpu)] = c;
     node[static_cast<size_t>(cpu)] = std::min(l / llcs_per_node, std::max(1, nodes) - 1);
   }
-  return *FromIds(llc, core, node);
+  return FromIds(llc, core, node);
+}
+
+absl::Status IdleTopology::Validate() const {
+  auto bad = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat("idle topology: ", parts...)); };
+  if (num_cpus < 1 || num_cpus > kMaxCpus) return bad("num_cpus ", num_cpus, " outside [1, ", kMaxCpus, "]");
+  const auto n = static_cast<size_t>(num_cpus);
+  const std::pair<const char*, size_t> per_cpu[] = {
+      {"hw_llc_of", hw_llc_of.size()}, {"llc_of", llc_of.size()}, {"core_of", core_of.size()},
+      {"node_of", node_of.size()}};
+  for (const auto& [name, size] : per_cpu) {
+    if (size != n) return bad(name, " has ", size, " entries for ", num_cpus, " cpus");
+  }
+  if (llc_span.size() != hw_llc_span.size() || hw_llc_span.empty() || smt_mask.empty() || node_span.empty()) {
+    return bad("span vectors of sizes hw_llc ", hw_llc_span.size(), ", llc ", llc_span.size(), ", smt ",
+               smt_mask.size(), ", node ", node_span.size(), " (need non-empty, llc == hw_llc)");
+  }
+  for (size_t c = 0; c < n; ++c) {
+    if (hw_llc_of[c] < 0 || static_cast<size_t>(hw_llc_of[c]) >= hw_llc_span.size()) {
+      return bad("cpu ", c, " has hw_llc id ", hw_llc_of[c], " outside [0, ", hw_llc_span.size(), ")");
+    }
+    if (llc_of[c] < -1 || llc_of[c] >= static_cast<int>(llc_span.size())) {
+      return bad("cpu ", c, " has llc id ", llc_of[c], " outside [-1, ", llc_span.size(), ")");
+    }
+    if (core_of[c] < 0 || static_cast<size_t>(core_of[c]) >= smt_mask.size()) {
+      return bad("cpu ", c, " has core id ", core_of[c], " outside [0, ", smt_mask.size(), ")");
+    }
+    if (node_of[c] < 0 || static_cast<size_t>(node_of[c]) >= node_span.size()) {
+      return bad("cpu ", c, " has node id ", node_of[c], " outside [0, ", node_span.size(), ")");
+    }
+  }
+  for (const auto* masks : {&hw_llc_span, &llc_span, &smt_mask, &node_span}) {
+    for (const CpuMask& m : *masks) {
+      if (m.nbits() != num_cpus) return bad("a span mask has ", m.nbits(), " bits for ", num_cpus, " cpus");
+    }
+  }
+  for (const CpuMask* m : {&online, &domain_isolated, &boot_domain_isolated}) {
+    if (m->nbits() != num_cpus) return bad("online/isolated mask of ", m->nbits(), " bits for ", num_cpus, " cpus");
+  }
+  if (smt_width < 1) return bad("smt_width ", smt_width, " < 1");
+  return absl::OkStatus();
 }
 
 // ----------------------------------------------------------------------------
@@ -220,14 +279,25 @@ IdleState::IdleState(IdleTopology topology, Options options)
     m.cpu.Set(cpu);
     if (topo_.siblings(cpu).IsSubsetOf(topo_.online)) m.smt.Set(cpu);
   }
-  Rebuild(topo_.domain_isolated);
+  (void)Rebuild(topo_.domain_isolated);  // sized by Validate(): cannot fail
   for (auto& llc : llcs_) llc->nr_idle_scan.store(llc->weight, std::memory_order_relaxed);
 }
 
 IdleState::~IdleState() = default;
 
+absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(absl::StatusOr<IdleTopology> topology,
+                                                             Options options) {
+  if (!topology.ok()) return topology.status();
+  return Create(*std::move(topology), options);
+}
+
 absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(IdleTopology topology, Options options) {
-  if (topology.num_cpus <= 0) return absl::InvalidArgumentError("idle_select: empty topology");
+  if (absl::Status st = topology.Validate(); !st.ok()) return st;
+  const auto& variants = AllVariants();
+  if (std::find(variants.begin(), variants.end(), options.variant) == variants.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("idle_select: unknown variant ", static_cast<int>(options.variant)));
+  }
   if (IsScxVariant(options.variant) && !topology.boot_domain_isolated.Empty()) {
     // scx_enable() refuses boot-time isolcpus=domain (9f391f94a173).
     return absl::FailedPreconditionError(absl::StrCat(
@@ -243,11 +313,16 @@ absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(IdleTopology topolo
 }
 
 int IdleState::scx_scope_of(int cpu) const {
-  return options_.variant == Variant::kV4Node ? topo_.node_of[static_cast<size_t>(cpu)] : 0;
+  const size_t c = CpuIndex(cpu);
+  return options_.variant == Variant::kV4Node ? topo_.node_of[c] : 0;
 }
 
-void IdleState::Rebuild(const CpuMask& domain_isolated) {
-  CpuMask iso = domain_isolated;
+absl::Status IdleState::Rebuild(const CpuMask& domain_isolated) {
+  if (domain_isolated.nbits() != 0 && domain_isolated.nbits() != topo_.num_cpus) {
+    return absl::InvalidArgumentError(absl::StrCat("idle_select: Rebuild with an isolated mask of ",
+                                                   domain_isolated.nbits(), " bits for ", topo_.num_cpus, " cpus"));
+  }
+  CpuMask iso = domain_isolated.nbits() == 0 ? CpuMask(topo_.num_cpus) : domain_isolated;
   iso.Or(topo_.boot_domain_isolated);
   topo_.ApplyDomainIsolation(iso);
   for (size_t l = 0; l < llcs_.size(); ++l) {
@@ -269,6 +344,7 @@ void IdleState::Rebuild(const CpuMask& domain_isolated) {
     // S10) unless the fix option is on.
     if (options_.v1_reset_state_on_rebuild) s.last_idle_state = 1;
   }
+  return absl::OkStatus();
 }
 
 bool IdleState::IdleCpu(int cpu) const {
@@ -394,6 +470,7 @@ void IdleState::IdleExit(int cpu) {
 }
 
 void IdleState::IdleRefresh(int cpu) {
+  (void)CpuIndex(cpu);
   if (IsScxVariant(options_.variant) && options_.scx_idle_refresh &&
       cpu_state(cpu).curr_is_idle.load(std::memory_order_relaxed)) {
     ScxUpdateIdle(cpu, true);
@@ -401,6 +478,7 @@ void IdleState::IdleRefresh(int cpu) {
 }
 
 void IdleState::Tick(int cpu) {
+  (void)CpuIndex(cpu);
   switch (options_.variant) {
     case Variant::kV1:
     case Variant::kV1Eager:
@@ -461,7 +539,11 @@ void IdleState::SetWakePending(int cpu, bool pending) {
   cpu_state(cpu).ttwu_pending.store(pending ? 1 : 0, std::memory_order_relaxed);
 }
 
-void IdleState::UpdateIdleCpuScan(int l, int64_t sum_util) {
+absl::Status IdleState::UpdateIdleCpuScan(int l, int64_t sum_util) {
+  if (l < 0 || l >= num_llcs()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("idle_select: UpdateIdleCpuScan of llc ", l, " outside [0, ", num_llcs(), ")"));
+  }
   LlcShared& llc = *llcs_[static_cast<size_t>(l)];
   const int nr = SisUtilBudget(sum_util, llc.weight);
   // Compare before store: the field shares a line every waker reads (I12).
@@ -469,10 +551,16 @@ void IdleState::UpdateIdleCpuScan(int l, int64_t sum_util) {
     llc.nr_idle_scan.store(nr, std::memory_order_relaxed);
     llc.budget_stores.fetch_add(1, std::memory_order_relaxed);
   }
+  return absl::OkStatus();
 }
 
-void IdleState::SetBudget(int l, int nr_idle_scan) {
+absl::Status IdleState::SetBudget(int l, int nr_idle_scan) {
+  if (l < 0 || l >= num_llcs() || nr_idle_scan < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("idle_select: SetBudget(llc ", l, ", nr_idle_scan ", nr_idle_scan,
+                                                   "): llc outside [0, ", num_llcs(), ") or negative budget"));
+  }
   llcs_[static_cast<size_t>(l)]->nr_idle_scan.store(nr_idle_scan, std::memory_order_relaxed);
+  return absl::OkStatus();
 }
 
 int64_t IdleState::TotalSharedWrites() const {

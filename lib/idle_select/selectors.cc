@@ -22,6 +22,23 @@ int FirstAllowed(const IdleState& st, const CpuMask* affinity) {
   return c < st.num_cpus() ? c : online.First();
 }
 
+// Select()'s contract (idle_select.h REQUIRES): compiled in only where
+// contract checks are on (contract.h).
+void ContractWake(const IdleState& st, const WakeTask& task, const WakeContext& ctx) {
+  const int n = st.num_cpus();
+  ISOLATION_CONTRACT(task.prev_cpu >= 0 && task.prev_cpu < n, "idle_select Select: prev_cpu %d outside [0, %d)",
+                     task.prev_cpu, n);
+  ISOLATION_CONTRACT(task.recent_used_cpu >= -1 && task.recent_used_cpu < n,
+                     "idle_select Select: recent_used_cpu %d outside [-1, %d)", task.recent_used_cpu, n);
+  ISOLATION_CONTRACT(ctx.target >= -1 && ctx.target < n, "idle_select Select: target %d outside [-1, %d)",
+                     ctx.target, n);
+  ISOLATION_CONTRACT(ctx.waker_cpu >= -1 && ctx.waker_cpu < n, "idle_select Select: waker_cpu %d outside [-1, %d)",
+                     ctx.waker_cpu, n);
+  ISOLATION_CONTRACT(task.affinity == nullptr || task.affinity->nbits() == n,
+                     "idle_select Select: affinity of %d bits for %d cpus",
+                     task.affinity == nullptr ? n : task.affinity->nbits(), n);
+}
+
 // What every selector holds: the shared state and its variant.
 class SelectorBase : public IdleSelector {
  public:
@@ -41,6 +58,7 @@ class CfsSelector final : public SelectorBase {
   using SelectorBase::SelectorBase;
 
   Selection Select(WakeTask& task, const WakeContext& ctx) override {
+    ContractWake(st_, task, ctx);
     Selection sel;
     const CpuMask* aff = task.affinity;
     const int prev = task.prev_cpu;
@@ -237,6 +255,7 @@ class ScxSelector final : public SelectorBase {
   using SelectorBase::SelectorBase;
 
   Selection Select(WakeTask& task, const WakeContext& ctx) override {
+    ContractWake(st_, task, ctx);
     Selection sel;
     const int n = st_.num_cpus();
     const IdleTopology& topo = st_.topology();

@@ -56,7 +56,7 @@ absl::StatusOr<SweepResult> MeasureSelect(const SweepParams& p) {
   for (int c : idle) SetIdle(st, c);
   for (int c = 0; c < n; ++c) st.Tick(c);
   // SIS_UTIL follows the busy share (a busy CPU contributes 1024).
-  st.UpdateIdleCpuScan(0, int64_t{nbusy} * kSchedCapacityScale);
+  if (absl::Status s = st.UpdateIdleCpuScan(0, int64_t{nbusy} * kSchedCapacityScale); !s.ok()) return s;
 
   // Per-selection timing with the cycle counter (the VM's CLOCK_MONOTONIC
   // has a coarse step); cycles are converted to ns with a calibration

@@ -83,7 +83,10 @@ void MmCidHooks::OnStart(Driver& driver) {
     EnsureUrcuRegistered();
     // The worker's cpu_affinity argument is applied lazily in liburcu 0.13.2
     // (dependencies.md §8); pin it ourselves right away.
-    call_rcu_data* crdp = urcu_memb_create_call_rcu_data(0, options_.rcu_host_cpu);
+    // A host CPU outside cpu_set_t cannot be pinned (CPU_SET would write out
+    // of bounds): counted as an error, no worker.
+    const bool pinnable = options_.rcu_host_cpu >= 0 && options_.rcu_host_cpu < CPU_SETSIZE;
+    call_rcu_data* crdp = pinnable ? urcu_memb_create_call_rcu_data(0, options_.rcu_host_cpu) : nullptr;
     if (crdp != nullptr) {
       cpu_set_t set;
       CPU_ZERO(&set);
@@ -212,19 +215,19 @@ void MmCidHooks::Dispatch(ScanRequest req) {
 }
 
 void MmCidHooks::OnTick(CpuContext& ctx, TaskId curr) {
-  if (curr < 0) return;
+  if (!Tracked(curr)) return;
   ScanRequest req = mech_.Tick(ctx.cpu(), curr, ctx.now());
   Check("tick");  // the [WQ] kick re-takes IDs in place
   if (req) Dispatch(req);
 }
 
 void MmCidHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
-  mech_.ContextSwitch(cpu, prev < 0 ? kNoTask : prev, next < 0 ? kNoTask : next, now);
+  mech_.ContextSwitch(cpu, Tracked(prev) ? prev : kNoTask, Tracked(next) ? next : kNoTask, now);
   Check("switch");
 }
 
 void MmCidHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
-  if (task < 0) return;
+  if (!Tracked(task)) return;
   const Placement p = mech_.config().placement;
   const bool inline_scan = p == Placement::kTaskWork || p == Placement::kResume;
   const Nanos t0 = (inline_scan && !simulated_) ? MonotonicNanos() : 0;
@@ -283,21 +286,29 @@ void MmCidHooks::OnTaskFork(TaskId parent, TaskId child, int group, Nanos now) {
 }
 
 void MmCidHooks::OnTaskExit(int cpu, TaskId task, Nanos now) {
-  mech_.Exit(cpu, task, now);
+  if (!Tracked(task)) return;
+  if (!mech_.Exit(cpu, task, now).ok()) errors_.fetch_add(1, std::memory_order_relaxed);
   Check("exit");
 }
 
 void MmCidHooks::OnMigrate(TaskId task, int from, int to, Nanos now) {
+  if (!Tracked(task)) return;
   mech_.Migrate(task, from, to, now);
   Check("migrate");
 }
 
 void MmCidHooks::OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) {
-  mech_.SetAffinity(task, mask, now);
+  // A task whose fork the mechanism refused (counted in errors()) is unknown
+  // to it: nothing to update.
+  if (!Tracked(task) || mech_.TaskMm(task) == kNoMm) return;
+  if (!mech_.SetAffinity(task, mask, now).ok()) errors_.fetch_add(1, std::memory_order_relaxed);
   Check("affinity");  // owner619: affinity growth can flip the mode
 }
 
-int64_t MmCidHooks::ScansOn(int cpu) const { return per_cpu_[cpu].scans.load(std::memory_order_relaxed); }
+int64_t MmCidHooks::ScansOn(int cpu) const {
+  if (cpu < 0 || cpu >= num_cpus_ || per_cpu_ == nullptr) return 0;
+  return per_cpu_[cpu].scans.load(std::memory_order_relaxed);
+}
 
 int64_t MmCidHooks::ScansOnIsolatedCpus() const {
   int64_t n = 0;

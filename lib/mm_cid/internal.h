@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "isolation/core/contract.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "core/status_macros.h"
 #include "isolation/core/store_buffer.h"
@@ -57,6 +58,55 @@ inline absl::Status CheckForkFailedArgs(TaskId child, int max_tasks, bool exists
   }
   return absl::OkStatus();
 }
+// Whether `t` is a task id that was forked (false outside [0, max_tasks)).
+// `Task` is the design's task type (a plain `exists` flag written by Fork).
+template <typename Task>
+bool TaskKnown(const Task* tasks, int max_tasks, TaskId t) {
+  return t >= 0 && t < max_tasks && tasks[t].exists;
+}
+
+// Contracts of the hot entry points (mm_cid.h REQUIRES): compiled in only
+// where contract checks are on (contract.h), no cost otherwise.
+inline void ContractCpu(const char* op, int cpu, int num_cpus) {
+  ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus, "mm_cid %s: cpu %d outside [0, %d)", op, cpu, num_cpus);
+}
+// A task id in [0, max_tasks) (or kNoTask where `none_ok`).  A task id in
+// range that was never forked (or whose fork failed) is inactive, which
+// every design treats as "no ID" -- that is safe, so only the range is part
+// of the contract (no read of another thread's `exists`).
+inline void ContractTask(const char* op, int max_tasks, TaskId t, bool none_ok) {
+  ISOLATION_CONTRACT((none_ok && t == kNoTask) || (t >= 0 && t < max_tasks), "mm_cid %s: task %d outside [0, %d)%s",
+                     op, t, max_tasks, none_ok ? " and not kNoTask" : "");
+}
+
+// Exit()/Exec(): validated always (not hot).  InvalidArgument naming the
+// value for a CPU out of range or a task that was never forked.
+template <typename Task>
+absl::Status CheckTaskOnCpu(const char* op, const Task* tasks, int max_tasks, TaskId task, int cpu, int num_cpus) {
+  if (cpu < 0 || cpu >= num_cpus) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: ", op, " on cpu ", cpu, " outside [0, ", num_cpus, ")"));
+  }
+  if (!TaskKnown(tasks, max_tasks, task)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: ", op, " of task ", task, ", never forked (ids are [0, ", max_tasks, "))"));
+  }
+  return absl::OkStatus();
+}
+// SetAffinity(): a forked task and a non-empty mask of num_cpus bits.
+template <typename Task>
+absl::Status CheckSetAffinityArgs(const Task* tasks, int max_tasks, TaskId task, const CpuMask& mask, int num_cpus) {
+  if (!TaskKnown(tasks, max_tasks, task)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: SetAffinity of task ", task, ", never forked (ids are [0, ", max_tasks, "))"));
+  }
+  if (mask.nbits() != num_cpus || mask.Empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: SetAffinity of task ", task, " to mask '",
+                                                   mask.ToString(), "' of ", mask.nbits(), " bits (need a non-empty mask of ",
+                                                   num_cpus, ")"));
+  }
+  return absl::OkStatus();
+}
+
 // The ForkFailed() rollback of the designs in which a child that never ran
 // holds no ID (lazy, v63_mmlock): copy_process()'s bad_fork_cleanup_mm ->
 // mmput() drops the user; free_task() lets the id be forked again.  Task

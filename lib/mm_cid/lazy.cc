@@ -149,16 +149,21 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
     return absl::OkStatus();
   }
 
-  void SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
+  absl::Status SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
     (void)now;
+    ISOLATION_RETURN_IF_ERROR(CheckSetAffinityArgs(tasks_.get(), limits_.max_tasks, task, mask, num_cpus_));
     Task& t = tasks_[task];
     t.nr_cpus_allowed.store(mask.Weight(), std::memory_order_relaxed);
     Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
     if (mm != nullptr) UnionAffinity(*mm, mask);
+    return absl::OkStatus();
   }
 
   // switch_mm_cid()
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
+    ContractCpu("ContextSwitch", cpu, num_cpus_);
+    ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
+    ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
     notes_.Switch(cpu, prev, next);
@@ -199,6 +204,9 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
 
   // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to()
   void Migrate(TaskId task, int from, int to, Nanos now) override {
+    ContractTask("Migrate", limits_.max_tasks, task, /*none_ok=*/false);
+    ContractCpu("Migrate", from, num_cpus_);
+    ContractCpu("Migrate", to, num_cpus_);
     Task& t = tasks_[task];
     notes_.Migrate(task, from, to);  // the steal writes both slots
     t.migrate_from_cpu = from;  // sched_mm_cid_migrate_from()
@@ -260,6 +268,8 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
 
   // task_tick_mm_cid(), plus the [WQ] kick for never-preempted tasks.
   ScanRequest Tick(int cpu, TaskId curr, Nanos now) override {
+    ContractCpu("Tick", cpu, num_cpus_);
+    ContractTask("Tick", limits_.max_tasks, curr, /*none_ok=*/true);
     if (curr == kNoTask) return {};
     Task& t = tasks_[curr];
     if (!t.active.load(std::memory_order_relaxed)) return {};
@@ -272,7 +282,8 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
   }
 
   ScanRequest ReturnToUser(int cpu, TaskId task, Nanos now, ScanResult* result) override {
-    (void)cpu;
+    ContractCpu("ReturnToUser", cpu, num_cpus_);
+    ContractTask("ReturnToUser", limits_.max_tasks, task, /*none_ok=*/true);
     if (task == kNoTask) return {};
     Task& t = tasks_[task];
     const bool switched_in = t.resume_pending;
@@ -311,11 +322,12 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
   }
 
   // sched_mm_cid_exit_signals()
-  void Exit(int cpu, TaskId task, Nanos now) override {
+  absl::Status Exit(int cpu, TaskId task, Nanos now) override {
     (void)now;
+    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exit", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     Task& t = tasks_[task];
     Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
-    if (mm == nullptr) return;
+    if (mm == nullptr) return absl::OkStatus();
     notes_.Cpu(cpu);
     notes_.Task(task);
     if (t.active.load(std::memory_order_relaxed)) {
@@ -327,16 +339,18 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
       t.last_mm_cid = -1;
       mm->users.fetch_sub(1, std::memory_order_relaxed);  // exit_mm() -> mmput()
     }
+    return absl::OkStatus();
   }
 
   // sched_mm_cid_before_execve(), bprm_mm_init(), sched_mm_cid_after_execve()
   absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
+    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     Task& t = tasks_[task];
     Mm* old = GetMm(t.mm.load(std::memory_order_relaxed));
     if (old == nullptr) return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
     auto new_id = CreateMm(affinity, now);
     if (!new_id.ok()) return new_id.status();
-    Exit(cpu, task, now);  // before_execve is the same put
+    ISOLATION_RETURN_IF_ERROR(Exit(cpu, task, now));  // before_execve is the same put
     notes_.Cpu(cpu);
     notes_.Task(task);
     Mm& mm = *GetMm(*new_id);
@@ -426,15 +440,32 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
     if (task < 0 || task >= limits_.max_tasks) return -1;
     return tasks_[task].mm_cid.load(std::memory_order_relaxed);
   }
-  MmId TaskMm(TaskId task) const override { return tasks_[task].mm.load(std::memory_order_relaxed); }
-  bool TaskActive(TaskId task) const override { return tasks_[task].active.load(std::memory_order_relaxed); }
-  TaskId CurrentTask(int cpu) const override { return cpus_[cpu].curr.load(std::memory_order_relaxed); }
-  int MmUsers(MmId mm) const override { return GetMm(mm)->users.load(std::memory_order_relaxed); }
-  int MmAllowedWeight(MmId mm) const override {
-    return GetMm(mm)->nr_cpus_allowed.load(std::memory_order_relaxed);
+  // Observers: an unknown id gives the "none" value documented in mm_cid.h.
+  MmId TaskMm(TaskId task) const override {
+    return InRange(task) ? tasks_[task].mm.load(std::memory_order_relaxed) : kNoMm;
   }
-  CpuMask MmAllowed(MmId mm) const override { return GetMm(mm)->allowed_atomic.Snapshot(); }
-  int CidmaskWeight(MmId mm) const override { return GetMm(mm)->cidmask.Weight(); }
+  bool TaskActive(TaskId task) const override {
+    return InRange(task) && tasks_[task].active.load(std::memory_order_relaxed);
+  }
+  TaskId CurrentTask(int cpu) const override {
+    return cpu >= 0 && cpu < num_cpus_ ? cpus_[cpu].curr.load(std::memory_order_relaxed) : kNoTask;
+  }
+  int MmUsers(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->users.load(std::memory_order_relaxed) : 0;
+  }
+  int MmAllowedWeight(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->nr_cpus_allowed.load(std::memory_order_relaxed) : 0;
+  }
+  CpuMask MmAllowed(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->allowed_atomic.Snapshot() : CpuMask(num_cpus_);
+  }
+  int CidmaskWeight(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->cidmask.Weight() : 0;
+  }
 
   std::vector<std::string> CheckAlways() const override { return CheckAlwaysFull(*this, num_cpus_); }
   std::vector<std::string> CheckAlwaysIncremental() override {
@@ -600,6 +631,7 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
 
   Mm* GetMm(MmId id) const { return mms_.Get(id); }
   int NumMms() const { return mms_.Size(); }
+  bool InRange(TaskId t) const { return t >= 0 && t < limits_.max_tasks; }
   static MmId mm_id(const Task& t) { return t.mm.load(std::memory_order_relaxed); }
 
   // mm_set_cpus_allowed(): grow-only union; the atomic copy is extended

@@ -107,22 +107,43 @@ absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidCo
   if (num_cpus < 1 || num_cpus > kMaxCpus) {
     return absl::InvalidArgumentError(absl::StrCat("mm_cid: num_cpus ", num_cpus, " outside [1, ", kMaxCpus, "]"));
   }
-  if (limits.max_tasks < 1 || limits.max_mms < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("mm_cid: bad limits max_tasks=", limits.max_tasks,
-                                                   " max_mms=", limits.max_mms));
+  // Bounded before anything is allocated (tasks and the mm table are sized
+  // by the limits up front).
+  if (limits.max_tasks < 1 || limits.max_tasks > kMaxTasks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: limits.max_tasks ", limits.max_tasks, " outside [1, ", kMaxTasks, "]"));
   }
-  if (config.batch < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("mm_cid: batch ", config.batch, " < 0"));
+  if (limits.max_mms < 1 || limits.max_mms > kMaxMms) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: limits.max_mms ", limits.max_mms, " outside [1, ", kMaxMms, "]"));
   }
+  if (config.batch < 0 || config.batch > kMaxCpus) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: batch ", config.batch, " outside [0, ", kMaxCpus, "]"));
+  }
+  const auto design = static_cast<int>(config.design);
+  const auto allocator = static_cast<int>(config.allocator);
+  const auto scope = static_cast<int>(config.scope);
+  const auto placement = static_cast<int>(config.placement);
+  if (design < 0 || design > static_cast<int>(Design::kV63MmLock) || allocator < 0 ||
+      allocator > static_cast<int>(Allocator::kV6_14) || scope < 0 || scope > static_cast<int>(ScanScope::kCidmask) ||
+      placement < 0 || placement > static_cast<int>(Placement::kResume)) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: unknown enum value (design ", design, ", allocator ",
+                                                   allocator, ", scope ", scope, ", placement ", placement, ")"));
+  }
+  absl::StatusOr<std::unique_ptr<MmCid>> created = absl::InvalidArgumentError("mm_cid: bad design");
   switch (config.design) {
     case Design::kLazy:
-      return internal::CreateLazy(num_cpus, config, limits);
+      created = internal::CreateLazy(num_cpus, config, limits);
+      break;
     case Design::kOwner619:
-      return internal::CreateOwner619(num_cpus, config, limits);
+      created = internal::CreateOwner619(num_cpus, config, limits);
+      break;
     case Design::kV63MmLock:
-      return internal::CreateV63MmLock(num_cpus, config, limits);
+      created = internal::CreateV63MmLock(num_cpus, config, limits);
+      break;
   }
-  return absl::InvalidArgumentError("mm_cid: bad design");
+  if (created.ok()) (*created)->max_tasks_ = limits.max_tasks;
+  return created;
 }
 
 }  // namespace isolation::mm_cid

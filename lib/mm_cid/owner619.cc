@@ -206,30 +206,35 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   }
 
   // mm_update_cpus_allowed()
-  void SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
+  absl::Status SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
     (void)now;
+    ISOLATION_RETURN_IF_ERROR(CheckSetAffinityArgs(tasks_.get(), limits_.max_tasks, task, mask, num_cpus_));
     const MmId mm_id = tasks_[task].mm.load(std::memory_order_relaxed);
     Mm* mm = GetMm(mm_id);
-    if (mm == nullptr) return;
+    if (mm == nullptr) return absl::OkStatus();
     std::lock_guard<std::mutex> ml(mm->mutex);  // the deferred work's mutex (run synchronously)
     bool to_per_task = false;
     {
       std::lock_guard<std::mutex> l(mm->lock);
-      if (mm->users == 0) return;
+      if (mm->users == 0) return absl::OkStatus();
       const int before = mm->nr_cpus_allowed;
       mm->allowed.Or(mask);
       mm->nr_cpus_allowed = mm->allowed.Weight();
-      if (mm->nr_cpus_allowed == before) return;
+      if (mm->nr_cpus_allowed == before) return absl::OkStatus();
       to_per_task = UpdateMaxCids(*mm);
       // Growth can only make per-task more attractive.
       to_per_task = to_per_task && (ReadMode(*mm) & kOnCpu) != 0;
     }
     if (to_per_task) Transition(*mm, mm_id, /*to_per_cpu=*/false, kNoTask, kNoTask);
+    return absl::OkStatus();
   }
 
   // mm_cid_switch_to(): schedout(prev) then schedin(next), rq lock held.
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
     (void)now;
+    ContractCpu("ContextSwitch", cpu, num_cpus_);
+    ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
+    ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
     Cpu& c = cpus_[cpu];
     std::lock_guard<std::mutex> rq(c.rq_lock);
     ++c.switches;
@@ -245,24 +250,37 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
 
   // Tasks keep their IDs across migrations (I13).
   void Migrate(TaskId task, int from, int to, Nanos now) override {
-    (void)from;
     (void)now;
+    ContractTask("Migrate", limits_.max_tasks, task, /*none_ok=*/false);
+    ContractCpu("Migrate", from, num_cpus_);
+    ContractCpu("Migrate", to, num_cpus_);
     notes_.Task(task);
     tasks_[task].cpu.store(to, std::memory_order_relaxed);
   }
 
-  // No background work at all in this design.
-  ScanRequest Tick(int, TaskId, Nanos) override { return {}; }
-  ScanRequest ReturnToUser(int, TaskId, Nanos, ScanResult*) override { return {}; }
+  // No background work at all in this design (the contracts still hold).
+  ScanRequest Tick(int cpu, TaskId curr, Nanos) override {
+    ContractCpu("Tick", cpu, num_cpus_);
+    ContractTask("Tick", limits_.max_tasks, curr, /*none_ok=*/true);
+    return {};
+  }
+  ScanRequest ReturnToUser(int cpu, TaskId task, Nanos, ScanResult*) override {
+    ContractCpu("ReturnToUser", cpu, num_cpus_);
+    ContractTask("ReturnToUser", limits_.max_tasks, task, /*none_ok=*/true);
+    return {};
+  }
   ScanResult Scan(MmId, Nanos) override { return {}; }
 
   // sched_mm_cid_exit()
-  void Exit(int cpu, TaskId task, Nanos now) override {
+  absl::Status Exit(int cpu, TaskId task, Nanos now) override {
     (void)now;
+    // Validated first: an unknown task or CPU would have this spin on a lock
+    // that does not exist.
+    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exit", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     Task& t = tasks_[task];
     const MmId mm_id = t.mm.load(std::memory_order_relaxed);
     Mm* mm = GetMm(mm_id);
-    if (mm == nullptr || !t.active.load(std::memory_order_relaxed)) return;
+    if (mm == nullptr || !t.active.load(std::memory_order_relaxed)) return absl::OkStatus();
     notes_.Cpu(cpu);
     notes_.Task(task);
     std::lock_guard<std::mutex> ml(mm->mutex);
@@ -304,13 +322,18 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       }
     }
     if (to_per_task) Transition(*mm, mm_id, /*to_per_cpu=*/false, kNoTask, kNoTask);
+    return absl::OkStatus();
   }
 
   // Exec = exit, then fork into a fresh mm (first user: store in the slot).
   absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
+    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    if (GetMm(tasks_[task].mm.load(std::memory_order_relaxed)) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
+    }
     auto id = CreateMm(affinity, now);
     if (!id.ok()) return id.status();
-    Exit(cpu, task, now);
+    ISOLATION_RETURN_IF_ERROR(Exit(cpu, task, now));
     Task& t = tasks_[task];
     Mm& mm = *GetMm(*id);
     std::lock_guard<std::mutex> ml(mm.mutex);
@@ -384,14 +407,32 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     const uint32_t c = t.cid.load(std::memory_order_relaxed);
     return HasId(c) ? static_cast<int32_t>(IdOf(c)) : -1;
   }
-  MmId TaskMm(TaskId task) const override { return tasks_[task].mm.load(std::memory_order_relaxed); }
-  bool TaskActive(TaskId task) const override { return tasks_[task].active.load(std::memory_order_relaxed); }
-  TaskId CurrentTask(int cpu) const override { return cpus_[cpu].curr.load(std::memory_order_relaxed); }
-  int MmUsers(MmId mm) const override { return GetMm(mm)->users; }
-  int MmAllowedWeight(MmId mm) const override { return GetMm(mm)->nr_cpus_allowed; }
-  CpuMask MmAllowed(MmId mm) const override { return GetMm(mm)->allowed; }
-  int CidmaskWeight(MmId mm) const override { return GetMm(mm)->cidmask.Weight(); }
-  int MaxCids(MmId mm) const { return GetMm(mm)->max_cids.load(std::memory_order_relaxed); }
+  // Observers: an unknown id gives the "none" value documented in mm_cid.h.
+  MmId TaskMm(TaskId task) const override {
+    return InRange(task) ? tasks_[task].mm.load(std::memory_order_relaxed) : kNoMm;
+  }
+  bool TaskActive(TaskId task) const override {
+    return InRange(task) && tasks_[task].active.load(std::memory_order_relaxed);
+  }
+  TaskId CurrentTask(int cpu) const override {
+    return cpu >= 0 && cpu < num_cpus_ ? cpus_[cpu].curr.load(std::memory_order_relaxed) : kNoTask;
+  }
+  int MmUsers(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->users : 0;
+  }
+  int MmAllowedWeight(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->nr_cpus_allowed : 0;
+  }
+  CpuMask MmAllowed(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->allowed : CpuMask(num_cpus_);
+  }
+  int CidmaskWeight(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->cidmask.Weight() : 0;
+  }
 
   std::vector<std::string> CheckAlways() const override { return CheckAlwaysFull(*this, num_cpus_); }
   std::vector<std::string> CheckAlwaysIncremental() override {
@@ -505,6 +546,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
 
   Mm* GetMm(MmId id) const { return mms_.Get(id); }
   int NumMms() const { return mms_.Size(); }
+  bool InRange(TaskId t) const { return t >= 0 && t < limits_.max_tasks; }
 
   // READ_ONCE(mm->mm_cid.mode), or percpu + transit in the split layout.
   uint32_t ReadMode(const Mm& mm) const {

@@ -132,15 +132,20 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   }
 
   // v6.3 keeps no per-mm CPU union; only the library's observer union grows.
-  void SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
+  absl::Status SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
     (void)now;
+    ISOLATION_RETURN_IF_ERROR(CheckSetAffinityArgs(tasks_.get(), limits_.max_tasks, task, mask, num_cpus_));
     if (Mm* mm = GetMm(tasks_[task].mm.load(std::memory_order_relaxed))) UnionAffinity(*mm, mask);
+    return absl::OkStatus();
   }
 
   // switch_mm_cid(prev, next), from prepare_task_switch() with the rq lock
   // held (here: the caller's per-CPU serialisation).
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
     (void)now;
+    ContractCpu("ContextSwitch", cpu, num_cpus_);
+    ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
+    ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
     notes_.Switch(cpu, prev, next);
@@ -171,44 +176,55 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
 
   // No migration hook in v6.3: a task that is not running holds no ID.
   void Migrate(TaskId task, int from, int to, Nanos now) override {
-    (void)task;
-    (void)from;
-    (void)to;
     (void)now;
+    ContractTask("Migrate", limits_.max_tasks, task, /*none_ok=*/false);
+    ContractCpu("Migrate", from, num_cpus_);
+    ContractCpu("Migrate", to, num_cpus_);
   }
 
-  // No compaction: nothing is ever scanned or queued.
-  ScanRequest Tick(int, TaskId, Nanos) override { return {}; }
-  ScanRequest ReturnToUser(int, TaskId, Nanos, ScanResult*) override { return {}; }
+  // No compaction: nothing is ever scanned or queued (the contracts hold).
+  ScanRequest Tick(int cpu, TaskId curr, Nanos) override {
+    ContractCpu("Tick", cpu, num_cpus_);
+    ContractTask("Tick", limits_.max_tasks, curr, /*none_ok=*/true);
+    return {};
+  }
+  ScanRequest ReturnToUser(int cpu, TaskId task, Nanos, ScanResult*) override {
+    ContractCpu("ReturnToUser", cpu, num_cpus_);
+    ContractTask("ReturnToUser", limits_.max_tasks, task, /*none_ok=*/true);
+    return {};
+  }
   ScanResult Scan(MmId, Nanos) override { return {}; }
 
   // sched_mm_cid_exit_signals(): put the ID (under the mm lock), mm_cid = -1,
   // inactive.  `task` is current on `cpu`; its later switch-out sees it
   // inactive and does nothing.
-  void Exit(int cpu, TaskId task, Nanos now) override {
+  absl::Status Exit(int cpu, TaskId task, Nanos now) override {
     (void)now;
+    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exit", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     Task& t = tasks_[task];
     Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
-    if (mm == nullptr || !t.active.load(std::memory_order_relaxed)) return;
+    if (mm == nullptr || !t.active.load(std::memory_order_relaxed)) return absl::OkStatus();
     notes_.Cpu(cpu);
     notes_.Task(task);
     Put(*mm, t.mm_cid.load(std::memory_order_relaxed));
     t.mm_cid.store(-1, std::memory_order_relaxed);
     t.active.store(false, std::memory_order_relaxed);
     mm->users.fetch_sub(1, std::memory_order_relaxed);  // exit_mm() -> mmput()
+    return absl::OkStatus();
   }
 
   // sched_mm_cid_before_execve() (= the exit put), the new mm
   // (mm_init_cid() in mm_init()/exec_mmap()), sched_mm_cid_after_execve():
   // active again with mm_cid_get() of the new mm.
   absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
+    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     Task& t = tasks_[task];
     if (GetMm(t.mm.load(std::memory_order_relaxed)) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
     }
     auto new_id = CreateMm(affinity, now);
     if (!new_id.ok()) return new_id.status();
-    Exit(cpu, task, now);
+    ISOLATION_RETURN_IF_ERROR(Exit(cpu, task, now));
     notes_.Cpu(cpu);
     notes_.Task(task);
     Mm& mm = *GetMm(*new_id);
@@ -224,25 +240,34 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
     if (task < 0 || task >= limits_.max_tasks) return -1;
     return tasks_[task].mm_cid.load(std::memory_order_relaxed);
   }
+  // Observers: an unknown id gives the "none" value documented in mm_cid.h.
   MmId TaskMm(TaskId task) const override {
-    return tasks_[task].mm.load(std::memory_order_relaxed);
+    return task >= 0 && task < limits_.max_tasks ? tasks_[task].mm.load(std::memory_order_relaxed) : kNoMm;
   }
   bool TaskActive(TaskId task) const override {
-    return tasks_[task].active.load(std::memory_order_relaxed);
+    return task >= 0 && task < limits_.max_tasks && tasks_[task].active.load(std::memory_order_relaxed);
   }
   TaskId CurrentTask(int cpu) const override {
-    return cpus_[cpu].curr.load(std::memory_order_relaxed);
+    return cpu >= 0 && cpu < num_cpus_ ? cpus_[cpu].curr.load(std::memory_order_relaxed) : kNoTask;
   }
-  int MmUsers(MmId mm) const override { return GetMm(mm)->users.load(std::memory_order_relaxed); }
+  int MmUsers(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->users.load(std::memory_order_relaxed) : 0;
+  }
   int MmAllowedWeight(MmId mm) const override {
-    return GetMm(mm)->nr_cpus_allowed.load(std::memory_order_relaxed);
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->nr_cpus_allowed.load(std::memory_order_relaxed) : 0;
   }
   CpuMask MmAllowed(MmId mm) const override {
-    Mm& m = *GetMm(mm);
-    std::lock_guard<std::mutex> l(m.allowed_lock);
-    return m.allowed;
+    Mm* m = GetMm(mm);
+    if (m == nullptr) return CpuMask(num_cpus_);
+    std::lock_guard<std::mutex> l(m->allowed_lock);
+    return m->allowed;
   }
-  int CidmaskWeight(MmId mm) const override { return Snapshot(*GetMm(mm)).bits.Weight(); }
+  int CidmaskWeight(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? Snapshot(*m).bits.Weight() : 0;
+  }
 
   // I1 (IDs of the running active tasks of an mm are distinct), I2 (< P),
   // the bitmap holds every running task's ID (the v6.3 analogue of I4: no

@@ -23,6 +23,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "isolation/core/contract.h"
 #include "isolation/runtime/noise_meter.h"
 
 namespace isolation {
@@ -43,22 +44,38 @@ std::string NoiseResult::ToString() const {
   return out;
 }
 
+namespace {
+int CheckedBuckets(int buckets) {
+  ISOLATION_CONTRACT(buckets >= 1 && buckets <= NoiseMeter::kMaxBuckets, "NoiseMeter buckets %d outside [1, %d]",
+                     buckets, NoiseMeter::kMaxBuckets);
+  return std::clamp(buckets, 1, NoiseMeter::kMaxBuckets);
+}
+}  // namespace
+
+absl::StatusOr<NoiseMeter> NoiseMeter::Create(int buckets) {
+  if (buckets < 1 || buckets > kMaxBuckets) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("NoiseMeter: buckets ", buckets, " outside [1, ", kMaxBuckets, "]"));
+  }
+  return NoiseMeter(buckets);
+}
+
 NoiseMeter::NoiseMeter(int buckets)
-    : buckets_(std::max(1, buckets)), hist_(static_cast<size_t>(std::max(1, buckets)), 0) {}
+    : buckets_(CheckedBuckets(buckets)), hist_(static_cast<size_t>(buckets_), 0) {}
 
 void NoiseMeter::Record(Nanos gap_ns) {
   if (gap_ns < 0) gap_ns = 0;
   ++samples_;
   min_ = std::min(min_, gap_ns);
   max_ = std::max(max_, gap_ns);
-  sum_ += gap_ns;
+  sum_ = SaturatingAdd(sum_, gap_ns);
   const Nanos bucket = gap_ns / kNsPerUs;
   hist_[static_cast<size_t>(std::min<Nanos>(bucket, buckets_ - 1))]++;
 }
 
 void NoiseMeter::Spin(Nanos duration) {
   const Nanos start = MonotonicNanos();
-  const Nanos end = start + duration;
+  const Nanos end = SaturatingAdd(start, duration);
   Nanos prev = start;
   while (true) {
     const Nanos t = MonotonicNanos();
@@ -66,7 +83,7 @@ void NoiseMeter::Spin(Nanos duration) {
     prev = t;
     if (t >= end) break;
   }
-  duration_ += prev - start;
+  AddDuration(prev - start);
 }
 
 namespace {
@@ -104,7 +121,7 @@ class NoiseTaskBody final : public TaskBody {
     }
     // The gap since the previous step's last read includes the CPU thread's
     // work between the two steps.
-    const Nanos step_end = std::min(t + slice_, start_ + duration_);
+    const Nanos step_end = std::min(SaturatingAdd(t, slice_), SaturatingAdd(start_, duration_));
     while (true) {
       t = MonotonicNanos();
       meter_->Record(t - prev_);

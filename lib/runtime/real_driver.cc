@@ -215,7 +215,7 @@ struct RealThreadDriver::Impl {
 
   std::chrono::steady_clock::time_point ToTimePoint(Nanos t) const {
     // steady_clock is CLOCK_MONOTONIC in libstdc++ on Linux, like MonotonicNanos().
-    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t0 + t));
+    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(SaturatingAdd(t0, t)));
   }
 
   bool Online(int cpu_id) const {
@@ -578,7 +578,7 @@ struct RealThreadDriver::Impl {
         t.state = TaskState::kSleeping;
         ++t.sleep_gen;
         std::lock_guard<std::mutex> inbox(c.inbox_mu);
-        c.items.push_back(Item{now + std::max<Nanos>(0, step.ns),
+        c.items.push_back(Item{SaturatingAdd(now, std::max<Nanos>(0, step.ns)),  // kNanosMax: never
                                item_seq.fetch_add(1, std::memory_order_relaxed),
                                ItemKind::kSleepWake, id, t.sleep_gen, nullptr});
         std::push_heap(c.items.begin(), c.items.end(), ItemLater{});
@@ -880,6 +880,7 @@ absl::StatusOr<TaskId> RealThreadDriver::Spawn(TaskSpec spec) {
 
 void RealThreadDriver::Wake(TaskId task, int waker_cpu) {
   if (!impl_->ValidTask(task)) return;
+  if (waker_cpu < -1 || waker_cpu >= impl_->num_cpus()) waker_cpu = -1;  // no such CPU: a remote wakeup
   impl_->TryToWakeUp(task, waker_cpu);
 }
 
@@ -961,7 +962,7 @@ void RealThreadDriver::QueueWorkOn(int cpu, Nanos delay, WorkFn fn) {
   if (cpu < 0 || cpu >= d.num_cpus() || !d.Online(cpu)) {
     cpu = d.HousekeepingFallback(HousekeepingType::kWq);
   }
-  d.PushItem(d.cpu(cpu), Impl::Item{d.Now() + std::max<Nanos>(0, delay), 0, ItemKind::kWork, 0, 0,
+  d.PushItem(d.cpu(cpu), Impl::Item{SaturatingAdd(d.Now(), std::max<Nanos>(0, delay)), 0, ItemKind::kWork, 0, 0,
                                     std::move(fn)});
 }
 
@@ -1073,6 +1074,11 @@ absl::Status RealThreadDriver::SetCpuOnline(int cpu, bool online) {
 absl::Status RealThreadDriver::RunFor(Nanos duration) {
   Impl& d = *impl_;
   if (duration < 0) return absl::InvalidArgumentError(absl::StrCat("RunFor: negative duration ", duration));
+  // As on the simulator, kNanosMax is "never": the window must end before it.
+  if (duration >= kNanosMax - d.Now()) {
+    return absl::InvalidArgumentError(absl::StrCat("RunFor: duration ", duration, " ns from time ", d.Now(),
+                                                   " reaches the end of time (kNanosMax = never)"));
+  }
   if (tls_on_cpu_thread || d.in_run_for.load()) {
     return absl::FailedPreconditionError("RunFor: called from a CPU thread or re-entrantly");
   }

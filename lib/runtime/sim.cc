@@ -265,8 +265,8 @@ struct Simulator::Impl {
 
   void Charge(Cpu& c, Nanos ns) {
     if (ns <= 0) return;
-    c.clock += ns;
-    c.stats.kernel_ns += ns;
+    c.clock = SaturatingAdd(c.clock, ns);  // kNanosMax: the CPU never comes back
+    c.stats.kernel_ns = SaturatingAdd(c.stats.kernel_ns, ns);
   }
 
   void Trace(Nanos time, int cpu, const char* kind, int64_t a, int64_t b) {
@@ -333,7 +333,8 @@ struct Simulator::Impl {
   }
 
   void PostNextTick(Cpu& c) {
-    const Nanos next = (c.clock / tick_period + 1) * tick_period;
+    // Next multiple of the period after the clock; saturates at "never".
+    const Nanos next = SaturatingAdd(c.clock - c.clock % tick_period, tick_period);
     Post(next, EvKind::kTick, c.id, 0, c.tick_gen);
   }
 
@@ -566,7 +567,9 @@ struct Simulator::Impl {
       if (t.run_remaining > 0) {
         if (t.resume_at < 0) {
           t.resume_at = c.clock;
-          Post(c.clock + t.run_remaining, EvKind::kRunEnd, c.id, c.curr, c.run_gen);
+          // Step::Run(kNanosMax) runs until the end of time: its end event
+          // saturates at kNanosMax, past every RunFor window.
+          Post(SaturatingAdd(c.clock, t.run_remaining), EvKind::kRunEnd, c.id, c.curr, c.run_gen);
         }
         return;
       }
@@ -587,7 +590,8 @@ struct Simulator::Impl {
         case Step::Kind::kSleep:
           t.state = TaskState::kSleeping;
           ++t.sleep_gen;
-          Post(c.clock + std::max<Nanos>(0, step.ns), EvKind::kSleepEnd, -1, id,
+          // Step::Sleep(kNanosMax) never ends (saturating, not wrapping).
+          Post(SaturatingAdd(c.clock, std::max<Nanos>(0, step.ns)), EvKind::kSleepEnd, -1, id,
                t.sleep_gen);
           LeaveCpu(c);
           break;
@@ -846,8 +850,12 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(Topology topology,
         absl::StrCat("Simulator: timeslice must be > 0 ns, got ", options.timeslice));
   }
   if (options.tick_cost < 0 || options.context_switch_cost < 0 || options.work_cost < 0 ||
-      options.timer_cost < 0) {
-    return absl::InvalidArgumentError("Simulator: modelled costs must be >= 0");
+      options.timer_cost < 0 || options.newidle_cost < 0 || options.newidle_migration_cost < 0 ||
+      options.newidle_migration_cost > kNanosMax / 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Simulator: modelled costs must be >= 0 (newidle_migration_cost <= kNanosMax / 2), got tick ", options.tick_cost, " switch ",
+        options.context_switch_cost, " work ", options.work_cost, " timer ", options.timer_cost, " newidle ",
+        options.newidle_cost, " newidle_migration ", options.newidle_migration_cost));
   }
   if (isolation.num_cpus() != topology.num_cpus()) {
     return absl::InvalidArgumentError(
@@ -921,6 +929,7 @@ absl::StatusOr<TaskId> Simulator::Spawn(TaskSpec spec) {
 void Simulator::Wake(TaskId task, int waker_cpu) {
   Impl& s = *impl_;
   if (task < 0 || static_cast<size_t>(task) >= s.tasks.size()) return;
+  if (waker_cpu < -1 || waker_cpu >= s.num_cpus()) waker_cpu = -1;  // no such CPU: a remote wakeup
   Impl::Task& t = s.task_at(task);
   if (t.state == TaskState::kBlocked) {
     s.TryToWakeUp(task, waker_cpu);
@@ -999,7 +1008,7 @@ void Simulator::QueueWorkOn(int cpu, Nanos delay, WorkFn fn) {
   // rather than abort.
   if (cpu < 0 || cpu >= s.num_cpus()) cpu = s.HousekeepingFallback(HousekeepingType::kWq);
   const uint32_t slot = s.work_pool.Add(std::move(fn));
-  s.Post(s.Now() + std::max<Nanos>(0, delay), EvKind::kWork, cpu, slot, 0);
+  s.Post(SaturatingAdd(s.Now(), std::max<Nanos>(0, delay)), EvKind::kWork, cpu, slot, 0);
 }
 
 int Simulator::QueueHousekeepingWork(Nanos delay, WorkFn fn) {
@@ -1117,6 +1126,12 @@ absl::Status Simulator::RunFor(Nanos duration) {
     return absl::InvalidArgumentError(absl::StrCat("RunFor: negative duration ", duration));
   }
   if (s.running) return absl::FailedPreconditionError("RunFor: called re-entrantly from a hook");
+  // kNanosMax is "never": a window that reaches it would process periodic
+  // ticks without end (and its end would not fit the clock).
+  if (duration >= kNanosMax - s.event_time) {
+    return absl::InvalidArgumentError(absl::StrCat("RunFor: duration ", duration, " ns from time ", s.event_time,
+                                                   " reaches the end of virtual time (kNanosMax = never)"));
+  }
   s.EnsureStarted();
   s.running = true;
   const Nanos end = s.event_time + duration;

@@ -63,6 +63,10 @@ thread_local int t_num_held = 0;
 }  // namespace
 
 Sizing ComputeSizing(int ncpus, int nnodes, int children_per_group) {
+  ISOLATION_CONTRACT(ncpus >= 1 && ncpus <= kMaxCpus && nnodes >= 1 && nnodes <= kMaxNumaNodes &&
+                         children_per_group >= 2 && children_per_group <= kMaxChildrenPerGroup &&
+                         (children_per_group & (children_per_group - 1)) == 0,
+                     "tmigr ComputeSizing(ncpus %d, nnodes %d, children %d)", ncpus, nnodes, children_per_group);
   Sizing s;
   const int bits = std::countr_zero(static_cast<unsigned>(children_per_group));
   s.cpus_per_node = DivRoundUp(ncpus, nnodes);
@@ -150,13 +154,20 @@ absl::StatusOr<std::unique_ptr<TimerMigration>> TimerMigration::Create(std::vect
     return absl::InvalidArgumentError(
         absl::StrCat("children_per_group must be a power of two in [2, 8], got ", cpg));
   }
-  if (node_of.empty() || static_cast<int>(node_of.size()) > kMaxCpus) {
-    return absl::InvalidArgumentError(absl::StrCat("bad CPU count ", node_of.size()));
+  if (node_of.empty() || node_of.size() > static_cast<size_t>(kMaxCpus)) {
+    return absl::InvalidArgumentError(absl::StrCat("tmigr: CPU count ", node_of.size(), " outside [1, ", kMaxCpus, "]"));
+  }
+  if (options.variant != Variant::kV69 && options.variant != Variant::kIsolation) {
+    return absl::InvalidArgumentError(absl::StrCat("tmigr: unknown variant ", static_cast<int>(options.variant)));
   }
   if (backend == nullptr) return absl::InvalidArgumentError("tmigr: backend is null");
   int max_node = 0;
-  for (int n : node_of) {
-    if (n < 0) return absl::InvalidArgumentError(absl::StrCat("negative NUMA node ", n));
+  for (size_t c = 0; c < node_of.size(); ++c) {
+    const int n = node_of[c];
+    if (n < 0 || n >= kMaxNumaNodes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tmigr: cpu ", c, " on NUMA node ", n, ", outside [0, ", kMaxNumaNodes, ")"));
+    }
     max_node = std::max(max_node, n);
   }
   return std::unique_ptr<TimerMigration>(
@@ -285,7 +296,7 @@ void TimerMigration::ActivateLocked(CpuState& tmc) {
 }
 
 void TimerMigration::Activate(int cpu) {
-  CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
+  CpuState& tmc = *cpus_[CpuIndex(cpu)];
   if (!tmc.available.load(std::memory_order_relaxed)) return;
   if (!tmc.idle.load(std::memory_order_relaxed)) {
     Warn();
@@ -457,7 +468,7 @@ Nanos TimerMigration::DeactivateLocked(CpuState& tmc, Nanos next_global) {
 }
 
 Nanos TimerMigration::Deactivate(int cpu, Nanos next_global) {
-  CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
+  CpuState& tmc = *cpus_[CpuIndex(cpu)];
   if (!tmc.available.load(std::memory_order_relaxed)) return next_global;
   LockRanked(tmc.lock, 1);
   const Nanos ret = DeactivateLocked(tmc, next_global);
@@ -471,7 +482,7 @@ Nanos TimerMigration::Deactivate(int cpu, Nanos next_global) {
 // New timer on an idle CPU: tmigr_cpu_new_timer() / tmigr_new_timer()
 // ---------------------------------------------------------------------------
 Nanos TimerMigration::NewTimer(int cpu, Nanos next_global) {
-  CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
+  CpuState& tmc = *cpus_[CpuIndex(cpu)];
   if (!tmc.available.load(std::memory_order_relaxed)) return next_global;
   LockRanked(tmc.lock, 1);
   Nanos ret = tmc.wakeup.load(std::memory_order_relaxed);
@@ -508,7 +519,7 @@ bool TimerMigration::RequiresHandleRemoteUp(Group* group, Walk& data) {
 }
 
 bool TimerMigration::RequiresHandleRemote(int cpu, Nanos now) {
-  CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
+  CpuState& tmc = *cpus_[CpuIndex(cpu)];
   if (!tmc.available.load(std::memory_order_relaxed)) return false;
   if (!tmc.idle.load(std::memory_order_relaxed)) {
     Walk data;
@@ -587,7 +598,7 @@ bool TimerMigration::HandleRemoteUp(Group* group, Walk& data) {
 }
 
 void TimerMigration::HandleRemote(int cpu, Nanos now) {
-  CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
+  CpuState& tmc = *cpus_[CpuIndex(cpu)];
   if (!tmc.available.load(std::memory_order_relaxed)) return;
   if (!CheckMigrator(tmc.tmgroup, tmc.groupmask)) {
     // f55acb1e44f3: an idle CPU that was overtaken still walks so that its
@@ -609,7 +620,7 @@ void TimerMigration::HandleRemote(int cpu, Nanos now) {
 // Idle forecast: tmigr_quick_check()
 // ---------------------------------------------------------------------------
 Nanos TimerMigration::QuickCheck(int cpu, Nanos next_global) {
-  CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
+  CpuState& tmc = *cpus_[CpuIndex(cpu)];
   if (!tmc.available.load(std::memory_order_relaxed)) return next_global;
   if (tmc.idle.load(std::memory_order_relaxed)) {
     Warn();
@@ -707,6 +718,7 @@ void TimerMigration::TakeDownCpu(int cpu) {
 // tmigr_init_isolation()
 // ---------------------------------------------------------------------------
 bool TimerMigration::IsIsolated(int cpu) const {
+  if (cpu < 0 || cpu >= num_cpus_) return false;
   if (options_.variant != Variant::kIsolation || !exclude_isolated_.load(std::memory_order_relaxed)) {
     return false;
   }
@@ -717,8 +729,12 @@ bool TimerMigration::IsIsolated(int cpu) const {
   return true;
 }
 
-void TimerMigration::IsolatedExclude(const CpuMask& exclude) {
-  if (options_.variant != Variant::kIsolation) return;
+absl::Status TimerMigration::IsolatedExclude(const CpuMask& exclude) {
+  if (exclude.nbits() != num_cpus_) {
+    return absl::InvalidArgumentError(absl::StrCat("tmigr: IsolatedExclude mask '", exclude.ToString(), "' of ",
+                                                   exclude.nbits(), " bits for ", num_cpus_, " cpus"));
+  }
+  if (options_.variant != Variant::kIsolation) return absl::OkStatus();
   CpuMask online(num_cpus_);
   for (int c = 0; c < num_cpus_; ++c) {
     if (cpus_[static_cast<size_t>(c)]->online) online.Set(c);
@@ -745,13 +761,14 @@ void TimerMigration::IsolatedExclude(const CpuMask& exclude) {
   for (int c : isolate) {
     backend_->RunOnCpu(c, [&] { ClearCpuAvailable(c); });
   }
+  return absl::OkStatus();
 }
 
 void TimerMigration::InitIsolation() {
   if (options_.variant != Variant::kIsolation) return;
   exclude_isolated_.store(true, std::memory_order_relaxed);
   if (domain_isolated_.Empty()) return;
-  IsolatedExclude(domain_isolated_);
+  (void)IsolatedExclude(domain_isolated_);  // sized num_cpus_ by SetIsolation
 }
 
 absl::Status TimerMigration::SetCpusetIsolated(const CpuMask& isolated) {
@@ -761,7 +778,7 @@ absl::Status TimerMigration::SetCpusetIsolated(const CpuMask& isolated) {
   }
   cpuset_isolated_ = isolated;
   if (options_.variant == Variant::kIsolation && exclude_isolated_.load(std::memory_order_relaxed)) {
-    IsolatedExclude(cpuset_isolated_);
+    return IsolatedExclude(cpuset_isolated_);
   }
   return absl::OkStatus();
 }
@@ -941,6 +958,7 @@ std::string TimerMigration::DebugString() const {
 
 TimerMigration::PathCoverage TimerMigration::CoverageOf(int cpu, Nanos timer) const {
   PathCoverage cov;
+  if (cpu < 0 || cpu >= num_cpus_) return cov;
   const CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
   const Group* g = tmc.tmgroup;
   Nanos worst = std::numeric_limits<Nanos>::min();

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace isolation::tmigr {
 namespace {
 // The CPU context of the hook currently running on this thread, so a timer
@@ -37,9 +39,23 @@ TmigrHooks::TmigrHooks(TimerSystem& ts, Config config) : ts_(ts), config_(config
   });
 }
 
-void TmigrHooks::OnStart(Driver& driver) { driver_ = &driver; }
+void TmigrHooks::OnStart(Driver& driver) {
+  if (driver.num_cpus() != ts_.num_cpus()) {
+    active_ = false;
+    driver_cpus_ = driver.num_cpus();
+    return;
+  }
+  driver_ = &driver;
+}
+
+absl::Status TmigrHooks::status() const {
+  if (active_) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("tmigr hooks: the driver has ", driver_cpus_,
+                                                 " cpus, the timer system ", ts_.num_cpus(), "; events are ignored"));
+}
 
 void TmigrHooks::OnTick(CpuContext& ctx, TaskId) {
+  if (!active_) return;
   ContextScope scope(ctx);
   if (!ts_.BaseIdle(ctx.cpu())) ts_.Tick(ctx.cpu(), ctx.now());
 }
@@ -85,11 +101,13 @@ void TmigrHooks::OnWakeTimer(CpuContext& ctx, int c) {
 }
 
 void TmigrHooks::OnTickStop(CpuContext& ctx) {
+  if (!active_) return;
   ContextScope scope(ctx);
   TryStopTick(ctx);
 }
 
 void TmigrHooks::OnTickRestart(CpuContext& ctx) {
+  if (!active_) return;
   ContextScope scope(ctx);
   const int c = ctx.cpu();
   if (cpu(c).wake_timer != kNoTimer) {
@@ -99,9 +117,12 @@ void TmigrHooks::OnTickRestart(CpuContext& ctx) {
   ts_.ExitIdle(c, ctx.now());
 }
 
-void TmigrHooks::OnCpuOnline(int c, Nanos now) { (void)ts_.Online(c, now); }
+void TmigrHooks::OnCpuOnline(int c, Nanos now) {
+  if (active_) (void)ts_.Online(c, now);
+}
 
 void TmigrHooks::OnCpuOffline(int c, Nanos now) {
+  if (!active_) return;
   int target = -1;
   for (int t = 0; t < ts_.num_cpus(); ++t) {
     if (t != c && driver_ != nullptr && driver_->topology().IsOnline(t)) {
@@ -123,12 +144,13 @@ void TmigrHooks::OnCpuOffline(int c, Nanos now) {
 }
 
 std::unique_ptr<TaskBody> TmigrHooks::MakeHousekeepingTask(int c, Nanos period, Nanos burst, Nanos global_period) {
+  if (c < 0 || c >= ts_.num_cpus() || period < 1 || burst < 0 || global_period < 1) return nullptr;
   return MakeTaskBody([this, c, period, burst, global_period, phase = 0](TaskContext& ctx) mutable -> Step {
     if (phase++ % 2 == 1) return Step::Sleep(std::max<Nanos>(period - burst, 1));
     ctx.Syscall([&](CpuContext& k) {
       ContextScope scope(k);
       if (!cpu(c).global_pending.exchange(true, std::memory_order_relaxed)) {
-        ts_.AddTimer(k.cpu(), k.now() + global_period, /*global=*/true, k.now());
+        ts_.AddTimer(k.cpu(), SaturatingAdd(k.now(), global_period), /*global=*/true, k.now());
       }
     });
     return Step::Run(burst);
@@ -136,9 +158,11 @@ std::unique_ptr<TaskBody> TmigrHooks::MakeHousekeepingTask(int c, Nanos period, 
 }
 
 int64_t TmigrHooks::callbacks_on(int c) const {
+  if (c < 0 || static_cast<size_t>(c) >= per_cpu_.size()) return 0;
   return per_cpu_[static_cast<size_t>(c)]->callbacks.load(std::memory_order_relaxed);
 }
 int64_t TmigrHooks::remote_callbacks_on(int c) const {
+  if (c < 0 || static_cast<size_t>(c) >= per_cpu_.size()) return 0;
   return per_cpu_[static_cast<size_t>(c)]->remote_callbacks.load(std::memory_order_relaxed);
 }
 

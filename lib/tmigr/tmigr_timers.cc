@@ -44,6 +44,7 @@ absl::Status TimerSystem::BootAll() {
 }
 
 int64_t TimerSystem::AddTimer(int cpu, Nanos expires, bool global, Nanos now) {
+  (void)BaseIndex(cpu);  // contract: checked before a record is made
   int64_t id;
   {
     std::lock_guard<std::mutex> g(records_mutex_);
@@ -76,7 +77,8 @@ void TimerSystem::RecordRun(TimerRecord& t, int owner, int runner, Nanos now) {
   t.owner = owner;
   per_cpu_runs_[static_cast<size_t>(runner)].fetch_add(1, std::memory_order_relaxed);
   timers_run_.fetch_add(1, std::memory_order_relaxed);
-  const Nanos late = now - t.expires;
+  Nanos late = 0;  // saturating: an expiry far in the past must not overflow
+  if (__builtin_sub_overflow(now, t.expires, &late)) late = kNanosMax;
   Nanos cur = max_lateness_.load(std::memory_order_relaxed);
   while (late > cur && !max_lateness_.compare_exchange_weak(cur, late, std::memory_order_relaxed)) {
   }
@@ -122,7 +124,9 @@ bool TimerSystem::EnterIdle(int cpu, Nanos now) {
   // expires timers at the first tick >= expiry) keeps the tick running and
   // the hierarchy is not called.
   const int64_t basej = now / config_.jiffy;
-  const int64_t next_jiffy = next == kNanosMax ? kNanosMax : (next + config_.jiffy - 1) / config_.jiffy;
+  // Round up without overflow (an expiry near kNanosMax must not wrap).
+  const int64_t next_jiffy =
+      next == kNanosMax ? kNanosMax : next / config_.jiffy + (next % config_.jiffy > 0 ? 1 : 0);
   if (next_jiffy <= basej + 1) return false;
   b.idle = true;
   // fetch_next_timer_interrupt(): the global expiry goes to the hierarchy
@@ -177,24 +181,28 @@ void TimerSystem::Reevaluate(int cpu, Nanos now) {
 }
 
 Nanos TimerSystem::ProgrammedWakeup(int cpu) const {
+  if (!ValidCpu(cpu)) return kNanosMax;
   const Base& b = base(cpu);
   std::lock_guard<std::mutex> g(b.lock);
   return b.idle ? b.programmed : kNanosMax;
 }
 
 bool TimerSystem::BaseIdle(int cpu) const {
+  if (!ValidCpu(cpu)) return false;
   const Base& b = base(cpu);
   std::lock_guard<std::mutex> g(b.lock);
   return b.idle;
 }
 
 Nanos TimerSystem::NextLocal(int cpu) const {
+  if (!ValidCpu(cpu)) return kNanosMax;
   const Base& b = base(cpu);
   std::lock_guard<std::mutex> g(b.lock);
   return b.local.empty() ? kNanosMax : b.local.begin()->first;
 }
 
 Nanos TimerSystem::NextGlobal(int cpu) const {
+  if (!ValidCpu(cpu)) return kNanosMax;
   const Base& b = base(cpu);
   std::lock_guard<std::mutex> g(b.lock);
   return b.global.empty() ? kNanosMax : b.global.begin()->first;

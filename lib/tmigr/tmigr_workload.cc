@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <queue>
 #include <random>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "isolation/tmigr/timers.h"
@@ -40,7 +41,10 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
                                                      const IsolationConfig& isolation,
                                                      const Options& options,
                                                      const OslatWorkloadConfig& cfg) {
-  if (cfg.duration <= 0) return absl::InvalidArgumentError(absl::StrCat("duration ", cfg.duration, " <= 0"));
+  if (cfg.duration <= 0 || cfg.duration > kMaxOslatDuration) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("oslat workload: duration ", cfg.duration, " ns outside (0, ", kMaxOslatDuration, "]"));
+  }
   if (cfg.jiffy <= 0) return absl::InvalidArgumentError(absl::StrCat("jiffy ", cfg.jiffy, " <= 0"));
   if (cfg.hk_burst <= 0 || cfg.hk_burst >= cfg.hk_period) {
     return absl::InvalidArgumentError(absl::StrCat("hk_burst ", cfg.hk_burst, " not in (0, hk_period)"));
@@ -50,6 +54,19 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
   }
   if (cfg.local_period <= 0 || cfg.check_every <= 0) {
     return absl::InvalidArgumentError("local_period and check_every must be > 0");
+  }
+  // Every period is a stream of events: bound how many fit in the run.
+  const std::pair<const char*, Nanos> periods[] = {{"jiffy", cfg.jiffy},
+                                                   {"hk_period", cfg.hk_period},
+                                                   {"local_period", cfg.local_period},
+                                                   {"check_every", cfg.check_every},
+                                                   {"global_period - global_jitter",
+                                                    cfg.global_period - cfg.global_jitter}};
+  for (const auto& [name, period] : periods) {
+    if (cfg.duration / period > kMaxOslatPeriods) {
+      return absl::InvalidArgumentError(absl::StrCat("oslat workload: ", name, " ", period, " ns repeats more than ",
+                                                     kMaxOslatPeriods, " times in duration ", cfg.duration));
+    }
   }
   if (isolation.num_cpus() != topology.num_cpus()) {
     return absl::InvalidArgumentError(absl::StrCat("isolation config for ", isolation.num_cpus(),

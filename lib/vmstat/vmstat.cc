@@ -50,6 +50,8 @@ int Fls(uint64_t x) { return x == 0 ? 0 : 64 - std::countl_zero(x); }
 
 // calculate_normal_threshold()
 int NormalThreshold(int64_t managed_pages, int online_cpus, int page_shift) {
+  ISOLATION_CONTRACT(page_shift >= 0 && page_shift <= 27, "vmstat: page_shift %d outside [0, 27]", page_shift);
+  page_shift = std::clamp(page_shift, 0, 27);
   const int64_t mem = managed_pages >> (27 - page_shift);  // 128 MiB units
   const int t = 2 * Fls(static_cast<uint64_t>(std::max(online_cpus, 0))) *
                 (1 + Fls(static_cast<uint64_t>(std::max<int64_t>(mem, 0))));
@@ -58,7 +60,8 @@ int NormalThreshold(int64_t managed_pages, int online_cpus, int page_shift) {
 
 // calculate_pressure_threshold()
 int PressureThreshold(int64_t low_wmark, int64_t min_wmark, int online_cpus) {
-  const int64_t distance = low_wmark - min_wmark;
+  int64_t distance = 0;
+  if (__builtin_sub_overflow(low_wmark, min_wmark, &distance)) distance = low_wmark > min_wmark ? INT64_MAX : 0;
   int64_t t = online_cpus > 0 ? distance / online_cpus : distance;
   t = std::max<int64_t>(1, t);
   return static_cast<int>(std::min<int64_t>(kThresholdCap, t));
@@ -97,9 +100,11 @@ Vmstat::Vmstat(VmstatConfig config)
 }
 
 int64_t Vmstat::SharedRaw(StatKind kind, int instance, int item) const {
+  if (!ValidSlot(0, kind, instance, item)) return 0;
   return Shared(kind, instance).v[static_cast<size_t>(item)].load(std::memory_order_relaxed);
 }
 int64_t Vmstat::GlobalRaw(StatKind kind, int item) const {
+  if (!ValidSlot(0, kind, 0, item)) return 0;
   return Global(kind).v[static_cast<size_t>(item)].load(std::memory_order_relaxed);
 }
 // zone_page_state(): clamp the (possibly negative) shared value at 0.
@@ -111,6 +116,7 @@ int64_t Vmstat::ReadGlobal(StatKind kind, int item) const {
 }
 // zone_page_state_snapshot(): adds every online CPU's differential.
 int64_t Vmstat::ReadSnapshot(StatKind kind, int instance, int item) const {
+  if (!ValidSlot(0, kind, instance, item)) return 0;
   int64_t x = SharedRaw(kind, instance, item);
   for (int cpu = 0; cpu < num_cpus(); ++cpu) {
     if (IsOnline(cpu)) x += Diff(cpu, kind, instance, item);
@@ -118,6 +124,7 @@ int64_t Vmstat::ReadSnapshot(StatKind kind, int instance, int item) const {
   return std::max<int64_t>(0, x);
 }
 int64_t Vmstat::ReadGlobalSnapshot(StatKind kind, int item) const {
+  if (!ValidSlot(0, kind, 0, item)) return 0;
   int64_t x = GlobalRaw(kind, item);
   for (int cpu = 0; cpu < num_cpus(); ++cpu) {
     if (!IsOnline(cpu)) continue;
@@ -128,6 +135,7 @@ int64_t Vmstat::ReadGlobalSnapshot(StatKind kind, int item) const {
 
 int64_t Vmstat::MaxAbsDiff(int cpu) const {
   int64_t m = 0;
+  if (!ValidCpu(cpu)) return 0;
   for (StatKind kind : {StatKind::kZone, StatKind::kNode}) {
     for (int i = 0; i < num_instances(kind); ++i) {
       for (int item = 0; item < num_items(kind); ++item) {
@@ -139,20 +147,23 @@ int64_t Vmstat::MaxAbsDiff(int cpu) const {
 }
 
 int Vmstat::Threshold(int cpu, StatKind kind, int instance) const {
-  return ThresholdSlot(cpu, kind, instance).load(std::memory_order_relaxed);
+  return ValidSlot(cpu, kind, instance, 0) ? ThresholdRaw(cpu, kind, instance) : 0;
 }
-int64_t Vmstat::DriftMark(int zone) const { return drift_mark_[static_cast<size_t>(zone)]; }
-bool Vmstat::IsOnline(int cpu) const { return State(cpu).online.load(std::memory_order_relaxed); }
+int64_t Vmstat::DriftMark(int zone) const {
+  return zone >= 0 && zone < num_zones() ? drift_mark_[static_cast<size_t>(zone)] : 0;
+}
+bool Vmstat::IsOnline(int cpu) const { return ValidCpu(cpu) && State(cpu).online.load(std::memory_order_relaxed); }
 bool Vmstat::WorkPending(int cpu) const {
-  return State(cpu).work_pending.load(std::memory_order_relaxed);
+  return ValidCpu(cpu) && State(cpu).work_pending.load(std::memory_order_relaxed);
 }
 bool Vmstat::Dirty(int cpu) const {
-  return dirty_[static_cast<size_t>(cpu)].v.load(std::memory_order_relaxed);
+  return ValidCpu(cpu) && dirty_[static_cast<size_t>(cpu)].v.load(std::memory_order_relaxed);
 }
 
 CpuCounters Vmstat::Counters(int cpu) const {
-  const CpuState& s = State(cpu);
   CpuCounters c;
+  if (!ValidCpu(cpu)) return c;
+  const CpuState& s = State(cpu);
   c.work_runs = s.work_runs.load(std::memory_order_relaxed);
   c.cancelled_work_runs = s.cancelled_work_runs.load(std::memory_order_relaxed);
   c.quiet_calls = s.quiet_calls.load(std::memory_order_relaxed);
@@ -311,6 +322,7 @@ int Vmstat::Shepherd(absl::FunctionRef<bool(int)> tick_stopped,
 
 // vmstat_update()
 bool Vmstat::RunCpuWork(int cpu, uint64_t generation) {
+  if (!ValidCpu(cpu)) return false;
   CpuState& st = State(cpu);
   if (generation != st.work_generation.load(std::memory_order_relaxed) ||
       !st.work_pending.load(std::memory_order_relaxed) || !IsOnline(cpu)) {
@@ -374,8 +386,9 @@ bool Vmstat::QuietImpl(int cpu, bool tick_stopped) {
 // B.local's queue_delayed_work_on() from vmstat_mark_dirty(), owner context.
 void Vmstat::ArmLocalWork(int cpu) {
   CpuState& st = State(cpu);
-  // The cpu_offline flag: never while (or after) the CPU goes down.
-  if (!IsOnline(cpu)) return;
+  // The cpu_offline flag: never while (or after) the CPU goes down.  (Owner
+  // context from a writer: the cpu is valid by the writer contract.)
+  if (!st.online.load(std::memory_order_relaxed)) return;
   if (st.work_pending.load(std::memory_order_relaxed)) return;  // already armed
   // Test-and-set as the shepherd does (acquire: see Shepherd()); the shepherd
   // skips nohz_full CPUs here, so only this CPU's own contexts race for it.
@@ -387,6 +400,7 @@ void Vmstat::ArmLocalWork(int cpu) {
 }
 
 bool Vmstat::QuietVmstat(int cpu, bool tick_stopped) {
+  if (!ValidCpu(cpu)) return false;
   CpuState& st = State(cpu);
   OwnerIncrement(st.quiet_calls);
   const bool folded = QuietImpl(cpu, tick_stopped);
@@ -396,6 +410,7 @@ bool Vmstat::QuietVmstat(int cpu, bool tick_stopped) {
 
 // __tick_nohz_user_enter_prepare() of the seed patch.
 bool Vmstat::ReturnToUser(int cpu, bool tick_stopped) {
+  if (!ValidCpu(cpu)) return false;
   if (strategy() == Strategy::kBLocal) {
     // B.local (FLUSH_WORK_ON_RESUME_USER): no tick-state test, so no remote
     // race; fold if dirty, then cancel the armed (or re-queued) work.
@@ -460,15 +475,21 @@ class VmstatImpl final : public Vmstat {
         node_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_nodes())) {}
 
   void Mod(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
+    ContractSlot("Mod", cpu, kind, instance, item);
+    ContractDelta("Mod", delta);
     ModState(cpu, kind, instance, item, delta, 0);
   }
   void Inc(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("Inc", cpu, kind, instance, item);
     ModState(cpu, kind, instance, item, 1, 1);
   }
   void Dec(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("Dec", cpu, kind, instance, item);
     ModState(cpu, kind, instance, item, -1, -1);
   }
   void ModIrqsOff(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
+    ContractSlot("ModIrqsOff", cpu, kind, instance, item);
+    ContractDelta("ModIrqsOff", delta);
     if constexpr (M == SlotMode::kOwnerS8) {
       PlainMod(cpu, kind, instance, item, delta);
     } else {
@@ -476,6 +497,7 @@ class VmstatImpl final : public Vmstat {
     }
   }
   void IncIrqsOff(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("IncIrqsOff", cpu, kind, instance, item);
     if constexpr (M == SlotMode::kOwnerS8) {
       PlainStep(cpu, kind, instance, item, 1);
     } else {
@@ -483,6 +505,7 @@ class VmstatImpl final : public Vmstat {
     }
   }
   void DecIrqsOff(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("DecIrqsOff", cpu, kind, instance, item);
     if constexpr (M == SlotMode::kOwnerS8) {
       PlainStep(cpu, kind, instance, item, -1);
     } else {
@@ -491,6 +514,10 @@ class VmstatImpl final : public Vmstat {
   }
 
   int64_t Diff(int cpu, StatKind kind, int instance, int item) const override {
+    return ValidSlot(cpu, kind, instance, item) ? RawDiff(cpu, kind, instance, item) : 0;
+  }
+  // Diff() for indices the caller knows are valid (loops over the config).
+  int64_t RawDiff(int cpu, StatKind kind, int instance, int item) const {
     const auto& c = CellOf(cpu, kind, instance, item);
     if constexpr (M == SlotMode::kWatermark) {
       return c.slot.load(std::memory_order_relaxed) - c.folded.load(std::memory_order_relaxed);
@@ -501,10 +528,11 @@ class VmstatImpl final : public Vmstat {
 
   // need_update(): racy scan of the CPU's zone and node differentials.
   bool NeedUpdate(int cpu) const override {
+    if (!ValidCpu(cpu)) return false;
     for (StatKind kind : {StatKind::kZone, StatKind::kNode}) {
       for (int i = 0; i < num_instances(kind); ++i) {
         for (int item = 0; item < num_items(kind); ++item) {
-          if (Diff(cpu, kind, i, item) != 0) return true;
+          if (RawDiff(cpu, kind, i, item) != 0) return true;
         }
       }
     }
@@ -513,9 +541,10 @@ class VmstatImpl final : public Vmstat {
 
   // refresh_cpu_vm_stats(false): zones first (zone atomics at once, global
   // accumulated), then nodes, then the globals (fold_diff).
-  int RefreshCpu(int cpu) override { return FoldAll(cpu); }
+  int RefreshCpu(int cpu) override { return ValidCpu(cpu) ? FoldAll(cpu) : 0; }
 
   int FoldCpuRemote(int cpu) override {
+    if (!ValidCpu(cpu)) return 0;
     if constexpr (M == SlotMode::kOwnerS8) {
       (void)cpu;
       return 0;  // only the owner may write an A/B slot
@@ -558,7 +587,7 @@ class VmstatImpl final : public Vmstat {
   void PlainMod(int cpu, StatKind kind, int instance, int item, int64_t delta) {
     auto& c = CellOf(cpu, kind, instance, item);
     int64_t x = delta + c.d.load(std::memory_order_relaxed);
-    const int t = Threshold(cpu, kind, instance);
+    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
     if (std::abs(x) > t) {
       AddShared(kind, instance, item, x);  // shared side before the slot (I2)
       CountFold(cpu);
@@ -572,7 +601,7 @@ class VmstatImpl final : public Vmstat {
   void PlainStep(int cpu, StatKind kind, int instance, int item, int dir) {
     auto& c = CellOf(cpu, kind, instance, item);
     const int v = c.d.load(std::memory_order_relaxed) + dir;
-    const int t = Threshold(cpu, kind, instance);
+    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
     if (dir * v > t) {
       const int overstep = Overstep(t);
       AddShared(kind, instance, item, v + dir * overstep);
@@ -596,7 +625,7 @@ class VmstatImpl final : public Vmstat {
       c.slot.store(s, std::memory_order_relaxed);
       int64_t f = c.folded.load(std::memory_order_relaxed);
       for (;;) {
-        const int t = Threshold(cpu, kind, instance);
+        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
         const int64_t d = s - f;
         if (std::abs(d) <= t) break;
         const int64_t os = mode * Overstep(t);
@@ -616,7 +645,7 @@ class VmstatImpl final : public Vmstat {
       int64_t z;
       for (;;) {
         z = 0;
-        const int t = Threshold(cpu, kind, instance);
+        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
         int64_t n = delta + o;
         if (std::abs(n) > t) {
           const int64_t os = mode * Overstep(t);
@@ -725,13 +754,22 @@ absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
   if (config.node_items < 1 || config.node_items > kMaxNodeItems) {
     return absl::InvalidArgumentError(absl::StrCat("vmstat: node_items ", config.node_items, " out of [1, ", kMaxNodeItems, "]"));
   }
-  if (config.num_nodes < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("vmstat: num_nodes ", config.num_nodes, " must be >= 1"));
+  if (config.num_nodes < 1 || config.num_nodes > kMaxNumaNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: num_nodes ", config.num_nodes, " outside [1, ", kMaxNumaNodes, "]"));
   }
-  if (config.zones.empty()) return absl::InvalidArgumentError("vmstat: no zones");
+  if (config.zones.empty() || config.zones.size() > static_cast<size_t>(kMaxZones)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: ", config.zones.size(), " zones, outside [1, ", kMaxZones, "]"));
+  }
   for (const ZoneSpec& z : config.zones) {
     if (z.node < 0 || z.node >= config.num_nodes) {
       return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' on node ", z.node, " >= num_nodes ", config.num_nodes));
+    }
+    if (z.managed_pages > kMaxZonePages || z.high_wmark > kMaxZonePages) {
+      return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' of ", z.managed_pages,
+                                                     " pages with high watermark ", z.high_wmark, ", more than ",
+                                                     kMaxZonePages));
     }
     if (z.managed_pages < 0 || z.min_wmark < 0 || z.min_wmark > z.low_wmark || z.low_wmark > z.high_wmark) {
       return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' has a negative size or watermarks out of order (min ", z.min_wmark, " low ", z.low_wmark, " high ", z.high_wmark, ")"));
@@ -761,7 +799,7 @@ absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
     case Strategy::kD:
       return std::unique_ptr<Vmstat>(new VmstatImpl<SlotMode::kWatermark>(std::move(config)));
   }
-  return absl::InvalidArgumentError("vmstat: unknown strategy");
+  return absl::InvalidArgumentError(absl::StrCat("vmstat: unknown strategy ", static_cast<int>(config.strategy)));
 }
 
 }  // namespace isolation::vmstat

@@ -93,6 +93,7 @@ bool VmstatHooks::ParkIfStarved(int cpu, WorkFn retry) {
 }
 
 void VmstatHooks::SetNeverYields(int cpu, bool on) {
+  if (cpu < 0 || cpu >= vm_.num_cpus()) return;  // no such CPU (documented no-op)
   never_yields_[static_cast<size_t>(cpu)].store(on, std::memory_order_relaxed);
   if (on || driver_ == nullptr) return;
   std::vector<WorkFn> items;

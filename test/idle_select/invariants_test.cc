@@ -81,7 +81,9 @@ TEST_P(IdleSelectInvariants, I3_Affinity_I6_Totality) {
     const int n = st->num_cpus();
     for (int i = 0; i < 2000; ++i) {
       RandomStep(*st, rng);
-      if (i % 5 == 0) st->SetBudget(static_cast<int>(rng() % 4), static_cast<int>(rng() % 17));
+      if (i % 5 == 0) {
+        EXPECT_TRUE(st->SetBudget(static_cast<int>(rng() % 4), static_cast<int>(rng() % 17)).ok());
+      }
       if (i % 3 != 0) continue;
       CpuMask aff = RandomAffinity(n, rng);
       WakeTask t{.prev_cpu = static_cast<int>(rng() % static_cast<uint64_t>(n)),
@@ -144,7 +146,7 @@ TEST_P(IdleSelectInvariants, I8_ProbesWithinBudget) {
     for (int i = 0; i < 3000; ++i) {
       RandomStep(*st, rng);
       const int budget = static_cast<int>(rng() % 65);
-      st->SetBudget(0, budget);
+      EXPECT_TRUE(st->SetBudget(0, budget).ok());
       int limit = v() == Variant::kV3 ? st->options().v3_max_probes : budget;
       if (HasV1ScanFloor(v())) limit = std::max(budget, st->options().v1_min_nr - 1);
       WakeTask t{.prev_cpu = static_cast<int>(rng() % 64)};
@@ -162,7 +164,7 @@ TEST_P(IdleSelectInvariants, I8_ProbesWithinBudget) {
     st->TickStop(8);  // V1-tickstop publishes the bits at tick stop
     st->TickStop(9);
     st->llc(0).has_idle_cores.store(1);
-    st->SetBudget(0, 0);
+    EXPECT_TRUE(st->SetBudget(0, 0).ok());
     auto sel = MakeSelector(*st);
     WakeTask t{.prev_cpu = 0};
     Selection s = sel->Select(t, {.target = 0});
@@ -196,7 +198,7 @@ TEST_P(IdleSelectInvariants, I8_BudgetZeroV1KeepsSisPropFloor) {
       MakeIdle(*st, c);
       st->TickStop(c);
     }
-    st->UpdateIdleCpuScan(0, int64_t{61} * kSchedCapacityScale);
+    EXPECT_TRUE(st->UpdateIdleCpuScan(0, int64_t{61} * kSchedCapacityScale).ok());
     ASSERT_EQ(st->llc(0).nr_idle_scan.load(), 0);
     auto sel = MakeSelector(*st);
     WakeTask t{.prev_cpu = 5};
@@ -230,7 +232,7 @@ TEST_P(IdleSelectInvariants, I9_IdleCoreHintClearedAfterFailedScan) {
   for (int c = 0; c < 16; ++c) st->Tick(c);
   MakeIdle(*st, 5);  // half-idle core only
   st->llc(0).has_idle_cores.store(1);
-  st->SetBudget(0, 16);
+  EXPECT_TRUE(st->SetBudget(0, 16).ok());
   auto sel = MakeSelector(*st);
   WakeTask t{.prev_cpu = 0};
   Selection s = sel->Select(t, {.target = 0});
@@ -256,7 +258,7 @@ TEST_P(IdleSelectInvariants, I1_SubsetQuiescent) {
         for (int c = 0; c < st->num_cpus(); ++c) {
           if (rng() % 4 == 0) iso.Set(c);
         }
-        st->Rebuild(iso);
+        EXPECT_TRUE(st->Rebuild(iso).ok());
       }
       if (i % 4 == 0) {
         WakeTask t{.prev_cpu = static_cast<int>(rng() % 32)};
@@ -275,7 +277,7 @@ TEST_P(IdleSelectInvariants, I2_IsolatedOnlyAsTarget) {
   auto st = MustCreate(IdleTopology::Uniform(2, 8, 2), OptionsFor(v()));
   CpuMask iso(32);
   for (int c : {1, 5, 6, 7, 20, 21, 30}) iso.Set(c);
-  st->Rebuild(iso);
+  EXPECT_TRUE(st->Rebuild(iso).ok());
   auto sel = MakeSelector(*st);
   for (int i = 0; i < 5000; ++i) {
     RandomStep(*st, rng);
@@ -353,7 +355,7 @@ TEST_P(IdleSelectInvariants, I12_WriteEconomy) {
     st->TickStop(2);
   }
   EXPECT_EQ(st->TotalSharedWrites(), after_idle) << "idle re-entries";
-  for (int i = 0; i < 100; ++i) st->UpdateIdleCpuScan(0, 5000);
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(st->UpdateIdleCpuScan(0, 5000).ok());
   EXPECT_LE(st->llc(0).budget_stores.load(), 1);
 }
 
@@ -363,7 +365,7 @@ TEST_P(IdleSelectInvariants, I13_NoWritesWithoutDomain) {
   if (IsScxVariant(v())) GTEST_SKIP() << "scx masks ignore domains (spec 3.8); covered by S7_IsolationScx";
   CpuMask iso(8);
   iso.Set(5);
-  st->Rebuild(iso);
+  EXPECT_TRUE(st->Rebuild(iso).ok());
   const int64_t before = st->TotalSharedWrites();
   for (int i = 0; i < 50; ++i) {
     MakeBusy(*st, 5);

@@ -57,7 +57,7 @@ TEST(IdleSelectScenarios, S1_BudgetGolden) {
 
   // Stored only on change: 100 identical updates -> 1 store.
   auto st = MustCreate(IdleTopology::Uniform(1, 16), OptionsFor(Variant::kV0));
-  for (int i = 0; i < 100; ++i) st->UpdateIdleCpuScan(0, 16 * 1024 * 50 / 100);
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(st->UpdateIdleCpuScan(0, 16 * 1024 * 50 / 100).ok());
   EXPECT_EQ(st->llc(0).budget_stores.load(), 1);
   EXPECT_EQ(st->llc(0).nr_idle_scan.load(), SisUtilBudget(16 * 1024 * 50 / 100, 16));
 }
@@ -75,7 +75,7 @@ std::unique_ptr<IdleState> Llc16(Variant v, std::vector<int> idle) {
 // ---------------------------------------------------------------------------
 TEST(IdleSelectScenarios, S2_ScanOrder) {
   auto st = Llc16(Variant::kV0, {3, 12});
-  st->SetBudget(0, 16);
+  EXPECT_TRUE(st->SetBudget(0, 16).ok());
   auto sel = MakeSelector(*st);
   WakeTask t{.prev_cpu = 9};
   Selection s = sel->Select(t, {.target = 9});
@@ -97,7 +97,7 @@ TEST(IdleSelectScenarios, S2_ScanOrder) {
 
 TEST(IdleSelectScenarios, S3_BudgetCut) {
   auto st = Llc16(Variant::kV0, {3, 12});
-  st->SetBudget(0, 2);
+  EXPECT_TRUE(st->SetBudget(0, 2).ok());
   auto sel = MakeSelector(*st);
   WakeTask t{.prev_cpu = 0};
   Selection s = sel->Select(t, {.target = 0});
@@ -118,7 +118,7 @@ TEST(IdleSelectScenarios, S4_BudgetZeroWithHint) {
   MakeIdle(*st, 10);
   MakeIdle(*st, 11);
   st->llc(0).has_idle_cores.store(1);
-  st->SetBudget(0, 0);
+  EXPECT_TRUE(st->SetBudget(0, 0).ok());
   auto sel = MakeSelector(*st);
   WakeTask t{.prev_cpu = 0};
   Selection s = sel->Select(t, {.target = 0});
@@ -134,7 +134,7 @@ TEST(IdleSelectScenarios, S5_IdleCoreMode) {
   MakeIdle(*st, 11);
   MakeIdle(*st, 4);   // core 2 half idle
   EXPECT_EQ(st->llc(0).has_idle_cores.load(), 1) << "__update_idle_core sets the hint";
-  st->SetBudget(0, 1);
+  EXPECT_TRUE(st->SetBudget(0, 1).ok());
   auto sel = MakeSelector(*st);
   WakeTask t{.prev_cpu = 0};
   Selection s = sel->Select(t, {.target = 0});
@@ -154,7 +154,7 @@ TEST(IdleSelectScenarios, S6_IdleSiblingOfPrev) {
   auto st = Smt16(Variant::kV0);
   MakeIdle(*st, 7);  // sibling of prev 6
   st->llc(0).has_idle_cores.store(0);
-  st->SetBudget(0, 0);  // so only select_idle_smt can find it
+  EXPECT_TRUE(st->SetBudget(0, 0).ok());  // so only select_idle_smt can find it
   auto sel = MakeSelector(*st);
   WakeTask t{.prev_cpu = 6};
   Selection s = sel->Select(t, {.target = 0});
@@ -164,7 +164,7 @@ TEST(IdleSelectScenarios, S6_IdleSiblingOfPrev) {
   // The sibling is domain-isolated: skipped.
   CpuMask iso(16);
   iso.Set(7);
-  st->Rebuild(iso);
+  EXPECT_TRUE(st->Rebuild(iso).ok());
   t = {.prev_cpu = 6};
   s = sel->Select(t, {.target = 0});
   EXPECT_NE(s.cpu, 7);
@@ -296,7 +296,7 @@ TEST(IdleSelectScenarios, S10_V1RebuildStaleness) {
     auto st = MustCreate(IdleTopology::Uniform(1, 16), o);
     MakeBusySettled(*st, 6);
     EXPECT_FALSE(st->llc(0).idle_cpus.Test(6));
-    st->Rebuild(CpuMask(16));
+    EXPECT_TRUE(st->Rebuild(CpuMask(16)).ok());
     EXPECT_TRUE(st->llc(0).idle_cpus.Test(6)) << "rebuild re-initialises the mask to the span";
     for (int i = 0; i < 5; ++i) st->Tick(6);
     EXPECT_EQ(st->llc(0).idle_cpus.Test(6), !fix) << (fix ? "fix: the tick clears it"

@@ -34,7 +34,7 @@ inline void MakeBusySettled(IdleState& st, int cpu) {
   st.Tick(cpu);
 }
 
-inline std::unique_ptr<IdleState> MustCreate(IdleTopology topo, Options opt) {
+inline std::unique_ptr<IdleState> MustCreate(absl::StatusOr<IdleTopology> topo, Options opt) {
   auto st = IdleState::Create(std::move(topo), opt);
   EXPECT_TRUE(st.ok()) << st.status();
   return st.ok() ? std::move(*st) : nullptr;

@@ -94,7 +94,7 @@ TEST_P(MmCidForkTest, S10_FailedForkRollsBackUsersAndId) {
   const auto v = Violations(*m, true);
   ASSERT_TRUE(v.empty()) << "S10 after re-fork: " << v.front();
   // An exited task cannot be rolled back either.
-  m->Exit(4, 4, now);
+  EXPECT_TRUE(m->Exit(4, 4, now).ok());
   m->ContextSwitch(4, 4, kNoTask, now);
   EXPECT_EQ(m->ForkFailed(4, now).code(), absl::StatusCode::kFailedPrecondition);
 }
@@ -129,7 +129,7 @@ TEST_P(MmCidForkTest, S10_VforkSharerCountedAsUser) {
   EXPECT_FALSE(m->ForkVm(0, 5, mm + 7, CpuMask::Full(p), now).ok()) << "unknown mm";
   // The vfork child exits (or execs): users drop, its ID is released.
   now += kNsPerMs;
-  m->Exit(3, 3, now);
+  EXPECT_TRUE(m->Exit(3, 3, now).ok());
   m->ContextSwitch(3, 3, kNoTask, now);
   EXPECT_EQ(m->MmUsers(mm), 3);
   EXPECT_EQ(m->CidmaskWeight(mm), 3);

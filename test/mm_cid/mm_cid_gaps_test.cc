@@ -179,7 +179,7 @@ TEST_P(MmCidGapsAllTest, S13_NeverPreemptedThreadKeepsHighId) {
   const int64_t scans_before = m->Stats().scans;
   for (int k = 0; k < p - 1; ++k) {
     now += kNsPerMs;
-    m->Exit(k, k, now);
+    EXPECT_TRUE(m->Exit(k, k, now).ok());
     m->ContextSwitch(k, k, kNoTask, now);
   }
   const Nanos last_exit = now;
@@ -280,7 +280,7 @@ TEST_P(MmCidGapsAllTest, S10_ExecFreshMmAndRejectedForkRollsBack) {
   // de_thread(): the other threads exit.
   for (int k : {0, 1, 3}) {
     now += kNsPerMs;
-    m->Exit(k, k, now);
+    EXPECT_TRUE(m->Exit(k, k, now).ok());
     m->ContextSwitch(k, k, kNoTask, now);
   }
   EXPECT_EQ(m->MmUsers(old_mm), 0);

@@ -172,7 +172,7 @@ struct RandomModel {
       if (cur == kNoTask) return;
       SwitchOut(cpu);
       tasks[static_cast<size_t>(cur)].pending = -1;
-      m->Exit(cpu, cur, now);
+      EXPECT_TRUE(m->Exit(cpu, cur, now).ok());
       EXPECT_EQ(m->TaskCid(cur), -1) << "I15";
       tasks[static_cast<size_t>(cur)].alive = false;
       m->ContextSwitch(cpu, cur, kNoTask, now);
@@ -193,7 +193,7 @@ struct RandomModel {
       TaskId t = q[static_cast<size_t>(Rand(static_cast<int>(q.size())))];
       T& task = tasks[static_cast<size_t>(t)];
       task.affinity = RandomAffinity();
-      m->SetAffinity(t, task.affinity, now);
+      EXPECT_TRUE(m->SetAffinity(t, task.affinity, now).ok());
       if (!task.affinity.Test(task.cpu)) {
         const int to = task.affinity.First();
         m->Migrate(t, task.cpu, to, now);
@@ -289,7 +289,7 @@ int32_t RunCompaction(const MmCidConfig& c, int n, int polls = 10) {
     for (int k = 0; k < n; ++k) m->ContextSwitch(k, kNoTask, k, now + 1);
   }
   for (int k = 1; k < n; ++k) {
-    m->Exit(k, k, now);
+    EXPECT_TRUE(m->Exit(k, k, now).ok());
     m->ContextSwitch(k, k, kNoTask, now);
   }
   m->ContextSwitch(0, 0, kNoTask, now);
@@ -372,7 +372,7 @@ TEST_P(MmCidVariantTest, S5_ShrinkAndRegrow) {
   for (int k = 0; k < p; ++k) ASSERT_TRUE(m->Fork(kNoTask, k, mm, CpuMask::Of(p, k), now).ok());
   for (int k = p - 1; k >= 0; --k) m->ContextSwitch(k, kNoTask, k, now);
   for (int k = 4; k < p; ++k) {
-    m->Exit(k, k, now);
+    EXPECT_TRUE(m->Exit(k, k, now).ok());
     m->ContextSwitch(k, k, kNoTask, now);
   }
   // Survivors on CPUs 0-3 (IDs 15..12) keep running with ticks, switching
@@ -522,7 +522,7 @@ TEST(MmCidOwner619, I12_ModeThresholds) {
   ExpectNoViolations(*m, true, "per-CPU steady state");
   for (int t = 11; t >= 5; --t) {
     m->ContextSwitch(t % 8, kNoTask, t, ++now);
-    m->Exit(t % 8, t, now);
+    EXPECT_TRUE(m->Exit(t % 8, t, now).ok());
     m->ContextSwitch(t % 8, t, kNoTask, ++now);
     ExpectNoViolations(*m, true, "exit " + std::to_string(t));
     // users = t after this exit: still per-CPU at 6 users, per-task at 5.
@@ -649,7 +649,7 @@ TEST(MmCidOwner619, S7_ThreadPoolChurn_BothModeChanges) {
       const int cpu = 1 + static_cast<int>(rng() % (p - 1));
       m->Migrate(t, 0, cpu, now);
       m->ContextSwitch(cpu, kNoTask, t, ++now);
-      m->Exit(cpu, t, now);
+      EXPECT_TRUE(m->Exit(cpu, t, now).ok());
       m->ContextSwitch(cpu, t, kNoTask, ++now);
       ExpectNoViolations(*m, true, "exit");
     }

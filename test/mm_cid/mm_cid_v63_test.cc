@@ -126,7 +126,7 @@ TEST(MmCidV63, ExitAndExecHooks_I15) {
   ASSERT_EQ(m->CidmaskWeight(a), 3);
   int64_t locks = m->Stats().mm_lock_acquisitions;
   // Exit of the running task 1: its ID is put at once, under the lock.
-  m->Exit(1, 1, 2);
+  EXPECT_TRUE(m->Exit(1, 1, 2).ok());
   EXPECT_EQ(m->TaskCid(1), -1) << "I15";
   EXPECT_FALSE(m->TaskActive(1));
   EXPECT_EQ(m->CidmaskWeight(a), 2);
@@ -137,7 +137,7 @@ TEST(MmCidV63, ExitAndExecHooks_I15) {
   // Exit of a task that does not run (it holds no ID): no lock.
   m->ContextSwitch(2, 2, kNoTask, 4);
   locks = m->Stats().mm_lock_acquisitions;
-  m->Exit(2, 2, 5);
+  EXPECT_TRUE(m->Exit(2, 2, 5).ok());
   EXPECT_EQ(m->Stats().mm_lock_acquisitions, locks);
   // Exec of the running task 0: put in the old mm, get in the new one.
   auto nmm = m->Exec(0, 0, CpuMask::Full(4), 6);
@@ -247,7 +247,7 @@ TEST(MmCidV63, RandomSchedules_LockRoundTripsMatchCrossMmSwitches) {
       } else if (ev < 94) {  // exit the current task (it holds an ID)
         if (cur == kNoTask) continue;
         ASSERT_GE(m->TaskCid(cur), 0);
-        m->Exit(cpu, cur, now);
+        EXPECT_TRUE(m->Exit(cpu, cur, now).ok());
         expected_locks += 1;
         ASSERT_EQ(m->TaskCid(cur), -1) << "I15";
         tasks[static_cast<size_t>(cur)].alive = false;

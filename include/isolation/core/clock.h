@@ -19,13 +19,26 @@
 #include <ctime>
 #include <limits>
 
+#include "isolation/core/contract.h"
+
 namespace isolation {
 
 using Nanos = int64_t;
-inline constexpr Nanos kNanosMax = std::numeric_limits<int64_t>::max();  // KTIME_MAX
+// KTIME_MAX.  As a time it means "never" (a timer that never expires, a
+// Step::Sleep that never ends); virtual clocks saturate at it rather than
+// overflow (SaturatingAdd).
+inline constexpr Nanos kNanosMax = std::numeric_limits<int64_t>::max();
 inline constexpr Nanos kNsPerUs = 1'000;
 inline constexpr Nanos kNsPerMs = 1'000'000;
 inline constexpr Nanos kNsPerSec = 1'000'000'000;
+
+// a + b clamped to [INT64_MIN, kNanosMax] (ktime_add_safe()): a time plus a
+// delay of kNanosMax stays kNanosMax ("never") instead of wrapping negative.
+constexpr Nanos SaturatingAdd(Nanos a, Nanos b) {
+  Nanos r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? kNanosMax : std::numeric_limits<int64_t>::min();
+  return r;
+}
 
 // CLOCK_MONOTONIC in nanoseconds (vDSO; no syscall on x86-64 and arm64).
 inline Nanos MonotonicNanos() {
@@ -50,9 +63,18 @@ inline uint64_t CycleCounter() {
 #endif
 }
 
-// Jiffies for a given time and HZ (time 0 = jiffy 0).
-inline int64_t NanosToJiffies(Nanos t, int hz) { return t / (kNsPerSec / hz); }
-inline Nanos JiffiesToNanos(int64_t j, int hz) { return j * (kNsPerSec / hz); }
+// Jiffies for a given time and HZ (time 0 = jiffy 0).  REQUIRES: 1 <= hz <=
+// kNsPerSec (contract-checked); JiffiesToNanos saturates at kNanosMax.
+inline int64_t NanosToJiffies(Nanos t, int hz) {
+  ISOLATION_CONTRACT(hz >= 1 && hz <= kNsPerSec, "hz %d outside [1, %d]", hz, kNsPerSec);
+  return t / (kNsPerSec / hz);
+}
+inline Nanos JiffiesToNanos(int64_t j, int hz) {
+  ISOLATION_CONTRACT(hz >= 1 && hz <= kNsPerSec, "hz %d outside [1, %d]", hz, kNsPerSec);
+  Nanos r = 0;
+  if (__builtin_mul_overflow(j, kNsPerSec / hz, &r)) return j > 0 ? kNanosMax : std::numeric_limits<int64_t>::min();
+  return r;
+}
 
 }  // namespace isolation
 

@@ -29,6 +29,11 @@
 //
 // Allocation: constructors and the parsers allocate; every other member
 // function (including all searches and in-place set algebra) does not.
+//
+// Contracts: the REQUIRES below (bit in range, search start >= -1, equal
+// sizes for set algebra) are the kernel's cpumask contract; they are checked
+// with ISOLATION_CONTRACT (contract.h) where checks are on, unchecked in
+// Release builds.  Outside input goes through Parse(), which validates.
 
 #ifndef ISOLATION_CPUMASK_H_
 #define ISOLATION_CPUMASK_H_
@@ -44,6 +49,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "isolation/core/contract.h"
 
 namespace isolation {
 
@@ -66,8 +72,8 @@ class CpuMask {
   // An empty mask of zero bits; assign or construct with a size before use.
   CpuMask() = default;
   // REQUIRES: 0 <= nbits <= kMaxCpus (use Parse() for outside input).
-  explicit CpuMask(int nbits)
-      : nbits_(nbits), words_(static_cast<size_t>(cpumask_internal::WordsFor(nbits)), 0) {}
+  // Without contract checks a size outside the range is clamped into it.
+  explicit CpuMask(int nbits) : nbits_(CheckedBits(nbits)), words_(static_cast<size_t>(cpumask_internal::WordsFor(nbits_)), 0) {}
 
   static CpuMask Full(int nbits) {
     CpuMask m(nbits);
@@ -77,10 +83,12 @@ class CpuMask {
   // Bits [first, last] set. REQUIRES: 0 <= first <= last < nbits.
   static CpuMask Range(int nbits, int first, int last) {
     CpuMask m(nbits);
+    ISOLATION_CONTRACT(first >= 0 && first <= last && last < m.nbits_, "CpuMask::Range [%d, %d] of %d bits", first,
+                       last, nbits);
     for (int c = first; c <= last; ++c) m.Set(c);
     return m;
   }
-  // A mask with exactly `cpu` set.
+  // A mask with exactly `cpu` set.  REQUIRES: 0 <= cpu < nbits.
   static CpuMask Of(int nbits, int cpu) {
     CpuMask m(nbits);
     m.Set(cpu);
@@ -110,10 +118,23 @@ class CpuMask {
   std::span<const uint64_t> words() const { return words_; }
   std::span<uint64_t> mutable_words() { return words_; }
 
-  void Set(int cpu) { words_[Word(cpu)] |= Bit(cpu); }
-  void Clear(int cpu) { words_[Word(cpu)] &= ~Bit(cpu); }
+  // REQUIRES for the single-bit operations: 0 <= cpu < nbits().
+  void Set(int cpu) {
+    CheckBit(cpu);
+    words_[Word(cpu)] |= Bit(cpu);
+  }
+  void Clear(int cpu) {
+    CheckBit(cpu);
+    words_[Word(cpu)] &= ~Bit(cpu);
+  }
   void Assign(int cpu, bool value) { value ? Set(cpu) : Clear(cpu); }
-  bool Test(int cpu) const { return (words_[Word(cpu)] & Bit(cpu)) != 0; }
+  bool Test(int cpu) const {
+    CheckBit(cpu);
+    return (words_[Word(cpu)] & Bit(cpu)) != 0;
+  }
+  // Test() that accepts any int: false outside [0, nbits()).  For observers
+  // that take a CPU number from outside.
+  bool TestInRange(int cpu) const { return cpu >= 0 && cpu < nbits_ && Test(cpu); }
   // Non-atomic test-and-modify (kernel __cpumask_test_and_set_cpu style).
   bool TestAndSet(int cpu) {
     const bool old = Test(cpu);
@@ -136,7 +157,9 @@ class CpuMask {
   // First set bit, or >= nbits() if none (cpumask_first).
   int First() const { return Next(-1); }
   // First set bit strictly after `n` (n may be -1), or >= nbits() (cpumask_next).
+  // REQUIRES for every search: n >= -1.
   int Next(int n) const {
+    CheckStart(n);
     int start = n + 1;
     if (start >= nbits_) return nbits_;
     size_t w = static_cast<size_t>(start / cpumask_internal::kWordBits);
@@ -158,6 +181,7 @@ class CpuMask {
   }
   // First bit set in both this and `other` strictly after `n` (cpumask_next_and).
   int NextAnd(int n, const CpuMask& other) const {
+    CheckStart(n);
     int start = n + 1;
     const int limit = nbits_ < other.nbits_ ? nbits_ : other.nbits_;
     if (start >= limit) return nbits_;
@@ -177,6 +201,7 @@ class CpuMask {
   int FirstAnd(const CpuMask& other) const { return NextAnd(-1, other); }
   // First clear bit strictly after `n`, or >= nbits() (find_next_zero_bit).
   int NextZero(int n) const {
+    CheckStart(n);
     int start = n + 1;
     if (start >= nbits_) return nbits_;
     size_t w = static_cast<size_t>(start / cpumask_internal::kWordBits);
@@ -220,18 +245,22 @@ class CpuMask {
 
   // In-place set algebra; `other` must have the same nbits() (REQUIRES).
   CpuMask& And(const CpuMask& other) {
+    CheckSameSize(other);
     for (size_t i = 0; i < words_.size(); ++i) words_[i] &= other.words_[i];
     return *this;
   }
   CpuMask& Or(const CpuMask& other) {
+    CheckSameSize(other);
     for (size_t i = 0; i < words_.size(); ++i) words_[i] |= other.words_[i];
     return *this;
   }
   CpuMask& AndNot(const CpuMask& other) {
+    CheckSameSize(other);
     for (size_t i = 0; i < words_.size(); ++i) words_[i] &= ~other.words_[i];
     return *this;
   }
   CpuMask& Xor(const CpuMask& other) {
+    CheckSameSize(other);
     for (size_t i = 0; i < words_.size(); ++i) words_[i] ^= other.words_[i];
     return *this;
   }
@@ -242,6 +271,7 @@ class CpuMask {
   }
   // Copy `other`'s bits into this mask of the same size, without allocating.
   void CopyFrom(const CpuMask& other) {
+    CheckSameSize(other);
     for (size_t i = 0; i < words_.size(); ++i) words_[i] = other.words_[i];
   }
   friend CpuMask operator&(CpuMask a, const CpuMask& b) { return std::move(a.And(b)); }
@@ -253,18 +283,21 @@ class CpuMask {
   }
   friend bool operator==(const CpuMask& a, const CpuMask& b) { return a.Equal(b); }
   bool IsSubsetOf(const CpuMask& other) const {
+    CheckSameSize(other);
     for (size_t i = 0; i < words_.size(); ++i) {
       if ((words_[i] & ~other.words_[i]) != 0) return false;
     }
     return true;
   }
   bool Intersects(const CpuMask& other) const {
+    CheckSameSize(other);
     for (size_t i = 0; i < words_.size(); ++i) {
       if ((words_[i] & other.words_[i]) != 0) return true;
     }
     return false;
   }
   int WeightAnd(const CpuMask& other) const {
+    CheckSameSize(other);
     int n = 0;
     for (size_t i = 0; i < words_.size(); ++i) n += std::popcount(words_[i] & other.words_[i]);
     return n;
@@ -311,6 +344,17 @@ class CpuMask {
   Iterator end() const { return Iterator(this, nbits_); }
 
  private:
+  static int CheckedBits(int nbits) {
+    ISOLATION_CONTRACT(nbits >= 0 && nbits <= kMaxCpus, "CpuMask of %d bits, outside [0, %d]", nbits, kMaxCpus);
+    return nbits < 0 ? 0 : (nbits > kMaxCpus ? kMaxCpus : nbits);
+  }
+  void CheckBit(int cpu) const {
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < nbits_, "cpu %d outside the mask's [0, %d)", cpu, nbits_);
+  }
+  void CheckStart(int n) const { ISOLATION_CONTRACT(n >= -1, "search start %d < -1", n); }
+  void CheckSameSize(const CpuMask& other) const {
+    ISOLATION_CONTRACT(other.nbits_ == nbits_, "masks of %d and %d bits", nbits_, other.nbits_);
+  }
   static size_t Word(int cpu) { return static_cast<size_t>(cpu) / cpumask_internal::kWordBits; }
   static uint64_t Bit(int cpu) { return uint64_t{1} << (cpu % cpumask_internal::kWordBits); }
   void TrimLastWord() {
@@ -352,7 +396,13 @@ class AtomicCpuMask {
   AtomicCpuMask& operator=(const AtomicCpuMask&) = delete;
 
   // Re-sizes and clears; not concurrent-safe.
+  // REQUIRES: 0 <= nbits <= kMaxCpus (clamped without contract checks), and
+  // for the bit operations below 0 <= cpu < nbits(), searches n >= -1, masks
+  // of the same size; checked as CpuMask's are.
   void Reset(int nbits) {
+    ISOLATION_CONTRACT(nbits >= 0 && nbits <= kMaxCpus, "AtomicCpuMask of %d bits, outside [0, %d]", nbits,
+                       kMaxCpus);
+    nbits = nbits < 0 ? 0 : (nbits > kMaxCpus ? kMaxCpus : nbits);
     nbits_ = nbits;
     nwords_ = cpumask_internal::WordsFor(nbits);
     const size_t n = nwords_ == 0 ? 1 : static_cast<size_t>(nwords_);
@@ -362,18 +412,23 @@ class AtomicCpuMask {
   int nbits() const { return nbits_; }
 
   void Set(int cpu, std::memory_order mo = std::memory_order_relaxed) {
+    CheckBit(cpu);
     word(cpu / 64).fetch_or(Bit(cpu), mo);
   }
   void Clear(int cpu, std::memory_order mo = std::memory_order_relaxed) {
+    CheckBit(cpu);
     word(cpu / 64).fetch_and(~Bit(cpu), mo);
   }
   bool Test(int cpu, std::memory_order mo = std::memory_order_relaxed) const {
+    CheckBit(cpu);
     return (word(cpu / 64).load(mo) & Bit(cpu)) != 0;
   }
   bool TestAndSet(int cpu, std::memory_order mo = std::memory_order_seq_cst) {
+    CheckBit(cpu);
     return (word(cpu / 64).fetch_or(Bit(cpu), mo) & Bit(cpu)) != 0;
   }
   bool TestAndClear(int cpu, std::memory_order mo = std::memory_order_seq_cst) {
+    CheckBit(cpu);
     return (word(cpu / 64).fetch_and(~Bit(cpu), mo) & Bit(cpu)) != 0;
   }
   uint64_t LoadWord(int w, std::memory_order mo = std::memory_order_relaxed) const {
@@ -382,6 +437,7 @@ class AtomicCpuMask {
   int nwords() const { return nwords_; }
 
   int Next(int n, std::memory_order mo = std::memory_order_relaxed) const {
+    ISOLATION_CONTRACT(n >= -1, "search start %d < -1", n);
     int start = n + 1;
     if (start >= nbits_) return nbits_;
     int w = start / 64;
@@ -397,6 +453,7 @@ class AtomicCpuMask {
   }
   int First() const { return Next(-1); }
   int NextZero(int n) const {
+    ISOLATION_CONTRACT(n >= -1, "search start %d < -1", n);
     int start = n + 1;
     if (start >= nbits_) return nbits_;
     int w = start / 64;
@@ -413,6 +470,8 @@ class AtomicCpuMask {
   int FirstZero() const { return NextZero(-1); }
   // First bit set in both this mask and `other` after n.
   int NextAnd(int n, const CpuMask& other) const {
+    ISOLATION_CONTRACT(n >= -1 && other.nbits() == nbits_, "search start %d, masks of %d and %d bits", n, nbits_,
+                       other.nbits());
     int start = n + 1;
     if (start >= nbits_) return nbits_;
     int w = start / 64;
@@ -441,6 +500,7 @@ class AtomicCpuMask {
   }
   // Word-by-word copy into `out` (same nbits); not a consistent snapshot.
   void SnapshotInto(CpuMask& out) const {
+    ISOLATION_CONTRACT(out.nbits() == nbits_, "masks of %d and %d bits", nbits_, out.nbits());
     auto w = out.mutable_words();
     for (int i = 0; i < nwords_; ++i) w[static_cast<size_t>(i)] = word(i).load(std::memory_order_relaxed);
   }
@@ -451,6 +511,7 @@ class AtomicCpuMask {
   }
   // Word-by-word relaxed store of `m` (same nbits).
   void Store(const CpuMask& m) {
+    ISOLATION_CONTRACT(m.nbits() == nbits_, "masks of %d and %d bits", nbits_, m.nbits());
     const auto w = m.words();
     for (int i = 0; i < nwords_; ++i) word(i).store(w[static_cast<size_t>(i)], std::memory_order_relaxed);
   }
@@ -459,6 +520,9 @@ class AtomicCpuMask {
   }
 
  private:
+  void CheckBit(int cpu) const {
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < nbits_, "cpu %d outside the mask's [0, %d)", cpu, nbits_);
+  }
   static constexpr int kWordsPerLine = 8;
   struct alignas(64) Line {
     std::atomic<uint64_t> w[kWordsPerLine];

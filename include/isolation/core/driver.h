@@ -96,9 +96,13 @@ struct Step {
   Nanos ns = 0;
   // Run in user mode for `ns` (simulator: advance virtual time, possibly
   // interrupted by ticks/work/timers; real driver: busy-spin, in slices that
-  // let the CPU thread handle pending events).  Run(0) = return immediately.
+  // let the CPU thread handle pending events).  Run(0) (or negative) =
+  // return immediately.  Run(kNanosMax) runs forever: the task never asks
+  // for another step (clocks saturate at kNanosMax, they do not wrap).
   static Step Run(Nanos ns) { return {Kind::kRun, ns}; }
-  // Sleep `ns`, then wake up (placement through Hooks::SelectTaskCpu).
+  // Sleep `ns` (negative = 0), then wake up (placement through
+  // Hooks::SelectTaskCpu).  Sleep(kNanosMax) never wakes (Wake() does not
+  // end a sleep; use Block() for a sleep another task ends).
   static Step Sleep(Nanos ns) { return {Kind::kSleep, ns}; }
   // Sleep until another context calls Wake() for this task.
   static Step Block() { return {Kind::kBlock, 0}; }
@@ -238,12 +242,16 @@ class Driver {
   // runnable is remembered and makes its next Step::Block() return at once
   // (no lost wakeup between "check condition" and Block, like
   // set_current_state() + try_to_wake_up()); a sleeping or exited task is
-  // unaffected.
+  // unaffected.  An unknown task is ignored; a waker_cpu outside
+  // [-1, num_cpus()) is passed to the hooks as -1 (a remote wakeup).
   virtual void Wake(TaskId task, int waker_cpu) = 0;
   virtual absl::Status SetAffinity(TaskId task, const CpuMask& mask) = 0;
   virtual int TaskCpu(TaskId task) const = 0;
   virtual int TaskGroup(TaskId task) const = 0;
-  // Racy outside the CPU's own context on the real driver (like rq->curr).
+  // Observers: an unknown task gives -1 (TaskCpu, TaskGroup); a CPU outside
+  // [0, num_cpus()) kIdleTask / 0 / false / periodic / true (TickStopped) /
+  // zero stats.  Racy outside the CPU's own context on the real driver (like
+  // rq->curr).
   virtual TaskId CurrentTask(int cpu) const = 0;
   virtual int NumRunnable(int cpu) const = 0;
   virtual bool IsIdle(int cpu) const = 0;
@@ -253,7 +261,9 @@ class Driver {
   // when queued, or goes down before the item runs, both drivers run it on an
   // online housekeeping (HK_TYPE_WQ) CPU instead: `fn` must check that
   // CpuContext::cpu() is the CPU it queued for before acting as that CPU's
-  // work (the kernel's hotplug callbacks usually cancel such work).
+  // work (the kernel's hotplug callbacks usually cancel such work).  A `cpu`
+  // outside [0, num_cpus()) is treated like an offline one; a negative delay
+  // is 0; kNanosMax means never.
   virtual void QueueWorkOn(int cpu, Nanos delay, WorkFn fn) = 0;
   // Unbound work restricted to housekeeping CPUs (HK_TYPE_WQ): runs on one of
   // them after `delay`.  Returns the chosen CPU.
@@ -261,11 +271,14 @@ class Driver {
   // A one-shot timer on `cpu` at absolute time `expires` (hrtimer); runs in
   // interrupt context.  A timer on an idle CPU wakes it.  If `cpu` is offline
   // (when armed or at expiry) it runs on an online housekeeping
-  // (HK_TYPE_TIMER) CPU, as hrtimers migrate at CPU-down time.
+  // (HK_TYPE_TIMER) CPU, as hrtimers migrate at CPU-down time (also for a
+  // `cpu` outside [0, num_cpus())).  An expiry in the past fires at once;
+  // kNanosMax never fires.
   virtual TimerId ArmTimer(int cpu, Nanos expires, WorkFn fn) = 0;
   // True if the timer was pending and is now cancelled.
   virtual bool CancelTimer(TimerId id) = 0;
 
+  // A `cpu` outside [0, num_cpus()) is ignored.
   virtual void SetTickMode(int cpu, TickMode mode) = 0;
   virtual TickMode GetTickMode(int cpu) const = 0;
   virtual bool TickStopped(int cpu) const = 0;
@@ -276,6 +289,8 @@ class Driver {
 
   // Run the machine for `duration` of (virtual or real) time.  Returns when
   // the time has passed; tasks keep their state for a later RunFor.
+  // Errors: negative duration; a window reaching kNanosMax ("never": Now() +
+  // duration >= kNanosMax), InvalidArgument naming the value.
   virtual absl::Status RunFor(Nanos duration) = 0;
 
   virtual CpuStats Stats(int cpu) const = 0;

@@ -87,7 +87,8 @@ class Interleaver {
   ~Interleaver();
   void Add(std::string actor, std::function<void()> fn);
   // Runs the script; may be called once per Interleaver.  Errors:
-  // InvalidArgument for an unknown actor (nothing is run); NotFound for a
+  // InvalidArgument for an unknown actor, an actor name added twice or an
+  // actor without a function (nothing is run); NotFound for a
   // point never reached (the actor finished first; the script stops there);
   // FailedPrecondition for a slice of an actor that already finished, for a
   // second Run(), and for an actor left unfinished at the end (it is then run
@@ -110,7 +111,7 @@ class Interleaver {
   // at any point, or mark what did not run (the complete schedules, where
   // every actor finished inside the prefix, are all among the runs).
   // Errors: ResourceExhausted when more than `max_runs` runs would be needed,
-  // InvalidArgument when `make` adds no actor.
+  // InvalidArgument when `make` adds no actor or `make` / `check` is empty.
   static absl::StatusOr<int> Explore(const std::function<void(Interleaver&)>& make,
                                      const std::function<void(const std::vector<std::string>& log)>& check,
                                      int max_runs = 20000);

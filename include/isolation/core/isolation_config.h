@@ -54,6 +54,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "isolation/core/contract.h"
 #include "isolation/core/cpumask.h"
 #include "isolation/core/topology.h"
 
@@ -129,10 +130,14 @@ class IsolationConfig {
   absl::Status SetCpusetIsolated(const CpuMask& isolated);
   const CpuMask& cpuset_isolated() const { return cpuset_isolated_; }
 
+  // REQUIRES: `type` is one of the enumerators (contract-checked).
   const CpuMask& housekeeping(HousekeepingType type) const {
+    ISOLATION_CONTRACT(static_cast<unsigned>(type) < kNumHousekeepingTypes, "housekeeping type %d",
+                       static_cast<int>(type));
     return housekeeping_[static_cast<size_t>(type)];
   }
-  bool IsHousekeeping(int cpu, HousekeepingType type) const { return housekeeping(type).Test(cpu); }
+  // false for a CPU outside [0, num_cpus()).
+  bool IsHousekeeping(int cpu, HousekeepingType type) const { return housekeeping(type).TestInRange(cpu); }
   // CPUs removed from the domain by isolcpus (boot-time; not cpuset).
   const CpuMask& isolcpus_domain() const { return isolcpus_domain_; }
   // CPUs given in nohz_full= (or isolcpus=nohz).
@@ -141,7 +146,8 @@ class IsolationConfig {
   // Domain-isolated at boot or in a cpuset isolated partition.
   CpuMask DomainIsolated() const;
   // cpu_is_isolated(): not domain or not tick housekeeping, or in an isolated
-  // cpuset partition.
+  // cpuset partition.  false for a CPU outside [0, num_cpus()) (no CPU is
+  // isolated that does not exist).
   bool CpuIsIsolated(int cpu) const;
   // The nohz timekeeper (tick_do_timer_cpu) while nohz_full runs: the first
   // tick-housekeeping online CPU (the boot CPU in practice); -1 without

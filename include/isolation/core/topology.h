@@ -37,9 +37,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "isolation/core/contract.h"
 #include "isolation/core/cpumask.h"
 
 namespace isolation {
+
+// MAX_NUMNODES with the largest NODES_SHIFT (10): the bound on NUMA node ids
+// that sizing code (timer-migration hierarchy, vmstat nodes) accepts.
+inline constexpr int kMaxNumaNodes = 1024;
 
 class Topology {
  public:
@@ -75,18 +80,21 @@ class Topology {
   const CpuMask& possible() const { return possible_; }
   const CpuMask& present() const { return present_; }
   const CpuMask& online() const { return online_; }
-  bool IsOnline(int cpu) const { return online_.Test(cpu); }
+  // false for a CPU outside [0, num_cpus()) (cpu_online() of no CPU).
+  bool IsOnline(int cpu) const { return online_.TestInRange(cpu); }
 
-  // REQUIRES for the per-CPU accessors: 0 <= cpu < num_cpus().
-  int core_of(int cpu) const { return core_of_[static_cast<size_t>(cpu)]; }
-  int llc_of(int cpu) const { return llc_of_[static_cast<size_t>(cpu)]; }
-  int node_of(int cpu) const { return node_of_[static_cast<size_t>(cpu)]; }
-  int package_of(int cpu) const { return package_of_[static_cast<size_t>(cpu)]; }
+  // REQUIRES for the per-CPU and per-id accessors: 0 <= cpu < num_cpus(),
+  // ids below num_cores() / num_llcs() / num_nodes() (checked with
+  // ISOLATION_CONTRACT, contract.h).
+  int core_of(int cpu) const { return core_of_[CpuIndex(cpu)]; }
+  int llc_of(int cpu) const { return llc_of_[CpuIndex(cpu)]; }
+  int node_of(int cpu) const { return node_of_[CpuIndex(cpu)]; }
+  int package_of(int cpu) const { return package_of_[CpuIndex(cpu)]; }
   // SMT siblings of `cpu`, including `cpu` itself (cpu_smt_mask).
   const CpuMask& smt_siblings(int cpu) const { return core_masks_[static_cast<size_t>(core_of(cpu))]; }
-  const CpuMask& core_mask(int core) const { return core_masks_[static_cast<size_t>(core)]; }
-  const CpuMask& llc_mask(int llc) const { return llc_masks_[static_cast<size_t>(llc)]; }
-  const CpuMask& node_mask(int node) const { return node_masks_[static_cast<size_t>(node)]; }
+  const CpuMask& core_mask(int core) const { return core_masks_[IdIndex(core, core_masks_.size(), "core")]; }
+  const CpuMask& llc_mask(int llc) const { return llc_masks_[IdIndex(llc, llc_masks_.size(), "llc")]; }
+  const CpuMask& node_mask(int node) const { return node_masks_[IdIndex(node, node_masks_.size(), "node")]; }
   // Same LLC (cpus_share_cache).
   bool SharesCache(int a, int b) const { return llc_of(a) == llc_of(b); }
   int smt_width() const { return smt_width_; }
@@ -107,6 +115,14 @@ class Topology {
 
  private:
   Topology() = default;
+  size_t CpuIndex(int cpu) const {
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus_, "cpu %d outside the topology's [0, %d)", cpu, num_cpus_);
+    return static_cast<size_t>(cpu);
+  }
+  static size_t IdIndex(int id, size_t n, const char* what) {
+    ISOLATION_CONTRACT(id >= 0 && static_cast<size_t>(id) < n, "%s id %d outside [0, %d)", what, id, n);
+    return static_cast<size_t>(id);
+  }
 
   std::string description_;
   int num_cpus_ = 0;

@@ -37,6 +37,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,6 +48,9 @@
 namespace isolation::idle_select {
 
 struct HarnessOptions {
+  // Task ids [0, max_tasks) get per-task state.  REQUIRES: 1 <= max_tasks <=
+  // kMaxHarnessTasks (contract-checked; clamped into the range otherwise and
+  // reported by IdleSelectHooks::status()).
   int max_tasks = 1024;
   // wake_affine(): target = waker CPU (if allowed) unless prev is idle.
   bool wake_affine = true;
@@ -94,9 +98,17 @@ struct HarnessCounters {
   int64_t migrate_events = 0;
 };
 
+inline constexpr int kMaxHarnessTasks = 1 << 20;
+
 class IdleSelectHooks final : public Hooks {
  public:
   IdleSelectHooks(IdleState& state, IdleSelector& selector, HarnessOptions options = {});
+
+  // OK, or what is wrong with the setup: options.max_tasks out of range
+  // (clamped), or a driver whose CPU count differs from the state's (found
+  // at OnStart; the hooks then ignore every event and place nothing, so a
+  // mismatched machine never indexes the state out of range).
+  absl::Status status() const;
 
   // Tell the harness a task's affinity (TaskSpec.affinity) after Spawn; tasks
   // not registered may run anywhere.  Errors: id outside [0, max_tasks).
@@ -145,6 +157,10 @@ class IdleSelectHooks final : public Hooks {
   IdleSelector& selector_;
   HarnessOptions options_;
   Driver* driver_ = nullptr;
+  // false after OnStart with a driver of another size: every hook returns.
+  // Written by OnStart before any other event (driver.h), then read-only.
+  bool active_ = true;
+  std::string setup_error_;  // "" = fine; same lifetime rules as active_
   std::vector<TaskSlot> tasks_;
   std::vector<CpuSlot> cpu_slots_;
   std::vector<std::unique_ptr<std::atomic<Nanos>>> llc_last_update_;

@@ -49,6 +49,14 @@
 //     and the periodic load balance: Rebuild must not run concurrently with
 //     anything; UpdateIdleCpuScan may run concurrently with Select.
 //
+// Contracts and errors (docs/core.md, "Contracts and errors"): the per-CPU
+// entry points, the predicates, the inspection accessors and Select() keep
+// the kernel's contract (CPU numbers in [0, num_cpus()), LLC / scope ids in
+// range, affinity of num_cpus() bits), stated as REQUIRES and checked with
+// ISOLATION_CONTRACT (contract.h) in debug, sanitizer and ISOLATION_HARDENED
+// builds.  Create(), Uniform(), FromIds(), Rebuild(), UpdateIdleCpuScan() and
+// SetBudget() validate always and return absl::Status naming the bad value.
+//
 // Memory ordering: per-CPU state and the CFS hint/budget are relaxed atomics:
 // they are hints, and every CPU returned from a mask is re-checked against the
 // per-CPU state (I4).  Mask set/clear are relaxed (kernel set_bit/clear_bit
@@ -73,6 +81,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "isolation/core/contract.h"
 #include "isolation/core/cpumask.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
@@ -141,11 +150,19 @@ struct IdleTopology {
                                               const CpuMask& boot_domain_isolated = CpuMask());
   // Convenience: `llcs` LLCs of `cores_per_llc` cores of `smt` threads,
   // `nodes` nodes (LLCs split evenly), CPUs numbered consecutively.
-  static IdleTopology Uniform(int llcs, int cores_per_llc, int smt = 1, int nodes = 1);
+  // Errors: a count < 1, more nodes than LLCs, or more than kMaxCpus CPUs
+  // (InvalidArgument naming the values).
+  static absl::StatusOr<IdleTopology> Uniform(int llcs, int cores_per_llc, int smt = 1, int nodes = 1);
+  // OK if the fields are consistent (sizes, ids in range, masks of num_cpus
+  // bits, 1 <= num_cpus <= kMaxCpus); else InvalidArgument naming the first
+  // bad field.  IdleState::Create() checks this for hand-built topologies.
+  absl::Status Validate() const;
 
   // Recomputes llc_of / llc_span from hw_* for a new isolated set.
+  // REQUIRES: isolated.nbits() == num_cpus (contract-checked).
   void ApplyDomainIsolation(const CpuMask& isolated);
 
+  // REQUIRES: 0 <= a, b, cpu < num_cpus (unchecked: a plain struct).
   bool SharesCache(int a, int b) const {
     return a == b || (llc_of[static_cast<size_t>(a)] >= 0 &&
                       llc_of[static_cast<size_t>(a)] == llc_of[static_cast<size_t>(b)]);
@@ -254,6 +271,9 @@ class IdleSelector {
   virtual ~IdleSelector() = default;
   virtual Variant variant() const = 0;
   // select_task_rq() for a wakeup, after wake_affine() chose ctx.target.
+  // REQUIRES (contract-checked): 0 <= task.prev_cpu < num_cpus;
+  // task.recent_used_cpu, ctx.target and ctx.waker_cpu -1 or a CPU; an
+  // affinity (if any) of num_cpus bits.
   virtual Selection Select(WakeTask& task, const WakeContext& ctx) = 0;
 };
 
@@ -261,9 +281,13 @@ class IdleSelector {
 // points the harness calls at the kernel's places.
 class IdleState {
  public:
-  // Errors: empty topology; V4 with boot-time isolcpus=domain (scx_enable
-  // refuses to load, 9f391f94a173).
+  // Errors: an inconsistent topology (IdleTopology::Validate()); an unknown
+  // variant; v3_max_probes < 1; V4 with boot-time isolcpus=domain
+  // (scx_enable refuses to load, 9f391f94a173).
   static absl::StatusOr<std::unique_ptr<IdleState>> Create(IdleTopology topology, Options options);
+  // The same from a topology factory's result (Uniform, FromIds): its error
+  // is passed through.
+  static absl::StatusOr<std::unique_ptr<IdleState>> Create(absl::StatusOr<IdleTopology> topology, Options options);
   ~IdleState();
   IdleState(const IdleState&) = delete;
   IdleState& operator=(const IdleState&) = delete;
@@ -274,6 +298,7 @@ class IdleState {
   int num_llcs() const { return static_cast<int>(llcs_.size()); }
 
   // --- per-CPU entry points (own context) ----------------------------------
+  // REQUIRES for all of them: 0 <= cpu < num_cpus() (contract-checked).
   // do_idle() entry: the idle task runs.  __update_idle_core (hint), V1
   // update(idle) (not for V1-tickstop), V4 set cpu (+smt).
   void IdleEnter(int cpu);
@@ -296,29 +321,36 @@ class IdleState {
 
   // --- domain-level entry points -------------------------------------------
   // update_idle_cpu_scan(): compute the budget, store only on change (I12).
-  void UpdateIdleCpuScan(int llc, int64_t sum_util);
-  // Directly set the budget (tests).
-  void SetBudget(int llc, int nr_idle_scan);
+  // Errors (nothing stored): llc outside [0, num_llcs()).
+  absl::Status UpdateIdleCpuScan(int llc, int64_t sum_util);
+  // Directly set the budget (tests).  Errors: llc out of range, negative
+  // budget.
+  absl::Status SetBudget(int llc, int nr_idle_scan);
   // Domain rebuild (spec 3.8): new isolation; masks re-initialised (V1 to the
-  // span, V5 empty, scx to the online CPUs).  Not concurrent-safe.
-  void Rebuild(const CpuMask& domain_isolated);
+  // span, V5 empty, scx to the online CPUs).  Not concurrent-safe.  Errors
+  // (nothing changed): a mask not of num_cpus() bits (an empty CpuMask() of
+  // 0 bits means "none").
+  absl::Status Rebuild(const CpuMask& domain_isolated);
 
   // --- predicates (spec 2.1) ------------------------------------------------
+  // REQUIRES: 0 <= cpu < num_cpus() (contract-checked; they are on the
+  // selection path).
   bool IdleCpu(int cpu) const;           // idle_cpu()
   bool AvailableIdleCpu(int cpu) const;  // available_idle_cpu()
   bool SchedIdleCpu(int cpu) const;      // sched_idle_cpu()
 
   // --- inspection ------------------------------------------------------------
-  CpuIdleState& cpu_state(int cpu) { return *cpus_[static_cast<size_t>(cpu)]; }
-  const CpuIdleState& cpu_state(int cpu) const { return *cpus_[static_cast<size_t>(cpu)]; }
-  LlcShared& llc(int id) { return *llcs_[static_cast<size_t>(id)]; }
-  const LlcShared& llc(int id) const { return *llcs_[static_cast<size_t>(id)]; }
-  int llc_of(int cpu) const { return topo_.llc_of[static_cast<size_t>(cpu)]; }
+  // REQUIRES: cpu, LLC id and scope in range (contract-checked).
+  CpuIdleState& cpu_state(int cpu) { return *cpus_[CpuIndex(cpu)]; }
+  const CpuIdleState& cpu_state(int cpu) const { return *cpus_[CpuIndex(cpu)]; }
+  LlcShared& llc(int id) { return *llcs_[IdIndex(id, llcs_.size(), "llc")]; }
+  const LlcShared& llc(int id) const { return *llcs_[IdIndex(id, llcs_.size(), "llc")]; }
+  int llc_of(int cpu) const { return topo_.llc_of[CpuIndex(cpu)]; }
   // V4 scope of `cpu` (node id for V4n, 0 for V4g).
   int scx_scope_of(int cpu) const;
   int num_scx_scopes() const { return static_cast<int>(scx_.size()); }
-  ScxIdleMasks& scx(int scope) { return *scx_[static_cast<size_t>(scope)]; }
-  const ScxIdleMasks& scx(int scope) const { return *scx_[static_cast<size_t>(scope)]; }
+  ScxIdleMasks& scx(int scope) { return *scx_[IdIndex(scope, scx_.size(), "scx scope")]; }
+  const ScxIdleMasks& scx(int scope) const { return *scx_[IdIndex(scope, scx_.size(), "scx scope")]; }
   int64_t TotalSharedWrites() const;
 
   // Quiescent I1 check (spec 5): V1 mask ⊆ LLC span; V4 smt ⊆ cpu ⊆ online and
@@ -329,6 +361,15 @@ class IdleState {
 
  private:
   IdleState(IdleTopology topology, Options options);
+  size_t CpuIndex(int cpu) const {
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < topo_.num_cpus, "idle_select: cpu %d outside [0, %d)", cpu,
+                       topo_.num_cpus);
+    return static_cast<size_t>(cpu);
+  }
+  static size_t IdIndex(int id, size_t n, const char* what) {
+    ISOLATION_CONTRACT(id >= 0 && static_cast<size_t>(id) < n, "idle_select: %s %d outside [0, %d)", what, id, n);
+    return static_cast<size_t>(id);
+  }
   void V1Update(int cpu, bool idle);  // Aubrey's update_idle_cpumask()
   void UpdateIdleCore(int cpu);       // __update_idle_core()
   void ScxUpdateIdle(int cpu, bool idle);  // update_builtin_idle()

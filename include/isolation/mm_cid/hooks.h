@@ -70,6 +70,7 @@ class MmCidHooks final : public Hooks {
     Nanos visit_cost_ns = kModelledVisitNs;
     Nanos rcu_grace_ns = 3 * kNsPerMs;   // simulator model of call_rcu latency
     int rcu_host_cpu = 0;                // real threads: host CPU of the call_rcu worker
+                                         // (outside [0, CPU_SETSIZE): no worker, counted in errors())
     // Where offloaded scans (work_unbound, work_delayed, simulated work_rcu)
     // run: explicit `worker_cpus`, else -- with `workers_on_housekeeping` --
     // the CPUs that are not isolated (an unbound workqueue cpumask / rcu_nocbs
@@ -98,7 +99,7 @@ class MmCidHooks final : public Hooks {
   void OnMigrate(TaskId task, int from, int to, Nanos now) override;
   void OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) override;
 
-  // Results.
+  // Results.  ScansOn() of a CPU outside [0, num_cpus) (or before OnStart) is 0.
   int64_t ScansOn(int cpu) const;
   int64_t ScansOnIsolatedCpus() const;
   int64_t TotalScans() const;
@@ -117,6 +118,11 @@ class MmCidHooks final : public Hooks {
 
  private:
   struct RcuItem;
+  // Task ids the mechanism can hold ([0, max_tasks)); the driver's ids beyond
+  // its limit (more spawns than Limits::max_tasks) are not forwarded to the
+  // hot entry points, whose contract requires them in range; their fork was
+  // counted in errors().
+  bool Tracked(TaskId t) const { return t >= 0 && t < mech_.max_tasks(); }
   void Dispatch(ScanRequest req);
   void RunScan(MmId mm, CpuContext* ctx, int cpu, Nanos now);
   void Record(int cpu, const ScanResult& r, Nanos cost);

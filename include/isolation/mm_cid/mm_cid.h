@@ -51,6 +51,16 @@
 //     per-mm lock (as in v6.3), which ContextSwitch/Exit/Exec take; its
 //     observers take it too (uncounted).
 //
+// Contracts and errors (docs/core.md, "Contracts and errors"):
+//   - hot entry points (ContextSwitch, Migrate, Tick, ReturnToUser) keep the
+//     kernel's contract -- the caller passes a CPU in [0, num_cpus()) and
+//     task ids in [0, max_tasks()) (or kNoTask where allowed) -- stated as REQUIRES
+//     and checked with ISOLATION_CONTRACT (contract.h) in debug, sanitizer
+//     and ISOLATION_HARDENED builds, unchecked otherwise;
+//   - everything else validates always: factories, Fork*, Exit, Exec and
+//     SetAffinity return absl::Status naming the bad value; observers return
+//     the documented "no such thing" value for an unknown task, mm or CPU.
+//
 // Memory ordering: the lazy design's reclaim is a Dekker pairing. The switch
 // side publishes the CPU's current task (relaxed store) and then issues a
 // full fence before loading its own slot; the reclaimer's CAS to LAZY is
@@ -81,6 +91,12 @@ using MmId = int32_t;
 using TaskId = int32_t;
 inline constexpr TaskId kNoTask = -1;
 inline constexpr MmId kNoMm = -1;
+
+// Bounds of MmCid::Limits, checked before anything is allocated: task ids
+// up to the kernel's PID_MAX_LIMIT / 4 (2^20; one 64-byte slot each, 64 MiB),
+// mms up to 2^20 (one pointer each until created).
+inline constexpr int kMaxTasks = 1 << 20;
+inline constexpr int kMaxMms = 1 << 20;
 
 // SCHED_MM_CID_PERIOD_NS and MM_CID_SCAN_DELAY (both 100 ms).
 inline constexpr Nanos kCidPeriodNs = 100 * kNsPerMs;
@@ -193,7 +209,8 @@ class MmCid {
     int max_tasks = 4096;
     int max_mms = 1024;
   };
-  // Errors: num_cpus outside [1, kMaxCpus], bad limits, batch < 0, or an
+  // Errors: num_cpus outside [1, kMaxCpus], limits outside [1, kMaxTasks] /
+  // [1, kMaxMms], batch outside [0, kMaxCpus], an unknown enum value, or an
   // unsupported combination (named in the message).
   static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidConfig& config,
                                                        Limits limits);
@@ -204,6 +221,8 @@ class MmCid {
 
   const MmCidConfig& config() const { return config_; }
   int num_cpus() const { return num_cpus_; }
+  // Limits::max_tasks: task ids are [0, max_tasks()).
+  int max_tasks() const { return max_tasks_; }
 
   // mm_init_cid(): a new address space whose creator has `creator_affinity`.
   virtual absl::StatusOr<MmId> CreateMm(const CpuMask& creator_affinity, Nanos now) = 0;
@@ -212,18 +231,26 @@ class MmCid {
   // Errors: ids out of range or reused, affinity empty or of wrong size.
   virtual absl::Status Fork(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity,
                             Nanos now) = 0;
-  // mm_set_cpus_allowed() / mm_update_cpus_allowed().
-  virtual void SetAffinity(TaskId task, const CpuMask& mask, Nanos now) = 0;
+  // mm_set_cpus_allowed() / mm_update_cpus_allowed().  Errors
+  // (InvalidArgument, nothing changed): task not forked or outside
+  // [0, max_tasks), mask empty or not of num_cpus() bits.
+  virtual absl::Status SetAffinity(TaskId task, const CpuMask& mask, Nanos now) = 0;
+
+  // ---- hot entry points: REQUIRES 0 <= cpu, from, to < num_cpus(); task
+  // ids in [0, max_tasks()), or kNoTask where it is allowed (an id that was
+  // never forked is an inactive task: nothing happens for it);
+  // contract-checked (see the header comment).
   // switch_mm_cid() / mm_cid_switch_to(); prev/next may be kNoTask (idle).
   virtual void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) = 0;
   // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to() for a queued task.
   virtual void Migrate(TaskId task, int from, int to, Nanos now) = 0;
   // task_tick_mm_cid(): returns the mm to scan when the placement is not
   // task work (the adapter queues it); for task work it queues internally.
+  // `curr` may be kNoTask.
   virtual ScanRequest Tick(int cpu, TaskId curr, Nanos now) = 0;
-  // Return to user of `task` on `cpu`: runs queued task work (work_taskwork)
-  // or the direct scan (work_resume) here, or asks for unbound work.
-  // `result` (optional) receives what an inline scan did.
+  // Return to user of `task` (may be kNoTask) on `cpu`: runs queued task
+  // work (work_taskwork) or the direct scan (work_resume) here, or asks for
+  // unbound work.  `result` (optional) receives what an inline scan did.
   virtual ScanRequest ReturnToUser(int cpu, TaskId task, Nanos now, ScanResult* result) = 0;
   // The kernel's rollback of a thread creation that fails after the child
   // was accounted (copy_process() error path after copy_mm():
@@ -241,17 +268,26 @@ class MmCid {
   // through the per-mm user list; 6.19: through the task-list pass).  Same
   // errors as Fork.
   virtual absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity, Nanos now) = 0;
-  // sched_mm_cid_exit_signals(): `task` is current on `cpu`.
-  virtual void Exit(int cpu, TaskId task, Nanos now) = 0;
+  // sched_mm_cid_exit_signals(): `task` is current on `cpu` (the kernel's
+  // contract; v63_mmlock also accepts a task that does not run).  A second
+  // Exit is a no-op.  Errors (InvalidArgument, nothing changed): cpu outside
+  // [0, num_cpus()), task not forked or outside [0, max_tasks).
+  virtual absl::Status Exit(int cpu, TaskId task, Nanos now) = 0;
   // sched_mm_cid_before_execve() + new mm + sched_mm_cid_after_execve().
-  // Returns the new mm.
+  // Returns the new mm.  Errors: as Exit, an exited task (no mm), a bad
+  // affinity, the mm limit.
   virtual absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) = 0;
-  // task_mm_cid_work() body for `mm` (rate limit included).
+  // task_mm_cid_work() body for `mm` (rate limit included).  An unknown mm:
+  // nothing (ran = false).
   virtual ScanResult Scan(MmId mm, Nanos now) = 0;
-  // The adapter finished a queued (non task-work) scan request for `mm`.
+  // The adapter finished a queued (non task-work) scan request for `mm`
+  // (unknown mm: no-op).
   virtual void ScanRequestDone(MmId mm) { (void)mm; }
 
-  // Observers.
+  // Observers.  For an unknown task (not forked or out of range), mm or CPU
+  // they return: TaskCid -1, TaskMm kNoMm, TaskActive false, CurrentTask
+  // kNoTask, MmUsers / MmAllowedWeight / CidmaskWeight 0, MmAllowed an empty
+  // mask of num_cpus() bits.
   // User-visible ID of `task` while running (flags masked), -1 otherwise.
   virtual int32_t TaskCid(TaskId task) const = 0;
   virtual MmId TaskMm(TaskId task) const = 0;
@@ -293,6 +329,9 @@ class MmCid {
   MmCid(int num_cpus, const MmCidConfig& config) : num_cpus_(num_cpus), config_(config) {}
   int num_cpus_;
   MmCidConfig config_;
+
+ private:
+  int max_tasks_ = 0;  // set by Create()
 };
 
 }  // namespace isolation::mm_cid

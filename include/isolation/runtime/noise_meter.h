@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "isolation/core/clock.h"
 #include "isolation/core/driver.h"
 
@@ -46,15 +47,25 @@ struct NoiseResult {
 
 class NoiseMeter {
  public:
+  // Histogram size bound: 1 us buckets over one second (oslat's default is 32).
+  static constexpr int kMaxBuckets = 1'000'000;
+  // Errors: buckets outside [1, kMaxBuckets] (InvalidArgument naming it).
+  static absl::StatusOr<NoiseMeter> Create(int buckets);
+  // REQUIRES: 1 <= buckets <= kMaxBuckets (contract-checked, contract.h);
+  // without contract checks a value outside is clamped into the range.  Use
+  // Create() for a value from outside.
   explicit NoiseMeter(int buckets = 32);
-  // Spin on the calling thread for `duration` recording gaps.
+  // Spin on the calling thread for `duration` recording gaps (<= 0: one
+  // sample).  kNanosMax spins forever.
   void Spin(Nanos duration);
-  // Record one gap (for simulated measurement).
+  // Record one gap (for simulated measurement); negative counts as 0.  Sums
+  // saturate at kNanosMax.
   void Record(Nanos gap_ns);
   // Add to the measured duration (Record() does not: a gap is not a span).
-  void AddDuration(Nanos ns) { duration_ += ns; }
+  void AddDuration(Nanos ns) { duration_ = SaturatingAdd(duration_, ns > 0 ? ns : 0); }
   // A task body that measures for `duration` then exits; `slice` is the
-  // length of each Step::Run.  The meter must outlive the task.
+  // length of each Step::Run (values < 1 count as 1).  The meter must
+  // outlive the task.
   std::unique_ptr<TaskBody> MakeTaskBody(Nanos duration, Nanos slice = 50 * kNsPerUs);
   NoiseResult Result() const;
 

@@ -29,6 +29,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "isolation/core/driver.h"
 #include "isolation/tmigr/timers.h"
 
@@ -42,6 +43,11 @@ class TmigrHooks final : public Hooks {
   // `ts` must outlive the hooks and be booted (BootAll) before the run.
   TmigrHooks(TimerSystem& ts, Config config);
 
+  // OK, or the setup error found at OnStart: a driver whose CPU count
+  // differs from the TimerSystem's (the hooks then ignore every event, so a
+  // mismatched machine never indexes the bases out of range).
+  absl::Status status() const;
+
   void OnStart(Driver& driver) override;
   void OnTick(CpuContext& ctx, TaskId curr) override;
   void OnTickStop(CpuContext& ctx) override;
@@ -51,10 +57,13 @@ class TmigrHooks final : public Hooks {
 
   // A housekeeping task for `cpu`: each period it enters the kernel, (re)arms
   // one global timer `global_period` ahead if none is pending (delayed work),
-  // runs `burst`, then sleeps for the rest of the period.
+  // runs `burst`, then sleeps for the rest of the period.  nullptr (which
+  // Driver::Spawn rejects) for a cpu outside [0, num_cpus), period < 1,
+  // burst < 0 or global_period < 1.
   std::unique_ptr<TaskBody> MakeHousekeepingTask(int cpu, Nanos period, Nanos burst, Nanos global_period);
 
-  // Callbacks run per CPU and modelled callback time spent there.
+  // Callbacks run per CPU and modelled callback time spent there (0 for a
+  // cpu out of range).
   int64_t callbacks_on(int cpu) const;
   int64_t remote_callbacks_on(int cpu) const;
 
@@ -74,6 +83,10 @@ class TmigrHooks final : public Hooks {
   TimerSystem& ts_;
   Config config_;
   Driver* driver_ = nullptr;
+  // false after OnStart with a driver of another size: every hook returns.
+  // Written by OnStart before any other event (driver.h), then read-only.
+  bool active_ = true;
+  int driver_cpus_ = 0;  // the mismatched driver's size, for status()
   std::vector<std::unique_ptr<PerCpu>> per_cpu_;
 };
 

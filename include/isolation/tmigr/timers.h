@@ -23,6 +23,10 @@
 // result accessors need a quiescent system.  Per-CPU bases are protected by
 // a std::mutex each (timer_base lock; taken before any tmigr lock).
 //
+// Contracts (contract.h): the per-CPU calls REQUIRE 0 <= cpu < num_cpus()
+// (contract-checked); the observers return the documented safe value for a
+// cpu out of range; Create, BootAll, Offline and Online return absl::Status.
+//
 // Allocation: timers live in a std::multimap per base and a std::deque of
 // records (stable addresses); this is the simulated timer wheel, not the
 // hierarchy's hot path, which never allocates.
@@ -82,7 +86,7 @@ class TimerSystem final : public TimerBackend {
   // Called when the hierarchy wants a CPU woken (KickCpu); default: ExitIdle.
   void set_kick_callback(std::function<void(int cpu)> cb) { kick_callback_ = std::move(cb); }
 
-  // ---- per-CPU (run on `cpu`) ---------------------------------------------
+  // ---- per-CPU (run on `cpu`; REQUIRES 0 <= cpu < num_cpus()) -------------
   // add_timer()/add_timer_on(): queue a timer on `cpu`'s own base.  If the
   // base is idle the next event is re-evaluated (tmigr_cpu_new_timer path).
   int64_t AddTimer(int cpu, Nanos expires, bool global, Nanos now);
@@ -97,10 +101,13 @@ class TimerSystem final : public TimerBackend {
   // The programmed wake-up of an idle CPU fired: own expired timers, remote
   // handling, re-evaluation of the next event (tmigr_cpu_new_timer).
   void IdleWakeup(int cpu, Nanos now);
-  // Programmed wake-up of an idle CPU (kNanosMax if none or not idle).
+  // Programmed wake-up of an idle CPU (kNanosMax if none, not idle, or no
+  // such cpu).
   Nanos ProgrammedWakeup(int cpu) const;
+  // false for a cpu out of range.
   bool BaseIdle(int cpu) const;
-  // Earliest pending local / global timer of `cpu`.
+  // Earliest pending local / global timer of `cpu` (kNanosMax if none or no
+  // such cpu).
   Nanos NextLocal(int cpu) const;
   Nanos NextGlobal(int cpu) const;
 
@@ -113,7 +120,10 @@ class TimerSystem final : public TimerBackend {
   // ---- results (quiescent) ------------------------------------------------
   const std::deque<TimerRecord>& timers() const { return records_; }
   int64_t timers_run() const { return timers_run_.load(std::memory_order_relaxed); }
-  int64_t runs_on(int cpu) const { return per_cpu_runs_[static_cast<size_t>(cpu)].load(std::memory_order_relaxed); }
+  // 0 for a cpu out of range.
+  int64_t runs_on(int cpu) const {
+    return cpu >= 0 && cpu < num_cpus() ? per_cpu_runs_[static_cast<size_t>(cpu)].load(std::memory_order_relaxed) : 0;
+  }
   Nanos max_lateness() const { return max_lateness_.load(std::memory_order_relaxed); }
   // Timers run by an unavailable CPU for another, or of an unavailable CPU
   // elsewhere (I8), and timers run twice (I2): counted as they happen.
@@ -147,8 +157,14 @@ class TimerSystem final : public TimerBackend {
   void RunExpired(int owner, int runner, Nanos now, bool local_too);
   void Reevaluate(int cpu, Nanos now);
   void RecordRun(TimerRecord& t, int owner, int runner, Nanos now);
-  Base& base(int cpu) { return *bases_[static_cast<size_t>(cpu)]; }
-  const Base& base(int cpu) const { return *bases_[static_cast<size_t>(cpu)]; }
+  Base& base(int cpu) { return *bases_[BaseIndex(cpu)]; }
+  const Base& base(int cpu) const { return *bases_[BaseIndex(cpu)]; }
+  size_t BaseIndex(int cpu) const {
+    ISOLATION_CONTRACT(cpu >= 0 && static_cast<size_t>(cpu) < bases_.size(), "tmigr timers: cpu %d outside [0, %d)",
+                       cpu, bases_.size());
+    return static_cast<size_t>(cpu);
+  }
+  bool ValidCpu(int cpu) const { return cpu >= 0 && static_cast<size_t>(cpu) < bases_.size(); }
 
   Config config_;
   std::unique_ptr<TimerMigration> tmigr_;

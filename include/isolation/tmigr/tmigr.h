@@ -44,6 +44,14 @@
 // lock) but may run concurrently with the per-CPU entry points.  Inspection
 // functions (CheckInvariants, state accessors) need a quiescent hierarchy.
 //
+// Contracts and errors (docs/core.md, "Contracts and errors"): the per-CPU
+// entry points (Activate .. HandleRemote) keep the kernel's contract -- 0 <=
+// cpu < num_cpus() -- stated as REQUIRES and checked with ISOLATION_CONTRACT
+// (contract.h) in debug, sanitizer and ISOLATION_HARDENED builds.  Factories
+// and the hotplug / isolation setup calls validate always and return
+// absl::Status naming the bad value; observers return a documented safe value
+// for a CPU out of range.
+//
 // Memory ordering: the group state word is changed only by full-word CAS
 // (acq_rel on success, acquire on failure); deactivation reads it with
 // acquire and issues a seq_cst fence after a failed CAS before re-reading
@@ -71,6 +79,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "isolation/core/clock.h"
+#include "isolation/core/contract.h"
 #include "isolation/core/cpumask.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
@@ -123,7 +132,8 @@ struct Sizing {
   int levels = 0;
   int crossnode_level = 0;
 };
-// REQUIRES: ncpus >= 1, nnodes >= 1, children a power of two >= 2.
+// REQUIRES: 1 <= ncpus <= kMaxCpus, 1 <= nnodes <= kMaxNumaNodes, children a
+// power of two in [2, kMaxChildrenPerGroup] (contract-checked).
 Sizing ComputeSizing(int ncpus, int nnodes, int children_per_group = kMaxChildrenPerGroup);
 
 // union tmigr_state: active bits 0-7, migrator bits 8-15, seq bits 16-31.
@@ -244,7 +254,9 @@ struct Counters {
 class TimerMigration {
  public:
   // Sizing from possible CPUs and nodes of `topology`.  `backend` must outlive
-  // the object.  Errors: bad children_per_group.
+  // the object.  Errors: bad children_per_group, unknown variant, null
+  // backend, CPU count outside [1, kMaxCpus], a node id outside
+  // [0, kMaxNumaNodes).
   static absl::StatusOr<std::unique_ptr<TimerMigration>> Create(const Topology& topology,
                                                                 const Options& options,
                                                                 TimerBackend* backend);
@@ -262,11 +274,12 @@ class TimerMigration {
   absl::Status PrepareCpu(int cpu);
   // tmigr_set_cpu_available() (hotplug online, on `cpu`).  Errors: no group.
   absl::Status SetCpuAvailable(int cpu);
-  // tmigr_clear_cpu_available() (hotplug offline / isolation, on `cpu`).
+  // tmigr_clear_cpu_available() (hotplug offline / isolation, on `cpu`).  A
+  // cpu outside [0, num_cpus()) is ignored.
   void ClearCpuAvailable(int cpu);
   // Prepare + online + set available, as a CPU coming online.
   absl::Status BringUpCpu(int cpu);
-  // Offline: clear available and mark offline.
+  // Offline: clear available and mark offline (ignored for a cpu out of range).
   void TakeDownCpu(int cpu);
 
   // ---- isolation (TM-ISOL; no-ops for kV69) ---------------------------------
@@ -275,12 +288,14 @@ class TimerMigration {
   void InitIsolation();
   // Cpuset isolated partitions changed: exclude domain ∪ cpuset isolated.
   absl::Status SetCpusetIsolated(const CpuMask& isolated);
-  // tmigr_isolated_exclude_cpumask().
-  void IsolatedExclude(const CpuMask& exclude);
-  // tmigr_is_isolated().
+  // tmigr_isolated_exclude_cpumask().  Errors (nothing changed): a mask not
+  // of num_cpus() bits.
+  absl::Status IsolatedExclude(const CpuMask& exclude);
+  // tmigr_is_isolated().  false for a cpu outside [0, num_cpus()).
   bool IsIsolated(int cpu) const;
 
   // ---- per-CPU entry points (run on `cpu`) ---------------------------------
+  // REQUIRES: 0 <= cpu < num_cpus() (contract-checked).
   void Activate(int cpu);                               // tmigr_cpu_activate()
   Nanos Deactivate(int cpu, Nanos next_global);         // tmigr_cpu_deactivate()
   Nanos NewTimer(int cpu, Nanos next_global);           // tmigr_cpu_new_timer()
@@ -293,11 +308,19 @@ class TimerMigration {
   const Sizing& sizing() const { return sizing_; }
   const Options& options() const { return options_; }
   const Group* root() const { return root_; }
-  // Groups of a level in creation order.
-  const std::vector<Group*>& groups_at(int level) const { return levels_[static_cast<size_t>(level)]; }
+  // Groups of a level in creation order.  REQUIRES (contract-checked):
+  // 0 <= level < number of levels; cpu_state(): 0 <= cpu < num_cpus().
+  const std::vector<Group*>& groups_at(int level) const {
+    ISOLATION_CONTRACT(level >= 0 && static_cast<size_t>(level) < levels_.size(), "tmigr: level %d outside [0, %d)",
+                       level, levels_.size());
+    return levels_[static_cast<size_t>(level)];
+  }
   int num_groups() const { return static_cast<int>(storage_.size()); }
-  const CpuState& cpu_state(int cpu) const { return *cpus_[static_cast<size_t>(cpu)]; }
-  bool IsAvailable(int cpu) const { return cpus_[static_cast<size_t>(cpu)]->available.load(std::memory_order_relaxed); }
+  const CpuState& cpu_state(int cpu) const { return *cpus_[CpuIndex(cpu)]; }
+  // false for a cpu outside [0, num_cpus()).
+  bool IsAvailable(int cpu) const {
+    return cpu >= 0 && cpu < num_cpus_ && cpus_[static_cast<size_t>(cpu)]->available.load(std::memory_order_relaxed);
+  }
   CpuMask AvailableMask() const;
   bool isolation_enabled() const { return exclude_isolated_.load(std::memory_order_relaxed); }
   Counters& counters() { return counters_; }
@@ -313,7 +336,8 @@ class TimerMigration {
   std::string DebugString() const;
   // Earliest non-ignored event expiry over the queues from `cpu`'s level-0
   // group up to its lowest active ancestor (for I5), and whether that path
-  // reaches an inactive root.
+  // reaches an inactive root.  A cpu outside [0, num_cpus()): the default
+  // (nothing covered, no idle root).
   struct PathCoverage {
     Nanos min_expiry_on_path = kNanosMax;  // max over levels of per-level min (weakest link)
     bool reaches_idle_root = false;
@@ -322,6 +346,10 @@ class TimerMigration {
 
  private:
   struct Walk;
+  size_t CpuIndex(int cpu) const {
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus_, "tmigr: cpu %d outside [0, %d)", cpu, num_cpus_);
+    return static_cast<size_t>(cpu);
+  }
   TimerMigration(std::vector<int> node_of, int num_nodes, const Options& options, TimerBackend* backend);
 
   template <typename StepFn>

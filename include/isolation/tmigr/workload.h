@@ -33,8 +33,15 @@
 
 namespace isolation::tmigr {
 
+// Longest run accepted (virtual time): every jiffy of it is an event on every
+// isolated CPU, so a "forever" duration would be a hang, not a measurement.
+inline constexpr Nanos kMaxOslatDuration = 24 * 3600 * kNsPerSec;
+// Likewise each period (jiffy, hk_period, local_period, check_every, global
+// period minus jitter) may repeat at most this often within `duration`.
+inline constexpr int64_t kMaxOslatPeriods = 100'000'000;
+
 struct OslatWorkloadConfig {
-  Nanos duration = 62 * kNsPerSec;
+  Nanos duration = 62 * kNsPerSec;  // (0, kMaxOslatDuration]
   Nanos jiffy = kNsPerMs;                   // HZ=1000
   // Housekeeping burst period.  Spec S24 says 1 ms; 10 ms ("mostly idle")
   // is the default because a 1 ms period can never make anybody pull, in the
@@ -90,7 +97,9 @@ struct OslatWorkloadResult {
   std::string latest_timer;                   // the latest timer: owner, runner, expiry, run time
 };
 
-// Errors: topology/isolation mismatch, bad config values (named).
+// Errors: topology/isolation mismatch, bad config values (named), a duration
+// beyond kMaxOslatDuration or a period repeating more than kMaxOslatPeriods
+// times in it.
 absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
                                                      const IsolationConfig& isolation,
                                                      const Options& options,

@@ -85,6 +85,7 @@ class VmstatHooks final : public Hooks, private LocalWorkQueue {
   // CPUs whose refresh item has not run yet (0 when none is in flight).
   int stat_refresh_waiting() const { return refresh_waiting_.load(std::memory_order_acquire); }
   // See the header comment.  Clearing re-queues the parked items on `cpu`.
+  // A cpu outside [0, vmstat().num_cpus()) is ignored.
   void SetNeverYields(int cpu, bool on);
 
  private:

@@ -61,6 +61,15 @@
 //     other (hotplug context); CpuOffline(cpu) only after `cpu` stopped
 //     running writers (the CPU is dead).
 //
+// Contracts and errors (docs/core.md, "Contracts and errors"): the writers
+// (Mod/Inc/Dec and their IrqsOff forms) are the hot path and keep the
+// kernel's contract -- cpu, instance and item in range -- stated as REQUIRES
+// and checked with ISOLATION_CONTRACT (contract.h) in debug, sanitizer and
+// ISOLATION_HARDENED builds.  Everything else validates always: Create,
+// hotplug and SetPressure return absl::Status naming the bad value; readers,
+// folders, the deferred-machinery calls and the per-CPU observers return 0 /
+// false / zero counters for an index out of range and change nothing.
+//
 // Memory ordering: every slot, threshold and shared counter is a std::atomic
 // accessed with memory_order_relaxed.  Nothing orders one slot against
 // another location: conservation (I1) follows from each slot's single
@@ -86,7 +95,9 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "isolation/core/clock.h"
+#include "isolation/core/contract.h"
 #include "isolation/core/cpumask.h"
+#include "isolation/core/topology.h"
 
 namespace isolation::vmstat {
 
@@ -122,6 +133,13 @@ inline constexpr int kMaxZoneItems = static_cast<int>(kZoneItemNames.size());
 inline constexpr int kMaxNodeItems = static_cast<int>(kNodeItemNames.size());
 
 inline constexpr int kThresholdCap = 125;  // every threshold fits an s8 step
+// MAX_NUMNODES x MAX_NR_ZONES: the most zones a configuration may have
+// (checked before the per-CPU threshold tables are allocated).
+inline constexpr int kMaxZones = 5 * kMaxNumaNodes;
+// Largest zone (and watermark, and |delta| of one update) in pages: 2^52
+// pages of 4 KiB are the whole 64-bit address space.  Keeps every sum of a
+// size and a drift within int64.
+inline constexpr int64_t kMaxZonePages = int64_t{1} << 52;
 
 // One zone: its node, size and watermarks (pages).
 struct ZoneSpec {
@@ -137,7 +155,7 @@ struct VmstatConfig {
   Strategy strategy = Strategy::kA1;
   int num_cpus = 1;               // possible CPUs (all online at creation)
   std::vector<ZoneSpec> zones = {ZoneSpec{}};
-  int num_nodes = 1;              // every zone's node must be < num_nodes
+  int num_nodes = 1;              // [1, kMaxNumaNodes]; every zone's node must be < num_nodes
   int zone_items = kMaxZoneItems;  // 1..kMaxZoneItems
   int node_items = kMaxNodeItems;  // 1..kMaxNodeItems
   // Threshold policy: <= 0 = kernel formula; > 0 = this fixed value (capped
@@ -157,7 +175,8 @@ struct VmstatConfig {
 // fls(): 1-based index of the most significant set bit, fls(0) = 0.
 int Fls(uint64_t x);
 // calculate_normal_threshold(): min(125, 2 * fls(n) * (1 + fls(mem))) with
-// mem = managed_pages >> (27 - page_shift).
+// mem = managed_pages >> (27 - page_shift).  REQUIRES 0 <= page_shift <= 27
+// (contract-checked; clamped otherwise).
 int NormalThreshold(int64_t managed_pages, int online_cpus, int page_shift = 12);
 // calculate_pressure_threshold(): min(125, max(1, (low - min) / n)).
 int PressureThreshold(int64_t low_wmark, int64_t min_wmark, int online_cpus);
@@ -191,9 +210,11 @@ class LocalWorkQueue {
 
 class Vmstat {
  public:
-  // Errors: num_cpus out of [1, kMaxCpus]; item counts out of range; no
-  // zones; a zone on a node >= num_nodes; masks of the wrong size; a zone
-  // with negative size or watermarks out of order.
+  // Errors: num_cpus out of [1, kMaxCpus]; num_nodes out of [1,
+  // kMaxNumaNodes]; item counts out of range; no zones or more than
+  // kMaxZones; a zone on a node >= num_nodes; masks of the wrong size; a zone
+  // with negative size, more than kMaxZonePages or watermarks out of order;
+  // an unknown strategy.
   static absl::StatusOr<std::unique_ptr<Vmstat>> Create(VmstatConfig config);
   virtual ~Vmstat() = default;
 
@@ -208,12 +229,14 @@ class Vmstat {
   int num_instances(StatKind kind) const {
     return kind == StatKind::kZone ? num_zones() : num_nodes();
   }
-  bool IsIsolated(int cpu) const { return isolated_.Test(cpu); }
-  bool IsNohzFull(int cpu) const { return nohz_full_.Test(cpu); }
+  // false for a cpu out of range.
+  bool IsIsolated(int cpu) const { return isolated_.TestInRange(cpu); }
+  bool IsNohzFull(int cpu) const { return nohz_full_.TestInRange(cpu); }
 
   // ---- writers: `cpu` is the calling CPU (owner context) ----------------
-  // REQUIRES (hot path, unchecked, like the kernel's): 0 <= cpu < num_cpus(),
-  // 0 <= instance < num_instances(kind), 0 <= item < num_items(kind).
+  // REQUIRES (hot path, like the kernel's; contract-checked, contract.h):
+  // 0 <= cpu < num_cpus(), 0 <= instance < num_instances(kind),
+  // 0 <= item < num_items(kind), |delta| <= kMaxZonePages.
   // mod_zone_page_state / mod_node_page_state (mod_*_state mode 0): the
   // per-CPU compare-and-swap path.  A/B: owner-only slot, the unlocked
   // this_cpu_cmpxchg is modelled by a single-writer load/store (the nearest
@@ -230,6 +253,7 @@ class Vmstat {
   virtual void DecIrqsOff(int cpu, StatKind kind, int instance, int item) = 0;
 
   // ---- readers (any thread; racy) ---------------------------------------
+  // An index out of range reads 0.
   // zone_page_state / node_page_state / global_*: shared atomic, clamped at 0.
   int64_t Read(StatKind kind, int instance, int item) const;
   int64_t ReadGlobal(StatKind kind, int item) const;
@@ -245,7 +269,7 @@ class Vmstat {
   int Threshold(int cpu, StatKind kind, int instance) const;
   int64_t DriftMark(int zone) const;
 
-  // ---- folders ----------------------------------------------------------
+  // ---- folders (a cpu out of range: false / 0, nothing folded) -------------
   // need_update(): any non-zero differential of `cpu` (racy byte scan).
   virtual bool NeedUpdate(int cpu) const = 0;
   // refresh_cpu_vm_stats(false) on the owner: every differential of `cpu`
@@ -256,7 +280,7 @@ class Vmstat {
   // no-op returning 0 for A/B, whose slots only their owner may write).
   virtual int FoldCpuRemote(int cpu) = 0;
 
-  // ---- deferred machinery ------------------------------------------------
+  // ---- deferred machinery (a cpu out of range: false, nothing done) -------
   // vmstat_shepherd(), run every P on a housekeeping CPU.  `tick_stopped`
   // answers the racy remote tick_nohz_tick_stopped_cpu() (used by B);
   // `queue_work(cpu, generation)` must queue RunCpuWork(cpu, generation) on
@@ -287,6 +311,7 @@ class Vmstat {
   bool Dirty(int cpu) const;  // B's vmstat_dirty (false for other strategies)
 
   // ---- hotplug and thresholds --------------------------------------------
+  // false for a cpu out of range.
   bool IsOnline(int cpu) const;
   int online_cpus() const { return online_count_; }
   // vmstat_cpu_down_prep + page_alloc_cpu_dead (cpu_vm_stats_fold) +
@@ -301,10 +326,28 @@ class Vmstat {
   // a non-zero drift mark (on = kswapd awake) or back to normal (off).
   absl::Status SetPressure(int node, bool on);
 
+  // Zero counters for a cpu out of range.
   CpuCounters Counters(int cpu) const;
 
  protected:
   explicit Vmstat(VmstatConfig config);
+
+  bool ValidCpu(int cpu) const { return cpu >= 0 && cpu < config_.num_cpus; }
+  bool ValidSlot(int cpu, StatKind kind, int instance, int item) const {
+    return ValidCpu(cpu) && (kind == StatKind::kZone || kind == StatKind::kNode) && instance >= 0 &&
+           instance < num_instances(kind) && item >= 0 && item < num_items(kind);
+  }
+  static void ContractDelta(const char* op, int64_t delta) {
+    ISOLATION_CONTRACT(delta >= -kMaxZonePages && delta <= kMaxZonePages, "vmstat %s: delta %d beyond +-%d pages",
+                       op, delta, kMaxZonePages);
+  }
+  // The writers' REQUIRES; no code where contract checks are off.
+  void ContractSlot(const char* op, int cpu, StatKind kind, int instance, int item) const {
+    ISOLATION_CONTRACT(ValidSlot(cpu, kind, instance, item),
+                       "vmstat %s(cpu %d, %s %d, item %d): outside cpus [0, %d), instances [0, %d), items [0, %d)", op,
+                       cpu, kind == StatKind::kZone ? "zone" : "node", instance, item, config_.num_cpus,
+                       num_instances(kind), num_items(kind));
+  }
 
   // cpu_vm_stats_fold(): fold a dead CPU's slots (no writer can run there).
   virtual void FoldDeadCpu(int cpu) = 0;
@@ -355,6 +398,9 @@ class Vmstat {
                      static_cast<size_t>(instance);
     return kind == StatKind::kZone ? zone_threshold_[i] : node_threshold_[i];
   }
+  int ThresholdRaw(int cpu, StatKind kind, int instance) const {
+    return ThresholdSlot(cpu, kind, instance).load(std::memory_order_relaxed);
+  }
   const std::atomic<int8_t>& ThresholdSlot(int cpu, StatKind kind, int instance) const {
     const size_t i = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
                      static_cast<size_t>(instance);
@@ -372,8 +418,12 @@ class Vmstat {
   // B.local's vmstat_mark_dirty(): the first clean->dirty transition of a
   // nohz_full CPU arms the CPU's own work, then the flag is set.  Owner
   // context only, so the load/store pair needs no RMW.
+  // Writer path: the cpu is valid by the writer contract, so the unchecked
+  // reads (no cost added to the hot path by the observers' validation).
   void MarkDirtyLocal(int cpu) {
-    if (!Dirty(cpu) && IsNohzFull(cpu)) ArmLocalWork(cpu);
+    if (!dirty_[static_cast<size_t>(cpu)].v.load(std::memory_order_relaxed) && nohz_full_.Test(cpu)) {
+      ArmLocalWork(cpu);
+    }
     MarkDirty(cpu);
   }
   // Overstep mode multiplier for Inc/Dec.

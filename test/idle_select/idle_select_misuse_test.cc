@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Misuse of the idle_select API (issue #10, item 2): topology factories and
+// IdleState::Create validate (a hand-built IdleTopology too) and return an
+// error naming the value; the domain-level calls return absl::Status; the
+// per-CPU entry points, the predicates, the inspection accessors and
+// Select() fail their contract check naming the value (death tests where the
+// checks are compiled in); the harness and the workloads reject bad setups.
+
+#include <climits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/contract_death.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/core/topology.h"
+#include "isolation/idle_select/hooks.h"
+#include "isolation/idle_select/idle_select.h"
+#include "isolation/runtime/sim.h"
+
+namespace isolation::idle_select {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_internal::Opaque;
+
+Options Of(Variant v) {
+  Options o;
+  o.variant = v;
+  return o;
+}
+
+std::unique_ptr<IdleState> State(Variant v = Variant::kV1, int llcs = 2, int cores = 4) {
+  auto st = IdleState::Create(IdleTopology::Uniform(llcs, cores), Of(v));
+  EXPECT_TRUE(st.ok()) << st.status();
+  return std::move(*st);
+}
+
+// ---- topology factories ----------------------------------------------------------
+
+TEST(IdleSelectMisuse, UniformRejectsEmptyAndNegativeShapesNamingThem) {
+  struct Case {
+    int llcs, cores, smt, nodes;
+  };
+  for (const Case& c : {Case{0, 0, 1, 1}, Case{-1, 4, 1, 1}, Case{1, 0, 1, 1}, Case{1, 4, 0, 1}, Case{1, 4, 1, 0},
+                        Case{2, 4, 1, 3}, Case{65536, 65536, 1, 1}, Case{INT_MAX, INT_MAX, INT_MAX, 1}}) {
+    const auto t = IdleTopology::Uniform(c.llcs, c.cores, c.smt, c.nodes);
+    ASSERT_FALSE(t.ok()) << c.llcs << " " << c.cores;
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(t.status().message(), HasSubstr(absl::StrCat("llcs=", c.llcs, ", cores_per_llc=", c.cores)));
+    // IdleState::Create passes the factory's error through.
+    EXPECT_EQ(IdleState::Create(t, Options()).status(), t.status());
+  }
+  EXPECT_TRUE(IdleTopology::Uniform(2, 4, 2, 2).ok());
+}
+
+TEST(IdleSelectMisuse, FromIdsRejectsIdsBeyondTheCpuCountBeforeAllocating) {
+  const auto t = IdleTopology::FromIds({0, INT_MAX}, {0, 1}, {0, 0});
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(), HasSubstr("llc id 2147483647"));
+  EXPECT_THAT(IdleTopology::FromIds({0, 0}, {0, -4}, {0, 0}).status().message(), HasSubstr("core id -4"));
+  EXPECT_FALSE(IdleTopology::FromIds({0, 1}, {0}, {0, 0}).ok());
+  EXPECT_FALSE(IdleTopology::FromIds({}, {}, {}).ok());
+}
+
+TEST(IdleSelectMisuse, CreateValidatesAHandBuiltTopology) {
+  IdleTopology t;
+  t.num_cpus = 4;  // and nothing else filled in
+  auto st = IdleState::Create(t, Options());
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.status().message(), HasSubstr("hw_llc_of has 0 entries for 4 cpus"));
+
+  IdleTopology good = *IdleTopology::Uniform(1, 4);
+  IdleTopology bad_llc = good;
+  bad_llc.llc_of[2] = 5;
+  EXPECT_THAT(IdleState::Create(bad_llc, Options()).status().message(), HasSubstr("cpu 2 has llc id 5"));
+  IdleTopology bad_mask = good;
+  bad_mask.online = CpuMask::Full(64);
+  EXPECT_THAT(IdleState::Create(bad_mask, Options()).status().message(), HasSubstr("64 bits"));
+  IdleTopology too_big = good;
+  too_big.num_cpus = kMaxCpus + 1;
+  EXPECT_THAT(IdleState::Create(too_big, Options()).status().message(), HasSubstr("num_cpus 8193"));
+  IdleTopology zero;
+  EXPECT_FALSE(IdleState::Create(zero, Options()).ok());
+}
+
+TEST(IdleSelectMisuse, CreateRejectsUnknownVariantAndProbeLimit) {
+  Options o;
+  o.variant = static_cast<Variant>(42);
+  EXPECT_THAT(IdleState::Create(IdleTopology::Uniform(1, 4), o).status().message(), HasSubstr("variant 42"));
+  Options p;
+  p.v3_max_probes = 0;
+  EXPECT_THAT(IdleState::Create(IdleTopology::Uniform(1, 4), p).status().message(), HasSubstr("v3_max_probes 0"));
+}
+
+TEST(IdleSelectMisuse, SisUtilBudgetOfExtremeInputsDoesNotOverflow) {
+  EXPECT_EQ(SisUtilBudget(INT64_MAX, 8), 0);  // x^2 * pct^2 overflowed int64
+  EXPECT_EQ(SisUtilBudget(INT64_MAX, 1, INT_MAX), 0);
+  EXPECT_EQ(SisUtilBudget(-1, 8), 0);
+  EXPECT_EQ(SisUtilBudget(100, 0), 0);
+  EXPECT_EQ(SisUtilBudget(0, 8), 8);
+}
+
+// ---- domain-level calls: absl::Status ------------------------------------------------
+
+TEST(IdleSelectMisuse, UpdateIdleCpuScanOfUnknownLlcIsAnError) {
+  auto st = State();
+  for (int l : {-1, 2, 1000, INT_MAX}) {
+    const absl::Status s = st->UpdateIdleCpuScan(l, 1024);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << l;
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("llc ", l))) << l;
+  }
+  EXPECT_EQ(st->TotalSharedWrites(), 0);
+  EXPECT_TRUE(st->UpdateIdleCpuScan(1, 1024).ok());
+}
+
+TEST(IdleSelectMisuse, SetBudgetRejectsUnknownLlcAndNegativeBudget) {
+  auto st = State();
+  EXPECT_THAT(st->SetBudget(7, 2).message(), HasSubstr("llc 7"));
+  EXPECT_THAT(st->SetBudget(0, -3).message(), HasSubstr("nr_idle_scan -3"));
+  EXPECT_EQ(st->llc(0).nr_idle_scan.load(), 4);
+}
+
+TEST(IdleSelectMisuse, RebuildWithMaskOfWrongSizeIsAnErrorAndChangesNothing) {
+  auto st = State();
+  const std::vector<int> llc_of = st->topology().llc_of;
+  const absl::Status s = st->Rebuild(CpuMask::Full(64));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("64 bits"));
+  EXPECT_EQ(st->topology().llc_of, llc_of);
+  EXPECT_TRUE(st->Rebuild(CpuMask()).ok());  // 0 bits: no isolation
+  EXPECT_TRUE(st->CheckSubsetInvariant().empty());
+}
+
+// ---- per-CPU entry points, predicates, inspection: contracts ------------------------
+
+TEST(IdleSelectMisuse, IdleEnterOnCpuBeyondTheMachineViolatesContract) {
+  auto st = State();
+  EXPECT_CONTRACT_DEATH(st->IdleEnter(Opaque(8)), "idle_select: cpu 8 outside");
+}
+
+TEST(IdleSelectMisuse, EnqueueOnNegativeCpuViolatesContract) {
+  auto st = State();
+  EXPECT_CONTRACT_DEATH(st->Enqueue(Opaque(-1)), "idle_select: cpu -1 outside");
+}
+
+TEST(IdleSelectMisuse, TickAndTickStopOnCpu1000ViolateContract) {
+  auto st = State(Variant::kV0);  // V0's tick touches nothing: the check is explicit
+  EXPECT_CONTRACT_DEATH(st->Tick(Opaque(1000)), "idle_select: cpu 1000 outside");
+  EXPECT_CONTRACT_DEATH(st->TickStop(Opaque(1000)), "idle_select: cpu 1000 outside");
+  EXPECT_CONTRACT_DEATH(st->IdleRefresh(Opaque(1000)), "idle_select: cpu 1000 outside");
+}
+
+TEST(IdleSelectMisuse, PredicateOnCpuBeyondTheMachineViolatesContract) {
+  auto st = State();
+  EXPECT_CONTRACT_DEATH((void)st->IdleCpu(Opaque(8)), "idle_select: cpu 8 outside");
+}
+
+TEST(IdleSelectMisuse, InspectionOfUnknownIdsViolatesContract) {
+  auto st = State(Variant::kV4Node);
+  EXPECT_CONTRACT_DEATH((void)st->llc(Opaque(99)), "idle_select: llc 99 outside");
+  EXPECT_CONTRACT_DEATH((void)st->scx(Opaque(5)), "idle_select: scx scope 5 outside");
+  EXPECT_CONTRACT_DEATH((void)st->llc_of(Opaque(-1)), "idle_select: cpu -1 outside");
+}
+
+TEST(IdleSelectMisuse, SelectWithPrevCpuBeyondTheMachineViolatesContract) {
+  auto st = State();
+  auto sel = MakeSelector(*st);
+  WakeTask task;
+  task.prev_cpu = Opaque(8);
+  EXPECT_CONTRACT_DEATH((void)sel->Select(task, WakeContext()), "Select: prev_cpu 8 outside");
+}
+
+TEST(IdleSelectMisuse, SelectWithTargetOrWakerBeyondTheMachineViolatesContract) {
+  auto st = State(Variant::kV4Global);
+  auto sel = MakeSelector(*st);
+  WakeTask task;
+  WakeContext far_target;
+  far_target.target = Opaque(1000);
+  EXPECT_CONTRACT_DEATH((void)sel->Select(task, far_target), "Select: target 1000 outside");
+  WakeContext bad_waker;
+  bad_waker.waker_cpu = Opaque(-5);
+  EXPECT_CONTRACT_DEATH((void)sel->Select(task, bad_waker), "Select: waker_cpu -5 outside");
+}
+
+TEST(IdleSelectMisuse, SelectWithAffinityOfWrongSizeViolatesContract) {
+  auto st = State();
+  auto sel = MakeSelector(*st);
+  const CpuMask wide = CpuMask::Full(64);
+  WakeTask task;
+  task.affinity = &wide;
+  EXPECT_CONTRACT_DEATH((void)sel->Select(task, WakeContext()), "Select: affinity of 64 bits for 8 cpus");
+  WakeTask recent;
+  recent.recent_used_cpu = Opaque(99);
+  EXPECT_CONTRACT_DEATH((void)sel->Select(recent, WakeContext()), "Select: recent_used_cpu 99 outside");
+}
+
+// ---- the harness ------------------------------------------------------------------------
+
+TEST(IdleSelectHarnessMisuse, HugeMaxTasksViolatesContract) {
+  auto st = State();
+  auto sel = MakeSelector(*st);
+  HarnessOptions o;
+  o.max_tasks = Opaque(INT_MAX);
+  EXPECT_CONTRACT_DEATH(IdleSelectHooks h(*st, *sel, o), "max_tasks 2147483647 outside");
+}
+
+TEST(IdleSelectHarnessMisuse, RegisterTaskOutsideMaxTasksIsAnError) {
+  auto st = State();
+  auto sel = MakeSelector(*st);
+  IdleSelectHooks hooks(*st, *sel, HarnessOptions());
+  EXPECT_TRUE(hooks.status().ok());
+  for (TaskId t : {-1, 1024, INT_MAX}) {
+    EXPECT_THAT(hooks.RegisterTask(t, CpuMask::Full(8)).message(), HasSubstr(absl::StrCat("task id ", t))) << t;
+  }
+}
+
+TEST(IdleSelectHarnessMisuse, DriverOfAnotherSizeIsReportedAndIgnored) {
+  auto st = State(Variant::kV1, 1, 4);  // 4 CPUs
+  auto sel = MakeSelector(*st);
+  IdleSelectHooks hooks(*st, *sel, HarnessOptions());
+  auto topo = Topology::FromSynthetic("core:8 pu:1");
+  ASSERT_TRUE(topo.ok());
+  auto sim = Simulator::Create(*topo, IsolationConfig(*topo));
+  ASSERT_TRUE(sim.ok());
+  (*sim)->AddHooks(&hooks);
+  PipeParams p;
+  p.round_trips = 50;
+  p.pairs = 3;
+  auto r = RunPipe(**sim, &hooks, p, 200 * kNsPerMs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->completed);
+  EXPECT_THAT(hooks.status().message(), HasSubstr("the driver has 8 cpus, the state 4"));
+  EXPECT_EQ(hooks.counters().selections, 0);
+}
+
+// ---- workloads ---------------------------------------------------------------------------
+
+struct WorkloadRig {
+  std::unique_ptr<IdleState> state = State(Variant::kV0, 1, 4);
+  std::unique_ptr<IdleSelector> selector = MakeSelector(*state);
+  IdleSelectHooks hooks{*state, *selector, HarnessOptions()};
+  std::unique_ptr<Simulator> sim;
+  WorkloadRig() {
+    auto topo = Topology::FromSynthetic("core:4 pu:1");
+    EXPECT_TRUE(topo.ok());
+    auto created = Simulator::Create(*topo, IsolationConfig(*topo));
+    EXPECT_TRUE(created.ok());
+    sim = std::move(*created);
+    sim->AddHooks(&hooks);
+  }
+};
+
+TEST(IdleSelectWorkloadMisuse, TaskCountsThatOverflowAreErrors) {
+  WorkloadRig rig;
+  HackbenchParams hb;
+  hb.groups = INT_MAX;
+  hb.senders = INT_MAX;
+  auto r = RunHackbench(*rig.sim, &rig.hooks, hb, kNsPerMs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("9223372028264841218 tasks"));
+  PipeParams pipe;
+  pipe.pairs = INT_MAX;
+  EXPECT_THAT(RunPipe(*rig.sim, &rig.hooks, pipe, kNsPerMs).status().message(), HasSubstr("4294967294 tasks"));
+  SchbenchParams sb;
+  sb.message_tasks = 100000;
+  sb.workers_per_message = 100000;
+  EXPECT_FALSE(RunSchbench(*rig.sim, &rig.hooks, sb, kNsPerMs).ok());
+}
+
+TEST(IdleSelectWorkloadMisuse, CpuMasksOfWrongSizeOrOfflineAreErrors) {
+  WorkloadRig rig;
+  HackbenchParams hb;
+  auto wide = RunHackbench(*rig.sim, &rig.hooks, hb, kNsPerMs, CpuMask::Full(64));
+  ASSERT_FALSE(wide.ok());
+  EXPECT_THAT(wide.status().message(), HasSubstr("64 bits"));
+  ASSERT_TRUE(rig.sim->SetCpuOnline(3, false).ok());
+  auto offline = RunPipe(*rig.sim, &rig.hooks, PipeParams(), kNsPerMs, CpuMask::Of(4, 3));
+  ASSERT_FALSE(offline.ok());
+  EXPECT_THAT(offline.status().message(), HasSubstr("'3' has no online cpu"));
+}
+
+TEST(IdleSelectWorkloadMisuse, JitterAndTimeoutOutOfRangeAreErrors) {
+  WorkloadRig rig;
+  RequestResponseParams rr;
+  rr.work_jitter_pct = 500;
+  EXPECT_THAT(RunRequestResponse(*rig.sim, &rig.hooks, rr, kNsPerMs).status().message(),
+              HasSubstr("work_jitter_pct 500"));
+  EXPECT_THAT(RunPipe(*rig.sim, &rig.hooks, PipeParams(), -1).status().message(), HasSubstr("timeout -1"));
+  EXPECT_FALSE(RunLoadPoint(*rig.sim, rig.hooks, LoadWorkload::kPipe, 0, kNsPerMs).ok());
+  EXPECT_FALSE(RunLoadPoint(*rig.sim, rig.hooks, LoadWorkload::kPipe, 50, 0).ok());
+}
+
+TEST(IdleSelectWorkloadMisuse, HugeWorkPerMessageDoesNotOverflowTheJitter) {
+  WorkloadRig rig;
+  PipeParams p;
+  p.round_trips = 2;
+  p.work_per_message = kNanosMax;
+  p.work_jitter_pct = 100;
+  auto r = RunPipe(*rig.sim, &rig.hooks, p, 20 * kNsPerMs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->completed);  // each step runs "forever"
+}
+
+TEST(IdleSelectWorkloadMisuse, MeasureSelectRejectsBadParameters) {
+  SweepParams p;
+  p.llc_cpus = INT_MAX;
+  EXPECT_THAT(MeasureSelect(p).status().message(), HasSubstr("llc_cpus=2147483647"));
+  p = SweepParams();
+  p.busy_pct = -1;
+  EXPECT_FALSE(MeasureSelect(p).ok());
+}
+
+}  // namespace
+}  // namespace isolation::idle_select

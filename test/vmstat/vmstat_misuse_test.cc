@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Misuse of the vmstat API (issue #10, item 2), for every strategy: Create
+// bounds every size before allocating and names the bad value; readers,
+// folders, the deferred machinery and the per-CPU observers give 0 / false /
+// zero counters for an index out of range and change nothing; hotplug and
+// SetPressure return errors; the writers (the hot path) fail their contract
+// check naming the value (death tests where the checks are compiled in).
+
+#include <cctype>
+#include <climits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/contract_death.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isolation/vmstat/hooks.h"
+#include "isolation/vmstat/vmstat.h"
+
+namespace isolation::vmstat {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_internal::Opaque;
+
+constexpr int kCpus = 4;
+
+VmstatConfig Config(Strategy s) {
+  VmstatConfig c;
+  c.strategy = s;
+  c.num_cpus = kCpus;
+  c.num_nodes = 2;
+  c.zones = {ZoneSpec{}, ZoneSpec{}};
+  c.zones[1].node = 1;
+  c.nohz_full = CpuMask::Range(kCpus, 1, 3);
+  c.isolated = CpuMask::Range(kCpus, 1, 3);
+  return c;
+}
+
+std::unique_ptr<Vmstat> Make(Strategy s) {
+  auto vm = Vmstat::Create(Config(s));
+  EXPECT_TRUE(vm.ok()) << vm.status();
+  return std::move(*vm);
+}
+
+class VmstatMisuse : public ::testing::TestWithParam<Strategy> {};
+
+// ---- Create -----------------------------------------------------------------------------
+
+TEST_P(VmstatMisuse, CreateBoundsSizesBeforeAllocatingNamingTheValue) {
+  struct Case {
+    const char* what;
+    void (*edit)(VmstatConfig&);
+    const char* named;
+  };
+  const Case cases[] = {
+      {"num_cpus 0", [](VmstatConfig& c) { c.num_cpus = 0; }, "num_cpus 0"},
+      {"num_cpus INT_MAX", [](VmstatConfig& c) { c.num_cpus = INT_MAX; }, "num_cpus 2147483647"},
+      {"num_nodes INT_MAX", [](VmstatConfig& c) { c.num_nodes = INT_MAX; }, "num_nodes 2147483647"},
+      {"num_nodes 0", [](VmstatConfig& c) { c.num_nodes = 0; }, "num_nodes 0"},
+      {"too many zones", [](VmstatConfig& c) { c.zones.assign(kMaxZones + 1, ZoneSpec{}); }, "5121 zones"},
+      {"no zones", [](VmstatConfig& c) { c.zones.clear(); }, "0 zones"},
+      {"zone node", [](VmstatConfig& c) { c.zones[0].node = 7; }, "node 7"},
+      {"zone items", [](VmstatConfig& c) { c.zone_items = 13; }, "zone_items 13"},
+      {"node items", [](VmstatConfig& c) { c.node_items = 0; }, "node_items 0"},
+      {"mask size", [](VmstatConfig& c) { c.isolated = CpuMask::Full(64); }, "64 bits"},
+      {"interval", [](VmstatConfig& c) { c.stat_interval = -1; }, "stat_interval -1"},
+      {"page shift", [](VmstatConfig& c) { c.page_shift = 40; }, "page_shift 40"},
+      {"watermarks", [](VmstatConfig& c) { c.zones[0].min_wmark = 1 << 30; }, "watermarks out of order"},
+      {"strategy", [](VmstatConfig& c) { c.strategy = static_cast<Strategy>(99); }, "strategy 99"},
+  };
+  for (const Case& k : cases) {
+    VmstatConfig c = Config(GetParam());
+    k.edit(c);
+    auto vm = Vmstat::Create(c);
+    ASSERT_FALSE(vm.ok()) << k.what;
+    EXPECT_EQ(vm.status().code(), absl::StatusCode::kInvalidArgument) << k.what;
+    EXPECT_THAT(vm.status().message(), HasSubstr(k.named)) << k.what;
+  }
+}
+
+TEST_P(VmstatMisuse, CreateRejectsZonesBeyondTheAddressSpace) {
+  VmstatConfig c = Config(GetParam());
+  c.zones[1].managed_pages = kMaxZonePages + 1;
+  EXPECT_THAT(Vmstat::Create(c).status().message(), HasSubstr("4503599627370497 pages"));
+  c = Config(GetParam());
+  c.zones[0].high_wmark = INT64_MAX;  // high + drift overflowed in the threshold refresh
+  EXPECT_THAT(Vmstat::Create(c).status().message(), HasSubstr("high watermark 9223372036854775807"));
+}
+
+// ---- readers and observers --------------------------------------------------------------
+
+TEST_P(VmstatMisuse, ReadsOfUnknownInstancesAndItemsAreZero) {
+  auto vm = Make(GetParam());
+  vm->Mod(0, StatKind::kZone, 0, 0, 1000);
+  vm->Mod(1, StatKind::kNode, 1, 2, 7);
+  const StatKind bogus = static_cast<StatKind>(9);
+  for (StatKind kind : {StatKind::kZone, StatKind::kNode, bogus}) {
+    for (int instance : {-1, 2, 1000, INT_MAX}) {
+      EXPECT_EQ(vm->Read(kind, instance, 0), 0) << instance;
+      EXPECT_EQ(vm->ReadSnapshot(kind, instance, 0), 0) << instance;
+      EXPECT_EQ(vm->SharedRaw(kind, instance, 0), 0) << instance;
+      EXPECT_EQ(vm->Diff(0, kind, instance, 0), 0) << instance;
+      EXPECT_EQ(vm->Threshold(0, kind, instance), 0) << instance;
+    }
+    for (int item : {-1, 16, 99, INT_MIN}) {
+      EXPECT_EQ(vm->Read(kind, 0, item), 0) << item;
+      EXPECT_EQ(vm->ReadGlobal(kind, item), 0) << item;
+      EXPECT_EQ(vm->ReadGlobalSnapshot(kind, item), 0) << item;
+      EXPECT_EQ(vm->GlobalRaw(kind, item), 0) << item;
+      EXPECT_EQ(vm->Diff(0, kind, 0, item), 0) << item;
+    }
+  }
+  EXPECT_EQ(vm->Read(StatKind::kZone, 5, 0), 0);  // an unknown zone reads 0 (issue #10)
+  EXPECT_EQ(vm->DriftMark(-1), 0);
+  EXPECT_EQ(vm->DriftMark(2), 0);
+  EXPECT_EQ(vm->ReadGlobalSnapshot(StatKind::kZone, 0), 1000);
+  EXPECT_EQ(vm->ReadSnapshot(StatKind::kNode, 1, 2), 7);
+}
+
+TEST_P(VmstatMisuse, PerCpuObserversOfUnknownCpusAreFalseOrZero) {
+  auto vm = Make(GetParam());
+  for (int cpu : {-1, kCpus, 77, INT_MAX, INT_MIN}) {
+    EXPECT_FALSE(vm->IsOnline(cpu)) << cpu;  // IsOnline(-1) read out of bounds before
+    EXPECT_FALSE(vm->IsIsolated(cpu)) << cpu;
+    EXPECT_FALSE(vm->IsNohzFull(cpu)) << cpu;
+    EXPECT_FALSE(vm->WorkPending(cpu)) << cpu;
+    EXPECT_FALSE(vm->Dirty(cpu)) << cpu;
+    EXPECT_FALSE(vm->NeedUpdate(cpu)) << cpu;
+    EXPECT_EQ(vm->MaxAbsDiff(cpu), 0) << cpu;
+    EXPECT_EQ(vm->Threshold(cpu, StatKind::kZone, 0), 0) << cpu;
+    const CpuCounters c = vm->Counters(cpu);
+    EXPECT_EQ(c.work_runs + c.cancelled_work_runs + c.quiet_calls + c.remote_folds, 0) << cpu;
+  }
+}
+
+// ---- folders and deferred machinery ------------------------------------------------------
+
+TEST_P(VmstatMisuse, DeferredCallsOnUnknownCpusDoNothing) {
+  auto vm = Make(GetParam());
+  vm->Mod(1, StatKind::kZone, 0, 0, 3);
+  const int64_t diff = vm->Diff(1, StatKind::kZone, 0, 0);
+  for (int cpu : {-1, kCpus, 77, INT_MAX}) {
+    EXPECT_FALSE(vm->RunCpuWork(cpu, 0)) << cpu;  // RunCpuWork(-1) read out of bounds before
+    EXPECT_FALSE(vm->ReturnToUser(cpu, true)) << cpu;
+    EXPECT_FALSE(vm->QuietVmstat(cpu, true)) << cpu;
+    EXPECT_EQ(vm->RefreshCpu(cpu), 0) << cpu;
+    EXPECT_EQ(vm->FoldCpuRemote(cpu), 0) << cpu;
+  }
+  EXPECT_EQ(vm->Diff(1, StatKind::kZone, 0, 0), diff);
+  for (int cpu = 0; cpu < kCpus; ++cpu) EXPECT_EQ(vm->Counters(cpu).work_runs, 0);
+}
+
+TEST_P(VmstatMisuse, HotplugAndPressureOfUnknownIdsAreErrors) {
+  auto vm = Make(GetParam());
+  for (int cpu : {-1, kCpus, INT_MAX}) {
+    EXPECT_THAT(vm->CpuOffline(cpu).message(), HasSubstr(absl::StrCat("cpu ", cpu))) << cpu;
+    EXPECT_THAT(vm->CpuOnline(cpu).message(), HasSubstr(absl::StrCat("cpu ", cpu))) << cpu;
+  }
+  EXPECT_THAT(vm->SetPressure(2, true).message(), HasSubstr("node 2"));
+  EXPECT_THAT(vm->SetPressure(-1, true).message(), HasSubstr("node -1"));
+  EXPECT_EQ(vm->online_cpus(), kCpus);
+}
+
+// ---- writers: contract checks --------------------------------------------------------------
+
+TEST_P(VmstatMisuse, ModOnCpuBeyondTheMachineViolatesContract) {
+  auto vm = Make(GetParam());
+  EXPECT_CONTRACT_DEATH(vm->Mod(Opaque(kCpus), StatKind::kZone, 0, 0, 1), "vmstat Mod.cpu 4, zone 0, item 0");
+}
+
+TEST_P(VmstatMisuse, IncOfUnknownZoneViolatesContract) {
+  auto vm = Make(GetParam());
+  EXPECT_CONTRACT_DEATH(vm->Inc(0, StatKind::kZone, Opaque(9), 0), "vmstat Inc.cpu 0, zone 9, item 0");
+}
+
+TEST_P(VmstatMisuse, DecOfUnknownItemViolatesContract) {
+  auto vm = Make(GetParam());
+  EXPECT_CONTRACT_DEATH(vm->Dec(0, StatKind::kNode, 1, Opaque(99)), "vmstat Dec.cpu 0, node 1, item 99");
+}
+
+TEST_P(VmstatMisuse, IrqsOffWritersCheckTheirContractToo) {
+  auto vm = Make(GetParam());
+  EXPECT_CONTRACT_DEATH(vm->ModIrqsOff(Opaque(-1), StatKind::kZone, 0, 0, 5), "ModIrqsOff.cpu -1");
+  EXPECT_CONTRACT_DEATH(vm->IncIrqsOff(0, StatKind::kZone, Opaque(-2), 0), "IncIrqsOff.cpu 0, zone -2");
+  EXPECT_CONTRACT_DEATH(vm->DecIrqsOff(0, StatKind::kZone, 0, Opaque(12)), "DecIrqsOff.cpu 0, zone 0, item 12");
+}
+
+TEST_P(VmstatMisuse, ModOfAnAbsurdDeltaViolatesContract) {
+  auto vm = Make(GetParam());
+  EXPECT_CONTRACT_DEATH(vm->Mod(0, StatKind::kZone, 0, 0, Opaque(INT64_MAX)), "Mod: delta 9223372036854775807");
+}
+
+// ---- threshold formulas ------------------------------------------------------------------------
+
+TEST(VmstatFormulaMisuse, ExtremeInputsDoNotOverflow) {
+  EXPECT_EQ(PressureThreshold(INT64_MAX, INT64_MIN, 4), kThresholdCap);
+  EXPECT_EQ(PressureThreshold(INT64_MIN, INT64_MAX, 4), 1);
+  EXPECT_EQ(PressureThreshold(100, 0, 0), 100);
+  EXPECT_EQ(NormalThreshold(INT64_MAX, INT_MAX), kThresholdCap);
+  EXPECT_GE(NormalThreshold(-5, -5), 0);
+}
+
+TEST(VmstatFormulaMisuse, PageShiftBeyond27ViolatesContract) {
+  EXPECT_CONTRACT_DEATH((void)NormalThreshold(1 << 20, 4, Opaque(40)), "page_shift 40 outside");
+}
+
+// ---- the driver adapter ----------------------------------------------------------------------
+
+TEST_P(VmstatMisuse, HooksIgnoreNeverYieldsOfUnknownCpus) {
+  auto vm = Make(GetParam());
+  VmstatHooks hooks(*vm);
+  for (int cpu : {-1, kCpus, INT_MAX}) {
+    hooks.SetNeverYields(cpu, true);
+    hooks.SetNeverYields(cpu, false);
+  }
+  SUCCEED();
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStrategies, VmstatMisuse,
+                         ::testing::Values(Strategy::kA0, Strategy::kA1, Strategy::kB, Strategy::kBLocal,
+                                           Strategy::kC, Strategy::kD, Strategy::kCPlainWriterNegativeControl),
+                         [](const ::testing::TestParamInfo<Strategy>& info) {
+                           std::string n(StrategyName(info.param));
+                           for (char& ch : n) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace isolation::vmstat

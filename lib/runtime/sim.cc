@@ -129,23 +129,23 @@ class SlotPool {
 
 constexpr int kMaxInlineSteps = 4096;  // body steps without a time advance before yielding
 
-const char kTraceTick[] = "tick";
-const char kTraceSwitch[] = "switch";
-const char kTraceIdleEnter[] = "idle_enter";
-const char kTraceIdleExit[] = "idle_exit";
-const char kTraceTickStop[] = "tick_stop";
-const char kTraceTickRestart[] = "tick_restart";
-const char kTraceWork[] = "work";
-const char kTraceTimer[] = "timer";
-const char kTraceRtu[] = "rtu";
-const char kTraceFork[] = "fork";
-const char kTraceExit[] = "exit";
-const char kTraceMigrate[] = "migrate";
-const char kTraceWake[] = "wake";
-const char kTraceOnline[] = "online";
-const char kTraceOffline[] = "offline";
-const char kTraceSyscall[] = "syscall";
-const char kTraceAffinity[] = "affinity";
+const char kSimEvTick[] = "tick";
+const char kSimEvSwitch[] = "switch";
+const char kSimEvIdleEnter[] = "idle_enter";
+const char kSimEvIdleExit[] = "idle_exit";
+const char kSimEvTickStop[] = "tick_stop";
+const char kSimEvTickRestart[] = "tick_restart";
+const char kSimEvWork[] = "work";
+const char kSimEvTimer[] = "timer";
+const char kSimEvRtu[] = "rtu";
+const char kSimEvFork[] = "fork";
+const char kSimEvExit[] = "exit";
+const char kSimEvMigrate[] = "migrate";
+const char kSimEvWake[] = "wake";
+const char kSimEvOnline[] = "online";
+const char kSimEvOffline[] = "offline";
+const char kSimEvSyscall[] = "syscall";
+const char kSimEvAffinity[] = "affinity";
 
 }  // namespace
 
@@ -201,11 +201,13 @@ struct Simulator::Impl {
     TaskId task() const override { return task_; }
     void Syscall(absl::FunctionRef<void(CpuContext&)> fn, Nanos cost_ns) override {
       Cpu& c = sim_->cpus[static_cast<size_t>(cpu_)];
-      sim_->Trace(c.clock, cpu_, kTraceSyscall, task_, cost_ns);
+      const Nanos begin = c.clock;
+      sim_->Trace(c.clock, cpu_, kSimEvSyscall, task_, cost_ns);
       Context kernel(sim_, cpu_, task_);
       fn(kernel);
       sim_->Charge(c, cost_ns);
       if (task_ != kIdleTask) sim_->ReturnToUser(c, task_);
+      if (Tracer* tr = sim_->self->tracer()) tr->Activity(cpu_, begin, c.clock, kTraceSyscall, "syscall", -1);
     }
     std::mt19937_64& rng() override {
       return task_ == kIdleTask ? sim_->rng : sim_->tasks[static_cast<size_t>(task_)].rng;
@@ -301,6 +303,7 @@ struct Simulator::Impl {
       if (!c.online) continue;
       CpuScope scope(this, c);
       c.clock = std::max(event_time, c.busy_until);
+      if (Tracer* tr = self->tracer()) tr->CpuRuns(c.id, c.clock, kIdleTask, {});
       EnterIdle(c);
       c.tick_stopped = false;  // the tick runs from boot unless UpdateTick stops it
       if (WantTickStopped(c)) {
@@ -342,7 +345,8 @@ struct Simulator::Impl {
     c.tick_stopped = true;
     ++c.tick_gen;
     ++c.stats.tick_stops;
-    Trace(c.clock, c.id, kTraceTickStop, 0, 0);
+    Trace(c.clock, c.id, kSimEvTickStop, 0, 0);
+    if (Tracer* tr = self->tracer()) tr->Instant(c.id, c.clock, "tick_stop", {});
     Context ctx(this, c.id, kIdleTask);
     for (Hooks* h : hooks) h->OnTickStop(ctx);
   }
@@ -351,7 +355,8 @@ struct Simulator::Impl {
   void RestartTick(Cpu& c) {
     c.tick_stopped = false;
     ++c.tick_gen;
-    Trace(c.clock, c.id, kTraceTickRestart, 0, 0);
+    Trace(c.clock, c.id, kSimEvTickRestart, 0, 0);
+    if (Tracer* tr = self->tracer()) tr->Instant(c.id, c.clock, "tick_restart", {});
     Context ctx(this, c.id, kIdleTask);
     for (Hooks* h : hooks) h->OnTickRestart(ctx);
     PostNextTick(c);
@@ -370,7 +375,7 @@ struct Simulator::Impl {
   // --- scheduling ----------------------------------------------------------------
 
   void ReturnToUser(Cpu& c, TaskId task) {
-    Trace(c.clock, c.id, kTraceRtu, task, 0);
+    Trace(c.clock, c.id, kSimEvRtu, task, 0);
     Context ctx(this, c.id, task);
     for (Hooks* h : hooks) h->OnReturnToUser(ctx, task);
   }
@@ -380,7 +385,7 @@ struct Simulator::Impl {
     if (c.idle_state) return;
     c.idle_state = true;
     c.idle_since = c.clock;
-    Trace(c.clock, c.id, kTraceIdleEnter, 0, 0);
+    Trace(c.clock, c.id, kSimEvIdleEnter, 0, 0);
     for (Hooks* h : hooks) h->OnIdleEnter(c.id, c.clock);
   }
 
@@ -393,7 +398,7 @@ struct Simulator::Impl {
     // ttwu_do_activate() does.
     c.avg_idle += (c.clock - c.idle_since - c.avg_idle) / 8;
     c.avg_idle = std::min(c.avg_idle, 2 * options.newidle_migration_cost);
-    Trace(c.clock, c.id, kTraceIdleExit, 0, 0);
+    Trace(c.clock, c.id, kSimEvIdleExit, 0, 0);
     for (Hooks* h : hooks) h->OnIdleExit(c.id, c.clock);
     if (c.tick_stopped && c.online) RestartTick(c);
   }
@@ -401,7 +406,10 @@ struct Simulator::Impl {
   // context_switch(): prev's state was set by the caller.
   void SwitchTo(Cpu& c, TaskId next) {
     const TaskId prev = c.curr;
-    Trace(c.clock, c.id, kTraceSwitch, prev, next);
+    Trace(c.clock, c.id, kSimEvSwitch, prev, next);
+    if (Tracer* tr = self->tracer()) {
+      tr->CpuRuns(c.id, c.clock, next, next == kIdleTask ? std::string_view() : task_at(next).name);
+    }
     for (Hooks* h : hooks) h->OnContextSwitch(c.id, prev, next, c.clock);
     ++c.stats.context_switches;
     if (prev != kIdleTask) task_at(prev).last_ran = c.clock;
@@ -473,7 +481,8 @@ struct Simulator::Impl {
     Task& t = task_at(task);
     t.cpu = to;
     t.state = TaskState::kRunnable;
-    Trace(Now(), from, kTraceMigrate, task, to);
+    Trace(Now(), from, kSimEvMigrate, task, to);
+    if (Tracer* tr = self->tracer()) tr->Instant(to, Now(), "migrate", {{"task", task}, {"from", from}, {"to", to}});
     Cpu& dst = cpu_at(to);
     InCpuContext(dst, [&] {
       for (Hooks* h : hooks) h->OnMigrate(task, from, to, dst.clock);
@@ -607,7 +616,7 @@ struct Simulator::Impl {
           }
           break;
         case Step::Kind::kExit: {
-          Trace(c.clock, c.id, kTraceExit, id, 0);
+          Trace(c.clock, c.id, kSimEvExit, id, 0);
           for (Hooks* h : hooks) h->OnTaskExit(c.id, id, c.clock);
           t.state = TaskState::kExited;
           LeaveCpu(c);
@@ -635,7 +644,7 @@ struct Simulator::Impl {
     if (target < 0) target = Allowed(t, prev) ? prev : FallbackCpu(t);
     t.state = TaskState::kRunnable;
     t.wake_pending = false;
-    Trace(now, target, kTraceWake, task, waker_cpu);
+    Trace(now, target, kSimEvWake, task, waker_cpu);
     if (target != prev) {
       MoveQueued(task, prev, target);
     } else {
@@ -652,7 +661,13 @@ struct Simulator::Impl {
     return PauseCurrent(c) ? c.curr : kIdleTask;
   }
 
-  void EndActivity(Cpu& c, Nanos start, TaskId interrupted, bool preempt) {
+  // `start`: when the activity fell due (the stall counts from there);
+  // `begin`: when it began (later if the CPU was busy); `category` and
+  // `name` label its trace slice.
+  void EndActivity(Cpu& c, Nanos start, Nanos begin, TaskId interrupted, bool preempt,
+                   const char* category, const char* name) {
+    Nanos end = c.clock;
+    bool counted = false;
     if (interrupted != kIdleTask && c.curr == interrupted) {
       if (preempt && !c.rq.empty()) {
         task_at(interrupted).state = TaskState::kRunnable;
@@ -660,10 +675,13 @@ struct Simulator::Impl {
         LeaveCpu(c);
       } else {
         ReturnToUser(c, interrupted);
+        end = c.clock;
       }
       ++c.stats.interruptions;
       c.stats.max_stall_ns = std::max(c.stats.max_stall_ns, c.clock - start);
+      counted = true;
     }
+    if (Tracer* tr = self->tracer()) tr->Activity(c.id, begin, end, category, name, counted ? interrupted : kIdleTask);
     FinishCpuEvent(c);
   }
 
@@ -679,8 +697,9 @@ struct Simulator::Impl {
   void HandleTick(Cpu& c, Nanos time) {
     CpuScope scope(this, c);
     const TaskId interrupted = BeginActivity(c, time);
+    const Nanos begin = c.clock;
     ++c.stats.ticks;
-    Trace(c.clock, c.id, kTraceTick, c.curr, 0);
+    Trace(c.clock, c.id, kSimEvTick, c.curr, 0);
     Charge(c, options.tick_cost);
     {
       Context ctx(this, c.id, c.curr);
@@ -688,21 +707,22 @@ struct Simulator::Impl {
     }
     if (!c.tick_stopped) PostNextTick(c);
     const bool preempt = interrupted != kIdleTask && c.clock - c.slice_start >= options.timeslice;
-    EndActivity(c, time, interrupted, preempt);
+    EndActivity(c, time, begin, interrupted, preempt, kTraceTick, "tick");
   }
 
   void HandleWork(Cpu& c, Nanos time, uint32_t slot) {
     CpuScope scope(this, c);
     const TaskId interrupted = BeginActivity(c, time);
+    const Nanos begin = c.clock;
     ++c.stats.work_items;
-    Trace(c.clock, c.id, kTraceWork, slot, 0);
+    Trace(c.clock, c.id, kSimEvWork, slot, 0);
     Charge(c, options.work_cost);
     WorkFn fn = work_pool.Take(slot);
     if (fn) {
       Context ctx(this, c.id, kIdleTask);
       fn(ctx);
     }
-    EndActivity(c, time, interrupted, false);
+    EndActivity(c, time, begin, interrupted, false, kTraceKworker, "kworker");
   }
 
   void HandleTimer(Cpu& c, Nanos time, uint32_t slot) {
@@ -714,14 +734,15 @@ struct Simulator::Impl {
     ++ts.gen;
     timer_free.push_back(slot);
     const TaskId interrupted = BeginActivity(c, time);
+    const Nanos begin = c.clock;
     ++c.stats.timer_callbacks;
-    Trace(c.clock, c.id, kTraceTimer, slot, 0);
+    Trace(c.clock, c.id, kSimEvTimer, slot, 0);
     Charge(c, options.timer_cost);
     if (fn) {
       Context ctx(this, c.id, kIdleTask);
       fn(ctx);
     }
-    EndActivity(c, time, interrupted, false);
+    EndActivity(c, time, begin, interrupted, false, kTraceTimer, "timer");
   }
 
   void Process(const Event& e) {
@@ -911,7 +932,7 @@ absl::StatusOr<TaskId> Simulator::Spawn(TaskSpec spec) {
   t.body = std::move(spec.body);
   t.rng.seed(SplitMix64(s.options.seed ^ SplitMix64(static_cast<uint64_t>(id) + 1)));
   const Nanos now = s.Now();
-  s.Trace(now, spec.cpu, kTraceFork, spec.parent, id);
+  s.Trace(now, spec.cpu, kSimEvFork, spec.parent, id);
   for (Hooks* h : s.hooks) h->OnTaskFork(spec.parent, id, spec.group, now);
   s.cpu_at(spec.cpu).rq.push_back(id);
   s.Kick(spec.cpu);
@@ -946,7 +967,7 @@ absl::Status Simulator::SetAffinity(TaskId task, const CpuMask& mask) {
   Impl::Task& t = s.task_at(task);
   t.affinity = mask;
   const Nanos now = s.Now();
-  s.Trace(now, t.cpu, kTraceAffinity, task, 0);
+  s.Trace(now, t.cpu, kSimEvAffinity, task, 0);
   for (Hooks* h : s.hooks) h->OnAffinityChange(task, mask, now);
   if (t.state == TaskState::kExited || mask.Test(t.cpu)) return absl::OkStatus();
   if (t.state == TaskState::kRunnable) {
@@ -1089,7 +1110,8 @@ absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
   if (absl::Status st = s.topology.SetOnline(cpu, online); !st.ok()) return st;
   if (!online) {
     s.InCpuContext(c, [&] {
-      s.Trace(c.clock, cpu, kTraceOffline, 0, 0);
+      s.Trace(c.clock, cpu, kSimEvOffline, 0, 0);
+      if (Tracer* tr = s.self->tracer()) tr->Instant(cpu, c.clock, "cpu_offline", {});
       for (Hooks* h : s.hooks) h->OnCpuOffline(cpu, c.clock);
       c.online = false;
       // Tasks leave (sched_cpu_dying / migrate_tasks); the current one unless it
@@ -1102,7 +1124,8 @@ absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
   } else {
     s.InCpuContext(c, [&] {
       c.online = true;
-      s.Trace(c.clock, cpu, kTraceOnline, 0, 0);
+      s.Trace(c.clock, cpu, kSimEvOnline, 0, 0);
+      if (Tracer* tr = s.self->tracer()) tr->Instant(cpu, c.clock, "cpu_online", {});
       for (Hooks* h : s.hooks) h->OnCpuOnline(cpu, c.clock);
       s.EnterIdle(c);
       s.UpdateTick(c);

@@ -74,6 +74,7 @@ HarnessCounters IdleSelectHooks::counters() const {
 
 void IdleSelectHooks::OnStart(Driver& driver) {
   driver_ = &driver;
+  tracer_ = driver.tracer();
   for (int cpu = 0; cpu < state_.num_cpus(); ++cpu) {
     cpu_slots_[static_cast<size_t>(cpu)].last_idle_ns.store(driver.Stats(cpu).idle_ns, std::memory_order_relaxed);
   }
@@ -174,7 +175,6 @@ void IdleSelectHooks::OnMigrate(TaskId task, int from, int to, Nanos now) {
 }
 
 int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) {
-  (void)now;
   if (task < 0 || task >= static_cast<TaskId>(tasks_.size())) return -1;
   TaskSlot& slot = tasks_[static_cast<size_t>(task)];
   const CpuMask* aff = slot.has_affinity ? &slot.affinity : nullptr;
@@ -217,6 +217,15 @@ int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nan
     if (!state_.IdleCpu(cpu) && !sel.claimed) Add(kPlacedOnBusy, 1);
     if (options_.check_invariants && !allowed(cpu)) Add(kViolations, 1);  // I3
     if (cpu != waker_cpu) state_.SetWakePending(cpu, true);  // ttwu_queue_wakelist
+  }
+  if (tracer_ != nullptr) {
+    // On the waker's track (the previous CPU's for a timer wakeup).
+    tracer_->Instant(waker_cpu >= 0 ? waker_cpu : prev_cpu, now, "idle.select",
+                     {{"task", task},
+                      {"prev", prev_cpu},
+                      {"target", cpu},
+                      {"probes", sel.probes},
+                      {"found", sel.idle_found() ? 1 : 0}});
   }
   return cpu;
 }

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "experiments/look_options.h"
 
 namespace isolation::experiments {
 
@@ -61,6 +62,11 @@ struct ExperimentReport {
 struct RunOptions {
   bool quick = false;  // shorter runs (tests, CI smoke); figures labelled as such
   uint64_t seed = 1;
+  // --trace: where the experiment records the runs it traces (nullptr: off).
+  // An experiment calls trace->PlanRuns(n) once and StartTraceRun() per run
+  // (look_options.h); its --help names the runs it traces.
+  TraceFile* trace = nullptr;
+  HistOptions hist{};  // --hist, --bucket_size, --entries, --no_zero_lines
 };
 
 class Experiment {

@@ -11,6 +11,7 @@
 // Exit status: 0 on success, 2 on bad input (message on stderr), 1 when an
 // experiment fails at run time.
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -29,6 +30,7 @@
 #include "absl/strings/str_join.h"
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
+#include "experiments/look_options.h"
 
 namespace isolation::experiments {
 namespace {
@@ -121,7 +123,12 @@ std::string ParseFlags(int argc, char** argv, const std::vector<std::string>& al
   return "";
 }
 
-int RunOne(Experiment& experiment, const RunOptions& options) {
+// Exit status for an error of --plot / --trace after the run.
+int LookExit(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitRunFailure;
+}
+
+int RunOne(Experiment& experiment, const RunOptions& options, const PlotOptions& plot) {
   Progress progress(experiment.name());
   absl::StatusOr<ExperimentReport> report = experiment.Run(options, progress);
   progress.Done();
@@ -139,6 +146,10 @@ int RunOne(Experiment& experiment, const RunOptions& options) {
     std::cout << report->text;
     if (!report->text.empty() && report->text.back() != '\n') std::cout << '\n';
   }
+  if (absl::Status s = DrawFigures(plot, std::string(experiment.name()), report->json); !s.ok()) {
+    std::fprintf(stderr, "isolab %s: %s\n", std::string(experiment.name()).c_str(), s.ToString().c_str());
+    return LookExit(s);
+  }
   return kExitOk;
 }
 
@@ -147,7 +158,7 @@ std::string Pad(const std::string& s, size_t width) {
 }
 
 int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
-              const RunOptions& options) {
+              const RunOptions& options, const PlotOptions& plot) {
   nlohmann::json out;
   out["experiments"] = nlohmann::json::object();
   out["rows"] = nlohmann::json::array();
@@ -182,6 +193,10 @@ int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
   out["failed"] = failed;
   out["invariant_violations"] = violations;
   out["quick"] = options.quick;
+  if (absl::Status s = DrawFigures(plot, "reproduce", out); !s.ok()) {
+    std::fprintf(stderr, "isolab reproduce: %s\n", s.ToString().c_str());
+    exit_code = std::max(exit_code, LookExit(s));
+  }
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << out.dump(2) << std::endl;
     return exit_code;
@@ -229,10 +244,12 @@ int Main(int argc, char** argv) {
   std::string summary;
   if (subcommand == "reproduce") {
     allowed = kReproduceFlags;
+    for (const std::string& f : LookFlagNames(subcommand)) allowed.push_back(f);
     summary = "Run every experiment with the seeds' defaults and print one table.";
   } else if (selected != nullptr) {
     allowed = selected->flag_names();
     for (const char* common : {"json", "quick", "seed"}) allowed.push_back(common);
+    for (const std::string& f : LookFlagNames(subcommand)) allowed.push_back(f);
     summary = std::string(selected->summary());
   } else {
     std::fprintf(stderr, "isolab: unknown subcommand '%s' (try 'isolab help')\n",
@@ -249,11 +266,38 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), error.c_str());
     return kExitBadInput;
   }
+  absl::StatusOr<LookOptions> look = LookOptionsFromFlags();
+  if (!look.ok()) {
+    std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), std::string(look.status().message()).c_str());
+    return kExitBadInput;
+  }
+  absl::StatusOr<std::unique_ptr<TraceFile>> trace = OpenTrace(look->trace);
+  if (!trace.ok()) {
+    std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), std::string(trace.status().message()).c_str());
+    return kExitBadInput;
+  }
   RunOptions options;
   options.quick = absl::GetFlag(FLAGS_quick);
   options.seed = absl::GetFlag(FLAGS_seed);
-  if (subcommand == "reproduce") return Reproduce(experiments, options);
-  return RunOne(*selected, options);
+  options.trace = trace->get();
+  options.hist = look->hist;
+  int rc = subcommand == "reproduce" ? Reproduce(experiments, options, look->plot)
+                                     : RunOne(*selected, options, look->plot);
+  if (*trace != nullptr) {
+    // Closed even after a failed run, so the file is valid JSON.
+    if (absl::Status s = (*trace)->Close(); !s.ok()) {
+      std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), s.ToString().c_str());
+      rc = std::max(rc, kExitRunFailure);
+    } else {
+      std::fprintf(stderr, "isolab %s: trace of %lld events written to %s%s\n", subcommand.c_str(),
+                   static_cast<long long>((*trace)->events_written()), (*trace)->path().c_str(),
+                   (*trace)->events_dropped() > 0
+                       ? absl::StrCat(" (truncated: ", (*trace)->events_dropped(),
+                                      " events over --trace_max_events dropped)").c_str()
+                       : "");
+    }
+  }
+  return rc;
 }
 
 }  // namespace

@@ -58,6 +58,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/runtime/sim.h"
@@ -90,6 +92,9 @@ struct EventLater {
 };
 
 enum class TaskState : uint8_t { kRunnable, kRunning, kSleeping, kBlocked, kExited };
+
+// What a kernel activity was, for its trace slice (tracer.h categories).
+enum class ActivityKind : uint8_t { kTick, kWork, kTimer };
 
 uint64_t SplitMix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -207,7 +212,7 @@ struct Simulator::Impl {
       fn(kernel);
       sim_->Charge(c, cost_ns);
       if (task_ != kIdleTask) sim_->ReturnToUser(c, task_);
-      if (Tracer* tr = sim_->self->tracer()) tr->Activity(cpu_, begin, c.clock, kTraceSyscall, "syscall", -1);
+      if (ABSL_PREDICT_FALSE(sim_->tracer != nullptr)) sim_->TraceSyscall(c, begin);
     }
     std::mt19937_64& rng() override {
       return task_ == kIdleTask ? sim_->rng : sim_->tasks[static_cast<size_t>(task_)].rng;
@@ -288,9 +293,36 @@ struct Simulator::Impl {
     if (options.record_trace) trace.push_back(SimTraceEvent{time, cpu, kind, a, b});
   }
 
+  // --- trace sink (tracer.h): out of line, so that with tracing off the
+  // event paths keep their shape and pay one pointer test -------------------
+
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceCpuRuns(const Cpu& c, TaskId next) {
+    tracer->CpuRuns(c.id, c.clock, next,
+                    next == kIdleTask ? std::string_view() : std::string_view(task_at(next).name));
+  }
+  // A tick / work item / timer that fell due at `start` ends now; it began
+  // when the CPU was free (busy_until is still the end of the previous
+  // activity: FinishCpuEvent updates it last).
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceActivity(const Cpu& c, Nanos start, ActivityKind kind,
+                                                                 TaskId interrupted) {
+    static constexpr const char* kCategory[] = {kTraceTick, kTraceKworker, kTraceTimer};
+    const char* category = kCategory[static_cast<int>(kind)];
+    tracer->Activity(c.id, std::max(start, c.busy_until), c.clock, category, category, interrupted);
+  }
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceSyscall(const Cpu& c, Nanos begin) {
+    tracer->Activity(c.id, begin, c.clock, kTraceSyscall, kTraceSyscall, kIdleTask);
+  }
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceInstant(int cpu, Nanos ts, const char* name) {
+    tracer->Instant(cpu, ts, name, {});
+  }
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceMigrate(TaskId task, int from, int to) {
+    tracer->Instant(to, Now(), "migrate", {{"task", task}, {"from", from}, {"to", to}});
+  }
+
   void EnsureStarted() {
     if (!started) {
       started = true;
+      tracer = self->tracer();  // fixed from here on (Driver::SetTracer: before the start)
       while (hooks_started < hooks.size()) hooks[hooks_started++]->OnStart(*self);
       Boot();
     }
@@ -303,7 +335,7 @@ struct Simulator::Impl {
       if (!c.online) continue;
       CpuScope scope(this, c);
       c.clock = std::max(event_time, c.busy_until);
-      if (Tracer* tr = self->tracer()) tr->CpuRuns(c.id, c.clock, kIdleTask, {});
+      if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceCpuRuns(c, kIdleTask);
       EnterIdle(c);
       c.tick_stopped = false;  // the tick runs from boot unless UpdateTick stops it
       if (WantTickStopped(c)) {
@@ -346,7 +378,7 @@ struct Simulator::Impl {
     ++c.tick_gen;
     ++c.stats.tick_stops;
     Trace(c.clock, c.id, kSimEvTickStop, 0, 0);
-    if (Tracer* tr = self->tracer()) tr->Instant(c.id, c.clock, "tick_stop", {});
+    if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceInstant(c.id, c.clock, "tick_stop");
     Context ctx(this, c.id, kIdleTask);
     for (Hooks* h : hooks) h->OnTickStop(ctx);
   }
@@ -356,7 +388,7 @@ struct Simulator::Impl {
     c.tick_stopped = false;
     ++c.tick_gen;
     Trace(c.clock, c.id, kSimEvTickRestart, 0, 0);
-    if (Tracer* tr = self->tracer()) tr->Instant(c.id, c.clock, "tick_restart", {});
+    if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceInstant(c.id, c.clock, "tick_restart");
     Context ctx(this, c.id, kIdleTask);
     for (Hooks* h : hooks) h->OnTickRestart(ctx);
     PostNextTick(c);
@@ -407,9 +439,7 @@ struct Simulator::Impl {
   void SwitchTo(Cpu& c, TaskId next) {
     const TaskId prev = c.curr;
     Trace(c.clock, c.id, kSimEvSwitch, prev, next);
-    if (Tracer* tr = self->tracer()) {
-      tr->CpuRuns(c.id, c.clock, next, next == kIdleTask ? std::string_view() : task_at(next).name);
-    }
+    if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceCpuRuns(c, next);
     for (Hooks* h : hooks) h->OnContextSwitch(c.id, prev, next, c.clock);
     ++c.stats.context_switches;
     if (prev != kIdleTask) task_at(prev).last_ran = c.clock;
@@ -426,7 +456,9 @@ struct Simulator::Impl {
   }
 
   // The current task leaves the CPU (sleep, block, exit): next runnable or idle.
-  void LeaveCpu(Cpu& c) {
+  // Out of line, as the compiler chose before the trace sites were added:
+  // inlined into Dispatch() it grew the hot loop.
+  ABSL_ATTRIBUTE_NOINLINE void LeaveCpu(Cpu& c) {
     TaskId next = kIdleTask;
     if (!c.rq.empty()) {
       next = c.rq.front();
@@ -482,7 +514,7 @@ struct Simulator::Impl {
     t.cpu = to;
     t.state = TaskState::kRunnable;
     Trace(Now(), from, kSimEvMigrate, task, to);
-    if (Tracer* tr = self->tracer()) tr->Instant(to, Now(), "migrate", {{"task", task}, {"from", from}, {"to", to}});
+    if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceMigrate(task, from, to);
     Cpu& dst = cpu_at(to);
     InCpuContext(dst, [&] {
       for (Hooks* h : hooks) h->OnMigrate(task, from, to, dst.clock);
@@ -662,26 +694,23 @@ struct Simulator::Impl {
   }
 
   // `start`: when the activity fell due (the stall counts from there);
-  // `begin`: when it began (later if the CPU was busy); `category` and
-  // `name` label its trace slice.
-  void EndActivity(Cpu& c, Nanos start, Nanos begin, TaskId interrupted, bool preempt,
-                   const char* category, const char* name) {
-    Nanos end = c.clock;
-    bool counted = false;
+  // `kind` labels its trace slice.
+  void EndActivity(Cpu& c, Nanos start, TaskId interrupted, bool preempt, ActivityKind kind) {
     if (interrupted != kIdleTask && c.curr == interrupted) {
       if (preempt && !c.rq.empty()) {
+        if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceActivity(c, start, kind, interrupted);
         task_at(interrupted).state = TaskState::kRunnable;
         c.rq.push_back(interrupted);
         LeaveCpu(c);
       } else {
         ReturnToUser(c, interrupted);
-        end = c.clock;
+        if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceActivity(c, start, kind, interrupted);
       }
       ++c.stats.interruptions;
       c.stats.max_stall_ns = std::max(c.stats.max_stall_ns, c.clock - start);
-      counted = true;
+    } else if (ABSL_PREDICT_FALSE(tracer != nullptr)) {
+      TraceActivity(c, start, kind, kIdleTask);
     }
-    if (Tracer* tr = self->tracer()) tr->Activity(c.id, begin, end, category, name, counted ? interrupted : kIdleTask);
     FinishCpuEvent(c);
   }
 
@@ -697,7 +726,6 @@ struct Simulator::Impl {
   void HandleTick(Cpu& c, Nanos time) {
     CpuScope scope(this, c);
     const TaskId interrupted = BeginActivity(c, time);
-    const Nanos begin = c.clock;
     ++c.stats.ticks;
     Trace(c.clock, c.id, kSimEvTick, c.curr, 0);
     Charge(c, options.tick_cost);
@@ -707,13 +735,12 @@ struct Simulator::Impl {
     }
     if (!c.tick_stopped) PostNextTick(c);
     const bool preempt = interrupted != kIdleTask && c.clock - c.slice_start >= options.timeslice;
-    EndActivity(c, time, begin, interrupted, preempt, kTraceTick, "tick");
+    EndActivity(c, time, interrupted, preempt, ActivityKind::kTick);
   }
 
   void HandleWork(Cpu& c, Nanos time, uint32_t slot) {
     CpuScope scope(this, c);
     const TaskId interrupted = BeginActivity(c, time);
-    const Nanos begin = c.clock;
     ++c.stats.work_items;
     Trace(c.clock, c.id, kSimEvWork, slot, 0);
     Charge(c, options.work_cost);
@@ -722,7 +749,7 @@ struct Simulator::Impl {
       Context ctx(this, c.id, kIdleTask);
       fn(ctx);
     }
-    EndActivity(c, time, begin, interrupted, false, kTraceKworker, "kworker");
+    EndActivity(c, time, interrupted, false, ActivityKind::kWork);
   }
 
   void HandleTimer(Cpu& c, Nanos time, uint32_t slot) {
@@ -734,7 +761,6 @@ struct Simulator::Impl {
     ++ts.gen;
     timer_free.push_back(slot);
     const TaskId interrupted = BeginActivity(c, time);
-    const Nanos begin = c.clock;
     ++c.stats.timer_callbacks;
     Trace(c.clock, c.id, kSimEvTimer, slot, 0);
     Charge(c, options.timer_cost);
@@ -742,7 +768,7 @@ struct Simulator::Impl {
       Context ctx(this, c.id, kIdleTask);
       fn(ctx);
     }
-    EndActivity(c, time, begin, interrupted, false, kTraceTimer, "timer");
+    EndActivity(c, time, interrupted, false, ActivityKind::kTimer);
   }
 
   void Process(const Event& e) {
@@ -830,6 +856,7 @@ struct Simulator::Impl {
   std::mt19937_64 rng;
 
   std::vector<Hooks*> hooks;
+  Tracer* tracer = nullptr;  // Driver::tracer() at the start; nullptr: tracing off
   size_t hooks_started = 0;
   bool started = false;
   bool running = false;
@@ -1111,7 +1138,7 @@ absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
   if (!online) {
     s.InCpuContext(c, [&] {
       s.Trace(c.clock, cpu, kSimEvOffline, 0, 0);
-      if (Tracer* tr = s.self->tracer()) tr->Instant(cpu, c.clock, "cpu_offline", {});
+      if (s.tracer != nullptr) s.TraceInstant(cpu, c.clock, "cpu_offline");
       for (Hooks* h : s.hooks) h->OnCpuOffline(cpu, c.clock);
       c.online = false;
       // Tasks leave (sched_cpu_dying / migrate_tasks); the current one unless it
@@ -1125,7 +1152,7 @@ absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
     s.InCpuContext(c, [&] {
       c.online = true;
       s.Trace(c.clock, cpu, kSimEvOnline, 0, 0);
-      if (Tracer* tr = s.self->tracer()) tr->Instant(cpu, c.clock, "cpu_online", {});
+      if (s.tracer != nullptr) s.TraceInstant(cpu, c.clock, "cpu_online");
       for (Hooks* h : s.hooks) h->OnCpuOnline(cpu, c.clock);
       s.EnterIdle(c);
       s.UpdateTick(c);

@@ -303,6 +303,7 @@ struct TraceFile::Impl {
   int next_pid = 1;
   int planned = 0;         // runs still expected (PlanRuns)
   int64_t committed = 0;   // events written + budgets of runs not yet written
+  int64_t phase_end = -1;  // BeginPhase: committed may grow up to here (-1: max_events)
   int64_t written = 0;
   int64_t dropped = 0;
   nlohmann::json runs = nlohmann::json::array();
@@ -344,6 +345,13 @@ void TraceFile::PlanRuns(int runs) {
   impl_->planned = std::max(0, runs);
 }
 
+void TraceFile::BeginPhase(int phases_left) {
+  std::lock_guard<std::mutex> lk(mu_);
+  const int64_t left = std::max<int64_t>(0, options_.max_events - impl_->committed);
+  impl_->phase_end = impl_->committed + left / std::max(1, phases_left);
+  impl_->planned = 0;
+}
+
 int64_t TraceFile::events_written() const {
   std::lock_guard<std::mutex> lk(mu_);
   return impl_->written;
@@ -374,7 +382,8 @@ absl::StatusOr<std::unique_ptr<TraceRun>> TraceFile::StartRun(TraceRunSpec spec)
   }
   std::lock_guard<std::mutex> lk(mu_);
   if (impl_->closed) return absl::FailedPreconditionError(absl::StrCat("trace: '", path_, "' already closed"));
-  const int64_t left = std::max<int64_t>(0, options_.max_events - impl_->committed);
+  const int64_t limit = impl_->phase_end >= 0 ? impl_->phase_end : options_.max_events;
+  const int64_t left = std::max<int64_t>(0, limit - impl_->committed);
   const int64_t budget = left / std::max(1, impl_->planned);
   if (impl_->planned > 0) --impl_->planned;
   impl_->committed += budget;

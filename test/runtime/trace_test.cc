@@ -274,6 +274,18 @@ TEST(Trace, PlannedRunsShareTheBound) {
   auto b = (*file)->StartRun({"b", 1, {}});
   ASSERT_TRUE(b.ok());
   EXPECT_EQ((*b)->budget(), 333);
+  (*b)->Finish(0);
+  // Phases (isolab reproduce: one per experiment) split what is left first.
+  (*file)->BeginPhase(2);
+  (*file)->PlanRuns(2);
+  auto c = (*file)->StartRun({"c", 1, {}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->budget(), 250);
+  (*c)->Finish(0);
+  (*file)->BeginPhase(1);
+  auto d = (*file)->StartRun({"d", 1, {}});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ((*d)->budget(), 1000);
   ASSERT_TRUE((*file)->Close().ok());
   std::remove(path.c_str());
 }

@@ -166,7 +166,10 @@ int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
   int64_t violations = 0;
   int exit_code = kExitOk;
   std::vector<std::string> failed;
-  for (const auto& e : experiments) {
+  for (size_t i = 0; i < experiments.size(); ++i) {
+    const auto& e = experiments[i];
+    // --trace: each experiment gets an equal share of what is left.
+    if (options.trace != nullptr) options.trace->BeginPhase(static_cast<int>(experiments.size() - i));
     Progress progress(e->name());
     absl::StatusOr<ExperimentReport> report = e->Run(options, progress);
     progress.Done();

@@ -104,6 +104,9 @@ class TraceFile {
   // `runs` more runs will start: each new run gets an equal share of the
   // events left.  Without a plan a run may use all that is left.
   void PlanRuns(int runs);
+  // A new phase (one experiment of several): the runs started from now on
+  // share 1/phases_left of the events left, whatever they plan.
+  void BeginPhase(int phases_left);
   // A new run.  Errors: num_cpus out of [1, kMaxCpus], cpu_roles of the
   // wrong size, the file already closed.
   absl::StatusOr<std::unique_ptr<TraceRun>> StartRun(TraceRunSpec spec);

@@ -63,8 +63,8 @@ struct RunOptions {
   bool quick = false;  // shorter runs (tests, CI smoke); figures labelled as such
   uint64_t seed = 1;
   // --trace: where the experiment records the runs it traces (nullptr: off).
-  // An experiment calls trace->PlanRuns(n) once and StartTraceRun() per run
-  // (look_options.h); its --help names the runs it traces.
+  // An experiment calls trace->PlanRuns(n) and StartTraceRun() per run
+  // (look_options.h); its file comment (and docs/looking.md) names them.
   TraceFile* trace = nullptr;
   HistOptions hist{};  // --hist, --bucket_size, --entries, --no_zero_lines
 };

@@ -153,15 +153,12 @@ absl::StatusOr<std::unique_ptr<TraceFile>> OpenTrace(const TraceOptions& options
 }
 
 absl::Status CheckTraceCpus(const TraceFile* file, const Topology& topology) {
-  if (file == nullptr) return absl::OkStatus();
-  const std::string cpus = absl::GetFlag(FLAGS_trace_cpus);
-  if (cpus.empty()) return absl::OkStatus();
-  absl::StatusOr<CpuMask> m = CpuMask::Parse(cpus, kMaxCpus);
-  if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("--trace_cpus='", cpus, "': ", m.status().message()));
+  if (file == nullptr || file->cpu_filter().nbits() == 0) return absl::OkStatus();
+  const CpuMask& m = file->cpu_filter();
   int last = -1;
-  for (int cpu : *m) last = cpu;
+  for (int cpu : m) last = cpu;
   if (last >= topology.num_cpus()) {
-    return absl::InvalidArgumentError(absl::StrCat("--trace_cpus='", cpus, "': CPU ", last, " is not one of the ",
+    return absl::InvalidArgumentError(absl::StrCat("--trace_cpus='", m.ToString(), "': CPU ", last, " is not one of the ",
                                                    topology.num_cpus(), " CPUs of the machine (",
                                                    topology.description(), ")"));
   }

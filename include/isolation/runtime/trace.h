@@ -117,6 +117,7 @@ class TraceFile {
 
   const std::string& path() const { return path_; }
   int64_t max_events() const { return options_.max_events; }
+  const CpuMask& cpu_filter() const { return options_.cpus; }  // nbits 0: every CPU
   int64_t events_written() const;
   int64_t events_dropped() const;
 
@@ -190,7 +191,7 @@ class TraceRun final : public Tracer {
   bool finished_ = false;
   const Driver* driver_ = nullptr;
   std::function<Nanos()> clock_;
-  std::string clock_label_ = "model time";
+  std::string clock_label_ = "model time (a discrete-event model without a driver)";
   std::vector<std::unique_ptr<Buffer>> buffers_;  // per CPU thread (real) or [0] (single)
   std::unique_ptr<Buffer> foreign_;               // real threads: other threads, under foreign_mu_
   std::mutex foreign_mu_;

@@ -3,6 +3,7 @@
 #
 # One command from a fresh Debian 12 machine to a result:
 #   tools/bootstrap.sh reproduce [isolab flags]   # the main job: isolab reproduce
+#   tools/bootstrap.sh reproduce --plot=DIR       # ... and its figures (python3-matplotlib)
 #   tools/bootstrap.sh test [ctest args]          # the whole test suite
 # Installs missing Debian packages (apt-get; sudo when not root), configures,
 # builds and runs.  BUILD_DIR (default: build) selects the build directory;
@@ -18,6 +19,10 @@ esac
 
 packages=(g++ cmake make pkg-config libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
           libhwloc-dev liburcu-dev nlohmann-json3-dev)
+# Figures (isolab --plot, tools/plot) need matplotlib for Debian's python3.
+for arg in "$@"; do
+  case "$arg" in --plot|--plot=*) packages+=(python3-matplotlib) ;; esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

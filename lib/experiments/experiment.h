@@ -30,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "isolation/core/isolation_config.h"
+#include "experiments/look_options.h"
 
 namespace isolation::experiments {
 
@@ -67,6 +68,11 @@ struct ExperimentReport {
 struct RunOptions {
   bool quick = false;  // shorter runs (tests, CI smoke); figures labelled as such
   uint64_t seed = 1;
+  // --trace: where the experiment records the runs it traces (nullptr: off).
+  // An experiment calls trace->PlanRuns(n) and StartTraceRun() per run
+  // (look_options.h); its file comment (and docs/looking.md) names them.
+  TraceFile* trace = nullptr;
+  HistOptions hist{};  // --hist, --bucket_size, --entries, --no_zero_lines
 };
 
 class Experiment {

@@ -15,6 +15,9 @@
 //  3. isolation: the LLC spans wakeup selection sees on --topology with
 //     --isolcpus (the seeds' machine by default): domain-isolated CPUs are
 //     singleton LLCs and appear in no span.
+//
+// --trace records the first iteration of each workload (hackbench-1/2/4,
+// pipe) for V0 and V1: 8 runs, every placement an "idle.select" event.
 
 #include <algorithm>
 #include <cmath>
@@ -180,6 +183,8 @@ class IdleExperiment final : public Experiment {
     }
     ISOLATION_ASSIGN_OR_RETURN(Topology machine, TopologyFromFlags());
     ISOLATION_ASSIGN_OR_RETURN(IsolationConfig machine_iso, IsolationFromFlags(machine));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, machine));
+    if (options.trace != nullptr) options.trace->PlanRuns(8);  // first iteration, 4 workloads x V0/V1
     auto wl_topo = Topology::FromFlag(absl::GetFlag(FLAGS_idle_workload_topology));
     if (!wl_topo.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--idle_workload_topology: ", wl_topo.status().message()));
@@ -280,7 +285,10 @@ class IdleExperiment final : public Experiment {
                                     static_cast<double>(specs.size() * wl_variants.size() * iterations));
           ISOLATION_ASSIGN_OR_RETURN(
               HarnessRun run, RunWorkload(*wl_topo, v, spec.kind, spec.groups, loops, round_trips,
-                                          options.seed * 7919 + static_cast<uint64_t>(it), real));
+                                          options.seed * 7919 + static_cast<uint64_t>(it), real,
+                                          it == 0 ? options.trace : nullptr,
+                                          absl::StrCat("idle ", spec.name, " ", JsonVariantName(v), " (",
+                                                       real ? "real threads" : "simulator", ", iteration 0)")));
           if (!run.completed) ++violations;  // lost wakeup / stuck task
           if (!run.violation.empty()) ++violations;
           violations += run.counters.invariant_violations;
@@ -509,8 +517,10 @@ class IdleExperiment final : public Experiment {
   }
 
   static absl::StatusOr<HarnessRun> RunWorkload(const Topology& topo, Variant v, Workload kind, int groups,
-                                                int loops_or_rounds, int round_trips, uint64_t seed, bool real) {
+                                                int loops_or_rounds, int round_trips, uint64_t seed, bool real,
+                                                TraceFile* trace = nullptr, const std::string& trace_name = "") {
     IsolationConfig iso(topo);
+    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<TraceRun> trace_run, StartTraceRun(trace, trace_name, topo, iso));
     idle_select::Options o;
     o.variant = v;
     ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<idle_select::IdleState> state,
@@ -532,6 +542,7 @@ class IdleExperiment final : public Experiment {
       ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> d, Simulator::Create(topo, iso, so));
       driver = std::move(d);
     }
+    if (trace_run != nullptr) trace_run->Attach(*driver);
     driver->AddHooks(&hooks);
     const Nanos timeout = 60 * kNsPerSec;
     HarnessRun out;
@@ -567,6 +578,7 @@ class IdleExperiment final : public Experiment {
         break;
       }
     }
+    if (trace_run != nullptr) trace_run->Finish(driver->Now());
     if (!r.ok()) return r.status();
     out.completed = r->completed;
     out.counters = hooks.counters();

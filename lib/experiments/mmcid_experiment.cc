@@ -14,6 +14,8 @@
 //               slot visit (the spec's calibration of 30-35 us / 256 visits).
 //   compaction  the S4 compaction test on the simulator per strategy.
 //
+// --trace records the three placement runs (task, workqueue, rcu).
+//
 // Kernel counterpart: task_mm_cid_work() and its callers (kernel/sched/core.c,
 // v6.4-v6.18), patches [SEED], [WQ], [BATCH].
 
@@ -136,12 +138,16 @@ struct SimRun {
 };
 
 // S11: the seed's workload on the simulator.
+// `trace` (may be nullptr) records the run as `trace_name`.
 absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso, const MmCidConfig& c,
-                              Nanos duration, uint64_t seed) {
+                              Nanos duration, uint64_t seed, TraceFile* trace = nullptr,
+                              const std::string& trace_name = "") {
   const int p = topo.num_cpus();
   SimOptions so;
   so.seed = seed;
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<TraceRun> run, StartTraceRun(trace, trace_name, topo, iso));
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
+  if (run != nullptr) run->Attach(*sim);
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(p, c, MmCid::Limits{4 * p + 64, 2 * p + 16}));
   MmCidHooks hooks(*m);  // CheckAlways() after every event (incremental: cost follows the changes)
   sim->AddHooks(&hooks);
@@ -169,6 +175,7 @@ absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso, 
     ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(t)).status());
   }
   ISOLATION_RETURN_IF_ERROR(sim->RunFor(duration));
+  if (run != nullptr) run->Finish(sim->Now());
   SimRun r;
   r.isolated_max_stall_ns = hooks.IsolatedMaxStallNs();
   r.scans_on_isolated = hooks.ScansOnIsolatedCpus();
@@ -247,6 +254,8 @@ class MmCidExperiment final : public Experiment {
   absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) override {
     ISOLATION_ASSIGN_OR_RETURN(Topology topo, TopologyFromFlags());
     ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, IsolationFromFlags(topo));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
+    if (options.trace != nullptr) options.trace->PlanRuns(3);  // the placement runs
     ISOLATION_ASSIGN_OR_RETURN(Allocator alloc, mm_cid::ParseAllocator(absl::GetFlag(FLAGS_mmcid_allocator)));
     ISOLATION_ASSIGN_OR_RETURN(const bool tick_kick, mm_cid::ParseTickKick(absl::GetFlag(FLAGS_mmcid_tick_kick)));
     const int batch = absl::GetFlag(FLAGS_mmcid_batch);
@@ -295,6 +304,28 @@ class MmCidExperiment final : public Experiment {
                                              row.visited, row.median_ns));
     }
     j["scan"] = scan;
+    // The same scan on machines of 8 .. 1024 CPUs (the figure "scan cost
+    // against CPUs per scope"): visits are exact, host time indicative.
+    {
+      nlohmann::json sweep = nlohmann::json::array();
+      const int sweep_reps = options.quick ? 11 : 51;
+      absl::StrAppend(&text, "  scan cost vs CPUs (visits; host median ns):");
+      for (int cpus : {8, 16, 32, 64, 128, 256, 512, 1024}) {
+        progress.Update(absl::StrCat("scan sweep ", cpus, " CPUs"), 0.05);
+        absl::StrAppend(&text, "\n    ", absl::StrFormat("%5d", cpus), ":");
+        for (const Strategy& s : Strategies(batch)) {
+          ISOLATION_ASSIGN_OR_RETURN(ScanRow row, MeasureScan(s, alloc, cpus, cpus - 1, sweep_reps));
+          sweep.push_back({{"strategy", s.name},
+                           {"cpus", cpus},
+                           {"cpus_visited", row.visited},
+                           {"modelled_ns", row.visited * mm_cid::kModelledVisitNs},
+                           {"scan_ns_median", row.median_ns}});
+          absl::StrAppend(&text, absl::StrFormat("  %s %d; %d", s.name, row.visited, row.median_ns));
+        }
+      }
+      absl::StrAppend(&text, "\n");
+      j["scan_sweep"] = sweep;
+    }
 
     // --- placement (S11 on the simulator) ---
     struct PlacementCase {
@@ -316,7 +347,10 @@ class MmCidExperiment final : public Experiment {
       c.placement = pc.placement;
       c.batch = pc.batch;
       c.tick_kick = tick_kick;
-      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed));
+      ISOLATION_ASSIGN_OR_RETURN(
+          SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed, options.trace,
+                           absl::StrCat("mmcid S11 placement ", pc.name, " (", std::string(mm_cid::AllocatorName(alloc)), ", ",
+                                        duration_ms, " ms)")));
       violations += r.violations;
       stalls.emplace_back(pc.name, r.isolated_max_stall_ns);
       placement_json.push_back({{"placement", pc.name},

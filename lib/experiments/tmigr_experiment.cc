@@ -11,7 +11,11 @@
 //   real       the same mechanism under the real-thread driver: model CPU 0
 //              housekeeping (nohz idle, a delayed-work analogue), model CPU 1
 //              isolated running the noise meter with its tick on; the max gap
-//              the meter sees per variant.  Indicative only on a small host.
+//              the meter sees per variant, and its gaps as an `rtla osnoise
+//              hist` histogram (JSON always, text with --hist).  Indicative
+//              only on a small host.
+//
+// --trace records, per variant, the modelled run and the real-thread run.
 //
 // Kernel counterpart: kernel/time/timer_migration.c (v6.9 and v6.19).
 
@@ -57,6 +61,7 @@ using tmigr::Variant;
 
 struct RealOutcome {
   Variant variant = Variant::kV69;
+  NoiseResult noise;
   Nanos max_gap_ns = 0;
   int64_t callbacks_on_isolated = 0;
   int64_t remote_on_isolated = 0;
@@ -66,7 +71,8 @@ struct RealOutcome {
 
 // Two model CPUs on real threads: CPU 0 housekeeping, CPU 1 isolated and busy
 // (noise meter, periodic tick).
-RealOutcome RunReal(Variant variant, Nanos duration, Nanos callback_cost, uint64_t seed) {
+RealOutcome RunReal(Variant variant, Nanos duration, Nanos callback_cost, uint64_t seed, TraceFile* trace,
+                    const NoiseHistogramOptions& hist) {
   RealOutcome out;
   out.variant = variant;
   auto fail = [&](const absl::Status& s) {
@@ -82,8 +88,12 @@ RealOutcome RunReal(Variant variant, Nanos duration, Nanos callback_cost, uint64
   RealDriverOptions ro;
   ro.hz = 1000;
   ro.seed = seed;
+  auto run = StartTraceRun(trace, absl::StrCat("tmigr ", std::string(tmigr::VariantName(variant)), ": real threads (pu:2, cpu1 isolated)"),
+                           *topo, *iso);
+  if (!run.ok()) return fail(run.status());
   auto driver = RealThreadDriver::Create(*topo, *iso, ro);
   if (!driver.ok()) return fail(driver.status());
+  if (*run != nullptr) (*run)->Attach(**driver);
   auto ts = tmigr::TimerSystem::Create(*topo, o, tmigr::TimerSystem::Config{(*driver)->tick_period()});
   if (!ts.ok()) return fail(ts.status());
   (*ts)->tmigr().SetIsolation(*iso);
@@ -99,7 +109,7 @@ RealOutcome RunReal(Variant variant, Nanos duration, Nanos callback_cost, uint64
   hk.affinity = CpuMask::Of(2, 0);
   hk.body = hooks.MakeHousekeepingTask(0, 10 * kNsPerMs, 100 * kNsPerUs, 4 * kNsPerMs);
   if (auto s = (*driver)->Spawn(std::move(hk)); !s.ok()) return fail(s.status());
-  NoiseMeter meter;
+  NoiseMeter meter(hist);
   TaskSpec osl;
   osl.name = "oslat";
   osl.cpu = 1;
@@ -107,7 +117,9 @@ RealOutcome RunReal(Variant variant, Nanos duration, Nanos callback_cost, uint64
   osl.body = meter.MakeTaskBody(duration);
   if (auto s = (*driver)->Spawn(std::move(osl)); !s.ok()) return fail(s.status());
   if (absl::Status s = (*driver)->RunFor(duration + 20 * kNsPerMs); !s.ok()) return fail(s);
-  out.max_gap_ns = meter.Result().max_ns;
+  if (*run != nullptr) (*run)->Finish((*driver)->Now());
+  out.noise = meter.Result();
+  out.max_gap_ns = out.noise.max_ns;
   out.callbacks_on_isolated = hooks.callbacks_on(1);
   out.remote_on_isolated = hooks.remote_callbacks_on(1);
   out.oversubscribed = (*driver)->oversubscribed();
@@ -148,7 +160,8 @@ class TmigrExperiment final : public Experiment {
     return {"topology",          "isolcpus",          "nohz_full",
             "seed",              "quick",             "tmigr_duration_ms",
             "tmigr_variants",    "tmigr_hk_period_us", "tmigr_callback_cost_us",
-            "tmigr_real_ms",     "tmigr_bugs"};
+            "tmigr_real_ms",     "tmigr_bugs",        "hist",
+            "bucket_size",       "entries",           "no_zero_lines"};
   }
 
   absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) override {
@@ -182,6 +195,10 @@ class TmigrExperiment final : public Experiment {
     }
     ISOLATION_ASSIGN_OR_RETURN(Topology topo, TopologyFromFlags());
     ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, IsolationFromFlags(topo));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
+    // The modelled runs share the bound first; the (small) real-thread runs
+    // share what they leave.
+    if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(variants.size()));
 
     OslatWorkloadConfig cfg;
     cfg.duration = duration_ms * kNsPerMs;
@@ -220,7 +237,15 @@ class TmigrExperiment final : public Experiment {
       tmigr::Options o;
       o.variant = variants[i];
       o.bugs = bugs;
+      ISOLATION_ASSIGN_OR_RETURN(
+          std::unique_ptr<TraceRun> run,
+          StartTraceRun(options.trace,
+                        absl::StrCat("tmigr ", std::string(tmigr::VariantName(variants[i])), ": modelled S24 (oslat seed), ",
+                                     duration_ms, " ms"),
+                        topo, iso));
+      cfg.tracer = run.get();
       ISOLATION_ASSIGN_OR_RETURN(OslatWorkloadResult r, tmigr::RunOslatWorkload(topo, iso, o, cfg));
+      if (run != nullptr) run->Finish(cfg.duration);
       nlohmann::json v;
       v["variant"] = std::string(tmigr::VariantName(r.variant));
       v["timers_total"] = r.timers_total;
@@ -269,14 +294,17 @@ class TmigrExperiment final : public Experiment {
     jr["duration_ns"] = real_ms * kNsPerMs;
     jr["variants"] = nlohmann::json::array();
     if (real_ms > 0) {
+      if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(variants.size()));
       absl::StrAppend(&text, "\nreal threads (indicative only, small host): noise meter on isolated model CPU 1\n");
       for (size_t i = 0; i < variants.size(); ++i) {
         progress.Update(absl::StrCat("real threads ", std::string(tmigr::VariantName(variants[i]))),
                         0.6 + 0.4 * static_cast<double>(i) / static_cast<double>(variants.size()));
-        RealOutcome r = RunReal(variants[i], real_ms * kNsPerMs, cost_us * kNsPerUs, options.seed);
+        RealOutcome r = RunReal(variants[i], real_ms * kNsPerMs, cost_us * kNsPerUs, options.seed, options.trace,
+                                options.hist.shape);
         nlohmann::json v;
         v["variant"] = std::string(tmigr::VariantName(r.variant));
         v["max_gap_ns"] = r.max_gap_ns;
+        v["noise_histogram"] = NoiseHistogramJson({{1, r.noise}}, options.hist.no_zero_lines);
         v["timers_on_isolated"] = r.callbacks_on_isolated;
         v["remote_timers_on_isolated"] = r.remote_on_isolated;
         v["oversubscribed"] = r.oversubscribed;
@@ -286,6 +314,14 @@ class TmigrExperiment final : public Experiment {
                                                tmigr::VariantName(r.variant), Us(r.max_gap_ns),
                                                r.callbacks_on_isolated, r.remote_on_isolated,
                                                r.error.empty() ? "" : absl::StrCat("  error: ", r.error)));
+        if (options.hist.print && r.error.empty()) {
+          RtlaHistogramFormat f;
+          f.no_zero_lines = options.hist.no_zero_lines;
+          f.comment.push_back(absl::StrCat("isolab tmigr ", std::string(tmigr::VariantName(r.variant)),
+                                           ": noise-meter gaps on isolated model CPU 1, real threads (indicative)"));
+          ISOLATION_ASSIGN_OR_RETURN(std::string table, FormatRtlaHistogram({{1, r.noise}}, f));
+          absl::StrAppend(&text, "\n", table, "\n");
+        }
         real.push_back(r);
       }
     }

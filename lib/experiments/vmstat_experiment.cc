@@ -11,6 +11,7 @@
 //   - syscall_ns_median / overhead_pct: from real threads on this host (a
 //     real mlock + munlock pair per iteration when permitted, each followed by
 //     the strategy's counter update and return-to-user hook): indicative only.
+// --trace records each strategy's simulated run.
 
 #include <pthread.h>
 #include <sched.h>
@@ -116,12 +117,17 @@ VmstatConfig ModelConfig(Strategy s, const Topology& topo, const IsolationConfig
 
 // The simulated run: exact interference counts and residues.
 absl::StatusOr<SimOutcome> RunSimulated(Strategy s, const Topology& topo, const IsolationConfig& iso,
-                                        Nanos period, int syscalls, Nanos spin, uint64_t seed) {
+                                        Nanos period, int syscalls, Nanos spin, uint64_t seed, TraceFile* trace) {
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Vmstat> vm, Vmstat::Create(ModelConfig(s, topo, iso, period)));
   VmstatHooks hooks(*vm);
   SimOptions opt;
   opt.seed = seed;
+  ISOLATION_ASSIGN_OR_RETURN(
+      std::unique_ptr<TraceRun> run,
+      StartTraceRun(trace, absl::StrCat("vmstat ", std::string(vmstat::StrategyName(s)), ": simulated, P = ", period / kNsPerMs, " ms"),
+                    topo, iso));
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, opt));
+  if (run != nullptr) run->Attach(*sim);
   sim->AddHooks(&hooks);
   const int n = topo.num_cpus();
   std::map<std::tuple<int, int, int>, int64_t> truth;
@@ -189,6 +195,7 @@ absl::StatusOr<SimOutcome> RunSimulated(Strategy s, const Topology& topo, const 
   // Syscall phase ~4 us per iteration (6 with slack), then the spin.
   const Nanos total = static_cast<Nanos>(syscalls) * 6 * kNsPerUs + spin + period / 2;
   ISOLATION_RETURN_IF_ERROR(sim->RunFor(total));
+  if (run != nullptr) run->Finish(sim->Now());
 
   SimOutcome out;
   for (int cpu = 0; cpu < n; ++cpu) {
@@ -409,6 +416,8 @@ class VmstatExperiment final : public Experiment {
       }
       if (!isolated.Empty()) ISOLATION_RETURN_IF_ERROR(iso.ApplyNohzFull(isolated.ToString()));
     }
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
+    if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(strategies.size()));
 
     // Simulated runs.
     std::vector<SimOutcome> sims;
@@ -416,7 +425,8 @@ class VmstatExperiment final : public Experiment {
       progress.Update(absl::StrCat("simulating ", std::string(vmstat::StrategyName(strategies[i]))),
                       0.7 * static_cast<double>(i) / static_cast<double>(strategies.size()));
       ISOLATION_ASSIGN_OR_RETURN(SimOutcome o,
-                                 RunSimulated(strategies[i], topo, iso, period, syscalls, spin, options.seed));
+                                 RunSimulated(strategies[i], topo, iso, period, syscalls, spin, options.seed,
+                                              options.trace));
       sims.push_back(o);
     }
     // Host runs.

@@ -96,6 +96,7 @@ void IdleSelectHooks::OnStart(Driver& driver) {
     return;
   }
   driver_ = &driver;
+  tracer_ = driver.tracer();
   for (int cpu = 0; cpu < state_.num_cpus(); ++cpu) {
     cpu_slots_[static_cast<size_t>(cpu)].last_idle_ns.store(driver.Stats(cpu).idle_ns, std::memory_order_relaxed);
   }
@@ -245,6 +246,15 @@ int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nan
     if (!state_.IdleCpu(cpu) && !sel.claimed) Add(kPlacedOnBusy, 1);
     if (options_.check_invariants && !allowed(cpu)) Add(kViolations, 1);  // I3
     if (cpu != waker_cpu) state_.SetWakePending(cpu, true);  // ttwu_queue_wakelist
+  }
+  if (tracer_ != nullptr) {
+    // On the waker's track (the previous CPU's for a timer wakeup).
+    tracer_->Instant(waker_cpu >= 0 ? waker_cpu : prev_cpu, now, "idle.select",
+                     {{"task", task},
+                      {"prev", prev_cpu},
+                      {"target", cpu},
+                      {"probes", sel.probes},
+                      {"found", sel.idle_found() ? 1 : 0}});
   }
   return cpu;
 }

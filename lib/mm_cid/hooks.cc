@@ -66,6 +66,11 @@ MmId MmCidHooks::GroupMm(int group) const {
 
 void MmCidHooks::OnStart(Driver& driver) {
   driver_ = &driver;
+  tracer_ = driver.tracer();
+  if (tracer_ != nullptr) {
+    last_cid_ = std::make_unique<std::atomic<int32_t>[]>(kTracedTasks);
+    for (int t = 0; t < kTracedTasks; ++t) last_cid_[static_cast<size_t>(t)].store(-1, std::memory_order_relaxed);
+  }
   simulated_ = driver.is_simulated();
   num_cpus_ = driver.num_cpus();
   per_cpu_.reset(new PerCpu[static_cast<size_t>(num_cpus_)]);
@@ -127,7 +132,24 @@ void MmCidHooks::RunScan(MmId mm, CpuContext* ctx, int cpu, Nanos now) {
     cost = MonotonicNanos() - t0;
   }
   Record(cpu, r, cost);
+  if (tracer_ != nullptr && r.ran && cpu >= 0) {
+    tracer_->Instant(cpu, now, "mm_cid.scan",
+                     {{"mm", mm}, {"visits", r.visits}, {"reclaimed", r.reclaimed}, {"cost_ns", cost}});
+    if (ctx != nullptr) tracer_->NameActivity(cpu, "mm_cid_work");
+  }
   Check("scan");
+}
+
+// The running task's concurrency ID, when it differs from the one it had
+// the last time it was seen running (an ID change the user sees in rseq).
+void MmCidHooks::TraceCid(int cpu, TaskId task, Nanos now) {
+  if (task < 0 || task >= kTracedTasks) return;
+  const int32_t cid = mech_.TaskCid(task);
+  if (cid < 0) return;
+  // Relaxed: only the CPU running `task` writes its entry; a task's runs on
+  // different CPUs are ordered by the driver's hand-over (run-queue locks).
+  const int32_t prev = last_cid_[static_cast<size_t>(task)].exchange(cid, std::memory_order_relaxed);
+  if (prev != cid) tracer_->Instant(cpu, now, "mm_cid.cid", {{"task", task}, {"cid", cid}, {"prev_cid", prev}});
 }
 
 void MmCidHooks::Check(const char* where) {
@@ -223,6 +245,7 @@ void MmCidHooks::OnTick(CpuContext& ctx, TaskId curr) {
 
 void MmCidHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
   mech_.ContextSwitch(cpu, Tracked(prev) ? prev : kNoTask, Tracked(next) ? next : kNoTask, now);
+  if (tracer_ != nullptr) TraceCid(cpu, next, now);
   Check("switch");
 }
 
@@ -242,8 +265,14 @@ void MmCidHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
       cost = MonotonicNanos() - t0;
     }
     Record(ctx.cpu(), r, cost);
+    if (tracer_ != nullptr) {
+      tracer_->Instant(ctx.cpu(), ctx.now(), "mm_cid.scan",
+                       {{"mm", mech_.TaskMm(task)}, {"visits", r.visits}, {"reclaimed", r.reclaimed},
+                        {"cost_ns", cost}, {"task_work", 1}});
+    }
     Check("task_work");
   }
+  if (tracer_ != nullptr) TraceCid(ctx.cpu(), task, ctx.now());
   if (req) Dispatch(req);
 }
 

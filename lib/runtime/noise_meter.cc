@@ -38,7 +38,7 @@ std::string NoiseResult::ToString() const {
   for (size_t k = 0; k < histogram_us.size(); ++k) {
     if (histogram_us[k] == 0) continue;
     const bool last = k + 1 == histogram_us.size();
-    absl::StrAppendFormat(&out, "    %03d%s (us): %d\n", static_cast<int>(k), last ? "+" : "",
+    absl::StrAppendFormat(&out, "    %03d%s (us): %d\n", static_cast<int>(k) * bucket_size_us, last ? "+" : "",
                           histogram_us[k]);
   }
   return out;
@@ -46,22 +46,39 @@ std::string NoiseResult::ToString() const {
 
 namespace {
 int CheckedBuckets(int buckets) {
-  ISOLATION_CONTRACT(buckets >= 1 && buckets <= NoiseMeter::kMaxBuckets, "NoiseMeter buckets %d outside [1, %d]",
+  ISOLATION_CONTRACT(buckets >= 2 && buckets <= NoiseMeter::kMaxBuckets, "NoiseMeter buckets %d outside [2, %d]",
                      buckets, NoiseMeter::kMaxBuckets);
-  return std::clamp(buckets, 1, NoiseMeter::kMaxBuckets);
+  return std::clamp(buckets, 2, NoiseMeter::kMaxBuckets);
 }
 }  // namespace
 
 absl::StatusOr<NoiseMeter> NoiseMeter::Create(int buckets) {
-  if (buckets < 1 || buckets > kMaxBuckets) {
+  if (buckets < 2 || buckets > kMaxBuckets) {
     return absl::InvalidArgumentError(
-        absl::StrCat("NoiseMeter: buckets ", buckets, " outside [1, ", kMaxBuckets, "]"));
+        absl::StrCat("NoiseMeter: buckets ", buckets, " outside [2, ", kMaxBuckets, "]"));
   }
   return NoiseMeter(buckets);
 }
 
+absl::Status ValidateNoiseHistogram(const NoiseHistogramOptions& options) {
+  if (options.bucket_size_us < 1 || options.bucket_size_us > 999'999) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--bucket_size=", options.bucket_size_us, ": want 1..999999 (us)"));
+  }
+  if (options.entries < 10 || options.entries > 1'000'000) {
+    return absl::InvalidArgumentError(absl::StrCat("--entries=", options.entries, ": want 10..1000000"));
+  }
+  return absl::OkStatus();
+}
+
 NoiseMeter::NoiseMeter(int buckets)
-    : buckets_(CheckedBuckets(buckets)), hist_(static_cast<size_t>(buckets_), 0) {}
+    : bucket_size_us_(1), entries_(CheckedBuckets(buckets) - 1),
+      hist_(static_cast<size_t>(entries_) + 1, 0) {}
+
+NoiseMeter::NoiseMeter(const NoiseHistogramOptions& options)
+    : bucket_size_us_(std::clamp(options.bucket_size_us, 1, 999'999)),
+      entries_(std::clamp(options.entries, 1, 1'000'000)),
+      hist_(static_cast<size_t>(entries_) + 1, 0) {}
 
 void NoiseMeter::Record(Nanos gap_ns) {
   if (gap_ns < 0) gap_ns = 0;
@@ -69,8 +86,10 @@ void NoiseMeter::Record(Nanos gap_ns) {
   min_ = std::min(min_, gap_ns);
   max_ = std::max(max_, gap_ns);
   sum_ = SaturatingAdd(sum_, gap_ns);
-  const Nanos bucket = gap_ns / kNsPerUs;
-  hist_[static_cast<size_t>(std::min<Nanos>(bucket, buckets_ - 1))]++;
+  const Nanos us = gap_ns / kNsPerUs;
+  sum_us_ = SaturatingAdd(sum_us_, us);
+  const Nanos bucket = us / bucket_size_us_;
+  hist_[static_cast<size_t>(std::min<Nanos>(bucket, entries_))]++;
 }
 
 void NoiseMeter::Spin(Nanos duration) {
@@ -155,7 +174,77 @@ NoiseResult NoiseMeter::Result() const {
   r.avg_ns = samples_ > 0 ? static_cast<double>(sum_) / static_cast<double>(samples_) : 0.0;
   r.duration_ns = duration_;
   r.histogram_us = hist_;
+  r.bucket_size_us = bucket_size_us_;
+  r.entries = entries_;
+  r.min_us = r.min_ns / kNsPerUs;
+  r.max_us = r.max_ns / kNsPerUs;
+  r.sum_us = sum_us_;
   return r;
+}
+
+absl::StatusOr<std::string> FormatRtlaHistogram(const std::vector<std::pair<int, NoiseResult>>& per_cpu,
+                                               const RtlaHistogramFormat& format) {
+  std::vector<const std::pair<int, NoiseResult>*> cols;  // CPUs with samples
+  Nanos duration = 0;
+  for (const auto& p : per_cpu) {
+    const NoiseResult& r = p.second;
+    if (!per_cpu.empty() && (r.bucket_size_us != per_cpu[0].second.bucket_size_us ||
+                             r.entries != per_cpu[0].second.entries)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rtla histogram: CPU ", p.first, " has ", r.entries, " entries of ", r.bucket_size_us,
+          " us, CPU ", per_cpu[0].first, " has ", per_cpu[0].second.entries, " of ",
+          per_cpu[0].second.bucket_size_us));
+    }
+    if (static_cast<int>(r.histogram_us.size()) != r.entries + 1) {
+      return absl::InvalidArgumentError(absl::StrCat("rtla histogram: CPU ", p.first, " has ",
+                                                     r.histogram_us.size(), " buckets for ", r.entries,
+                                                     " entries"));
+    }
+    duration = std::max(duration, r.duration_ns);
+    if (r.samples > 0) cols.push_back(&p);
+  }
+  std::string out;
+  // rtla's header (osnoise_hist_header), durations as get_duration() prints.
+  const int64_t secs = duration / kNsPerSec;
+  absl::StrAppend(&out, "# RTLA ", format.tool, " histogram\n");
+  absl::StrAppend(&out, "# Time unit is microseconds (us)\n");
+  absl::StrAppend(&out, absl::StrFormat("# Duration: %3d %02d:%02d:%02d\n", secs / 86400, (secs / 3600) % 24,
+                                        (secs / 60) % 60, secs % 60));
+  for (const std::string& line : format.comment) absl::StrAppend(&out, "# ", line, "\n");
+  absl::StrAppend(&out, "Index");
+  for (const auto* c : cols) absl::StrAppend(&out, absl::StrFormat("   CPU-%03d", c->first));
+  absl::StrAppend(&out, "\n");
+  if (cols.empty()) {
+    // rtla prints zeroed statistics when nothing was recorded.
+    absl::StrAppend(&out, "over: 0\ncount: 0\nmin: 0\navg: 0\nmax: 0\n");
+    return out;
+  }
+  const int entries = cols[0]->second.entries;
+  const int bucket_size = cols[0]->second.bucket_size_us;
+  for (int b = 0; b < entries; ++b) {
+    int64_t total = 0;
+    std::string row = absl::StrFormat("%-6d", static_cast<int64_t>(b) * bucket_size);
+    for (const auto* c : cols) {
+      const int64_t v = c->second.histogram_us[static_cast<size_t>(b)];
+      total += v;
+      absl::StrAppend(&row, absl::StrFormat("%9d ", v));
+    }
+    if (total == 0 && format.no_zero_lines) continue;
+    absl::StrAppend(&out, row, "\n");
+  }
+  auto summary = [&](const char* label, auto value) {
+    absl::StrAppend(&out, label);
+    for (const auto* c : cols) absl::StrAppend(&out, value(c->second));
+    absl::StrAppend(&out, "\n");
+  };
+  summary("over: ", [](const NoiseResult& r) { return absl::StrFormat("%9d ", r.over()); });
+  summary("count:", [](const NoiseResult& r) { return absl::StrFormat("%9d ", r.samples); });
+  summary("min:  ", [](const NoiseResult& r) { return absl::StrFormat("%9d ", r.min_us); });
+  summary("avg:  ", [](const NoiseResult& r) {
+    return absl::StrFormat("%9.2f ", static_cast<double>(r.sum_us) / static_cast<double>(r.samples));
+  });
+  summary("max:  ", [](const NoiseResult& r) { return absl::StrFormat("%9d ", r.max_us); });
+  return out;
 }
 
 }  // namespace isolation

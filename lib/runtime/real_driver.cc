@@ -55,6 +55,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/runtime/real_driver.h"
+#include "runtime/trace_internal.h"
 
 namespace isolation {
 namespace {
@@ -154,7 +155,9 @@ struct RealThreadDriver::Impl {
       Context kernel(d_, cpu_, task_);
       fn(kernel);
       if (task_ != kIdleTask) d_->ReturnToUser(d_->cpu(cpu_), task_);
-      const Nanos spent = d_->Now() - start;
+      const Nanos end = d_->Now();
+      if (Tracer* tr = d_->self->tracer()) tr->Activity(cpu_, start, end, kTraceSyscall, "syscall", -1);
+      const Nanos spent = end - start;
       Cpu& c = d_->cpu(cpu_);
       std::lock_guard<std::mutex> lk(c.mu);
       c.stats.kernel_ns += spent;
@@ -294,6 +297,9 @@ struct RealThreadDriver::Impl {
   void SwitchLocked(Cpu& c, TaskId next, Nanos now) {
     const TaskId prev = c.curr.load(std::memory_order_relaxed);
     for (Hooks* h : hooks) h->OnContextSwitch(c.id, prev, next, now);
+    if (Tracer* tr = self->tracer()) {
+      tr->CpuRuns(c.id, now, next, next == kIdleTask ? std::string_view() : std::string_view(task(next).name));
+    }
     c.curr.store(next, std::memory_order_release);
     ++c.stats.context_switches;
   }
@@ -335,6 +341,7 @@ struct RealThreadDriver::Impl {
       std::lock_guard<std::mutex> lk(c.mu);
       ++c.stats.tick_stops;
     }
+    if (Tracer* tr = self->tracer()) tr->Instant(c.id, Now(), "tick_stop", {});
     Context ctx(this, c.id, kIdleTask);
     for (Hooks* h : hooks) h->OnTickStop(ctx);
   }
@@ -342,6 +349,7 @@ struct RealThreadDriver::Impl {
   void RestartTick(Cpu& c) {
     c.tick_stopped.store(false, std::memory_order_relaxed);
     c.next_tick = NextTickAfter(Now());
+    if (Tracer* tr = self->tracer()) tr->Instant(c.id, Now(), "tick_restart", {});
     Context ctx(this, c.id, kIdleTask);
     for (Hooks* h : hooks) h->OnTickRestart(ctx);
   }
@@ -372,10 +380,16 @@ struct RealThreadDriver::Impl {
   }
 
   // End of a kernel activity that started at `start`: the interrupted task
-  // returns to user mode; the interruption is accounted.
-  void EndActivity(Cpu& c, Nanos start, TaskId interrupted, bool counted_as_work, bool timer) {
+  // returns to user mode; the interruption is accounted.  `category` and
+  // `name` label the activity's trace slice (nullptr: not traced here).
+  void EndActivity(Cpu& c, Nanos start, TaskId interrupted, bool counted_as_work, bool timer,
+                   const char* category, const char* name) {
     if (interrupted != kIdleTask) ReturnToUser(c, interrupted);
-    const Nanos spent = Now() - start;
+    const Nanos end = Now();
+    if (Tracer* tr = self->tracer(); tr != nullptr && category != nullptr) {
+      tr->Activity(c.id, start, end, category, name, interrupted);
+    }
+    const Nanos spent = end - start;
     std::lock_guard<std::mutex> lk(c.mu);
     c.stats.kernel_ns += spent;
     if (counted_as_work) ++c.stats.work_items;
@@ -410,8 +424,9 @@ struct RealThreadDriver::Impl {
         Context ctx(this, c.id, kIdleTask);
         item.fn(ctx);
       }
-      EndActivity(c, start, interrupted, item.kind == ItemKind::kWork,
-                  item.kind == ItemKind::kTimer);
+      const bool work = item.kind == ItemKind::kWork;
+      EndActivity(c, start, interrupted, work, !work, work ? kTraceKworker : kTraceTimer,
+                  work ? "kworker" : "timer");
     }
   }
 
@@ -440,13 +455,16 @@ struct RealThreadDriver::Impl {
         next = SwitchOutLocked(c, Now());
       }
       AfterSwitch(c, next, Now());
-      EndActivity(c, start, kIdleTask, false, false);
+      // Traced as an interruption of `curr` (ending after its slice: the
+      // trace writer clips it there).
+      if (Tracer* tr = self->tracer()) tr->Activity(c.id, start, Now(), kTraceTick, "tick", curr);
+      EndActivity(c, start, kIdleTask, false, false, nullptr, nullptr);
       std::lock_guard<std::mutex> lk(c.mu);
       ++c.stats.interruptions;
       c.stats.max_stall_ns = std::max(c.stats.max_stall_ns, Now() - start);
       return;
     }
-    EndActivity(c, start, curr, false, false);
+    EndActivity(c, start, curr, false, false, kTraceTick, "tick");
   }
 
   // try_to_wake_up().  `gen` >= 0: only wake a sleep of that generation.
@@ -487,6 +505,7 @@ struct RealThreadDriver::Impl {
       t.cpu.store(to, std::memory_order_release);
       const Nanos now = Now();
       for (Hooks* h : hooks) h->OnMigrate(id, from, to, now);
+      if (Tracer* tr = self->tracer()) tr->Instant(to, now, "migrate", {{"task", id}, {"from", from}, {"to", to}});
     }
     dst.rq.push_back(id);
     dst.nr_queued.fetch_add(1, std::memory_order_relaxed);
@@ -635,6 +654,7 @@ struct RealThreadDriver::Impl {
 
   void CpuMain(Cpu& c) {
     tls_on_cpu_thread = true;
+    trace_internal::SetThreadCpu(c.id);
     Pin(c);
     {
       std::lock_guard<std::mutex> lk(ctl_mu);
@@ -655,6 +675,7 @@ struct RealThreadDriver::Impl {
         // Boot: the CPU starts idle; its tick runs unless UpdateTick stops it.
         c.booted = true;
         c.next_tick = NextTickAfter(Now());
+        if (Tracer* tr = self->tracer()) tr->CpuRuns(c.id, Now(), kIdleTask, {});
         EnterIdle(c);
       }
       RunDueItems(c);
@@ -1036,6 +1057,7 @@ absl::Status RealThreadDriver::SetCpuOnline(int cpu, bool online) {
   if (absl::Status st = d.topology.SetOnline(cpu, online); !st.ok()) return st;
   d.EnsureStarted();
   const Nanos now = d.Now();
+  if (Tracer* tr = tracer()) tr->Instant(cpu, now, online ? "cpu_online" : "cpu_offline", {});
   if (online) {
     c.online.store(true, std::memory_order_release);
     for (Hooks* h : d.hooks) h->OnCpuOnline(cpu, now);

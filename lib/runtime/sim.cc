@@ -58,6 +58,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/runtime/sim.h"
@@ -90,6 +92,9 @@ struct EventLater {
 };
 
 enum class TaskState : uint8_t { kRunnable, kRunning, kSleeping, kBlocked, kExited };
+
+// What a kernel activity was, for its trace slice (tracer.h categories).
+enum class ActivityKind : uint8_t { kTick, kWork, kTimer };
 
 uint64_t SplitMix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -129,23 +134,23 @@ class SlotPool {
 
 constexpr int kMaxInlineSteps = 4096;  // body steps without a time advance before yielding
 
-const char kTraceTick[] = "tick";
-const char kTraceSwitch[] = "switch";
-const char kTraceIdleEnter[] = "idle_enter";
-const char kTraceIdleExit[] = "idle_exit";
-const char kTraceTickStop[] = "tick_stop";
-const char kTraceTickRestart[] = "tick_restart";
-const char kTraceWork[] = "work";
-const char kTraceTimer[] = "timer";
-const char kTraceRtu[] = "rtu";
-const char kTraceFork[] = "fork";
-const char kTraceExit[] = "exit";
-const char kTraceMigrate[] = "migrate";
-const char kTraceWake[] = "wake";
-const char kTraceOnline[] = "online";
-const char kTraceOffline[] = "offline";
-const char kTraceSyscall[] = "syscall";
-const char kTraceAffinity[] = "affinity";
+const char kSimEvTick[] = "tick";
+const char kSimEvSwitch[] = "switch";
+const char kSimEvIdleEnter[] = "idle_enter";
+const char kSimEvIdleExit[] = "idle_exit";
+const char kSimEvTickStop[] = "tick_stop";
+const char kSimEvTickRestart[] = "tick_restart";
+const char kSimEvWork[] = "work";
+const char kSimEvTimer[] = "timer";
+const char kSimEvRtu[] = "rtu";
+const char kSimEvFork[] = "fork";
+const char kSimEvExit[] = "exit";
+const char kSimEvMigrate[] = "migrate";
+const char kSimEvWake[] = "wake";
+const char kSimEvOnline[] = "online";
+const char kSimEvOffline[] = "offline";
+const char kSimEvSyscall[] = "syscall";
+const char kSimEvAffinity[] = "affinity";
 
 }  // namespace
 
@@ -201,11 +206,13 @@ struct Simulator::Impl {
     TaskId task() const override { return task_; }
     void Syscall(absl::FunctionRef<void(CpuContext&)> fn, Nanos cost_ns) override {
       Cpu& c = sim_->cpus[static_cast<size_t>(cpu_)];
-      sim_->Trace(c.clock, cpu_, kTraceSyscall, task_, cost_ns);
+      const Nanos begin = c.clock;
+      sim_->Trace(c.clock, cpu_, kSimEvSyscall, task_, cost_ns);
       Context kernel(sim_, cpu_, task_);
       fn(kernel);
       sim_->Charge(c, cost_ns);
       if (task_ != kIdleTask) sim_->ReturnToUser(c, task_);
+      if (ABSL_PREDICT_FALSE(sim_->tracer != nullptr)) sim_->TraceSyscall(c, begin);
     }
     std::mt19937_64& rng() override {
       return task_ == kIdleTask ? sim_->rng : sim_->tasks[static_cast<size_t>(task_)].rng;
@@ -286,9 +293,36 @@ struct Simulator::Impl {
     if (options.record_trace) trace.push_back(SimTraceEvent{time, cpu, kind, a, b});
   }
 
+  // --- trace sink (tracer.h): out of line, so that with tracing off the
+  // event paths keep their shape and pay one pointer test -------------------
+
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceCpuRuns(const Cpu& c, TaskId next) {
+    tracer->CpuRuns(c.id, c.clock, next,
+                    next == kIdleTask ? std::string_view() : std::string_view(task_at(next).name));
+  }
+  // A tick / work item / timer that fell due at `start` ends now; it began
+  // when the CPU was free (busy_until is still the end of the previous
+  // activity: FinishCpuEvent updates it last).
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceActivity(const Cpu& c, Nanos start, ActivityKind kind,
+                                                                 TaskId interrupted) {
+    static constexpr const char* kCategory[] = {kTraceTick, kTraceKworker, kTraceTimer};
+    const char* category = kCategory[static_cast<int>(kind)];
+    tracer->Activity(c.id, std::max(start, c.busy_until), c.clock, category, category, interrupted);
+  }
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceSyscall(const Cpu& c, Nanos begin) {
+    tracer->Activity(c.id, begin, c.clock, kTraceSyscall, kTraceSyscall, kIdleTask);
+  }
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceInstant(int cpu, Nanos ts, const char* name) {
+    tracer->Instant(cpu, ts, name, {});
+  }
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceMigrate(TaskId task, int from, int to) {
+    tracer->Instant(to, Now(), "migrate", {{"task", task}, {"from", from}, {"to", to}});
+  }
+
   void EnsureStarted() {
     if (!started) {
       started = true;
+      tracer = self->tracer();  // fixed from here on (Driver::SetTracer: before the start)
       while (hooks_started < hooks.size()) hooks[hooks_started++]->OnStart(*self);
       Boot();
     }
@@ -301,6 +335,7 @@ struct Simulator::Impl {
       if (!c.online) continue;
       CpuScope scope(this, c);
       c.clock = std::max(event_time, c.busy_until);
+      if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceCpuRuns(c, kIdleTask);
       EnterIdle(c);
       c.tick_stopped = false;  // the tick runs from boot unless UpdateTick stops it
       if (WantTickStopped(c)) {
@@ -343,7 +378,8 @@ struct Simulator::Impl {
     c.tick_stopped = true;
     ++c.tick_gen;
     ++c.stats.tick_stops;
-    Trace(c.clock, c.id, kTraceTickStop, 0, 0);
+    Trace(c.clock, c.id, kSimEvTickStop, 0, 0);
+    if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceInstant(c.id, c.clock, "tick_stop");
     Context ctx(this, c.id, kIdleTask);
     for (Hooks* h : hooks) h->OnTickStop(ctx);
   }
@@ -352,7 +388,8 @@ struct Simulator::Impl {
   void RestartTick(Cpu& c) {
     c.tick_stopped = false;
     ++c.tick_gen;
-    Trace(c.clock, c.id, kTraceTickRestart, 0, 0);
+    Trace(c.clock, c.id, kSimEvTickRestart, 0, 0);
+    if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceInstant(c.id, c.clock, "tick_restart");
     Context ctx(this, c.id, kIdleTask);
     for (Hooks* h : hooks) h->OnTickRestart(ctx);
     PostNextTick(c);
@@ -371,7 +408,7 @@ struct Simulator::Impl {
   // --- scheduling ----------------------------------------------------------------
 
   void ReturnToUser(Cpu& c, TaskId task) {
-    Trace(c.clock, c.id, kTraceRtu, task, 0);
+    Trace(c.clock, c.id, kSimEvRtu, task, 0);
     Context ctx(this, c.id, task);
     for (Hooks* h : hooks) h->OnReturnToUser(ctx, task);
   }
@@ -381,7 +418,7 @@ struct Simulator::Impl {
     if (c.idle_state) return;
     c.idle_state = true;
     c.idle_since = c.clock;
-    Trace(c.clock, c.id, kTraceIdleEnter, 0, 0);
+    Trace(c.clock, c.id, kSimEvIdleEnter, 0, 0);
     for (Hooks* h : hooks) h->OnIdleEnter(c.id, c.clock);
   }
 
@@ -394,7 +431,7 @@ struct Simulator::Impl {
     // ttwu_do_activate() does.
     c.avg_idle += (c.clock - c.idle_since - c.avg_idle) / 8;
     c.avg_idle = std::min(c.avg_idle, 2 * options.newidle_migration_cost);
-    Trace(c.clock, c.id, kTraceIdleExit, 0, 0);
+    Trace(c.clock, c.id, kSimEvIdleExit, 0, 0);
     for (Hooks* h : hooks) h->OnIdleExit(c.id, c.clock);
     if (c.tick_stopped && c.online) RestartTick(c);
   }
@@ -402,7 +439,8 @@ struct Simulator::Impl {
   // context_switch(): prev's state was set by the caller.
   void SwitchTo(Cpu& c, TaskId next) {
     const TaskId prev = c.curr;
-    Trace(c.clock, c.id, kTraceSwitch, prev, next);
+    Trace(c.clock, c.id, kSimEvSwitch, prev, next);
+    if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceCpuRuns(c, next);
     for (Hooks* h : hooks) h->OnContextSwitch(c.id, prev, next, c.clock);
     ++c.stats.context_switches;
     if (prev != kIdleTask) task_at(prev).last_ran = c.clock;
@@ -419,7 +457,9 @@ struct Simulator::Impl {
   }
 
   // The current task leaves the CPU (sleep, block, exit): next runnable or idle.
-  void LeaveCpu(Cpu& c) {
+  // Out of line, as the compiler chose before the trace sites were added:
+  // inlined into Dispatch() it grew the hot loop.
+  ABSL_ATTRIBUTE_NOINLINE void LeaveCpu(Cpu& c) {
     TaskId next = kIdleTask;
     if (!c.rq.empty()) {
       next = c.rq.front();
@@ -474,7 +514,8 @@ struct Simulator::Impl {
     Task& t = task_at(task);
     t.cpu = to;
     t.state = TaskState::kRunnable;
-    Trace(Now(), from, kTraceMigrate, task, to);
+    Trace(Now(), from, kSimEvMigrate, task, to);
+    if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceMigrate(task, from, to);
     Cpu& dst = cpu_at(to);
     InCpuContext(dst, [&] {
       for (Hooks* h : hooks) h->OnMigrate(task, from, to, dst.clock);
@@ -611,7 +652,7 @@ struct Simulator::Impl {
           }
           break;
         case Step::Kind::kExit: {
-          Trace(c.clock, c.id, kTraceExit, id, 0);
+          Trace(c.clock, c.id, kSimEvExit, id, 0);
           for (Hooks* h : hooks) h->OnTaskExit(c.id, id, c.clock);
           t.state = TaskState::kExited;
           LeaveCpu(c);
@@ -639,7 +680,7 @@ struct Simulator::Impl {
     if (target < 0) target = Allowed(t, prev) ? prev : FallbackCpu(t);
     t.state = TaskState::kRunnable;
     t.wake_pending = false;
-    Trace(now, target, kTraceWake, task, waker_cpu);
+    Trace(now, target, kSimEvWake, task, waker_cpu);
     if (target != prev) {
       MoveQueued(task, prev, target);
     } else {
@@ -656,17 +697,23 @@ struct Simulator::Impl {
     return PauseCurrent(c) ? c.curr : kIdleTask;
   }
 
-  void EndActivity(Cpu& c, Nanos start, TaskId interrupted, bool preempt) {
+  // `start`: when the activity fell due (the stall counts from there);
+  // `kind` labels its trace slice.
+  void EndActivity(Cpu& c, Nanos start, TaskId interrupted, bool preempt, ActivityKind kind) {
     if (interrupted != kIdleTask && c.curr == interrupted) {
       if (preempt && !c.rq.empty()) {
+        if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceActivity(c, start, kind, interrupted);
         task_at(interrupted).state = TaskState::kRunnable;
         c.rq.push_back(interrupted);
         LeaveCpu(c);
       } else {
         ReturnToUser(c, interrupted);
+        if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceActivity(c, start, kind, interrupted);
       }
       ++c.stats.interruptions;
       c.stats.max_stall_ns = std::max(c.stats.max_stall_ns, c.clock - start);
+    } else if (ABSL_PREDICT_FALSE(tracer != nullptr)) {
+      TraceActivity(c, start, kind, kIdleTask);
     }
     FinishCpuEvent(c);
   }
@@ -684,7 +731,7 @@ struct Simulator::Impl {
     CpuScope scope(this, c);
     const TaskId interrupted = BeginActivity(c, time);
     ++c.stats.ticks;
-    Trace(c.clock, c.id, kTraceTick, c.curr, 0);
+    Trace(c.clock, c.id, kSimEvTick, c.curr, 0);
     Charge(c, options.tick_cost);
     {
       Context ctx(this, c.id, c.curr);
@@ -692,21 +739,21 @@ struct Simulator::Impl {
     }
     if (!c.tick_stopped) PostNextTick(c);
     const bool preempt = interrupted != kIdleTask && c.clock - c.slice_start >= options.timeslice;
-    EndActivity(c, time, interrupted, preempt);
+    EndActivity(c, time, interrupted, preempt, ActivityKind::kTick);
   }
 
   void HandleWork(Cpu& c, Nanos time, uint32_t slot) {
     CpuScope scope(this, c);
     const TaskId interrupted = BeginActivity(c, time);
     ++c.stats.work_items;
-    Trace(c.clock, c.id, kTraceWork, slot, 0);
+    Trace(c.clock, c.id, kSimEvWork, slot, 0);
     Charge(c, options.work_cost);
     WorkFn fn = work_pool.Take(slot);
     if (fn) {
       Context ctx(this, c.id, kIdleTask);
       fn(ctx);
     }
-    EndActivity(c, time, interrupted, false);
+    EndActivity(c, time, interrupted, false, ActivityKind::kWork);
   }
 
   void HandleTimer(Cpu& c, Nanos time, uint32_t slot) {
@@ -719,13 +766,13 @@ struct Simulator::Impl {
     timer_free.push_back(slot);
     const TaskId interrupted = BeginActivity(c, time);
     ++c.stats.timer_callbacks;
-    Trace(c.clock, c.id, kTraceTimer, slot, 0);
+    Trace(c.clock, c.id, kSimEvTimer, slot, 0);
     Charge(c, options.timer_cost);
     if (fn) {
       Context ctx(this, c.id, kIdleTask);
       fn(ctx);
     }
-    EndActivity(c, time, interrupted, false);
+    EndActivity(c, time, interrupted, false, ActivityKind::kTimer);
   }
 
   void Process(const Event& e) {
@@ -813,6 +860,7 @@ struct Simulator::Impl {
   std::mt19937_64 rng;
 
   std::vector<Hooks*> hooks;
+  Tracer* tracer = nullptr;  // Driver::tracer() at the start; nullptr: tracing off
   size_t hooks_started = 0;
   bool started = false;
   bool running = false;
@@ -919,7 +967,7 @@ absl::StatusOr<TaskId> Simulator::Spawn(TaskSpec spec) {
   t.body = std::move(spec.body);
   t.rng.seed(SplitMix64(s.options.seed ^ SplitMix64(static_cast<uint64_t>(id) + 1)));
   const Nanos now = s.Now();
-  s.Trace(now, spec.cpu, kTraceFork, spec.parent, id);
+  s.Trace(now, spec.cpu, kSimEvFork, spec.parent, id);
   for (Hooks* h : s.hooks) h->OnTaskFork(spec.parent, id, spec.group, now);
   s.cpu_at(spec.cpu).rq.push_back(id);
   s.Kick(spec.cpu);
@@ -955,7 +1003,7 @@ absl::Status Simulator::SetAffinity(TaskId task, const CpuMask& mask) {
   Impl::Task& t = s.task_at(task);
   t.affinity = mask;
   const Nanos now = s.Now();
-  s.Trace(now, t.cpu, kTraceAffinity, task, 0);
+  s.Trace(now, t.cpu, kSimEvAffinity, task, 0);
   for (Hooks* h : s.hooks) h->OnAffinityChange(task, mask, now);
   if (t.state == TaskState::kExited || mask.Test(t.cpu)) return absl::OkStatus();
   if (t.state == TaskState::kRunnable) {
@@ -1098,7 +1146,8 @@ absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
   if (absl::Status st = s.topology.SetOnline(cpu, online); !st.ok()) return st;
   if (!online) {
     s.InCpuContext(c, [&] {
-      s.Trace(c.clock, cpu, kTraceOffline, 0, 0);
+      s.Trace(c.clock, cpu, kSimEvOffline, 0, 0);
+      if (s.tracer != nullptr) s.TraceInstant(cpu, c.clock, "cpu_offline");
       for (Hooks* h : s.hooks) h->OnCpuOffline(cpu, c.clock);
       c.online = false;
       // Tasks leave (sched_cpu_dying / migrate_tasks); the current one unless it
@@ -1111,7 +1160,8 @@ absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
   } else {
     s.InCpuContext(c, [&] {
       c.online = true;
-      s.Trace(c.clock, cpu, kTraceOnline, 0, 0);
+      s.Trace(c.clock, cpu, kSimEvOnline, 0, 0);
+      if (s.tracer != nullptr) s.TraceInstant(cpu, c.clock, "cpu_online");
       for (Hooks* h : s.hooks) h->OnCpuOnline(cpu, c.clock);
       s.EnterIdle(c);
       s.UpdateTick(c);

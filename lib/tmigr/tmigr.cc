@@ -122,6 +122,7 @@ struct TimerMigration::Walk {
   Nanos now = 0;
   bool check = false;
   int runner = -1;
+  int cpu = -1;  // the CPU whose (de)activation walks (trace events only)
 };
 
 TimerMigration::TimerMigration(std::vector<int> node_of, int num_nodes, const Options& options,
@@ -252,6 +253,14 @@ void TimerMigration::WalkGroups(CpuState& tmc, Walk& data, StepFn&& step) {
   WalkGroupsFrom(tmc.tmgroup, data, std::forward<StepFn>(step));
 }
 
+// A group's migrator role changed hands during `cpu`'s walk.  Masks are the
+// group's child bits (0xff: none).
+void TimerMigration::TraceMigrator(const Group* group, uint8_t from, uint8_t to, int cpu) {
+  if (cpu < 0) return;
+  tracer_->Instant(cpu, tracer_->Now(), "tmigr.migrator",
+                   {{"level", group->level}, {"group", group->index}, {"from_mask", from}, {"to_mask", to}});
+}
+
 bool TimerMigration::CheckMigrator(const Group* group, uint8_t childmask) {
   const GroupState s = GroupState::Unpack(group->migr_state.load(std::memory_order_relaxed));
   return s.migrator == childmask || s.migrator == kMigratorNone;
@@ -282,6 +291,7 @@ bool TimerMigration::ActiveUp(Group* group, Group* /*child*/, Walk& data) {
     }
     counters_.cas_retries.fetch_add(1, std::memory_order_relaxed);
   }
+  if (tracer_ != nullptr && !walk_done) TraceMigrator(group, kMigratorNone, childmask, data.cpu);
   ISOLATION_INTERLEAVE_POINT(PointAt(kActiveAfterCas, group->level));
   // The group event may still be queued in the parent; it is stale now.
   group->groupevt.ignore.store(true, std::memory_order_relaxed);
@@ -292,6 +302,7 @@ void TimerMigration::ActivateLocked(CpuState& tmc) {
   tmc.cpuevt.ignore.store(true, std::memory_order_relaxed);
   tmc.wakeup.store(kNanosMax, std::memory_order_relaxed);
   Walk data;
+  data.cpu = tmc.cpuevt.cpu;
   WalkGroups(tmc, data, [this](Group* g, Group* c, Walk& d) { return ActiveUp(g, c, d); });
 }
 
@@ -423,10 +434,13 @@ bool TimerMigration::InactiveUp(Group* group, Group* child, Walk& data) {
   const uint8_t childmask = data.childmask;
   uint32_t cur = group->migr_state.load(std::memory_order_acquire);
   bool walk_done;
+  uint8_t old_migrator = kMigratorNone;
+  uint8_t new_migrator = kMigratorNone;
   for (;;) {
     GroupState childstate{0, kMigratorNone, 0};
     if (child != nullptr) childstate = GroupState::Unpack(child->migr_state.load(std::memory_order_relaxed));
     GroupState s = GroupState::Unpack(cur);
+    old_migrator = s.migrator;
     walk_done = true;
     if (childstate.active == 0) {
       s.active &= static_cast<uint8_t>(~childmask);
@@ -442,6 +456,7 @@ bool TimerMigration::InactiveUp(Group* group, Group* child, Walk& data) {
     }
     if (!options_.bugs.no_seq_increment) s.seq++;
     if (s.migrator != kMigratorNone && s.active == 0) Warn();
+    new_migrator = s.migrator;
     ISOLATION_INTERLEAVE_POINT(PointAt(kInactiveBeforeCas, group->level));
     if (group->migr_state.compare_exchange_weak(cur, s.Pack(), std::memory_order_acq_rel,
                                                 std::memory_order_acquire)) {
@@ -450,6 +465,9 @@ bool TimerMigration::InactiveUp(Group* group, Group* child, Walk& data) {
     counters_.cas_retries.fetch_add(1, std::memory_order_relaxed);
     // smp_mb__after_atomic(): re-read the child state after the failed CAS.
     FullFence();
+  }
+  if (tracer_ != nullptr && new_migrator != old_migrator) {
+    TraceMigrator(group, old_migrator, new_migrator, data.cpu);
   }
   ISOLATION_INTERLEAVE_POINT(PointAt(kInactiveAfterCas, group->level));
   data.remote = false;
@@ -462,6 +480,7 @@ Nanos TimerMigration::DeactivateLocked(CpuState& tmc, Nanos next_global) {
   data.nextexp = next_global;
   data.firstexp = kNanosMax;
   data.evt = &tmc.cpuevt;
+  data.cpu = tmc.cpuevt.cpu;
   if (next_global != kNanosMax) tmc.cpuevt.ignore.store(false, std::memory_order_relaxed);
   WalkGroups(tmc, data, [this](Group* g, Group* c, Walk& d) { return InactiveUp(g, c, d); });
   return data.firstexp;
@@ -550,6 +569,8 @@ void TimerMigration::HandleRemoteCpu(int cpu, int runner, Nanos now) {
   if (cpu != runner) {
     counters_.remote_expiries.fetch_add(1, std::memory_order_relaxed);
     remote_by_runner_[static_cast<size_t>(runner)].fetch_add(1, std::memory_order_relaxed);
+    // tmigr_handle_remote_cpu() -> timer_expire_remote(): `runner` pulls.
+    if (tracer_ != nullptr) tracer_->Instant(runner, now, "tmigr.remote_expiry", {{"owner", cpu}});
     backend_->ExpireRemote(cpu, runner, now);
   }
   ISOLATION_INTERLEAVE_POINT("tmigr.handle_remote_cpu.after_expire");

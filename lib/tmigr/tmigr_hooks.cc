@@ -22,11 +22,18 @@ struct ContextScope {
 
 TmigrHooks::TmigrHooks(TimerSystem& ts, Config config) : ts_(ts), config_(config) {
   for (int c = 0; c < ts.num_cpus(); ++c) per_cpu_.push_back(std::make_unique<PerCpu>());
-  ts_.set_run_callback([this](const TimerRecord& t, int runner, Nanos) {
+  ts_.set_run_callback([this](const TimerRecord& t, int runner, Nanos now) {
     PerCpu& r = cpu(runner);
     r.callbacks.fetch_add(1, std::memory_order_relaxed);
     if (t.owner != runner) r.remote_callbacks.fetch_add(1, std::memory_order_relaxed);
     if (t.global) cpu(t.owner).global_pending.store(false, std::memory_order_relaxed);
+    if (tracer_ != nullptr) {
+      // run_timer_softirq() on `runner`; a pulled timer names the activity.
+      const bool remote = t.owner != runner;
+      tracer_->Instant(runner, now, "tmigr.timer",
+                       {{"owner", t.owner}, {"global", t.global ? 1 : 0}, {"remote", remote ? 1 : 0}});
+      tracer_->NameActivity(runner, remote ? "timer_softirq (pulled)" : "timer_softirq");
+    }
     CpuContext* ctx = t_ctx;
     if (ctx == nullptr || config_.callback_cost <= 0) return;
     if (ctx->driver().is_simulated()) {
@@ -46,6 +53,8 @@ void TmigrHooks::OnStart(Driver& driver) {
     return;
   }
   driver_ = &driver;
+  tracer_ = driver.tracer();
+  ts_.tmigr().SetTracer(tracer_);
 }
 
 absl::Status TmigrHooks::status() const {

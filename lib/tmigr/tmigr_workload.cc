@@ -35,6 +35,30 @@ struct Ev {
 // CPU's wake-up: kGhostStreak served wake-ups in a row, each due again at once.
 constexpr int kGhostStreak = 8;
 
+// The workload's tracer: forwards to the caller's and answers Now() with the
+// event loop's time (the hierarchy's entry points take none).
+class LoopTracer final : public Tracer {
+ public:
+  LoopTracer(Tracer* inner, const Nanos* now) : inner_(inner), now_(now) {}
+  bool Wants(int cpu) const override { return inner_->Wants(cpu); }
+  Nanos Now() const override { return *now_; }
+  void CpuRuns(int cpu, Nanos ts, int32_t task, std::string_view name) override {
+    inner_->CpuRuns(cpu, ts, task, name);
+  }
+  void Activity(int cpu, Nanos start, Nanos end, const char* category, std::string_view name,
+                int32_t interrupted) override {
+    inner_->Activity(cpu, start, end, category, name, interrupted);
+  }
+  void Instant(int cpu, Nanos ts, std::string_view name, TraceArgs args) override {
+    inner_->Instant(cpu, ts, name, args);
+  }
+  void NameActivity(int cpu, const char* name) override { inner_->NameActivity(cpu, name); }
+
+ private:
+  Tracer* inner_;
+  const Nanos* now_;
+};
+
 }  // namespace
 
 absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
@@ -84,6 +108,25 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
   std::vector<int> hk, busy;
   for (int c = 0; c < n; ++c) (isolated.Test(c) ? busy : hk).push_back(c);
 
+  // Tracing: the oslat thread of busy CPU c is task c, the housekeeping
+  // burst of CPU c is task n + c; a timer callback lasts callback_cost from
+  // the later of its run time and the end of the previous one on that CPU
+  // (the model runs them at one instant); ticks cost nothing in the model
+  // and are instants.
+  Nanos trace_now = 0;
+  LoopTracer loop_tracer(cfg.tracer, &trace_now);
+  Tracer* const tr = cfg.tracer != nullptr ? &loop_tracer : nullptr;
+  std::vector<int32_t> running(static_cast<size_t>(n), -1);
+  std::vector<Nanos> trace_busy_until(static_cast<size_t>(n), 0);
+  if (tr != nullptr) {
+    ts.tmigr().SetTracer(tr);
+    for (int c : busy) {
+      running[static_cast<size_t>(c)] = c;
+      tr->CpuRuns(c, 0, c, "oslat");
+    }
+    for (int c : hk) tr->CpuRuns(c, 0, -1, {});
+  }
+
   OslatWorkloadResult res;
   res.variant = options.variant;
   std::mt19937_64 rng(cfg.seed);
@@ -92,8 +135,18 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
   std::vector<char> need_global(static_cast<size_t>(n), 1), need_local(static_cast<size_t>(n), 1);
   std::vector<uint64_t> gen(static_cast<size_t>(n), 0);
 
-  ts.set_run_callback([&](const TimerRecord& t, int runner, Nanos) {
+  ts.set_run_callback([&](const TimerRecord& t, int runner, Nanos now) {
     if (t.global) ++res.global_timers;
+    if (tr != nullptr && tr->Wants(runner)) {
+      const bool remote = t.owner != runner;
+      Nanos& until = trace_busy_until[static_cast<size_t>(runner)];
+      const Nanos start = std::max(now, until);
+      until = start + cfg.callback_cost;
+      tr->Activity(runner, start, until, kTraceTimer, remote ? "timer_softirq (pulled)" : "timer_softirq",
+                   running[static_cast<size_t>(runner)]);
+      tr->Instant(runner, now, "tmigr.timer",
+                  {{"owner", t.owner}, {"global", t.global ? 1 : 0}, {"remote", remote ? 1 : 0}});
+    }
     if (isolated.Test(runner)) {
       ++res.timers_on_isolated;
       if (t.global) ++res.global_on_isolated;
@@ -112,12 +165,16 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
   // The kick of ClearCpuAvailable/RunOnCpu wakes a CPU synchronously here.
   ts.set_kick_callback([&](int cpu) {
     ++gen[static_cast<size_t>(cpu)];
+    if (tr != nullptr) tr->Instant(cpu, trace_now, "tmigr.kick", {});
     ts.ExitIdle(cpu, 0);
   });
 
   if (!busy.empty()) {
     if (cfg.isolated_tick_stopped) {
-      for (int c : busy) ts.EnterIdle(c, 0);  // nohz_full: tick stopped while busy
+      for (int c : busy) {
+        ts.EnterIdle(c, 0);  // nohz_full: tick stopped while busy
+        if (tr != nullptr) tr->Instant(c, 0, "tick_stop", {});
+      }
     } else {
       push(cfg.jiffy, EvType::kBusyTick, -1);
     }
@@ -160,21 +217,34 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
   // Housekeeping CPUs are idle until their first burst (booted active, they
   // would otherwise hold migrator roles without ever ticking).
   for (int c : hk) {
-    if (ts.EnterIdle(c, 0)) schedule_wake(c, 0, phase[static_cast<size_t>(c)], /*after_wake=*/false);
+    if (ts.EnterIdle(c, 0)) {
+      if (tr != nullptr) tr->Instant(c, 0, "tick_stop", {});
+      schedule_wake(c, 0, phase[static_cast<size_t>(c)], /*after_wake=*/false);
+    }
   }
 
   while (!q.empty()) {
     const Ev ev = q.top();
     q.pop();
     const Nanos now = ev.t;
+    trace_now = now;
     const size_t ci = static_cast<size_t>(std::max(ev.cpu, 0));
     switch (ev.type) {
       case EvType::kBusyTick:
-        for (int c : busy) ts.Tick(c, now);
+        for (int c : busy) {
+          if (tr != nullptr) tr->Instant(c, now, "tick", {});
+          ts.Tick(c, now);
+        }
         push(now + cfg.jiffy, EvType::kBusyTick, -1);
         break;
       case EvType::kBurstStart: {
         ++gen[ci];
+        if (tr != nullptr) {
+          if (ts.BaseIdle(ev.cpu)) tr->Instant(ev.cpu, now, "tick_restart", {});
+          running[ci] = n + ev.cpu;
+          tr->CpuRuns(ev.cpu, now, n + ev.cpu, "hk_burst");
+          tr->Instant(ev.cpu, now, "tick", {});
+        }
         ts.ExitIdle(ev.cpu, now);
         ts.Tick(ev.cpu, now);
         if (need_global[ci]) {
@@ -197,9 +267,14 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
       case EvType::kIdleTick:
         if (ev.type == EvType::kIdleTick) {
           if (ev.gen != gen[ci]) break;
+          if (tr != nullptr) tr->Instant(ev.cpu, now, "tick", {});
           ts.Tick(ev.cpu, now);  // the tick kept running in the idle loop
+        } else if (tr != nullptr) {
+          running[ci] = -1;
+          tr->CpuRuns(ev.cpu, now, -1, {});
         }
         if (ts.EnterIdle(ev.cpu, now)) {
+          if (tr != nullptr) tr->Instant(ev.cpu, now, "tick_stop", {});
           schedule_wake(ev.cpu, now, next_burst_after(ev.cpu, now), /*after_wake=*/false);
         } else {
           const Nanos tick = (now / cfg.jiffy + 1) * cfg.jiffy;
@@ -208,6 +283,7 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
         break;
       case EvType::kWake:
         if (ev.gen != gen[ci] || !ts.BaseIdle(ev.cpu)) break;
+        if (tr != nullptr) tr->Instant(ev.cpu, now, "tmigr.idle_wakeup", {});
         ts.IdleWakeup(ev.cpu, now);
         schedule_wake(ev.cpu, now, next_burst_after(ev.cpu, now), /*after_wake=*/true);
         break;

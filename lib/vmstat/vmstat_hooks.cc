@@ -20,6 +20,7 @@ VmstatHooks::~VmstatHooks() {
 
 void VmstatHooks::OnStart(Driver& driver) {
   driver_ = &driver;
+  tracer_ = driver.tracer();
   // start_shepherd_timer(): first run after one interval.
   driver.QueueHousekeepingWork(vm_.config().stat_interval,
                                [this](CpuContext& ctx) { ShepherdWork(ctx); });
@@ -30,11 +31,18 @@ void VmstatHooks::ShepherdWork(CpuContext& ctx) {
   Driver& d = ctx.driver();
   shepherd_runs_.fetch_add(1, std::memory_order_relaxed);
   last_shepherd_cpu_.store(ctx.cpu(), std::memory_order_relaxed);
-  vm_.Shepherd([&d](int cpu) { return d.TickStopped(cpu); },
-               [this, &d](int cpu, uint64_t generation) {
-                 // queue_delayed_work_on(cpu, mm_percpu_wq, work, 0)
-                 d.QueueWorkOn(cpu, 0, [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
-               });
+  const int handled = vm_.Shepherd([&d](int cpu) { return d.TickStopped(cpu); },
+                                   [this, &d](int cpu, uint64_t generation) {
+                                     // queue_delayed_work_on(cpu, mm_percpu_wq, work, 0)
+                                     d.QueueWorkOn(cpu, 0, [this, cpu, generation](CpuContext& c) {
+                                       CpuWork(c, cpu, generation);
+                                     });
+                                   });
+  if (tracer_ != nullptr) {
+    tracer_->NameActivity(ctx.cpu(), "vmstat_shepherd");
+    // A/B: per-CPU work items queued; C/D: CPUs folded remotely.
+    tracer_->Instant(ctx.cpu(), ctx.now(), "vmstat.shepherd", {{"handled", handled}});
+  }
   if (!stopped_.load(std::memory_order_relaxed)) {
     d.QueueHousekeepingWork(vm_.config().stat_interval,
                             [this](CpuContext& c) { ShepherdWork(c); });
@@ -49,7 +57,15 @@ void VmstatHooks::CpuWork(CpuContext& ctx, int cpu, uint64_t generation) {
   // pass that CPU's generation check and start a second re-queue chain there.
   if (ctx.cpu() != cpu) return;
   if (ParkIfStarved(cpu, [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); })) return;
-  if (vm_.RunCpuWork(cpu, generation)) {
+  const int64_t runs_before = tracer_ != nullptr ? vm_.Counters(cpu).work_runs : 0;
+  const bool requeue = vm_.RunCpuWork(cpu, generation);
+  if (tracer_ != nullptr) {
+    // A cancelled item (stale generation) runs but does nothing.
+    const bool ran = vm_.Counters(cpu).work_runs != runs_before;
+    tracer_->NameActivity(cpu, ran ? "vmstat_update" : "vmstat_update (cancelled)");
+    if (ran) tracer_->Instant(cpu, ctx.now(), "vmstat.fold", {{"work", 1}, {"requeue", requeue ? 1 : 0}});
+  }
+  if (requeue) {
     if (vm_.strategy() == Strategy::kBLocal && vm_.IsNohzFull(cpu)) {
       ArmLocalWork(cpu, generation);  // cancellable by the next return to user
       return;
@@ -66,6 +82,7 @@ void VmstatHooks::ArmLocalWork(int cpu, uint64_t generation) {
   if (d == nullptr) return;  // before OnStart: the pending bit alone (see header)
   const TimerId id = d->ArmTimer(cpu, d->Now() + vm_.config().stat_interval,
                                  [this, cpu, generation](CpuContext& c) { LocalWorkTimer(c, cpu, generation); });
+  if (tracer_ != nullptr) tracer_->Instant(cpu, d->Now(), "vmstat.local_arm", {});
   // Relaxed: only this CPU's contexts (serialised by the driver) and the
   // hotplug callback use the id; a stale id only makes CancelTimer fail.
   local_timer_[static_cast<size_t>(cpu)].store(id, std::memory_order_relaxed);
@@ -75,6 +92,7 @@ void VmstatHooks::LocalWorkTimer(CpuContext& ctx, int cpu, uint64_t generation) 
   // The CPU went down (the driver runs its timers elsewhere): the v9 race,
   // an item re-armed around the hotplug flush must not run unbound.
   if (ctx.cpu() != cpu) return;
+  if (tracer_ != nullptr) tracer_->NameActivity(cpu, "vmstat_work timer");
   local_timer_[static_cast<size_t>(cpu)].store(kNoTimer, std::memory_order_relaxed);
   ctx.driver().QueueWorkOn(cpu, 0, [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
 }
@@ -139,14 +157,18 @@ void VmstatHooks::RefreshWork(CpuContext& ctx, int cpu) {
   }
 }
 
-void VmstatHooks::OnTickStop(CpuContext& ctx) { vm_.QuietVmstat(ctx.cpu(), true); }
+void VmstatHooks::OnTickStop(CpuContext& ctx) {
+  const bool folded = vm_.QuietVmstat(ctx.cpu(), true);
+  if (tracer_ != nullptr && folded) tracer_->Instant(ctx.cpu(), ctx.now(), "vmstat.fold", {{"tick_stop", 1}});
+}
 
 void VmstatHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
   (void)task;
   const int cpu = ctx.cpu();
   // tick_nohz_user_enter_prepare(): only nohz_full CPUs pay for the check.
   if ((vm_.strategy() != Strategy::kB && vm_.strategy() != Strategy::kBLocal) || !vm_.IsNohzFull(cpu)) return;
-  vm_.ReturnToUser(cpu, ctx.driver().TickStopped(cpu));
+  const bool folded = vm_.ReturnToUser(cpu, ctx.driver().TickStopped(cpu));
+  if (tracer_ != nullptr && folded) tracer_->Instant(cpu, ctx.now(), "vmstat.fold", {{"return_to_user", 1}});
 }
 
 void VmstatHooks::OnCpuOffline(int cpu, Nanos now) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "isolation/runtime/real_driver.h"
@@ -107,6 +108,96 @@ TEST(NoiseMeter, RealBodyRecordsGaps) {
   EXPECT_GE(r.duration_ns, 20 * kNsPerMs);
   EXPECT_GT((*d)->Stats(0).ticks, 0);
   EXPECT_TRUE((*d)->IsIdle(0));  // the meter task exited
+}
+
+TEST(NoiseMeter, RtlaShapeBucketsAndOver) {
+  NoiseHistogramOptions shape;
+  shape.bucket_size_us = 5;
+  shape.entries = 10;
+  ASSERT_TRUE(ValidateNoiseHistogram(shape).ok());
+  NoiseMeter m(shape);
+  for (Nanos gap : {Nanos{0}, Nanos{4999}, Nanos{5000}, 12 * kNsPerUs, 49 * kNsPerUs, 50 * kNsPerUs,
+                    900 * kNsPerUs}) {
+    m.Record(gap);
+  }
+  const NoiseResult r = m.Result();
+  ASSERT_EQ(r.histogram_us.size(), 11u);
+  EXPECT_EQ(r.entries, 10);
+  EXPECT_EQ(r.bucket_size_us, 5);
+  EXPECT_EQ(r.histogram_us[0], 2);  // 0, 4.999 us
+  EXPECT_EQ(r.histogram_us[1], 1);  // 5 us
+  EXPECT_EQ(r.histogram_us[2], 1);  // 12 us
+  EXPECT_EQ(r.histogram_us[9], 1);  // 49 us
+  EXPECT_EQ(r.over(), 2);           // 50, 900 us
+  EXPECT_EQ(r.min_us, 0);
+  EXPECT_EQ(r.max_us, 900);
+  EXPECT_EQ(r.sum_us, 0 + 4 + 5 + 12 + 49 + 50 + 900);
+  int64_t total = 0;
+  for (int64_t b : r.histogram_us) total += b;
+  EXPECT_EQ(total, r.samples);
+}
+
+TEST(NoiseMeter, RtlaHistogramTable) {
+  NoiseMeter a(NoiseHistogramOptions{1, 10});
+  NoiseMeter b(NoiseHistogramOptions{1, 10});
+  for (int i = 0; i < 1000; ++i) a.Record(300);  // bucket 0
+  a.Record(3 * kNsPerUs);
+  a.Record(25 * kNsPerUs);  // over
+  for (int i = 0; i < 10; ++i) b.Record(7 * kNsPerUs + 10);
+  NoiseMeter empty(NoiseHistogramOptions{1, 10});
+  const std::vector<std::pair<int, NoiseResult>> cpus = {{1, a.Result()}, {3, empty.Result()}, {5, b.Result()}};
+  RtlaHistogramFormat f;
+  f.comment = {"a comment"};
+  absl::StatusOr<std::string> text = FormatRtlaHistogram(cpus, f);
+  ASSERT_TRUE(text.ok()) << text.status();
+  const std::string expected =
+      "# RTLA osnoise histogram\n"
+      "# Time unit is microseconds (us)\n"
+      "# Duration:   0 00:00:00\n"
+      "# a comment\n"
+      "Index   CPU-001   CPU-005\n"  // CPU 3 has no samples: no column (rtla)
+      "0          1000         0 \n"
+      "1             0         0 \n"
+      "2             0         0 \n"
+      "3             1         0 \n"
+      "4             0         0 \n"
+      "5             0         0 \n"
+      "6             0         0 \n"
+      "7             0        10 \n"
+      "8             0         0 \n"
+      "9             0         0 \n"
+      "over:         1         0 \n"
+      "count:     1002        10 \n"
+      "min:          0         7 \n"
+      "avg:       0.03      7.00 \n"
+      "max:         25         7 \n";
+  EXPECT_EQ(*text, expected);
+  // The counts of every column add up to its count row.
+  f.no_zero_lines = true;
+  text = FormatRtlaHistogram(cpus, f);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->find("\n1   "), std::string::npos) << *text;
+  EXPECT_NE(text->find("\n3             1         0 \n"), std::string::npos) << *text;
+  EXPECT_NE(text->find("\n7             0        10 \n"), std::string::npos) << *text;
+}
+
+TEST(NoiseMeter, RtlaHistogramErrors) {
+  EXPECT_FALSE(ValidateNoiseHistogram({0, 256}).ok());
+  EXPECT_FALSE(ValidateNoiseHistogram({1000000, 256}).ok());
+  EXPECT_FALSE(ValidateNoiseHistogram({1, 9}).ok());
+  EXPECT_FALSE(ValidateNoiseHistogram({1, 1000001}).ok());
+  const absl::Status s = ValidateNoiseHistogram({1, -1});
+  EXPECT_NE(s.message().find("--entries=-1"), std::string::npos) << s;
+  NoiseMeter a(NoiseHistogramOptions{1, 10});
+  NoiseMeter b(NoiseHistogramOptions{2, 10});
+  a.Record(1);
+  b.Record(1);
+  EXPECT_FALSE(FormatRtlaHistogram({{0, a.Result()}, {1, b.Result()}}, {}).ok());
+  // Nothing recorded: rtla's zeroed statistics.
+  NoiseMeter none(NoiseHistogramOptions{1, 10});
+  absl::StatusOr<std::string> text = FormatRtlaHistogram({{0, none.Result()}}, {});
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("over: 0\ncount: 0\n"), std::string::npos) << *text;
 }
 
 }  // namespace

@@ -3,13 +3,22 @@
 // housekeeping timers on isolated CPUs 1 and 65 among others, isolation runs
 // none there, no lost timers, no invariant violations).
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
 #include "gtest/gtest.h"
+#include "isolation/core/cpumask.h"
+#include "isolation/runtime/trace.h"
 
 ABSL_DECLARE_FLAG(int64_t, tmigr_real_ms);
 ABSL_DECLARE_FLAG(std::string, tmigr_bugs);
@@ -84,6 +93,89 @@ TEST(TmigrExperiment, BugSwitchIsReportedAsViolations) {
   absl::SetFlag(&FLAGS_tmigr_bugs, "");
   absl::SetFlag(&FLAGS_topology, "seed");
   absl::SetFlag(&FLAGS_isolcpus, "seed");
+}
+
+// `isolab tmigr --quick --trace=FILE`: valid JSON, a track per CPU of each
+// modelled run, pulled-timer events on isolated CPUs under v6.9 and none
+// with isolation, and per run as many interruption slices on isolated CPUs
+// as the run's own timers_on_isolated.  The real-thread runs' noise meter
+// gaps are in the JSON as an rtla histogram whose counts add up.
+TEST(TmigrExperiment, QuickTraceShowsPulledTimersOnlyUnderV69) {
+  std::unique_ptr<Experiment> exp;
+  for (auto& e : AllExperiments()) {
+    if (e->name() == "tmigr") exp = std::move(e);
+  }
+  ASSERT_NE(exp, nullptr);
+  absl::SetFlag(&FLAGS_tmigr_real_ms, 30);
+  const std::string path = ::testing::TempDir() + "/tmigr_trace." + std::to_string(getpid()) + ".json";
+  auto file = TraceFile::Create(path, TraceFileOptions{});
+  ASSERT_TRUE(file.ok()) << file.status();
+  RunOptions options;
+  options.quick = true;
+  options.trace = file->get();
+  options.hist.print = true;
+  options.hist.no_zero_lines = true;
+  Progress progress("tmigr");
+  auto report = exp->Run(options, progress);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE((*file)->Close().ok());
+
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const nlohmann::json t = nlohmann::json::parse(ss.str());  // throws if not JSON
+  EXPECT_EQ(t["otherData"]["truncated"], "false");
+  std::map<int, std::string> run_name;
+  std::map<int, std::set<int>> tracks;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "M") continue;
+    if (e["name"] == "process_name") run_name[e["pid"].get<int>()] = e["args"]["name"];
+    if (e["name"] == "thread_name") tracks[e["pid"].get<int>()].insert(e["tid"].get<int>() - 1);
+  }
+  const CpuMask isolated = *CpuMask::Parse("1-31,33-63,65-95,97-127", 128);
+  std::map<std::string, int64_t> on_isolated;  // variant -> timers_on_isolated
+  for (const auto& v : report->json["variants"]) on_isolated[v["variant"]] = v["timers_on_isolated"];
+  int modelled = 0;
+  for (const auto& [pid, name] : run_name) {
+    if (name.find("modelled") == std::string::npos) continue;
+    ++modelled;
+    EXPECT_EQ(tracks[pid].size(), 128u) << name;
+    const std::string variant = name.find("v6.9") != std::string::npos ? "v6.9" : "isolation";
+    int64_t pulled_on_isolated = 0, pulled_elsewhere = 0, interruptions_on_isolated = 0;
+    std::map<int, double> last;
+    for (const auto& e : t["traceEvents"]) {
+      if (e["ph"] == "M" || e["pid"] != pid) continue;
+      const int cpu = e["tid"].get<int>() - 1;
+      const double ts = e["ts"].get<double>();
+      EXPECT_GE(ts, last[cpu]) << e.dump();
+      last[cpu] = ts;
+      if (e["name"] == "tmigr.remote_expiry") (isolated.Test(cpu) ? pulled_on_isolated : pulled_elsewhere)++;
+      if (e["ph"] == "X" && isolated.Test(cpu) && e.contains("args") && e["args"].contains("interrupted")) {
+        ++interruptions_on_isolated;
+      }
+    }
+    EXPECT_EQ(interruptions_on_isolated, on_isolated[variant]) << name;
+    if (variant == "v6.9") {
+      EXPECT_GT(pulled_on_isolated, 0) << name;
+    } else {
+      EXPECT_EQ(pulled_on_isolated, 0) << name;
+      EXPECT_GT(pulled_elsewhere, 0) << name;  // housekeeping CPUs pull instead
+    }
+  }
+  EXPECT_EQ(modelled, 2);
+  // The noise meter's histogram (JSON always): counts add up to the samples.
+  for (const auto& v : report->json["real_thread"]["variants"]) {
+    ASSERT_TRUE(v.contains("noise_histogram")) << v.dump();
+    const auto& c = v["noise_histogram"]["cpus"][0];
+    EXPECT_EQ(c["cpu"], 1);
+    int64_t sum = c["over"].get<int64_t>();
+    for (const auto& b : c["buckets"]) sum += b[1].get<int64_t>();
+    EXPECT_EQ(sum, c["count"].get<int64_t>());
+    EXPECT_GT(c["count"].get<int64_t>(), 0);
+  }
+  EXPECT_NE(report->text.find("# RTLA osnoise histogram"), std::string::npos) << report->text;
+  EXPECT_NE(report->text.find("Index   CPU-001"), std::string::npos) << report->text;
+  if (!HasFailure()) std::remove(path.c_str());
 }
 
 }  // namespace

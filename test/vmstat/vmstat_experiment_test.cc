@@ -3,17 +3,25 @@
 // outcomes (A0 interrupts isolated CPUs, A1/B/C do not; A1 leaves residue,
 // B does not; lost_updates 0), plus D when asked for.
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
 #include "gtest/gtest.h"
+#include "isolation/runtime/trace.h"
 
 ABSL_DECLARE_FLAG(std::string, vmstat_strategies);
+ABSL_DECLARE_FLAG(int32_t, vmstat_host_iterations);
 
 namespace isolation::experiments {
 namespace {
@@ -179,6 +187,61 @@ TEST(VmstatExperiment, ConfigurationWarningsReachTheReport) {
   EXPECT_NE(report->json["warnings"][0]["message"].get<std::string>().find("must match isolcpus"),
             std::string::npos);
   EXPECT_EQ(report->json["invariant_violations"].get<int64_t>(), report->invariant_violations);
+}
+
+// --trace: each strategy's simulated run is a trace run whose vmstat_update
+// slices on isolated CPUs (each an interruption of the RT task) are exactly
+// the experiment's isolated_interruptions; the file is valid JSON.
+TEST(VmstatExperiment, TraceInterruptionSlicesMatchTheCount) {
+  auto exp = FindVmstat();
+  ASSERT_NE(exp, nullptr);
+  absl::SetFlag(&FLAGS_vmstat_strategies, "A0,B");
+  absl::SetFlag(&FLAGS_vmstat_host_iterations, 200);
+  const std::string path = ::testing::TempDir() + "/vmstat_trace." + std::to_string(getpid()) + ".json";
+  auto file = TraceFile::Create(path, TraceFileOptions{});
+  ASSERT_TRUE(file.ok()) << file.status();
+  RunOptions options;
+  options.quick = true;
+  options.trace = file->get();
+  Progress progress("vmstat");
+  auto report = exp->Run(options, progress);
+  absl::SetFlag(&FLAGS_vmstat_strategies, "A0,A1,B,C");
+  absl::SetFlag(&FLAGS_vmstat_host_iterations, 60000);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE((*file)->Close().ok());
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const nlohmann::json t = nlohmann::json::parse(ss.str());
+  EXPECT_EQ(t["otherData"]["truncated"], "false");
+  std::map<int, std::string> strategy_of;  // pid -> strategy
+  std::map<int, std::set<int>> isolated;   // pid -> isolated CPUs (track names)
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "M") continue;
+    const int pid = e["pid"].get<int>();
+    if (e["name"] == "process_name") {
+      const std::string name = e["args"]["name"];
+      strategy_of[pid] = name.substr(std::string("vmstat ").size(), name.find(':') - std::string("vmstat ").size());
+    }
+    if (e["name"] == "thread_name" && e["args"]["name"].get<std::string>().find("isolated") != std::string::npos) {
+      isolated[pid].insert(e["tid"].get<int>() - 1);
+    }
+  }
+  ASSERT_EQ(strategy_of.size(), 2u);
+  std::map<std::string, int64_t> slices;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "X" || e["name"] != "vmstat_update") continue;
+    const int pid = e["pid"].get<int>();
+    if (!isolated[pid].count(e["tid"].get<int>() - 1)) continue;
+    EXPECT_TRUE(e.contains("args") && e["args"].contains("interrupted")) << e.dump();
+    ++slices[strategy_of[pid]];
+  }
+  for (const auto& s : report->json["strategies"]) {
+    EXPECT_EQ(slices[s["strategy"].get<std::string>()], s["isolated_interruptions"].get<int64_t>()) << s.dump();
+  }
+  EXPECT_GT(slices["A0"], 0);
+  EXPECT_EQ(slices["B"], 0);
+  if (!HasFailure()) std::remove(path.c_str());
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include "experiments/common_flags.h"
 #include "experiments/experiment.h"
 #include "experiments/flag_parser.h"
+#include "experiments/look_options.h"
 
 namespace isolation::experiments {
 namespace {
@@ -80,7 +81,12 @@ std::string ParseFlags(int argc, char** argv, const std::vector<std::string>& al
   return ParseSubcommandFlags(std::vector<std::string>(argv, argv + argc), allowed, wants_help);
 }
 
-int RunOne(Experiment& experiment, const RunOptions& options) {
+// Exit status for an error of --plot / --trace after the run.
+int LookExit(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitRunFailure;
+}
+
+int RunOne(Experiment& experiment, const RunOptions& options, const PlotOptions& plot) {
   Progress progress(experiment.name());
   absl::StatusOr<ExperimentReport> report = RunExperiment(experiment, options, progress, stderr);
   progress.Done();
@@ -98,6 +104,10 @@ int RunOne(Experiment& experiment, const RunOptions& options) {
     std::cout << report->text;
     if (!report->text.empty() && report->text.back() != '\n') std::cout << '\n';
   }
+  if (absl::Status s = DrawFigures(plot, std::string(experiment.name()), report->json); !s.ok()) {
+    std::fprintf(stderr, "isolab %s: %s\n", std::string(experiment.name()).c_str(), s.ToString().c_str());
+    return LookExit(s);
+  }
   if (report->invariant_violations > 0) {
     std::fprintf(stderr, "isolab %s: %lld invariant violation(s)\n", std::string(experiment.name()).c_str(),
                  static_cast<long long>(report->invariant_violations));
@@ -111,7 +121,7 @@ std::string Pad(const std::string& s, size_t width) {
 }
 
 int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
-              const RunOptions& options) {
+              const RunOptions& options, const PlotOptions& plot) {
   nlohmann::json out;
   out["experiments"] = nlohmann::json::object();
   out["rows"] = nlohmann::json::array();
@@ -119,7 +129,10 @@ int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
   int64_t violations = 0;
   int exit_code = kExitOk;
   std::vector<std::string> failed;
-  for (const auto& e : experiments) {
+  for (size_t i = 0; i < experiments.size(); ++i) {
+    const auto& e = experiments[i];
+    // --trace: each experiment gets an equal share of what is left.
+    if (options.trace != nullptr) options.trace->BeginPhase(static_cast<int>(experiments.size() - i));
     Progress progress(e->name());
     absl::StatusOr<ExperimentReport> report = RunExperiment(*e, options, progress, stderr);
     progress.Done();
@@ -146,9 +159,13 @@ int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
   out["failed"] = failed;
   out["invariant_violations"] = violations;
   out["quick"] = options.quick;
+  if (absl::Status s = DrawFigures(plot, "reproduce", out); !s.ok()) {
+    std::fprintf(stderr, "isolab reproduce: %s\n", s.ToString().c_str());
+    exit_code = std::max(exit_code, LookExit(s));
+  }
   if (violations > 0) {
     std::fprintf(stderr, "isolab reproduce: %lld invariant violation(s)\n", static_cast<long long>(violations));
-    exit_code = kExitRunFailure;
+    exit_code = std::max(exit_code, kExitRunFailure);
   }
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << out.dump(2) << std::endl;
@@ -197,11 +214,15 @@ int Main(int argc, char** argv) {
   std::string summary;
   if (subcommand == "reproduce") {
     allowed = kReproduceFlags;
+    for (const std::string& f : LookFlagNames(subcommand)) allowed.push_back(f);
     summary = "Run every experiment with the seeds' defaults and print one table.";
   } else if (selected != nullptr) {
     allowed = selected->flag_names();
     for (const char* common : {"json", "quick", "seed"}) {
       if (std::find(allowed.begin(), allowed.end(), common) == allowed.end()) allowed.push_back(common);
+    }
+    for (const std::string& f : LookFlagNames(subcommand)) {
+      if (std::find(allowed.begin(), allowed.end(), f) == allowed.end()) allowed.push_back(f);
     }
     summary = std::string(selected->summary());
   } else {
@@ -219,11 +240,38 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), error.c_str());
     return kExitBadInput;
   }
+  absl::StatusOr<LookOptions> look = LookOptionsFromFlags();
+  if (!look.ok()) {
+    std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), std::string(look.status().message()).c_str());
+    return kExitBadInput;
+  }
+  absl::StatusOr<std::unique_ptr<TraceFile>> trace = OpenTrace(look->trace);
+  if (!trace.ok()) {
+    std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), std::string(trace.status().message()).c_str());
+    return kExitBadInput;
+  }
   RunOptions options;
   options.quick = absl::GetFlag(FLAGS_quick);
   options.seed = absl::GetFlag(FLAGS_seed);
-  if (subcommand == "reproduce") return Reproduce(experiments, options);
-  return RunOne(*selected, options);
+  options.trace = trace->get();
+  options.hist = look->hist;
+  int rc = subcommand == "reproduce" ? Reproduce(experiments, options, look->plot)
+                                     : RunOne(*selected, options, look->plot);
+  if (*trace != nullptr) {
+    // Closed even after a failed run, so the file is valid JSON.
+    if (absl::Status s = (*trace)->Close(); !s.ok()) {
+      std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), s.ToString().c_str());
+      rc = std::max(rc, kExitRunFailure);
+    } else {
+      std::fprintf(stderr, "isolab %s: trace of %lld events written to %s%s\n", subcommand.c_str(),
+                   static_cast<long long>((*trace)->events_written()), (*trace)->path().c_str(),
+                   (*trace)->events_dropped() > 0
+                       ? absl::StrCat(" (truncated: ", (*trace)->events_dropped(),
+                                      " events over --trace_max_events dropped)").c_str()
+                       : "");
+    }
+  }
+  return rc;
 }
 
 }  // namespace

@@ -33,6 +33,9 @@
 //                 counted as an interruption), or housekeeping work.
 //   Driver        services: spawn tasks, queue work and timers, change affinity
 //                 and online state, tick mode, run for a span of time, stats.
+//   Tracer        (tracer.h) optional trace sink: the driver reports what each
+//                 CPU runs and its kernel activities, hook adapters report
+//                 their mechanism's events (Driver::tracer()).
 //
 // Kernel counterparts: scheduler_tick/sched_tick (kernel/sched/core.c),
 // do_idle (kernel/sched/idle.c), tick_nohz_stop_tick / tick_nohz_restart
@@ -74,6 +77,7 @@
 #include "isolation/core/cpumask.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
+#include "isolation/core/tracer.h"
 
 namespace isolation {
 
@@ -297,6 +301,17 @@ class Driver {
 
   // Deterministic randomness for harness decisions (seeded in the simulator).
   virtual uint64_t Random() = 0;
+
+  // The trace sink of this run (tracer.h), nullptr when tracing is off (the
+  // default).  Not owned.  REQUIRES: set before the first Spawn or RunFor:
+  // the driver's CPU contexts and the hook adapters (in OnStart) read it
+  // without synchronisation, and a sink attached mid-run would see slices
+  // without their start.
+  void SetTracer(Tracer* tracer) { tracer_ = tracer; }
+  Tracer* tracer() const { return tracer_; }
+
+ protected:
+  Tracer* tracer_ = nullptr;
 };
 
 }  // namespace isolation

@@ -28,6 +28,9 @@
 //
 // Memory ordering: the driver's Wake/enqueue hand-over is release/acquire
 // (driver.h); everything here is a hint re-checked by the selector.
+//
+// Tracing: with a tracer on the driver, every placement is an "idle.select"
+// instant on the waker's CPU (task, prev, target, probes, found).
 
 #ifndef ISOLATION_IDLE_SELECT_HOOKS_H_
 #define ISOLATION_IDLE_SELECT_HOOKS_H_
@@ -161,6 +164,7 @@ class IdleSelectHooks final : public Hooks {
   // Written by OnStart before any other event (driver.h), then read-only.
   bool active_ = true;
   std::string setup_error_;  // "" = fine; same lifetime rules as active_
+  Tracer* tracer_ = nullptr;  // Driver::tracer() at OnStart
   std::vector<TaskSlot> tasks_;
   std::vector<CpuSlot> cpu_slots_;
   std::vector<std::unique_ptr<std::atomic<Nanos>>> llc_last_update_;

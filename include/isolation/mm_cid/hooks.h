@@ -37,6 +37,12 @@
 // CPUs' in-flight state, so it is exact only once the driver stopped, and
 // CheckAlwaysIncremental() needs a single-threaded driver).
 //
+// Tracing: with a tracer on the driver, each scan is an "mm_cid.scan"
+// instant on the CPU that ran it (mm, visits, reclaimed, cost_ns, task_work)
+// and names its work item "mm_cid_work"; a task that runs with a different
+// ID than the last time it ran is an "mm_cid.cid" instant (task, cid,
+// prev_cid).
+//
 // Memory ordering: the adapter's counters are statistics, updated and read
 // with relaxed atomics (read them after the driver stopped and Drain()); the
 // ordering that matters for correctness is the mechanism's own (mm_cid.h).
@@ -130,6 +136,7 @@ class MmCidHooks final : public Hooks {
   void ArmDelayed(MmId mm, Nanos delay);
   void QueueOnWorker(Nanos delay, WorkFn fn);
   void CallRcu(MmId mm);
+  void TraceCid(int cpu, TaskId task, Nanos now);
 
   MmCid& mech_;
   Options options_;
@@ -157,6 +164,11 @@ class MmCidHooks final : public Hooks {
   void* rcu_data_ = nullptr;  // struct call_rcu_data*
   std::vector<std::unique_ptr<RcuItem>> rcu_items_;  // one per mm, sized at OnStart
   std::atomic<Nanos> outside_max_scan_ns_{0};
+  // Tracing (Driver::tracer() at OnStart): last ID seen per task id below
+  // kTracedTasks, allocated only when tracing.
+  static constexpr int kTracedTasks = 1 << 16;
+  Tracer* tracer_ = nullptr;
+  std::unique_ptr<std::atomic<int32_t>[]> last_cid_;
 };
 
 }  // namespace isolation::mm_cid

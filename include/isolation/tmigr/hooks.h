@@ -8,7 +8,11 @@
 // hotplug events to a TimerSystem, arms the driver timer an idle CPU needs
 // for its programmed wake-up, charges (simulator) or spins (real threads) a
 // modelled cost for every timer callback, and a housekeeping task body that
-// arms global timers the way drivers' delayed work does.
+// arms global timers the way drivers' delayed work does.  With a tracer on
+// the driver (Driver::tracer()), every timer run is a "tmigr.timer" event
+// (owner, global, remote) and names its activity "timer_softirq" or
+// "timer_softirq (pulled)"; the hierarchy reports its migrator hand-overs
+// and remote expiries (TimerMigration::SetTracer).
 //
 // Kernel counterpart: the tick-sched / timer-softirq glue around
 // kernel/time/timer_migration.c: tick_nohz_stop_tick() ->
@@ -87,6 +91,7 @@ class TmigrHooks final : public Hooks {
   // Written by OnStart before any other event (driver.h), then read-only.
   bool active_ = true;
   int driver_cpus_ = 0;  // the mismatched driver's size, for status()
+  Tracer* tracer_ = nullptr;  // Driver::tracer() at OnStart
   std::vector<std::unique_ptr<PerCpu>> per_cpu_;
 };
 

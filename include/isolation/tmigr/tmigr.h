@@ -83,6 +83,7 @@
 #include "isolation/core/cpumask.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
+#include "isolation/core/tracer.h"
 
 namespace isolation::tmigr {
 
@@ -268,6 +269,12 @@ class TimerMigration {
 
   // Isolation inputs for TM-ISOL (copied).  Call before InitIsolation.
   void SetIsolation(const IsolationConfig& config);
+  // Trace sink for migrator hand-overs ("tmigr.migrator": level, group,
+  // from_mask, to_mask, on the CPU whose walk changed it, at tracer->Now())
+  // and remote expiries ("tmigr.remote_expiry": owner, on the runner).
+  // nullptr (default) = off.  REQUIRES: set before the per-CPU entry points
+  // run; not owned.
+  void SetTracer(Tracer* tracer) { tracer_ = tracer; }
 
   // ---- hotplug ------------------------------------------------------------
   // tmigr_cpu_prepare(): first bring-up builds the CPU's path (idempotent).
@@ -380,6 +387,7 @@ class TimerMigration {
   void NoteAcquire(int rank);
   void NoteRelease(int rank);
   void Warn() { counters_.warnings.fetch_add(1, std::memory_order_relaxed); }
+  void TraceMigrator(const Group* group, uint8_t from, uint8_t to, int cpu);
 
   Options options_;
   TimerBackend* backend_;
@@ -399,6 +407,7 @@ class TimerMigration {
   int tick_cpu_ = -1;
   Counters counters_;
   std::unique_ptr<std::atomic<int64_t>[]> remote_by_runner_;
+  Tracer* tracer_ = nullptr;
 };
 
 }  // namespace isolation::tmigr

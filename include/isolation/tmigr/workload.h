@@ -30,6 +30,7 @@
 #include "isolation/core/isolation_config.h"
 #include "isolation/tmigr/tmigr.h"
 #include "isolation/core/topology.h"
+#include "isolation/core/tracer.h"
 
 namespace isolation::tmigr {
 
@@ -64,6 +65,13 @@ struct OslatWorkloadConfig {
   // S26: treat the isolated CPUs as nohz_full (tick stopped while busy, so
   // they are idle in the hierarchy).  The IsolationConfig must agree.
   bool isolated_tick_stopped = false;
+  // Optional trace sink (not owned): each CPU's timeline (the oslat thread
+  // on isolated CPUs, housekeeping bursts and idle periods), ticks and tick
+  // stop/restart, every timer callback as a "timer" slice of callback_cost
+  // on the CPU that ran it (named "timer_softirq (pulled)" when it ran
+  // another CPU's timer, with args.interrupted when a task was running),
+  // and the hierarchy's migrator hand-overs and remote expiries.
+  Tracer* tracer = nullptr;
 };
 
 struct OslatWorkloadResult {

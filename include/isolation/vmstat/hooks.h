@@ -40,6 +40,12 @@
 // the seed's __tick_nohz_user_enter_prepare.  round_jiffies_relative(P) is
 // modelled as a plain delay of P.
 //
+// Tracing: with a tracer on the driver, work items name their slices
+// ("vmstat_update", "vmstat_update (cancelled)", "vmstat_shepherd",
+// "vmstat_work timer") and every fold is a "vmstat.fold" instant on its CPU
+// (args: work / tick_stop / return_to_user), the shepherd's pass a
+// "vmstat.shepherd" instant (handled = items queued or CPUs folded).
+//
 // Thread safety: hooks follow driver.h's contract; the adapter keeps atomics
 // and a mutex for parked work items (never on a hot path).  The Vmstat object and the adapter must outlive the driver's runs.
 
@@ -101,6 +107,7 @@ class VmstatHooks final : public Hooks, private LocalWorkQueue {
 
   Vmstat& vm_;
   Driver* driver_ = nullptr;
+  Tracer* tracer_ = nullptr;  // Driver::tracer() at OnStart
   std::atomic<bool> stopped_{false};
   std::atomic<int64_t> shepherd_runs_{0};
   std::atomic<int> last_shepherd_cpu_{-1};

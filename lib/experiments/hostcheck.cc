@@ -97,7 +97,10 @@ class HostcheckExperiment final : public Experiment {
     ExperimentReport report;
     report.json = HostChecksJson(checks, release);
     report.text = HostChecksText(checks, release);
+    // A disagreement is the model getting the kernel wrong: a failure (exit 1),
+    // like an invariant violation.  Checks the host does not allow are not.
     for (const HostCheck& c : checks) {
+      if (c.verdict == HostVerdict::kDisagree) ++report.invariant_violations;
       report.rows.push_back({"hostcheck", c.name, c.kernel.empty() ? "(not exposed)" : c.kernel,
                              absl::StrCat(std::string(HostVerdictName(c.verdict)), c.model.empty() ? "" : ": model ", c.model)});
     }

@@ -138,6 +138,26 @@ class VariantRegistry {
   std::deque<Entry> entries_ ABSL_GUARDED_BY(mu_);
 };
 
+// One row of `isolab variants`: a registered variant of one axis of one
+// mechanism.  Each mechanism lists its axes with
+// `std::vector<VariantInfo> isolation::<mechanism>::ListVariants()`.
+struct VariantInfo {
+  std::string mechanism;  // "mm_cid", "tmigr", "idle_select", "vmstat"
+  std::string axis;       // e.g. "selector", "fold_policy", "design"
+  std::string name;
+  std::string description;
+  bool negative_control = false;
+};
+
+// Appends every entry of `registry` as VariantInfo rows.
+template <typename Factory>
+void AppendVariantInfos(const VariantRegistry<Factory>& registry, std::string_view mechanism,
+                        std::string_view axis, std::vector<VariantInfo>& out) {
+  for (const VariantEntry<Factory>* e : registry.All()) {
+    out.push_back({std::string(mechanism), std::string(axis), e->name, e->description, e->negative_control});
+  }
+}
+
 }  // namespace isolation
 
 #endif  // ISOLATION_CORE_REGISTRY_H_

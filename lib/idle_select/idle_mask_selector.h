@@ -33,7 +33,7 @@ class IdleMaskSelector : public SisSelector {
   void OnIdleEnter(int cpu) override;
   // sched_tick(): update_idle_cpumask(cpu, idle_cpu(cpu)).
   void OnTick(int cpu) override;
-  // sd_init(): every mask = its LLC's span; last_idle_state kept (spec 3.8,
+  // sd_init(): every mask = its LLC's span; last_idle_state kept (rebuild,
   // S10) unless Options::v1_reset_state_on_rebuild.
   void OnRebuild() override;
   std::vector<MaskSnapshot> Masks() const override;  // "idle_cpus" per LLC

@@ -95,7 +95,7 @@ Violations CheckS14(const std::string& sel) {
   return v;
 }
 
-// The S16 handshake (spec 3.7): the idle side publishes its idle bit
+// The S16 handshake (docs/idle_select.md, "Memory ordering"): the idle side publishes its idle bit
 // (IdleEnter), [fence], reads the shared queue; the waker queues a task,
 // [fence], looks for an idle CPU (Select).  Lost wakeup: the idle side saw an
 // empty queue and the waker did not get the idle CPU.  128 CPUs, the idle

@@ -158,7 +158,7 @@ Violations CheckVmstatOwnerShepherdInterleavings(std::string_view variant) {
   if (!TraitsOrFail(r, variant, &traits)) return r.Take();
   // CPU 0 is housekeeping (not isolated, not nohz_full); CPU 1 is isolated
   // and nohz_full.  The owner of `cpu` runs quiet_vmstat (tick stopped) or a
-  // return to user (tick stopped), then writes +5; the shepherd thinks every
+  // return to user (tick stopped), then writes +12 (> t); the shepherd thinks every
   // tick runs -- the race Weisbecker pointed out in v8 3/5 -- and queues
   // whatever its policy queues.
   struct Scenario {
@@ -186,7 +186,7 @@ Violations CheckVmstatOwnerShepherdInterleavings(std::string_view variant) {
       // Dirty again after the pass (the work is queued, not yet run).
       v.Mod(sc.cpu, StatKind::kZone, 1, vmstat::kZoneMlock, 3);
       run->truth.Add(StatKind::kZone, 1, vmstat::kZoneMlock, 3);
-      run->actor_writes.Add(StatKind::kZone, 1, vmstat::kZoneMlock, 5);
+      run->actor_writes.Add(StatKind::kZone, 1, vmstat::kZoneMlock, 12);
       std::shared_ptr<Run> self = run;
       const bool remote = traits.folds_remotely;
       il.Add("owner", [self, sc] {
@@ -196,8 +196,8 @@ Violations CheckVmstatOwnerShepherdInterleavings(std::string_view variant) {
         } else {
           self->vm->QuietVmstat(sc.cpu, true);
         }
-        self->in_flight[0] = WriterBound(5);
-        self->vm->Mod(sc.cpu, StatKind::kZone, 1, vmstat::kZoneMlock, 5);
+        self->in_flight[0] = WriterBound(12);
+        self->vm->Mod(sc.cpu, StatKind::kZone, 1, vmstat::kZoneMlock, 12);  // crosses t whatever came before
         self->in_flight[0] = {};
         self->truth.Merge(self->actor_writes);
       });

@@ -84,6 +84,12 @@ struct SimOptions {
   Nanos newidle_migration_cost = 500 * kNsPerUs;
 };
 
+// Options of a simulator at `hz` whose kernel activities (ticks, context
+// switches, work items, timer interrupts) take no modelled time unless hooks
+// Charge() it: every event happens exactly at its scripted time.  For
+// workloads whose model has its own notion of time (tmigr's oslat run).
+SimOptions ZeroCostSimOptions(int hz, uint64_t seed = 1);
+
 // One trace record (kind names: "tick", "switch", "idle_enter", "idle_exit",
 // "tick_stop", "tick_restart", "work", "timer", "rtu", "fork", "exit",
 // "migrate", "wake", "online", "offline").
@@ -108,6 +114,8 @@ class Simulator final : public Driver {
   const Topology& topology() const override;
   const IsolationConfig& isolation() const override;
   bool is_simulated() const override { return true; }
+  bool hooks_run_concurrently() const override { return false; }
+  Nanos poll_interval() const override { return kNsPerMs; }
   Nanos Now() const override;
   Nanos tick_period() const override;
   void AddHooks(Hooks* hooks) override;
@@ -130,6 +138,10 @@ class Simulator final : public Driver {
   absl::Status RunFor(Nanos duration) override;
   CpuStats Stats(int cpu) const override;
   uint64_t Random() override;
+  // Kernel time: the modelled cost, charged to the context's CPU.
+  KernelSpan BeginKernelSpan() const override;
+  Nanos EndKernelSpan(KernelSpan span, CpuContext* ctx, Nanos modelled_ns) override;
+  void SpendKernelTime(CpuContext& ctx, Nanos ns) override;
 
   // Simulator-only:
   // Runs `fn` at absolute virtual time `when` on the driver thread (outside

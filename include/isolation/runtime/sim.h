@@ -23,6 +23,12 @@
 // decreases.  Reads from different CPUs' contexts may therefore step back by
 // at most one kernel activity's cost.
 //
+// The kernel-time service (driver.h) is the model: EndKernelSpan charges and
+// reports the modelled cost, SpendKernelTime charges it.  The scheduling
+// rules (run queues, wake-up placement, fallback CPUs, tick-stop policy,
+// argument checks) are the scheduler model the real-thread driver plays too
+// (lib/runtime/sched_model.h); this file's engine is the event queue.
+//
 // Choices where the kernel offers several (see lib/runtime/sim.cc):
 //   - work/timers due on an offline CPU run on an online housekeeping CPU;
 //   - per-CPU work is kernel activity (no OnContextSwitch to a kworker);

@@ -399,7 +399,7 @@ absl::StatusOr<TaskId> SpawnOn(Driver& d, IdleSelectHooks* hooks, std::string na
 }
 
 absl::StatusOr<WorkloadResult> Drive(Driver& d, RunState& rs, Nanos timeout) {
-  const Nanos step = d.is_simulated() ? 1 * kNsPerMs : 2 * kNsPerMs;
+  const Nanos step = d.poll_interval();
   while (rs.remaining.load(std::memory_order_acquire) > 0 && d.Now() - rs.start_ns < timeout) {
     absl::Status s = d.RunFor(step);
     if (!s.ok()) return s;

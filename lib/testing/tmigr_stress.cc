@@ -468,7 +468,13 @@ std::vector<std::string> CheckS24OslatSeed(const TmigrVariant& v) {
     tmigr::OslatWorkloadConfig cfg;
     cfg.duration = seed.duration;
     cfg.isolated_tick_stopped = seed.nohz_full;
-    auto res = tmigr::RunOslatWorkload(*topo, *iso, tmigr_internal::OptionsOf(v), cfg);
+    // A fresh zero-cost simulator ticking every jiffy (workload.h).
+    auto sim = Simulator::Create(*topo, *iso, ZeroCostSimOptions(static_cast<int>(kNsPerSec / cfg.jiffy)));
+    if (!sim.ok()) {
+      r.Fail(absl::StrCat(seed.name, ": ", sim.status().ToString()));
+      continue;
+    }
+    auto res = tmigr::RunOslatWorkload(**sim, tmigr_internal::OptionsOf(v), cfg);
     if (!res.ok()) {
       r.Fail(absl::StrCat(seed.name, ": ", res.status().ToString()));
       continue;

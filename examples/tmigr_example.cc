@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Builds the timer-migration hierarchy for a topology and an isolation
 // setting, makes the isolated CPUs busy and the housekeeping CPUs idle with a
-// pending global timer each, and prints who handles whose timers under both
-// variants (v6.9 and isolation-aware).
+// pending global timer each, and prints who handles whose timers under every
+// registered participation that is not a negative control (v6.9,
+// isolation-aware in the merged and [V15] exclude orders).
 //
 //   example_tmigr_example ["package:2 l3cache:4 core:16 pu:1"] ["1-31,33-63,65-95,97-127"] [nohz_full]
 
@@ -13,6 +14,7 @@
 #include "isolation/core/isolation_config.h"
 #include "isolation/tmigr/tmigr.h"
 #include "isolation/tmigr/timers.h"
+#include "isolation/tmigr/variants.h"
 #include "isolation/core/topology.h"
 
 using namespace isolation;
@@ -33,9 +35,10 @@ int main(int argc, char** argv) {
   }
   const CpuMask isolated = iso->DomainIsolated();
   std::printf("%s, isolcpus=%s\n", topo->Summary().c_str(), isolated.ToString().c_str());
-  for (tmigr::Variant variant : tmigr::kAllVariants) {
+  for (const auto* entry : tmigr::ParticipationRegistry().All()) {
+    if (entry->negative_control) continue;
     tmigr::Options options;
-    options.variant = variant;
+    options.participation = entry->name;
     auto ts = tmigr::TimerSystem::Create(*topo, options, tmigr::TimerSystem::Config{});
     if (!ts.ok()) return 1;
     tmigr::TimerSystem& sys = **ts;
@@ -44,8 +47,8 @@ int main(int argc, char** argv) {
     sys.tmigr().InitIsolation();
     const auto& s = sys.tmigr().sizing();
     std::printf("\n== %s: %d levels (crossnode %d), %d groups, available %s\n",
-                std::string(tmigr::VariantName(variant)).c_str(), s.levels, s.crossnode_level,
-                sys.tmigr().num_groups(), sys.tmigr().AvailableMask().ToString().c_str());
+                entry->name.c_str(), s.levels, s.crossnode_level, sys.tmigr().Snapshot().num_groups(),
+                sys.tmigr().AvailableMask().ToString().c_str());
     // Housekeeping CPUs: one global timer 5 ms ahead, then idle.
     const Nanos expiry = 5 * kNsPerMs;
     for (int c = 0; c < topo->num_cpus(); ++c) {

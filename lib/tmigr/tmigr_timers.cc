@@ -249,7 +249,9 @@ int64_t TimerSystem::CountLost(Nanos deadline) const {
 }
 
 std::vector<std::string> TimerSystem::CheckInvariants(Nanos now) const {
-  std::vector<std::string> v = tmigr_->CheckInvariants();
+  // One snapshot for the hierarchy's invariants and every CPU's I5 path.
+  const HierarchySnapshot snap = tmigr_->Snapshot();
+  std::vector<std::string> v = CheckHierarchyInvariants(snap);
   // I5: every idle CPU's first global timer is covered.
   for (int c = 0; c < num_cpus(); ++c) {
     const Base& b = base(c);
@@ -257,7 +259,7 @@ std::vector<std::string> TimerSystem::CheckInvariants(Nanos now) const {
     if (!b.idle) continue;
     const Nanos local = b.local.empty() ? kNanosMax : b.local.begin()->first;
     const Nanos global = b.global.empty() ? kNanosMax : b.global.begin()->first;
-    if (!tmigr_->IsAvailable(c)) {
+    if (!snap.cpus[static_cast<size_t>(c)].available) {
       // Overdue timers (e.g. just migrated from an offlined CPU) are due "now".
       if (b.programmed > std::max(now, std::min(local, global))) {
         v.push_back(absl::StrCat("I5 cpu", c, ": unavailable, wake-up ", b.programmed, " after its timer ",
@@ -266,7 +268,7 @@ std::vector<std::string> TimerSystem::CheckInvariants(Nanos now) const {
       continue;
     }
     if (!(global < local)) continue;
-    const auto cov = tmigr_->CoverageOf(c, global);
+    const PathCoverage cov = CoverageOf(snap, c, global);
     if (cov.min_expiry_on_path > global) {
       v.push_back(absl::StrCat("I5 cpu", c, ": global timer ", global,
                                " not covered on its path up to an active group"));
@@ -274,9 +276,11 @@ std::vector<std::string> TimerSystem::CheckInvariants(Nanos now) const {
     }
     if (cov.reaches_idle_root) {
       bool woken = false;
-      for (int w = 0; w < num_cpus() && !woken; ++w) {
-        const CpuState& s = tmigr_->cpu_state(w);
-        if (s.available.load() && s.idle.load() && s.wakeup.load() <= global) woken = true;
+      for (const CpuSnapshot& s : snap.cpus) {
+        if (s.available && s.idle && s.wakeup <= global) {
+          woken = true;
+          break;
+        }
       }
       if (!woken) v.push_back(absl::StrCat("I5 cpu", c, ": global timer ", global, " with an idle root and no idle CPU waking for it"));
     }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The hierarchy under both drivers through TmigrHooks: on the simulator
-// (deterministic, several seeds) and on real threads (bounded, a few hundred
-// ms): housekeeping timers run exactly once, never on an unavailable CPU for
-// another, and the isolated busy CPU pulls them only under v6.9.
+// The hierarchy under both drivers through TmigrHooks: what v6.9 does on the
+// simulator (the isolated busy CPU pulls), the real-thread driver (bounded,
+// a few hundred ms: timers run, exactly once, none lost), and the hooks'
+// offline fixes.  What every variant must do on the simulator is the kit's
+// TmigrStress.SimulatorHousekeepingTimers / S26_*; S27 (real threads on the
+// direct API) is TmigrStress.S27_RealThreads.
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +17,7 @@
 #include "isolation/runtime/sim.h"
 #include "isolation/tmigr/hooks.h"
 #include "isolation/tmigr/timers.h"
+#include "isolation/tmigr/variants.h"
 
 namespace isolation::tmigr {
 namespace {
@@ -23,11 +27,12 @@ struct DriverRun {
   int64_t pulled_by_isolated = 0;
   int64_t timers_run = 0;
   int64_t twice = 0;
-  std::vector<std::string> violations;
+  int64_t lost = 0;  // expired by the end of the run, not run after a drain
+  int64_t runtime_violations = 0;
 };
 
 // 4 model CPUs: 0 housekeeping (nohz idle, delayed work), 1-3 isolated busy.
-DriverRun RunOn(bool simulated, Variant variant, uint64_t seed, Nanos duration) {
+DriverRun RunOn(bool simulated, const std::string& participation, uint64_t seed, Nanos duration) {
   DriverRun out;
   auto topo = Topology::FromSynthetic("pu:4");
   EXPECT_TRUE(topo.ok());
@@ -48,7 +53,7 @@ DriverRun RunOn(bool simulated, Variant variant, uint64_t seed, Nanos duration) 
     driver = std::move(*d);
   }
   Options o;
-  o.variant = variant;
+  o.participation = participation;
   auto ts = TimerSystem::Create(*topo, o, TimerSystem::Config{driver->tick_period()});
   EXPECT_TRUE(ts.ok());
   (*ts)->tmigr().SetIsolation(*iso);
@@ -73,40 +78,51 @@ DriverRun RunOn(bool simulated, Variant variant, uint64_t seed, Nanos duration) 
     EXPECT_TRUE(driver->Spawn(std::move(busy)).ok());
   }
   EXPECT_TRUE(driver->RunFor(duration).ok());
+  const Nanos end = driver->Now();
   for (int c = 1; c < 4; ++c) {
     out.on_isolated += hooks.callbacks_on(c);
     out.pulled_by_isolated += hooks.remote_callbacks_on(c);
   }
   out.timers_run = (*ts)->timers_run();
-  for (const TimerRecord& t : (*ts)->timers()) out.twice += t.runs.load() > 1;
-  out.violations.push_back(absl::StrCat("runtime ", (*ts)->runtime_violations()));
-  if ((*ts)->runtime_violations() == 0) out.violations.clear();
   driver.reset();  // joins the CPU threads before the hooks go away
+  // Drain (quiescent now): every CPU wakes or ticks well after the end, so a
+  // timer that expired during the run and still has not run is lost, not late.
+  for (int pass = 1; pass <= 3; ++pass) {
+    const Nanos t = end + pass * kNsPerSec;
+    for (int c = 0; c < 4; ++c) (*ts)->BaseIdle(c) ? (*ts)->IdleWakeup(c, t) : (*ts)->Tick(c, t);
+  }
+  out.lost = (*ts)->CountLost(end);
+  for (const TimerRecord& t : (*ts)->timers()) out.twice += t.runs.load() > 1;
+  out.runtime_violations = (*ts)->runtime_violations();
   return out;
 }
 
-TEST(TmigrDriver, SimulatorBothVariants) {
+// Under v6.9 the busy isolated CPU 1 is the migrator of GRP0:0 and pulls.
+TEST(TmigrDriver, SimulatorV69IsolatedBusyCpuPulls) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
-    const DriverRun v69 = RunOn(true, Variant::kV69, seed, 300 * kNsPerMs);
+    const DriverRun v69 = RunOn(true, "v6.9", seed, 300 * kNsPerMs);
     EXPECT_GT(v69.timers_run, 0);
-    EXPECT_GT(v69.pulled_by_isolated, 0) << seed;  // CPU 1 is the migrator of GRP0:0
+    EXPECT_GT(v69.pulled_by_isolated, 0) << seed;
     EXPECT_EQ(v69.twice, 0);
-    EXPECT_EQ(absl::StrJoin(v69.violations, "\n"), "");
-    const DriverRun isol = RunOn(true, Variant::kIsolation, seed, 300 * kNsPerMs);
-    EXPECT_GT(isol.timers_run, 0);
-    EXPECT_EQ(isol.on_isolated, 0) << seed;
-    EXPECT_EQ(isol.twice, 0);
-    EXPECT_EQ(absl::StrJoin(isol.violations, "\n"), "");
+    EXPECT_EQ(v69.lost, 0);
+    EXPECT_EQ(v69.runtime_violations, 0);
   }
 }
 
-TEST(TmigrDriver, S27_RealThreadsBounded) {
-  for (Variant v : kAllVariants) {
+// The real-thread driver, bounded (200 ms per variant): housekeeping timers
+// run (a run that runs none proves nothing), each once, none lost; a variant
+// that excludes isolated CPUs runs none there.  No timing is asserted: how
+// late a timer ran depends on the host.
+TEST(TmigrDriver, RealThreadDriverBounded) {
+  for (const std::string& v : ParticipationRegistry().Names()) {
     const DriverRun r = RunOn(false, v, 1, 200 * kNsPerMs);
-    EXPECT_EQ(r.twice, 0) << VariantName(v);
-    EXPECT_EQ(absl::StrJoin(r.violations, "\n"), "") << VariantName(v);
-    if (v == Variant::kIsolation) {
-      EXPECT_EQ(r.on_isolated, 0);
+    EXPECT_GT(r.timers_run, 0) << v;
+    EXPECT_EQ(r.twice, 0) << v;
+    EXPECT_EQ(r.lost, 0) << v;
+    EXPECT_EQ(r.runtime_violations, 0) << v;
+    std::unique_ptr<Participation> p = (*ParticipationRegistry().Find(v))->factory();
+    if (p->excludes_isolated_cpus()) {
+      EXPECT_EQ(r.on_isolated, 0) << v;
     }
   }
 }

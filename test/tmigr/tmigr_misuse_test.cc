@@ -33,7 +33,7 @@ constexpr int kCpus = 8;
 
 Options Isolation() {
   Options o;
-  o.variant = Variant::kIsolation;
+  o.participation = "isolation";
   return o;
 }
 
@@ -147,10 +147,12 @@ TEST(TmigrMisuse, NewTimerQuickCheckAndRemoteHandlingCheckTheirCpu) {
   EXPECT_CONTRACT_DEATH(b.tm->HandleRemote(Opaque(1000), 5), "tmigr: cpu 1000 outside");
 }
 
-TEST(TmigrMisuse, InspectionOutsideTheHierarchyViolatesContract) {
+TEST(TmigrMisuse, SnapshotLookupsOutsideTheHierarchyViolateContract) {
   Booted b;
-  EXPECT_CONTRACT_DEATH((void)b.tm->cpu_state(Opaque(kCpus)), "tmigr: cpu 8 outside");
-  EXPECT_CONTRACT_DEATH((void)b.tm->groups_at(Opaque(99)), "tmigr: level 99 outside");
+  const HierarchySnapshot s = b.tm->Snapshot();
+  EXPECT_CONTRACT_DEATH((void)s.cpu(Opaque(kCpus)), "tmigr: cpu 8 outside");
+  EXPECT_CONTRACT_DEATH((void)s.group_of(Opaque(-1)), "tmigr: cpu -1 outside");
+  EXPECT_CONTRACT_DEATH((void)s.group(GroupId{Opaque(99), 0}), "tmigr: no group GRP99:0");
 }
 
 // ---- TimerSystem -----------------------------------------------------------------------

@@ -10,12 +10,13 @@
 // tick and runs the idle CPU's global timers itself.  When the last CPU goes
 // idle it keeps a wake-up for the earliest global expiry of the whole system.
 //
-//   TimerMigration  the hierarchy: groups, per-CPU state, every entry point of
-//                   kernel/time/timer_migration.c, hotplug, isolation.
+//   TimerMigration  the hierarchy: every entry point of
+//                   kernel/time/timer_migration.c, hotplug, isolation, and
+//                   inspection through plain snapshots (HierarchySnapshot).
 //   TimerBackend    what the hierarchy needs from the timer code (run a remote
 //                   CPU's global timers, fetch its next global expiry, wake a
 //                   CPU, run a work item on a CPU).
-//   TimerSystem     (tmigr_timers.h) a small per-CPU timer base that implements
+//   TimerSystem     (timers.h) a small per-CPU timer base that implements
 //                   TimerBackend and the fetch_next_timer_interrupt() contract.
 //
 // Kernel counterpart: kernel/time/timer_migration.c / .h.  The hierarchy and
@@ -26,14 +27,20 @@
 // tmigr_setup_groups with the atomic_fetch_or(0) read of the old root).  The
 // isolation-aware variant follows the v6.19 series as merged in tip (commit
 // 7dec062cfcf2 "timers: Exclude isolated cpus from timer migration" and its
-// six preparatory patches); [V15]'s exclude ordering is an option.
+// six preparatory patches); [V15]'s exclude ordering is a variant of its own.
 //
-// Variants (Options::variant):
-//   kV69        TM-ONLINE: every online CPU takes part.
-//   kIsolation  TM-ISOL: domain-isolated (isolcpus / isolated cpuset) CPUs are
-//               unavailable after the late init, except nohz_full CPUs and the
-//               tick CPU while nohz_full runs.
-// BugSwitches re-create fixed bugs so regression tests can show the failure.
+// Variants (variants.h), chosen once by name at Create():
+//   participation (Options::participation): which CPUs take part --
+//     "v6.9"       TM-ONLINE: every online CPU takes part.
+//     "isolation"  TM-ISOL: domain-isolated (isolcpus / isolated cpuset) CPUs
+//                  are unavailable after the late init, except nohz_full CPUs
+//                  and the tick CPU while nohz_full runs; merged exclude order.
+//     "isolation-v15" the same with [V15]'s exclude order; more in variants.h.
+//   hierarchy (Options::hierarchy): the pull-model algorithm -- "mainline", or
+//     a negative control re-creating a fixed bug ("ghost_timer", ...) so the
+//     conformance suites (isolation/testing/tmigr.h) can be seen to fail.
+// Code outside the library registers its own variants there (one call) and
+// then gets every conformance suite, benchmark and isolab row.
 //
 // Thread-safety contract (the kernel's): the per-CPU entry points Activate,
 // Deactivate, NewTimer, QuickCheck, RequiresHandleRemote, HandleRemote,
@@ -42,7 +49,8 @@
 // concurrently.  PrepareCpu/BringUpCpu, IsolatedExclude, SetCpusetIsolated and
 // InitIsolation are serialised by the caller against each other (hotplug
 // lock) but may run concurrently with the per-CPU entry points.  Inspection
-// functions (CheckInvariants, state accessors) need a quiescent hierarchy.
+// (Snapshot, CheckInvariants, DebugString, CoverageOf) needs a quiescent
+// hierarchy.
 //
 // Contracts and errors (docs/core.md, "Contracts and errors"): the per-CPU
 // entry points (Activate .. HandleRemote) keep the kernel's contract -- 0 <=
@@ -61,6 +69,10 @@
 // `next_expiry` and `wakeup` are written under their lock and read lock-free
 // with relaxed loads (a 64-bit load is not torn; stale values only cause a
 // useless or a later check, as in the kernel).
+//
+// Cost of the variant choice: the entry points are virtual (one indirect
+// call per entry); inside, the mainline hierarchy has no branch on a variant
+// (docs/tmigr.md, "Open variants").
 
 #ifndef ISOLATION_TMIGR_H_
 #define ISOLATION_TMIGR_H_
@@ -68,13 +80,13 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -90,14 +102,19 @@ namespace isolation::tmigr {
 inline constexpr int kMaxChildrenPerGroup = 8;  // TMIGR_CHILDREN_PER_GROUP (8-bit masks)
 inline constexpr uint8_t kMigratorNone = 0xFF;  // TMIGR_NONE
 
+// ---- compatibility names ------------------------------------------------------
+// The two participation variants as an enum, and the bug switches as flags,
+// kept only for callers not yet reading the registries (isolab's tmigr
+// experiment).  Create() turns them into registry names once; nothing
+// dispatches on them.  New code names variants by string (variants.h).
 enum class Variant { kV69, kIsolation };
 // "v6.9" / "isolation".
 std::string_view VariantName(Variant variant);
 // Accepts "v6.9" and "isolation"; errors name the value.
 absl::StatusOr<Variant> ParseVariant(std::string_view name);
 inline constexpr std::array<Variant, 2> kAllVariants = {Variant::kV69, Variant::kIsolation};
-
-// Re-creations of fixed bugs (negative controls).  All off = correct code.
+// Each flag names the hierarchy negative control of the same name
+// ("ghost_timer", ...); at most one may be set.
 struct BugSwitches {
   bool ghost_timer = false;            // before f55acb1e44f3: handle_remote returns early, wakeup kept
   bool no_cpu_refresh = false;         // before 61f7fdf8fd00: equal expiry does not refresh evt->cpu
@@ -112,16 +129,18 @@ struct BugSwitches {
 };
 
 struct Options {
-  Variant variant = Variant::kV69;
+  // A name in ParticipationRegistry() (variants.h), case-insensitive.
+  // Empty: the compatibility field `variant` names it.
+  std::string participation;
+  // A name in HierarchyRegistry() (variants.h).  Empty: the flag set in the
+  // compatibility field `bugs` names it, else "mainline".
+  std::string hierarchy;
   // Power of two in [2, 8]; 2 reproduces the drawings of the kernel's design comment.
   int children_per_group = kMaxChildrenPerGroup;
-  // TM-ISOL exclude ordering: merged (un-isolate, flush, isolate) or [V15]
-  // (mask computed up front, both sets queued then flushed together).
-  bool v15_exclude_order = false;
-  // Isolation predicate with the cpuset term (v6.19) or without it (post-merge).
-  bool cpuset_term = true;
   // Record the lock order of every tmigr lock (I11); small cost per lock.
   bool record_lock_order = false;
+  // Compatibility (see above); ignored when the name fields are set.
+  Variant variant = Variant::kV69;
   BugSwitches bugs;
 };
 
@@ -151,65 +170,71 @@ struct GroupState {
   }
 };
 
-// struct tmigr_event.  `expires` and `queued` are protected by the lock of
-// the group whose queue holds (or will hold) the event; `ignore` is also
-// written lock-free on activation.
-struct Event {
+// ---- inspection: plain snapshots of a quiescent hierarchy --------------------
+// A group is named by its level and its creation order within the level:
+// "GRP<level>:<index>", as the kernel's trace events and design comment do.
+struct GroupId {
+  int level = -1;
+  int index = -1;
+  bool valid() const { return level >= 0 && index >= 0; }
+  friend bool operator==(const GroupId&, const GroupId&) = default;
+};
+std::string GroupName(GroupId id);  // "GRP1:0", "-" when invalid
+
+// struct tmigr_event.
+struct EventSnapshot {
   Nanos expires = kNanosMax;
-  int cpu = -1;
-  std::atomic<bool> ignore{true};
+  int cpu = -1;        // the CPU whose global timers the event stands for
+  bool ignore = true;  // stale marker
   bool queued = false;
 };
 
-// The timerqueue of a group: at most one event per child, so a sorted
-// fixed array of 8 pointers (no allocation; insertion is O(8)).  Equal keys
-// go after existing ones, as timerqueue_add() does.
-class EventQueue {
- public:
-  // Returns true if `e` became the first event (timerqueue_add).
-  bool Add(Event* e);
-  // Returns true if the queue is still non-empty (timerqueue_del).
-  bool Remove(Event* e);
-  Event* First() const { return size_ > 0 ? items_[0] : nullptr; }
-  int size() const { return size_; }
-  Event* at(int i) const { return items_[static_cast<size_t>(i)]; }
-
- private:
-  std::array<Event*, kMaxChildrenPerGroup> items_{};
-  int size_ = 0;
-};
-
 // struct tmigr_group.
-struct alignas(64) Group {
-  std::mutex lock;
-  std::atomic<Group*> parent{nullptr};
-  Event groupevt;  // queued in the parent while this group is inactive
-  std::atomic<Nanos> next_expiry{kNanosMax};
-  EventQueue events;
-  std::atomic<uint32_t> migr_state{GroupState{}.Pack()};
-  int level = 0;
+struct GroupSnapshot {
+  GroupId id;
+  GroupId parent;  // invalid for the top
   int numa_node = -1;  // -1: at or above the crossnode level
   int num_children = 0;
   uint8_t groupmask = 0;  // this group's bit in its parent
-  int index = 0;          // creation order within the level: "GRP<level>:<index>"
-  bool root_prepared = false;
-
-  GroupState state() const { return GroupState::Unpack(migr_state.load(std::memory_order_acquire)); }
-  std::string Name() const;
+  GroupState state;
+  Nanos next_expiry = kNanosMax;
+  EventSnapshot groupevt;             // this group's event (queued in the parent while inactive)
+  std::vector<EventSnapshot> events;  // the group's queue, in queue order
+  std::string Name() const { return GroupName(id); }
 };
 
 // struct tmigr_cpu.
-struct alignas(64) CpuState {
-  std::mutex lock;
-  std::atomic<bool> available{false};
-  std::atomic<bool> idle{false};
-  std::atomic<bool> remote{false};
-  Group* tmgroup = nullptr;
-  uint8_t groupmask = 0;
-  std::atomic<Nanos> wakeup{kNanosMax};
-  Event cpuevt;
-  bool prepared = false;
+struct CpuSnapshot {
+  bool prepared = false;  // tmigr_cpu_prepare() ran
   bool online = false;
+  bool available = false;
+  bool idle = false;    // idle in the hierarchy (tick stopped)
+  bool remote = false;  // another CPU is expiring its timers
+  GroupId group;        // level-0 group (invalid before prepare)
+  uint8_t groupmask = 0;
+  Nanos wakeup = kNanosMax;
+  EventSnapshot cpuevt;
+};
+
+struct HierarchySnapshot {
+  int children_per_group = kMaxChildrenPerGroup;
+  Sizing sizing;
+  GroupId root;                                  // invalid before the first prepare
+  std::vector<std::vector<GroupSnapshot>> levels;  // [level][index]
+  std::vector<CpuSnapshot> cpus;
+  CpuMask available_mask;   // tmigr_available_cpumask
+  bool isolation_enabled = false;  // the late init ran for a variant that excludes CPUs
+  CpuMask nohz_full;
+  int tick_cpu = -1;
+
+  int num_cpus() const { return static_cast<int>(cpus.size()); }
+  int num_groups() const;
+  // REQUIRES (contract-checked): a group that exists / 0 <= cpu < num_cpus()
+  // and the cpu prepared.
+  const GroupSnapshot& group(GroupId id) const;
+  const GroupSnapshot& root_group() const { return group(root); }
+  const GroupSnapshot& group_of(int cpu) const;
+  const CpuSnapshot& cpu(int cpu) const;
 };
 
 // What the hierarchy needs from the timer code (kernel/time/timer.c).
@@ -224,14 +249,24 @@ class TimerBackend {
   // fetch_next_timer_interrupt_remote(): `cpu`'s next global expiry if it
   // precedes its next local one, else kNanosMax (bases locked).
   virtual Nanos NextGlobalLocked(int cpu, Nanos now) = 0;
-  // timer_base_is_idle() of `cpu` (called on cpu's context).
+  // timer_base_is_idle() of `cpu` (called on cpu's context, tmc lock held).
   virtual bool BaseIsIdle(int cpu) = 0;
   // work_on_cpu(cpu, tmigr_trigger_active): wake `cpu` so it leaves idle
   // and activates in the hierarchy.
   virtual void KickCpu(int cpu) = 0;
-  // schedule_work_on(cpu, ...) + flush: run `fn` on cpu's context (waking it
-  // if it is idle).  Default: run it directly.
+  // Run `fn` on cpu's context now (waking it if it is idle).  Default: run
+  // it directly.
   virtual void RunOnCpu(int /*cpu*/, absl::FunctionRef<void()> fn) { fn(); }
+  // schedule_work_on(cpu, fn) and flush_work() of everything queued: the
+  // isolation changes of variants.h queue one item per CPU and flush.
+  // Default: FlushWork runs the queued items in queue order through
+  // RunOnCpu.  A backend may run them in another order (they are concurrent
+  // in the kernel).  Serialised by the caller (hotplug lock).
+  virtual void QueueWork(int cpu, absl::AnyInvocable<void()> fn);
+  virtual void FlushWork();
+
+ private:
+  std::vector<std::pair<int, absl::AnyInvocable<void()>>> queued_work_;
 };
 
 // A TimerBackend with no timers (hierarchy-only tests and benchmarks).
@@ -252,10 +287,20 @@ struct Counters {
   std::atomic<int64_t> warnings{0};          // WARN_ON_ONCE equivalents
 };
 
+// Earliest non-ignored event expiry over the queues from `cpu`'s level-0
+// group up to its lowest active ancestor (for I5), and whether that path
+// reaches an inactive root.
+struct PathCoverage {
+  Nanos min_expiry_on_path = kNanosMax;  // max over levels of per-level min (weakest link)
+  bool reaches_idle_root = false;
+};
+
 class TimerMigration {
  public:
-  // Sizing from possible CPUs and nodes of `topology`.  `backend` must outlive
-  // the object.  Errors: bad children_per_group, unknown variant, null
+  // Sizing from possible CPUs and nodes of `topology`; the variants named by
+  // `options` (registries in variants.h).  `backend` must outlive the object.
+  // Errors: bad children_per_group, unknown variant name (the message lists
+  // the registered ones), more than one compatibility bug switch, null
   // backend, CPU count outside [1, kMaxCpus], a node id outside
   // [0, kMaxNumaNodes).
   static absl::StatusOr<std::unique_ptr<TimerMigration>> Create(const Topology& topology,
@@ -265,150 +310,88 @@ class TimerMigration {
   static absl::StatusOr<std::unique_ptr<TimerMigration>> Create(std::vector<int> node_of,
                                                                 const Options& options,
                                                                 TimerBackend* backend);
-  ~TimerMigration();
+  virtual ~TimerMigration() = default;
 
-  // Isolation inputs for TM-ISOL (copied).  Call before InitIsolation.
-  void SetIsolation(const IsolationConfig& config);
+  // Isolation inputs (copied), read by the participation variant.  Call
+  // before InitIsolation.
+  virtual void SetIsolation(const IsolationConfig& config) = 0;
   // Trace sink for migrator hand-overs ("tmigr.migrator": level, group,
   // from_mask, to_mask, on the CPU whose walk changed it, at tracer->Now())
   // and remote expiries ("tmigr.remote_expiry": owner, on the runner).
   // nullptr (default) = off.  REQUIRES: set before the per-CPU entry points
   // run; not owned.
-  void SetTracer(Tracer* tracer) { tracer_ = tracer; }
+  virtual void SetTracer(Tracer* tracer) = 0;
 
   // ---- hotplug ------------------------------------------------------------
   // tmigr_cpu_prepare(): first bring-up builds the CPU's path (idempotent).
-  absl::Status PrepareCpu(int cpu);
+  virtual absl::Status PrepareCpu(int cpu) = 0;
   // tmigr_set_cpu_available() (hotplug online, on `cpu`).  Errors: no group.
-  absl::Status SetCpuAvailable(int cpu);
+  virtual absl::Status SetCpuAvailable(int cpu) = 0;
   // tmigr_clear_cpu_available() (hotplug offline / isolation, on `cpu`).  A
   // cpu outside [0, num_cpus()) is ignored.
-  void ClearCpuAvailable(int cpu);
+  virtual void ClearCpuAvailable(int cpu) = 0;
   // Prepare + online + set available, as a CPU coming online.
-  absl::Status BringUpCpu(int cpu);
+  virtual absl::Status BringUpCpu(int cpu) = 0;
   // Offline: clear available and mark offline (ignored for a cpu out of range).
-  void TakeDownCpu(int cpu);
+  virtual void TakeDownCpu(int cpu) = 0;
 
-  // ---- isolation (TM-ISOL; no-ops for kV69) ---------------------------------
-  // tmigr_init_isolation() (late initcall): enable the switch and exclude the
-  // domain-isolated CPUs.
-  void InitIsolation();
-  // Cpuset isolated partitions changed: exclude domain ∪ cpuset isolated.
-  absl::Status SetCpusetIsolated(const CpuMask& isolated);
+  // ---- isolation (what they do is the participation variant's) -------------
+  // tmigr_init_isolation() (late initcall).
+  virtual void InitIsolation() = 0;
+  // Cpuset isolated partitions changed: re-run the exclusion once isolation
+  // is enabled.  Errors (nothing changed): a mask not of num_cpus() bits.
+  virtual absl::Status SetCpusetIsolated(const CpuMask& isolated) = 0;
   // tmigr_isolated_exclude_cpumask().  Errors (nothing changed): a mask not
   // of num_cpus() bits.
-  absl::Status IsolatedExclude(const CpuMask& exclude);
+  virtual absl::Status IsolatedExclude(const CpuMask& exclude) = 0;
   // tmigr_is_isolated().  false for a cpu outside [0, num_cpus()).
-  bool IsIsolated(int cpu) const;
+  virtual bool IsIsolated(int cpu) const = 0;
 
   // ---- per-CPU entry points (run on `cpu`) ---------------------------------
   // REQUIRES: 0 <= cpu < num_cpus() (contract-checked).
-  void Activate(int cpu);                               // tmigr_cpu_activate()
-  Nanos Deactivate(int cpu, Nanos next_global);         // tmigr_cpu_deactivate()
-  Nanos NewTimer(int cpu, Nanos next_global);           // tmigr_cpu_new_timer()
-  Nanos QuickCheck(int cpu, Nanos next_global);         // tmigr_quick_check()
-  bool RequiresHandleRemote(int cpu, Nanos now);        // tmigr_requires_handle_remote()
-  void HandleRemote(int cpu, Nanos now);                // tmigr_handle_remote()
+  virtual void Activate(int cpu) = 0;                          // tmigr_cpu_activate()
+  virtual Nanos Deactivate(int cpu, Nanos next_global) = 0;    // tmigr_cpu_deactivate()
+  virtual Nanos NewTimer(int cpu, Nanos next_global) = 0;      // tmigr_cpu_new_timer()
+  virtual Nanos QuickCheck(int cpu, Nanos next_global) = 0;    // tmigr_quick_check()
+  virtual bool RequiresHandleRemote(int cpu, Nanos now) = 0;   // tmigr_requires_handle_remote()
+  virtual void HandleRemote(int cpu, Nanos now) = 0;           // tmigr_handle_remote()
+
+  // ---- observers (any time) --------------------------------------------------
+  virtual int num_cpus() const = 0;
+  virtual const Sizing& sizing() const = 0;
+  // The options with the variant names resolved (registry spelling).
+  virtual const Options& options() const = 0;
+  // false for a cpu outside [0, num_cpus()).
+  virtual bool IsAvailable(int cpu) const = 0;
+  virtual CpuMask AvailableMask() const = 0;
+  virtual bool isolation_enabled() const = 0;
+  virtual Counters& counters() = 0;
+  virtual const Counters& counters() const = 0;
+  // Per-runner count of remote expiries (handle_remote_cpu for another CPU).
+  virtual std::vector<int64_t> RemoteExpiriesByRunner() const = 0;
 
   // ---- inspection (quiescent) ----------------------------------------------
-  int num_cpus() const { return num_cpus_; }
-  const Sizing& sizing() const { return sizing_; }
-  const Options& options() const { return options_; }
-  const Group* root() const { return root_; }
-  // Groups of a level in creation order.  REQUIRES (contract-checked):
-  // 0 <= level < number of levels; cpu_state(): 0 <= cpu < num_cpus().
-  const std::vector<Group*>& groups_at(int level) const {
-    ISOLATION_CONTRACT(level >= 0 && static_cast<size_t>(level) < levels_.size(), "tmigr: level %d outside [0, %d)",
-                       level, levels_.size());
-    return levels_[static_cast<size_t>(level)];
-  }
-  int num_groups() const { return static_cast<int>(storage_.size()); }
-  const CpuState& cpu_state(int cpu) const { return *cpus_[CpuIndex(cpu)]; }
-  // false for a cpu outside [0, num_cpus()).
-  bool IsAvailable(int cpu) const {
-    return cpu >= 0 && cpu < num_cpus_ && cpus_[static_cast<size_t>(cpu)]->available.load(std::memory_order_relaxed);
-  }
-  CpuMask AvailableMask() const;
-  bool isolation_enabled() const { return exclude_isolated_.load(std::memory_order_relaxed); }
-  Counters& counters() { return counters_; }
-  const Counters& counters() const { return counters_; }
-  // Per-runner count of remote expiries (handle_remote_cpu for another CPU).
-  std::vector<int64_t> RemoteExpiriesByRunner() const;
-
-  // Structural invariants I1, I3, I4, I6, I7, I8 (mask part), I9, I10; each
-  // violation is one human-readable line naming the invariant.  I5 needs the
-  // timer base and is checked by TimerSystem.
+  virtual HierarchySnapshot Snapshot() const = 0;
+  // CheckHierarchyInvariants(Snapshot()).
   std::vector<std::string> CheckInvariants() const;
-  // One line per group: "GRP1:0 lvl1 active=0x03 migr=0x01 next=..., events=[...]".
+  // DebugString(Snapshot()).
   std::string DebugString() const;
-  // Earliest non-ignored event expiry over the queues from `cpu`'s level-0
-  // group up to its lowest active ancestor (for I5), and whether that path
-  // reaches an inactive root.  A cpu outside [0, num_cpus()): the default
-  // (nothing covered, no idle root).
-  struct PathCoverage {
-    Nanos min_expiry_on_path = kNanosMax;  // max over levels of per-level min (weakest link)
-    bool reaches_idle_root = false;
-  };
+  // CoverageOf(Snapshot(), cpu, timer): O(size of the hierarchy); take one
+  // snapshot for many CPUs.
   PathCoverage CoverageOf(int cpu, Nanos timer) const;
-
- private:
-  struct Walk;
-  size_t CpuIndex(int cpu) const {
-    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus_, "tmigr: cpu %d outside [0, %d)", cpu, num_cpus_);
-    return static_cast<size_t>(cpu);
-  }
-  TimerMigration(std::vector<int> node_of, int num_nodes, const Options& options, TimerBackend* backend);
-
-  template <typename StepFn>
-  void WalkGroupsFrom(Group* group, Walk& data, StepFn&& step);
-  template <typename StepFn>
-  void WalkGroups(CpuState& tmc, Walk& data, StepFn&& step);
-
-  bool ActiveUp(Group* group, Group* child, Walk& data);
-  bool InactiveUp(Group* group, Group* child, Walk& data);
-  bool UpdateEvents(Group* group, Group* child, Walk& data);
-  bool RequiresHandleRemoteUp(Group* group, Walk& data);
-  bool HandleRemoteUp(Group* group, Walk& data);
-  void HandleRemoteCpu(int cpu, int runner, Nanos now);
-  void ActivateLocked(CpuState& tmc);
-  Nanos DeactivateLocked(CpuState& tmc, Nanos next_global);
-  Event* NextGroupEvent(Group* group);
-  Event* NextExpiredGroupEvent(Group* group, Nanos now);
-  static bool CheckMigrator(const Group* group, uint8_t childmask);
-
-  void SetCpuAvailableUnchecked(int cpu);
-  Group* GetGroup(int node, int level);
-  absl::Status SetupGroups(int cpu, int node, Group* start, bool activate);
-  bool InitRoot(Group* group, bool activate);
-  void ConnectChildParent(Group* child, Group* parent, bool activate);
-
-  void LockRanked(std::mutex& m, int rank);
-  void UnlockRanked(std::mutex& m, int rank);
-  void NoteAcquire(int rank);
-  void NoteRelease(int rank);
-  void Warn() { counters_.warnings.fetch_add(1, std::memory_order_relaxed); }
-  void TraceMigrator(const Group* group, uint8_t from, uint8_t to, int cpu);
-
-  Options options_;
-  TimerBackend* backend_;
-  int num_cpus_;
-  std::vector<int> node_of_;
-  Sizing sizing_;
-  std::vector<std::unique_ptr<CpuState>> cpus_;
-  std::deque<Group> storage_;               // groups are never freed; stable addresses
-  std::vector<std::vector<Group*>> levels_;  // creation order (kernel list head = newest)
-  Group* root_ = nullptr;
-  bool reconnecting_old_root_ = false;       // under setup_mutex_
-  std::mutex setup_mutex_;                   // tmigr_mutex
-  mutable std::mutex available_mutex_;       // tmigr_available_mutex
-  CpuMask available_mask_;                   // tmigr_available_cpumask
-  std::atomic<bool> exclude_isolated_{false};  // static key tmigr_exclude_isolated
-  CpuMask domain_isolated_, nohz_full_, cpuset_isolated_;
-  int tick_cpu_ = -1;
-  Counters counters_;
-  std::unique_ptr<std::atomic<int64_t>[]> remote_by_runner_;
-  Tracer* tracer_ = nullptr;
 };
+
+// Structural invariants I1, I2 (no `remote` left set), I3, I4, I6, I7, I8
+// (mask part), I9, I10 of a quiescent hierarchy; each violation is one
+// human-readable line starting with the invariant's label.  I5 needs the
+// timer bases (TimerSystem::CheckInvariants); I11 is the lock-order
+// recorder's count (Counters::lock_order_violations).
+std::vector<std::string> CheckHierarchyInvariants(const HierarchySnapshot& snapshot);
+// One line per group: "GRP1:0 lvl1 active=0x03 migr=0x01 next=..., events=[...]".
+std::string DebugString(const HierarchySnapshot& snapshot);
+// Coverage of `cpu`'s global timer `timer` (I5).  A cpu outside
+// [0, num_cpus()) or not prepared: the default (nothing covered, no idle root).
+PathCoverage CoverageOf(const HierarchySnapshot& snapshot, int cpu, Nanos timer);
 
 }  // namespace isolation::tmigr
 

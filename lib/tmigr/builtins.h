@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Internal to lib/tmigr: the factories of the built-in variants, one per
+// file, registered by the registries of variants.cc on first use (no static
+// initialisation order to rely on, nothing for the linker to drop).
+
+#ifndef ISOLATION_LIB_TMIGR_BUILTINS_H_
+#define ISOLATION_LIB_TMIGR_BUILTINS_H_
+
+#include <memory>
+
+#include "isolation/tmigr/tmigr.h"
+#include "isolation/tmigr/variants.h"
+
+namespace isolation::tmigr {
+
+// participation_*.cc
+std::unique_ptr<Participation> MakeV69Participation();
+std::unique_ptr<Participation> MakeIsolationParticipation();
+std::unique_ptr<Participation> MakeIsolationV15Participation();
+std::unique_ptr<Participation> MakeIsolationNoCpusetTermParticipation();
+
+// hierarchy_mainline.cc, control_*.cc
+std::unique_ptr<TimerMigration> MakeMainlineHierarchy(HierarchyArgs args);
+std::unique_ptr<TimerMigration> MakeGhostTimerHierarchy(HierarchyArgs args);
+std::unique_ptr<TimerMigration> MakeNoCpuRefreshHierarchy(HierarchyArgs args);
+std::unique_ptr<TimerMigration> MakeEarlyReturnHierarchy(HierarchyArgs args);
+std::unique_ptr<TimerMigration> MakeQuickCheckTopOnlyHierarchy(HierarchyArgs args);
+std::unique_ptr<TimerMigration> MakeNoSeqIncrementHierarchy(HierarchyArgs args);
+std::unique_ptr<TimerMigration> MakeLocklessUpdateReadsHierarchy(HierarchyArgs args);
+
+}  // namespace isolation::tmigr
+
+#endif  // ISOLATION_LIB_TMIGR_BUILTINS_H_

@@ -72,7 +72,7 @@ void MmCidHooks::OnStart(Driver& driver) {
     last_cid_ = std::make_unique<std::atomic<int32_t>[]>(kTracedTasks);
     for (int t = 0; t < kTracedTasks; ++t) last_cid_[static_cast<size_t>(t)].store(-1, std::memory_order_relaxed);
   }
-  simulated_ = driver.is_simulated();
+  serialized_ = !driver.hooks_run_concurrently();
   num_cpus_ = driver.num_cpus();
   per_cpu_.reset(new PerCpu[static_cast<size_t>(num_cpus_)]);
   isolated_ = CpuMask(num_cpus_);
@@ -84,7 +84,7 @@ void MmCidHooks::OnStart(Driver& driver) {
     worker_cpus_ = isolated_;
     worker_cpus_.Complement();
   }
-  if (!simulated_) {
+  if (!serialized_) {
     running_id_ = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(num_cpus_));
     for (int c = 0; c < num_cpus_; ++c) running_id_[static_cast<size_t>(c)].store(0, std::memory_order_relaxed);
   }
@@ -93,9 +93,11 @@ void MmCidHooks::OnStart(Driver& driver) {
   if (placement_ != nullptr) placement_->Start(*this);
 }
 
-// The call_rcu worker (real threads; the simulator models the grace period).
+// The call_rcu worker.  A liburcu worker is a host thread calling the
+// mechanism at any time: only for a driver whose hooks run concurrently
+// anyway (a serializing driver -- the simulator -- models the grace period).
 void MmCidHooks::PrepareRcu() {
-  if (simulated_ || rcu_data_ != nullptr) return;
+  if (serialized_ || rcu_data_ != nullptr) return;
   rcu_items_.resize(1024);
   EnsureUrcuRegistered();
   // The worker's cpu_affinity argument is applied lazily in liburcu 0.13.2
@@ -132,16 +134,10 @@ void MmCidHooks::Record(int cpu, const ScanResult& r, Nanos cost) {
 }
 
 void MmCidHooks::RunScan(MmId mm, CpuContext* ctx, int cpu, Nanos now) {
-  const Nanos t0 = simulated_ ? 0 : MonotonicNanos();
+  const Driver::KernelSpan span = driver_->BeginKernelSpan();
   const ScanResult r = mech_.Scan(mm, now);
   mech_.ScanRequestDone(mm);
-  Nanos cost = 0;
-  if (simulated_) {
-    cost = r.visits * options_.visit_cost_ns;
-    if (ctx != nullptr && cost > 0) ctx->Charge(cost);
-  } else {
-    cost = MonotonicNanos() - t0;
-  }
+  const Nanos cost = driver_->EndKernelSpan(span, ctx, r.visits * options_.visit_cost_ns);
   Record(cpu, r, cost);
   if (tracer_ != nullptr && r.ran && cpu >= 0) {
     tracer_->Instant(cpu, now, "mm_cid.scan",
@@ -164,7 +160,7 @@ void MmCidHooks::TraceCid(int cpu, TaskId task, Nanos now) {
 }
 
 void MmCidHooks::Check(const char* where) {
-  if (!options_.check_invariants || !simulated_) return;
+  if (!options_.check_invariants || !serialized_) return;
   if (options_.check_every > 1 && events_.fetch_add(1, std::memory_order_relaxed) % options_.check_every != 0) return;
   // Same result as CheckAlways(), at the cost of what changed since the
   // previous check (the simulator drives the mechanism from one thread).
@@ -207,7 +203,7 @@ void MmCidHooks::QueuePeriodicWork(MmId mm, Nanos period) {
 }
 
 void MmCidHooks::CallRcu(MmId mm) {
-  if (simulated_) {  // a housekeeping work item after a modelled grace period
+  if (serialized_) {  // a housekeeping work item after a modelled grace period
     QueueOnWorker(options_.rcu_grace_ns, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
     return;
   }
@@ -289,17 +285,11 @@ void MmCidHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
 
 void MmCidHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
   if (!Tracked(task)) return;
-  const Nanos t0 = (inline_scans_ && !simulated_) ? MonotonicNanos() : 0;
+  const Driver::KernelSpan span = inline_scans_ ? ctx.driver().BeginKernelSpan() : Driver::KernelSpan{};
   ScanResult r;
   ScanRequest req = mech_.ReturnToUser(ctx.cpu(), task, ctx.now(), &r);
   if (r.ran) {
-    Nanos cost = 0;
-    if (simulated_) {
-      cost = r.visits * options_.visit_cost_ns;
-      ctx.Charge(cost);
-    } else {
-      cost = MonotonicNanos() - t0;
-    }
+    const Nanos cost = ctx.driver().EndKernelSpan(span, &ctx, r.visits * options_.visit_cost_ns);
     Record(ctx.cpu(), r, cost);
     if (tracer_ != nullptr) {
       tracer_->Instant(ctx.cpu(), ctx.now(), "mm_cid.scan",

@@ -450,7 +450,7 @@ Violations CheckExecAndRejectedFork(const MmCidVariant& v) {
   if (*new_mm == old_mm || m.TaskMm(2) != *new_mm) out.push_back("S10: exec did not give a fresh mm");
   if (m.TaskCid(2) != 0) out.push_back(absl::StrCat("S10: the exec'ing task has ID ", m.TaskCid(2), ", not 0"));
   if (m.MmUsers(*new_mm) != 1 || m.CidmaskWeight(*new_mm) != 1) out.push_back("S10: the fresh mm has one user, one ID");
-  if (m.MmUsers(old_mm) != 3) out.push_back("S10: exec left the old mm's users at " + std::to_string(m.MmUsers(old_mm)));
+  if (m.MmUsers(old_mm) != 3) out.push_back(absl::StrCat("S10: exec left the old mm's users at ", m.MmUsers(old_mm)));
   if (m.CidmaskWeight(old_mm) != 3) out.push_back("S10: the exec'ing task's old ID was not freed");
   Add(out, AllViolations(m, true), "S10 after exec");
   for (int k : {0, 1, 3}) {  // de_thread(): the other threads exit

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "isolation/core/interleave.h"
 #include "isolation/mm_cid/mm_cid.h"
@@ -48,7 +49,7 @@ TEST(MmCidOwner619, I12_ModeThresholds) {
   Nanos now = 1;
   for (int t = 0; t < 12; ++t) {
     ASSERT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, eight, now).ok());
-    ExpectNoViolations(*m, true, "fork " + std::to_string(t));
+    ExpectNoViolations(*m, true, absl::StrCat("fork ", t));
     EXPECT_EQ(m->Stats().mode_changes, t + 1 >= 11 ? 1 : 0) << "users " << t + 1;
   }
   // Run everyone once (several per CPU), then exit down to 5 users.
@@ -63,7 +64,7 @@ TEST(MmCidOwner619, I12_ModeThresholds) {
     m->ContextSwitch(t % 8, kNoTask, t, ++now);
     EXPECT_TRUE(m->Exit(t % 8, t, now).ok());
     m->ContextSwitch(t % 8, t, kNoTask, ++now);
-    ExpectNoViolations(*m, true, "exit " + std::to_string(t));
+    ExpectNoViolations(*m, true, absl::StrCat("exit ", t));
     // users = t after this exit: still per-CPU at 6 users, per-task at 5.
     EXPECT_EQ(m->Stats().mode_changes, t >= 6 ? 1 : 2) << "users " << t << ", pcpu_thrs = 6";
   }

@@ -14,16 +14,19 @@
 //   work_resume    on return to user after every switch-in (the CPU itself).
 //   work_unbound   Driver::QueueHousekeepingWork (the [WQ] work_struct).
 //   work_delayed   a per-mm housekeeping work item re-armed every 100 ms.
-//   work_rcu       real threads: liburcu urcu-memb call_rcu() with its
-//                  call_rcu_data worker pinned to host CPU `rcu_host_cpu`
-//                  (the pin is applied with pthread_setaffinity_np because
-//                  liburcu 0.13.2 applies the cpu_affinity argument lazily);
-//                  simulator: a housekeeping work item after a modelled grace
-//                  period.
+//   work_rcu       a driver whose hooks run concurrently (real threads):
+//                  liburcu urcu-memb call_rcu() with its call_rcu_data worker
+//                  pinned to host CPU `rcu_host_cpu` (the pin is applied with
+//                  pthread_setaffinity_np because liburcu 0.13.2 applies the
+//                  cpu_affinity argument lazily); a driver that serializes
+//                  its hooks (the simulator), where a host worker thread
+//                  would break that contract: a housekeeping work item after
+//                  a modelled grace period.
 //
-// Cost model: on the simulator each scan Charge()s visits x visit_cost_ns
-// ("modelled", default 130 ns per slot visit, the spec's calibration); on the
-// real driver the scan is timed with CLOCK_MONOTONIC (host, indicative).  The
+// Cost model: the driver's kernel-time service (driver.h) times each scan:
+// the simulator charges visits x visit_cost_ns ("modelled", default 130 ns
+// per slot visit, the spec's calibration); the real driver measures it with
+// CLOCK_MONOTONIC (host, indicative).  The
 // adapter records, per CPU, scan executions and the longest scan, from which
 // `IsolatedMaxStallNs()` is the longest compaction stall on an isolated CPU.
 //
@@ -34,14 +37,16 @@
 // Thread safety: the hooks may be called concurrently for different CPUs
 // (real-thread driver); counters are atomics.  Group-to-mm bookkeeping takes
 // an internal mutex (fork/exit paths only).  Invariant checking
-// (`check_invariants`): on the simulator CheckAlways() after every event;
-// on real threads, where CheckAlways() would read other CPUs' in-flight
-// state, I1 at every switch hook (spec §5): each CPU publishes the (mm, ID)
-// its running task holds after the mechanism switched it in and withdraws it
-// before the mechanism switches it out (or a tick may re-take it), and a
-// CPU that publishes a pair another CPU still shows counts a violation --
-// with sequentially consistent publication and reads, of two CPUs running
-// the same ID at once at least one sees the other.
+// (`check_invariants`): where the driver serializes its hooks
+// (Driver::hooks_run_concurrently() false: the simulator) CheckAlways()
+// after every event; where they run concurrently (real threads), where
+// CheckAlways() would read other CPUs' in-flight state, I1 at every switch
+// hook (spec §5): each CPU publishes the (mm, ID) its running task holds
+// after the mechanism switched it in and withdraws it before the mechanism
+// switches it out (or a tick may re-take it), and a CPU that publishes a
+// pair another CPU still shows counts a violation -- with sequentially
+// consistent publication and reads, of two CPUs running the same ID at once
+// at least one sees the other.
 //
 // Tracing: with a tracer on the driver, each scan is an "mm_cid.scan"
 // instant on the CPU that ran it (mm, visits, reclaimed, cost_ns, task_work)
@@ -148,7 +153,7 @@ class MmCidHooks final : public Hooks, private ScanRunner {
   void CallRcu(MmId mm) override;
   void PrepareRcu() override;
   // Real threads: I1 at the switch hooks (see the header comment).
-  bool RealThreadCheck() const { return options_.check_invariants && !simulated_ && running_id_ != nullptr; }
+  bool RealThreadCheck() const { return options_.check_invariants && !serialized_ && running_id_ != nullptr; }
   void WithdrawRunningId(int cpu);
   void PublishRunningId(int cpu, TaskId task, const char* where);
   void AddViolation(std::string text);
@@ -156,7 +161,7 @@ class MmCidHooks final : public Hooks, private ScanRunner {
   MmCid& mech_;
   Options options_;
   Driver* driver_ = nullptr;
-  bool simulated_ = true;
+  bool serialized_ = true;  // !Driver::hooks_run_concurrently(), from OnStart
   CpuMask isolated_;
   CpuMask worker_cpus_;
   std::atomic<uint64_t> worker_rr_{0};

@@ -45,7 +45,7 @@ TEST(SchedModel, TickStopPolicy) {
 TEST(SchedModel, PlacementFallsBackToOnlineCpus) {
   auto topo = Topology::FromSynthetic("pu:8");
   ASSERT_TRUE(topo.ok());
-  auto iso = IsolationConfig::FromFlags(*topo, "2-7", "");
+  auto iso = IsolationConfig::FromFlags(*topo, "2-7", "2-7");
   ASSERT_TRUE(iso.ok());
   std::vector<bool> online(8, true);
   const sched::Placement place(*iso, 8, [&](int c) { return static_cast<bool>(online[static_cast<size_t>(c)]); });
@@ -58,7 +58,8 @@ TEST(SchedModel, PlacementFallsBackToOnlineCpus) {
   online[5] = false;
   EXPECT_FALSE(place.Allowed(aff, 5));
   EXPECT_EQ(place.Fallback(aff), 0);  // no allowed CPU online: the first online one
-  // Housekeeping CPUs are 0-1: round-robin over them, fallback when both are down.
+  // Housekeeping CPUs of every type are 0-1 (nohz_full=2-7; isolcpus=domain alone
+  // leaves unbound work everywhere): round-robin over them, fallback when both are down.
   EXPECT_EQ(place.Housekeeping(HousekeepingType::kWq), 0);
   EXPECT_EQ(place.NextHousekeeping(-1), 0);
   EXPECT_EQ(place.NextHousekeeping(0), 1);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// MmCidHooks: mm_cid under a Driver, with the scan placements.
+// MmCidHooks: mm_cid under a Driver, with the workers the scan placements
+// queue on (strategies.h: ScanRunner).
 
 #include "isolation/mm_cid/hooks.h"
 
@@ -18,7 +19,7 @@
 namespace isolation::mm_cid {
 
 // One rcu_head per mm (at most one callback in flight per mm, guaranteed by
-// the mechanism's work_pending flag), so the isolated CPU's tick never
+// the placement's work_pending flag), so the isolated CPU's tick never
 // allocates.  The seed's patch reused task->rcu instead, which Mathieu
 // pointed out risks double queueing; a per-mm head does not.
 struct MmCidHooks::RcuItem {
@@ -83,26 +84,36 @@ void MmCidHooks::OnStart(Driver& driver) {
     worker_cpus_ = isolated_;
     worker_cpus_.Complement();
   }
-  // A liburcu worker is a host thread calling the mechanism at any time:
-  // only for a driver whose hooks run concurrently anyway.
-  if (mech_.config().placement == Placement::kRcu && !serialized_) {
-    rcu_items_.resize(1024);
-    EnsureUrcuRegistered();
-    // The worker's cpu_affinity argument is applied lazily in liburcu 0.13.2
-    // (dependencies.md §8); pin it ourselves right away.
-    // A host CPU outside cpu_set_t cannot be pinned (CPU_SET would write out
-    // of bounds): counted as an error, no worker.
-    const bool pinnable = options_.rcu_host_cpu >= 0 && options_.rcu_host_cpu < CPU_SETSIZE;
-    call_rcu_data* crdp = pinnable ? urcu_memb_create_call_rcu_data(0, options_.rcu_host_cpu) : nullptr;
-    if (crdp != nullptr) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(options_.rcu_host_cpu, &set);
-      pthread_setaffinity_np(urcu_memb_get_call_rcu_thread(crdp), sizeof(set), &set);
-      rcu_data_ = crdp;
-    } else {
-      errors_.fetch_add(1, std::memory_order_relaxed);
-    }
+  if (!serialized_) {
+    running_id_ = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(num_cpus_));
+    for (int c = 0; c < num_cpus_; ++c) running_id_[static_cast<size_t>(c)].store(0, std::memory_order_relaxed);
+  }
+  placement_ = mech_.placement();
+  inline_scans_ = placement_ != nullptr && placement_->traits().runs_on_trigger_cpu;
+  if (placement_ != nullptr) placement_->Start(*this);
+}
+
+// The call_rcu worker.  A liburcu worker is a host thread calling the
+// mechanism at any time: only for a driver whose hooks run concurrently
+// anyway (a serializing driver -- the simulator -- models the grace period).
+void MmCidHooks::PrepareRcu() {
+  if (serialized_ || rcu_data_ != nullptr) return;
+  rcu_items_.resize(1024);
+  EnsureUrcuRegistered();
+  // The worker's cpu_affinity argument is applied lazily in liburcu 0.13.2
+  // (dependencies.md §8); pin it ourselves right away.
+  // A host CPU outside cpu_set_t cannot be pinned (CPU_SET would write out
+  // of bounds): counted as an error, no worker.
+  const bool pinnable = options_.rcu_host_cpu >= 0 && options_.rcu_host_cpu < CPU_SETSIZE;
+  call_rcu_data* crdp = pinnable ? urcu_memb_create_call_rcu_data(0, options_.rcu_host_cpu) : nullptr;
+  if (crdp != nullptr) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(options_.rcu_host_cpu, &set);
+    pthread_setaffinity_np(urcu_memb_get_call_rcu_thread(crdp), sizeof(set), &set);
+    rcu_data_ = crdp;
+  } else {
+    errors_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
@@ -179,15 +190,23 @@ void MmCidHooks::QueueOnWorker(Nanos delay, WorkFn fn) {
   driver_->QueueWorkOn(worker_cpus_.Nth(n), delay, std::move(fn));
 }
 
-void MmCidHooks::ArmDelayed(MmId mm, Nanos delay) {
-  QueueOnWorker(delay, [this, mm](CpuContext& ctx) {
+void MmCidHooks::QueueWork(MmId mm, Nanos delay) {
+  QueueOnWorker(delay, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
+}
+
+void MmCidHooks::QueuePeriodicWork(MmId mm, Nanos period) {
+  QueueOnWorker(period, [this, mm, period](CpuContext& ctx) {
     if (mech_.MmUsers(mm) <= 0) return;  // mm dropped: cancel_delayed_work_sync
     RunScan(mm, &ctx, ctx.cpu(), ctx.now());
-    ArmDelayed(mm, kScanDelayNs);
+    QueuePeriodicWork(mm, period);
   });
 }
 
 void MmCidHooks::CallRcu(MmId mm) {
+  if (serialized_) {  // a housekeeping work item after a modelled grace period
+    QueueOnWorker(options_.rcu_grace_ns, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
+    return;
+  }
   if (mm < 0 || static_cast<size_t>(mm) >= rcu_items_.size() || rcu_data_ == nullptr) {
     errors_.fetch_add(1, std::memory_order_relaxed);
     mech_.ScanRequestDone(mm);
@@ -212,44 +231,61 @@ void MmCidHooks::CallRcu(MmId mm) {
 }
 
 void MmCidHooks::Dispatch(ScanRequest req) {
-  const MmId mm = req.mm;
-  switch (mech_.config().placement) {
-    case Placement::kUnbound:
-      QueueOnWorker(0, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
-      return;
-    case Placement::kRcu:
-      if (serialized_) {
-        QueueOnWorker(options_.rcu_grace_ns, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
-      } else {
-        CallRcu(mm);
-      }
-      return;
-    case Placement::kTaskWork:
-    case Placement::kResume:
-    case Placement::kDelayed:
-      mech_.ScanRequestDone(mm);
-      return;
+  if (placement_ != nullptr) {
+    placement_->Dispatch(req.mm, *this);
+  } else {
+    mech_.ScanRequestDone(req.mm);
+  }
+}
+
+void MmCidHooks::AddViolation(std::string text) {
+  violations_.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> l(violations_lock_);
+  if (first_violations_.size() < 16) first_violations_.push_back(std::move(text));
+}
+
+void MmCidHooks::WithdrawRunningId(int cpu) {
+  running_id_[static_cast<size_t>(cpu)].store(0, std::memory_order_seq_cst);
+}
+
+// seq_cst store, then seq_cst loads of the other CPUs' pairs: of two CPUs
+// publishing the same pair, at least one loads the other's store.
+void MmCidHooks::PublishRunningId(int cpu, TaskId task, const char* where) {
+  if (!Tracked(task)) return;
+  const int32_t id = mech_.TaskCid(task);
+  const MmId mm = mech_.TaskMm(task);
+  if (id < 0 || mm == kNoMm) return;
+  const uint64_t key = (static_cast<uint64_t>(mm) + 1) << 32 | static_cast<uint32_t>(id);
+  running_id_[static_cast<size_t>(cpu)].store(key, std::memory_order_seq_cst);
+  for (int other = 0; other < num_cpus_; ++other) {
+    if (other == cpu || running_id_[static_cast<size_t>(other)].load(std::memory_order_seq_cst) != key) continue;
+    AddViolation(absl::StrCat(where, ": I1: CPUs ", cpu, " and ", other, " both run a task of mm ", mm,
+                              " with ID ", id));
   }
 }
 
 void MmCidHooks::OnTick(CpuContext& ctx, TaskId curr) {
   if (!Tracked(curr)) return;
+  const bool real_check = RealThreadCheck();
+  if (real_check) WithdrawRunningId(ctx.cpu());  // the [WQ] kick may re-take the ID
   ScanRequest req = mech_.Tick(ctx.cpu(), curr, ctx.now());
+  if (real_check) PublishRunningId(ctx.cpu(), curr, "tick");
   Check("tick");  // the [WQ] kick re-takes IDs in place
   if (req) Dispatch(req);
 }
 
 void MmCidHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
+  const bool real_check = RealThreadCheck();
+  if (real_check) WithdrawRunningId(cpu);
   mech_.ContextSwitch(cpu, Tracked(prev) ? prev : kNoTask, Tracked(next) ? next : kNoTask, now);
+  if (real_check) PublishRunningId(cpu, next, "switch");
   if (tracer_ != nullptr) TraceCid(cpu, next, now);
   Check("switch");
 }
 
 void MmCidHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
   if (!Tracked(task)) return;
-  const Placement p = mech_.config().placement;
-  const bool inline_scan = p == Placement::kTaskWork || p == Placement::kResume;
-  const Driver::KernelSpan span = inline_scan ? ctx.driver().BeginKernelSpan() : Driver::KernelSpan{};
+  const Driver::KernelSpan span = inline_scans_ ? ctx.driver().BeginKernelSpan() : Driver::KernelSpan{};
   ScanResult r;
   ScanRequest req = mech_.ReturnToUser(ctx.cpu(), task, ctx.now(), &r);
   if (r.ran) {
@@ -294,18 +330,20 @@ void MmCidHooks::OnTaskFork(TaskId parent, TaskId child, int group, Nanos now) {
   }
   Check("fork");  // owner619: a fork can flip the mode and fix up running tasks
   if (created) {
-    if (mech_.config().placement == Placement::kDelayed && driver_ != nullptr) ArmDelayed(mm, kScanDelayNs);
-    if (mech_.config().placement == Placement::kRcu && !serialized_ && static_cast<size_t>(mm) < rcu_items_.size()) {
+    // A call_rcu worker exists (a placement prepared it): the mm's rcu head.
+    if (rcu_data_ != nullptr && static_cast<size_t>(mm) < rcu_items_.size()) {
       auto item = std::make_unique<RcuItem>();
       item->self = this;
       item->mm = mm;
       rcu_items_[static_cast<size_t>(mm)] = std::move(item);
     }
+    if (placement_ != nullptr && driver_ != nullptr) placement_->OnMmCreated(mm, *this);
   }
 }
 
 void MmCidHooks::OnTaskExit(int cpu, TaskId task, Nanos now) {
   if (!Tracked(task)) return;
+  if (RealThreadCheck() && cpu >= 0 && cpu < num_cpus_) WithdrawRunningId(cpu);
   if (!mech_.Exit(cpu, task, now).ok()) errors_.fetch_add(1, std::memory_order_relaxed);
   Check("exit");
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// internal.h (mm_cid module, not installed): factories of the three designs,
-// the argument checks they share, and the counting spinlock of the v6.3 design.
+// internal.h (mm_cid module, not installed): the argument checks the designs
+// share, the full fence of their Dekker pairings, and the counting spinlock
+// of the v6.3 design.
 
 #ifndef ISOLATION_LIB_MM_CID_INTERNAL_H_
 #define ISOLATION_LIB_MM_CID_INTERNAL_H_
@@ -199,13 +200,6 @@ class CountingSpinLock {
   std::atomic<int64_t> acquisitions_{0};
   std::atomic<int64_t> contended_{0};
 };
-
-absl::StatusOr<std::unique_ptr<MmCid>> CreateLazy(int num_cpus, const MmCidConfig& config,
-                                                  MmCid::Limits limits);
-absl::StatusOr<std::unique_ptr<MmCid>> CreateOwner619(int num_cpus, const MmCidConfig& config,
-                                                      MmCid::Limits limits);
-absl::StatusOr<std::unique_ptr<MmCid>> CreateV63MmLock(int num_cpus, const MmCidConfig& config,
-                                                       MmCid::Limits limits);
 
 }  // namespace isolation::mm_cid::internal
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Variant names, parsing and the MmCid factory.
+// MmCid::Create() (through the design registry) and the compatibility layer
+// of the flat MmCidConfig: its enum names, parsers and ToVariant().
 
 #include "isolation/mm_cid/mm_cid.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "mm_cid/internal.h"
+#include "isolation/mm_cid/registry.h"
 
 namespace isolation::mm_cid {
 
@@ -102,21 +103,7 @@ absl::StatusOr<bool> ParseTickKick(std::string_view s) {
       absl::StrCat("unknown mm_cid tick kick '", std::string(s), "' (want tick_kick|no_tick_kick)"));
 }
 
-absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidConfig& config,
-                                                     Limits limits) {
-  if (num_cpus < 1 || num_cpus > kMaxCpus) {
-    return absl::InvalidArgumentError(absl::StrCat("mm_cid: num_cpus ", num_cpus, " outside [1, ", kMaxCpus, "]"));
-  }
-  // Bounded before anything is allocated (tasks and the mm table are sized
-  // by the limits up front).
-  if (limits.max_tasks < 1 || limits.max_tasks > kMaxTasks) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("mm_cid: limits.max_tasks ", limits.max_tasks, " outside [1, ", kMaxTasks, "]"));
-  }
-  if (limits.max_mms < 1 || limits.max_mms > kMaxMms) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("mm_cid: limits.max_mms ", limits.max_mms, " outside [1, ", kMaxMms, "]"));
-  }
+absl::StatusOr<MmCidVariant> ToVariant(const MmCidConfig& config) {
   if (config.batch < 0 || config.batch > kMaxCpus) {
     return absl::InvalidArgumentError(absl::StrCat("mm_cid: batch ", config.batch, " outside [0, ", kMaxCpus, "]"));
   }
@@ -130,20 +117,68 @@ absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidCo
     return absl::InvalidArgumentError(absl::StrCat("mm_cid: unknown enum value (design ", design, ", allocator ",
                                                    allocator, ", scope ", scope, ", placement ", placement, ")"));
   }
-  absl::StatusOr<std::unique_ptr<MmCid>> created = absl::InvalidArgumentError("mm_cid: bad design");
-  switch (config.design) {
-    case Design::kLazy:
-      created = internal::CreateLazy(num_cpus, config, limits);
-      break;
-    case Design::kOwner619:
-      created = internal::CreateOwner619(num_cpus, config, limits);
-      break;
-    case Design::kV63MmLock:
-      created = internal::CreateV63MmLock(num_cpus, config, limits);
-      break;
+  MmCidVariant v;
+  v.design = std::string(DesignName(config.design));
+  if (config.design == Design::kLazy && config.lazy_no_dekker_fences) v.design = "lazy_no_dekker_fences";
+  if (config.design == Design::kOwner619) {
+    const int controls = (config.owner619_direct ? 1 : 0) + (config.owner619_walk619 ? 1 : 0) +
+                         (config.owner619_split_mode ? 1 : 0);
+    if (controls > 1) {
+      return absl::InvalidArgumentError(
+          "mm_cid: owner619_direct, owner619_walk619 and owner619_split_mode are separate designs; pick one");
+    }
+    if (config.owner619_direct) v.design = "owner619_direct";
+    if (config.owner619_walk619) v.design = "owner619_walk619";
+    if (config.owner619_split_mode) v.design = "owner619_split_mode";
   }
-  if (created.ok()) (*created)->max_tasks_ = limits.max_tasks;
+  v.lazy.allocator = std::string(AllocatorName(config.allocator));
+  v.lazy.scope = std::string(ScanScopeName(config.scope));
+  v.lazy.granularity = config.batch == 0 ? std::string("batch_full") : absl::StrCat("batch_", config.batch);
+  v.lazy.placement = std::string(PlacementName(config.placement));
+  v.lazy.tick = config.tick_kick ? "tick_kick" : "no_tick_kick";
+  return v;
+}
+
+absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidVariant& variant, Limits limits) {
+  if (num_cpus < 1 || num_cpus > kMaxCpus) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: num_cpus ", num_cpus, " outside [1, ", kMaxCpus, "]"));
+  }
+  // Bounded before anything is allocated (tasks and the mm table are sized
+  // by the limits up front).
+  if (limits.max_tasks < 1 || limits.max_tasks > kMaxTasks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: limits.max_tasks ", limits.max_tasks, " outside [1, ", kMaxTasks, "]"));
+  }
+  if (limits.max_mms < 1 || limits.max_mms > kMaxMms) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: limits.max_mms ", limits.max_mms, " outside [1, ", kMaxMms, "]"));
+  }
+  absl::StatusOr<const DesignEntry*> design = DesignRegistry().Find(variant.design);
+  if (!design.ok()) return design.status();
+  absl::StatusOr<std::unique_ptr<MmCid>> created = (*design)->factory.create(num_cpus, variant.lazy, limits);
+  if (!created.ok()) return created.status();
+  if (*created == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid design '", variant.design, "': its factory returned no object"));
+  }
+  (*created)->variant_ = variant;
+  (*created)->max_tasks_ = limits.max_tasks;
   return created;
+}
+
+absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, std::string_view name, Limits limits) {
+  absl::StatusOr<MmCidVariant> variant = ParseVariant(name);
+  if (!variant.ok()) return variant.status();
+  return Create(num_cpus, *variant, limits);
+}
+
+absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidConfig& config, Limits limits) {
+  // The machine and limits first, as before the variant existed.
+  if (num_cpus < 1 || num_cpus > kMaxCpus) {
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: num_cpus ", num_cpus, " outside [1, ", kMaxCpus, "]"));
+  }
+  absl::StatusOr<MmCidVariant> variant = ToVariant(config);
+  if (!variant.ok()) return variant.status();
+  return Create(num_cpus, *variant, limits);
 }
 
 }  // namespace isolation::mm_cid

@@ -34,6 +34,7 @@
 #include "isolation/core/interleave.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "mm_cid/always_check.h"
+#include "mm_cid/builtins.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
 
@@ -73,8 +74,8 @@ struct alignas(64) Cpu {
 
 class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
  public:
-  V63MmLockMmCid(int p, const MmCidConfig& config, Limits limits)
-      : MmCid(p, config),
+  V63MmLockMmCid(int p, Limits limits)
+      : MmCid(p),
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
@@ -413,8 +414,11 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
 
   // mm_cid_get() + __mm_cid_get(): first zero below P, set, under the lock.
   int32_t Get(Mm& mm) {
+    // The point is before the lock, not inside it: an actor parked while
+    // holding the spinlock would leave any other lock taker spinning with
+    // the baton (interleave.h), so every explored schedule would hang.
+    ISOLATION_INTERLEAVE_POINT("mm_cid.v63.before_get_lock");
     mm.cid_lock.lock();
-    ISOLATION_INTERLEAVE_POINT("mm_cid.v63.get_locked");
     const int cid = mm.cidmask.FirstZero();
     if (cid >= num_cpus_) {
       mm.cid_lock.unlock();
@@ -450,9 +454,17 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<MmCid>> CreateV63MmLock(int num_cpus, const MmCidConfig& config,
-                                                       MmCid::Limits limits) {
-  return std::unique_ptr<MmCid>(new V63MmLockMmCid(num_cpus, config, limits));
+DesignEntry V63MmLockDesignEntry() {
+  DesignTraits traits;
+  traits.converges_at_schedin = true;  // put at switch-out, first zero at switch-in
+  return {"v63_mmlock",
+          "v6.3 baseline (af7f588d8f73): per-mm spinlock around first-zero/set/clear at every cross-mm switch",
+          /*negative_control=*/false,
+          DesignFactory{[](int num_cpus, const LazyConfig&, const MmCid::Limits& limits)
+                            -> absl::StatusOr<std::unique_ptr<MmCid>> {
+                          return std::unique_ptr<MmCid>(new V63MmLockMmCid(num_cpus, limits));
+                        },
+                        traits}};
 }
 
 }  // namespace isolation::mm_cid::internal

@@ -31,13 +31,12 @@
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/runtime/sim.h"
 #include "mm_cid/always_check.h"
-#include "test_variants.h"
+#include "isolation/mm_cid/registry.h"
+#include "isolation/testing/mm_cid.h"
 
 namespace isolation::mm_cid {
 namespace {
 
-using testing_variants::AllCorrectConfigs;
-using testing_variants::ConfigTestName;
 
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
@@ -89,26 +88,19 @@ class CompareChecks final : public Hooks {
   MmCid& m_;
 };
 
-std::vector<MmCidConfig> ConfigsWithNegativeControls() {
-  std::vector<MmCidConfig> v = AllCorrectConfigs();
-  MmCidConfig c;
-  c.lazy_no_dekker_fences = true;
-  v.push_back(c);
-  c = MmCidConfig{};
-  c.tick_kick = true;
-  v.push_back(c);
-  for (int control = 0; control < 3; ++control) {
-    MmCidConfig o;
-    o.design = Design::kOwner619;
-    o.owner619_direct = control == 0;
-    o.owner619_walk619 = control == 1;
-    o.owner619_split_mode = control == 2;
-    v.push_back(o);
-  }
-  return v;
+// From the registries: every combination of correct strategies, one variant
+// per negative control, and the tick kick on a placement that does not
+// imply it.
+std::vector<std::string> VariantsWithNegativeControls() {
+  std::vector<MmCidVariant> v = AllVariants();
+  for (const MmCidVariant& c : NegativeControlVariants()) v.push_back(c);
+  MmCidVariant kick;
+  kick.lazy.tick = "tick_kick";
+  v.push_back(kick);
+  return ::isolation::testing::mm_cid::Params(v);
 }
 
-class IncrementalCheckSimTest : public testing::TestWithParam<MmCidConfig> {};
+class IncrementalCheckSimTest : public ::testing::TestWithParam<std::string> {};
 
 // 16 CPUs (half isolated, so task work runs on isolated CPUs and offloaded
 // scans on housekeeping ones), tasks of five shared mms and single-task
@@ -129,7 +121,7 @@ TEST_P(IncrementalCheckSimTest, RandomWorkload_SameResultAfterEveryEvent) {
     auto sim_or = Simulator::Create(*topo, *iso, so);
     ASSERT_TRUE(sim_or.ok()) << sim_or.status();
     Simulator& sim = **sim_or;
-    auto m = *MmCid::Create(kP, GetParam());
+    auto m = *MmCid::Create(kP, std::string_view(GetParam()));
     MmCidHooks::Options ho;
     ho.check_invariants = false;  // CompareChecks does it
     MmCidHooks hooks(*m, ho);
@@ -180,8 +172,8 @@ TEST_P(IncrementalCheckSimTest, RandomWorkload_SameResultAfterEveryEvent) {
   EXPECT_EQ(audit.Mismatches(), 0) << "a write of checked state was not noted";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDesigns, IncrementalCheckSimTest, testing::ValuesIn(ConfigsWithNegativeControls()),
-                         ConfigTestName);
+INSTANTIATE_TEST_SUITE_P(AllDesigns, IncrementalCheckSimTest, ::testing::ValuesIn(VariantsWithNegativeControls()),
+                         ::isolation::testing::mm_cid::ParamName);
 
 // ---------------------------------------------------------------------------
 // Negative controls under the store-buffer model, every schedule.
@@ -216,17 +208,17 @@ void Record(Explored& r, const std::vector<std::string>& inc, const std::vector<
 // both checks.
 enum class Race { kClear, kSteal };
 
-Explored ExploreLazy(Allocator a, bool no_fences, Race race) {
+Explored ExploreLazy(const std::string& allocator, bool no_fences, Race race) {
   Explored r;
   StoreBufferModel sb;
   std::unique_ptr<MmCid> m;
   MmId mm = kNoMm;
   auto n = Interleaver::Explore(
       [&](Interleaver& il) {
-        MmCidConfig c;
-        c.allocator = a;
-        c.lazy_no_dekker_fences = no_fences;
-        m = *MmCid::Create(4, c, MmCid::Limits{8, 2});
+        MmCidVariant v;
+        v.design = no_fences ? "lazy_no_dekker_fences" : "lazy";
+        v.lazy.allocator = allocator;
+        m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
         mm = *m->CreateMm(CpuMask::Full(4), 0);
         for (TaskId t = 0; t < 3; ++t) EXPECT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
         m->ContextSwitch(1, kNoTask, 0, 1);
@@ -262,10 +254,10 @@ Explored ExploreLazy(Allocator a, bool no_fences, Race race) {
 
 TEST(IncrementalCheck, LazyNoDekkerFences_EverySchedule_CaughtIdentically) {
   ScopedAudit audit;
-  for (Allocator a : {Allocator::kV6_4, Allocator::kV6_13, Allocator::kV6_14}) {
+  for (const std::string& a : AllocatorRegistry().Names()) {
     for (Race race : {Race::kClear, Race::kSteal}) {
       const Explored r = ExploreLazy(a, /*no_fences=*/true, race);
-      const std::string what = std::string(AllocatorName(a)) + (race == Race::kClear ? " clear" : " steal");
+      const std::string what = a + (race == Race::kClear ? " clear" : " steal");
       EXPECT_GT(r.schedules, 10) << what;
       EXPECT_GT(r.violating, 0) << what << ": the negative control must violate I1/I4 in some schedule";
       EXPECT_EQ(r.mismatches, 0) << what << ": " << r.first;
@@ -276,10 +268,10 @@ TEST(IncrementalCheck, LazyNoDekkerFences_EverySchedule_CaughtIdentically) {
 }
 
 TEST(IncrementalCheck, LazyWithFences_EverySchedule_CleanInBoth) {
-  for (Allocator a : {Allocator::kV6_4, Allocator::kV6_13, Allocator::kV6_14}) {
+  for (const std::string& a : AllocatorRegistry().Names()) {
     for (Race race : {Race::kClear, Race::kSteal}) {
       const Explored r = ExploreLazy(a, /*no_fences=*/false, race);
-      EXPECT_EQ(r.violating, 0) << AllocatorName(a);
+      EXPECT_EQ(r.violating, 0) << a;
       EXPECT_EQ(r.mismatches + r.repaired_mismatches, 0) << r.first;
     }
   }
@@ -296,10 +288,9 @@ Explored ExploreOwner619(bool split) {
   MmId mm = kNoMm;
   auto n = Interleaver::Explore(
       [&](Interleaver& il) {
-        MmCidConfig c;
-        c.design = Design::kOwner619;
-        c.owner619_split_mode = split;
-        m = *MmCid::Create(4, c, MmCid::Limits{8, 2});
+        MmCidVariant v;
+        v.design = split ? "owner619_split_mode" : "owner619";
+        m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
         mm = *m->CreateMm(CpuMask::Full(4), 0);
         for (TaskId t = 0; t < 4; ++t) EXPECT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
         m->ContextSwitch(0, kNoTask, 0, 1);

@@ -8,8 +8,10 @@
 // out of bounds, hang (owner619's rq-lock spin on an unknown task or CPU)
 // or allocate absurd amounts.
 
+#include <cctype>
 #include <climits>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,9 +25,15 @@
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
-#include "test_variants.h"
+#include "isolation/mm_cid/registry.h"
 
 namespace isolation::mm_cid {
+
+// ctest's test names carry GetParam(): the variant's name, not its bytes
+// (found by argument-dependent lookup, so outside the unnamed namespace).
+void PrintTo(const MmCidVariant& v, std::ostream* os);
+void PrintTo(const MmCidVariant& v, std::ostream* os) { *os << v.Name(); }
+
 namespace {
 
 using ::testing::HasSubstr;
@@ -33,20 +41,23 @@ using testing_internal::Opaque;
 
 constexpr int kCpus = 4;
 
-MmCidConfig Lazy(Placement p) {
-  MmCidConfig c;
-  c.placement = p;
-  return c;
-}
-MmCidConfig OfDesign(Design d) {
-  MmCidConfig c;
-  c.design = d;
-  return c;
+MmCidVariant Lazy(const std::string& placement) {
+  MmCidVariant v;
+  v.lazy.placement = placement;
+  return v;
 }
 
-std::vector<MmCidConfig> Designs() {
-  return {Lazy(Placement::kTaskWork), Lazy(Placement::kUnbound), OfDesign(Design::kOwner619),
-          OfDesign(Design::kV63MmLock)};
+// Every registered design that is not a negative control (lazy with an
+// inline and an offloaded placement).
+std::vector<MmCidVariant> Designs() {
+  std::vector<MmCidVariant> out = {Lazy("work_taskwork"), Lazy("work_unbound")};
+  for (const std::string& d : DesignRegistry().Names()) {
+    if (d == "lazy") continue;
+    MmCidVariant v;
+    v.design = d;
+    out.push_back(v);
+  }
+  return out;
 }
 
 // A machine of kCpus with one mm, tasks 0 and 1 forked into it and task 0
@@ -54,7 +65,7 @@ std::vector<MmCidConfig> Designs() {
 struct Fixture {
   std::unique_ptr<MmCid> m;
   MmId mm = kNoMm;
-  explicit Fixture(const MmCidConfig& config, MmCid::Limits limits = {}) {
+  explicit Fixture(const MmCidVariant& config, MmCid::Limits limits = {}) {
     auto created = MmCid::Create(kCpus, config, limits);
     EXPECT_TRUE(created.ok()) << created.status();
     m = std::move(*created);
@@ -73,7 +84,7 @@ struct Fixture {
   }
 };
 
-class MmCidMisuse : public ::testing::TestWithParam<MmCidConfig> {};
+class MmCidMisuse : public ::testing::TestWithParam<MmCidVariant> {};
 
 // ---- factories ---------------------------------------------------------------------
 
@@ -100,18 +111,41 @@ TEST_P(MmCidMisuse, CreateBoundsLimitsBeforeAllocating) {
   EXPECT_TRUE(at_bound.ok()) << at_bound.status();
 }
 
-TEST_P(MmCidMisuse, CreateRejectsBadBatchAndEnums) {
-  MmCidConfig c = GetParam();
-  c.batch = -1;
-  EXPECT_THAT(MmCid::Create(kCpus, c).status().message(), HasSubstr("batch -1"));
-  c.batch = INT_MAX;
-  EXPECT_THAT(MmCid::Create(kCpus, c).status().message(), HasSubstr("batch 2147483647"));
-  c = GetParam();
-  c.design = static_cast<Design>(7);
-  EXPECT_THAT(MmCid::Create(kCpus, c).status().message(), HasSubstr("design 7"));
-  c = GetParam();
-  c.placement = static_cast<Placement>(-2);
-  EXPECT_THAT(MmCid::Create(kCpus, c).status().message(), HasSubstr("placement -2"));
+TEST_P(MmCidMisuse, CreateRejectsUnknownStrategiesAndBadBatches) {
+  MmCidVariant v = GetParam();
+  v.design = "owner620";
+  EXPECT_THAT(MmCid::Create(kCpus, v).status().message(), HasSubstr("owner620"));
+  v = GetParam();
+  v.lazy.granularity = "batch_0";
+  auto m = MmCid::Create(kCpus, v);
+  if (DescribeVariant(GetParam())->design.lazy_axes) {
+    EXPECT_THAT(m.status().message(), HasSubstr("batch 0"));
+    v.lazy.granularity = "batch_2147483647";
+    EXPECT_THAT(MmCid::Create(kCpus, v).status().message(), HasSubstr("2147483647"));
+    v = GetParam();
+    v.lazy.placement = "work_elsewhere";
+    EXPECT_THAT(MmCid::Create(kCpus, v).status().message(), HasSubstr("work_elsewhere"));
+  } else {
+    EXPECT_TRUE(m.ok()) << "a design without lazy axes ignores them";
+  }
+}
+
+// The flat configuration of before keeps its errors.
+TEST(MmCidMisuseCompat, CreateRejectsBadBatchAndEnums) {
+  for (Design d : {Design::kLazy, Design::kOwner619, Design::kV63MmLock}) {
+    MmCidConfig c;
+    c.design = d;
+    c.batch = -1;
+    EXPECT_THAT(MmCid::Create(kCpus, c).status().message(), HasSubstr("batch -1"));
+    c.batch = INT_MAX;
+    EXPECT_THAT(MmCid::Create(kCpus, c).status().message(), HasSubstr("batch 2147483647"));
+    c.batch = 0;
+    c.design = static_cast<Design>(7);
+    EXPECT_THAT(MmCid::Create(kCpus, c).status().message(), HasSubstr("design 7"));
+    c.design = d;
+    c.placement = static_cast<Placement>(-2);
+    EXPECT_THAT(MmCid::Create(kCpus, c).status().message(), HasSubstr("placement -2"));
+  }
 }
 
 TEST_P(MmCidMisuse, CreateMmRejectsBadAffinity) {
@@ -333,7 +367,7 @@ TEST(MmCidHooksMisuse, RcuWorkerOnAnUnpinnableHostCpuIsAnError) {
   ASSERT_TRUE(t.ok());
   auto d = RealThreadDriver::Create(*t, IsolationConfig(*t));
   ASSERT_TRUE(d.ok()) << d.status();
-  auto m = MmCid::Create(2, Lazy(Placement::kRcu));
+  auto m = MmCid::Create(2, Lazy("work_rcu"));
   ASSERT_TRUE(m.ok());
   MmCidHooks::Options o;
   o.rcu_host_cpu = -1;  // CPU_SET(-1) wrote outside the cpu_set_t
@@ -344,7 +378,15 @@ TEST(MmCidHooksMisuse, RcuWorkerOnAnUnpinnableHostCpuIsAnError) {
   EXPECT_EQ(hooks.errors(), 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Designs, MmCidMisuse, ::testing::ValuesIn(Designs()), testing_variants::ConfigTestName);
+std::string VariantTestName(const ::testing::TestParamInfo<MmCidVariant>& info) {
+  std::string n = info.param.Name();
+  for (char& c : n) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Designs, MmCidMisuse, ::testing::ValuesIn(Designs()), VariantTestName);
 
 }  // namespace
 }  // namespace isolation::mm_cid

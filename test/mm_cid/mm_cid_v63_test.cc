@@ -67,7 +67,7 @@ int64_t LocksForSwitch(MmId prev_mm, MmId next_mm) {
 TEST(MmCidV63, Create_NameAndParse) {
   auto m = MmCid::Create(8, V63());
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ((*m)->config().Name(), "v63_mmlock");
+  EXPECT_EQ((*m)->variant().Name(), "v63_mmlock");
   EXPECT_EQ(*ParseDesign("v63_mmlock"), Design::kV63MmLock);
 }
 

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Weak-memory tests of mm_cid under the store-buffer model (store_buffer.h):
+// Weak-memory tests of mm_cid under the store-buffer model (store_buffer.h),
+// forced at the built-in designs' named interleave points:
 //   I4 -- the lazy put's Dekker pairing.  With the two fences removed
 //         (lazy_no_dekker_fences) forced schedules of a remote clear or a
 //         migration steal against a context switch free an ID a running task
-//         holds (asserted); with the fences, those schedules and every
-//         schedule at the granularity of the interleave points are clean.
+//         holds (asserted); with the fences, those schedules are clean.
 //   S9 -- owner619's mode word (47ee94efccf6): the pre-fix split layout lets a
 //         schedin treat a half-published transition as stable and exhaust
-//         the ID space (I14, asserted); the fixed word is clean in every
-//         schedule.
+//         the ID space (I14, asserted); the fixed word completes.
+// Every schedule of these races (all interleavings at the interleave
+// points) is the conformance kit's (MmCidRaceConformance, for every
+// covering variant; the controls failing it: mm_cid_negative_controls_test.cc
+// and, for each allocator, I4_FencesRemoved_ExplorationFindsViolations below).
 
 #include <memory>
 #include <string>
@@ -18,7 +21,9 @@
 #include "gtest/gtest.h"
 #include "isolation/core/interleave.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/mm_cid/registry.h"
 #include "isolation/core/store_buffer.h"
+#include "isolation/testing/mm_cid.h"
 
 namespace isolation::mm_cid {
 namespace {
@@ -36,7 +41,16 @@ std::string Join(const std::vector<std::string>& v) {
   return s;
 }
 
-constexpr Allocator kAllocators[] = {Allocator::kV6_4, Allocator::kV6_13, Allocator::kV6_14};
+// Every registered allocator (the built-ins: alloc_v6_4, alloc_v6_13, alloc_v6_14).
+const std::vector<std::string> kAllocators = AllocatorRegistry().Names();
+std::string AllocatorName(const std::string& a) { return a; }
+
+MmCidVariant LazyVariant(const std::string& allocator, bool no_fences) {
+  MmCidVariant v;
+  v.design = no_fences ? "lazy_no_dekker_fences" : "lazy";
+  v.lazy.allocator = allocator;
+  return v;
+}
 constexpr Nanos kT = kNsPerSec;  // the racing switch happens at 1 s, the scan at 2 s
 
 // 4 CPUs, one mm with tasks 0, 1, 2.  Task 0 ran on CPU 1 and left ID 0
@@ -45,11 +59,8 @@ constexpr Nanos kT = kNsPerSec;  // the racing switch happens at 1 s, the scan a
 struct LazyRace {
   std::unique_ptr<MmCid> m;
   MmId mm = kNoMm;
-  LazyRace(Allocator a, bool no_fences) {
-    MmCidConfig c;
-    c.allocator = a;
-    c.lazy_no_dekker_fences = no_fences;
-    m = *MmCid::Create(4, c, MmCid::Limits{8, 2});  // small: one per explored schedule
+  LazyRace(const std::string& a, bool no_fences) {
+    m = *MmCid::Create(4, LazyVariant(a, no_fences), MmCid::Limits{8, 2});  // small: one per explored schedule
     mm = *m->CreateMm(CpuMask::Full(4), 0);
     for (TaskId t = 0; t < 3; ++t) EXPECT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
     m->ContextSwitch(1, kNoTask, 0, 1);
@@ -67,7 +78,7 @@ std::vector<std::string> Violations(const MmCid& m) {
 
 // Remote clear vs switch-in on CPU 1: runs `script` under the store-buffer
 // model; returns the violations found after it.
-std::vector<std::string> RunClearVsSwitch(Allocator a, bool no_fences, const std::vector<Interleaver::Slice>& script,
+std::vector<std::string> RunClearVsSwitch(const std::string& a, bool no_fences, const std::vector<Interleaver::Slice>& script,
                                           int32_t* task1_cid) {
   StoreBufferModel sb;
   LazyRace f(a, no_fences);
@@ -88,7 +99,7 @@ std::vector<std::string> RunClearVsSwitch(Allocator a, bool no_fences, const std
 // the scan's clear_old sees CPU 1 idle, the remote clear announces LAZY, sees
 // no user current, commits and frees ID 0 -- which task 1 is running with.
 TEST(MmCidWeak, I4_FencesRemoved_SwitchBeforeClear_FreesRunningId) {
-  for (Allocator a : kAllocators) {
+  for (const std::string& a : kAllocators) {
     int32_t cid = -2;
     const auto v = RunClearVsSwitch(a, /*no_fences=*/true, {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}},
                                     &cid);
@@ -100,7 +111,7 @@ TEST(MmCidWeak, I4_FencesRemoved_SwitchBeforeClear_FreesRunningId) {
 }
 
 TEST(MmCidWeak, I4_WithFences_SwitchBeforeClear_Clean) {
-  for (Allocator a : kAllocators) {
+  for (const std::string& a : kAllocators) {
     int32_t cid = -2;
     const auto v = RunClearVsSwitch(a, /*no_fences=*/false,
                                     {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}}, &cid);
@@ -114,7 +125,7 @@ TEST(MmCidWeak, I4_WithFences_SwitchBeforeClear_Clean) {
 // the slot.  Without the reclaimer's fence the LAZY value has not reached CPU
 // 1: the switch takes ID 0 as parked and valid, and the commit then frees it.
 TEST(MmCidWeak, I4_FencesRemoved_ClearBeforeSwitch_FreesRunningId) {
-  for (Allocator a : kAllocators) {
+  for (const std::string& a : kAllocators) {
     int32_t cid = -2;
     const auto v = RunClearVsSwitch(
         a, /*no_fences=*/true, {{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}, &cid);
@@ -127,7 +138,7 @@ TEST(MmCidWeak, I4_FencesRemoved_ClearBeforeSwitch_FreesRunningId) {
 // With the fence the switch sees LAZY, frees and re-allocates the ID itself,
 // and the clear's commit CAS fails.
 TEST(MmCidWeak, I4_WithFences_ClearBeforeSwitch_Clean) {
-  for (Allocator a : kAllocators) {
+  for (const std::string& a : kAllocators) {
     int32_t cid = -2;
     const auto v = RunClearVsSwitch(
         a, /*no_fences=*/false, {{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}, &cid);
@@ -139,7 +150,7 @@ TEST(MmCidWeak, I4_WithFences_ClearBeforeSwitch_Clean) {
 // The migration steal (__sched_mm_cid_migrate_from_try_steal_cid) is the
 // other reclaimer: task 0 migrates from CPU 1 to CPU 3 and runs there while
 // task 1 switches in on CPU 1.  Without the fences both run with ID 0 (I1).
-std::vector<std::string> RunStealVsSwitch(Allocator a, bool no_fences, const std::vector<Interleaver::Slice>& script) {
+std::vector<std::string> RunStealVsSwitch(const std::string& a, bool no_fences, const std::vector<Interleaver::Slice>& script) {
   StoreBufferModel sb;
   LazyRace f(a, no_fences);
   sb.DrainAll();
@@ -156,7 +167,7 @@ std::vector<std::string> RunStealVsSwitch(Allocator a, bool no_fences, const std
 }
 
 TEST(MmCidWeak, I4_FencesRemoved_MigrateSteal_DuplicatesId) {
-  for (Allocator a : kAllocators) {
+  for (const std::string& a : kAllocators) {
     const auto v1 = RunStealVsSwitch(a, true, {{"switch", "mm_cid.switch.end"}, {"migrate", ""}, {"switch", ""}});
     EXPECT_TRUE(Mentions(v1, "I1: ID 0 of mm 0 held twice")) << AllocatorName(a) << ": " << Join(v1);
     EXPECT_TRUE(Mentions(v1, "I4: running task 1 on CPU 1 holds ID 0 but slot has UNSET")) << Join(v1);
@@ -167,7 +178,7 @@ TEST(MmCidWeak, I4_FencesRemoved_MigrateSteal_DuplicatesId) {
 }
 
 TEST(MmCidWeak, I4_WithFences_MigrateSteal_Clean) {
-  for (Allocator a : kAllocators) {
+  for (const std::string& a : kAllocators) {
     const auto v1 = RunStealVsSwitch(a, false, {{"switch", "mm_cid.switch.end"}, {"migrate", ""}, {"switch", ""}});
     EXPECT_TRUE(v1.empty()) << AllocatorName(a) << ": " << Join(v1);
     const auto v2 = RunStealVsSwitch(
@@ -176,122 +187,13 @@ TEST(MmCidWeak, I4_WithFences_MigrateSteal_Clean) {
   }
 }
 
-// Every schedule at the granularity of the interleave points, under the
-// store-buffer model, for two races on CPU 1's parked ID:
-//   clear:   a scan (both passes) vs task 1 switching in and out, and task 2
-//            switching in;
-//   steal:   task 0 migrating 1 -> 3 and running there vs task 1 switching in.
-// With the fences no schedule violates I1/I4/I5/I6; without them some do.
-// (Three actors at once -- scan, steal and switch -- would need ~10^4
-// schedules, too many for a unit test at one thread pair per schedule.)
-struct ExploreResult {
-  int schedules = 0;
-  int violating_runs = 0;
-  std::string first;
-};
-
-enum class Race { kClear, kSteal };
-
-ExploreResult ExploreLazy(Allocator a, bool no_fences, Race race) {
-  ExploreResult r;
-  StoreBufferModel sb;
-  std::unique_ptr<LazyRace> f;
-  // I1/I2/I4 are also checked after each switch of an actor, once that
-  // switch's stores have drained (the end of the operation): a task that ran
-  // with a freed ID and already switched out leaves no trace at the end of
-  // the run.  The other actor may be parked inside a switch, after
-  // publishing rq->curr and before storing the task's ID, so "runs without
-  // an ID" is a transient state there, not a violation.
-  std::vector<std::string> mid;
-  auto switch_op = [&](int cpu, TaskId prev, TaskId next, Nanos t) {
-    f->m->ContextSwitch(cpu, prev, next, t);
-    store_buffer::OperationEnds();
-    for (auto& v : f->m->CheckAlways()) {
-      if (v.find("without an ID") == std::string::npos) mid.push_back(v);
-    }
-  };
-  auto n = Interleaver::Explore(
-      [&](Interleaver& il) {
-        f = std::make_unique<LazyRace>(a, no_fences);
-        sb.DrainAll();
-        mid.clear();
-        if (race == Race::kClear) {
-          il.Add("switch", [&] {
-            switch_op(1, kNoTask, 1, kT);
-            switch_op(1, 1, kNoTask, kT + 1);
-            switch_op(1, kNoTask, 2, kT + 2);
-          });
-          il.Add("scan", [&] { f->m->Scan(f->mm, 2 * kT); });
-        } else {
-          il.Add("switch", [&] { switch_op(1, kNoTask, 1, kT); });
-          il.Add("migrate", [&] {
-            f->m->Migrate(0, 1, 3, kT);
-            switch_op(3, kNoTask, 0, kT);
-          });
-        }
-      },
-      [&](const std::vector<std::string>& log) {
-        sb.DrainAll();
-        auto v = Violations(*f->m);
-        v.insert(v.end(), mid.begin(), mid.end());
-        if (!v.empty()) {
-          if (r.violating_runs++ == 0) r.first = Join(v) + " | schedule: " + Join(log);
-        }
-      });
-  EXPECT_TRUE(n.ok()) << n.status();
-  r.schedules = n.ok() ? *n : 0;
-  return r;
-}
-
-TEST(MmCidWeak, I4_WithFences_AllSchedulesClean) {
-  for (Allocator a : kAllocators) {
-    for (Race race : {Race::kClear, Race::kSteal}) {
-      const ExploreResult r = ExploreLazy(a, /*no_fences=*/false, race);
-      EXPECT_GT(r.schedules, 10) << AllocatorName(a) << " race " << static_cast<int>(race);
-      EXPECT_EQ(r.violating_runs, 0) << AllocatorName(a) << " race " << static_cast<int>(race) << ": " << r.first;
-      RecordProperty(absl::StrCat("schedules_", std::string(AllocatorName(a)), "_", static_cast<int>(race)), r.schedules);
-    }
-  }
-}
-
-// The same exploration must be able to fail: without the fences it finds
-// violating schedules for every race.
+// The kit's every-schedule exploration must be able to fail: without the
+// fences it finds violating schedules for both races, with every allocator.
 TEST(MmCidWeak, I4_FencesRemoved_ExplorationFindsViolations) {
-  for (Allocator a : kAllocators) {
-    for (Race race : {Race::kClear, Race::kSteal}) {
-      const ExploreResult r = ExploreLazy(a, /*no_fences=*/true, race);
-      EXPECT_GT(r.violating_runs, 0) << AllocatorName(a) << " race " << static_cast<int>(race);
-    }
+  for (const std::string& a : kAllocators) {
+    EXPECT_FALSE(testing::mm_cid::CheckScanVsSwitchSchedules(LazyVariant(a, true)).empty()) << a;
+    EXPECT_FALSE(testing::mm_cid::CheckMigrateVsSwitchSchedules(LazyVariant(a, true)).empty()) << a;
   }
-}
-
-// Without the model, forced interleavings alone cannot tell the two apart:
-// the fence-less control is clean in every schedule (why the model exists).
-TEST(MmCidWeak, I4_FencesRemoved_SequentiallyConsistentSchedulesAllClean) {
-  LazyRace* fp = nullptr;
-  std::unique_ptr<LazyRace> f;
-  int violating = 0;
-  auto n = Interleaver::Explore(
-      [&](Interleaver& il) {
-        f = std::make_unique<LazyRace>(Allocator::kV6_14, /*no_fences=*/true);
-        fp = f.get();
-        il.Add("switch", [&] { fp->m->ContextSwitch(1, kNoTask, 1, kT); });
-        il.Add("scan", [&] { fp->m->Scan(fp->mm, 2 * kT); });
-      },
-      [&](const std::vector<std::string>&) { violating += Violations(*fp->m).empty() ? 0 : 1; });
-  ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_GT(*n, 3);
-  EXPECT_EQ(violating, 0);
-}
-
-TEST(MmCidWeak, NegativeControlNames) {
-  MmCidConfig c;
-  c.lazy_no_dekker_fences = true;
-  EXPECT_EQ(c.Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork+lazy_no_dekker_fences");
-  MmCidConfig o;
-  o.design = Design::kOwner619;
-  o.owner619_split_mode = true;
-  EXPECT_EQ(o.Name(), "owner619+owner619_split_mode");
 }
 
 // ---------------------------------------------------------------------------
@@ -313,10 +215,9 @@ struct Owner619Race {
   std::unique_ptr<MmCid> m;
   MmId mm = kNoMm;
   explicit Owner619Race(bool split) {
-    MmCidConfig c;
-    c.design = Design::kOwner619;
-    c.owner619_split_mode = split;
-    m = *MmCid::Create(4, c, MmCid::Limits{8, 2});
+    MmCidVariant v;
+    v.design = split ? "owner619_split_mode" : "owner619";
+    m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
     mm = *m->CreateMm(CpuMask::Full(4), 0);
     for (TaskId t = 0; t < 4; ++t) EXPECT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
     m->ContextSwitch(0, kNoTask, 0, 1);  // the forker runs on CPU 0
@@ -363,46 +264,6 @@ TEST(MmCidWeak, S9_ModeWordWithFences_SameRaceClean) {
   EXPECT_EQ(s.alloc_failures, 0);
   EXPECT_EQ(s.mode_changes, 1);
   EXPECT_TRUE(v.empty()) << Join(v);
-}
-
-struct S9Explored {
-  int schedules = 0;
-  int violating_runs = 0;
-  std::string first;
-};
-
-S9Explored ExploreS9(bool split) {
-  S9Explored r;
-  StoreBufferModel sb;
-  std::unique_ptr<Owner619Race> f;
-  auto n = Interleaver::Explore(
-      [&](Interleaver& il) {
-        f = std::make_unique<Owner619Race>(split);
-        sb.DrainAll();
-        f->AddActors(il);
-      },
-      [&](const std::vector<std::string>& log) {
-        sb.DrainAll();
-        const auto v = Violations(*f->m);
-        if (!v.empty() && r.violating_runs++ == 0) r.first = Join(v) + " | schedule: " + Join(log);
-      });
-  EXPECT_TRUE(n.ok()) << n.status();
-  r.schedules = n.ok() ? *n : 0;
-  return r;
-}
-
-TEST(MmCidWeak, S9_ModeWordWithFences_AllSchedulesClean) {
-  const S9Explored r = ExploreS9(/*split=*/false);
-  EXPECT_GT(r.schedules, 5);
-  EXPECT_EQ(r.violating_runs, 0) << r.first;
-  RecordProperty("schedules", r.schedules);
-}
-
-TEST(MmCidWeak, S9_SplitMode_ExplorationFindsViolations) {
-  const S9Explored r = ExploreS9(/*split=*/true);
-  EXPECT_GT(r.violating_runs, 0);
-  RecordProperty("schedules", r.schedules);
-  RecordProperty("violating_runs", r.violating_runs);
 }
 
 }  // namespace

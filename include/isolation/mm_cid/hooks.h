@@ -4,8 +4,10 @@
 // -----------------------------------------------------------------------------
 //
 // Runs an `MmCid` (mm_cid.h) under either driver (simulator or real pinned
-// threads) by forwarding `Hooks` events to its entry points, and decides
-// WHERE the compaction scan runs -- the placement axis of the spec:
+// threads) by forwarding `Hooks` events to its entry points, and provides the
+// workers on which the lazy design's placement (strategies.h:
+// PlacementStrategy, which decides when a scan is due and where it goes)
+// runs the compaction scan -- the built-in placements:
 //
 //   work_taskwork  on return to user of the task the tick interrupted (its
 //                  CPU, possibly isolated) -- the kernel's task_work.
@@ -34,12 +36,17 @@
 //
 // Thread safety: the hooks may be called concurrently for different CPUs
 // (real-thread driver); counters are atomics.  Group-to-mm bookkeeping takes
-// an internal mutex (fork/exit paths only).  Invariant checking after every
-// event (`check_invariants`) is only meaningful where the driver serializes
-// its hooks (Driver::hooks_run_concurrently() false: the simulator), where it
-// is done; on real threads no per-event check runs (CheckAlways() reads other
-// CPUs' in-flight state, so it is exact only once the driver stopped, and
-// CheckAlwaysIncremental() needs a single-threaded driver).
+// an internal mutex (fork/exit paths only).  Invariant checking
+// (`check_invariants`): where the driver serializes its hooks
+// (Driver::hooks_run_concurrently() false: the simulator) CheckAlways()
+// after every event; where they run concurrently (real threads), where
+// CheckAlways() would read other CPUs' in-flight state, I1 at every switch
+// hook (spec §5): each CPU publishes the (mm, ID) its running task holds
+// after the mechanism switched it in and withdraws it before the mechanism
+// switches it out (or a tick may re-take it), and a CPU that publishes a
+// pair another CPU still shows counts a violation -- with sequentially
+// consistent publication and reads, of two CPUs running the same ID at once
+// at least one sees the other.
 //
 // Tracing: with a tracer on the driver, each scan is an "mm_cid.scan"
 // instant on the CPU that ran it (mm, visits, reclaimed, cost_ns, task_work)
@@ -66,10 +73,11 @@
 
 #include "isolation/core/driver.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/mm_cid/strategies.h"
 
 namespace isolation::mm_cid {
 
-class MmCidHooks final : public Hooks {
+class MmCidHooks final : public Hooks, private ScanRunner {
  public:
   struct Options {
     // Simulator: CheckAlways() after each event, through
@@ -137,10 +145,18 @@ class MmCidHooks final : public Hooks {
   void RunScan(MmId mm, CpuContext* ctx, int cpu, Nanos now);
   void Record(int cpu, const ScanResult& r, Nanos cost);
   void Check(const char* where);
-  void ArmDelayed(MmId mm, Nanos delay);
   void QueueOnWorker(Nanos delay, WorkFn fn);
-  void CallRcu(MmId mm);
   void TraceCid(int cpu, TaskId task, Nanos now);
+  // ScanRunner (strategies.h): the workers the placement queues on.
+  void QueueWork(MmId mm, Nanos delay) override;
+  void QueuePeriodicWork(MmId mm, Nanos period) override;
+  void CallRcu(MmId mm) override;
+  void PrepareRcu() override;
+  // Real threads: I1 at the switch hooks (see the header comment).
+  bool RealThreadCheck() const { return options_.check_invariants && !serialized_ && running_id_ != nullptr; }
+  void WithdrawRunningId(int cpu);
+  void PublishRunningId(int cpu, TaskId task, const char* where);
+  void AddViolation(std::string text);
 
   MmCid& mech_;
   Options options_;
@@ -155,6 +171,10 @@ class MmCidHooks final : public Hooks {
     std::atomic<Nanos> max_scan_ns{0};
   };
   std::unique_ptr<PerCpu[]> per_cpu_;
+  // Real threads: (mm + 1) << 32 | ID of each CPU's running task, 0 = none.
+  std::unique_ptr<std::atomic<uint64_t>[]> running_id_;
+  const PlacementStrategy* placement_ = nullptr;  // mech_.placement()
+  bool inline_scans_ = false;  // PlacementTraits::runs_on_trigger_cpu (timed on real threads)
   int num_cpus_ = 0;
   mutable std::mutex groups_lock_;
   std::map<int, MmId> group_mm_;          // guarded by groups_lock_

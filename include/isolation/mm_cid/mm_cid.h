@@ -5,7 +5,8 @@
 //
 // Per-address-space concurrency IDs ("mm_cid", the rseq `mm_cid` field) and
 // their compaction, with every design the kernel used or discussed, side by
-// side and selectable at run time through `MmCidConfig`:
+// side.  A variant (variant.h) names a registered design and, for the lazy
+// design, one registered strategy per axis (strategies.h, registry.h):
 //
 //   design     lazy      v6.4-v6.18 per-(mm, CPU) slots with a lazy-put flag,
 //                        a global cid_lock fallback and a periodic compaction
@@ -22,14 +23,19 @@
 //                        is handed over when prev and next share the mm
 //                        (kernel/sched/sched.h switch_mm_cid, mm_cid_get/put,
 //                        core.c sched_mm_cid_exit_signals/_execve/_fork).
+//              negative controls, each a design of its own: lazy_no_dekker_fences,
+//                        owner619_direct, owner619_walk619, owner619_split_mode.
 //   allocator  (lazy)    alloc_v6_4, alloc_v6_13 (recent_cid, max_nr_cid),
 //                        alloc_v6_14 (shrink max_nr_cid) -- __mm_cid_try_get().
-//   scan scope (lazy)    possible, allowed (the mm's CPU union), cidmask (the
-//                        seed's patch 1/2, WRONG: a negative control).
-//   granularity (lazy)   full pass or batches of N CPUs per call.
-//   placement  (lazy)    where the scan (task_mm_cid_work) runs; the mechanism
-//                        only says *that* a scan is due, the Hooks adapter
-//                        (mm_cid_hooks.h) decides *where*.
+//   scan scope (lazy)    scan_possible, scan_allowed (the mm's CPU union),
+//                        scan_cidmask (the seed's patch 1/2, WRONG: a negative
+//                        control).
+//   granularity (lazy)   batch_full, or batch_N: N CPUs per call.
+//   placement  (lazy)    when the scan (task_mm_cid_work) is due and where it
+//                        runs; the Hooks adapter (hooks.h) provides the workers.
+//   tick (lazy)          no_tick_kick, tick_kick ([WQ] never-preempted tasks).
+// Each strategy is chosen once, at Create(); no entry point looks at a
+// variant's name.
 //
 // The mechanism is a plain data structure: entry points take the CPU number
 // and the time, exactly at the points the kernel calls its hooks (see the
@@ -84,27 +90,18 @@
 #include "absl/status/statusor.h"
 #include "isolation/core/clock.h"
 #include "isolation/core/cpumask.h"
+#include "isolation/mm_cid/types.h"
+#include "isolation/mm_cid/variant.h"
 
 namespace isolation::mm_cid {
 
-using MmId = int32_t;
-using TaskId = int32_t;
-inline constexpr TaskId kNoTask = -1;
-inline constexpr MmId kNoMm = -1;
+class PlacementStrategy;
 
-// Bounds of MmCid::Limits, checked before anything is allocated: task ids
-// up to the kernel's PID_MAX_LIMIT / 4 (2^20; one 64-byte slot each, 64 MiB),
-// mms up to 2^20 (one pointer each until created).
-inline constexpr int kMaxTasks = 1 << 20;
-inline constexpr int kMaxMms = 1 << 20;
-
-// SCHED_MM_CID_PERIOD_NS and MM_CID_SCAN_DELAY (both 100 ms).
-inline constexpr Nanos kCidPeriodNs = 100 * kNsPerMs;
-inline constexpr Nanos kScanDelayNs = 100 * kNsPerMs;
-// Calibration of one remote slot visit (30-35 us / 256 visits in [SEED]);
-// used for *modelled* costs only.
-inline constexpr Nanos kModelledVisitNs = 130;
-
+// ---------------------------------------------------------------------------
+// Compatibility: the flat configuration of before issue #11.  Its enums name
+// the built-ins only; Create() turns it into an MmCidVariant (ToVariant) and
+// nothing in the library dispatches on it.  New code uses MmCidVariant.
+// ---------------------------------------------------------------------------
 enum class Design { kLazy, kOwner619, kV63MmLock };
 enum class Allocator { kV6_4, kV6_13, kV6_14 };
 enum class ScanScope { kPossible, kAllowed, kCidmask };
@@ -122,40 +119,25 @@ struct MmCidConfig {
   ScanScope scope = ScanScope::kPossible;
   int batch = 0;  // 0 = batch_full, N > 0 = batch_N
   Placement placement = Placement::kTaskWork;
-  // owner619_direct (negative control): tasks->CPUs transfer without TRANSIT.
-  bool owner619_direct = false;
-  // owner619_walk619 (negative control): the 6.19 fixup walk before the
-  // 7.0-rc4 fixes -- the forking task's thread group, then the whole task
-  // list bounded by a users budget that the thread-group tasks also consume
-  // (misses CLONE_VM sharers of another thread group), and a forked child
-  // counted as a user before it is visible to that walk.  Default: the
-  // per-mm user list of 7.0 (every user is reached).
-  bool owner619_walk619 = false;
-  // tick_kick (lazy): the [WQ] tick handler for never-preempted tasks
-  // (task_tick_mm_cid() of <20250613091229.21500-3-gmonaco@redhat.com>): once
-  // the current task has run > RSEQ_UNPREEMPTED_THRESHOLD (100 ms) since its
-  // switch-in, the tick (A) forces its return-to-user path when a scan is due
-  // and not pending, else (B) every MM_CID_SCAN_DELAY re-takes its ID in place
-  // (put lazy + get).  Always on for work_unbound and work_resume (the series
-  // that introduced those placements carries it); selectable for the others.
-  bool tick_kick = false;
+  bool owner619_direct = false;        // -> design owner619_direct
+  bool owner619_walk619 = false;       // -> design owner619_walk619
+  bool tick_kick = false;              // -> tick tick_kick
   bool TickKickEnabled() const {
     return design == Design::kLazy &&
            (tick_kick || placement == Placement::kUnbound || placement == Placement::kResume);
   }
-  // lazy_no_dekker_fences (negative control): the two Dekker fences of the
-  // lazy put removed -- after ContextSwitch publishes rq->curr and after a
-  // reclaimer's CAS to LAZY (remote clear, migration steal).  Only a
-  // StoreBufferModel (store_buffer.h) can make the difference visible: I4.
-  bool lazy_no_dekker_fences = false;
-  // owner619_split_mode (negative control): the pre-47ee94efccf6 layout --
-  // separate `percpu` and `transit` words, written without the two fences
-  // around the fixup; a reader can see a transition as a stable mode (S9).
-  bool owner619_split_mode = false;
+  bool lazy_no_dekker_fences = false;  // -> design lazy_no_dekker_fences
+  bool owner619_split_mode = false;    // -> design owner619_split_mode
 
-  // Spec identifier, e.g. "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork".
+  // The flat spec identifier, e.g. "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork",
+  // "owner619+owner619_direct" (ParseVariant() accepts it).
   std::string Name() const;
 };
+
+// The registered variant a flat configuration stands for.  Errors name the
+// bad value: batch outside [0, kMaxCpus], an enum value out of range, two
+// negative-control toggles at once.
+absl::StatusOr<MmCidVariant> ToVariant(const MmCidConfig& config);
 
 // Parses one axis value by spec id or command-line name; errors name the value.
 absl::StatusOr<Design> ParseDesign(std::string_view s);
@@ -169,18 +151,7 @@ std::string_view AllocatorName(Allocator a);
 std::string_view ScanScopeName(ScanScope s);
 std::string_view PlacementName(Placement p);
 
-// What one call of Scan() did.
-struct ScanResult {
-  bool ran = false;        // passed the rate limit / cursor claim
-  int visits = 0;          // slot visits (both passes)
-  int reclaimed = 0;       // IDs freed by remote clears
-};
-
-// What a hook asks the adapter to do about compaction.
-struct ScanRequest {
-  MmId mm = kNoMm;  // kNoMm: nothing to do
-  explicit operator bool() const { return mm != kNoMm; }
-};
+// ---------------------------------------------------------------------------
 
 struct MmCidStats {
   int64_t allocations = 0;      // IDs reserved in the bitmap
@@ -203,6 +174,7 @@ struct MmCidStats {
 };
 
 // One kernel instance: `num_cpus` possible CPUs, address spaces and tasks.
+// A design is a subclass (registry.h registers its factory).
 class MmCid {
  public:
   struct Limits {
@@ -210,19 +182,31 @@ class MmCid {
     int max_mms = 1024;
   };
   // Errors: num_cpus outside [1, kMaxCpus], limits outside [1, kMaxTasks] /
-  // [1, kMaxMms], batch outside [0, kMaxCpus], an unknown enum value, or an
-  // unsupported combination (named in the message).
-  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidConfig& config,
-                                                       Limits limits);
+  // [1, kMaxMms], a design or strategy that is not registered (NotFound,
+  // listing the registered names), a strategy's own refusal (e.g. batch_0).
+  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidVariant& variant, Limits limits);
+  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidVariant& variant) {
+    return Create(num_cpus, variant, Limits{});
+  }
+  // The variant named `name` (ParseVariant()).
+  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, std::string_view name, Limits limits);
+  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, std::string_view name) {
+    return Create(num_cpus, name, Limits{});
+  }
+  // Compatibility: ToVariant(config) first (its errors).
+  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidConfig& config, Limits limits);
   static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidConfig& config) {
     return Create(num_cpus, config, Limits{});
   }
   virtual ~MmCid() = default;
 
-  const MmCidConfig& config() const { return config_; }
+  const MmCidVariant& variant() const { return variant_; }
   int num_cpus() const { return num_cpus_; }
   // Limits::max_tasks: task ids are [0, max_tasks()).
   int max_tasks() const { return max_tasks_; }
+  // The lazy design's placement, which the Hooks adapter asks where a due
+  // scan runs; nullptr for designs without background work.
+  virtual const PlacementStrategy* placement() const { return nullptr; }
 
   // mm_init_cid(): a new address space whose creator has `creator_affinity`.
   virtual absl::StatusOr<MmId> CreateMm(const CpuMask& creator_affinity, Nanos now) = 0;
@@ -244,9 +228,9 @@ class MmCid {
   virtual void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) = 0;
   // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to() for a queued task.
   virtual void Migrate(TaskId task, int from, int to, Nanos now) = 0;
-  // task_tick_mm_cid(): returns the mm to scan when the placement is not
-  // task work (the adapter queues it); for task work it queues internally.
-  // `curr` may be kNoTask.
+  // task_tick_mm_cid(): returns the mm to scan when the placement hands the
+  // scan to the adapter (PlacementStrategy::Dispatch); task work queues
+  // internally.  `curr` may be kNoTask.
   virtual ScanRequest Tick(int cpu, TaskId curr, Nanos now) = 0;
   // Return to user of `task` (may be kNoTask) on `cpu`: runs queued task
   // work (work_taskwork) or the direct scan (work_resume) here, or asks for
@@ -305,6 +289,12 @@ class MmCid {
     (void)cpu;
     return false;
   }
+  // lazy: the CPUs the scan scope of `mm` holds now (ScopeStrategy::Size);
+  // a complete pass visits each of them twice.  0 without a scan.
+  virtual int ScanScopeSize(MmId mm) const {
+    (void)mm;
+    return 0;
+  }
   // Invariants that hold at every point: I1, I2, I3 (lazy v6.13+), I4, I15
   // partially (v63_mmlock: I1, I2, I15, running IDs reserved). Returns
   // human-readable violations (empty = fine).
@@ -316,7 +306,8 @@ class MmCid {
   // enables the change tracking and costs a full pass.  Contract: once
   // called, drive the instance from one thread at a time (the simulator) and
   // call it where every store is visible; the tracking is not synchronised.
-  virtual std::vector<std::string> CheckAlwaysIncremental() = 0;
+  // A design without change tracking may keep this default: the full pass.
+  virtual std::vector<std::string> CheckAlwaysIncremental() { return CheckAlways(); }
   // Invariants at quiescence: I5, I6 (lazy), I5/I11 (owner619); v63_mmlock:
   // its own accounting (set bits = IDs of the running tasks, a task that
   // does not run holds no ID, allocations - frees = popcount).
@@ -326,12 +317,12 @@ class MmCid {
   int ProgressBound() const { return 10 * num_cpus_; }
 
  protected:
-  MmCid(int num_cpus, const MmCidConfig& config) : num_cpus_(num_cpus), config_(config) {}
+  explicit MmCid(int num_cpus) : num_cpus_(num_cpus) {}
   int num_cpus_;
-  MmCidConfig config_;
 
  private:
-  int max_tasks_ = 0;  // set by Create()
+  MmCidVariant variant_;  // set by Create()
+  int max_tasks_ = 0;     // set by Create()
 };
 
 }  // namespace isolation::mm_cid

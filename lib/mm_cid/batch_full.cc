@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Granularity `batch_full` (mainline): every task_mm_cid_work() call is a
+// whole pass over the scope, and every call is rate limited.
+
+#include <memory>
+
+#include "mm_cid/builtins.h"
+
+namespace isolation::mm_cid::internal {
+namespace {
+
+class BatchFull final : public GranularityStrategy {
+ public:
+  int batch() const override { return 0; }
+  int Start(const std::atomic<int>&, int) const override { return 0; }
+  bool Claim(std::atomic<int>&, int, int, int num_cpus, ScanWindow& window) const override {
+    window.start = 0;
+    window.count = num_cpus;  // the whole scope
+    window.pass_end = true;
+    return true;
+  }
+};
+
+}  // namespace
+
+GranularityEntry BatchFullEntry() {
+  GranularityFactory factory;
+  factory.create = [](int) -> absl::StatusOr<std::unique_ptr<GranularityStrategy>> {
+    return std::unique_ptr<GranularityStrategy>(new BatchFull);
+  };
+  return {"batch_full", "mainline: a whole pass per call (up to 2P visits at once)", /*negative_control=*/false,
+          std::move(factory)};
+}
+
+}  // namespace isolation::mm_cid::internal

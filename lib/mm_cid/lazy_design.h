@@ -1,0 +1,904 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// lazy_design.h (mm_cid module, not installed): the `lazy` design
+// (v6.4-v6.18): per-(mm, CPU) slots with the lazy-put flag, the cid bitmap,
+// the global cid_lock fallback, migration, and the periodic compaction scan.
+// Spec §3.1-3.3.  Its variants are objects chosen once at construction
+// (strategies.h: allocator, scan scope, granularity, placement, tick
+// policy), and the Dekker fences are a compile-time policy: `Fences` is
+// DekkerFences (lazy.cc, mainline) or NoDekkerFences
+// (lazy_no_dekker_fences.cc, the negative control), so the mainline switch
+// carries no branch for the control.  Only those two files include this.
+//
+// Thread safety and memory ordering: mm_cid.h.
+
+#ifndef ISOLATION_LIB_MM_CID_LAZY_DESIGN_H_
+#define ISOLATION_LIB_MM_CID_LAZY_DESIGN_H_
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "isolation/core/interleave.h"
+#include "isolation/mm_cid/mm_cid.h"
+#include "isolation/mm_cid/registry.h"
+#include "isolation/mm_cid/strategies.h"
+#include "isolation/core/store_buffer.h"
+#include "mm_cid/always_check.h"
+#include "mm_cid/internal.h"
+#include "mm_cid/mm_registry.h"
+#include "mm_cid/per_cpu_slots.h"
+
+namespace isolation::mm_cid::internal {
+namespace lazy_design {
+
+// MM_CID_UNSET / MM_CID_LAZY_PUT (kernel/sched/sched.h).
+constexpr uint32_t kUnset = 0xFFFFFFFFu;
+constexpr uint32_t kLazyPut = 1u << 31;
+
+constexpr bool CidIsUnset(uint32_t c) { return c == kUnset; }
+constexpr bool CidIsValid(uint32_t c) { return (c & kLazyPut) == 0; }
+constexpr bool CidIsLazy(uint32_t c) { return c != kUnset && (c & kLazyPut) != 0; }
+
+// Bounds on the allocation spins so that a simulator (one thread, where a
+// spin can never be resolved by another CPU) reports a failure instead of
+// hanging.  The kernel spins without bound.
+constexpr int kFirstZeroSpin = 1 << 12;
+constexpr int kLockedRetries = 64;
+
+// Per-(mm, CPU) slot (struct mm_cid in v6.4-v6.18), 16 bytes as in the
+// kernel; stored per CPU (per_cpu_slots.h) so that the owning CPU's hot path
+// never shares a line with another CPU's.
+struct Slot {
+  std::atomic<uint32_t> cid{kUnset};
+  std::atomic<uint32_t> recent_cid{kUnset};  // v6.13+ allocation hint
+  std::atomic<Nanos> time{0};                // rq clock at last use
+};
+
+struct Mm {
+  Mm(MmId mm_id, int p, PerCpuRef<Slot> pcpu)
+      : id(mm_id), slots(pcpu), cidmask(p), allowed_atomic(p), allowed(p) {}
+  const MmId id;
+  PerCpuRef<Slot> slots;           // mm->pcpu_cid
+  AtomicCpuMask cidmask;           // indexed by ID, not CPU
+  AtomicCpuMask allowed_atomic;    // mm_cpus_allowed, readable by scans
+  std::mutex allowed_lock;         // cpus_allowed_lock
+  CpuMask allowed;                 // guarded by allowed_lock
+  std::atomic<int> nr_cpus_allowed{0};
+  std::atomic<int> max_nr_cid{0};
+  std::atomic<Nanos> next_scan{0};   // mm_cid_next_scan, 0 = not initialised
+  std::atomic<int> scan_cursor{0};   // mm_cid_scan_batch ([BATCH])
+  std::atomic<int> users{0};         // mm_users
+  std::atomic<bool> work_pending{false};  // a non task-work scan is queued
+  // Instrumentation (relaxed counters; not on the cached switch path).
+  std::atomic<int64_t> allocations{0};
+  std::atomic<int64_t> frees{0};
+  std::atomic<int64_t> range_violations{0};    // I2
+  std::atomic<int64_t> allowed_violations{0};  // I3
+};
+
+struct alignas(64) Task {
+  std::atomic<MmId> mm{kNoMm};
+  std::atomic<bool> active{false};     // mm_cid_active
+  std::atomic<int32_t> mm_cid{-1};     // read by observers
+  int32_t last_mm_cid = -1;
+  int migrate_from_cpu = -1;
+  std::atomic<int> nr_cpus_allowed{0};  // the task's own count (v6.4-v6.12); set by SetAffinity from any thread
+  std::atomic<bool> work_queued{false};  // cid_work queued as task work
+  // TIF_NOTIFY_RESUME for rseq: set at switch-in (and by the [WQ] tick
+  // kick), consumed by the next return to user (work_resume scans there).
+  bool resume_pending = false;
+  bool ran = false;            // switched in at least once (ForkFailed precondition)
+  Nanos switched_in_at = 0;    // se.prev_sum_exec_runtime stand-in: runtime since switch-in
+  Nanos last_cid_reset = 0;    // [WQ]: time of the last allocation by mm_cid_get()
+  bool exists = false;
+};
+
+// Per-CPU scheduler state the mechanism needs: rq->curr.
+struct alignas(64) Cpu {
+  std::atomic<TaskId> curr{kNoTask};
+  int64_t context_switches = 0;  // written only in this CPU's context
+};
+
+// The Dekker fences of the lazy put (§3.3): the scheduler side after
+// publishing rq->curr, the reclaimer side after its CAS to LAZY.
+struct DekkerFences {
+  static void AfterPublishCurr() { FullFence(); }
+  static void AfterLazyCas() { FullFence(); }
+};
+
+template <typename Fences>
+class LazyMmCid final : public MmCid, private AlwaysInvariants {
+ public:
+  LazyMmCid(int p, Limits limits, LazyStrategies strategies)
+      : MmCid(p),
+        limits_(limits),
+        tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
+        cpus_(new Cpu[static_cast<size_t>(p)]),
+        slots_(p),
+        mms_(limits.max_mms),
+        allocator_(std::move(strategies.allocator)),
+        scope_(std::move(strategies.scope)),
+        granularity_(std::move(strategies.granularity)),
+        placement_(std::move(strategies.placement)),
+        tick_(std::move(strategies.tick)),
+        recent_cid_(allocator_->traits().recent_cid),
+        bounded_by_allowed_(allocator_->traits().bounded_by_allowed),
+        rate_limited_(placement_->traits().rate_limited) {}
+
+  const PlacementStrategy* placement() const override { return placement_.get(); }
+
+  absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
+    (void)now;
+    ISOLATION_RETURN_IF_ERROR(CheckCreatorAffinity(affinity, num_cpus_));
+    return mms_.Create([&](MmId id) {
+      // mm_init_cid(): slots UNSET, max_nr_cid 0, union = creator's mask.
+      auto mm = std::make_unique<Mm>(id, num_cpus_, slots_.Allocate());
+      mm->allowed.CopyFrom(affinity);
+      mm->allowed_atomic.Store(affinity);
+      mm->nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
+      return mm;
+    });
+  }
+
+  absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now) override {
+    Mm* mm = GetMm(mm_id);
+    const bool child_exists = child >= 0 && child < limits_.max_tasks && tasks_[child].exists;
+    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id, mm != nullptr,
+                                            affinity, num_cpus_));
+    Task& t = tasks_[child];
+    notes_.Task(child);
+    t.exists = true;
+    t.ran = false;
+    t.resume_pending = false;
+    t.work_queued.store(false, std::memory_order_relaxed);
+    t.switched_in_at = now;
+    t.last_cid_reset = 0;
+    // dup_task_struct(): no ID, no source CPU, inactive.
+    t.mm_cid.store(-1, std::memory_order_relaxed);
+    t.last_mm_cid = -1;
+    t.migrate_from_cpu = -1;
+    t.nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
+    // init_sched_mm_cid(): still sees the parent's mm.  A single-threaded
+    // parent's mm gets its first scan deferred by MM_CID_SCAN_DELAY.
+    if (parent != kNoTask && tasks_[parent].exists) {
+      Mm* pmm = GetMm(tasks_[parent].mm.load(std::memory_order_relaxed));
+      if (pmm != nullptr && pmm->users.load(std::memory_order_relaxed) == 1) {
+        pmm->next_scan.store(now + kScanDelayNs, std::memory_order_relaxed);
+      }
+    }
+    // copy_mm() + sched_mm_cid_fork().
+    mm->users.fetch_add(1, std::memory_order_relaxed);
+    UnionAffinity(*mm, affinity);
+    t.mm.store(mm_id, std::memory_order_relaxed);
+    t.active.store(true, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
+
+  absl::Status SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
+    (void)now;
+    ISOLATION_RETURN_IF_ERROR(CheckSetAffinityArgs(tasks_.get(), limits_.max_tasks, task, mask, num_cpus_));
+    Task& t = tasks_[task];
+    t.nr_cpus_allowed.store(mask.Weight(), std::memory_order_relaxed);
+    Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
+    if (mm != nullptr) UnionAffinity(*mm, mask);
+    return absl::OkStatus();
+  }
+
+  // switch_mm_cid()
+  void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
+    ContractCpu("ContextSwitch", cpu, num_cpus_);
+    ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
+    ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
+    Cpu& c = cpus_[cpu];
+    ++c.context_switches;
+    notes_.Switch(cpu, prev, next);
+    // Publish rq->curr, then a full fence before touching any slot
+    // (smp_mb__after_switch_mm()): the scheduler half of the Dekker pairing
+    // with RemoteClear()/Migrate()'s steal, which CAS the slot, fence, and
+    // then load `curr`.  Neither a relaxed store nor a seq_cst CAS followed by
+    // a plain load orders store->load; only the fence does.  The store and
+    // the slot loads go through store_buffer.h so that a StoreBufferModel
+    // can show what happens without the fence (lazy_no_dekker_fences).
+    store_buffer::Store(c.curr, next, std::memory_order_relaxed);
+    ISOLATION_INTERLEAVE_POINT("mm_cid.switch.after_publish_curr");
+    Fences::AfterPublishCurr();
+    if (prev != kNoTask) {
+      Task& p = tasks_[prev];
+      if (p.active.load(std::memory_order_relaxed)) {
+        Mm& mm = *GetMm(p.mm.load(std::memory_order_relaxed));
+        Slot& s = mm.slots[cpu];
+        s.time.store(now, std::memory_order_relaxed);  // mm_cid_snapshot_time()
+        PutLazy(mm, s);
+        p.mm_cid.store(-1, std::memory_order_relaxed);
+      }
+    }
+    if (next != kNoTask) {
+      Task& n = tasks_[next];
+      if (n.active.load(std::memory_order_relaxed)) {
+        Mm& mm = *GetMm(n.mm.load(std::memory_order_relaxed));
+        const int32_t cid = GetCid(mm, cpu, n, now);
+        n.mm_cid.store(cid, std::memory_order_relaxed);
+        n.last_mm_cid = cid;
+        n.resume_pending = true;
+        n.ran = true;
+        n.switched_in_at = now;
+      }
+    }
+    ISOLATION_INTERLEAVE_POINT("mm_cid.switch.end");
+  }
+
+  // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to()
+  void Migrate(TaskId task, int from, int to, Nanos now) override {
+    ContractTask("Migrate", limits_.max_tasks, task, /*none_ok=*/false);
+    ContractCpu("Migrate", from, num_cpus_);
+    ContractCpu("Migrate", to, num_cpus_);
+    Task& t = tasks_[task];
+    notes_.Migrate(task, from, to);  // the steal writes both slots
+    t.migrate_from_cpu = from;  // sched_mm_cid_migrate_from()
+    Mm* mmp = GetMm(t.mm.load(std::memory_order_relaxed));
+    if (mmp == nullptr || !t.active.load(std::memory_order_relaxed)) return;
+    Mm& mm = *mmp;
+    const int src = t.migrate_from_cpu;
+    if (src < 0) {
+      t.last_mm_cid = -1;
+      return;
+    }
+    Slot& dst = mm.slots[to];
+    bool dst_set = !CidIsUnset(dst.cid.load(std::memory_order_relaxed));
+    // v6.13+ ([LOC]): the destination's recent_cid counts, and the users are
+    // compared with the mm's CPU union instead of the task's own affinity.
+    if (recent_cid_) dst_set = dst_set || !CidIsUnset(dst.recent_cid.load(std::memory_order_relaxed));
+    const int allowed = recent_cid_ ? mm.nr_cpus_allowed.load(std::memory_order_relaxed)
+                                    : t.nr_cpus_allowed.load(std::memory_order_relaxed);
+    // Enough users to populate every allowed CPU: keep the destination's ID.
+    if (dst_set && mm.users.load(std::memory_order_relaxed) >= allowed) return;
+    Slot& src_slot = mm.slots[src];
+    // __sched_mm_cid_migrate_from_fetch_cid()
+    uint32_t src_cid = store_buffer::Load(src_slot.cid, std::memory_order_relaxed);
+    if (t.last_mm_cid < 0 || !CidIsValid(src_cid) || static_cast<uint32_t>(t.last_mm_cid) != src_cid) return;
+    if (ActiveUserCurrentOn(src, mm_id(t))) {
+      t.last_mm_cid = -1;
+      return;
+    }
+    // __sched_mm_cid_migrate_from_try_steal_cid(): announce with LAZY, fence,
+    // verify the source CPU still does not run a user of this mm, commit.
+    uint32_t expected = src_cid;
+    // Delayed: under a StoreBufferModel the LAZY value may reach the source
+    // CPU only at our next fence (the store half of the RMW).
+    if (!store_buffer::CompareExchangeDelayed(src_slot.cid, expected, src_cid | kLazyPut,
+                                              std::memory_order_relaxed)) {
+      return;
+    }
+    ISOLATION_INTERLEAVE_POINT("mm_cid.migrate_steal.after_lazy_cas");
+    Fences::AfterLazyCas();  // reclaimer half of the Dekker pairing
+    if (ActiveUserCurrentOn(src, mm_id(t))) {
+      t.last_mm_cid = -1;  // that task completes the lazy put
+      return;
+    }
+    ISOLATION_INTERLEAVE_POINT("mm_cid.migrate_steal.before_commit");
+    expected = src_cid | kLazyPut;
+    if (!store_buffer::CompareExchange(src_slot.cid, expected, kUnset, std::memory_order_relaxed)) return;
+    if (recent_cid_) src_slot.recent_cid.store(kUnset, std::memory_order_relaxed);
+    if (dst_set) {
+      FreeCid(mm, src_cid);  // compaction: the destination already has one
+      return;
+    }
+    dst.time.store(now, std::memory_order_relaxed);
+    // dst was UNSET, so no delayed LAZY view of it can be pending (those
+    // exist only for valid slots): a plain store is sound under the model.
+    dst.cid.store(src_cid, std::memory_order_relaxed);
+    if (recent_cid_) dst.recent_cid.store(src_cid, std::memory_order_relaxed);
+  }
+
+  // task_tick_mm_cid(): the placement's half (queue task work, or ask the
+  // adapter for a scan), then the tick policy ([WQ] kick).
+  ScanRequest Tick(int cpu, TaskId curr, Nanos now) override {
+    ContractCpu("Tick", cpu, num_cpus_);
+    ContractTask("Tick", limits_.max_tasks, curr, /*none_ok=*/true);
+    if (curr == kNoTask) return {};
+    Task& t = tasks_[curr];
+    if (!t.active.load(std::memory_order_relaxed)) return {};
+    const MmId mm_id = t.mm.load(std::memory_order_relaxed);
+    Mm* mm = GetMm(mm_id);
+    if (mm == nullptr) return {};
+    const ScanTrigger trigger = Trigger(t, mm_id, mm, now, /*switched_in=*/false);
+    // A tick never scans in place (interrupt context): kRunHere is ignored.
+    const bool request = placement_->OnTick(trigger) == ScanAction::kRequest;
+    TickKick(cpu, t, *mm, trigger, now);
+    return request ? ScanRequest{mm_id} : ScanRequest{};
+  }
+
+  // Return to user of `task`: the placement decides whether the scan runs
+  // here (task work, rseq resume) or is handed to the adapter.
+  ScanRequest ReturnToUser(int cpu, TaskId task, Nanos now, ScanResult* result) override {
+    ContractCpu("ReturnToUser", cpu, num_cpus_);
+    ContractTask("ReturnToUser", limits_.max_tasks, task, /*none_ok=*/true);
+    if (task == kNoTask) return {};
+    Task& t = tasks_[task];
+    const bool switched_in = t.resume_pending;
+    t.resume_pending = false;
+    const MmId mm_id = t.mm.load(std::memory_order_relaxed);
+    Mm* mm = GetMm(mm_id);
+    const ScanTrigger trigger = Trigger(t, mm_id, mm, now, switched_in);
+    switch (placement_->OnReturnToUser(trigger)) {
+      case ScanAction::kNone:
+        return {};
+      case ScanAction::kRunHere: {
+        if (!trigger.active) return {};
+        const ScanResult r = Scan(mm_id, now);
+        if (result != nullptr) *result = r;
+        return {};
+      }
+      case ScanAction::kRequest:
+        return trigger.active ? ScanRequest{mm_id} : ScanRequest{};
+    }
+    return {};
+  }
+
+  void ScanRequestDone(MmId mm_id) override {
+    if (Mm* mm = GetMm(mm_id)) mm->work_pending.store(false, std::memory_order_relaxed);
+  }
+
+  // sched_mm_cid_exit_signals()
+  absl::Status Exit(int cpu, TaskId task, Nanos now) override {
+    (void)now;
+    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exit", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    Task& t = tasks_[task];
+    Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
+    if (mm == nullptr) return absl::OkStatus();
+    notes_.Cpu(cpu);
+    notes_.Task(task);
+    if (t.active.load(std::memory_order_relaxed)) {
+      // Exit side of the Dekker pairing: clear active, fence, then the slot.
+      t.active.store(false, std::memory_order_relaxed);
+      FullFence();
+      Put(*mm, mm->slots[cpu]);
+      t.mm_cid.store(-1, std::memory_order_relaxed);
+      t.last_mm_cid = -1;
+      mm->users.fetch_sub(1, std::memory_order_relaxed);  // exit_mm() -> mmput()
+    }
+    return absl::OkStatus();
+  }
+
+  // sched_mm_cid_before_execve(), bprm_mm_init(), sched_mm_cid_after_execve()
+  absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
+    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    Task& t = tasks_[task];
+    Mm* old = GetMm(t.mm.load(std::memory_order_relaxed));
+    if (old == nullptr) return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
+    auto new_id = CreateMm(affinity, now);
+    if (!new_id.ok()) return new_id.status();
+    ISOLATION_RETURN_IF_ERROR(Exit(cpu, task, now));  // before_execve is the same put
+    notes_.Cpu(cpu);
+    notes_.Task(task);
+    Mm& mm = *GetMm(*new_id);
+    mm.users.fetch_add(1, std::memory_order_relaxed);
+    t.mm.store(*new_id, std::memory_order_relaxed);
+    t.nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
+    t.active.store(true, std::memory_order_relaxed);
+    FullFence();  // active before the slot
+    t.ran = true;
+    t.switched_in_at = now;
+    const int32_t cid = GetCid(mm, cpu, t, now);
+    t.mm_cid.store(cid, std::memory_order_relaxed);
+    t.last_mm_cid = cid;
+    return *new_id;
+  }
+
+  // copy_process() error path after copy_mm(): bad_fork_cleanup_mm ->
+  // mmput() drops the user; the child never ran, so it holds no slot or ID.
+  // (init_sched_mm_cid()'s deferral of the parent mm's first scan stays, as
+  // in the kernel.)
+  absl::Status ForkFailed(TaskId child, Nanos now) override {
+    (void)now;
+    notes_.Task(child);
+    return RollBackUnrunChild(tasks_.get(), limits_.max_tasks, child, [this](MmId id) { return GetMm(id); });
+  }
+
+  // CLONE_VM without CLONE_THREAD: mm_users counts it like a thread, and
+  // nothing in this design walks tasks, so it is a plain fork into `mm`.
+  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity, Nanos now) override {
+    return Fork(parent, child, mm, affinity, now);
+  }
+
+  bool SlotLazy(MmId mm_id, int cpu) const override {
+    const Mm* mm = GetMm(mm_id);
+    if (mm == nullptr || cpu < 0 || cpu >= num_cpus_) return false;
+    return CidIsLazy(mm->slots[cpu].cid.load(std::memory_order_relaxed));
+  }
+
+  // task_mm_cid_work(): the granularity picks this call's window of the
+  // scope (the cursor, [BATCH]); a call that starts a pass is rate limited
+  // when the placement uses mm_cid_next_scan.
+  ScanResult Scan(MmId mm_id, Nanos now) override {
+    ScanResult r;
+    Mm* mmp = GetMm(mm_id);
+    if (mmp == nullptr) return r;
+    Mm& mm = *mmp;
+    const ScanSet set = View(mm);
+    const int size = scope_->Size(set);
+    const int start = granularity_->Start(mm.scan_cursor, size);
+    if (start == 0 && rate_limited_ && !PassRateLimit(mm, now)) return r;
+    ScanWindow window;
+    if (!granularity_->Claim(mm.scan_cursor, start, size, num_cpus_, window)) return r;  // another scanner's batch
+    r.ran = true;
+    r.pass_start = window.start == 0;
+    r.pass_end = window.pass_end;
+    // Pass 1: sched_mm_cid_remote_clear_old() on every CPU of the window.
+    scope_->ForEach(set, window.start, window.count, [&](const int* cpus, int n) {
+      for (int i = 0; i < n; ++i) {
+        ++r.visits;
+        r.reclaimed += ClearOld(mm, mm_id, cpus[i], now);
+      }
+    });
+    // Pass 2: sched_mm_cid_remote_clear_weight().
+    const int weight = mm.cidmask.Weight();
+    scope_->ForEach(set, window.start, window.count, [&](const int* cpus, int n) {
+      for (int i = 0; i < n; ++i) {
+        ++r.visits;
+        const uint32_t cid = store_buffer::Load(mm.slots[cpus[i]].cid, std::memory_order_relaxed);
+        if (CidIsValid(cid) && cid >= static_cast<uint32_t>(weight)) r.reclaimed += RemoteClear(mm, mm_id, cpus[i]);
+      }
+    });
+    scans_.fetch_add(1, std::memory_order_relaxed);
+    slot_visits_.fetch_add(r.visits, std::memory_order_relaxed);
+    return r;
+  }
+
+  int ScanScopeSize(MmId mm_id) const override {
+    const Mm* mm = GetMm(mm_id);
+    return mm != nullptr ? scope_->Size(View(*mm)) : 0;
+  }
+
+  int32_t TaskCid(TaskId task) const override {
+    if (task < 0 || task >= limits_.max_tasks) return -1;
+    return tasks_[task].mm_cid.load(std::memory_order_relaxed);
+  }
+  // Observers: an unknown id gives the "none" value documented in mm_cid.h.
+  MmId TaskMm(TaskId task) const override {
+    return InRange(task) ? tasks_[task].mm.load(std::memory_order_relaxed) : kNoMm;
+  }
+  bool TaskActive(TaskId task) const override {
+    return InRange(task) && tasks_[task].active.load(std::memory_order_relaxed);
+  }
+  TaskId CurrentTask(int cpu) const override {
+    return cpu >= 0 && cpu < num_cpus_ ? cpus_[cpu].curr.load(std::memory_order_relaxed) : kNoTask;
+  }
+  int MmUsers(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->users.load(std::memory_order_relaxed) : 0;
+  }
+  int MmAllowedWeight(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->nr_cpus_allowed.load(std::memory_order_relaxed) : 0;
+  }
+  CpuMask MmAllowed(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->allowed_atomic.Snapshot() : CpuMask(num_cpus_);
+  }
+  int CidmaskWeight(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? m->cidmask.Weight() : 0;
+  }
+
+  std::vector<std::string> CheckAlways() const override { return CheckAlwaysFull(*this, num_cpus_); }
+  std::vector<std::string> CheckAlwaysIncremental() override {
+    return notes_.Check(*this, num_cpus_, limits_.max_tasks, limits_.max_mms);
+  }
+
+  std::vector<std::string> CheckQuiescent() const override {
+    std::vector<std::string> v;
+    for (int m = 0; m < NumMms(); ++m) {
+      const Mm& mm = *GetMm(m);
+      CpuMask held(num_cpus_);
+      for (int c = 0; c < num_cpus_; ++c) {
+        const uint32_t s = mm.slots[c].cid.load(std::memory_order_relaxed);
+        if (CidIsUnset(s)) continue;
+        const int k = static_cast<int>(s & ~kLazyPut);
+        if (k >= num_cpus_) {
+          v.push_back(absl::StrCat("I5: mm ", m, " slot ", c, " holds ID ", k, " >= P"));
+          continue;
+        }
+        if (held.TestAndSet(k)) v.push_back(absl::StrCat("I5: mm ", m, " ID ", k, " held by two slots"));
+      }
+      const CpuMask bits = mm.cidmask.Snapshot();
+      if (!(bits == held)) {
+        v.push_back(absl::StrCat("I5: mm ", m, " bitmap {", bits.ToString(), "} != slot IDs {", held.ToString(),
+                                 "}"));
+      }
+      const int64_t live = mm.allocations.load(std::memory_order_relaxed) - mm.frees.load(std::memory_order_relaxed);
+      if (live != bits.Weight()) {
+        v.push_back(absl::StrCat("I6: mm ", m, " allocations-frees=", live, " != popcount ", bits.Weight()));
+      }
+    }
+    return v;
+  }
+
+  MmCidStats Stats() const override {
+    MmCidStats s;
+    for (int m = 0; m < NumMms(); ++m) {
+      const Mm& mm = *GetMm(m);
+      s.allocations += mm.allocations.load(std::memory_order_relaxed);
+      s.frees += mm.frees.load(std::memory_order_relaxed);
+    }
+    s.bitmap_ops = bitmap_ops_.load(std::memory_order_relaxed);
+    for (int c = 0; c < num_cpus_; ++c) s.context_switches += cpus_[c].context_switches;
+    s.scans = scans_.load(std::memory_order_relaxed);
+    s.slot_visits = slot_visits_.load(std::memory_order_relaxed);
+    s.lock_fallbacks = lock_fallbacks_.load(std::memory_order_relaxed);
+    s.alloc_failures = alloc_failures_.load(std::memory_order_relaxed);
+    s.max_alloc_attempts = max_alloc_attempts_.load(std::memory_order_relaxed);
+    s.tick_kick_retakes = tick_kick_retakes_.load(std::memory_order_relaxed);
+    return s;
+  }
+
+ private:
+  // What the placement sees of `t` at a tick or a return to user.
+  static ScanTrigger Trigger(Task& t, MmId mm_id, Mm* mm, Nanos now, bool switched_in) {
+    ScanTrigger trigger;
+    trigger.mm = mm_id;
+    trigger.active = mm != nullptr && t.active.load(std::memory_order_relaxed);
+    trigger.now = now;
+    trigger.next_scan = mm != nullptr ? mm->next_scan.load(std::memory_order_relaxed) : 0;
+    trigger.switched_in = switched_in;
+    trigger.task_work_queued = &t.work_queued;
+    trigger.mm_work_pending = mm != nullptr ? &mm->work_pending : nullptr;
+    return trigger;
+  }
+
+  // The tick policy's half of task_tick_mm_cid(): the [WQ] kick (v13 2/3;
+  // tick_kick.cc decides when).  A task that has run more than
+  // RSEQ_UNPREEMPTED_THRESHOLD since its switch-in never reaches the
+  // switch-time paths that resolve a LAZY slot or pick up a compacted ID.
+  // (A) Force its return-to-user path (rseq_set_notify_resume), where the
+  // placement queues or runs the scan.  (B) Re-take its ID in place --
+  // exactly the switch-out/in pair on the local slot (mm_cid_snapshot_time,
+  // mm_cid_put_lazy, mm_cid_get), so a slot a scan marked LAZY is freed and a
+  // lower ID allocated.  Runs in the CPU's context like ContextSwitch;
+  // `curr` is already published, so a racing reclaimer sees an active user
+  // and backs off (same Dekker pairing).
+  void TickKick(int cpu, Task& t, Mm& mm, const ScanTrigger& trigger, Nanos now) {
+    TickView view;
+    view.now = now;
+    view.ran_for = now - t.switched_in_at;
+    view.last_cid_reset = t.last_cid_reset;
+    view.scan_due = placement_->ScanDue(trigger);
+    view.scan_pending = placement_->ScanPending(trigger);
+    switch (tick_->OnTick(view)) {
+      case TickAction::kNone:
+        return;
+      case TickAction::kForceReturnToUser:
+        t.resume_pending = true;  // (A)
+        return;
+      case TickAction::kRetakeId:
+        break;
+    }
+    // (B)
+    notes_.Cpu(cpu);
+    notes_.Task(static_cast<TaskId>(&t - tasks_.get()));
+    Slot& s = mm.slots[cpu];
+    s.time.store(now, std::memory_order_relaxed);
+    PutLazy(mm, s);
+    const int32_t cid = GetCid(mm, cpu, t, now);
+    t.mm_cid.store(cid, std::memory_order_relaxed);
+    t.last_mm_cid = cid;
+    tick_kick_retakes_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // What the scope sees of `mm`.
+  ScanSet View(const Mm& mm) const {
+    ScanSet set;
+    set.num_cpus = num_cpus_;
+    set.allowed = &mm.allowed_atomic;
+    set.cidmask = &mm.cidmask;
+    return set;
+  }
+
+  // CheckAlways(), per part (always_check.h).  Per CPU: I14 (a running
+  // active task has an ID), I2 (< P), I1 via `unique`, I4 (its bit is
+  // reserved and its CPU's slot holds it).  Per mm: I2/I3 counted at
+  // allocation, I6 (no more frees than allocations).
+  CpuCheck CheckCpu(int c, Findings& before, Findings& after) const override {
+    CpuCheck r;
+    const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
+    r.task = t;
+    if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) return r;
+    const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
+    const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
+    if (k < 0) {
+      before.Add([&] { return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"); });
+      return r;
+    }
+    if (k >= num_cpus_) before.Add([&] { return absl::StrCat("I2: task ", t, " has ID ", k, " >= P"); });
+    r.mm = m;
+    r.id = k;
+    r.unique = true;
+    const Mm& mm = *GetMm(m);
+    if (k < num_cpus_ && !mm.cidmask.Test(k)) {
+      after.Add([&] {
+        return absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k, " whose bit is free");
+      });
+    }
+    const uint32_t slot = mm.slots[c].cid.load(std::memory_order_relaxed);
+    if (CidIsUnset(slot) || (slot & ~kLazyPut) != static_cast<uint32_t>(k)) {
+      after.Add([&] {
+        return absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k, " but slot has ",
+                            slot == kUnset ? std::string("UNSET") : absl::StrCat(slot & ~kLazyPut));
+      });
+    }
+    return r;
+  }
+  int MmBound() const override { return NumMms(); }
+  void CheckMm(MmId m, Findings& f) const override {
+    const Mm& mm = *GetMm(m);
+    if (int64_t n = mm.range_violations.load(std::memory_order_relaxed)) {
+      f.Add([&] { return absl::StrCat("I2: mm ", m, " handed out ", n, " IDs >= P"); });
+    }
+    if (int64_t n = mm.allowed_violations.load(std::memory_order_relaxed)) {
+      f.Add([&] { return absl::StrCat("I3: mm ", m, " handed out ", n, " IDs >= nr_cpus_allowed"); });
+    }
+    if (mm.frees.load(std::memory_order_relaxed) > mm.allocations.load(std::memory_order_relaxed)) {
+      f.Add([&] { return absl::StrCat("I6: mm ", m, " freed more IDs than it allocated"); });
+    }
+  }
+
+  Mm* GetMm(MmId id) const { return mms_.Get(id); }
+  int NumMms() const { return mms_.Size(); }
+  bool InRange(TaskId t) const { return t >= 0 && t < limits_.max_tasks; }
+  static MmId mm_id(const Task& t) { return t.mm.load(std::memory_order_relaxed); }
+
+  // mm_set_cpus_allowed(): grow-only union; the atomic copy is extended
+  // before the weight so a scan that sees the new weight sees the CPUs.
+  void UnionAffinity(Mm& mm, const CpuMask& mask) {
+    std::lock_guard<std::mutex> l(mm.allowed_lock);
+    mm.allowed.Or(mask);
+    for (int c : mask) mm.allowed_atomic.Set(c);
+    mm.nr_cpus_allowed.store(mm.allowed.Weight(), std::memory_order_release);
+  }
+
+  // Reads rq->curr of `cpu` and whether it is an active user of `mm`.  The
+  // caller has issued the full fence of its half of the Dekker pairing.
+  bool ActiveUserCurrentOn(int cpu, MmId mm) const {
+    const TaskId t = store_buffer::Load(cpus_[cpu].curr, std::memory_order_relaxed);
+    if (t == kNoTask) return false;
+    return tasks_[t].active.load(std::memory_order_relaxed) && tasks_[t].mm.load(std::memory_order_relaxed) == mm;
+  }
+
+  void FreeCid(Mm& mm, uint32_t cid) {  // __mm_cid_put()
+    // release: the slot updates that made the ID unused happen before a new
+    // owner's fetch_or (acq_rel) observes the bit clear.
+    mm.cidmask.Clear(static_cast<int>(cid), std::memory_order_release);
+    mm.frees.fetch_add(1, std::memory_order_relaxed);
+    notes_.Id(mm.id, static_cast<int>(cid));
+    bitmap_ops_.fetch_add(1, std::memory_order_relaxed);
+  }
+  bool TryReserve(Mm& mm, int cid) {  // cpumask_test_and_set_cpu()
+    bitmap_ops_.fetch_add(1, std::memory_order_relaxed);
+    // acq_rel: pairs with FreeCid's release; the kernel's op is fully ordered.
+    if (mm.cidmask.TestAndSet(cid, std::memory_order_acq_rel)) return false;
+    mm.allocations.fetch_add(1, std::memory_order_relaxed);
+    notes_.Id(mm.id, cid);
+    return true;
+  }
+
+  // mm_cid_put_lazy()
+  void PutLazy(Mm& mm, Slot& s) {
+    uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
+    if (!CidIsLazy(cid)) return;
+    if (store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed)) FreeCid(mm, cid & ~kLazyPut);
+  }
+  // mm_cid_put()
+  void Put(Mm& mm, Slot& s) {
+    uint32_t cid = s.cid.load(std::memory_order_relaxed);
+    while (!store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed)) {
+    }
+    if (!CidIsUnset(cid)) FreeCid(mm, cid & ~kLazyPut);
+  }
+
+  // What the allocator strategy sees of `mm` on `cpu` (strategies.h).
+  class Space final : public CidSpace {
+   public:
+    Space(LazyMmCid& design, Mm& mm, int cpu, int64_t& attempts)
+        : design_(design), mm_(mm), slot_(mm.slots[cpu]), attempts_(attempts) {}
+    int num_cpus() const override { return design_.num_cpus_; }
+    int users() const override { return mm_.users.load(std::memory_order_relaxed); }
+    // acquire: pairs with UnionAffinity's release, so the CPUs of the new
+    // weight are in the union we may bound by.
+    int nr_cpus_allowed() const override { return mm_.nr_cpus_allowed.load(std::memory_order_acquire); }
+    std::atomic<int>& max_nr_cid() override { return mm_.max_nr_cid; }
+    int recent_cid() const override {
+      const uint32_t recent = slot_.recent_cid.load(std::memory_order_relaxed);
+      return CidIsUnset(recent) ? -1 : static_cast<int>(recent);
+    }
+    // Spins only while another CPU transiently owns a bit outside any slot.
+    int FirstZeroBelow(int bound) override {
+      for (int spin = 0;; ++spin) {
+        const int cid = mm_.cidmask.FirstZero();
+        if (cid < bound) return cid;
+        if (spin >= kFirstZeroSpin) return -1;
+        std::this_thread::yield();
+      }
+    }
+    bool TryReserve(int cid) override {
+      ++attempts_;
+      return design_.TryReserve(mm_, cid);
+    }
+
+   private:
+    LazyMmCid& design_;
+    Mm& mm_;
+    Slot& slot_;
+    int64_t& attempts_;
+  };
+
+  // __mm_cid_try_get() by the allocator strategy: an ID whose bit it set, or
+  // -1 on a lost race.
+  int TryGetCid(Mm& mm, int cpu, int64_t& attempts) {
+    Space space(*this, mm, cpu, attempts);
+    return allocator_->TryGet(space);
+  }
+
+  // __mm_cid_get(): lock-free first, then the global cid_lock fallback.
+  int32_t AllocateCid(Mm& mm, int cpu) {
+    int64_t attempts = 0;
+    int cid = -1;
+    // relaxed: the flag only steers new allocators to the lock (progress);
+    // correctness comes from the bitmap's atomic test-and-set.
+    if (!use_cid_lock_.load(std::memory_order_relaxed)) cid = TryGetCid(mm, cpu, attempts);
+    if (cid < 0) {
+      lock_fallbacks_.fetch_add(1, std::memory_order_relaxed);
+      std::lock_guard<std::mutex> l(cid_lock_);
+      cid = TryGetCid(mm, cpu, attempts);
+      if (cid < 0) {
+        use_cid_lock_.store(true, std::memory_order_relaxed);
+        for (int i = 0; i < kLockedRetries && cid < 0; ++i) cid = TryGetCid(mm, cpu, attempts);
+        use_cid_lock_.store(false, std::memory_order_relaxed);
+      }
+    }
+    int64_t prev = max_alloc_attempts_.load(std::memory_order_relaxed);
+    while (attempts > prev && !max_alloc_attempts_.compare_exchange_weak(prev, attempts, std::memory_order_relaxed)) {
+    }
+    if (cid < 0) {
+      alloc_failures_.fetch_add(1, std::memory_order_relaxed);
+      return -1;
+    }
+    if (cid >= num_cpus_) {
+      mm.range_violations.fetch_add(1, std::memory_order_relaxed);
+      notes_.Mm(mm.id);
+    }
+    if (bounded_by_allowed_ && cid >= mm.nr_cpus_allowed.load(std::memory_order_relaxed)) {
+      mm.allowed_violations.fetch_add(1, std::memory_order_relaxed);
+      notes_.Mm(mm.id);
+    }
+    return cid;
+  }
+
+  // mm_cid_get()
+  int32_t GetCid(Mm& mm, int cpu, Task& t, Nanos now) {
+    Slot& s = mm.slots[cpu];
+    uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
+    if (CidIsValid(cid)) {  // parked ID: no atomic RMW
+      s.time.store(now, std::memory_order_relaxed);
+      return static_cast<int32_t>(cid);
+    }
+    if (CidIsLazy(cid)) {
+      ISOLATION_INTERLEAVE_POINT("mm_cid.get.before_lazy_cas");
+      if (store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed)) FreeCid(mm, cid & ~kLazyPut);
+    }
+    const int32_t n = AllocateCid(mm, cpu);
+    s.time.store(now, std::memory_order_relaxed);
+    t.last_cid_reset = now;  // [WQ]: stamped on the allocation path only
+    if (n < 0) return -1;
+    // The slot is UNSET here and only its owner (us, under the rq lock) moves
+    // it out of UNSET, so a plain store suffices.  (store_buffer.h
+    // discipline: no other CPU's delayed LAZY view of this slot can be
+    // pending -- delayed views only exist for valid slots and our CAS or
+    // UNSET load above ended or excluded them -- so a plain store is sound
+    // under the model too.)
+    s.cid.store(static_cast<uint32_t>(n), std::memory_order_relaxed);
+    if (recent_cid_) s.recent_cid.store(static_cast<uint32_t>(n), std::memory_order_relaxed);
+    return n;
+  }
+
+  // sched_mm_cid_remote_clear(): 1 if this call freed the ID.
+  int RemoteClear(Mm& mm, MmId mm_id, int cpu) {
+    Slot& s = mm.slots[cpu];
+    uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
+    if (!CidIsValid(cid)) return 0;
+    // Announce.  Delayed under a StoreBufferModel: the owner CPU may not see
+    // LAZY until our fence.
+    if (!store_buffer::CompareExchangeDelayed(s.cid, cid, cid | kLazyPut, std::memory_order_relaxed)) return 0;
+    notes_.Cpu(cpu);  // a remote write of `cpu`'s slot
+    ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.after_lazy_cas");
+    // Reclaimer half of the Dekker pairing: the LAZY store must be ordered
+    // before the load of rq->curr; a seq_cst CAS alone does not order a later
+    // relaxed load in the C++ model, the fence does.
+    Fences::AfterLazyCas();
+    // Verify: an active user of the mm there resolves LAZY itself.
+    if (ActiveUserCurrentOn(cpu, mm_id)) return 0;
+    ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.before_commit");
+    // Commit: single winner frees the bit.
+    uint32_t lazy = cid | kLazyPut;
+    if (!store_buffer::CompareExchange(s.cid, lazy, kUnset, std::memory_order_relaxed)) return 0;
+    FreeCid(mm, cid);
+    return 1;
+  }
+
+  // sched_mm_cid_remote_clear_old()
+  int ClearOld(Mm& mm, MmId mm_id, int cpu, Nanos rq_clock) {
+    Slot& s = mm.slots[cpu];
+    if (ActiveUserCurrentOn(cpu, mm_id)) {
+      s.time.store(rq_clock, std::memory_order_relaxed);  // keep a long runner's ID
+      return 0;
+    }
+    if (rq_clock < s.time.load(std::memory_order_relaxed) + kCidPeriodNs) return 0;
+    return RemoteClear(mm, mm_id, cpu);
+  }
+
+  // The rate limit of task_mm_cid_work(): exactly one scanner per period.
+  bool PassRateLimit(Mm& mm, Nanos now) {
+    const Nanos next = now + kScanDelayNs;
+    Nanos old = mm.next_scan.load(std::memory_order_relaxed);
+    if (old == 0) {
+      Nanos expected = 0;
+      if (mm.next_scan.compare_exchange_strong(expected, next, std::memory_order_relaxed)) {
+        old = next;
+      } else {
+        old = expected;
+      }
+    }
+    if (now < old) return false;
+    // Two scanners that both read an expired `old` race here; the CAS lets
+    // exactly one of them start the pass (I9).
+    ISOLATION_INTERLEAVE_POINT("mm_cid.scan.rate_limit.before_cas");
+    return mm.next_scan.compare_exchange_strong(old, next, std::memory_order_relaxed);
+  }
+
+  Limits limits_;
+  std::unique_ptr<Task[]> tasks_;
+  std::unique_ptr<Cpu[]> cpus_;
+  PerCpuSlots<Slot> slots_;  // guarded by the registry's lock (CreateMm)
+  MmRegistry<Mm> mms_;
+  ChangeNotes notes_;        // CheckAlwaysIncremental()'s journal
+  std::mutex cid_lock_;                          // global forward-progress lock
+  std::atomic<bool> use_cid_lock_{false};
+  std::atomic<int64_t> bitmap_ops_{0};
+  std::atomic<int64_t> scans_{0};
+  std::atomic<int64_t> slot_visits_{0};
+  std::atomic<int64_t> lock_fallbacks_{0};
+  std::atomic<int64_t> alloc_failures_{0};
+  std::atomic<int64_t> max_alloc_attempts_{0};
+  std::atomic<int64_t> tick_kick_retakes_{0};
+  // The variant's strategies (strategies.h), chosen at construction, and
+  // the traits the entry points consult.
+  const std::unique_ptr<AllocatorStrategy> allocator_;
+  const std::unique_ptr<ScopeStrategy> scope_;
+  const std::unique_ptr<GranularityStrategy> granularity_;
+  const std::unique_ptr<PlacementStrategy> placement_;
+  const std::unique_ptr<TickPolicy> tick_;
+  const bool recent_cid_;          // AllocatorTraits::recent_cid
+  const bool bounded_by_allowed_;  // AllocatorTraits::bounded_by_allowed (I3 counted)
+  const bool rate_limited_;        // PlacementTraits::rate_limited
+};
+
+}  // namespace lazy_design
+
+// The lazy design with fence policy `Fences` and the strategies `config`
+// names (registry.h).
+template <typename Fences>
+absl::StatusOr<std::unique_ptr<MmCid>> MakeLazyDesign(int num_cpus, const LazyConfig& config,
+                                                      const MmCid::Limits& limits) {
+  absl::StatusOr<LazyStrategies> strategies = MakeLazyStrategies(config);
+  if (!strategies.ok()) return strategies.status();
+  return std::unique_ptr<MmCid>(new lazy_design::LazyMmCid<Fences>(num_cpus, limits, std::move(*strategies)));
+}
+
+}  // namespace isolation::mm_cid::internal
+
+#endif  // ISOLATION_LIB_MM_CID_LAZY_DESIGN_H_

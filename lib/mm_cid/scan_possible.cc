@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Scan scope `scan_possible` (mainline, [LF]): both passes of
+// task_mm_cid_work() visit every possible CPU (for_each_possible_cpu):
+// 2 * P slot visits per pass.
+
+#include <memory>
+
+#include "mm_cid/builtins.h"
+#include "mm_cid/scope_mask.h"
+
+namespace isolation::mm_cid::internal {
+namespace {
+
+class ScanPossible final : public ScopeStrategy {
+ public:
+  int Size(const ScanSet& mm) const override { return mm.num_cpus; }
+  void ForEach(const ScanSet& mm, int start, int count,
+               absl::FunctionRef<void(const int* cpus, int n)> visit) const override {
+    ForEachInRange(mm.num_cpus, start, count, visit);
+  }
+};
+
+}  // namespace
+
+ScopeEntry ScanPossibleEntry() {
+  return {"scan_possible", "mainline: both passes over every possible CPU (2P visits per pass)",
+          /*negative_control=*/false, [] { return std::unique_ptr<ScopeStrategy>(new ScanPossible); }};
+}
+
+}  // namespace isolation::mm_cid::internal

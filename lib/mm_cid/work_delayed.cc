@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Placement `work_delayed` ([DW] v3 <20241216130909.240042-1-gmonaco@redhat.com>):
+// per-mm delayed work armed when the mm is created and re-armed every
+// MM_CID_SCAN_DELAY while the mm has users, on housekeeping workers;
+// mm_cid_next_scan is not used (the re-arm is the rate limit), and neither
+// tick nor return to user does anything.
+
+#include <memory>
+
+#include "mm_cid/builtins.h"
+
+namespace isolation::mm_cid::internal {
+namespace {
+
+class WorkDelayed final : public PlacementStrategy {
+ public:
+  PlacementTraits traits() const override {
+    PlacementTraits t;
+    t.rate_limited = false;
+    return t;
+  }
+  ScanAction OnTick(const ScanTrigger&) const override { return ScanAction::kNone; }
+  ScanAction OnReturnToUser(const ScanTrigger&) const override { return ScanAction::kNone; }
+  bool ScanDue(const ScanTrigger&) const override { return false; }  // no mm_cid_next_scan
+  bool ScanPending(const ScanTrigger&) const override { return false; }
+  void OnMmCreated(MmId mm, ScanRunner& runner) const override { runner.QueuePeriodicWork(mm, kScanDelayNs); }
+};
+
+}  // namespace
+
+PlacementEntry WorkDelayedEntry() {
+  return {"work_delayed", "[DW]: per-mm delayed work re-armed every 100 ms on housekeeping workers",
+          /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkDelayed); }};
+}
+
+}  // namespace isolation::mm_cid::internal

@@ -1,0 +1,805 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// MmCidConformance (testing/mm_cid.h): the mm_cid invariants and scenarios
+// that apply to every variant, driven through the entry points directly with
+// seeded schedules -- I1-I6 and I15 on random schedules with S2's per-ID
+// counter, S1, S3, S4, S10 (exec, failed fork, vfork, vfork at a mode flip),
+// S13 and S14.
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isolation/testing/mm_cid.h"
+#include "mm_cid_internal.h"
+
+namespace isolation::testing::mm_cid {
+
+using isolation::mm_cid::DesignTraits;
+using isolation::mm_cid::kNoMm;
+using isolation::mm_cid::kNoTask;
+using isolation::mm_cid::kScanDelayNs;
+
+namespace {
+
+void Add(Violations& out, const Violations& v, const std::string& where) {
+  for (const std::string& s : v) out.push_back(absl::StrCat(where, ": ", s));
+}
+
+// ---------------------------------------------------------------------------
+// A random-schedule model: P CPUs, tasks of several mms with random
+// affinities; events: switch, migrate, tick + return to user, housekeeping
+// scans, fork, exit, exec, affinity change.  Every point is quiescent (one
+// thread), so I1-I6 are checked after every event.  It also runs S2's
+// per-ID counter: a task loads counter[id] at switch-in and stores +1 at
+// switch-out, so two running tasks sharing an ID would lose an update.
+// ---------------------------------------------------------------------------
+struct RandomModel {
+  int p;
+  std::unique_ptr<MmCid> m;
+  std::unique_ptr<DirectScanRunner> runner;
+  std::mt19937_64 rng;
+  struct T {
+    bool alive = false;
+    int cpu = 0;
+    MmId mm = kNoMm;
+    CpuMask affinity;
+    int64_t pending = -1;  // counter value loaded at switch-in
+  };
+  std::vector<T> tasks;
+  std::vector<TaskId> curr;
+  std::vector<std::vector<int64_t>> counters;  // per mm, per ID
+  int64_t increments = 0;
+  Nanos now = 0;
+  int next_task = 0;
+  Violations violations;
+
+  RandomModel(int p_, const MmCidVariant& v, uint64_t seed) : p(p_), rng(seed), curr(static_cast<size_t>(p_), kNoTask) {
+    auto r = MmCid::Create(p, v, MmCid::Limits{512, 256});
+    if (!r.ok()) {
+      violations.push_back(absl::StrCat("Create: ", r.status().ToString()));
+      return;
+    }
+    m = std::move(*r);
+    runner = std::make_unique<DirectScanRunner>(*m);
+  }
+  int Rand(int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); }
+  CpuMask RandomAffinity() {
+    const int kind = Rand(4);
+    if (kind == 0) return CpuMask::Full(p);
+    if (kind == 1) return CpuMask::Of(p, Rand(p));
+    CpuMask mask(p);
+    const int n = 1 + Rand(p);
+    for (int i = 0; i < n; ++i) mask.Set(Rand(p));
+    return mask;
+  }
+  void EnsureCounters(MmId mm) {
+    while (static_cast<int>(counters.size()) <= mm) counters.emplace_back(static_cast<size_t>(p), 0);
+  }
+  bool Spawn(MmId mm, TaskId parent) {
+    if (next_task >= 500) return false;
+    TaskId t = next_task++;
+    T& task = tasks.emplace_back();
+    task.affinity = RandomAffinity();
+    if (mm == kNoMm) {
+      auto r = m->CreateMm(task.affinity, now);
+      if (!r.ok()) {
+        violations.push_back(absl::StrCat("CreateMm: ", r.status().ToString()));
+        return false;
+      }
+      mm = *r;
+      runner->MmCreated(mm, now);
+    }
+    EnsureCounters(mm);
+    task.mm = mm;
+    task.cpu = task.affinity.First();
+    task.alive = true;
+    if (absl::Status s = m->Fork(parent, t, mm, task.affinity, now); !s.ok()) {
+      violations.push_back(absl::StrCat("Fork: ", s.ToString()));
+    }
+    return true;
+  }
+  void SwitchOut(int cpu) {
+    TaskId prev = curr[static_cast<size_t>(cpu)];
+    if (prev == kNoTask) return;
+    T& t = tasks[static_cast<size_t>(prev)];
+    if (t.pending >= 0) {
+      const int32_t id = m->TaskCid(prev);
+      if (id >= 0 && id < p) {
+        counters[static_cast<size_t>(t.mm)][static_cast<size_t>(id)] = t.pending;
+        ++increments;
+      }
+      t.pending = -1;
+    }
+  }
+  void SwitchIn(TaskId next) {
+    if (next == kNoTask) return;
+    T& t = tasks[static_cast<size_t>(next)];
+    const int32_t id = m->TaskCid(next);
+    if (id >= 0 && id < p && m->TaskActive(next)) {
+      t.pending = counters[static_cast<size_t>(t.mm)][static_cast<size_t>(id)] + 1;
+    }
+  }
+  void ContextSwitch(int cpu, TaskId next) {
+    SwitchOut(cpu);
+    m->ContextSwitch(cpu, curr[static_cast<size_t>(cpu)], next, now);
+    curr[static_cast<size_t>(cpu)] = next;
+    SwitchIn(next);
+  }
+  std::vector<TaskId> QueuedOn(int cpu) {
+    std::vector<TaskId> v;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      if (tasks[i].alive && tasks[i].cpu == cpu && curr[static_cast<size_t>(cpu)] != static_cast<TaskId>(i)) {
+        v.push_back(static_cast<TaskId>(i));
+      }
+    }
+    return v;
+  }
+  void Step() {
+    now += 1 + Rand(3 * static_cast<int>(kNsPerMs));
+    const int cpu = Rand(p);
+    const int ev = Rand(100);
+    const TaskId cur = curr[static_cast<size_t>(cpu)];
+    if (ev < 40) {  // switch to a queued task or idle
+      auto q = QueuedOn(cpu);
+      TaskId next = q.empty() || Rand(5) == 0 ? kNoTask : q[static_cast<size_t>(Rand(static_cast<int>(q.size())))];
+      ContextSwitch(cpu, next);
+      if (next != kNoTask) runner->ReturnToUser(cpu, next, now);
+    } else if (ev < 55) {  // migrate a queued task within its affinity
+      auto q = QueuedOn(cpu);
+      if (q.empty()) return;
+      TaskId t = q[static_cast<size_t>(Rand(static_cast<int>(q.size())))];
+      T& task = tasks[static_cast<size_t>(t)];
+      int to = task.affinity.Nth(Rand(task.affinity.Weight()));
+      if (to == cpu) return;
+      m->Migrate(t, cpu, to, now);
+      task.cpu = to;
+    } else if (ev < 75) {  // tick + return to user
+      if (cur == kNoTask) return;
+      const int32_t id_before = m->TaskCid(cur);
+      runner->Tick(cpu, cur, now);
+      if (m->TaskCid(cur) != id_before) {
+        // A tick policy re-took the running task's ID; the kernel signals
+        // that with rseq_preempt(), which aborts the task's rseq critical
+        // section: it restarts, loading counter[new ID].
+        tasks[static_cast<size_t>(cur)].pending = -1;
+        SwitchIn(cur);
+      }
+      runner->ReturnToUser(cpu, cur, now);
+    } else if (ev < 85) {
+      runner->Housekeeping(now);
+    } else if (ev < 90) {  // fork: a thread of the current task's mm, or a new process
+      if (cur != kNoTask && Rand(2) == 0) {
+        Spawn(tasks[static_cast<size_t>(cur)].mm, cur);
+      } else {
+        Spawn(kNoMm, cur);
+      }
+    } else if (ev < 94) {  // exit the current task
+      if (cur == kNoTask) return;
+      SwitchOut(cpu);
+      tasks[static_cast<size_t>(cur)].pending = -1;
+      if (absl::Status s = m->Exit(cpu, cur, now); !s.ok()) violations.push_back(absl::StrCat("Exit: ", s.ToString()));
+      if (m->TaskCid(cur) != -1) violations.push_back(absl::StrCat("I15: task ", cur, " holds an ID after exit"));
+      tasks[static_cast<size_t>(cur)].alive = false;
+      m->ContextSwitch(cpu, cur, kNoTask, now);
+      curr[static_cast<size_t>(cpu)] = kNoTask;
+    } else if (ev < 96) {  // exec: fresh mm
+      if (cur == kNoTask) return;
+      T& task = tasks[static_cast<size_t>(cur)];
+      SwitchOut(cpu);
+      auto r = m->Exec(cpu, cur, task.affinity, now);
+      if (!r.ok()) {
+        violations.push_back(absl::StrCat("Exec: ", r.status().ToString()));
+        return;
+      }
+      task.mm = *r;
+      runner->MmCreated(task.mm, now);
+      EnsureCounters(task.mm);
+      if (m->TaskCid(cur) != 0) {
+        violations.push_back(absl::StrCat("S10/S1: exec gave task ", cur, " ID ", m->TaskCid(cur), ", not 0"));
+      }
+      SwitchIn(cur);
+    } else {  // affinity change of a queued task (grow or move)
+      auto q = QueuedOn(cpu);
+      if (q.empty()) return;
+      TaskId t = q[static_cast<size_t>(Rand(static_cast<int>(q.size())))];
+      T& task = tasks[static_cast<size_t>(t)];
+      task.affinity = RandomAffinity();
+      if (absl::Status s = m->SetAffinity(t, task.affinity, now); !s.ok()) {
+        violations.push_back(absl::StrCat("SetAffinity: ", s.ToString()));
+      }
+      if (!task.affinity.Test(task.cpu)) {
+        const int to = task.affinity.First();
+        m->Migrate(t, task.cpu, to, now);
+        task.cpu = to;
+      }
+    }
+  }
+  int64_t CounterSum() const {
+    int64_t s = 0;
+    for (auto& v : counters) {
+      for (int64_t x : v) s += x;
+    }
+    return s;
+  }
+};
+
+// The random schedules are single-threaded: a ThreadSanitizer build has
+// nothing to find in them and runs a quarter of the steps and one seed.
+#if defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN)
+constexpr int kRandomSteps = 500;
+constexpr uint64_t kRandomSeedsP8 = 1;
+#else
+constexpr int kRandomSteps = 2000;
+constexpr uint64_t kRandomSeedsP8 = 5;
+#endif
+
+// The bound S3 asserts for an mm of `users` users on a union of `allowed` CPUs.
+int IdBound(const DesignTraits& d, int allowed, int users, int p) {
+  const int opt = std::min(allowed, users);
+  if (d.id_bound == DesignTraits::IdBound::kMaxCids) return std::min(opt + opt / 4, p);
+  return opt;
+}
+
+}  // namespace
+
+Violations CheckRandomSchedule(const MmCidVariant& v, int p, uint64_t seed, int steps) {
+  RandomModel model(p, v, seed);
+  if (model.m == nullptr) return model.violations;
+  for (int i = 0; i < 6; ++i) model.Spawn(kNoMm, kNoTask);
+  for (int i = 0; i < 20; ++i) model.Spawn(static_cast<MmId>(i % 3), kNoTask);
+  const std::string where = absl::StrCat(v.Name(), " p=", p, " seed=", seed);
+  for (int step = 0; step < steps; ++step) {
+    model.Step();
+    Violations found = AllViolations(*model.m, /*quiescent=*/true);
+    found.insert(found.end(), model.violations.begin(), model.violations.end());
+    if (!found.empty()) {
+      Violations out;
+      Add(out, found, absl::StrCat(where, " step=", step));
+      return out;
+    }
+  }
+  for (int c = 0; c < p; ++c) model.ContextSwitch(c, kNoTask);
+  Violations out;
+  if (model.CounterSum() != model.increments) {
+    out.push_back(absl::StrCat(where, ": S2: per-ID counters sum to ", model.CounterSum(), " after ", model.increments,
+                               " increments (an ID was shared by two running tasks: I1)"));
+  }
+  Add(out, AllViolations(*model.m, true), where + " end");
+  return out;
+}
+
+Violations CheckSingleThread(const MmCidVariant& v) {
+  Violations out;
+  auto created = MmCid::Create(8, v);
+  if (!created.ok()) return {created.status().ToString()};
+  MmCid& m = **created;
+  const MmId mm = *m.CreateMm(CpuMask::Full(8), 0);
+  if (!m.Fork(kNoTask, 0, mm, CpuMask::Full(8), 0).ok()) out.push_back("S1: fork failed");
+  m.ContextSwitch(3, kNoTask, 0, 1000);
+  if (m.TaskCid(0) != 0) out.push_back(absl::StrCat("S1: single thread on CPU 3 has ID ", m.TaskCid(0), ", not 0"));
+  auto nmm = m.Exec(3, 0, CpuMask::Full(8), 2000);
+  if (!nmm.ok()) return {absl::StrCat("S1: exec: ", nmm.status().ToString())};
+  if (m.TaskCid(0) != 0) out.push_back(absl::StrCat("S1: after exec ID ", m.TaskCid(0), ", not 0"));
+  if (m.CidmaskWeight(mm) != 0) out.push_back("I15: the old mm's ID was not freed at exec");
+  Add(out, AllViolations(m, true), "S1");
+  return out;
+}
+
+Violations CheckRestrictedAffinity(const MmCidVariant& v) {
+  const int p = 32;
+  auto created = MmCid::Create(p, v);
+  if (!created.ok()) return {created.status().ToString()};
+  MmCid& m = **created;
+  auto traits = isolation::mm_cid::DescribeVariant(v);
+  if (!traits.ok()) return {traits.status().ToString()};
+  const CpuMask allowed = CpuMask::Range(p, 10, 20);
+  const MmId mm = *m.CreateMm(allowed, 0);
+  std::mt19937_64 rng(42);
+  std::vector<int> cpu_of(32);
+  std::vector<TaskId> curr(static_cast<size_t>(p), kNoTask);
+  for (int t = 0; t < 32; ++t) {
+    if (!m.Fork(kNoTask, t, mm, allowed, 0).ok()) return {"S3: fork failed"};
+    cpu_of[static_cast<size_t>(t)] = 10 + t % 11;
+  }
+  int32_t max_id = -1;
+  Nanos now = 0;
+  for (int step = 0; step < 20000; ++step) {
+    now += 100 * kNsPerUs;
+    const int cpu = 10 + static_cast<int>(rng() % 11);
+    const TaskId t = static_cast<TaskId>(rng() % 32);
+    if (rng() % 3 == 0 && curr[static_cast<size_t>(cpu_of[static_cast<size_t>(t)])] != t) {
+      const int to = 10 + static_cast<int>(rng() % 11);
+      m.Migrate(t, cpu_of[static_cast<size_t>(t)], to, now);
+      cpu_of[static_cast<size_t>(t)] = to;
+      continue;
+    }
+    if (cpu_of[static_cast<size_t>(t)] != cpu) continue;
+    if (std::find(curr.begin(), curr.end(), t) != curr.end()) continue;  // running elsewhere
+    m.ContextSwitch(cpu, curr[static_cast<size_t>(cpu)], t, now);
+    curr[static_cast<size_t>(cpu)] = t;
+    max_id = std::max(max_id, m.TaskCid(t));
+    if (step % 97 == 0) m.Scan(mm, now);
+    if (Violations a = m.CheckAlways(); !a.empty()) {
+      Violations out;
+      Add(out, a, absl::StrCat("S3 step ", step));
+      return out;
+    }
+  }
+  Violations out;
+  // lazy: I3 (nr_cpus_allowed = 11); v63_mmlock: first zero among at most 11
+  // running tasks; owner619: max_cids = 11 + 11/4 = 13.
+  const int bound = IdBound(traits->design, 11, 32, p);
+  if (max_id >= bound) out.push_back(absl::StrCat("S3: ID ", max_id, " handed out, bound ", bound));
+  if (max_id < 5) out.push_back(absl::StrCat("S3: the schedule used IDs only up to ", max_id, " (too weak)"));
+  return out;
+}
+
+// S4 (mm_cid_compaction_test): N tasks pinned one per CPU, started in reverse
+// order (CPU k gets ID N-1-k); barrier then 5 x 500 ms sleeps; the others
+// exit; the leader on CPU 0 wakes every 500 ms, runs 2 ms (two ticks hit it)
+// and reads its ID; the property: it reads 0 within `polls` polls.
+CompactionRun RunCompaction(const MmCidVariant& v, int n, int polls) {
+  CompactionRun r;
+  auto created = MmCid::Create(n, v);
+  if (!created.ok()) {
+    r.invariants.push_back(created.status().ToString());
+    return r;
+  }
+  MmCid& m = **created;
+  DirectScanRunner place(m);
+  Nanos now = 1000;
+  const MmId mm = *m.CreateMm(CpuMask::Full(n), now);
+  place.MmCreated(mm, now);
+  // Forked and started in reverse CPU order (owner619 allocates at fork,
+  // lazy at the first switch-in): CPU k's task gets ID N-1-k.
+  for (int k = n - 1; k >= 0; --k) {
+    if (!m.Fork(k == n - 1 ? kNoTask : n - 1, k, mm, CpuMask::Of(n, k), now).ok()) r.invariants.push_back("fork");
+  }
+  for (int k = n - 1; k >= 0; --k) m.ContextSwitch(k, kNoTask, k, now);
+  r.leader_start = m.TaskCid(0);
+  if (r.leader_start != n - 1) {
+    r.invariants.push_back(absl::StrCat("S4 setup: the leader starts with ID ", r.leader_start, ", not ", n - 1));
+  }
+  for (int s = 0; s < 5; ++s) {
+    now += 500 * kNsPerMs;
+    for (int k = 0; k < n; ++k) m.ContextSwitch(k, k, kNoTask, now);
+    for (int k = 0; k < n; ++k) m.ContextSwitch(k, kNoTask, k, now + 1);
+  }
+  for (int k = 1; k < n; ++k) {
+    if (!m.Exit(k, k, now).ok()) r.invariants.push_back("exit");
+    m.ContextSwitch(k, k, kNoTask, now);
+  }
+  m.ContextSwitch(0, 0, kNoTask, now);
+  int32_t id = m.TaskCid(0);
+  for (int poll = 0; poll < polls; ++poll) {
+    const Nanos wake = now + 500 * kNsPerMs;
+    // Housekeeping progresses during the sleep.
+    for (Nanos t = now + kNsPerMs; t < wake; t += 10 * kNsPerMs) place.Housekeeping(t);
+    now = wake;
+    m.ContextSwitch(0, kNoTask, 0, now);
+    place.ReturnToUser(0, 0, now);
+    for (int tick = 1; tick <= 2; ++tick) {
+      place.Tick(0, 0, now + tick * kNsPerMs);
+      place.ReturnToUser(0, 0, now + tick * kNsPerMs);
+    }
+    place.Housekeeping(now + 3 * kNsPerMs);
+    id = m.TaskCid(0);
+    r.polls = poll + 1;
+    Add(r.invariants, m.CheckAlways(), absl::StrCat("S4 poll ", poll));
+    m.ContextSwitch(0, 0, kNoTask, now + 3 * kNsPerMs);
+    if (id == 0) break;
+  }
+  r.leader_end = id;
+  return r;
+}
+
+namespace {
+// What S4 promises for a variant: IDs compact at the next schedin (no scan),
+// or through the scans when the allocator compacts.
+bool ClaimsCompaction(const VariantTraits& t) {
+  return t.design.converges_at_schedin || (t.design.lazy_axes && t.allocator.compacts);
+}
+int CompactionPolls(const VariantTraits& t) { return t.design.converges_at_schedin ? 1 : 10; }
+}  // namespace
+
+Violations CheckCompaction(const MmCidVariant& v) {
+  auto t = isolation::mm_cid::DescribeVariant(v);
+  if (!t.ok()) return {t.status().ToString()};
+  Violations out;
+  for (int n : {8, 128}) {
+    const CompactionRun r = RunCompaction(v, n, CompactionPolls(*t));
+    out.insert(out.end(), r.invariants.begin(), r.invariants.end());
+    if (r.leader_end != 0) {
+      out.push_back(absl::StrCat("S4/I8 N=", n, ": the leader still holds ID ", r.leader_end, " after ", r.polls,
+                                 " polls"));
+    }
+  }
+  return out;
+}
+
+Violations CheckExecAndRejectedFork(const MmCidVariant& v) {
+  const int p = 8;
+  auto created = MmCid::Create(p, v);
+  if (!created.ok()) return {created.status().ToString()};
+  MmCid& m = **created;
+  Violations out;
+  Nanos now = 1000;
+  const MmId old_mm = *m.CreateMm(CpuMask::Full(p), now);
+  for (int k = 0; k < 4; ++k) {
+    if (!m.Fork(k == 0 ? kNoTask : 0, k, old_mm, CpuMask::Full(p), now).ok()) out.push_back("fork");
+  }
+  for (int k = 0; k < 4; ++k) m.ContextSwitch(k, kNoTask, k, now);
+  if (m.MmUsers(old_mm) != 4 || m.CidmaskWeight(old_mm) != 4) out.push_back("S10 setup: 4 users with 4 IDs");
+  // Rejected thread creation: nothing changes.
+  if (m.Fork(0, 1, old_mm, CpuMask::Full(p), now).ok()) out.push_back("S10: a reused task id was accepted");
+  if (m.Fork(0, 5, old_mm, CpuMask(p), now).ok()) out.push_back("S10: an empty affinity was accepted");
+  if (m.Fork(0, 6, old_mm + 100, CpuMask::Full(p), now).ok()) out.push_back("S10: an unknown mm was accepted");
+  if (m.MmUsers(old_mm) != 4) out.push_back("S10: a rejected fork changed users");
+  if (m.CidmaskWeight(old_mm) != 4) out.push_back("S10: a rejected fork kept an ID");
+  Add(out, AllViolations(m, true), "S10 after rejected forks");
+  now += kNsPerMs;
+  auto new_mm = m.Exec(2, 2, CpuMask::Full(p), now);
+  if (!new_mm.ok()) return {absl::StrCat("S10: exec: ", new_mm.status().ToString())};
+  if (*new_mm == old_mm || m.TaskMm(2) != *new_mm) out.push_back("S10: exec did not give a fresh mm");
+  if (m.TaskCid(2) != 0) out.push_back(absl::StrCat("S10: the exec'ing task has ID ", m.TaskCid(2), ", not 0"));
+  if (m.MmUsers(*new_mm) != 1 || m.CidmaskWeight(*new_mm) != 1) out.push_back("S10: the fresh mm has one user, one ID");
+  if (m.MmUsers(old_mm) != 3) out.push_back(absl::StrCat("S10: exec left the old mm's users at ", m.MmUsers(old_mm)));
+  if (m.CidmaskWeight(old_mm) != 3) out.push_back("S10: the exec'ing task's old ID was not freed");
+  Add(out, AllViolations(m, true), "S10 after exec");
+  for (int k : {0, 1, 3}) {  // de_thread(): the other threads exit
+    now += kNsPerMs;
+    if (!m.Exit(k, k, now).ok()) out.push_back("exit");
+    m.ContextSwitch(k, k, kNoTask, now);
+  }
+  if (m.MmUsers(old_mm) != 0 || m.CidmaskWeight(old_mm) != 0) out.push_back("S10: the others' IDs were not freed");
+  if (m.TaskCid(2) != 0) out.push_back("S10: the exec'ing task lost ID 0");
+  Add(out, AllViolations(m, true), "S10 after de_thread");
+  return out;
+}
+
+Violations CheckFailedFork(const MmCidVariant& v) {
+  const int p = 8;
+  auto created = MmCid::Create(p, v);
+  if (!created.ok()) return {created.status().ToString()};
+  auto traits = isolation::mm_cid::DescribeVariant(v);
+  if (!traits.ok()) return {traits.status().ToString()};
+  MmCid& m = **created;
+  Violations out;
+  Nanos now = 1000;
+  const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
+  for (int k = 0; k < 4; ++k) {
+    if (!m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now).ok()) out.push_back("fork");
+  }
+  for (int k = 0; k < 4; ++k) m.ContextSwitch(k, kNoTask, k, now);
+  now += kNsPerMs;
+  if (!m.Fork(0, 4, mm, CpuMask::Full(p), now).ok()) return {"S10: fork of the child failed"};
+  if (m.MmUsers(mm) != 5) out.push_back("S10: the child is not accounted at fork");
+  const int ids_after_fork = traits->design.ids_at_fork ? 5 : 4;
+  if (m.CidmaskWeight(mm) != ids_after_fork) {
+    out.push_back(absl::StrCat("S10: ", m.CidmaskWeight(mm), " IDs after the fork, the design declares ",
+                               ids_after_fork));
+  }
+  if (!m.ForkFailed(4, now).ok()) out.push_back("S10: ForkFailed of the child refused");
+  if (m.MmUsers(mm) != 4) out.push_back("S10: a failed fork did not roll back users");
+  if (m.CidmaskWeight(mm) != 4) out.push_back("S10: a failed fork did not release the child's ID");
+  if (m.TaskActive(4)) out.push_back("S10: the rolled-back child is still active");
+  Add(out, AllViolations(m, true), "S10 after rollback");
+  if (m.ForkFailed(-1, now).code() != absl::StatusCode::kInvalidArgument) out.push_back("ForkFailed(-1) not refused");
+  if (m.ForkFailed(4, now).code() != absl::StatusCode::kInvalidArgument) out.push_back("a second rollback not refused");
+  if (m.ForkFailed(99, now).code() != absl::StatusCode::kInvalidArgument) out.push_back("ForkFailed(99) not refused");
+  if (m.ForkFailed(1, now).code() != absl::StatusCode::kFailedPrecondition) out.push_back("a running child rolled back");
+  if (m.MmUsers(mm) != 4) out.push_back("a rejected ForkFailed changed users");
+  now += kNsPerMs;
+  if (!m.Fork(0, 4, mm, CpuMask::Full(p), now).ok()) out.push_back("S10: the id cannot be forked again");
+  m.ContextSwitch(4, kNoTask, 4, now);
+  if (m.TaskCid(4) < 0) out.push_back("S10: the re-forked child runs without an ID");
+  if (m.MmUsers(mm) != 5 || m.CidmaskWeight(mm) != 5) out.push_back("S10: re-fork: 5 users with 5 IDs");
+  Add(out, AllViolations(m, true), "S10 after re-fork");
+  if (!m.Exit(4, 4, now).ok()) out.push_back("exit");
+  m.ContextSwitch(4, 4, kNoTask, now);
+  if (m.ForkFailed(4, now).code() != absl::StatusCode::kFailedPrecondition) out.push_back("an exited child rolled back");
+  return out;
+}
+
+Violations CheckVforkSharer(const MmCidVariant& v) {
+  const int p = 8;
+  auto created = MmCid::Create(p, v);
+  if (!created.ok()) return {created.status().ToString()};
+  MmCid& m = **created;
+  Violations out;
+  Nanos now = 1000;
+  const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
+  for (int k = 0; k < 3; ++k) {
+    if (!m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now).ok()) out.push_back("fork");
+  }
+  for (int k = 0; k < 3; ++k) m.ContextSwitch(k, kNoTask, k, now);
+  if (!m.ForkVm(0, 3, mm, CpuMask::Full(p), now).ok()) return {"S10: ForkVm failed"};
+  if (m.MmUsers(mm) != 4) out.push_back("S10: a CLONE_VM sharer is not counted in users");
+  if (m.TaskMm(3) != mm) out.push_back("S10: the sharer is not in the mm");
+  m.ContextSwitch(3, kNoTask, 3, now);
+  std::vector<int32_t> ids;
+  for (int k = 0; k < 4; ++k) ids.push_back(m.TaskCid(k));
+  std::sort(ids.begin(), ids.end());
+  if (ids != std::vector<int32_t>{0, 1, 2, 3}) out.push_back("S10: sharer and threads do not hold IDs {0..3}");
+  Add(out, AllViolations(m, true), "S10 vfork");
+  if (m.ForkVm(0, 3, mm, CpuMask::Full(p), now).ok()) out.push_back("ForkVm of a reused id accepted");
+  if (m.ForkVm(0, 5, mm + 7, CpuMask::Full(p), now).ok()) out.push_back("ForkVm into an unknown mm accepted");
+  now += kNsPerMs;
+  if (!m.Exit(3, 3, now).ok()) out.push_back("exit");
+  m.ContextSwitch(3, 3, kNoTask, now);
+  if (m.MmUsers(mm) != 3 || m.CidmaskWeight(mm) != 3) out.push_back("S10: the sharer's exit did not release it");
+  Add(out, AllViolations(m, true), "S10 vfork exit");
+  return out;
+}
+
+// A vfork sharer (ForkVm: its own thread group) is queued, not running,
+// while the ninth user of an 8-CPU union is forked -- the fork that turns
+// owner619 per-CPU, whose tasks->CPUs fixup must reach the sharer.  Every
+// design: the quiescent invariants hold after that fork, and the sharer
+// then runs with an ID distinct from the others'.
+Violations CheckVforkSharerAtModeFlip(const MmCidVariant& v) {
+  const int p = 8;
+  auto created = MmCid::Create(p, v);
+  if (!created.ok()) return {created.status().ToString()};
+  MmCid& m = **created;
+  Violations out;
+  Nanos now = 1000;
+  const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
+  const TaskId kSharer = 6;
+  for (int k = 0; k < 8; ++k) {
+    const absl::Status s = k == kSharer ? m.ForkVm(0, k, mm, CpuMask::Full(p), now)
+                                        : m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now);
+    if (!s.ok()) out.push_back("fork");
+  }
+  for (int k = 0; k < 5; ++k) m.ContextSwitch(k, kNoTask, k, now);  // 5, 6, 7 queued
+  if (m.MmUsers(mm) != 8) out.push_back("S10: the sharer is not a user");
+  if (!m.Fork(0, 8, mm, CpuMask::Full(p), now).ok()) out.push_back("fork of the ninth user");
+  Add(out, AllViolations(m, true), "S10 vfork sharer after the ninth fork");
+  now += kNsPerMs;
+  m.ContextSwitch(6, kNoTask, kSharer, now);
+  m.ContextSwitch(5, kNoTask, 5, now);
+  if (m.TaskCid(kSharer) < 0) out.push_back("S10: the sharer runs without an ID");
+  Add(out, AllViolations(m, true), "S10 vfork sharer runs");
+  return out;
+}
+
+// S13 on the direct API: 8 CPUs, one task pinned per CPU; the survivor on
+// CPU 7 is started last (lazy, v63_mmlock: the highest ID) and busy-loops
+// with the tick on (4 ms) for 1 s, never switching, while its 7 siblings
+// exit; then it sleeps once (its next schedin).
+NeverPreemptedRun RunNeverPreempted(const MmCidVariant& v) {
+  NeverPreemptedRun r;
+  const int p = 8;
+  const TaskId survivor = p - 1;
+  auto created = MmCid::Create(p, v);
+  if (!created.ok()) {
+    r.invariants.push_back(created.status().ToString());
+    return r;
+  }
+  MmCid& m = **created;
+  DirectScanRunner place(m);
+  Nanos now = 1000;
+  const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
+  place.MmCreated(mm, now);
+  for (int k = p - 1; k >= 0; --k) {
+    if (!m.Fork(k == p - 1 ? kNoTask : p - 1, k, mm, CpuMask::Of(p, k), now).ok()) r.invariants.push_back("fork");
+  }
+  for (int k = 0; k < p; ++k) m.ContextSwitch(k, kNoTask, k, now);
+  r.start_id = m.TaskCid(survivor);
+  const int64_t scans_before = m.Stats().scans;
+  for (int k = 0; k < p - 1; ++k) {
+    now += kNsPerMs;
+    if (!m.Exit(k, k, now).ok()) r.invariants.push_back("exit");
+    m.ContextSwitch(k, k, kNoTask, now);
+  }
+  const Nanos last_exit = now;
+  for (int tick = 0; tick < 250; ++tick) {
+    now += 4 * kNsPerMs;
+    place.Tick(survivor, survivor, now);
+    place.ReturnToUser(survivor, survivor, now);
+    place.Housekeeping(now + 1);
+    const int32_t id = m.TaskCid(survivor);
+    if (r.changed_after_last_exit < 0 && id != r.start_id) r.changed_after_last_exit = now - last_exit;
+    r.id_end_of_busy = id;
+    Add(r.invariants, m.CheckAlways(), absl::StrCat("S13 tick ", tick));
+    if (!r.invariants.empty()) return r;
+  }
+  r.scans_while_busy = m.Stats().scans - scans_before;
+  r.kick_retakes = m.Stats().tick_kick_retakes;
+  now += kNsPerMs;
+  m.ContextSwitch(survivor, survivor, kNoTask, now);
+  place.Housekeeping(now + 1);
+  m.ContextSwitch(survivor, kNoTask, survivor, now + 2);
+  r.id_after_schedin = m.TaskCid(survivor);
+  Add(r.invariants, AllViolations(m, false), "S13 after schedin");
+  return r;
+}
+
+namespace internal {
+Violations NeverPreemptedExpectations(const VariantTraits& t, int32_t start_id, int32_t id_end_of_busy,
+                                      Nanos changed_after_last_exit, int32_t id_after_schedin, int64_t scans,
+                                      int64_t kick_retakes, Nanos kick_bound) {
+  Violations out;
+  const int32_t high = 7;
+  if (!t.design.ids_at_fork && start_id != high) {
+    out.push_back(absl::StrCat("S13 setup: the survivor starts with ID ", start_id, ", not ", high));
+  }
+  if (t.design.lazy_axes && scans <= 0) out.push_back("S13: no compaction scan ran while the survivor was busy");
+  if (!t.design.lazy_axes && scans != 0) out.push_back("S13: a design without a scan scanned");
+  if (!t.tick_kick) {
+    if (changed_after_last_exit >= 0) out.push_back("S13: the ID changed while the survivor never switched");
+    if (kick_retakes != 0) out.push_back("S13: IDs re-taken without the tick kick");
+  } else if (kick_retakes <= 0) {
+    out.push_back("S13: the tick kick never re-took the ID");
+  }
+  const bool compacts = t.design.converges_at_schedin || t.allocator.compacts;
+  if (t.tick_kick && compacts) {
+    if (changed_after_last_exit < 0 || id_end_of_busy != 0) {
+      out.push_back(absl::StrCat("S13 kick: the busy survivor's ID is ", id_end_of_busy, ", not re-taken to 0"));
+    } else if (changed_after_last_exit > kick_bound) {
+      out.push_back(absl::StrCat("S13 kick: re-taken ", changed_after_last_exit / kNsPerMs,
+                                 " ms after the last exit, not within ~200 ms"));
+    }
+  }
+  if (t.tick_kick && !compacts && changed_after_last_exit >= 0) {
+    out.push_back("S13 kick: an allocator declared non-compacting changed the busy survivor's ID");
+  }
+  if (compacts && id_after_schedin != 0) {
+    out.push_back(absl::StrCat("S13: after the next schedin the survivor holds ID ", id_after_schedin, ", not 0"));
+  }
+  if (!compacts && id_after_schedin != start_id) {
+    out.push_back(absl::StrCat("S13: a non-compacting allocator moved the survivor from ", start_id, " to ",
+                               id_after_schedin));
+  }
+  return out;
+}
+}  // namespace internal
+
+Violations CheckNeverPreempted(const MmCidVariant& v) {
+  auto t = isolation::mm_cid::DescribeVariant(v);
+  if (!t.ok()) return {t.status().ToString()};
+  const NeverPreemptedRun r = RunNeverPreempted(v);
+  Violations out = r.invariants;
+  Violations e = internal::NeverPreemptedExpectations(*t, r.start_id, r.id_end_of_busy, r.changed_after_last_exit,
+                                            r.id_after_schedin, r.scans_while_busy, r.kick_retakes,
+                                            2 * kScanDelayNs + 2 * 4 * kNsPerMs);
+  out.insert(out.end(), e.begin(), e.end());
+  return out;
+}
+
+// S14: a fence cannot be targeted at an ID -- the CPU a task running with
+// ID k sits on changes (migration, hand-over, a parked ID taken by another
+// task), so "the CPUs running ID k" chosen at one moment miss a later holder;
+// users fence every CPU of the mm instead.  Checked: at every switch-in the
+// CPU is in the mm's CPU union (MmAllowed: what such a fence covers), and
+// the schedule does move IDs between CPUs (else it shows nothing).
+Violations CheckFenceTargets(const MmCidVariant& v) {
+  const int p = 8;
+  auto created = MmCid::Create(p, v);
+  if (!created.ok()) return {created.status().ToString()};
+  MmCid& m = **created;
+  DirectScanRunner place(m);
+  Violations out;
+  std::mt19937_64 rng(14);
+  const MmId mm = *m.CreateMm(CpuMask::Of(p, 0), 0);
+  place.MmCreated(mm, 0);
+  const int kTasks = 6;
+  std::vector<int> cpu_of(kTasks);
+  std::vector<CpuMask> affinity(kTasks);
+  std::vector<TaskId> curr(static_cast<size_t>(p), kNoTask);
+  for (int t = 0; t < kTasks; ++t) {
+    affinity[static_cast<size_t>(t)] = CpuMask::Range(p, t % p, std::min(p - 1, t % p + 2));
+    if (!m.Fork(t == 0 ? kNoTask : 0, t, mm, affinity[static_cast<size_t>(t)], 0).ok()) out.push_back("fork");
+    cpu_of[static_cast<size_t>(t)] = affinity[static_cast<size_t>(t)].First();
+  }
+  std::map<int32_t, int> last_cpu_of_id;
+  int moves = 0;
+  Nanos now = 0;
+  for (int step = 0; step < 4000 && out.empty(); ++step) {
+    now += 50 * kNsPerUs;
+    const TaskId t = static_cast<TaskId>(rng() % kTasks);
+    const int from = cpu_of[static_cast<size_t>(t)];
+    if (curr[static_cast<size_t>(from)] == t) {
+      m.ContextSwitch(from, t, kNoTask, now);
+      curr[static_cast<size_t>(from)] = kNoTask;
+      continue;
+    }
+    if (std::find(curr.begin(), curr.end(), t) != curr.end()) continue;
+    if (rng() % 4 == 0) {  // affinity grows (a later fence must cover it)
+      CpuMask grown = affinity[static_cast<size_t>(t)];
+      grown.Set(static_cast<int>(rng() % p));
+      affinity[static_cast<size_t>(t)] = grown;
+      if (!m.SetAffinity(t, grown, now).ok()) out.push_back("SetAffinity");
+    }
+    const CpuMask& a = affinity[static_cast<size_t>(t)];
+    const int to = a.Nth(static_cast<int>(rng() % static_cast<uint64_t>(a.Weight())));
+    if (to != from) m.Migrate(t, from, to, now);
+    cpu_of[static_cast<size_t>(t)] = to;
+    if (curr[static_cast<size_t>(to)] != kNoTask) m.ContextSwitch(to, curr[static_cast<size_t>(to)], kNoTask, now);
+    m.ContextSwitch(to, kNoTask, t, now);
+    curr[static_cast<size_t>(to)] = t;
+    place.ReturnToUser(to, t, now);
+    if (step % 50 == 0) place.Housekeeping(now);
+    const int32_t id = m.TaskCid(t);
+    if (!m.MmAllowed(mm).Test(to)) {
+      out.push_back(absl::StrCat("S14: task ", t, " runs with ID ", id, " on CPU ", to,
+                                 ", outside the mm's CPU union {", m.MmAllowed(mm).ToString(), "}"));
+    }
+    if (id >= 0) {
+      auto it = last_cpu_of_id.find(id);
+      if (it != last_cpu_of_id.end() && it->second != to) ++moves;
+      last_cpu_of_id[id] = to;
+    }
+    Add(out, m.CheckAlways(), absl::StrCat("S14 step ", step));
+  }
+  if (out.empty() && moves == 0) out.push_back("S14: no ID ever moved to another CPU (the schedule shows nothing)");
+  return out;
+}
+
+// ---- the suite -----------------------------------------------------------------
+
+using internal::ExpectDeclared;
+
+TEST_P(MmCidConformance, I1_I6_I15_RandomSchedules_S2Counters) {
+  for (int p : {8, 64}) {
+    for (uint64_t seed = 1; seed <= (p == 8 ? kRandomSeedsP8 : 1u); ++seed) {
+      EXPECT_THAT(CheckRandomSchedule(variant(), p, seed * 7919 + static_cast<uint64_t>(p), kRandomSteps),
+                  ::testing::IsEmpty());
+    }
+  }
+}
+
+TEST_P(MmCidConformance, S1_SingleThread) { EXPECT_THAT(CheckSingleThread(variant()), ::testing::IsEmpty()); }
+
+TEST_P(MmCidConformance, S3_RestrictedAffinity_I3) {
+  EXPECT_THAT(CheckRestrictedAffinity(variant()), ::testing::IsEmpty());
+}
+
+TEST_P(MmCidConformance, S4_Compaction_I8) {
+  for (int n : {8, 128}) {
+    const CompactionRun r = RunCompaction(variant(), n, CompactionPolls(traits()));
+    EXPECT_THAT(r.invariants, ::testing::IsEmpty()) << "N=" << n;
+    Violations property;
+    if (r.leader_end != 0) property.push_back(absl::StrCat("leader holds ID ", r.leader_end));
+    ExpectDeclared(ClaimsCompaction(traits()), property, absl::StrCat("S4: the leader reaches ID 0, N=", n));
+  }
+}
+
+TEST_P(MmCidConformance, S10_ExecAndRejectedFork) {
+  EXPECT_THAT(CheckExecAndRejectedFork(variant()), ::testing::IsEmpty());
+}
+
+TEST_P(MmCidConformance, S10_FailedForkRollsBack) { EXPECT_THAT(CheckFailedFork(variant()), ::testing::IsEmpty()); }
+
+TEST_P(MmCidConformance, S10_VforkSharer) { EXPECT_THAT(CheckVforkSharer(variant()), ::testing::IsEmpty()); }
+
+TEST_P(MmCidConformance, S10_VforkSharerAtModeFlip_I11) {
+  EXPECT_THAT(CheckVforkSharerAtModeFlip(variant()), ::testing::IsEmpty());
+}
+
+TEST_P(MmCidConformance, S13_NeverPreemptedThread_I4) {
+  const NeverPreemptedRun r = RunNeverPreempted(variant());
+  EXPECT_THAT(r.invariants, ::testing::IsEmpty());
+  EXPECT_THAT(internal::NeverPreemptedExpectations(traits(), r.start_id, r.id_end_of_busy, r.changed_after_last_exit,
+                                         r.id_after_schedin, r.scans_while_busy, r.kick_retakes,
+                                         2 * kScanDelayNs + 2 * 4 * kNsPerMs),
+              ::testing::IsEmpty());
+}
+
+TEST_P(MmCidConformance, S14_FenceEveryCpuOfTheMm) { EXPECT_THAT(CheckFenceTargets(variant()), ::testing::IsEmpty()); }
+
+// A binary that links the kit without instantiating this suite is not an error.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MmCidConformance);
+
+namespace internal {
+int MmCidConformanceAnchor() { return 0; }
+}  // namespace internal
+
+}  // namespace isolation::testing::mm_cid

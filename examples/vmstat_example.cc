@@ -3,9 +3,10 @@
 // program: four worker threads count "requests" and "bytes" through their own
 // per-thread differentials (no shared cache line touched until a threshold is
 // crossed), while a reporter thread reads the cheap approximate value and the
-// exact-at-the-time snapshot.  Strategy D (the library's own design) lets the
+// exact-at-the-time snapshot.  Fold policy D (the library's own design) lets the
 // reporter fold the workers' residue remotely without any locked operation on
-// the workers' path; pass "C" or "A1" as argv[1] to compare.
+// the workers' path; pass another fold policy ("C", "A1", or one you
+// registered with isolation::vmstat::RegisterFoldPolicy) as argv[1] to compare.
 
 #include <atomic>
 #include <chrono>
@@ -17,7 +18,6 @@
 #include "isolation/vmstat/vmstat.h"
 
 using isolation::vmstat::StatKind;
-using isolation::vmstat::Strategy;
 using isolation::vmstat::Vmstat;
 using isolation::vmstat::VmstatConfig;
 
@@ -25,17 +25,8 @@ int main(int argc, char** argv) {
   constexpr int kWorkers = 4;
   constexpr int kRequests = 0;  // node item 0 used as "requests"
   constexpr int kBytesKiB = 1;  // node item 1 used as "KiB sent"
-  Strategy strategy = Strategy::kD;
-  if (argc > 1) {
-    auto s = isolation::vmstat::ParseStrategy(argv[1]);
-    if (!s.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(s.status().message()).c_str());
-      return 2;
-    }
-    strategy = *s;
-  }
   VmstatConfig config;
-  config.strategy = strategy;
+  config.fold_policy = argc > 1 ? argv[1] : "D";  // Create names a bad one
   config.num_cpus = kWorkers + 1;  // slot kWorkers = the reporter
   config.node_items = 2;
   config.zone_items = 1;
@@ -43,7 +34,7 @@ int main(int argc, char** argv) {
   auto created = Vmstat::Create(config);
   if (!created.ok()) {
     std::fprintf(stderr, "%s\n", std::string(created.status().message()).c_str());
-    return 1;
+    return 2;
   }
   Vmstat& counters = **created;
 
@@ -72,7 +63,7 @@ int main(int argc, char** argv) {
   stop.store(true);
   for (auto& t : workers) t.join();
   std::printf("final (%s): requests %lld, KiB %lld (every worker folded: approx == exact)\n",
-              std::string(isolation::vmstat::StrategyName(strategy)).c_str(),
+              counters.fold_policy_name().c_str(),
               static_cast<long long>(counters.Read(StatKind::kNode, 0, kRequests)),
               static_cast<long long>(counters.Read(StatKind::kNode, 0, kBytesKiB)));
   return 0;

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "isolation/runtime/sim.h"
 
@@ -20,7 +21,7 @@ std::unique_ptr<Simulator> Make(int cpus, TickMode mode, int busy) {
   // package:P core:C pu:1 with P*C == cpus.
   const int packages = cpus >= 64 ? cpus / 64 : 1;
   const std::string desc =
-      "package:" + std::to_string(packages) + " core:" + std::to_string(cpus / packages) + " pu:1";
+      absl::StrCat("package:", packages, " core:", cpus / packages, " pu:1");
   absl::StatusOr<Topology> t = Topology::FromSynthetic(desc);
   if (!t.ok()) return nullptr;
   SimOptions opts;

@@ -5,10 +5,16 @@
 // update-plus-return-to-user hook chain (A1 vs B, the seed's +2.6 % question);
 // read cost (approximate vs snapshot) and shepherd scan vs CPU count.
 //
-// Every benchmark reports `ns_per_op` (thread CPU time per iteration, so
+// Every benchmark here reports `ns_per_op` (thread CPU time per iteration, so
 // preemption on a shared host does not count) and `ratio_vs_fetch_add`: that
 // divided by the CPU time of an uncontended relaxed fetch_add measured right
-// after it, so runs on different hosts compare by ratio.
+// after it, so runs on different hosts compare by ratio.  The per-strategy
+// ones take the built-in fold policies by index (/0 A0 ... /5 B.local, the
+// indices of the library before the registry, so old and new runs compare).
+//
+// Besides, the kit's helpers (testing/vmstat_bench.h) register
+// BM_Vmstat<Op>/<policy> for every registered fold policy beside mainline
+// A1 in the same run, with `ratio_to_A1` as a counter.
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "isolation/testing/vmstat_bench.h"
 #include "isolation/vmstat/vmstat.h"
 
 namespace isolation::vmstat {
@@ -27,13 +34,12 @@ namespace {
 // B.local last, so the existing indices (/0../4) keep their meaning.  Its
 // writer-side arm is measured without a LocalWorkQueue: the pending-bit
 // test-and-set only, not the kernel's timer enqueue.
-constexpr Strategy kAll[] = {Strategy::kA0, Strategy::kA1, Strategy::kB, Strategy::kC, Strategy::kD,
-                             Strategy::kBLocal};
+constexpr const char* kAll[] = {"A0", "A1", "B", "C", "D", "B.local"};
 constexpr int kLastStrategy = static_cast<int>(sizeof(kAll) / sizeof(kAll[0])) - 1;
 
-std::unique_ptr<Vmstat> MakeVm(Strategy s, int cpus) {
+std::unique_ptr<Vmstat> MakeVm(const std::string& policy, int cpus) {
   VmstatConfig c;
-  c.strategy = s;
+  c.fold_policy = policy;
   c.num_cpus = cpus;
   c.zones = {ZoneSpec{"DMA32", 0, 262144, 100, 140, 180}, ZoneSpec{"Normal", 0, 16 * 262144, 8192, 10240, 12288}};
   c.isolated = CpuMask(cpus);
@@ -73,19 +79,19 @@ double NsPerIter(benchmark::State& state, int64_t t0) {
 // with the fetch_add ratio and the strategy as label.
 template <typename Op>
 void TimePerStrategy(benchmark::State& state, Op op) {
-  const Strategy s = kAll[state.range(0)];
+  const std::string s = kAll[state.range(0)];
   auto vm = MakeVm(s, 4);
   const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) op(*vm);
   ReportRatio(state, NsPerIter(state, t0));
-  state.SetLabel(std::string(StrategyName(s)));
+  state.SetLabel(s);
 }
 
 // An A1 Vmstat of range(0) CPUs with 3 free pages pending on each, then
 // `read(vm)` once per iteration, reported like TimePerStrategy.
 template <typename Read>
 void TimeReadAllCpusDirty(benchmark::State& state, Read read) {
-  auto vm = MakeVm(Strategy::kA1, static_cast<int>(state.range(0)));
+  auto vm = MakeVm("A1", static_cast<int>(state.range(0)));
   for (int cpu = 0; cpu < vm->num_cpus(); ++cpu) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 3);
   const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) benchmark::DoNotOptimize(read(*vm));
@@ -158,7 +164,7 @@ BENCHMARK(BM_Inc)->DenseRange(0, kLastStrategy);
 // can (C/D) or scans it with need_update (A/B): the worst case of S16's
 // "folder touching the slot every P".
 void BM_UpdateWithRemoteFolder(benchmark::State& state) {
-  const Strategy s = kAll[state.range(0)];
+  const std::string s = kAll[state.range(0)];
   auto vm = MakeVm(s, 4);
   std::atomic<bool> stop{false};
   std::thread folder([&] {
@@ -177,7 +183,7 @@ void BM_UpdateWithRemoteFolder(benchmark::State& state) {
   stop.store(true);
   folder.join();
   ReportRatio(state, ns);
-  state.SetLabel(std::string(StrategyName(s)));
+  state.SetLabel(s);
 }
 BENCHMARK(BM_UpdateWithRemoteFolder)->DenseRange(0, kLastStrategy)->UseRealTime();
 
@@ -224,7 +230,7 @@ BENCHMARK(BM_ReadSnapshot)->RangeMultiplier(4)->Range(1, 1024);
 // Shepherd pass over n CPUs with one dirty item each: A1-style need_update
 // scans (nothing isolated here) vs C's unconditional remote folds.
 void BM_ShepherdScan(benchmark::State& state) {
-  const Strategy s = state.range(1) == 0 ? Strategy::kA1 : Strategy::kC;
+  const std::string s = state.range(1) == 0 ? "A1" : "C";
   auto vm = MakeVm(s, static_cast<int>(state.range(0)));
   for (auto _ : state) {
     state.PauseTiming();
@@ -232,9 +238,16 @@ void BM_ShepherdScan(benchmark::State& state) {
     state.ResumeTiming();
     benchmark::DoNotOptimize(vm->Shepherd([](int) { return false; }, [](int, uint64_t) {}));
   }
-  state.SetLabel(s == Strategy::kA1 ? "A1 need_update scan" : "C remote fold");
+  state.SetLabel(s == "A1" ? "A1 need_update scan" : "C remote fold");
 }
 BENCHMARK(BM_ShepherdScan)->ArgsProduct({{1, 16, 128, 1024}, {0, 1}});
+
+// The kit's comparison benchmarks for every registered policy (negative
+// controls excluded), each beside mainline A1.
+[[maybe_unused]] const bool kKitRegistered = [] {
+  for (const std::string& name : FoldPolicyRegistry().Names()) isolation::testing::RegisterVmstatBenchmarks(name);
+  return true;
+}();
 
 }  // namespace
 }  // namespace isolation::vmstat

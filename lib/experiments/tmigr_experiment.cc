@@ -33,6 +33,7 @@
 #include "isolation/core/clock.h"
 #include "isolation/runtime/noise_meter.h"
 #include "isolation/runtime/real_driver.h"
+#include "isolation/runtime/sim.h"
 #include "core/status_macros.h"
 #include "isolation/tmigr/tmigr.h"
 #include "isolation/tmigr/hooks.h"
@@ -220,7 +221,10 @@ class TmigrExperiment {
                                      duration_ms, " ms"),
                         topo, iso));
       cfg.tracer = run.get();
-      ISOLATION_ASSIGN_OR_RETURN(OslatWorkloadResult r, tmigr::RunOslatWorkload(topo, iso, o, cfg));
+      // The workload runs on a zero-cost simulator at HZ 1000 (its jiffy).
+      ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim,
+                                 Simulator::Create(topo, iso, ZeroCostSimOptions(1000, options.seed)));
+      ISOLATION_ASSIGN_OR_RETURN(OslatWorkloadResult r, tmigr::RunOslatWorkload(*sim, o, cfg));
       if (run != nullptr) run->Finish(cfg.duration);
       nlohmann::json v;
       v["variant"] = std::string(tmigr::VariantName(r.variant));

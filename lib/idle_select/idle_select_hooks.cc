@@ -37,6 +37,9 @@ int CheckedMaxTasks(int max_tasks) {
 }
 }  // namespace
 
+IdleSelectHooks::IdleSelectHooks(IdleState& state, HarnessOptions options)
+    : IdleSelectHooks(state, state.selector(), options) {}
+
 IdleSelectHooks::IdleSelectHooks(IdleState& state, IdleSelector& selector, HarnessOptions options)
     : state_(state),
       selector_(selector),
@@ -116,9 +119,8 @@ void IdleSelectHooks::MaybeUpdateBudget(int cpu, Nanos now) {
   // driver's (synchronised inside Stats()).
   if (!stamp.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
   const Nanos window = now - last;
-  const LlcShared& llc = state_.llc(l);
   int64_t sum_util = 0;
-  for (int c : llc.span) {
+  for (int c : state_.llc_span(l)) {
     CpuSlot& slot = cpu_slots_[static_cast<size_t>(c)];
     const Nanos idle = driver_->Stats(c).idle_ns;
     const Nanos d_idle =
@@ -132,8 +134,7 @@ void IdleSelectHooks::OnTick(CpuContext& ctx, TaskId curr) {
   if (!active_) return;
   const int cpu = ctx.cpu();
   if (curr != kIdleTask && driver_ != nullptr) {
-    state_.cpu_state(cpu).nr_running.store(std::max(1, driver_->NumRunnable(cpu)),
-                                           std::memory_order_relaxed);
+    state_.SetNrRunning(cpu, std::max(1, driver_->NumRunnable(cpu)));
   }
   state_.Tick(cpu);
   MaybeUpdateBudget(cpu, ctx.now());
@@ -142,11 +143,10 @@ void IdleSelectHooks::OnTick(CpuContext& ctx, TaskId curr) {
 void IdleSelectHooks::OnIdleEnter(int cpu, Nanos now) {
   if (!active_) return;
   cpu_slots_[static_cast<size_t>(cpu)].idle_start_ns = now;
-  CpuIdleState& s = state_.cpu_state(cpu);
   // The idle task runs: the queue is empty (pending wakeups stay pending
   // until they land: ttwu_pending is cleared on switch-in).
-  s.nr_running.store(0, std::memory_order_relaxed);
-  s.nr_sched_idle.store(0, std::memory_order_relaxed);
+  state_.SetNrRunning(cpu, 0);
+  state_.SetNrSchedIdle(cpu, 0);
   state_.IdleEnter(cpu);
 }
 
@@ -157,9 +157,8 @@ void IdleSelectHooks::OnIdleExit(int cpu, Nanos now) {
   CpuSlot& slot = cpu_slots_[static_cast<size_t>(cpu)];
   const Nanos sample = std::max<Nanos>(0, now - slot.idle_start_ns);
   slot.predicted_idle_ns += (sample - slot.predicted_idle_ns) / 8;
-  CpuIdleState& s = state_.cpu_state(cpu);
-  s.nr_running.store(1, std::memory_order_relaxed);
-  s.ttwu_pending.store(0, std::memory_order_relaxed);
+  state_.SetNrRunning(cpu, 1);
+  state_.SetWakePending(cpu, false);
   state_.IdleExit(cpu);
 }
 
@@ -185,7 +184,7 @@ void IdleSelectHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos n
   (void)prev;
   (void)now;
   // A wakeup in flight has landed by the time this CPU switches.
-  if (active_ && next != kIdleTask) state_.cpu_state(cpu).ttwu_pending.store(0, std::memory_order_relaxed);
+  if (active_ && next != kIdleTask) state_.SetWakePending(cpu, false);
 }
 
 void IdleSelectHooks::OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) {
@@ -400,7 +399,7 @@ absl::StatusOr<TaskId> SpawnOn(Driver& d, IdleSelectHooks* hooks, std::string na
 }
 
 absl::StatusOr<WorkloadResult> Drive(Driver& d, RunState& rs, Nanos timeout) {
-  const Nanos step = d.is_simulated() ? 1 * kNsPerMs : 2 * kNsPerMs;
+  const Nanos step = d.poll_interval();
   while (rs.remaining.load(std::memory_order_acquire) > 0 && d.Now() - rs.start_ns < timeout) {
     absl::Status s = d.RunFor(step);
     if (!s.ok()) return s;

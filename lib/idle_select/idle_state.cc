@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The shared core of idle_select: topology, per-CPU / per-LLC state and the
 // entry points the kernel calls on idle transitions, ticks and rebuilds.
+// Every entry point updates the shared state and hands over to the selector
+// chosen at creation (IdleSelector hooks); none looks at which one it is.
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "idle_select/state_internal.h"
 #include "isolation/idle_select/idle_select.h"
 
 namespace isolation::idle_select {
 
-// update_idle_cpu_scan() (kernel/sched/fair.c), integer form of spec 2.5.
+// update_idle_cpu_scan() (kernel/sched/fair.c), integer form of the SIS_UTIL
+// formula (docs/idle_select.md).
 int SisUtilBudget(int64_t sum_util, int llc_weight, int imbalance_pct) {
   if (llc_weight <= 0 || sum_util < 0) return 0;
   const int64_t x = sum_util / llc_weight;
@@ -24,60 +28,6 @@ int SisUtilBudget(int64_t sum_util, int llc_weight, int imbalance_pct) {
   }
   const int64_t y = kSchedCapacityScale - t;
   return static_cast<int>(y * llc_weight / kSchedCapacityScale);
-}
-
-const std::vector<Variant>& AllVariants() {
-  static const auto* all = new std::vector<Variant>{
-      Variant::kV0, Variant::kV1, Variant::kV1Eager, Variant::kV1TickStop, Variant::kV1Unbounded,
-      Variant::kV2, Variant::kV3, Variant::kV4Global, Variant::kV4Node,   Variant::kV5};
-  return *all;
-}
-
-std::string_view VariantName(Variant v) {
-  switch (v) {
-    case Variant::kV0: return "V0";
-    case Variant::kV1: return "V1";
-    case Variant::kV1Eager: return "V1-eager";
-    case Variant::kV1TickStop: return "V1-tickstop";
-    case Variant::kV1Unbounded: return "V1-unbounded";
-    case Variant::kV2: return "V2";
-    case Variant::kV3: return "V3";
-    case Variant::kV4Global: return "V4g";
-    case Variant::kV4Node: return "V4n";
-    case Variant::kV5: return "V5";
-  }
-  return "?";
-}
-
-absl::StatusOr<Variant> ParseVariant(std::string_view name) {
-  if (name == "V4") return Variant::kV4Global;
-  for (Variant v : AllVariants()) {
-    if (VariantName(v) == name) return v;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown idle_select variant '", std::string(name),
-                   "' (expected V0, V1, V1-eager, V1-tickstop, V1-unbounded, V2, V3, V4, V4g, "
-                   "V4n or V5)"));
-}
-
-bool IsScxVariant(Variant v) { return v == Variant::kV4Global || v == Variant::kV4Node; }
-
-bool HasV1ScanFloor(Variant v) {
-  return v == Variant::kV1 || v == Variant::kV1Eager || v == Variant::kV1TickStop;
-}
-
-bool UsesIdleMask(Variant v) {
-  switch (v) {
-    case Variant::kV1:
-    case Variant::kV1Eager:
-    case Variant::kV1TickStop:
-    case Variant::kV1Unbounded:
-    case Variant::kV2:
-    case Variant::kV3:
-      return true;
-    default:
-      return false;
-  }
 }
 
 // ----------------------------------------------------------------------------
@@ -244,43 +194,24 @@ absl::Status IdleTopology::Validate() const {
 // IdleState
 // ----------------------------------------------------------------------------
 
+namespace internal {
 CpuMask& ScratchMask(int which, int nbits) {
   thread_local CpuMask masks[4];
   CpuMask& m = masks[which & 3];
   if (m.nbits() != nbits) m = CpuMask(nbits);
   return m;
 }
+}  // namespace internal
 
 IdleState::IdleState(IdleTopology topology, Options options)
-    : topo_(std::move(topology)), options_(options) {
+    : topo_(std::move(topology)), options_(std::move(options)) {
   const int n = topo_.num_cpus;
   for (int cpu = 0; cpu < n; ++cpu) {
     cpus_.push_back(std::make_unique<CpuIdleState>());
     cpus_.back()->in_domain.store(topo_.llc_of[static_cast<size_t>(cpu)] >= 0 ? 1 : 0,
                                   std::memory_order_relaxed);
   }
-  for (size_t l = 0; l < topo_.llc_span.size(); ++l) {
-    auto llc = std::make_unique<LlcShared>();
-    llc->idle_cpus.Reset(n);
-    llc->overloaded.Reset(n);
-    llcs_.push_back(std::move(llc));
-  }
-  const int scopes = options_.variant == Variant::kV4Node ? static_cast<int>(topo_.node_span.size()) : 1;
-  for (int s = 0; s < scopes; ++s) {
-    auto m = std::make_unique<ScxIdleMasks>();
-    m->cpu.Reset(n);
-    m->smt.Reset(n);
-    scx_.push_back(std::move(m));
-  }
-  // scx_idle_enable(): masks reset to the online CPUs (every CPU starts idle).
-  for (int cpu = 0; cpu < n; ++cpu) {
-    if (!topo_.online.Test(cpu)) continue;
-    ScxIdleMasks& m = *scx_[static_cast<size_t>(scx_scope_of(cpu))];
-    m.cpu.Set(cpu);
-    if (topo_.siblings(cpu).IsSubsetOf(topo_.online)) m.smt.Set(cpu);
-  }
-  (void)Rebuild(topo_.domain_isolated);  // sized by Validate(): cannot fail
-  for (auto& llc : llcs_) llc->nr_idle_scan.store(llc->weight, std::memory_order_relaxed);
+  for (size_t l = 0; l < topo_.llc_span.size(); ++l) llcs_.push_back(std::make_unique<LlcShared>());
 }
 
 IdleState::~IdleState() = default;
@@ -288,33 +219,49 @@ IdleState::~IdleState() = default;
 absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(absl::StatusOr<IdleTopology> topology,
                                                              Options options) {
   if (!topology.ok()) return topology.status();
-  return Create(*std::move(topology), options);
+  return Create(*std::move(topology), std::move(options));
 }
 
-absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(IdleTopology topology, Options options) {
+namespace {
+absl::Status ValidateOptions(const IdleTopology& topology, const Options& options) {
   if (absl::Status st = topology.Validate(); !st.ok()) return st;
-  const auto& variants = AllVariants();
-  if (std::find(variants.begin(), variants.end(), options.variant) == variants.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("idle_select: unknown variant ", static_cast<int>(options.variant)));
-  }
-  if (IsScxVariant(options.variant) && !topology.boot_domain_isolated.Empty()) {
-    // scx_enable() refuses boot-time isolcpus=domain (9f391f94a173).
-    return absl::FailedPreconditionError(absl::StrCat(
-        "idle_select: variant ", std::string(VariantName(options.variant)),
-        " (sched_ext) refuses to load with isolcpus=domain CPUs ",
-        topology.boot_domain_isolated.ToString(), "; use an isolated cpuset partition instead"));
-  }
   if (options.v3_max_probes < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("idle_select: v3_max_probes ", options.v3_max_probes, " (must be >= 1)"));
   }
-  return std::unique_ptr<IdleState>(new IdleState(std::move(topology), options));
+  return absl::OkStatus();
+}
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(IdleTopology topology, Options options) {
+  if (absl::Status st = ValidateOptions(topology, options); !st.ok()) return st;
+  absl::StatusOr<const SelectorEntry*> entry = FindSelector(options.variant.str());
+  if (!entry.ok()) return absl::InvalidArgumentError(entry.status().message());
+  options.variant = (*entry)->name;  // the registered spelling ("v4" -> "V4g")
+  return Finish(std::unique_ptr<IdleState>(new IdleState(std::move(topology), std::move(options))),
+                (*entry)->factory);
 }
 
-int IdleState::scx_scope_of(int cpu) const {
-  const size_t c = CpuIndex(cpu);
-  return options_.variant == Variant::kV4Node ? topo_.node_of[c] : 0;
+absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(IdleTopology topology, Options options,
+                                                             const std::function<SelectorFactoryFn>& factory) {
+  if (absl::Status st = ValidateOptions(topology, options); !st.ok()) return st;
+  if (!factory) return absl::InvalidArgumentError("idle_select: Create with an empty selector factory");
+  return Finish(std::unique_ptr<IdleState>(new IdleState(std::move(topology), std::move(options))), factory);
+}
+
+absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Finish(std::unique_ptr<IdleState> state,
+                                                             const std::function<SelectorFactoryFn>& factory) {
+  absl::StatusOr<std::unique_ptr<IdleSelector>> selector = factory(*state);
+  if (!selector.ok()) return selector.status();
+  if (*selector == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("idle_select: the factory of selector '", state->selector_name(), "' returned null"));
+  }
+  state->selector_ = *std::move(selector);
+  // sd_init() for the initial domains; every LLC starts with a full budget.
+  (void)state->Rebuild(state->topo_.domain_isolated);  // sized by Validate(): cannot fail
+  for (auto& llc : state->llcs_) llc->nr_idle_scan.store(llc->weight, std::memory_order_relaxed);
+  return state;
 }
 
 absl::Status IdleState::Rebuild(const CpuMask& domain_isolated) {
@@ -327,61 +274,35 @@ absl::Status IdleState::Rebuild(const CpuMask& domain_isolated) {
   topo_.ApplyDomainIsolation(iso);
   for (size_t l = 0; l < llcs_.size(); ++l) {
     LlcShared& llc = *llcs_[l];
-    llc.span = topo_.llc_span[l];
-    llc.weight = llc.span.Weight();
-    // sd_init(): V1 mask = the span ("all idle"), V5 = empty; hint cleared.
-    llc.idle_cpus.Store(llc.span);
-    llc.overloaded.ClearAll();
+    llc.weight = topo_.llc_span[l].Weight();
+    // sd_init(): the hint cleared, the budget no larger than the new span.
     llc.has_idle_cores.store(0, std::memory_order_relaxed);
     if (llc.nr_idle_scan.load(std::memory_order_relaxed) > llc.weight) {
       llc.nr_idle_scan.store(llc.weight, std::memory_order_relaxed);
     }
   }
   for (int cpu = 0; cpu < topo_.num_cpus; ++cpu) {
-    CpuIdleState& s = *cpus_[static_cast<size_t>(cpu)];
-    s.in_domain.store(topo_.llc_of[static_cast<size_t>(cpu)] >= 0 ? 1 : 0, std::memory_order_relaxed);
-    // last_idle_state is per-CPU and NOT reset by the rebuild (spec 3.8,
-    // S10) unless the fix option is on.
-    if (options_.v1_reset_state_on_rebuild) s.last_idle_state = 1;
+    cpus_[static_cast<size_t>(cpu)]->in_domain.store(topo_.llc_of[static_cast<size_t>(cpu)] >= 0 ? 1 : 0,
+                                                     std::memory_order_relaxed);
   }
+  // The selector's masks (V1: the span, V5: empty; per-CPU state such as
+  // last_idle_state is the selector's to keep or reset).
+  selector_->OnRebuild();
   return absl::OkStatus();
 }
 
-bool IdleState::IdleCpu(int cpu) const {
-  const CpuIdleState& s = cpu_state(cpu);
-  // idle_cpu(): idle task current, nothing queued, no wakeup in flight.
-  return s.curr_is_idle.load(std::memory_order_relaxed) != 0 &&
-         s.nr_running.load(std::memory_order_relaxed) == 0 &&
-         s.ttwu_pending.load(std::memory_order_relaxed) == 0;
-}
+bool IdleState::IdleCpu(int cpu) const { return internal::IdleCpu(*this, cpu); }
+bool IdleState::AvailableIdleCpu(int cpu) const { return internal::AvailableIdleCpu(*this, cpu); }
+bool IdleState::SchedIdleCpu(int cpu) const { return internal::SchedIdleCpu(*this, cpu); }
 
-bool IdleState::AvailableIdleCpu(int cpu) const {
-  // available_idle_cpu(): vcpu_is_preempted() is always false in userspace.
-  return IdleCpu(cpu);
+int IdleState::nr_idle_scan(int llc) const {
+  return IdleStateAccess::Llc(*this, llc).nr_idle_scan.load(std::memory_order_relaxed);
 }
-
-bool IdleState::SchedIdleCpu(int cpu) const {
-  const CpuIdleState& s = cpu_state(cpu);
-  const int32_t nr = s.nr_running.load(std::memory_order_relaxed);
-  return nr > 0 && nr == s.nr_sched_idle.load(std::memory_order_relaxed);
+bool IdleState::has_idle_cores(int llc) const {
+  return IdleStateAccess::Llc(*this, llc).has_idle_cores.load(std::memory_order_relaxed) != 0;
 }
-
-// update_idle_cpumask() of Aubrey Li's series (v8 form).
-void IdleState::V1Update(int cpu, bool idle) {
-  CpuIdleState& s = cpu_state(cpu);
-  const uint8_t state = (idle || SchedIdleCpu(cpu)) ? 1 : 0;
-  if (state == s.last_idle_state) return;  // I12: no write without change
-  const int l = llc_of(cpu);
-  if (l < 0) return;  // I13: no sd_llc, no shared write
-  LlcShared& llc = *llcs_[static_cast<size_t>(l)];
-  // Relaxed: a fresh per-CPU check always follows a mask read (I4).
-  if (state) {
-    llc.idle_cpus.Set(cpu);
-  } else {
-    llc.idle_cpus.Clear(cpu);
-  }
-  s.last_idle_state = state;
-  s.shared_writes.fetch_add(1, std::memory_order_relaxed);
+void IdleState::ClearIdleCores(int llc) {
+  IdleStateAccess::Llc(*this, llc).has_idle_cores.store(0, std::memory_order_relaxed);
 }
 
 // __update_idle_core(): set has_idle_cores when every other sibling is idle.
@@ -392,151 +313,67 @@ void IdleState::UpdateIdleCore(int cpu) {
   if (llc.has_idle_cores.load(std::memory_order_relaxed) != 0) return;
   for (int sib : topo_.siblings(cpu)) {
     if (sib == cpu) continue;
-    if (!AvailableIdleCpu(sib)) return;
+    if (!internal::AvailableIdleCpu(*this, sib)) return;
   }
   llc.has_idle_cores.store(1, std::memory_order_relaxed);
-  cpu_state(cpu).shared_writes.fetch_add(1, std::memory_order_relaxed);
+  CountSharedWrite(cpu);
 }
 
-// update_builtin_idle() (ext_idle.c): cpu bit on both edges, smt = whole
-// idle cores.  Port deviation: smt uses atomic word RMW (stricter than the
-// kernel's plain word ops); writes are test-before-write.
-void IdleState::ScxUpdateIdle(int cpu, bool idle) {
-  ScxIdleMasks& m = *scx_[static_cast<size_t>(scx_scope_of(cpu))];
-  CpuIdleState& s = cpu_state(cpu);
-  const CpuMask& sibs = topo_.siblings(cpu);
-  if (idle) {
-    if (!m.cpu.Test(cpu)) {
-      m.cpu.Set(cpu);
-      s.shared_writes.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (topo_.smt_width > 1 && options_.smt_preference) {
-      bool whole = true;
-      for (int sib : sibs) whole = whole && m.cpu.Test(sib);
-      if (whole) {
-        for (int sib : sibs) {
-          if (!m.smt.Test(sib)) {
-            m.smt.Set(sib);
-            s.shared_writes.fetch_add(1, std::memory_order_relaxed);
-          }
-        }
-      }
-    } else if (topo_.smt_width == 1 && !m.smt.Test(cpu)) {
-      m.smt.Set(cpu);  // without SMT every idle CPU is an idle core
-    }
-  } else {
-    if (m.cpu.Test(cpu)) {
-      m.cpu.Clear(cpu);
-      s.shared_writes.fetch_add(1, std::memory_order_relaxed);
-    }
-    for (int sib : sibs) {
-      if (m.smt.Test(sib)) {
-        m.smt.Clear(sib);
-        s.shared_writes.fetch_add(1, std::memory_order_relaxed);
-      }
-    }
-  }
+void IdleState::CountSharedWrite(int cpu) {
+  // Owner-only counter: relaxed (read when quiescent).
+  cpus_[CpuIndex(cpu)]->shared_writes.fetch_add(1, std::memory_order_relaxed);
 }
 
 void IdleState::IdleEnter(int cpu) {
-  CpuIdleState& s = cpu_state(cpu);
-  s.curr_is_idle.store(1, std::memory_order_relaxed);
-  if (options_.smt_preference && !IsScxVariant(options_.variant)) UpdateIdleCore(cpu);
-  switch (options_.variant) {
-    case Variant::kV1:
-    case Variant::kV1Eager:
-    case Variant::kV1Unbounded:
-    case Variant::kV2:
-    case Variant::kV3:
-      V1Update(cpu, true);
-      break;
-    case Variant::kV1TickStop:
-      if (s.tick_stopped.load(std::memory_order_relaxed)) V1Update(cpu, true);
-      break;
-    case Variant::kV4Global:
-    case Variant::kV4Node:
-      ScxUpdateIdle(cpu, true);
-      break;
-    default:
-      break;
-  }
+  cpus_[CpuIndex(cpu)]->curr_is_idle.store(1, std::memory_order_relaxed);
+  selector_->OnIdleEnter(cpu);
 }
 
 void IdleState::IdleExit(int cpu) {
-  CpuIdleState& s = cpu_state(cpu);
-  s.curr_is_idle.store(0, std::memory_order_relaxed);
-  if (options_.variant == Variant::kV1Eager) V1Update(cpu, false);
-  if (IsScxVariant(options_.variant)) ScxUpdateIdle(cpu, false);
+  cpus_[CpuIndex(cpu)]->curr_is_idle.store(0, std::memory_order_relaxed);
+  selector_->OnIdleExit(cpu);
 }
 
 void IdleState::IdleRefresh(int cpu) {
   (void)CpuIndex(cpu);
-  if (IsScxVariant(options_.variant) && options_.scx_idle_refresh &&
-      cpu_state(cpu).curr_is_idle.load(std::memory_order_relaxed)) {
-    ScxUpdateIdle(cpu, true);
-  }
+  selector_->OnIdleRefresh(cpu);
 }
 
 void IdleState::Tick(int cpu) {
   (void)CpuIndex(cpu);
-  switch (options_.variant) {
-    case Variant::kV1:
-    case Variant::kV1Eager:
-    case Variant::kV1Unbounded:
-    case Variant::kV2:
-    case Variant::kV3:
-      // sched_tick(): rq->idle_balance = idle_cpu(cpu); update(idle_balance).
-      V1Update(cpu, IdleCpu(cpu));
-      break;
-    case Variant::kV1TickStop:
-      // Set only when the tick stops; the tick only clears.
-      if (!IdleCpu(cpu)) V1Update(cpu, false);
-      break;
-    case Variant::kV5: {
-      // Overloaded: >= 2 runnable non-SCHED_IDLE tasks (the utilisation
-      // terms of spec 3.3 are not modelled).  Test before write (I12).
-      const int l = llc_of(cpu);
-      if (l < 0) break;
-      const CpuIdleState& s = cpu_state(cpu);
-      const bool over = s.nr_running.load(std::memory_order_relaxed) -
-                            s.nr_sched_idle.load(std::memory_order_relaxed) >= 2;
-      AtomicCpuMask& m = llcs_[static_cast<size_t>(l)]->overloaded;
-      if (m.Test(cpu) != over) {
-        over ? m.Set(cpu) : m.Clear(cpu);
-        cpu_state(cpu).shared_writes.fetch_add(1, std::memory_order_relaxed);
-      }
-      break;
-    }
-    default:
-      break;
-  }
+  selector_->OnTick(cpu);
 }
 
 void IdleState::TickStop(int cpu) {
-  CpuIdleState& s = cpu_state(cpu);
-  s.tick_stopped.store(1, std::memory_order_relaxed);
-  if (options_.variant == Variant::kV1TickStop && s.curr_is_idle.load(std::memory_order_relaxed)) {
-    V1Update(cpu, true);
-  }
+  cpus_[CpuIndex(cpu)]->tick_stopped.store(1, std::memory_order_relaxed);
+  selector_->OnTickStop(cpu);
 }
 
-void IdleState::TickRestart(int cpu) { cpu_state(cpu).tick_stopped.store(0, std::memory_order_relaxed); }
+void IdleState::TickRestart(int cpu) { cpus_[CpuIndex(cpu)]->tick_stopped.store(0, std::memory_order_relaxed); }
 
 void IdleState::Enqueue(int cpu, bool sched_idle) {
-  CpuIdleState& s = cpu_state(cpu);
+  CpuIdleState& s = *cpus_[CpuIndex(cpu)];
   s.nr_running.fetch_add(1, std::memory_order_relaxed);
   if (sched_idle) s.nr_sched_idle.fetch_add(1, std::memory_order_relaxed);
   s.ttwu_pending.store(0, std::memory_order_relaxed);
 }
 
 void IdleState::Dequeue(int cpu, bool sched_idle) {
-  CpuIdleState& s = cpu_state(cpu);
+  CpuIdleState& s = *cpus_[CpuIndex(cpu)];
   s.nr_running.fetch_sub(1, std::memory_order_relaxed);
   if (sched_idle) s.nr_sched_idle.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void IdleState::SetNrRunning(int cpu, int nr_running) {
+  cpus_[CpuIndex(cpu)]->nr_running.store(nr_running, std::memory_order_relaxed);
+}
+
+void IdleState::SetNrSchedIdle(int cpu, int nr_sched_idle) {
+  cpus_[CpuIndex(cpu)]->nr_sched_idle.store(nr_sched_idle, std::memory_order_relaxed);
+}
+
 void IdleState::SetWakePending(int cpu, bool pending) {
-  cpu_state(cpu).ttwu_pending.store(pending ? 1 : 0, std::memory_order_relaxed);
+  cpus_[CpuIndex(cpu)]->ttwu_pending.store(pending ? 1 : 0, std::memory_order_relaxed);
 }
 
 absl::Status IdleState::UpdateIdleCpuScan(int l, int64_t sum_util) {
@@ -563,6 +400,48 @@ absl::Status IdleState::SetBudget(int l, int nr_idle_scan) {
   return absl::OkStatus();
 }
 
+absl::Status IdleState::SetIdleCoresHint(int l, bool has_idle_cores) {
+  if (l < 0 || l >= num_llcs()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("idle_select: SetIdleCoresHint of llc ", l, " outside [0, ", num_llcs(), ")"));
+  }
+  llcs_[static_cast<size_t>(l)]->has_idle_cores.store(has_idle_cores ? 1 : 0, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+CpuSnapshot IdleState::cpu(int cpu) const {
+  const CpuIdleState& s = *cpus_[CpuIndex(cpu)];
+  CpuSnapshot out;
+  out.curr_is_idle = s.curr_is_idle.load(std::memory_order_relaxed) != 0;
+  out.ttwu_pending = s.ttwu_pending.load(std::memory_order_relaxed) != 0;
+  out.tick_stopped = s.tick_stopped.load(std::memory_order_relaxed) != 0;
+  out.in_domain = s.in_domain.load(std::memory_order_relaxed) != 0;
+  out.nr_running = s.nr_running.load(std::memory_order_relaxed);
+  out.nr_sched_idle = s.nr_sched_idle.load(std::memory_order_relaxed);
+  out.shared_writes = s.shared_writes.load(std::memory_order_relaxed);
+  return out;
+}
+
+LlcSnapshot IdleState::llc(int id) const {
+  const LlcShared& l = *llcs_[IdIndex(id, llcs_.size(), "llc")];
+  LlcSnapshot out;
+  out.span = topo_.llc_span[static_cast<size_t>(id)];
+  out.weight = l.weight;
+  out.has_idle_cores = l.has_idle_cores.load(std::memory_order_relaxed) != 0;
+  out.nr_idle_scan = l.nr_idle_scan.load(std::memory_order_relaxed);
+  out.budget_stores = l.budget_stores.load(std::memory_order_relaxed);
+  return out;
+}
+
+std::vector<MaskSnapshot> IdleState::SelectorMasks() const { return selector_->Masks(); }
+
+CpuMask IdleState::SelectorMask(std::string_view name, int scope) const {
+  for (MaskSnapshot& m : selector_->Masks()) {
+    if (m.name == name && m.scope == scope) return std::move(m.cpus);
+  }
+  return CpuMask();
+}
+
 int64_t IdleState::TotalSharedWrites() const {
   int64_t n = 0;
   for (const auto& c : cpus_) n += c->shared_writes.load(std::memory_order_relaxed);
@@ -570,32 +449,6 @@ int64_t IdleState::TotalSharedWrites() const {
   return n;
 }
 
-std::string IdleState::CheckSubsetInvariant() const {
-  if (UsesIdleMask(options_.variant)) {
-    for (size_t l = 0; l < llcs_.size(); ++l) {
-      const CpuMask m = llcs_[l]->idle_cpus.Snapshot();
-      if (!m.IsSubsetOf(llcs_[l]->span)) {
-        return absl::StrCat("I1: V1 mask of LLC ", l, " = ", m.ToString(), " not within span ",
-                            llcs_[l]->span.ToString());
-      }
-    }
-  }
-  if (IsScxVariant(options_.variant)) {
-    for (size_t s = 0; s < scx_.size(); ++s) {
-      const CpuMask cpu = scx_[s]->cpu.Snapshot();
-      const CpuMask smt = scx_[s]->smt.Snapshot();
-      if (!cpu.IsSubsetOf(topo_.online)) return absl::StrCat("I1: scx cpu mask ", cpu.ToString(), " not online");
-      if (!smt.IsSubsetOf(cpu)) {
-        return absl::StrCat("I1: scx smt ", smt.ToString(), " not within cpu ", cpu.ToString());
-      }
-      for (int c : smt) {
-        if (!topo_.siblings(c).IsSubsetOf(cpu)) {
-          return absl::StrCat("I1: scx smt holds CPU ", c, " whose core is not all idle");
-        }
-      }
-    }
-  }
-  return "";
-}
+std::string IdleState::CheckSubsetInvariant() const { return selector_->CheckQuiescent(); }
 
 }  // namespace isolation::idle_select

@@ -13,12 +13,12 @@ namespace isolation::idle_select {
 namespace {
 
 void SetBusy(IdleState& st, int cpu) {
-  if (st.cpu_state(cpu).curr_is_idle.load(std::memory_order_relaxed)) st.IdleExit(cpu);
-  st.cpu_state(cpu).nr_running.store(1, std::memory_order_relaxed);
+  if (st.cpu(cpu).curr_is_idle) st.IdleExit(cpu);
+  st.SetNrRunning(cpu, 1);
 }
 void SetIdle(IdleState& st, int cpu) {
-  st.cpu_state(cpu).nr_running.store(0, std::memory_order_relaxed);
-  st.cpu_state(cpu).ttwu_pending.store(0, std::memory_order_relaxed);
+  st.SetNrRunning(cpu, 0);
+  st.SetWakePending(cpu, false);
   st.IdleEnter(cpu);
   st.TickStop(cpu);
 }
@@ -43,7 +43,6 @@ absl::StatusOr<SweepResult> MeasureSelect(const SweepParams& p) {
   auto created = IdleState::Create(IdleTopology::Uniform(1, p.llc_cpus), o);
   if (!created.ok()) return created.status();
   IdleState& st = **created;
-  auto selector = MakeSelector(st);
   std::mt19937_64 rng(p.seed);
   const int n = p.llc_cpus;
   const int nbusy = (n * p.busy_pct + 50) / 100;
@@ -72,7 +71,7 @@ absl::StatusOr<SweepResult> MeasureSelect(const SweepParams& p) {
   const uint64_t cyc_start = CycleCounter();
 
   SweepResult r;
-  r.budget = st.llc(0).nr_idle_scan.load(std::memory_order_relaxed);
+  r.budget = st.nr_idle_scan(0);
   // Selections are timed in batches of kBatch with the state unchanged
   // inside a batch (the counter steps too coarsely on this VM to time one
   // call); churn and ticks happen between batches.  V4's give-back of a
@@ -113,7 +112,7 @@ absl::StatusOr<SweepResult> MeasureSelect(const SweepParams& p) {
       WakeContext ctx;
       ctx.target = wakes[k].target;
       ctx.waker_cpu = wakes[k].target;
-      results[k] = selector->Select(task, ctx);
+      results[k] = st.Select(task, ctx);
       if (results[k].claimed) st.IdleRefresh(results[k].cpu);  // give the idle period back
     }
     const uint64_t t1 = CycleCounter();

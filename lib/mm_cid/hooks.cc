@@ -71,7 +71,7 @@ void MmCidHooks::OnStart(Driver& driver) {
     last_cid_ = std::make_unique<std::atomic<int32_t>[]>(kTracedTasks);
     for (int t = 0; t < kTracedTasks; ++t) last_cid_[static_cast<size_t>(t)].store(-1, std::memory_order_relaxed);
   }
-  simulated_ = driver.is_simulated();
+  serialized_ = !driver.hooks_run_concurrently();
   num_cpus_ = driver.num_cpus();
   per_cpu_.reset(new PerCpu[static_cast<size_t>(num_cpus_)]);
   isolated_ = CpuMask(num_cpus_);
@@ -83,7 +83,9 @@ void MmCidHooks::OnStart(Driver& driver) {
     worker_cpus_ = isolated_;
     worker_cpus_.Complement();
   }
-  if (mech_.config().placement == Placement::kRcu && !simulated_) {
+  // A liburcu worker is a host thread calling the mechanism at any time:
+  // only for a driver whose hooks run concurrently anyway.
+  if (mech_.config().placement == Placement::kRcu && !serialized_) {
     rcu_items_.resize(1024);
     EnsureUrcuRegistered();
     // The worker's cpu_affinity argument is applied lazily in liburcu 0.13.2
@@ -121,16 +123,10 @@ void MmCidHooks::Record(int cpu, const ScanResult& r, Nanos cost) {
 }
 
 void MmCidHooks::RunScan(MmId mm, CpuContext* ctx, int cpu, Nanos now) {
-  const Nanos t0 = simulated_ ? 0 : MonotonicNanos();
+  const Driver::KernelSpan span = driver_->BeginKernelSpan();
   const ScanResult r = mech_.Scan(mm, now);
   mech_.ScanRequestDone(mm);
-  Nanos cost = 0;
-  if (simulated_) {
-    cost = r.visits * options_.visit_cost_ns;
-    if (ctx != nullptr && cost > 0) ctx->Charge(cost);
-  } else {
-    cost = MonotonicNanos() - t0;
-  }
+  const Nanos cost = driver_->EndKernelSpan(span, ctx, r.visits * options_.visit_cost_ns);
   Record(cpu, r, cost);
   if (tracer_ != nullptr && r.ran && cpu >= 0) {
     tracer_->Instant(cpu, now, "mm_cid.scan",
@@ -153,7 +149,7 @@ void MmCidHooks::TraceCid(int cpu, TaskId task, Nanos now) {
 }
 
 void MmCidHooks::Check(const char* where) {
-  if (!options_.check_invariants || !simulated_) return;
+  if (!options_.check_invariants || !serialized_) return;
   if (options_.check_every > 1 && events_.fetch_add(1, std::memory_order_relaxed) % options_.check_every != 0) return;
   // Same result as CheckAlways(), at the cost of what changed since the
   // previous check (the simulator drives the mechanism from one thread).
@@ -222,7 +218,7 @@ void MmCidHooks::Dispatch(ScanRequest req) {
       QueueOnWorker(0, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
       return;
     case Placement::kRcu:
-      if (simulated_) {
+      if (serialized_) {
         QueueOnWorker(options_.rcu_grace_ns, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
       } else {
         CallRcu(mm);
@@ -253,17 +249,11 @@ void MmCidHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
   if (!Tracked(task)) return;
   const Placement p = mech_.config().placement;
   const bool inline_scan = p == Placement::kTaskWork || p == Placement::kResume;
-  const Nanos t0 = (inline_scan && !simulated_) ? MonotonicNanos() : 0;
+  const Driver::KernelSpan span = inline_scan ? ctx.driver().BeginKernelSpan() : Driver::KernelSpan{};
   ScanResult r;
   ScanRequest req = mech_.ReturnToUser(ctx.cpu(), task, ctx.now(), &r);
   if (r.ran) {
-    Nanos cost = 0;
-    if (simulated_) {
-      cost = r.visits * options_.visit_cost_ns;
-      ctx.Charge(cost);
-    } else {
-      cost = MonotonicNanos() - t0;
-    }
+    const Nanos cost = ctx.driver().EndKernelSpan(span, &ctx, r.visits * options_.visit_cost_ns);
     Record(ctx.cpu(), r, cost);
     if (tracer_ != nullptr) {
       tracer_->Instant(ctx.cpu(), ctx.now(), "mm_cid.scan",
@@ -305,7 +295,7 @@ void MmCidHooks::OnTaskFork(TaskId parent, TaskId child, int group, Nanos now) {
   Check("fork");  // owner619: a fork can flip the mode and fix up running tasks
   if (created) {
     if (mech_.config().placement == Placement::kDelayed && driver_ != nullptr) ArmDelayed(mm, kScanDelayNs);
-    if (mech_.config().placement == Placement::kRcu && !simulated_ && static_cast<size_t>(mm) < rcu_items_.size()) {
+    if (mech_.config().placement == Placement::kRcu && !serialized_ && static_cast<size_t>(mm) < rcu_items_.size()) {
       auto item = std::make_unique<RcuItem>();
       item->self = this;
       item->mm = mm;

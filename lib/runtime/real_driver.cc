@@ -55,6 +55,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/runtime/real_driver.h"
+#include "runtime/sched_model.h"
 #include "runtime/trace_internal.h"
 
 namespace isolation {
@@ -64,13 +65,6 @@ constexpr int kMaxTasks = 1 << 16;
 
 enum class TaskState : uint8_t { kQueued, kSleeping, kBlocked, kExited };  // kQueued: runnable or running
 enum class ItemKind : uint8_t { kWork, kTimer, kSleepWake };
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 thread_local bool tls_on_cpu_thread = false;
 
@@ -94,6 +88,8 @@ struct RealThreadDriver::Impl {
     std::unique_ptr<TaskBody> body;
     std::mt19937_64 rng;
     Nanos run_remaining = 0;
+    // Where and when it last left a CPU: written by that CPU under its mu.
+    sched::LastRun last_run;
   };
 
   struct Item {
@@ -115,7 +111,7 @@ struct RealThreadDriver::Impl {
     int host = -1;
     std::mutex mu;  // the run-queue lock
     // Guarded by mu:
-    std::deque<TaskId> rq;
+    sched::RunQueue rq;
     CpuStats stats;
     bool idle_state = false;
     Nanos idle_since = 0;
@@ -176,18 +172,16 @@ struct RealThreadDriver::Impl {
   Impl(Topology model, IsolationConfig iso, RealDriverOptions opts)
       : topology(std::move(model)), isolation(std::move(iso)), options(std::move(opts)),
         tasks(kMaxTasks) {
-    tick_period = kNsPerSec / options.hz;
-    rng.seed(SplitMix64(options.seed));
+    tick_period = sched::TickPeriod(options.hz);
+    rng.seed(sched::DriverRngSeed(options.seed));
     const int n = topology.num_cpus();
     for (int i = 0; i < n; ++i) {
       auto c = std::make_unique<Cpu>();
       c->id = i;
       c->online.store(topology.IsOnline(i), std::memory_order_relaxed);
-      const bool nohz_full = isolation.nohz_full().nbits() > i && isolation.nohz_full().Test(i);
-      c->mode.store(nohz_full ? TickMode::kNohzFull : options.default_tick_mode,
-                    std::memory_order_relaxed);
+      c->mode.store(sched::InitialTickMode(isolation, i, options.default_tick_mode), std::memory_order_relaxed);
       cpus.push_back(std::move(c));
-      cpu_rng.emplace_back(SplitMix64(options.seed ^ (0x1000u + static_cast<uint64_t>(i))));
+      cpu_rng.emplace_back(sched::CpuRngSeed(options.seed, i));
     }
     t0 = MonotonicNanos();
   }
@@ -225,31 +219,10 @@ struct RealThreadDriver::Impl {
     return cpus[static_cast<size_t>(cpu_id)]->online.load(std::memory_order_acquire);
   }
 
-  // REQUIRES: t.pi held.
-  bool Allowed(const Task& t, int cpu_id) const {
-    return cpu_id >= 0 && cpu_id < num_cpus() && t.affinity.Test(cpu_id) && Online(cpu_id);
-  }
-
-  // select_fallback_rq(): REQUIRES t.pi held.
-  int FallbackCpu(const Task& t) const {
-    for (int c = t.affinity.First(); c < num_cpus(); c = t.affinity.Next(c)) {
-      if (Online(c)) return c;
-    }
-    for (int c = 0; c < num_cpus(); ++c) {
-      if (Online(c)) return c;
-    }
-    return 0;
-  }
-
-  int HousekeepingFallback(HousekeepingType type) const {
-    const CpuMask& hk = isolation.housekeeping(type);
-    for (int c = hk.First(); c < hk.nbits() && c < num_cpus(); c = hk.Next(c)) {
-      if (Online(c)) return c;
-    }
-    for (int c = 0; c < num_cpus(); ++c) {
-      if (Online(c)) return c;
-    }
-    return 0;
+  // The scheduler model's placement rules over the CPUs' online flags.
+  // Uses of a task's affinity REQUIRE its pi lock.
+  auto Place() const {
+    return sched::Placement(isolation, num_cpus(), [this](int cpu_id) { return Online(cpu_id); });
   }
 
   // Wakes the CPU thread if it idles.  Taking inbox_mu orders this after the
@@ -283,12 +256,8 @@ struct RealThreadDriver::Impl {
 
   // REQUIRES: c.mu held.  Switches to the head of the run queue (or idle).
   TaskId SwitchOutLocked(Cpu& c, Nanos now) {
-    TaskId next = kIdleTask;
-    if (!c.rq.empty()) {
-      next = c.rq.front();
-      c.rq.pop_front();
-      c.nr_queued.fetch_sub(1, std::memory_order_relaxed);
-    }
+    const TaskId next = c.rq.PickNext();
+    if (next != kIdleTask) c.nr_queued.fetch_sub(1, std::memory_order_relaxed);
     SwitchLocked(c, next, now);
     return next;
   }
@@ -300,6 +269,7 @@ struct RealThreadDriver::Impl {
     if (Tracer* tr = self->tracer()) {
       tr->CpuRuns(c.id, now, next, next == kIdleTask ? std::string_view() : std::string_view(task(next).name));
     }
+    if (prev != kIdleTask) task(prev).last_run.Note(c.id, now);
     c.curr.store(next, std::memory_order_release);
     ++c.stats.context_switches;
   }
@@ -333,7 +303,7 @@ struct RealThreadDriver::Impl {
     if (c.tick_stopped.load(std::memory_order_relaxed)) RestartTick(c);
   }
 
-  Nanos NextTickAfter(Nanos now) const { return (now / tick_period + 1) * tick_period; }
+  Nanos NextTickAfter(Nanos now) const { return sched::NextTickAfter(now, tick_period); }
 
   void StopTick(Cpu& c) {
     c.tick_stopped.store(true, std::memory_order_relaxed);
@@ -354,29 +324,17 @@ struct RealThreadDriver::Impl {
     for (Hooks* h : hooks) h->OnTickRestart(ctx);
   }
 
+  // Relaxed loads: the CPU's own thread re-evaluates after every change it
+  // is notified of (the notify orders the writer's store before the read).
   bool WantTickStopped(Cpu& c) {
-    if (!c.online.load(std::memory_order_relaxed)) return true;
-    const int running_tasks = c.nr_queued.load(std::memory_order_relaxed) +
-                              (c.curr.load(std::memory_order_relaxed) != kIdleTask ? 1 : 0);
-    switch (c.mode.load(std::memory_order_relaxed)) {
-      case TickMode::kPeriodic:
-        return false;
-      case TickMode::kNohzIdle:
-        return running_tasks == 0;
-      case TickMode::kNohzFull:
-        return running_tasks <= 1;
-    }
-    return false;
+    return sched::WantTickStopped(c.online.load(std::memory_order_relaxed), c.mode.load(std::memory_order_relaxed),
+                                  sched::NrRunning(c.nr_queued.load(std::memory_order_relaxed),
+                                                   c.curr.load(std::memory_order_relaxed)));
   }
 
   void UpdateTick(Cpu& c) {
-    const bool want = WantTickStopped(c);
-    const bool stopped = c.tick_stopped.load(std::memory_order_relaxed);
-    if (want && !stopped) {
-      StopTick(c);
-    } else if (!want && stopped) {
-      RestartTick(c);
-    }
+    sched::UpdateTick(WantTickStopped(c), c.tick_stopped.load(std::memory_order_relaxed), [&] { StopTick(c); },
+                      [&] { RestartTick(c); });
   }
 
   // End of a kernel activity that started at `start`: the interrupted task
@@ -394,10 +352,7 @@ struct RealThreadDriver::Impl {
     c.stats.kernel_ns += spent;
     if (counted_as_work) ++c.stats.work_items;
     if (timer) ++c.stats.timer_callbacks;
-    if (interrupted != kIdleTask) {
-      ++c.stats.interruptions;
-      c.stats.max_stall_ns = std::max(c.stats.max_stall_ns, spent);
-    }
+    if (interrupted != kIdleTask) sched::AccountInterruption(c.stats, spent);
   }
 
   void RunDueItems(Cpu& c) {
@@ -444,13 +399,13 @@ struct RealThreadDriver::Impl {
       std::lock_guard<std::mutex> lk(c.mu);
       ++c.stats.ticks;
     }
-    if (curr != kIdleTask && start - c.slice_start >= options.timeslice &&
-        c.nr_queued.load(std::memory_order_relaxed) > 0) {
+    if (sched::PreemptAtTick(curr, c.slice_start, start, options.timeslice,
+                             c.nr_queued.load(std::memory_order_relaxed) > 0)) {
       // Preemption at the tick: round-robin.
       TaskId next;
       {
         std::lock_guard<std::mutex> lk(c.mu);
-        c.rq.push_back(curr);
+        c.rq.PushBack(curr);
         c.nr_queued.fetch_add(1, std::memory_order_relaxed);
         next = SwitchOutLocked(c, Now());
       }
@@ -460,8 +415,7 @@ struct RealThreadDriver::Impl {
       if (Tracer* tr = self->tracer()) tr->Activity(c.id, start, Now(), kTraceTick, "tick", curr);
       EndActivity(c, start, kIdleTask, false, false, nullptr, nullptr);
       std::lock_guard<std::mutex> lk(c.mu);
-      ++c.stats.interruptions;
-      c.stats.max_stall_ns = std::max(c.stats.max_stall_ns, Now() - start);
+      sched::AccountInterruption(c.stats, Now() - start);
       return;
     }
     EndActivity(c, start, curr, false, false, kTraceTick, "tick");
@@ -479,17 +433,9 @@ struct RealThreadDriver::Impl {
         if (t.state == TaskState::kQueued) t.wake_pending = true;
         return;
       }
+      // The model's select step, then the enqueue, both under the pi lock.
       const int prev = t.cpu.load(std::memory_order_relaxed);
-      const Nanos now = Now();
-      target = -1;
-      for (Hooks* h : hooks) {
-        const int choice = h->SelectTaskCpu(id, prev, waker_cpu, now);
-        if (choice >= 0) {
-          if (Allowed(t, choice)) target = choice;
-          break;
-        }
-      }
-      if (target < 0) target = Allowed(t, prev) ? prev : FallbackCpu(t);
+      target = sched::SelectWakeCpu(hooks, id, prev, waker_cpu, Now(), Place(), t.affinity);
       t.state = TaskState::kQueued;
       t.wake_pending = false;
       Enqueue(t, id, prev, target);
@@ -507,7 +453,7 @@ struct RealThreadDriver::Impl {
       for (Hooks* h : hooks) h->OnMigrate(id, from, to, now);
       if (Tracer* tr = self->tracer()) tr->Instant(to, now, "migrate", {{"task", id}, {"from", from}, {"to", to}});
     }
-    dst.rq.push_back(id);
+    dst.rq.PushBack(id);
     dst.nr_queued.fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -524,7 +470,7 @@ struct RealThreadDriver::Impl {
         std::lock_guard<std::mutex> lk(c.mu);
         next = SwitchOutLocked(c, Now());
       }
-      dest = FallbackCpu(t);
+      dest = Place().Fallback(t.affinity);
       Enqueue(t, id, c.id, dest);
     }
     Notify(cpu(dest));
@@ -538,7 +484,7 @@ struct RealThreadDriver::Impl {
       bool allowed;
       {
         std::lock_guard<std::mutex> pi(t.pi);
-        allowed = Allowed(t, c.id);
+        allowed = Place().Allowed(t.affinity, c.id);
       }
       if (!allowed) {
         EvictCurrent(c);
@@ -567,7 +513,7 @@ struct RealThreadDriver::Impl {
         {
           std::lock_guard<std::mutex> lk(c.mu);
           if (!c.rq.empty()) {
-            c.rq.push_back(id);
+            c.rq.PushBack(id);
             c.nr_queued.fetch_add(1, std::memory_order_relaxed);
             next = SwitchOutLocked(c, Now());
           }
@@ -814,19 +760,13 @@ struct RealThreadDriver::Impl {
 
 absl::StatusOr<std::unique_ptr<RealThreadDriver>> RealThreadDriver::Create(
     Topology model, IsolationConfig isolation, RealDriverOptions options) {
-  if (options.hz <= 0 || options.hz > 100000) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("RealThreadDriver: hz must be in [1, 100000], got ", options.hz));
+  if (absl::Status st = sched::CheckDriverSetup("RealThreadDriver", options.hz, options.timeslice, model.num_cpus(),
+                                                isolation.num_cpus());
+      !st.ok()) {
+    return st;
   }
-  if (options.slice <= 0 || options.timeslice <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("RealThreadDriver: slice (", options.slice,
-                                                   ") and timeslice (", options.timeslice,
-                                                   ") must be > 0"));
-  }
-  if (isolation.num_cpus() != model.num_cpus() || model.num_cpus() <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("RealThreadDriver: isolation config has ", isolation.num_cpus(),
-                     " CPUs but the model topology has ", model.num_cpus()));
+  if (options.slice <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("RealThreadDriver: slice must be > 0 ns, got ", options.slice));
   }
   auto impl = std::make_unique<Impl>(std::move(model), std::move(isolation), std::move(options));
   if (absl::Status st = impl->LoadHost(); !st.ok()) return st;
@@ -852,23 +792,8 @@ void RealThreadDriver::AddHooks(Hooks* hooks) {
 absl::StatusOr<TaskId> RealThreadDriver::Spawn(TaskSpec spec) {
   Impl& d = *impl_;
   const int n = d.num_cpus();
-  if (spec.cpu < 0 || spec.cpu >= n) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Spawn(", spec.name, "): cpu ", spec.cpu, " out of range [0, ", n, ")"));
-  }
-  if (!d.Online(spec.cpu)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Spawn(", spec.name, "): cpu ", spec.cpu, " is offline"));
-  }
-  CpuMask affinity = spec.affinity.nbits() == 0 ? CpuMask::Full(n) : std::move(spec.affinity);
-  if (affinity.nbits() != n || !affinity.Test(spec.cpu)) {
-    return absl::InvalidArgumentError(absl::StrCat("Spawn(", spec.name, "): affinity '",
-                                                   affinity.ToString(), "' (", affinity.nbits(),
-                                                   " bits) must include cpu ", spec.cpu));
-  }
-  if (spec.body == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("Spawn(", spec.name, "): no task body"));
-  }
+  absl::StatusOr<CpuMask> affinity = sched::CheckSpawn(spec, n, spec.cpu >= 0 && spec.cpu < n && d.Online(spec.cpu));
+  if (!affinity.ok()) return affinity.status();
   d.EnsureStarted();
   TaskId id;
   Impl::Task* t;
@@ -882,10 +807,10 @@ absl::StatusOr<TaskId> RealThreadDriver::Spawn(TaskSpec spec) {
     t = new Impl::Task();
     t->name = std::move(spec.name);
     t->group = spec.group;
-    t->affinity = std::move(affinity);
+    t->affinity = *std::move(affinity);
     t->cpu.store(spec.cpu, std::memory_order_relaxed);
     t->body = std::move(spec.body);
-    t->rng.seed(SplitMix64(d.options.seed ^ SplitMix64(static_cast<uint64_t>(id) + 1)));
+    t->rng.seed(sched::TaskRngSeed(d.options.seed, id));
     d.tasks[static_cast<size_t>(id)].store(t, std::memory_order_release);
     d.num_tasks.store(id + 1, std::memory_order_release);
   }
@@ -901,22 +826,17 @@ absl::StatusOr<TaskId> RealThreadDriver::Spawn(TaskSpec spec) {
 
 void RealThreadDriver::Wake(TaskId task, int waker_cpu) {
   if (!impl_->ValidTask(task)) return;
-  if (waker_cpu < -1 || waker_cpu >= impl_->num_cpus()) waker_cpu = -1;  // no such CPU: a remote wakeup
-  impl_->TryToWakeUp(task, waker_cpu);
+  impl_->TryToWakeUp(task, sched::NormalizeWakerCpu(waker_cpu, impl_->num_cpus()));
 }
 
 absl::Status RealThreadDriver::SetAffinity(TaskId task, const CpuMask& mask) {
   Impl& d = *impl_;
-  if (!d.ValidTask(task)) return absl::InvalidArgumentError(absl::StrCat("SetAffinity: no task ", task));
-  if (mask.nbits() != d.num_cpus()) {
-    return absl::InvalidArgumentError(absl::StrCat("SetAffinity: mask has ", mask.nbits(),
-                                                   " bits, machine has ", d.num_cpus()));
-  }
   bool any_online = false;
-  for (int c = mask.First(); c < mask.nbits(); c = mask.Next(c)) any_online = any_online || d.Online(c);
-  if (!any_online) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("SetAffinity: mask '", mask.ToString(), "' has no online CPU"));
+  if (mask.nbits() == d.num_cpus()) {
+    for (int c = mask.First(); c < mask.nbits(); c = mask.Next(c)) any_online = any_online || d.Online(c);
+  }
+  if (absl::Status st = sched::CheckAffinity(d.ValidTask(task), task, mask, d.num_cpus(), any_online); !st.ok()) {
+    return st;
   }
   Impl::Task& t = d.task(task);
   int notify_a = -1, notify_b = -1;
@@ -931,15 +851,13 @@ absl::Status RealThreadDriver::SetAffinity(TaskId task, const CpuMask& mask) {
       bool was_queued = false;
       {
         std::lock_guard<std::mutex> lk(c.mu);
-        auto it = std::find(c.rq.begin(), c.rq.end(), task);
-        if (it != c.rq.end()) {
-          c.rq.erase(it);
+        if (c.rq.Remove(task)) {
           c.nr_queued.fetch_sub(1, std::memory_order_relaxed);
           was_queued = true;
         }
       }
       if (was_queued) {
-        const int dest = d.FallbackCpu(t);
+        const int dest = d.Place().Fallback(t.affinity);
         d.Enqueue(t, task, from, dest);
         notify_a = dest;
       } else {
@@ -981,26 +899,14 @@ bool RealThreadDriver::IsIdle(int cpu) const { return NumRunnable(cpu) == 0; }
 void RealThreadDriver::QueueWorkOn(int cpu, Nanos delay, WorkFn fn) {
   Impl& d = *impl_;
   if (cpu < 0 || cpu >= d.num_cpus() || !d.Online(cpu)) {
-    cpu = d.HousekeepingFallback(HousekeepingType::kWq);
+    cpu = d.Place().Housekeeping(HousekeepingType::kWq);
   }
-  d.PushItem(d.cpu(cpu), Impl::Item{SaturatingAdd(d.Now(), std::max<Nanos>(0, delay)), 0, ItemKind::kWork, 0, 0,
-                                    std::move(fn)});
+  d.PushItem(d.cpu(cpu), Impl::Item{sched::DueAfter(d.Now(), delay), 0, ItemKind::kWork, 0, 0, std::move(fn)});
 }
 
 int RealThreadDriver::QueueHousekeepingWork(Nanos delay, WorkFn fn) {
   Impl& d = *impl_;
-  const CpuMask& hk = d.isolation.housekeeping(HousekeepingType::kWq);
-  const int n = d.num_cpus();
-  int chosen = -1;
-  int cursor = d.hk_cursor.load(std::memory_order_relaxed);
-  for (int i = 0; i < n; ++i) {
-    cursor = cursor + 1 >= n ? 0 : cursor + 1;
-    if (hk.Test(cursor) && d.Online(cursor)) {
-      chosen = cursor;
-      break;
-    }
-  }
-  if (chosen < 0) chosen = d.HousekeepingFallback(HousekeepingType::kWq);
+  const int chosen = d.Place().NextHousekeeping(d.hk_cursor.load(std::memory_order_relaxed));
   d.hk_cursor.store(chosen, std::memory_order_relaxed);  // round-robin hint; races only skew it
   QueueWorkOn(chosen, delay, std::move(fn));
   return chosen;
@@ -1009,7 +915,7 @@ int RealThreadDriver::QueueHousekeepingWork(Nanos delay, WorkFn fn) {
 TimerId RealThreadDriver::ArmTimer(int cpu, Nanos expires, WorkFn fn) {
   Impl& d = *impl_;
   if (cpu < 0 || cpu >= d.num_cpus() || !d.Online(cpu)) {
-    cpu = d.HousekeepingFallback(HousekeepingType::kTimer);
+    cpu = d.Place().Housekeeping(HousekeepingType::kTimer);
   }
   const TimerId id = d.next_timer.fetch_add(1, std::memory_order_relaxed);
   {
@@ -1044,10 +950,7 @@ bool RealThreadDriver::TickStopped(int cpu) const {
 
 absl::Status RealThreadDriver::SetCpuOnline(int cpu, bool online) {
   Impl& d = *impl_;
-  if (cpu < 0 || cpu >= d.num_cpus()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("SetCpuOnline: cpu ", cpu, " out of range [0, ", d.num_cpus(), ")"));
-  }
+  if (absl::Status st = sched::CheckHotplugCpu(cpu, d.num_cpus()); !st.ok()) return st;
   if (tls_on_cpu_thread || d.in_run_for.load()) {
     return absl::FailedPreconditionError(
         "SetCpuOnline: the real-thread driver accepts hotplug only between RunFor calls");
@@ -1072,13 +975,12 @@ absl::Status RealThreadDriver::SetCpuOnline(int cpu, bool online) {
     {
       std::lock_guard<std::mutex> lk(c.mu);
       if (c.rq.empty()) break;
-      id = c.rq.front();
-      c.rq.pop_front();
+      id = c.rq.PickNext();
       c.nr_queued.fetch_sub(1, std::memory_order_relaxed);
     }
     Impl::Task& t = d.task(id);
     std::lock_guard<std::mutex> pi(t.pi);
-    d.Enqueue(t, id, cpu, d.FallbackCpu(t));
+    d.Enqueue(t, id, cpu, d.Place().Fallback(t.affinity));
   }
   if (c.curr.load(std::memory_order_relaxed) != kIdleTask) d.EvictCurrent(c);
   // Pending work, timers and sleep wakeups move to a housekeeping CPU.
@@ -1087,7 +989,7 @@ absl::Status RealThreadDriver::SetCpuOnline(int cpu, bool online) {
     std::lock_guard<std::mutex> lk(c.inbox_mu);
     moved.swap(c.items);
   }
-  const int hk = d.HousekeepingFallback(HousekeepingType::kTimer);
+  const int hk = d.Place().Housekeeping(HousekeepingType::kTimer);
   for (Impl::Item& item : moved) d.PushItem(d.cpu(hk), std::move(item));
   if (!c.tick_stopped.load(std::memory_order_relaxed)) d.StopTick(c);
   return absl::OkStatus();
@@ -1095,12 +997,7 @@ absl::Status RealThreadDriver::SetCpuOnline(int cpu, bool online) {
 
 absl::Status RealThreadDriver::RunFor(Nanos duration) {
   Impl& d = *impl_;
-  if (duration < 0) return absl::InvalidArgumentError(absl::StrCat("RunFor: negative duration ", duration));
-  // As on the simulator, kNanosMax is "never": the window must end before it.
-  if (duration >= kNanosMax - d.Now()) {
-    return absl::InvalidArgumentError(absl::StrCat("RunFor: duration ", duration, " ns from time ", d.Now(),
-                                                   " reaches the end of time (kNanosMax = never)"));
-  }
+  if (absl::Status st = sched::CheckRunFor(duration, d.Now(), "time"); !st.ok()) return st;
   if (tls_on_cpu_thread || d.in_run_for.load()) {
     return absl::FailedPreconditionError("RunFor: called from a CPU thread or re-entrantly");
   }
@@ -1141,14 +1038,23 @@ CpuStats RealThreadDriver::Stats(int cpu) const {
   if (cpu < 0 || cpu >= impl_->num_cpus()) return {};
   Impl::Cpu& c = impl_->cpu(cpu);
   std::lock_guard<std::mutex> lk(c.mu);
-  CpuStats st = c.stats;
-  if (c.idle_state && !c.parked) st.idle_ns += std::max<Nanos>(0, impl_->Now() - c.idle_since);
-  return st;
+  return sched::StatsAt(c.stats, c.idle_state && !c.parked, c.idle_since, impl_->Now());
 }
 
 uint64_t RealThreadDriver::Random() {
   std::lock_guard<std::mutex> lk(impl_->rng_mu);
   return impl_->rng();
+}
+
+// Kernel time is host time: the work is measured, the model ignored.
+Driver::KernelSpan RealThreadDriver::BeginKernelSpan() const { return {MonotonicNanos()}; }
+
+Nanos RealThreadDriver::EndKernelSpan(KernelSpan span, CpuContext*, Nanos) { return MonotonicNanos() - span.host_start; }
+
+void RealThreadDriver::SpendKernelTime(CpuContext&, Nanos ns) {
+  const Nanos end = SaturatingAdd(MonotonicNanos(), ns);
+  while (MonotonicNanos() < end) {
+  }
 }
 
 int RealThreadDriver::HostCpu(int cpu) const {

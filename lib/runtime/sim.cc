@@ -63,6 +63,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/runtime/sim.h"
+#include "runtime/sched_model.h"
 
 namespace isolation {
 
@@ -95,13 +96,6 @@ enum class TaskState : uint8_t { kRunnable, kRunning, kSleeping, kBlocked, kExit
 
 // What a kernel activity was, for its trace slice (tracer.h categories).
 enum class ActivityKind : uint8_t { kTick, kWork, kTimer };
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // A pool of closures addressed by slot; freed slots are reused (LIFO, which is
 // deterministic).
@@ -167,13 +161,13 @@ struct Simulator::Impl {
     Nanos resume_at = -1;     // >= 0: running in user mode since then, kRunEnd pending
     uint64_t sleep_gen = 0;
     bool wake_pending = false;
-    Nanos last_ran = kNsPerSec * -1000;  // when it last left a CPU (newidle cache-hot test)
+    sched::LastRun last_run;  // where and when it last left a CPU (newidle cache-hot test)
   };
 
   struct Cpu {
     int id = 0;
     bool online = true;
-    std::deque<TaskId> rq;  // runnable tasks other than `curr`
+    sched::RunQueue rq;  // runnable tasks other than `curr`
     TaskId curr = kIdleTask;
     TickMode mode = TickMode::kNohzIdle;
     bool tick_stopped = true;
@@ -239,8 +233,8 @@ struct Simulator::Impl {
 
   Impl(Topology topo, IsolationConfig iso, SimOptions opts)
       : topology(std::move(topo)), isolation(std::move(iso)), options(opts) {
-    tick_period = kNsPerSec / options.hz;
-    rng.seed(SplitMix64(options.seed));
+    tick_period = sched::TickPeriod(options.hz);
+    rng.seed(sched::DriverRngSeed(options.seed));
     const int n = topology.num_cpus();
     cpus.resize(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) {
@@ -248,9 +242,7 @@ struct Simulator::Impl {
       c.id = i;
       c.online = topology.IsOnline(i);
       c.avg_idle = 2 * options.newidle_migration_cost;  // sched_init(): rq->avg_idle
-      c.mode = (isolation.nohz_full().nbits() > i && isolation.nohz_full().Test(i))
-                   ? TickMode::kNohzFull
-                   : options.default_tick_mode;
+      c.mode = sched::InitialTickMode(isolation, i, options.default_tick_mode);
     }
     heap.reserve(static_cast<size_t>(n) * 2 + 64);
   }
@@ -350,28 +342,11 @@ struct Simulator::Impl {
 
   // --- ticks -------------------------------------------------------------------
 
-  int NumRunning(const Cpu& c) const {
-    return static_cast<int>(c.rq.size()) + (c.curr != kIdleTask ? 1 : 0);
-  }
+  int NumRunning(const Cpu& c) const { return sched::NrRunning(c.rq.size(), c.curr); }
 
-  bool WantTickStopped(const Cpu& c) const {
-    if (!c.online) return true;
-    switch (c.mode) {
-      case TickMode::kPeriodic:
-        return false;
-      case TickMode::kNohzIdle:
-        return c.curr == kIdleTask && c.rq.empty();
-      case TickMode::kNohzFull:
-        return NumRunning(c) <= 1;
-    }
-    return false;
-  }
+  bool WantTickStopped(const Cpu& c) const { return sched::WantTickStopped(c.online, c.mode, NumRunning(c)); }
 
-  void PostNextTick(Cpu& c) {
-    // Next multiple of the period after the clock; saturates at "never".
-    const Nanos next = SaturatingAdd(c.clock - c.clock % tick_period, tick_period);
-    Post(next, EvKind::kTick, c.id, 0, c.tick_gen);
-  }
+  void PostNextTick(Cpu& c) { Post(sched::NextTickAfter(c.clock, tick_period), EvKind::kTick, c.id, 0, c.tick_gen); }
 
   // tick_nohz_stop_tick()
   void StopTick(Cpu& c) {
@@ -397,12 +372,7 @@ struct Simulator::Impl {
 
   // tick_nohz_full_update_tick() / tick_nohz_idle_stop_tick() decisions.
   void UpdateTick(Cpu& c) {
-    const bool want = WantTickStopped(c);
-    if (want && !c.tick_stopped) {
-      StopTick(c);
-    } else if (!want && c.tick_stopped) {
-      RestartTick(c);
-    }
+    sched::UpdateTick(WantTickStopped(c), c.tick_stopped, [&] { StopTick(c); }, [&] { RestartTick(c); });
   }
 
   // --- scheduling ----------------------------------------------------------------
@@ -443,7 +413,7 @@ struct Simulator::Impl {
     if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceCpuRuns(c, next);
     for (Hooks* h : hooks) h->OnContextSwitch(c.id, prev, next, c.clock);
     ++c.stats.context_switches;
-    if (prev != kIdleTask) task_at(prev).last_ran = c.clock;
+    if (prev != kIdleTask) task_at(prev).last_run.Note(c.id, c.clock);
     c.slice_start = c.clock;  // the slice starts with the switch, as for the tick's own cost
     Charge(c, options.context_switch_cost);
     c.curr = next;
@@ -459,14 +429,7 @@ struct Simulator::Impl {
   // The current task leaves the CPU (sleep, block, exit): next runnable or idle.
   // Out of line, as the compiler chose before the trace sites were added:
   // inlined into Dispatch() it grew the hot loop.
-  ABSL_ATTRIBUTE_NOINLINE void LeaveCpu(Cpu& c) {
-    TaskId next = kIdleTask;
-    if (!c.rq.empty()) {
-      next = c.rq.front();
-      c.rq.pop_front();
-    }
-    SwitchTo(c, next);
-  }
+  ABSL_ATTRIBUTE_NOINLINE void LeaveCpu(Cpu& c) { SwitchTo(c, c.rq.PickNext()); }
 
   // Stops the current task's user-mode run at the CPU's clock; returns whether a
   // user task was running (i.e. the caller's activity interrupts it).
@@ -481,25 +444,9 @@ struct Simulator::Impl {
     return true;
   }
 
-  bool Allowed(const Task& t, int cpu) const {
-    return cpu >= 0 && cpu < num_cpus() && t.affinity.Test(cpu) && cpus[static_cast<size_t>(cpu)].online;
-  }
-
-  // select_fallback_rq(): first allowed online CPU, else the first online CPU.
-  int FallbackCpu(const Task& t) const {
-    for (int cpu = t.affinity.First(); cpu < num_cpus(); cpu = t.affinity.Next(cpu)) {
-      if (cpus[static_cast<size_t>(cpu)].online) return cpu;
-    }
-    return topology.online().First();
-  }
-
-  // Online CPU for work/timers whose CPU went offline.
-  int HousekeepingFallback(HousekeepingType type) const {
-    const CpuMask& hk = isolation.housekeeping(type);
-    for (int cpu = hk.First(); cpu < hk.nbits() && cpu < num_cpus(); cpu = hk.Next(cpu)) {
-      if (cpus[static_cast<size_t>(cpu)].online) return cpu;
-    }
-    return topology.online().First();
+  // The scheduler model's placement rules over this engine's online flags.
+  auto Place() const {
+    return sched::Placement(isolation, num_cpus(), [this](int cpu) { return cpus[static_cast<size_t>(cpu)].online; });
   }
 
   void Kick(int cpu) {
@@ -520,7 +467,7 @@ struct Simulator::Impl {
     InCpuContext(dst, [&] {
       for (Hooks* h : hooks) h->OnMigrate(task, from, to, dst.clock);
     });
-    cpu_at(to).rq.push_back(task);
+    cpu_at(to).rq.PushBack(task);
     Kick(to);
   }
 
@@ -531,18 +478,13 @@ struct Simulator::Impl {
     PauseCurrent(c);
     task_at(task).state = TaskState::kRunnable;
     LeaveCpu(c);
-    MoveQueued(task, c.id, FallbackCpu(task_at(task)));
+    MoveQueued(task, c.id, Place().Fallback(task_at(task).affinity));
   }
 
   // Queued tasks that may no longer run on `c` move elsewhere.
   void EvictQueued(Cpu& c) {
-    bool all_allowed = true;
-    for (TaskId id : c.rq) all_allowed = all_allowed && Allowed(task_at(id), c.id);
-    if (all_allowed) return;
-    std::vector<TaskId> keep, leave;
-    for (TaskId id : c.rq) (Allowed(task_at(id), c.id) ? keep : leave).push_back(id);
-    c.rq.assign(keep.begin(), keep.end());
-    for (TaskId id : leave) MoveQueued(id, c.id, FallbackCpu(task_at(id)));
+    c.rq.Partition([&](TaskId id) { return Place().Allowed(task_at(id).affinity, c.id); },
+                   [&](TaskId id) { MoveQueued(id, c.id, Place().Fallback(task_at(id).affinity)); });
   }
 
   // sched_balance_newidle() reduced to its effect (SimOptions::newidle_balance):
@@ -563,17 +505,14 @@ struct Simulator::Impl {
       }
     }
     if (busiest < 0) return false;
-    Cpu& src = cpu_at(busiest);
-    for (auto it = src.rq.begin(); it != src.rq.end(); ++it) {
-      const TaskId task = *it;
-      if (!Allowed(task_at(task), c.id)) continue;
-      // task_hot(): ran within sysctl_sched_migration_cost -> cache-hot, stays.
-      if (c.clock - task_at(task).last_ran < options.newidle_migration_cost) continue;
-      src.rq.erase(it);
-      MoveQueued(task, busiest, c.id);
-      return true;
-    }
-    return false;
+    // task_hot(): ran within sysctl_sched_migration_cost -> cache-hot, stays.
+    const TaskId task = cpu_at(busiest).rq.TakeFirst([&](TaskId id) {
+      const Task& t = task_at(id);
+      return Place().Allowed(t.affinity, c.id) && !t.last_run.Hot(c.clock, options.newidle_migration_cost);
+    });
+    if (task == kIdleTask) return false;
+    MoveQueued(task, busiest, c.id);
+    return true;
   }
 
   // Runs the CPU until its current task is in user mode (kRunEnd pending) or it
@@ -594,14 +533,13 @@ struct Simulator::Impl {
           EnterIdle(c);
           return;
         }
-        const TaskId next = c.rq.front();
-        c.rq.pop_front();
+        const TaskId next = c.rq.PickNext();
         ExitIdle(c);
         SwitchTo(c, next);
         continue;
       }
       Task& t = task_at(c.curr);
-      if (!Allowed(t, c.id)) {
+      if (!Place().Allowed(t.affinity, c.id)) {
         EvictCurrent(c);
         continue;
       }
@@ -647,7 +585,7 @@ struct Simulator::Impl {
         case Step::Kind::kYield:
           if (!c.rq.empty()) {
             t.state = TaskState::kRunnable;
-            c.rq.push_back(id);
+            c.rq.PushBack(id);
             LeaveCpu(c);
           }
           break;
@@ -664,27 +602,20 @@ struct Simulator::Impl {
     }
   }
 
-  // try_to_wake_up(): placement through the hooks, else prev_cpu, else fallback.
+  // try_to_wake_up(): the model's select step, then the enqueue on the
+  // chosen CPU (both at the wakeup's time: no window between them yet).
   void TryToWakeUp(TaskId task, int waker_cpu) {
     Task& t = task_at(task);
     const int prev = t.cpu;
     const Nanos now = Now();
-    int target = -1;
-    for (Hooks* h : hooks) {
-      const int choice = h->SelectTaskCpu(task, prev, waker_cpu, now);
-      if (choice >= 0) {
-        if (Allowed(t, choice)) target = choice;
-        break;
-      }
-    }
-    if (target < 0) target = Allowed(t, prev) ? prev : FallbackCpu(t);
+    const int target = sched::SelectWakeCpu(hooks, task, prev, waker_cpu, now, Place(), t.affinity);
     t.state = TaskState::kRunnable;
     t.wake_pending = false;
     Trace(now, target, kSimEvWake, task, waker_cpu);
     if (target != prev) {
       MoveQueued(task, prev, target);
     } else {
-      cpu_at(target).rq.push_back(task);
+      cpu_at(target).rq.PushBack(task);
       Kick(target);
     }
   }
@@ -698,20 +629,20 @@ struct Simulator::Impl {
   }
 
   // `start`: when the activity fell due (the stall counts from there);
-  // `kind` labels its trace slice.
-  void EndActivity(Cpu& c, Nanos start, TaskId interrupted, bool preempt, ActivityKind kind) {
+  // `kind` labels its trace slice; a tick may preempt the interrupted task.
+  void EndActivity(Cpu& c, Nanos start, TaskId interrupted, ActivityKind kind) {
     if (interrupted != kIdleTask && c.curr == interrupted) {
-      if (preempt && !c.rq.empty()) {
+      if (kind == ActivityKind::kTick &&
+          sched::PreemptAtTick(interrupted, c.slice_start, c.clock, options.timeslice, !c.rq.empty())) {
         if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceActivity(c, start, kind, interrupted);
         task_at(interrupted).state = TaskState::kRunnable;
-        c.rq.push_back(interrupted);
+        c.rq.PushBack(interrupted);
         LeaveCpu(c);
       } else {
         ReturnToUser(c, interrupted);
         if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceActivity(c, start, kind, interrupted);
       }
-      ++c.stats.interruptions;
-      c.stats.max_stall_ns = std::max(c.stats.max_stall_ns, c.clock - start);
+      sched::AccountInterruption(c.stats, c.clock - start);
     } else if (ABSL_PREDICT_FALSE(tracer != nullptr)) {
       TraceActivity(c, start, kind, kIdleTask);
     }
@@ -738,8 +669,7 @@ struct Simulator::Impl {
       for (Hooks* h : hooks) h->OnTick(ctx, c.curr);
     }
     if (!c.tick_stopped) PostNextTick(c);
-    const bool preempt = interrupted != kIdleTask && c.clock - c.slice_start >= options.timeslice;
-    EndActivity(c, time, interrupted, preempt, ActivityKind::kTick);
+    EndActivity(c, time, interrupted, ActivityKind::kTick);
   }
 
   void HandleWork(Cpu& c, Nanos time, uint32_t slot) {
@@ -753,7 +683,7 @@ struct Simulator::Impl {
       Context ctx(this, c.id, kIdleTask);
       fn(ctx);
     }
-    EndActivity(c, time, interrupted, false, ActivityKind::kWork);
+    EndActivity(c, time, interrupted, ActivityKind::kWork);
   }
 
   void HandleTimer(Cpu& c, Nanos time, uint32_t slot) {
@@ -772,7 +702,7 @@ struct Simulator::Impl {
       Context ctx(this, c.id, kIdleTask);
       fn(ctx);
     }
-    EndActivity(c, time, interrupted, false, ActivityKind::kTimer);
+    EndActivity(c, time, interrupted, ActivityKind::kTimer);
   }
 
   void Process(const Event& e) {
@@ -788,7 +718,7 @@ struct Simulator::Impl {
       }
       if (!c.online && (e.kind == EvKind::kWork || e.kind == EvKind::kTimer)) {
         // Runs unbound on a housekeeping CPU (see the file comment).
-        const int other = HousekeepingFallback(e.kind == EvKind::kWork ? HousekeepingType::kWq
+        const int other = Place().Housekeeping(e.kind == EvKind::kWork ? HousekeepingType::kWq
                                                                         : HousekeepingType::kTimer);
         Post(e.time, e.kind, other, e.arg, e.gen);
         return;
@@ -884,18 +814,26 @@ struct Simulator::Impl {
   uint64_t trace_hash = 0xcbf29ce484222325ULL;
 };
 
+SimOptions ZeroCostSimOptions(int hz, uint64_t seed) {
+  SimOptions o;
+  o.seed = seed;
+  o.hz = hz;
+  o.tick_cost = 0;
+  o.context_switch_cost = 0;
+  o.work_cost = 0;
+  o.timer_cost = 0;
+  return o;
+}
+
 // --- Simulator ---------------------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(Topology topology,
                                                              IsolationConfig isolation,
                                                              SimOptions options) {
-  if (options.hz <= 0 || options.hz > 100000) {
-    return absl::InvalidArgumentError(absl::StrCat("Simulator: hz must be in [1, 100000], got ",
-                                                   options.hz));
-  }
-  if (options.timeslice <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Simulator: timeslice must be > 0 ns, got ", options.timeslice));
+  if (absl::Status st = sched::CheckDriverSetup("Simulator", options.hz, options.timeslice, topology.num_cpus(),
+                                                isolation.num_cpus());
+      !st.ok()) {
+    return st;
   }
   if (options.tick_cost < 0 || options.context_switch_cost < 0 || options.work_cost < 0 ||
       options.timer_cost < 0 || options.newidle_cost < 0 || options.newidle_migration_cost < 0 ||
@@ -905,12 +843,6 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(Topology topology,
         options.context_switch_cost, " work ", options.work_cost, " timer ", options.timer_cost, " newidle ",
         options.newidle_cost, " newidle_migration ", options.newidle_migration_cost));
   }
-  if (isolation.num_cpus() != topology.num_cpus()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Simulator: isolation config has ", isolation.num_cpus(),
-                     " CPUs but the topology has ", topology.num_cpus()));
-  }
-  if (topology.num_cpus() <= 0) return absl::InvalidArgumentError("Simulator: empty topology");
   auto impl = std::make_unique<Impl>(std::move(topology), std::move(isolation), options);
   Impl* raw = impl.get();
   std::unique_ptr<Simulator> sim(new Simulator(std::move(impl)));
@@ -936,40 +868,23 @@ void Simulator::AddHooks(Hooks* hooks) {
 absl::StatusOr<TaskId> Simulator::Spawn(TaskSpec spec) {
   Impl& s = *impl_;
   const int n = s.num_cpus();
-  if (spec.cpu < 0 || spec.cpu >= n) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Spawn(", spec.name, "): cpu ", spec.cpu, " out of range [0, ", n, ")"));
-  }
-  if (!s.cpu_at(spec.cpu).online) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Spawn(", spec.name, "): cpu ", spec.cpu, " is offline"));
-  }
-  CpuMask affinity = spec.affinity.nbits() == 0 ? CpuMask::Full(n) : std::move(spec.affinity);
-  if (affinity.nbits() != n) {
-    return absl::InvalidArgumentError(absl::StrCat("Spawn(", spec.name, "): affinity has ",
-                                                   affinity.nbits(), " bits, machine has ", n));
-  }
-  if (!affinity.Test(spec.cpu)) {
-    return absl::InvalidArgumentError(absl::StrCat("Spawn(", spec.name, "): affinity ",
-                                                   affinity.ToString(), " excludes cpu ", spec.cpu));
-  }
-  if (spec.body == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("Spawn(", spec.name, "): no task body"));
-  }
+  absl::StatusOr<CpuMask> affinity =
+      sched::CheckSpawn(spec, n, spec.cpu >= 0 && spec.cpu < n && s.cpu_at(spec.cpu).online);
+  if (!affinity.ok()) return affinity.status();
   s.EnsureStarted();
   const TaskId id = static_cast<TaskId>(s.tasks.size());
   Impl::Task& t = s.tasks.emplace_back();
   t.name = std::move(spec.name);
   t.group = spec.group;
-  t.affinity = std::move(affinity);
+  t.affinity = *std::move(affinity);
   t.cpu = spec.cpu;
   t.state = TaskState::kRunnable;
   t.body = std::move(spec.body);
-  t.rng.seed(SplitMix64(s.options.seed ^ SplitMix64(static_cast<uint64_t>(id) + 1)));
+  t.rng.seed(sched::TaskRngSeed(s.options.seed, id));
   const Nanos now = s.Now();
   s.Trace(now, spec.cpu, kSimEvFork, spec.parent, id);
   for (Hooks* h : s.hooks) h->OnTaskFork(spec.parent, id, spec.group, now);
-  s.cpu_at(spec.cpu).rq.push_back(id);
+  s.cpu_at(spec.cpu).rq.PushBack(id);
   s.Kick(spec.cpu);
   return id;
 }
@@ -977,7 +892,7 @@ absl::StatusOr<TaskId> Simulator::Spawn(TaskSpec spec) {
 void Simulator::Wake(TaskId task, int waker_cpu) {
   Impl& s = *impl_;
   if (task < 0 || static_cast<size_t>(task) >= s.tasks.size()) return;
-  if (waker_cpu < -1 || waker_cpu >= s.num_cpus()) waker_cpu = -1;  // no such CPU: a remote wakeup
+  waker_cpu = sched::NormalizeWakerCpu(waker_cpu, s.num_cpus());
   Impl::Task& t = s.task_at(task);
   if (t.state == TaskState::kBlocked) {
     s.TryToWakeUp(task, waker_cpu);
@@ -988,16 +903,11 @@ void Simulator::Wake(TaskId task, int waker_cpu) {
 
 absl::Status Simulator::SetAffinity(TaskId task, const CpuMask& mask) {
   Impl& s = *impl_;
-  if (task < 0 || static_cast<size_t>(task) >= s.tasks.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("SetAffinity: no task ", task));
-  }
-  if (mask.nbits() != s.num_cpus()) {
-    return absl::InvalidArgumentError(absl::StrCat("SetAffinity: mask has ", mask.nbits(),
-                                                   " bits, machine has ", s.num_cpus()));
-  }
-  if (!mask.Intersects(s.topology.online())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("SetAffinity: mask '", mask.ToString(), "' has no online CPU"));
+  const bool known = task >= 0 && static_cast<size_t>(task) < s.tasks.size();
+  if (absl::Status st = sched::CheckAffinity(known, task, mask, s.num_cpus(),
+                                             mask.nbits() == s.num_cpus() && mask.Intersects(s.topology.online()));
+      !st.ok()) {
+    return st;
   }
   s.EnsureStarted();
   Impl::Task& t = s.task_at(task);
@@ -1009,11 +919,9 @@ absl::Status Simulator::SetAffinity(TaskId task, const CpuMask& mask) {
   if (t.state == TaskState::kRunnable) {
     // Queued: move it now (move_queued_task()).
     Impl::Cpu& c = s.cpu_at(t.cpu);
-    auto it = std::find(c.rq.begin(), c.rq.end(), task);
-    if (it != c.rq.end()) {
-      c.rq.erase(it);
+    if (c.rq.Remove(task)) {
       const int from = t.cpu;
-      s.MoveQueued(task, from, s.FallbackCpu(t));
+      s.MoveQueued(task, from, s.Place().Fallback(t.affinity));
       s.Kick(from);
     }
   } else if (t.state == TaskState::kRunning && s.in_body != task) {
@@ -1054,25 +962,14 @@ void Simulator::QueueWorkOn(int cpu, Nanos delay, WorkFn fn) {
   Impl& s = *impl_;
   // An out-of-range CPU is a caller bug; run the work on a housekeeping CPU
   // rather than abort.
-  if (cpu < 0 || cpu >= s.num_cpus()) cpu = s.HousekeepingFallback(HousekeepingType::kWq);
+  if (cpu < 0 || cpu >= s.num_cpus()) cpu = s.Place().Housekeeping(HousekeepingType::kWq);
   const uint32_t slot = s.work_pool.Add(std::move(fn));
-  s.Post(SaturatingAdd(s.Now(), std::max<Nanos>(0, delay)), EvKind::kWork, cpu, slot, 0);
+  s.Post(sched::DueAfter(s.Now(), delay), EvKind::kWork, cpu, slot, 0);
 }
 
 int Simulator::QueueHousekeepingWork(Nanos delay, WorkFn fn) {
   Impl& s = *impl_;
-  const CpuMask& hk = s.isolation.housekeeping(HousekeepingType::kWq);
-  const int n = s.num_cpus();
-  int chosen = -1;
-  // Round-robin over online housekeeping CPUs (deterministic).
-  for (int i = 0, cpu = s.hk_cursor; i < n; ++i) {
-    cpu = cpu + 1 >= n ? 0 : cpu + 1;
-    if (hk.Test(cpu) && s.cpus[static_cast<size_t>(cpu)].online) {
-      chosen = cpu;
-      break;
-    }
-  }
-  if (chosen < 0) chosen = s.topology.online().First();
+  const int chosen = s.Place().NextHousekeeping(s.hk_cursor);
   s.hk_cursor = chosen;
   QueueWorkOn(chosen, delay, std::move(fn));
   return chosen;
@@ -1080,7 +977,7 @@ int Simulator::QueueHousekeepingWork(Nanos delay, WorkFn fn) {
 
 TimerId Simulator::ArmTimer(int cpu, Nanos expires, WorkFn fn) {
   Impl& s = *impl_;
-  if (cpu < 0 || cpu >= s.num_cpus()) cpu = s.HousekeepingFallback(HousekeepingType::kTimer);
+  if (cpu < 0 || cpu >= s.num_cpus()) cpu = s.Place().Housekeeping(HousekeepingType::kTimer);
   uint32_t slot;
   if (!s.timer_free.empty()) {
     slot = s.timer_free.back();
@@ -1132,10 +1029,7 @@ bool Simulator::TickStopped(int cpu) const {
 
 absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
   Impl& s = *impl_;
-  if (cpu < 0 || cpu >= s.num_cpus()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("SetCpuOnline: cpu ", cpu, " out of range [0, ", s.num_cpus(), ")"));
-  }
+  if (absl::Status st = sched::CheckHotplugCpu(cpu, s.num_cpus()); !st.ok()) return st;
   Impl::Cpu& c = s.cpu_at(cpu);
   if (c.online == online) return absl::OkStatus();
   s.EnsureStarted();
@@ -1172,16 +1066,8 @@ absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
 
 absl::Status Simulator::RunFor(Nanos duration) {
   Impl& s = *impl_;
-  if (duration < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("RunFor: negative duration ", duration));
-  }
+  if (absl::Status st = sched::CheckRunFor(duration, s.event_time, "virtual time"); !st.ok()) return st;
   if (s.running) return absl::FailedPreconditionError("RunFor: called re-entrantly from a hook");
-  // kNanosMax is "never": a window that reaches it would process periodic
-  // ticks without end (and its end would not fit the clock).
-  if (duration >= kNanosMax - s.event_time) {
-    return absl::InvalidArgumentError(absl::StrCat("RunFor: duration ", duration, " ns from time ", s.event_time,
-                                                   " reaches the end of virtual time (kNanosMax = never)"));
-  }
   s.EnsureStarted();
   s.running = true;
   const Nanos end = s.event_time + duration;
@@ -1199,12 +1085,20 @@ absl::Status Simulator::RunFor(Nanos duration) {
 CpuStats Simulator::Stats(int cpu) const {
   if (cpu < 0 || cpu >= impl_->num_cpus()) return {};
   const Impl::Cpu& c = impl_->cpus[static_cast<size_t>(cpu)];
-  CpuStats st = c.stats;
-  if (c.idle_state) st.idle_ns += std::max<Nanos>(0, impl_->Now() - c.idle_since);
-  return st;
+  return sched::StatsAt(c.stats, c.idle_state, c.idle_since, impl_->Now());
 }
 
 uint64_t Simulator::Random() { return impl_->rng(); }
+
+// Kernel time is the model's: what is charged is how long the work lasts.
+Driver::KernelSpan Simulator::BeginKernelSpan() const { return {}; }
+
+Nanos Simulator::EndKernelSpan(KernelSpan, CpuContext* ctx, Nanos modelled_ns) {
+  if (ctx != nullptr) ctx->Charge(modelled_ns);
+  return modelled_ns;
+}
+
+void Simulator::SpendKernelTime(CpuContext& ctx, Nanos ns) { ctx.Charge(ns); }
 
 void Simulator::At(Nanos when, absl::AnyInvocable<void()> fn) {
   Impl& s = *impl_;

@@ -10,7 +10,8 @@
 namespace isolation::tmigr {
 namespace {
 // The CPU context of the hook currently running on this thread, so a timer
-// callback can charge (simulator) or spend (real threads) its modelled cost.
+// callback can spend its modelled cost (Driver::SpendKernelTime: charged in
+// the simulator, busy on real threads).
 thread_local CpuContext* t_ctx = nullptr;
 
 struct ContextScope {
@@ -36,13 +37,7 @@ TmigrHooks::TmigrHooks(TimerSystem& ts, Config config) : ts_(ts), config_(config
     }
     CpuContext* ctx = t_ctx;
     if (ctx == nullptr || config_.callback_cost <= 0) return;
-    if (ctx->driver().is_simulated()) {
-      ctx->Charge(config_.callback_cost);
-    } else {
-      const Nanos end = MonotonicNanos() + config_.callback_cost;
-      while (MonotonicNanos() < end) {
-      }
-    }
+    ctx->driver().SpendKernelTime(*ctx, config_.callback_cost);
   });
 }
 

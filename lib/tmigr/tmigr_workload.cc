@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The oslat seed scenario (spec S24/S26) as a discrete-event run, see
+// The oslat seed scenario (spec S24/S26) run on a driver, see
 // tmigr_workload.h.
 
 #include "isolation/tmigr/workload.h"
 
 #include <algorithm>
-#include <queue>
+#include <functional>
+#include <memory>
 #include <random>
 #include <utility>
 
@@ -14,17 +15,6 @@
 
 namespace isolation::tmigr {
 namespace {
-
-enum class EvType { kBusyTick, kBurstStart, kBurstEnd, kWake, kIdleTick, kCheck };
-
-struct Ev {
-  Nanos t;
-  uint64_t seq;
-  EvType type;
-  int cpu;
-  uint64_t gen;
-  bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
-};
 
 // Ghost-timer detector (f55acb1e44f3): a CPU whose wake-up, once served,
 // leaves it due again at once (its programmed wake-up clamped to now), wake
@@ -35,13 +25,18 @@ struct Ev {
 // CPU's wake-up: kGhostStreak served wake-ups in a row, each due again at once.
 constexpr int kGhostStreak = 8;
 
+// Busy (isolated) CPUs run one oslat task for this long per step: the end of
+// a step is an event that does nothing, and a bounded step keeps the
+// simulator's stale run-end events (one per tick) from piling up.
+constexpr int64_t kOslatStepJiffies = 100;
+
 // The workload's tracer: forwards to the caller's and answers Now() with the
-// event loop's time (the hierarchy's entry points take none).
-class LoopTracer final : public Tracer {
+// driver's time (the hierarchy's entry points take none).
+class DriverTimeTracer final : public Tracer {
  public:
-  LoopTracer(Tracer* inner, const Nanos* now) : inner_(inner), now_(now) {}
+  DriverTimeTracer(Tracer* inner, const Driver* driver) : inner_(inner), driver_(driver) {}
   bool Wants(int cpu) const override { return inner_->Wants(cpu); }
-  Nanos Now() const override { return *now_; }
+  Nanos Now() const override { return driver_->Now(); }
   void CpuRuns(int cpu, Nanos ts, int32_t task, std::string_view name) override {
     inner_->CpuRuns(cpu, ts, task, name);
   }
@@ -56,14 +51,31 @@ class LoopTracer final : public Tracer {
 
  private:
   Tracer* inner_;
-  const Nanos* now_;
+  const Driver* driver_;
+};
+
+// The busy CPUs' ticks reach the hierarchy; nothing else of the driver's
+// does (housekeeping CPUs tick at burst start and in their idle loop, which
+// their task and timers model, see OslatWorkloadConfig).
+class BusyTickHooks final : public Hooks {
+ public:
+  BusyTickHooks(TimerSystem& ts, const CpuMask& busy, Tracer* tracer) : ts_(ts), busy_(busy), tracer_(tracer) {}
+  void OnTick(CpuContext& ctx, TaskId) override {
+    const int c = ctx.cpu();
+    if (!busy_.Test(c)) return;
+    if (tracer_ != nullptr) tracer_->Instant(c, ctx.now(), "tick", {});
+    ts_.Tick(c, ctx.now());
+  }
+
+ private:
+  TimerSystem& ts_;
+  const CpuMask& busy_;
+  Tracer* tracer_;
 };
 
 }  // namespace
 
-absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
-                                                     const IsolationConfig& isolation,
-                                                     const Options& options,
+absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Options& options,
                                                      const OslatWorkloadConfig& cfg) {
   if (cfg.duration <= 0 || cfg.duration > kMaxOslatDuration) {
     return absl::InvalidArgumentError(
@@ -92,10 +104,17 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
                                                      kMaxOslatPeriods, " times in duration ", cfg.duration));
     }
   }
-  if (isolation.num_cpus() != topology.num_cpus()) {
-    return absl::InvalidArgumentError(absl::StrCat("isolation config for ", isolation.num_cpus(),
-                                                   " cpus, topology has ", topology.num_cpus()));
+  if (driver.tick_period() != cfg.jiffy) {
+    return absl::InvalidArgumentError(absl::StrCat("oslat workload: jiffy ", cfg.jiffy,
+                                                   " ns differs from the driver's tick period ", driver.tick_period(),
+                                                   " ns (HZ = 1 s / jiffy)"));
   }
+  if (driver.Now() != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("oslat workload: the driver already ran (time ", driver.Now(), " ns); it needs a fresh one"));
+  }
+  const Topology& topology = driver.topology();
+  const IsolationConfig& isolation = driver.isolation();
   auto ts_or = TimerSystem::Create(topology, options, TimerSystem::Config{cfg.jiffy});
   if (!ts_or.ok()) return ts_or.status();
   TimerSystem& ts = **ts_or;
@@ -113,9 +132,8 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
   // the later of its run time and the end of the previous one on that CPU
   // (the model runs them at one instant); ticks cost nothing in the model
   // and are instants.
-  Nanos trace_now = 0;
-  LoopTracer loop_tracer(cfg.tracer, &trace_now);
-  Tracer* const tr = cfg.tracer != nullptr ? &loop_tracer : nullptr;
+  DriverTimeTracer driver_tracer(cfg.tracer, &driver);
+  Tracer* const tr = cfg.tracer != nullptr ? &driver_tracer : nullptr;
   std::vector<int32_t> running(static_cast<size_t>(n), -1);
   std::vector<Nanos> trace_busy_until(static_cast<size_t>(n), 0);
   if (tr != nullptr) {
@@ -133,6 +151,8 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
   std::vector<Nanos> phase(static_cast<size_t>(n), 0);
   for (int c : hk) phase[static_cast<size_t>(c)] = static_cast<Nanos>(rng() % static_cast<uint64_t>(cfg.hk_period));
   std::vector<char> need_global(static_cast<size_t>(n), 1), need_local(static_cast<size_t>(n), 1);
+  // Per CPU: bumped at each burst start and kick, so a wake-up or idle tick
+  // armed before it is void (the CPU left idle since).
   std::vector<uint64_t> gen(static_cast<size_t>(n), 0);
 
   ts.set_run_callback([&](const TimerRecord& t, int runner, Nanos now) {
@@ -157,34 +177,32 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
     (t.global ? need_global : need_local)[static_cast<size_t>(t.owner)] = 1;
   });
 
-  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q;
-  uint64_t seq = 0;
-  auto push = [&](Nanos t, EvType type, int cpu, uint64_t g = 0) {
-    if (t < cfg.duration) q.push(Ev{t, seq++, type, cpu, g});
-  };
   // The kick of ClearCpuAvailable/RunOnCpu wakes a CPU synchronously here.
   ts.set_kick_callback([&](int cpu) {
     ++gen[static_cast<size_t>(cpu)];
-    if (tr != nullptr) tr->Instant(cpu, trace_now, "tmigr.kick", {});
+    if (tr != nullptr) tr->Instant(cpu, driver.Now(), "tmigr.kick", {});
     ts.ExitIdle(cpu, 0);
   });
 
-  if (!busy.empty()) {
-    if (cfg.isolated_tick_stopped) {
-      for (int c : busy) {
-        ts.EnterIdle(c, 0);  // nohz_full: tick stopped while busy
-        if (tr != nullptr) tr->Instant(c, 0, "tick_stop", {});
-      }
-    } else {
-      push(cfg.jiffy, EvType::kBusyTick, -1);
-    }
-  }
-  for (int c : hk) push(phase[static_cast<size_t>(c)], EvType::kBurstStart, c);
-  push(cfg.check_every, EvType::kCheck, -1);
+  // A one-shot driver timer on `c` at `t` (within the run) that acts only
+  // if `c` has not left idle since it was armed.
+  auto arm = [&](Nanos t, int c, auto fn) {
+    if (t >= cfg.duration) return;
+    driver.ArmTimer(c, t, [fn, c, g = gen[static_cast<size_t>(c)], &gen](CpuContext& ctx) mutable {
+      if (ctx.cpu() == c && g == gen[static_cast<size_t>(c)]) fn(ctx.now());
+    });
+  };
 
   // Per CPU: served wake-ups in a row that left the CPU due again at once.
   std::vector<int> ghost_streak(static_cast<size_t>(n), 0);
-  auto schedule_wake = [&](int c, Nanos now, Nanos next_burst, bool after_wake) {
+  auto next_burst_after = [&](int c, Nanos now) {
+    const Nanos p = phase[static_cast<size_t>(c)];
+    return p + ((now - p) / cfg.hk_period + 1) * cfg.hk_period;
+  };
+  // The idle CPU `c` wakes for its programmed event (tick_nohz_stop_tick()
+  // programmed the clock event device), unless its next burst comes first.
+  std::function<void(int, Nanos, Nanos, bool)> schedule_wake = [&](int c, Nanos now, Nanos next_burst,
+                                                                   bool after_wake) {
     const size_t i = static_cast<size_t>(c);
     Nanos w = ts.ProgrammedWakeup(c);
     if (w > now || !after_wake) ghost_streak[i] = 0;
@@ -207,12 +225,115 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
       }
       w = now + kNsPerUs;
     }
-    push(w, EvType::kWake, c, gen[i]);
+    arm(w, c, [&, c](Nanos t) {
+      if (!ts.BaseIdle(c)) return;
+      if (tr != nullptr) tr->Instant(c, t, "tmigr.idle_wakeup", {});
+      ts.IdleWakeup(c, t);
+      schedule_wake(c, t, next_burst_after(c, t), /*after_wake=*/true);
+    });
   };
-  auto next_burst_after = [&](int c, Nanos now) {
-    const Nanos p = phase[static_cast<size_t>(c)];
-    return p + ((now - p) / cfg.hk_period + 1) * cfg.hk_period;
+  // The housekeeping CPU `c` goes idle: the tick stops if the hierarchy lets
+  // it, else it keeps running in the idle loop, a jiffy at a time.
+  std::function<void(int, Nanos)> go_idle = [&](int c, Nanos now) {
+    if (ts.EnterIdle(c, now)) {
+      if (tr != nullptr) tr->Instant(c, now, "tick_stop", {});
+      schedule_wake(c, now, next_burst_after(c, now), /*after_wake=*/false);
+      return;
+    }
+    const Nanos tick = (now / cfg.jiffy + 1) * cfg.jiffy;
+    if (tick >= next_burst_after(c, now)) return;
+    arm(tick, c, [&, c](Nanos t) {
+      if (tr != nullptr) tr->Instant(c, t, "tick", {});
+      ts.Tick(c, t);  // the tick kept running in the idle loop
+      go_idle(c, t);
+    });
   };
+
+  BusyTickHooks hooks(ts, isolated, tr);
+  driver.AddHooks(&hooks);
+  // Busy CPUs tick every jiffy (oslat without nohz_full), or never (S26:
+  // nohz_full, one task: the tick stays stopped); housekeeping CPUs are
+  // nohz idle.
+  for (int c : busy) driver.SetTickMode(c, cfg.isolated_tick_stopped ? TickMode::kNohzFull : TickMode::kPeriodic);
+  for (int c : hk) driver.SetTickMode(c, TickMode::kNohzIdle);
+  for (int c : busy) {
+    TaskSpec t;
+    t.name = "oslat";
+    t.cpu = c;
+    t.affinity = CpuMask::Of(n, c);
+    t.body = MakeTaskBody([step = kOslatStepJiffies * cfg.jiffy](TaskContext&) { return Step::Run(step); });
+    if (auto id = driver.Spawn(std::move(t)); !id.ok()) return id.status();
+  }
+  // A housekeeping task: it sleeps until its phase, then each period a burst
+  // (tick, (re)arm its timers) of hk_burst and idle for the rest.
+  for (int c : hk) {
+    TaskSpec t;
+    t.name = "hk_burst";
+    t.cpu = c;
+    t.affinity = CpuMask::Of(n, c);
+    t.body = MakeTaskBody([&, c, started = false, in_burst = false](TaskContext& ctx) mutable -> Step {
+      const size_t ci = static_cast<size_t>(c);
+      const Nanos now = ctx.now();
+      if (!started) {
+        started = true;
+        return Step::Sleep(phase[ci]);
+      }
+      if (in_burst) {  // burst end
+        in_burst = false;
+        if (tr != nullptr) {
+          running[ci] = -1;
+          tr->CpuRuns(c, now, -1, {});
+        }
+        go_idle(c, now);
+        return Step::Sleep(cfg.hk_period - cfg.hk_burst);
+      }
+      in_burst = true;
+      ++gen[ci];
+      if (tr != nullptr) {
+        if (ts.BaseIdle(c)) tr->Instant(c, now, "tick_restart", {});
+        running[ci] = n + c;
+        tr->CpuRuns(c, now, n + c, "hk_burst");
+        tr->Instant(c, now, "tick", {});
+      }
+      ts.ExitIdle(c, now);
+      ts.Tick(c, now);
+      if (need_global[ci]) {
+        const Nanos jitter = cfg.global_jitter == 0
+                                 ? 0
+                                 : static_cast<Nanos>(rng() % static_cast<uint64_t>(2 * cfg.global_jitter + 1)) -
+                                       cfg.global_jitter;
+        ts.AddTimer(c, now + cfg.global_period + jitter, /*global=*/true, now);
+        need_global[ci] = 0;
+      }
+      if (need_local[ci]) {
+        ts.AddTimer(c, now + cfg.local_period, /*global=*/false, now);
+        need_local[ci] = 0;
+      }
+      return Step::Run(cfg.hk_burst);
+    });
+    if (auto id = driver.Spawn(std::move(t)); !id.ok()) return id.status();
+  }
+
+  if (cfg.isolated_tick_stopped) {
+    for (int c : busy) {
+      ts.EnterIdle(c, 0);  // nohz_full: tick stopped while busy
+      if (tr != nullptr) tr->Instant(c, 0, "tick_stop", {});
+    }
+  }
+  // Invariant checks at quiescent points, on CPU 0's context.
+  std::function<void(Nanos)> check = [&](Nanos now) {
+    const std::vector<std::string> v = ts.CheckInvariants(now);
+    res.invariant_violations += static_cast<int64_t>(v.size());
+    for (const std::string& line : v) {
+      if (res.first_violations.size() < 10) res.first_violations.push_back(absl::StrCat("t=", now, ": ", line));
+    }
+    if (now + cfg.check_every < cfg.duration) {
+      driver.ArmTimer(0, now + cfg.check_every, [&](CpuContext& ctx) { check(ctx.now()); });
+    }
+  };
+  if (cfg.check_every < cfg.duration) {
+    driver.ArmTimer(0, cfg.check_every, [&](CpuContext& ctx) { check(ctx.now()); });
+  }
 
   // Housekeeping CPUs are idle until their first burst (booted active, they
   // would otherwise hold migrator roles without ever ticking).
@@ -222,80 +343,14 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
       schedule_wake(c, 0, phase[static_cast<size_t>(c)], /*after_wake=*/false);
     }
   }
-
-  while (!q.empty()) {
-    const Ev ev = q.top();
-    q.pop();
-    const Nanos now = ev.t;
-    trace_now = now;
-    const size_t ci = static_cast<size_t>(std::max(ev.cpu, 0));
-    switch (ev.type) {
-      case EvType::kBusyTick:
-        for (int c : busy) {
-          if (tr != nullptr) tr->Instant(c, now, "tick", {});
-          ts.Tick(c, now);
-        }
-        push(now + cfg.jiffy, EvType::kBusyTick, -1);
-        break;
-      case EvType::kBurstStart: {
-        ++gen[ci];
-        if (tr != nullptr) {
-          if (ts.BaseIdle(ev.cpu)) tr->Instant(ev.cpu, now, "tick_restart", {});
-          running[ci] = n + ev.cpu;
-          tr->CpuRuns(ev.cpu, now, n + ev.cpu, "hk_burst");
-          tr->Instant(ev.cpu, now, "tick", {});
-        }
-        ts.ExitIdle(ev.cpu, now);
-        ts.Tick(ev.cpu, now);
-        if (need_global[ci]) {
-          const Nanos jitter = cfg.global_jitter == 0
-                                   ? 0
-                                   : static_cast<Nanos>(rng() % static_cast<uint64_t>(2 * cfg.global_jitter + 1)) -
-                                         cfg.global_jitter;
-          ts.AddTimer(ev.cpu, now + cfg.global_period + jitter, /*global=*/true, now);
-          need_global[ci] = 0;
-        }
-        if (need_local[ci]) {
-          ts.AddTimer(ev.cpu, now + cfg.local_period, /*global=*/false, now);
-          need_local[ci] = 0;
-        }
-        push(now + cfg.hk_burst, EvType::kBurstEnd, ev.cpu);
-        push(now + cfg.hk_period, EvType::kBurstStart, ev.cpu);
-        break;
-      }
-      case EvType::kBurstEnd:
-      case EvType::kIdleTick:
-        if (ev.type == EvType::kIdleTick) {
-          if (ev.gen != gen[ci]) break;
-          if (tr != nullptr) tr->Instant(ev.cpu, now, "tick", {});
-          ts.Tick(ev.cpu, now);  // the tick kept running in the idle loop
-        } else if (tr != nullptr) {
-          running[ci] = -1;
-          tr->CpuRuns(ev.cpu, now, -1, {});
-        }
-        if (ts.EnterIdle(ev.cpu, now)) {
-          if (tr != nullptr) tr->Instant(ev.cpu, now, "tick_stop", {});
-          schedule_wake(ev.cpu, now, next_burst_after(ev.cpu, now), /*after_wake=*/false);
-        } else {
-          const Nanos tick = (now / cfg.jiffy + 1) * cfg.jiffy;
-          if (tick < next_burst_after(ev.cpu, now)) push(tick, EvType::kIdleTick, ev.cpu, gen[ci]);
-        }
-        break;
-      case EvType::kWake:
-        if (ev.gen != gen[ci] || !ts.BaseIdle(ev.cpu)) break;
-        if (tr != nullptr) tr->Instant(ev.cpu, now, "tmigr.idle_wakeup", {});
-        ts.IdleWakeup(ev.cpu, now);
-        schedule_wake(ev.cpu, now, next_burst_after(ev.cpu, now), /*after_wake=*/true);
-        break;
-      case EvType::kCheck: {
-        const std::vector<std::string> v = ts.CheckInvariants(now);
-        res.invariant_violations += static_cast<int64_t>(v.size());
-        for (const std::string& line : v) {
-          if (res.first_violations.size() < 10) res.first_violations.push_back(absl::StrCat("t=", now, ": ", line));
-        }
-        push(now + cfg.check_every, EvType::kCheck, -1);
-        break;
-      }
+  if (absl::Status s = driver.RunFor(cfg.duration); !s.ok()) return s;
+  // The model's times are the scripted ones only if the driver's kernel
+  // activities take no time (a Simulator with zero base costs).
+  for (int c = 0; c < n; ++c) {
+    if (driver.Stats(c).kernel_ns != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("oslat workload: the driver spent ", driver.Stats(c).kernel_ns, " ns of kernel time on cpu ", c,
+                       "; the model needs a simulator with zero base costs (ZeroCostSimOptions)"));
     }
   }
 

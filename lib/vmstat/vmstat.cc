@@ -12,39 +12,11 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 #include "isolation/core/interleave.h"
 
 namespace isolation::vmstat {
-
-std::string_view StrategyName(Strategy s) {
-  switch (s) {
-    case Strategy::kA0: return "A0";
-    case Strategy::kA1: return "A1";
-    case Strategy::kB: return "B";
-    case Strategy::kC: return "C";
-    case Strategy::kD: return "D";
-    case Strategy::kCPlainWriterNegativeControl: return "C-plain-negative-control";
-    case Strategy::kBLocal: return "B.local";
-  }
-  return "?";
-}
-
-absl::StatusOr<Strategy> ParseStrategy(std::string_view name) {
-  const std::string n = absl::AsciiStrToUpper(std::string(name));
-  if (n == "A0") return Strategy::kA0;
-  if (n == "A1") return Strategy::kA1;
-  if (n == "B") return Strategy::kB;
-  if (n == "B.LOCAL" || n == "B-LOCAL" || n == "BLOCAL") return Strategy::kBLocal;
-  if (n == "C") return Strategy::kC;
-  if (n == "D") return Strategy::kD;
-  if (n == "C-PLAIN" || n == "C-PLAIN-NEGATIVE-CONTROL") {
-    return Strategy::kCPlainWriterNegativeControl;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown vmstat strategy '", std::string(name), "' (want A0, A1, B, B.local, C, D or C-plain)"));
-}
 
 int Fls(uint64_t x) { return x == 0 ? 0 : 64 - std::countl_zero(x); }
 
@@ -80,8 +52,13 @@ inline void OwnerIncrement(std::atomic<int64_t>& c) {
 }
 }  // namespace
 
-Vmstat::Vmstat(VmstatConfig config)
+Vmstat::Vmstat(VmstatConfig config, std::unique_ptr<FoldPolicy> policy, SlotTraits slot_traits)
     : config_(std::move(config)),
+      policy_(std::move(policy)),
+      traits_(policy_->traits()),
+      slot_traits_(slot_traits),
+      mark_dirty_(traits_.writers_mark_dirty || traits_.notify_first_dirty),
+      notify_first_dirty_(traits_.notify_first_dirty),
       cpu_state_(static_cast<size_t>(config_.num_cpus)),
       dirty_(static_cast<size_t>(config_.num_cpus)),
       zone_shared_(config_.zones.size()),
@@ -140,6 +117,20 @@ int64_t Vmstat::MaxAbsDiff(int cpu) const {
     for (int i = 0; i < num_instances(kind); ++i) {
       for (int item = 0; item < num_items(kind); ++item) {
         m = std::max(m, std::abs(Diff(cpu, kind, i, item)));
+      }
+    }
+  }
+  return m;
+}
+
+double Vmstat::MaxThresholdFraction(int cpu) const {
+  double m = 0;
+  if (!ValidCpu(cpu)) return 0;
+  for (StatKind kind : {StatKind::kZone, StatKind::kNode}) {
+    for (int i = 0; i < num_instances(kind); ++i) {
+      const double t = std::max(1, ThresholdRaw(cpu, kind, i));
+      for (int item = 0; item < num_items(kind); ++item) {
+        m = std::max(m, static_cast<double>(std::abs(Diff(cpu, kind, i, item))) / t);
       }
     }
   }
@@ -248,10 +239,10 @@ absl::Status Vmstat::CpuOffline(int cpu) {
   }
   CpuState& s = State(cpu);
   // vmstat_cpu_down_prep: cancel (disable) the per-CPU work.
+  // A CPU's own armed work goes too (B.local, the v11 fix: it must not run
+  // unbound elsewhere); ArmOwnWork's `online` test keeps it from being
+  // re-armed.
   CancelWork(cpu);
-  // B.local (v11 fix): the armed item must not run unbound elsewhere; the
-  // writer's `IsOnline` test below keeps it from being re-armed.
-  if (strategy() == Strategy::kBLocal && local_queue_ != nullptr) local_queue_->CancelLocalWork(cpu);
   s.online.store(false, std::memory_order_relaxed);
   --online_count_;
   // page_alloc_cpu_dead -> cpu_vm_stats_fold(cpu).
@@ -275,46 +266,35 @@ absl::Status Vmstat::CpuOnline(int cpu) {
   return absl::OkStatus();
 }
 
-// vmstat_shepherd()
+// vmstat_shepherd(): the policy decides per online CPU; queueing (with the
+// pending bit's test-and-set) and the remote fold are common.
 int Vmstat::Shepherd(absl::FunctionRef<bool(int)> tick_stopped,
                      absl::FunctionRef<void(int cpu, uint64_t generation)> queue_work) {
+  using Action = FoldPolicy::ShepherdAction;
   int count = 0;
-  const Strategy s = strategy();
   for (int cpu = 0; cpu < num_cpus(); ++cpu) {
     if (!IsOnline(cpu)) continue;
     CpuState& st = State(cpu);
-    switch (s) {
-      case Strategy::kA0:
-      case Strategy::kA1:
-      case Strategy::kB:
-      case Strategy::kBLocal: {
-        if (s == Strategy::kA1 && IsIsolated(cpu)) continue;  // be5e015d107d
-        if (s == Strategy::kB && tick_stopped(cpu)) continue;  // v8 3/5
-        // B.local: nohz_full CPUs manage their work themselves (v10 3/6).
-        if (s == Strategy::kBLocal && IsNohzFull(cpu)) continue;
-        const bool wanted = (s == Strategy::kB || s == Strategy::kBLocal) ? Dirty(cpu) : NeedUpdate(cpu);
-        if (!wanted) continue;
-        ISOLATION_INTERLEAVE_POINT("vmstat.shepherd.before_pending_test");
-        if (st.work_pending.load(std::memory_order_relaxed)) continue;
-        // queue_delayed_work_on's test-and-set of the pending bit.  Acquire
-        // pairs with the release that cleared it (CancelWork, RunCpuWork):
-        // seeing it clear implies seeing the generation current at that
-        // time, so the item queued below is never born stale (a stale item
-        // would leave the bit set forever and starve the CPU of work).
-        if (st.work_pending.exchange(true, std::memory_order_acquire)) continue;
-        const uint64_t gen = st.work_generation.load(std::memory_order_relaxed);
-        queue_work(cpu, gen);
-        ++count;
-        break;
-      }
-      case Strategy::kC:
-      case Strategy::kD:
-      case Strategy::kCPlainWriterNegativeControl: {
-        if (config_.remote_fold_need_update_filter && !NeedUpdate(cpu)) continue;
-        if (FoldCpuRemote(cpu) > 0) st.remote_folds.fetch_add(1, std::memory_order_relaxed);
-        ++count;
-        break;
-      }
+    const Action action = policy_->Shepherd(*this, cpu, tick_stopped);
+    if (action == Action::kQueueWork) {
+      ISOLATION_INTERLEAVE_POINT("vmstat.shepherd.before_pending_test");
+      if (st.work_pending.load(std::memory_order_relaxed)) continue;
+      // queue_delayed_work_on's test-and-set of the pending bit.  Acquire
+      // pairs with the release that cleared it (CancelWork, RunCpuWork):
+      // seeing it clear implies seeing the generation current at that
+      // time, so the item queued below is never born stale (a stale item
+      // would leave the bit set forever and starve the CPU of work).
+      if (st.work_pending.exchange(true, std::memory_order_acquire)) continue;
+      const uint64_t gen = st.work_generation.load(std::memory_order_relaxed);
+      // Relaxed: a statistic; the shepherd is not the CPU's owner context.
+      st.shepherd_queued.fetch_add(1, std::memory_order_relaxed);
+      queue_work(cpu, gen);
+      ++count;
+    } else if (action == Action::kFoldRemote) {
+      // A policy answering kFoldRemote declared folds_remotely, which Create
+      // paired with a remote-foldable slot; other slots fold nothing here.
+      if (FoldCpuRemote(cpu) > 0) st.remote_folds.fetch_add(1, std::memory_order_relaxed);
+      ++count;
     }
   }
   return count;
@@ -330,13 +310,19 @@ bool Vmstat::RunCpuWork(int cpu, uint64_t generation) {
     return false;
   }
   OwnerIncrement(st.work_runs);
-  if (strategy() == Strategy::kB || strategy() == Strategy::kBLocal) ClearDirty(cpu);  // before the slots (spec 3.4)
-  const int changes = RefreshCpu(cpu);
+  const int changes = FoldOwn(cpu);
   if (changes > 0) return true;  // re-queue after round_jiffies_relative(P); stays pending
   // Release: see the shepherd's acquire test-and-set (the generation this
   // item validated is visible to whoever queues the next one).
   st.work_pending.store(false, std::memory_order_release);
   return false;
+}
+
+// The owner's fold: vmstat_dirty is cleared *before* the slots (spec 3.4), so
+// a writer racing the fold (an interrupt in the kernel) sets it again.
+int Vmstat::FoldOwn(int cpu) {
+  if (mark_dirty_) ClearDirty(cpu);
+  return RefreshCpu(cpu);
 }
 
 // cancel_delayed_work() / disable_delayed_work_sync(): retire the queued
@@ -350,48 +336,19 @@ void Vmstat::CancelWork(int cpu) {
   ISOLATION_INTERLEAVE_POINT("vmstat.cancel_work.after_generation");
   // Release: pairs with the shepherd's acquire exchange of the bit.
   st.work_pending.store(false, std::memory_order_release);
-}
-
-bool Vmstat::QuietImpl(int cpu, bool tick_stopped) {
-  CpuState& st = State(cpu);
-  switch (strategy()) {
-    case Strategy::kA0:
-    case Strategy::kA1:
-      // quiet_vmstat(): folds only if the work is pending and need_update.
-      if (!st.work_pending.load(std::memory_order_relaxed)) return false;
-      if (!NeedUpdate(cpu)) return false;
-      RefreshCpu(cpu);
-      return true;
-    case Strategy::kB:
-      if (!Dirty(cpu)) return false;
-      ClearDirty(cpu);
-      RefreshCpu(cpu);
-      if (tick_stopped && st.work_pending.load(std::memory_order_relaxed)) {
-        // cancel_delayed_work(): the queued item will find a stale generation.
-        CancelWork(cpu);
-      }
-      return true;
-    case Strategy::kBLocal:
-      // Idle entry only folds (the v13 series): the armed work stays, it
-      // finds the CPU clean and dies.
-      if (!Dirty(cpu)) return false;
-      ClearDirty(cpu);
-      RefreshCpu(cpu);
-      return true;
-    default:
-      return false;  // C/D: nothing is ever folded on the CPU itself
-  }
+  // The armed timer of the CPU's own work, if any, need not even fire.
+  if (local_queue_ != nullptr) local_queue_->CancelLocalWork(cpu);
 }
 
 // B.local's queue_delayed_work_on() from vmstat_mark_dirty(), owner context.
-void Vmstat::ArmLocalWork(int cpu) {
+void Vmstat::ArmOwnWork(int cpu) {
   CpuState& st = State(cpu);
-  // The cpu_offline flag: never while (or after) the CPU goes down.  (Owner
-  // context from a writer: the cpu is valid by the writer contract.)
+  // The cpu_offline flag: never while (or after) the CPU goes down.
   if (!st.online.load(std::memory_order_relaxed)) return;
   if (st.work_pending.load(std::memory_order_relaxed)) return;  // already armed
-  // Test-and-set as the shepherd does (acquire: see Shepherd()); the shepherd
-  // skips nohz_full CPUs here, so only this CPU's own contexts race for it.
+  // Test-and-set as the shepherd does (acquire: see Shepherd()); a policy
+  // arming its own work keeps the shepherd off this CPU, so only this CPU's
+  // own contexts race for it.
   if (st.work_pending.exchange(true, std::memory_order_acquire)) return;
   OwnerIncrement(st.local_work_arms);
   if (local_queue_ != nullptr) {
@@ -399,350 +356,55 @@ void Vmstat::ArmLocalWork(int cpu) {
   }
 }
 
+// Out of line: a policy call on the rare clean->dirty transition only.
+void Vmstat::NotifyFirstDirty(int cpu) {
+  FoldContext ctx(*this);
+  policy_->OnFirstDirty(ctx, cpu);
+}
+
 bool Vmstat::QuietVmstat(int cpu, bool tick_stopped) {
   if (!ValidCpu(cpu)) return false;
   CpuState& st = State(cpu);
   OwnerIncrement(st.quiet_calls);
-  const bool folded = QuietImpl(cpu, tick_stopped);
+  FoldContext ctx(*this);
+  const bool folded = policy_->QuietVmstat(ctx, cpu, tick_stopped);
   if (folded) OwnerIncrement(st.quiet_folds);
   return folded;
 }
 
-// __tick_nohz_user_enter_prepare() of the seed patch.
+// tick_nohz_user_enter_prepare(): only nohz_full CPUs, only policies that
+// hook it (the others pay one test of a member).
 bool Vmstat::ReturnToUser(int cpu, bool tick_stopped) {
-  if (!ValidCpu(cpu)) return false;
-  if (strategy() == Strategy::kBLocal) {
-    // B.local (FLUSH_WORK_ON_RESUME_USER): no tick-state test, so no remote
-    // race; fold if dirty, then cancel the armed (or re-queued) work.
-    if (!IsNohzFull(cpu)) return false;
-    bool folded = false;
-    if (Dirty(cpu)) {
-      ClearDirty(cpu);
-      RefreshCpu(cpu);
-      folded = true;
-    }
-    if (State(cpu).work_pending.load(std::memory_order_relaxed)) {
-      CancelWork(cpu);
-      if (local_queue_ != nullptr) local_queue_->CancelLocalWork(cpu);
-    }
-    if (folded) OwnerIncrement(State(cpu).rtu_folds);
-    return folded;
-  }
-  if (strategy() != Strategy::kB || !tick_stopped || !IsNohzFull(cpu)) return false;
-  const bool folded = QuietImpl(cpu, tick_stopped);
+  if (!traits_.hooks_return_to_user || !IsNohzFull(cpu)) return false;
+  FoldContext ctx(*this);
+  const bool folded = policy_->ReturnToUser(ctx, cpu, tick_stopped);
   if (folded) OwnerIncrement(State(cpu).rtu_folds);
   return folded;
 }
 
-// -----------------------------------------------------------------------------
-// Slot layouts per strategy.
-// -----------------------------------------------------------------------------
-namespace {
+// ---- FoldContext and the policy defaults ------------------------------------------
 
-enum class SlotMode {
-  kOwnerS8,          // A0, A1, B: s8, only the owner writes
-  kSharedS32Cas,     // C: s32, CAS writers, xchg folders
-  kSharedS32Plain,   // negative control: s32, plain writers, xchg folders
-  kWatermark,        // D: 64-bit running sum + folded watermark
-};
+int FoldContext::FoldOwn(int cpu) { return vm_.ValidCpu(cpu) ? vm_.FoldOwn(cpu) : 0; }
+void FoldContext::CancelWork(int cpu) {
+  if (vm_.ValidCpu(cpu)) vm_.CancelWork(cpu);
+}
+void FoldContext::ArmOwnWork(int cpu) {
+  if (vm_.ValidCpu(cpu)) vm_.ArmOwnWork(cpu);
+}
 
-template <SlotMode M>
-struct Cell;
-template <>
-struct Cell<SlotMode::kOwnerS8> {
-  std::atomic<int8_t> d{0};
-};
-template <>
-struct Cell<SlotMode::kSharedS32Cas> {
-  std::atomic<int32_t> d{0};
-};
-template <>
-struct Cell<SlotMode::kSharedS32Plain> {
-  std::atomic<int32_t> d{0};
-};
-template <>
-struct Cell<SlotMode::kWatermark> {
-  std::atomic<int64_t> slot{0};    // written only by the owner
-  std::atomic<int64_t> folded{0};  // advanced by CAS by any folder
-};
-
-template <SlotMode M>
-class VmstatImpl final : public Vmstat {
- public:
-  explicit VmstatImpl(VmstatConfig config)
-      : Vmstat(std::move(config)),
-        zone_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_zones())),
-        node_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_nodes())) {}
-
-  void Mod(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
-    ContractSlot("Mod", cpu, kind, instance, item);
-    ContractDelta("Mod", delta);
-    ModState(cpu, kind, instance, item, delta, 0);
-  }
-  void Inc(int cpu, StatKind kind, int instance, int item) override {
-    ContractSlot("Inc", cpu, kind, instance, item);
-    ModState(cpu, kind, instance, item, 1, 1);
-  }
-  void Dec(int cpu, StatKind kind, int instance, int item) override {
-    ContractSlot("Dec", cpu, kind, instance, item);
-    ModState(cpu, kind, instance, item, -1, -1);
-  }
-  void ModIrqsOff(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
-    ContractSlot("ModIrqsOff", cpu, kind, instance, item);
-    ContractDelta("ModIrqsOff", delta);
-    if constexpr (M == SlotMode::kOwnerS8) {
-      PlainMod(cpu, kind, instance, item, delta);
-    } else {
-      ModState(cpu, kind, instance, item, delta, 0);  // C: __ variants alias the CAS path
-    }
-  }
-  void IncIrqsOff(int cpu, StatKind kind, int instance, int item) override {
-    ContractSlot("IncIrqsOff", cpu, kind, instance, item);
-    if constexpr (M == SlotMode::kOwnerS8) {
-      PlainStep(cpu, kind, instance, item, 1);
-    } else {
-      ModState(cpu, kind, instance, item, 1, 1);
-    }
-  }
-  void DecIrqsOff(int cpu, StatKind kind, int instance, int item) override {
-    ContractSlot("DecIrqsOff", cpu, kind, instance, item);
-    if constexpr (M == SlotMode::kOwnerS8) {
-      PlainStep(cpu, kind, instance, item, -1);
-    } else {
-      ModState(cpu, kind, instance, item, -1, -1);
-    }
-  }
-
-  int64_t Diff(int cpu, StatKind kind, int instance, int item) const override {
-    return ValidSlot(cpu, kind, instance, item) ? RawDiff(cpu, kind, instance, item) : 0;
-  }
-  // Diff() for indices the caller knows are valid (loops over the config).
-  int64_t RawDiff(int cpu, StatKind kind, int instance, int item) const {
-    const auto& c = CellOf(cpu, kind, instance, item);
-    if constexpr (M == SlotMode::kWatermark) {
-      return c.slot.load(std::memory_order_relaxed) - c.folded.load(std::memory_order_relaxed);
-    } else {
-      return c.d.load(std::memory_order_relaxed);
-    }
-  }
-
-  // need_update(): racy scan of the CPU's zone and node differentials.
-  bool NeedUpdate(int cpu) const override {
-    if (!ValidCpu(cpu)) return false;
-    for (StatKind kind : {StatKind::kZone, StatKind::kNode}) {
-      for (int i = 0; i < num_instances(kind); ++i) {
-        for (int item = 0; item < num_items(kind); ++item) {
-          if (RawDiff(cpu, kind, i, item) != 0) return true;
-        }
-      }
-    }
-    return false;
-  }
-
-  // refresh_cpu_vm_stats(false): zones first (zone atomics at once, global
-  // accumulated), then nodes, then the globals (fold_diff).
-  int RefreshCpu(int cpu) override { return ValidCpu(cpu) ? FoldAll(cpu) : 0; }
-
-  int FoldCpuRemote(int cpu) override {
-    if (!ValidCpu(cpu)) return 0;
-    if constexpr (M == SlotMode::kOwnerS8) {
-      (void)cpu;
-      return 0;  // only the owner may write an A/B slot
-    } else {
-      return FoldAll(cpu);
-    }
-  }
-
- protected:
-  void FoldDeadCpu(int cpu) override { FoldAll(cpu); }  // cpu_vm_stats_fold
-
- private:
-  struct alignas(64) Block {
-    std::array<Cell<M>, kMaxNodeItems> c;
-  };
-
-  Cell<M>& CellOf(int cpu, StatKind kind, int instance, int item) {
-    const size_t b = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
-                     static_cast<size_t>(instance);
-    auto& blocks = kind == StatKind::kZone ? zone_blocks_ : node_blocks_;
-    return blocks[b].c[static_cast<size_t>(item)];
-  }
-  const Cell<M>& CellOf(int cpu, StatKind kind, int instance, int item) const {
-    const size_t b = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
-                     static_cast<size_t>(instance);
-    const auto& blocks = kind == StatKind::kZone ? zone_blocks_ : node_blocks_;
-    return blocks[b].c[static_cast<size_t>(item)];
-  }
-
-  void AfterWrite(int cpu) {
-    if (strategy() == Strategy::kB) {
-      MarkDirty(cpu);  // vmstat_mark_dirty()
-    } else if (strategy() == Strategy::kBLocal) {
-      MarkDirtyLocal(cpu);
-    }
-  }
-  void CountFold(int cpu) { OwnerIncrement(State(cpu).threshold_folds); }
-
-  // __mod_zone_page_state(): owner-only load + store.
-  void PlainMod(int cpu, StatKind kind, int instance, int item, int64_t delta) {
-    auto& c = CellOf(cpu, kind, instance, item);
-    int64_t x = delta + c.d.load(std::memory_order_relaxed);
-    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-    if (std::abs(x) > t) {
-      AddShared(kind, instance, item, x);  // shared side before the slot (I2)
-      CountFold(cpu);
-      x = 0;
-    }
-    c.d.store(static_cast<int8_t>(x), std::memory_order_relaxed);
-    AfterWrite(cpu);
-  }
-
-  // __inc_zone_state() / __dec_zone_state(): the overstep trick.
-  void PlainStep(int cpu, StatKind kind, int instance, int item, int dir) {
-    auto& c = CellOf(cpu, kind, instance, item);
-    const int v = c.d.load(std::memory_order_relaxed) + dir;
-    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-    if (dir * v > t) {
-      const int overstep = Overstep(t);
-      AddShared(kind, instance, item, v + dir * overstep);
-      CountFold(cpu);
-      c.d.store(static_cast<int8_t>(-dir * overstep), std::memory_order_relaxed);
-    } else {
-      c.d.store(static_cast<int8_t>(v), std::memory_order_relaxed);
-    }
-    AfterWrite(cpu);
-  }
-
-  // mod_zone_state() / mod_node_state(): compute the new slot value and the
-  // overflow from the old one, install it with a compare-and-swap, then add
-  // the overflow to the shared side.
-  void ModState(int cpu, StatKind kind, int instance, int item, int64_t delta, int mode) {
-    auto& c = CellOf(cpu, kind, instance, item);
-    if constexpr (M == SlotMode::kWatermark) {
-      // D: the owner advances its running sum with a plain store; only a
-      // fold touches `folded`, by CAS, so a remote fold can never be lost.
-      const int64_t s = c.slot.load(std::memory_order_relaxed) + delta;
-      c.slot.store(s, std::memory_order_relaxed);
-      int64_t f = c.folded.load(std::memory_order_relaxed);
-      for (;;) {
-        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-        const int64_t d = s - f;
-        if (std::abs(d) <= t) break;
-        const int64_t os = mode * Overstep(t);
-        const int64_t target = s + os;  // leaves slot - folded == -os
-        ISOLATION_INTERLEAVE_POINT("vmstat.d_writer.before_folded_cas");
-        // Relaxed: conservation only needs the single modification order
-        // of `folded`; the winner alone adds target - f.
-        if (c.folded.compare_exchange_weak(f, target, std::memory_order_relaxed)) {
-          AddShared(kind, instance, item, target - f);
-          CountFold(cpu);
-          break;
-        }
-      }
-    } else {
-      using T = decltype(c.d.load());
-      T o = c.d.load(std::memory_order_relaxed);
-      int64_t z;
-      for (;;) {
-        z = 0;
-        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-        int64_t n = delta + o;
-        if (std::abs(n) > t) {
-          const int64_t os = mode * Overstep(t);
-          z = n + os;
-          n = -os;
-        }
-        if constexpr (M == SlotMode::kOwnerS8) {
-          // this_cpu_try_cmpxchg without a lock prefix: atomic against the
-          // owner's own interrupts only.  No other context writes an A/B
-          // slot and the drivers never nest two contexts of one CPU, so the
-          // single-writer store is that compare-and-swap (always succeeds).
-          c.d.store(static_cast<T>(n), std::memory_order_relaxed);
-          break;
-        } else if constexpr (M == SlotMode::kSharedS32Cas) {
-          ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
-          // Relaxed CAS: atomic across CPUs against the shepherd's xchg.
-          if (c.d.compare_exchange_weak(o, static_cast<T>(n), std::memory_order_relaxed)) break;
-        } else {
-          // Negative control: plain read-modify-write; a remote xchg between
-          // the load and this store is overwritten (counted twice).
-          ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
-          c.d.store(static_cast<T>(n), std::memory_order_relaxed);
-          break;
-        }
-      }
-      if (z != 0) {
-        AddShared(kind, instance, item, z);
-        CountFold(cpu);
-      }
-    }
-    AfterWrite(cpu);
-  }
-
-  // Takes one slot's differential to 0 and returns what it held.
-  int64_t TakeSlot(Cell<M>& c) {
-    if constexpr (M == SlotMode::kOwnerS8) {
-      // Owner (or dead CPU) only: this_cpu_xchg without a lock prefix.
-      const int64_t v = c.d.load(std::memory_order_relaxed);
-      if (v != 0) c.d.store(0, std::memory_order_relaxed);
-      return v;
-    } else if constexpr (M == SlotMode::kWatermark) {
-      const int64_t s = c.slot.load(std::memory_order_relaxed);
-      int64_t f = c.folded.load(std::memory_order_relaxed);
-      while (s != f) {
-        // Relaxed CAS on `folded`: the winner owns the delta s - f.
-        if (c.folded.compare_exchange_weak(f, s, std::memory_order_relaxed)) return s - f;
-      }
-      return 0;
-    } else {
-      // xchg: atomic across CPUs against the CAS writer.
-      if (c.d.load(std::memory_order_relaxed) == 0) return 0;
-      return c.d.exchange(0, std::memory_order_relaxed);
-    }
-  }
-
-  int FoldAll(int cpu) {
-    std::array<int64_t, kMaxNodeItems> zone_global{};
-    std::array<int64_t, kMaxNodeItems> node_global{};
-    for (int z = 0; z < num_zones(); ++z) {
-      for (int item = 0; item < config_.zone_items; ++item) {
-        const int64_t v = TakeSlot(CellOf(cpu, StatKind::kZone, z, item));
-        if (v != 0) {
-          Shared(StatKind::kZone, z).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
-          zone_global[static_cast<size_t>(item)] += v;
-        }
-      }
-    }
-    for (int node = 0; node < num_nodes(); ++node) {
-      for (int item = 0; item < config_.node_items; ++item) {
-        const int64_t v = TakeSlot(CellOf(cpu, StatKind::kNode, node, item));
-        if (v != 0) {
-          Shared(StatKind::kNode, node).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
-          node_global[static_cast<size_t>(item)] += v;
-        }
-      }
-    }
-    // fold_diff(): add to the globals, count the items that changed.
-    int changes = 0;
-    for (int item = 0; item < config_.zone_items; ++item) {
-      if (const int64_t v = zone_global[static_cast<size_t>(item)]; v != 0) {
-        Global(StatKind::kZone).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
-        ++changes;
-      }
-    }
-    for (int item = 0; item < config_.node_items; ++item) {
-      if (const int64_t v = node_global[static_cast<size_t>(item)]; v != 0) {
-        Global(StatKind::kNode).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
-        ++changes;
-      }
-    }
-    return changes;
-  }
-
-  std::vector<Block> zone_blocks_, node_blocks_;
-};
-
-}  // namespace
+bool FoldPolicy::QuietVmstat(FoldContext& ctx, int cpu, bool tick_stopped) {
+  (void)ctx, (void)cpu, (void)tick_stopped;
+  return false;
+}
+bool FoldPolicy::ReturnToUser(FoldContext& ctx, int cpu, bool tick_stopped) {
+  (void)ctx, (void)cpu, (void)tick_stopped;
+  return false;
+}
+void FoldPolicy::OnFirstDirty(FoldContext& ctx, int cpu) { (void)ctx, (void)cpu; }
+bool FoldPolicy::RequeueLocally(const Vmstat& vm, int cpu) const {
+  (void)vm, (void)cpu;
+  return false;
+}
 
 absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
   if (config.num_cpus < 1 || config.num_cpus > kMaxCpus) {
@@ -786,20 +448,26 @@ absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
   if (config.page_shift < 9 || config.page_shift > 27) {
     return absl::InvalidArgumentError(absl::StrCat("vmstat: page_shift ", config.page_shift, " out of [9, 27]"));
   }
-  switch (config.strategy) {
-    case Strategy::kA0:
-    case Strategy::kA1:
-    case Strategy::kB:
-    case Strategy::kBLocal:
-      return std::unique_ptr<Vmstat>(new VmstatImpl<SlotMode::kOwnerS8>(std::move(config)));
-    case Strategy::kC:
-      return std::unique_ptr<Vmstat>(new VmstatImpl<SlotMode::kSharedS32Cas>(std::move(config)));
-    case Strategy::kCPlainWriterNegativeControl:
-      return std::unique_ptr<Vmstat>(new VmstatImpl<SlotMode::kSharedS32Plain>(std::move(config)));
-    case Strategy::kD:
-      return std::unique_ptr<Vmstat>(new VmstatImpl<SlotMode::kWatermark>(std::move(config)));
+  // The two axes, from their registries.
+  if (config.strategy.has_value()) config.fold_policy = std::string(StrategyName(*config.strategy));
+  ISOLATION_ASSIGN_OR_RETURN(config.fold_policy, ParseFoldPolicy(config.fold_policy));
+  ISOLATION_ASSIGN_OR_RETURN(const FoldPolicyEntry* entry, FoldPolicyRegistry().Find(config.fold_policy));
+  std::unique_ptr<FoldPolicy> policy = entry->factory();
+  if (policy == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: fold policy '", config.fold_policy, "': its factory returned no policy"));
   }
-  return absl::InvalidArgumentError(absl::StrCat("vmstat: unknown strategy ", static_cast<int>(config.strategy)));
+  const FoldPolicyTraits traits = policy->traits();
+  if (config.slot.empty()) config.slot = std::string(traits.slot);
+  auto slot = SlotRegistry().Find(config.slot);
+  if (!slot.ok()) return absl::InvalidArgumentError(absl::StrCat("vmstat: ", slot.status().message()));
+  config.slot = (*slot)->name;
+  if (traits.folds_remotely && !(*slot)->factory.traits.remote_foldable) {
+    return absl::InvalidArgumentError(absl::StrCat("vmstat: fold policy '", config.fold_policy,
+                                                   "' folds remotely, but slot '", config.slot,
+                                                   "' may be written only by its owner"));
+  }
+  return (*slot)->factory.make(std::move(config), std::move(policy));
 }
 
 }  // namespace isolation::vmstat

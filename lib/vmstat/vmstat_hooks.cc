@@ -11,12 +11,11 @@ VmstatHooks::VmstatHooks(Vmstat& vm)
       local_timer_(std::make_unique<std::atomic<TimerId>[]>(static_cast<size_t>(vm.num_cpus()))),
       parked_(static_cast<size_t>(vm.num_cpus())) {
   for (int cpu = 0; cpu < vm.num_cpus(); ++cpu) local_timer_[static_cast<size_t>(cpu)].store(kNoTimer);
-  if (vm.strategy() == Strategy::kBLocal) vm.SetLocalWorkQueue(this);
+  // Every policy gets the queue; only those arming their own work use it.
+  vm.SetLocalWorkQueue(this);
 }
 
-VmstatHooks::~VmstatHooks() {
-  if (vm_.strategy() == Strategy::kBLocal) vm_.SetLocalWorkQueue(nullptr);
-}
+VmstatHooks::~VmstatHooks() { vm_.SetLocalWorkQueue(nullptr); }
 
 void VmstatHooks::OnStart(Driver& driver) {
   driver_ = &driver;
@@ -66,7 +65,7 @@ void VmstatHooks::CpuWork(CpuContext& ctx, int cpu, uint64_t generation) {
     if (ran) tracer_->Instant(cpu, ctx.now(), "vmstat.fold", {{"work", 1}, {"requeue", requeue ? 1 : 0}});
   }
   if (requeue) {
-    if (vm_.strategy() == Strategy::kBLocal && vm_.IsNohzFull(cpu)) {
+    if (vm_.RequeueLocally(cpu)) {
       ArmLocalWork(cpu, generation);  // cancellable by the next return to user
       return;
     }
@@ -122,12 +121,11 @@ void VmstatHooks::SetNeverYields(int cpu, bool on) {
   for (WorkFn& fn : items) driver_->QueueWorkOn(cpu, 0, std::move(fn));
 }
 
-// vmstat_refresh(): schedule_on_each_cpu(refresh_vm_stats) for A/B; the
-// remote-fold strategies fold every CPU from the caller instead.
+// vmstat_refresh(): schedule_on_each_cpu(refresh_vm_stats); policies that
+// fold remotely fold every CPU from the caller instead.
 bool VmstatHooks::StatRefresh(Driver& driver) {
   if (refresh_waiting_.load(std::memory_order_acquire) != 0) return false;
-  const Strategy s = vm_.strategy();
-  if (s != Strategy::kA0 && s != Strategy::kA1 && s != Strategy::kB && s != Strategy::kBLocal) {
+  if (vm_.policy_traits().folds_remotely) {
     for (int cpu = 0; cpu < vm_.num_cpus(); ++cpu) {
       if (vm_.IsOnline(cpu)) (void)vm_.FoldCpuRemote(cpu);
     }
@@ -165,8 +163,9 @@ void VmstatHooks::OnTickStop(CpuContext& ctx) {
 void VmstatHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
   (void)task;
   const int cpu = ctx.cpu();
-  // tick_nohz_user_enter_prepare(): only nohz_full CPUs pay for the check.
-  if ((vm_.strategy() != Strategy::kB && vm_.strategy() != Strategy::kBLocal) || !vm_.IsNohzFull(cpu)) return;
+  // tick_nohz_user_enter_prepare(): only nohz_full CPUs pay for the check,
+  // and only under a policy that hooks the return to user.
+  if (!vm_.policy_traits().hooks_return_to_user || !vm_.IsNohzFull(cpu)) return;
   const bool folded = vm_.ReturnToUser(cpu, ctx.driver().TickStopped(cpu));
   if (tracer_ != nullptr && folded) tracer_->Instant(cpu, ctx.now(), "vmstat.fold", {{"return_to_user", 1}});
 }

@@ -2,6 +2,7 @@
 // CpuMask and AtomicCpuMask operations against a std::vector<bool> reference
 // on random masks of the sizes where word boundaries matter.
 
+#include "absl/strings/str_cat.h"
 #include "isolation/core/cpumask.h"
 
 #include <gtest/gtest.h>
@@ -207,7 +208,7 @@ TEST_P(CpuMaskVsReference, AtomicMaskMatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, CpuMaskVsReference, ::testing::Values(1, 63, 64, 65, 128, 4096, 8192),
                          [](const ::testing::TestParamInfo<int>& info) {
-                           return "Bits" + std::to_string(info.param);
+                           return absl::StrCat("Bits", info.param);
                          });
 
 // Two threads claim bits of one word with TestAndSet; every bit must be won

@@ -19,6 +19,7 @@
 #include "isolation/core/topology.h"
 #include "isolation/idle_select/hooks.h"
 #include "isolation/idle_select/idle_select.h"
+#include "isolation/idle_select/sis_selector.h"
 #include "isolation/runtime/sim.h"
 
 namespace isolation::idle_select {
@@ -27,13 +28,13 @@ namespace {
 using ::testing::HasSubstr;
 using testing_internal::Opaque;
 
-Options Of(Variant v) {
+Options Of(const std::string& v) {
   Options o;
   o.variant = v;
   return o;
 }
 
-std::unique_ptr<IdleState> State(Variant v = Variant::kV1, int llcs = 2, int cores = 4) {
+std::unique_ptr<IdleState> State(const std::string& v = "V1", int llcs = 2, int cores = 4) {
   auto st = IdleState::Create(IdleTopology::Uniform(llcs, cores), Of(v));
   EXPECT_TRUE(st.ok()) << st.status();
   return std::move(*st);
@@ -87,10 +88,15 @@ TEST(IdleSelectMisuse, CreateValidatesAHandBuiltTopology) {
   EXPECT_FALSE(IdleState::Create(zero, Options()).ok());
 }
 
-TEST(IdleSelectMisuse, CreateRejectsUnknownVariantAndProbeLimit) {
+TEST(IdleSelectMisuse, CreateRejectsUnknownSelectorAndProbeLimit) {
   Options o;
-  o.variant = static_cast<Variant>(42);
-  EXPECT_THAT(IdleState::Create(IdleTopology::Uniform(1, 4), o).status().message(), HasSubstr("variant 42"));
+  o.variant = "V9";
+  const auto unknown = IdleState::Create(IdleTopology::Uniform(1, 4), o);
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("'V9'"));
+  EXPECT_THAT(unknown.status().message(), HasSubstr("registered: V0, V1"));
+  o.variant = static_cast<Variant>(42);  // the compatibility enum out of range
+  EXPECT_THAT(IdleState::Create(IdleTopology::Uniform(1, 4), o).status().message(), HasSubstr("'?'"));
   Options p;
   p.v3_max_probes = 0;
   EXPECT_THAT(IdleState::Create(IdleTopology::Uniform(1, 4), p).status().message(), HasSubstr("v3_max_probes 0"));
@@ -121,7 +127,35 @@ TEST(IdleSelectMisuse, SetBudgetRejectsUnknownLlcAndNegativeBudget) {
   auto st = State();
   EXPECT_THAT(st->SetBudget(7, 2).message(), HasSubstr("llc 7"));
   EXPECT_THAT(st->SetBudget(0, -3).message(), HasSubstr("nr_idle_scan -3"));
-  EXPECT_EQ(st->llc(0).nr_idle_scan.load(), 4);
+  EXPECT_EQ(st->llc(0).nr_idle_scan, 4);
+}
+
+TEST(IdleSelectMisuse, SetIdleCoresHintRejectsUnknownLlc) {
+  auto st = State();
+  EXPECT_THAT(st->SetIdleCoresHint(2, true).message(), HasSubstr("llc 2"));
+  EXPECT_THAT(st->SetIdleCoresHint(-1, false).message(), HasSubstr("llc -1"));
+  EXPECT_TRUE(st->SetIdleCoresHint(1, true).ok());
+}
+
+TEST(IdleSelectMisuse, SelectorFactoryErrorsArePassedThrough) {
+  const auto refused = IdleState::Create(*IdleTopology::Uniform(1, 4), Options(),
+                                         [](IdleState&) -> absl::StatusOr<std::unique_ptr<IdleSelector>> {
+                                           return absl::UnavailableError("my selector needs 8 CPUs");
+                                         });
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(refused.status().message(), HasSubstr("needs 8 CPUs"));
+  const auto null = IdleState::Create(*IdleTopology::Uniform(1, 4), Options(),
+                                      [](IdleState&) -> absl::StatusOr<std::unique_ptr<IdleSelector>> {
+                                        return std::unique_ptr<IdleSelector>();
+                                      });
+  EXPECT_EQ(null.status().code(), absl::StatusCode::kInternal);
+  EXPECT_FALSE(IdleState::Create(*IdleTopology::Uniform(1, 4), Options(), nullptr).ok());
+}
+
+TEST(IdleSelectMisuse, RegisterSelectorRejectsBadNamesNamingThem) {
+  EXPECT_THAT(RegisterSelector(SelectorEntryOf<SisSelector>("bad name", "x")).message(), HasSubstr("'bad name'"));
+  EXPECT_THAT(RegisterSelector(SelectorEntryOf<SisSelector>("v0", "x")).message(), HasSubstr("'v0'"));
+  EXPECT_FALSE(RegisterSelector(SelectorEntry{"no-factory", "x", false, nullptr}).ok());
 }
 
 TEST(IdleSelectMisuse, RebuildWithMaskOfWrongSizeIsAnErrorAndChangesNothing) {
@@ -148,7 +182,7 @@ TEST(IdleSelectMisuse, EnqueueOnNegativeCpuViolatesContract) {
 }
 
 TEST(IdleSelectMisuse, TickAndTickStopOnCpu1000ViolateContract) {
-  auto st = State(Variant::kV0);  // V0's tick touches nothing: the check is explicit
+  auto st = State("V0");  // V0's tick touches nothing: the check is explicit
   EXPECT_CONTRACT_DEATH(st->Tick(Opaque(1000)), "idle_select: cpu 1000 outside");
   EXPECT_CONTRACT_DEATH(st->TickStop(Opaque(1000)), "idle_select: cpu 1000 outside");
   EXPECT_CONTRACT_DEATH(st->IdleRefresh(Opaque(1000)), "idle_select: cpu 1000 outside");
@@ -160,58 +194,55 @@ TEST(IdleSelectMisuse, PredicateOnCpuBeyondTheMachineViolatesContract) {
 }
 
 TEST(IdleSelectMisuse, InspectionOfUnknownIdsViolatesContract) {
-  auto st = State(Variant::kV4Node);
+  auto st = State("V4n");
   EXPECT_CONTRACT_DEATH((void)st->llc(Opaque(99)), "idle_select: llc 99 outside");
-  EXPECT_CONTRACT_DEATH((void)st->scx(Opaque(5)), "idle_select: scx scope 5 outside");
+  EXPECT_CONTRACT_DEATH((void)st->nr_idle_scan(Opaque(5)), "idle_select: llc 5 outside");
+  EXPECT_CONTRACT_DEATH((void)st->llc_span(Opaque(-2)), "idle_select: llc -2 outside");
+  EXPECT_CONTRACT_DEATH((void)st->cpu(Opaque(8)), "idle_select: cpu 8 outside");
   EXPECT_CONTRACT_DEATH((void)st->llc_of(Opaque(-1)), "idle_select: cpu -1 outside");
 }
 
 TEST(IdleSelectMisuse, SelectWithPrevCpuBeyondTheMachineViolatesContract) {
   auto st = State();
-  auto sel = MakeSelector(*st);
   WakeTask task;
   task.prev_cpu = Opaque(8);
-  EXPECT_CONTRACT_DEATH((void)sel->Select(task, WakeContext()), "Select: prev_cpu 8 outside");
+  EXPECT_CONTRACT_DEATH((void)st->Select(task, WakeContext()), "Select: prev_cpu 8 outside");
 }
 
 TEST(IdleSelectMisuse, SelectWithTargetOrWakerBeyondTheMachineViolatesContract) {
-  auto st = State(Variant::kV4Global);
-  auto sel = MakeSelector(*st);
+  auto st = State("V4g");
   WakeTask task;
   WakeContext far_target;
   far_target.target = Opaque(1000);
-  EXPECT_CONTRACT_DEATH((void)sel->Select(task, far_target), "Select: target 1000 outside");
+  EXPECT_CONTRACT_DEATH((void)st->Select(task, far_target), "Select: target 1000 outside");
   WakeContext bad_waker;
   bad_waker.waker_cpu = Opaque(-5);
-  EXPECT_CONTRACT_DEATH((void)sel->Select(task, bad_waker), "Select: waker_cpu -5 outside");
+  EXPECT_CONTRACT_DEATH((void)st->Select(task, bad_waker), "Select: waker_cpu -5 outside");
 }
 
 TEST(IdleSelectMisuse, SelectWithAffinityOfWrongSizeViolatesContract) {
   auto st = State();
-  auto sel = MakeSelector(*st);
   const CpuMask wide = CpuMask::Full(64);
   WakeTask task;
   task.affinity = &wide;
-  EXPECT_CONTRACT_DEATH((void)sel->Select(task, WakeContext()), "Select: affinity of 64 bits for 8 cpus");
+  EXPECT_CONTRACT_DEATH((void)st->Select(task, WakeContext()), "Select: affinity of 64 bits for 8 cpus");
   WakeTask recent;
   recent.recent_used_cpu = Opaque(99);
-  EXPECT_CONTRACT_DEATH((void)sel->Select(recent, WakeContext()), "Select: recent_used_cpu 99 outside");
+  EXPECT_CONTRACT_DEATH((void)st->Select(recent, WakeContext()), "Select: recent_used_cpu 99 outside");
 }
 
 // ---- the harness ------------------------------------------------------------------------
 
 TEST(IdleSelectHarnessMisuse, HugeMaxTasksViolatesContract) {
   auto st = State();
-  auto sel = MakeSelector(*st);
   HarnessOptions o;
   o.max_tasks = Opaque(INT_MAX);
-  EXPECT_CONTRACT_DEATH(IdleSelectHooks h(*st, *sel, o), "max_tasks 2147483647 outside");
+  EXPECT_CONTRACT_DEATH(IdleSelectHooks h(*st, o), "max_tasks 2147483647 outside");
 }
 
 TEST(IdleSelectHarnessMisuse, RegisterTaskOutsideMaxTasksIsAnError) {
   auto st = State();
-  auto sel = MakeSelector(*st);
-  IdleSelectHooks hooks(*st, *sel, HarnessOptions());
+  IdleSelectHooks hooks(*st, HarnessOptions());
   EXPECT_TRUE(hooks.status().ok());
   for (TaskId t : {-1, 1024, INT_MAX}) {
     EXPECT_THAT(hooks.RegisterTask(t, CpuMask::Full(8)).message(), HasSubstr(absl::StrCat("task id ", t))) << t;
@@ -219,9 +250,8 @@ TEST(IdleSelectHarnessMisuse, RegisterTaskOutsideMaxTasksIsAnError) {
 }
 
 TEST(IdleSelectHarnessMisuse, DriverOfAnotherSizeIsReportedAndIgnored) {
-  auto st = State(Variant::kV1, 1, 4);  // 4 CPUs
-  auto sel = MakeSelector(*st);
-  IdleSelectHooks hooks(*st, *sel, HarnessOptions());
+  auto st = State("V1", 1, 4);  // 4 CPUs
+  IdleSelectHooks hooks(*st, HarnessOptions());
   auto topo = Topology::FromSynthetic("core:8 pu:1");
   ASSERT_TRUE(topo.ok());
   auto sim = Simulator::Create(*topo, IsolationConfig(*topo));
@@ -240,9 +270,8 @@ TEST(IdleSelectHarnessMisuse, DriverOfAnotherSizeIsReportedAndIgnored) {
 // ---- workloads ---------------------------------------------------------------------------
 
 struct WorkloadRig {
-  std::unique_ptr<IdleState> state = State(Variant::kV0, 1, 4);
-  std::unique_ptr<IdleSelector> selector = MakeSelector(*state);
-  IdleSelectHooks hooks{*state, *selector, HarnessOptions()};
+  std::unique_ptr<IdleState> state = State("V0", 1, 4);
+  IdleSelectHooks hooks{*state, HarnessOptions()};
   std::unique_ptr<Simulator> sim;
   WorkloadRig() {
     auto topo = Topology::FromSynthetic("core:4 pu:1");

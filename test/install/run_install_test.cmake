@@ -18,7 +18,15 @@ run(${CMAKE_COMMAND} -S ${CONSUMER_SRC} -B ${WORK_DIR}/build
     "-DCMAKE_CXX_FLAGS=${CXX_FLAGS} ${san_flags}"
     "-DCMAKE_EXE_LINKER_FLAGS=${san_flags}")
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build -j2)
-run(${WORK_DIR}/build/consumer)
-# The pkg-config file must resolve too.
+if(RUN_CTEST)
+  # The project's own tests: its variants under the installed kit's suites.
+  run(${CTEST_COMMAND} --test-dir ${WORK_DIR}/build --output-on-failure)
+else()
+  run(${WORK_DIR}/build/consumer)
+endif()
+# The pkg-config files must resolve too.
 set(ENV{PKG_CONFIG_PATH} "${prefix}/lib/pkgconfig:${prefix}/lib/x86_64-linux-gnu/pkgconfig")
 run(pkg-config --cflags --libs --static isolation)
+if(RUN_CTEST)
+  run(pkg-config --cflags --libs isolation-testing)
+endif()

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "isolation/core/clock.h"
 #include "isolation/mm_cid/mm_cid.h"
@@ -32,7 +33,7 @@ constexpr unsigned long kRseqFeatureSizeWithMmCid = 28;
 bool HostMmCidAvailable(std::string* why) {
   const unsigned long feature_size = getauxval(AT_RSEQ_FEATURE_SIZE);
   if (feature_size < kRseqFeatureSizeWithMmCid) {
-    *why = "kernel rseq feature size " + std::to_string(feature_size) + " < 28: no mm_cid (kernel < 6.3?)";
+    *why = absl::StrCat("kernel rseq feature size ", feature_size, " < 28: no mm_cid (kernel < 6.3?)");
     return false;
   }
   if (__rseq_size == 0) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "isolation/core/interleave.h"
 #include "isolation/mm_cid/mm_cid.h"
@@ -205,7 +206,7 @@ void RunVforkFixup(bool walk619) {
   ASSERT_TRUE(m->Fork(0, 8, mm, CpuMask::Full(p), now).ok());
   ASSERT_EQ(m->Stats().mode_changes, flips + 1) << "setup: the ninth user must flip to per-CPU";
   const auto v = Violations(*m, true);
-  const std::string sharer = "task " + std::to_string(kSharer) + " owns ID";
+  const std::string sharer = absl::StrCat("task ", kSharer, " owns ID");
   if (walk619) {
     EXPECT_TRUE(AnyMentions(v, sharer)) << "owner619_walk619 must miss the vfork sharer (I11 detected); got "
                                         << (v.empty() ? std::string("no violation") : v.front());
@@ -263,7 +264,7 @@ void RunForkRacingFixup(bool walk619) {
   ASSERT_EQ(m->MmUsers(mm), start_users + 2);
   ASSERT_EQ(m->Stats().mode_changes, flips + 1) << "setup: exactly B's fork flips to per-CPU";
   const auto v = Violations(*m, true);
-  const std::string a_owns = "task " + std::to_string(kA) + " owns ID";
+  const std::string a_owns = absl::StrCat("task ", kA, " owns ID");
   if (walk619) {
     EXPECT_TRUE(AnyMentions(v, a_owns)) << "owner619_walk619: the invisible child must be missed (I11 detected); got "
                                         << (v.empty() ? std::string("no violation") : v.front());

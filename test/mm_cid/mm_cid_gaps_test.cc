@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "test_util.h"
@@ -108,7 +109,7 @@ TEST_P(MmCidGapsLazyTest, S6_IntermittentBursts_ReuseRate) {
   for (Shape s : {Shape{8, 8}, Shape{24, 1}}) {
     for (Nanos gap : {10 * kNsPerMs, 200 * kNsPerMs}) {
       const BurstResult r = RunBursts(c, s.n, s.cpus_per_llc, gap, 300, 0x56 + static_cast<uint64_t>(s.n));
-      const std::string where = "S6 n=" + std::to_string(s.n) + " gap_ms=" + std::to_string(gap / kNsPerMs);
+      const std::string where = absl::StrCat("S6 n=", s.n, " gap_ms=", gap / kNsPerMs);
       ASSERT_TRUE(r.violations.empty()) << where << ": " << r.violations.front();
       ASSERT_GT(r.bursts_counted, 200) << where;
       RecordProperty(where + " reuse_pct", static_cast<int>(r.reuse * 100));

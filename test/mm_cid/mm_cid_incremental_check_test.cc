@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "isolation/core/interleave.h"
 #include "isolation/core/isolation_config.h"
@@ -137,7 +138,7 @@ TEST_P(IncrementalCheckSimTest, RandomWorkload_SameResultAfterEveryEvent) {
     sim.AddHooks(&compare);
     auto spawn = [&sim](int i, int cpu) {
       TaskSpec t;
-      t.name = "t" + std::to_string(i);
+      t.name = absl::StrCat("t", i);
       t.cpu = cpu;
       t.group = i % 7 < 5 ? i % 7 : 100 + i;
       const int life = 40 + (i * 13) % 90;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/mm_cid/mm_cid.h"
@@ -71,7 +72,7 @@ S13Run RunS13(const MmCidConfig& c) {
   for (int cpu = 0; cpu < kCpus; ++cpu) {
     if (cpu == kSurvivorCpu) continue;
     TaskSpec t;
-    t.name = "sibling" + std::to_string(cpu);
+    t.name = absl::StrCat("sibling", cpu);
     t.cpu = cpu;
     t.affinity = CpuMask::Of(kCpus, cpu);
     t.group = kGroup;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "isolation/core/interleave.h"
 #include "isolation/mm_cid/mm_cid.h"
@@ -239,8 +240,7 @@ TEST_P(MmCidAllDesignsTest, I1_to_I6_RandomSchedules_S2Counters) {
       for (int step = 0; step < kRandomSteps; ++step) {
         model.Step(place);
         if (HasFatalFailure()) return;
-        ExpectNoViolations(*model.m, true, "p=" + std::to_string(p) + " seed=" + std::to_string(seed) +
-                                               " step=" + std::to_string(step));
+        ExpectNoViolations(*model.m, true, absl::StrCat("p=", p, " seed=", seed, " step=", step));
         if (HasFatalFailure()) return;
       }
       for (int c = 0; c < p; ++c) model.ContextSwitch(c, kNoTask);
@@ -509,7 +509,7 @@ TEST(MmCidOwner619, I12_ModeThresholds) {
   Nanos now = 1;
   for (int t = 0; t < 12; ++t) {
     ASSERT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, eight, now).ok());
-    ExpectNoViolations(*m, true, "fork " + std::to_string(t));
+    ExpectNoViolations(*m, true, absl::StrCat("fork ", t));
     EXPECT_EQ(m->Stats().mode_changes, t + 1 >= 11 ? 1 : 0) << "users " << t + 1;
   }
   // Run everyone once (several per CPU), then exit down to 5 users.
@@ -524,7 +524,7 @@ TEST(MmCidOwner619, I12_ModeThresholds) {
     m->ContextSwitch(t % 8, kNoTask, t, ++now);
     EXPECT_TRUE(m->Exit(t % 8, t, now).ok());
     m->ContextSwitch(t % 8, t, kNoTask, ++now);
-    ExpectNoViolations(*m, true, "exit " + std::to_string(t));
+    ExpectNoViolations(*m, true, absl::StrCat("exit ", t));
     // users = t after this exit: still per-CPU at 6 users, per-task at 5.
     EXPECT_EQ(m->Stats().mode_changes, t >= 6 ? 1 : 2) << "users " << t << ", pcpu_thrs = 6";
   }

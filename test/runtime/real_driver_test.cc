@@ -4,6 +4,7 @@
 // No timing assertions: only "it happened" and "it happened on the right
 // thread".
 
+#include "absl/strings/str_cat.h"
 #include "isolation/runtime/real_driver.h"
 
 #include <sched.h>
@@ -37,7 +38,7 @@ using runtime_testing::Spec;
 
 std::unique_ptr<RealThreadDriver> MakeDriver(int cpus, const std::string& nohz_full = "",
                                              RealDriverOptions options = {}) {
-  return runtime_testing::MakeDriverOn<RealThreadDriver>("core:" + std::to_string(cpus) + " pu:1", nohz_full,
+  return runtime_testing::MakeDriverOn<RealThreadDriver>(absl::StrCat("core:", cpus, " pu:1"), nohz_full,
                                                          nohz_full, std::move(options));
 }
 

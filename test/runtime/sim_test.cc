@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Simulator: determinism, scale and the driver semantics of driver.h.
 
+#include "absl/strings/str_cat.h"
 #include "isolation/runtime/sim.h"
 
 #include <algorithm>
@@ -98,7 +99,7 @@ MixedRun RunMixedWorkload(uint64_t seed) {
   const int kTasks = 24;
   std::vector<TaskId> ids;
   for (int i = 0; i < kTasks; ++i) {
-    TaskSpec spec = Spec("mixed" + std::to_string(i), i % 16, [&sim, &ids](TaskContext& ctx) {
+    TaskSpec spec = Spec(absl::StrCat("mixed", i), i % 16, [&sim, &ids](TaskContext& ctx) {
       std::mt19937_64& rng = ctx.rng();
       switch (rng() % 8) {
         case 0:
@@ -492,9 +493,9 @@ TEST(SimulatorTask, ReturnToUserAfterSyscallSwitchInAndTick) {
   opts.default_tick_mode = TickMode::kPeriodic;
   auto sim = MakeSim("core:1 pu:1", "", "", opts);
   struct Order : Hooks {
-    void OnReturnToUser(CpuContext&, TaskId task) override { log.push_back("rtu" + std::to_string(task)); }
+    void OnReturnToUser(CpuContext&, TaskId task) override { log.push_back(absl::StrCat("rtu", task)); }
     void OnContextSwitch(int, TaskId, TaskId next, Nanos) override {
-      log.push_back("switch" + std::to_string(next));
+      log.push_back(absl::StrCat("switch", next));
     }
     void OnTick(CpuContext&, TaskId) override { log.push_back("tick"); }
     std::vector<std::string> log;

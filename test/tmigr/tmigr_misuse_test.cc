@@ -248,6 +248,14 @@ TEST(TmigrHooksMisuse, CountersAndTaskBodiesOfCpusOutsideTheMachine) {
 
 // ---- the oslat workload -----------------------------------------------------------------
 
+// The workload on a fresh zero-cost simulator of the machine (workload.h).
+absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology, const IsolationConfig& isolation,
+                                                     const Options& options, const OslatWorkloadConfig& cfg) {
+  auto sim = Simulator::Create(topology, isolation, ZeroCostSimOptions(static_cast<int>(kNsPerSec / kNsPerMs)));
+  if (!sim.ok()) return sim.status();
+  return tmigr::RunOslatWorkload(**sim, options, cfg);
+}
+
 TEST(OslatWorkloadMisuse, ForeverDurationIsAnErrorNotAHang) {
   auto t = Topology::FromSynthetic("core:4 pu:1");
   ASSERT_TRUE(t.ok());
@@ -267,15 +275,39 @@ TEST(OslatWorkloadMisuse, ForeverDurationIsAnErrorNotAHang) {
   EXPECT_THAT(RunOslatWorkload(*t, iso, Options{}, cfg).status().message(), HasSubstr("check_every 1 ns"));
 }
 
+// The workload's times are the scripted ones only on a fresh simulator at
+// the jiffy whose kernel activities cost nothing.
+TEST(OslatWorkloadMisuse, DriverMustBeAFreshZeroCostSimulatorAtTheJiffy) {
+  auto t = Topology::FromSynthetic("core:4 pu:1");
+  ASSERT_TRUE(t.ok());
+  const IsolationConfig iso(*t);
+  OslatWorkloadConfig cfg;
+  cfg.duration = 50 * kNsPerMs;
+  auto hz250 = Simulator::Create(*t, iso, ZeroCostSimOptions(250));
+  ASSERT_TRUE(hz250.ok());
+  EXPECT_THAT(tmigr::RunOslatWorkload(**hz250, Options{}, cfg).status().message(), HasSubstr("tick period 4000000"));
+  auto ran = Simulator::Create(*t, iso, ZeroCostSimOptions(1000));
+  ASSERT_TRUE(ran.ok());
+  ASSERT_TRUE((*ran)->RunFor(kNsPerMs).ok());
+  EXPECT_EQ(tmigr::RunOslatWorkload(**ran, Options{}, cfg).status().code(), absl::StatusCode::kFailedPrecondition);
+  auto costly = Simulator::Create(*t, iso, SimOptions{});  // default costs: a context switch takes 1 us
+  ASSERT_TRUE(costly.ok());
+  EXPECT_THAT(tmigr::RunOslatWorkload(**costly, Options{}, cfg).status().message(), HasSubstr("zero base costs"));
+  auto fine = Simulator::Create(*t, iso, ZeroCostSimOptions(1000));
+  ASSERT_TRUE(fine.ok());
+  EXPECT_TRUE(tmigr::RunOslatWorkload(**fine, Options{}, cfg).ok());
+}
+
 TEST(OslatWorkloadMisuse, IsolationOfAnotherMachineIsAnError) {
   auto t = Topology::FromSynthetic("core:4 pu:1");
   auto other = Topology::FromSynthetic("core:8 pu:1");
   ASSERT_TRUE(t.ok() && other.ok());
   OslatWorkloadConfig cfg;
   cfg.duration = 10 * kNsPerMs;
+  // The simulator the workload runs on refuses the pair.
   const auto r = RunOslatWorkload(*t, IsolationConfig(*other), Options{}, cfg);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("8 cpus"));
+  EXPECT_THAT(r.status().message(), HasSubstr("8 CPUs"));
 }
 
 }  // namespace

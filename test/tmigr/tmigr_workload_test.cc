@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Spec S24 (oslat seed), S25 (rtla seed) and S26 (nohz_full) on the
-// discrete-event workload, both variants.
+// Spec S24 (oslat seed), S25 (rtla seed) and S26 (nohz_full) on the oslat
+// workload (run on the simulator), both variants.
 
 #include "isolation/tmigr/workload.h"
 
@@ -8,9 +8,18 @@
 
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "isolation/runtime/sim.h"
 
 namespace isolation::tmigr {
 namespace {
+
+// The workload on a fresh zero-cost simulator of the machine (workload.h).
+absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology, const IsolationConfig& isolation,
+                                                     const Options& options, const OslatWorkloadConfig& cfg) {
+  auto sim = Simulator::Create(topology, isolation, ZeroCostSimOptions(static_cast<int>(kNsPerSec / kNsPerMs)));
+  if (!sim.ok()) return sim.status();
+  return tmigr::RunOslatWorkload(**sim, options, cfg);
+}
 
 OslatWorkloadResult RunSeed(const std::string& topo_desc, const std::string& isolcpus, const std::string& nohz,
                         Variant variant, Nanos duration, bool tick_stopped = false) {

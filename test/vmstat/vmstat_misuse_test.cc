@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Misuse of the vmstat API (issue #10, item 2), for every strategy: Create
+// Misuse of the vmstat API (issue #10, item 2), for every registered fold
+// policy, negative control included: Create
 // bounds every size before allocating and names the bad value; readers,
 // folders, the deferred machinery and the per-CPU observers give 0 / false /
 // zero counters for an index out of range and change nothing; hotplug and
@@ -26,9 +27,9 @@ using testing_internal::Opaque;
 
 constexpr int kCpus = 4;
 
-VmstatConfig Config(Strategy s) {
+VmstatConfig Config(const std::string& policy) {
   VmstatConfig c;
-  c.strategy = s;
+  c.fold_policy = policy;
   c.num_cpus = kCpus;
   c.num_nodes = 2;
   c.zones = {ZoneSpec{}, ZoneSpec{}};
@@ -38,13 +39,13 @@ VmstatConfig Config(Strategy s) {
   return c;
 }
 
-std::unique_ptr<Vmstat> Make(Strategy s) {
+std::unique_ptr<Vmstat> Make(const std::string& s) {
   auto vm = Vmstat::Create(Config(s));
   EXPECT_TRUE(vm.ok()) << vm.status();
   return std::move(*vm);
 }
 
-class VmstatMisuse : public ::testing::TestWithParam<Strategy> {};
+class VmstatMisuse : public ::testing::TestWithParam<std::string> {};
 
 // ---- Create -----------------------------------------------------------------------------
 
@@ -68,7 +69,8 @@ TEST_P(VmstatMisuse, CreateBoundsSizesBeforeAllocatingNamingTheValue) {
       {"interval", [](VmstatConfig& c) { c.stat_interval = -1; }, "stat_interval -1"},
       {"page shift", [](VmstatConfig& c) { c.page_shift = 40; }, "page_shift 40"},
       {"watermarks", [](VmstatConfig& c) { c.zones[0].min_wmark = 1 << 30; }, "watermarks out of order"},
-      {"strategy", [](VmstatConfig& c) { c.strategy = static_cast<Strategy>(99); }, "strategy 99"},
+      {"fold policy", [](VmstatConfig& c) { c.fold_policy = "Z9"; }, "fold policy 'Z9'"},
+      {"slot", [](VmstatConfig& c) { c.slot = "s99"; }, "slot 's99'"},
   };
   for (const Case& k : cases) {
     VmstatConfig c = Config(GetParam());
@@ -218,11 +220,10 @@ TEST_P(VmstatMisuse, HooksIgnoreNeverYieldsOfUnknownCpus) {
   SUCCEED();
 }
 
-INSTANTIATE_TEST_SUITE_P(AllStrategies, VmstatMisuse,
-                         ::testing::Values(Strategy::kA0, Strategy::kA1, Strategy::kB, Strategy::kBLocal,
-                                           Strategy::kC, Strategy::kD, Strategy::kCPlainWriterNegativeControl),
-                         [](const ::testing::TestParamInfo<Strategy>& info) {
-                           std::string n(StrategyName(info.param));
+INSTANTIATE_TEST_SUITE_P(AllPolicies, VmstatMisuse,
+                         ::testing::ValuesIn(FoldPolicyRegistry().Names(/*include_negative_controls=*/true)),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = info.param;
                            for (char& ch : n) {
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// vmstat under the deterministic simulator through VmstatHooks: spec
-// scenarios S7 (RT-init pattern), S12 (interrupt dirtying), S13 (never
-// returns to user), S14 (stat_refresh vs a spinning task), S15 (hotplug),
-// S9 (quiet_vmstat per idle stop attempt), S17 (noise census) and invariants I1, I8, I9, I10 at the end of each run,
-// parameterized over every correct strategy.
+// vmstat under the deterministic simulator through VmstatHooks: what each
+// built-in fold policy does in spec scenarios S7 (RT-init pattern), S12
+// (interrupt dirtying), S13 (never returns to user), S14 (stat_refresh vs a
+// spinning task) and S9 (quiet_vmstat per idle stop attempt) -- the outcomes
+// that differ between the policies (A0 interrupts, A1 keeps the residue, ...)
+// -- plus two hotplug regressions of the driver adapter.  What every variant
+// must satisfy in these scenarios is the conformance kit's
+// (VmstatSimConformance, run by vmstat_conformance_test).
 
 #include <algorithm>
 #include <cstdint>
@@ -54,14 +57,14 @@ struct Machine {
 };
 
 // 8 CPUs, CPUs 1-7 isolated and nohz_full, housekeeping CPU 0.
-Machine MakeMachine(Strategy s, uint64_t seed = 1) {
+Machine MakeMachine(const std::string& s, uint64_t seed = 1) {
   Machine m;
   auto topo = Topology::FromSynthetic("package:1 core:8 pu:1");
   EXPECT_TRUE(topo.ok()) << topo.status();
   auto iso = IsolationConfig::FromFlags(*topo, "1-7", "1-7");
   EXPECT_TRUE(iso.ok()) << iso.status();
   VmstatConfig c;
-  c.strategy = s;
+  c.fold_policy = s;
   c.num_cpus = topo->num_cpus();
   c.zones = {ZoneSpec{"Normal", 0, 16 * 262144, 8192, 10240, 12288}};
   c.stat_interval = kP;
@@ -154,10 +157,10 @@ std::vector<RtResult> SpawnRtInitOnIsolatedCpus(Machine& m, int syscalls, Nanos 
   return res;
 }
 
-class VmstatSimP : public ::testing::TestWithParam<Strategy> {};
+class VmstatSimP : public ::testing::TestWithParam<std::string> {};
 
-std::string ParamName(const ::testing::TestParamInfo<Strategy>& info) {
-  std::string n(StrategyName(info.param));
+std::string ParamName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
   for (char& ch : n) {
     if (ch == '.') ch = '_';  // "B.local" -> B_local (gtest names)
   }
@@ -165,7 +168,7 @@ std::string ParamName(const ::testing::TestParamInfo<Strategy>& info) {
 }
 
 TEST_P(VmstatSimP, S7_RtInitPattern_I8_I9_I1) {
-  const Strategy s = GetParam();
+  const std::string s = GetParam();
   Machine m = MakeMachine(s);
   SpawnHousekeeper(m);
   std::vector<RtResult> res = SpawnRtInitOnIsolatedCpus(m, 2000, 4 * kP);
@@ -179,36 +182,31 @@ TEST_P(VmstatSimP, S7_RtInitPattern_I8_I9_I1) {
   EXPECT_GT(m.hooks->shepherd_runs(), 0);
   EXPECT_EQ(m.hooks->last_shepherd_cpu(), 0);  // housekeeping only
   const int64_t isolated_work = IsolatedWorkRuns(m);
-  switch (s) {
-    case Strategy::kA0:
-      EXPECT_GT(isolated_work, 0);
-      EXPECT_GE(spin_work, 7) << "A0 interrupts every isolated CPU during its spin";
-      EXPECT_EQ(residue_max, 0);
-      break;
-    case Strategy::kA1:
-      EXPECT_EQ(isolated_work, 0);
-      EXPECT_GT(residue_max, 0) << "A1 leaves the burst in the differentials";
-      break;
-    case Strategy::kB:
-      EXPECT_EQ(isolated_work, 0);
-      EXPECT_EQ(residue_max, 0);
-      EXPECT_GT(m.vm->Counters(1).return_to_user_folds, 0);
-      break;
-    case Strategy::kBLocal:
-      // Every syscall arms the CPU's own work and its return to user folds
-      // and cancels it (the timer is cancelled: no stale item runs either).
-      EXPECT_EQ(isolated_work, 0);
-      EXPECT_EQ(residue_max, 0);
-      for (int cpu = 1; cpu < 8; ++cpu) {
-        EXPECT_GT(m.vm->Counters(cpu).return_to_user_folds, 0) << "cpu " << cpu;
-        EXPECT_GT(m.vm->Counters(cpu).local_work_arms, 0) << "cpu " << cpu;
-        EXPECT_EQ(m.vm->Counters(cpu).cancelled_work_runs, 0) << "cpu " << cpu;
-      }
-      break;
-    default:
-      EXPECT_EQ(isolated_work, 0);
-      EXPECT_EQ(residue_max, 0);
-      EXPECT_GT(m.vm->Counters(1).remote_folds, 0);
+  if (s == "A0") {
+    EXPECT_GT(isolated_work, 0);
+    EXPECT_GE(spin_work, 7) << "A0 interrupts every isolated CPU during its spin";
+    EXPECT_EQ(residue_max, 0);
+  } else if (s == "A1") {
+    EXPECT_EQ(isolated_work, 0);
+    EXPECT_GT(residue_max, 0) << "A1 leaves the burst in the differentials";
+  } else if (s == "B") {
+    EXPECT_EQ(isolated_work, 0);
+    EXPECT_EQ(residue_max, 0);
+    EXPECT_GT(m.vm->Counters(1).return_to_user_folds, 0);
+  } else if (s == "B.local") {
+    // Every syscall arms the CPU's own work and its return to user folds
+    // and cancels it (the timer is cancelled: no stale item runs either).
+    EXPECT_EQ(isolated_work, 0);
+    EXPECT_EQ(residue_max, 0);
+    for (int cpu = 1; cpu < 8; ++cpu) {
+      EXPECT_GT(m.vm->Counters(cpu).return_to_user_folds, 0) << "cpu " << cpu;
+      EXPECT_GT(m.vm->Counters(cpu).local_work_arms, 0) << "cpu " << cpu;
+      EXPECT_EQ(m.vm->Counters(cpu).cancelled_work_runs, 0) << "cpu " << cpu;
+    }
+  } else {
+    EXPECT_EQ(isolated_work, 0);
+    EXPECT_EQ(residue_max, 0);
+    EXPECT_GT(m.vm->Counters(1).remote_folds, 0);
   }
   EXPECT_EQ(m.ConservationError(), 0);
 }
@@ -216,7 +214,7 @@ TEST_P(VmstatSimP, S7_RtInitPattern_I8_I9_I1) {
 // S12: a pure user loop on an isolated CPU takes an I/O-completion interrupt
 // that decrements writeback counters.
 TEST_P(VmstatSimP, S12_InterruptDirtying) {
-  const Strategy s = GetParam();
+  const std::string s = GetParam();
   Machine m = MakeMachine(s);
   SpawnHousekeeper(m);
   TaskSpec t;
@@ -232,24 +230,19 @@ TEST_P(VmstatSimP, S12_InterruptDirtying) {
   ASSERT_TRUE(m.sim->RunFor(5 * kP).ok());
   const int64_t residue = m.vm->MaxAbsDiff(3);
   const int64_t work = m.vm->Counters(3).work_runs;
-  switch (s) {
-    case Strategy::kA0:
-      EXPECT_GT(work, 0);
-      EXPECT_EQ(residue, 0);
-      break;
-    case Strategy::kA1:
-      EXPECT_EQ(work, 0);
-      EXPECT_EQ(residue, 3);
-      break;
-    case Strategy::kB:
-    case Strategy::kBLocal:
-      EXPECT_EQ(work, 0);
-      EXPECT_EQ(residue, 0);  // folded on the interrupt's return to user
-      EXPECT_EQ(m.vm->Counters(3).return_to_user_folds, 1);
-      break;
-    default:
-      EXPECT_EQ(work, 0);
-      EXPECT_EQ(residue, 0);
+  if (s == "A0") {
+    EXPECT_GT(work, 0);
+    EXPECT_EQ(residue, 0);
+  } else if (s == "A1") {
+    EXPECT_EQ(work, 0);
+    EXPECT_EQ(residue, 3);
+  } else if (s == "B" || s == "B.local") {
+    EXPECT_EQ(work, 0);
+    EXPECT_EQ(residue, 0);  // folded on the interrupt's return to user
+    EXPECT_EQ(m.vm->Counters(3).return_to_user_folds, 1);
+  } else {
+    EXPECT_EQ(work, 0);
+    EXPECT_EQ(residue, 0);
   }
   EXPECT_EQ(m.ConservationError(), 0);
 }
@@ -257,7 +250,7 @@ TEST_P(VmstatSimP, S12_InterruptDirtying) {
 // S13: an isolated CPU that stays in kernel context (interrupt-driven work,
 // no user task, so no return to user) dirties counters.
 TEST_P(VmstatSimP, S13_NeverReturnsToUser) {
-  const Strategy s = GetParam();
+  const std::string s = GetParam();
   Machine m = MakeMachine(s);
   SpawnHousekeeper(m);
   for (int k = 1; k <= 3; ++k) {
@@ -265,27 +258,22 @@ TEST_P(VmstatSimP, S13_NeverReturnsToUser) {
   }
   ASSERT_TRUE(m.sim->RunFor(5 * kP).ok());
   const int64_t residue = m.vm->MaxAbsDiff(5);
-  switch (s) {
-    case Strategy::kA0:
-      EXPECT_GT(m.vm->Counters(5).work_runs, 0);
-      EXPECT_EQ(residue, 0);
-      break;
-    case Strategy::kA1:
-    case Strategy::kB:
-      EXPECT_EQ(m.vm->Counters(5).work_runs, 0);
-      EXPECT_EQ(residue, 6) << "no return to user, shepherd skips the CPU: residue stays";
-      break;
-    case Strategy::kBLocal:
-      // The first write (P/3) armed the CPU's own work for 4P/3: it folds all
-      // three writes (one interference), re-arms once because it moved
-      // something, and the re-armed run at 7P/3 finds nothing and dies.
-      EXPECT_EQ(m.vm->Counters(5).local_work_arms, 1);
-      EXPECT_EQ(m.vm->Counters(5).work_runs, 2);
-      EXPECT_EQ(residue, 0);
-      EXPECT_FALSE(m.vm->WorkPending(5));
-      break;
-    default:
-      EXPECT_EQ(residue, 0);  // remote fold
+  if (s == "A0") {
+    EXPECT_GT(m.vm->Counters(5).work_runs, 0);
+    EXPECT_EQ(residue, 0);
+  } else if (s == "A1" || s == "B") {
+    EXPECT_EQ(m.vm->Counters(5).work_runs, 0);
+    EXPECT_EQ(residue, 6) << "no return to user, shepherd skips the CPU: residue stays";
+  } else if (s == "B.local") {
+    // The first write (P/3) armed the CPU's own work for 4P/3: it folds all
+    // three writes (one interference), re-arms once because it moved
+    // something, and the re-armed run at 7P/3 finds nothing and dies.
+    EXPECT_EQ(m.vm->Counters(5).local_work_arms, 1);
+    EXPECT_EQ(m.vm->Counters(5).work_runs, 2);
+    EXPECT_EQ(residue, 0);
+    EXPECT_FALSE(m.vm->WorkPending(5));
+  } else {
+    EXPECT_EQ(residue, 0);  // remote fold
   }
   EXPECT_EQ(m.ConservationError(), 0);
 }
@@ -301,7 +289,7 @@ TEST_P(VmstatSimP, S13_NeverReturnsToUser) {
 // stops, vs one more per interrupt) and folds (B: the dirtied counters stay
 // behind with first-only and are folded per attempt with every-attempt).
 TEST_P(VmstatSimP, S9_IdleEntryQuietEveryAttemptVsFirst) {
-  const Strategy s = GetParam();
+  const std::string s = GetParam();
   constexpr int kCpu = 6;
   constexpr int kIrqs = 50;
   for (const bool every_attempt : {false, true}) {
@@ -325,46 +313,37 @@ TEST_P(VmstatSimP, S9_IdleEntryQuietEveryAttemptVsFirst) {
     const int64_t gate_checks = after.quiet_calls - before.quiet_calls;
     const int64_t folds = after.quiet_folds - before.quiet_folds;
     EXPECT_EQ(gate_checks, stops + (every_attempt ? kIrqs : 0)) << "stops " << stops;
-    if (s == Strategy::kA0) {
+    if (s == "A0") {
       EXPECT_LT(stops, kIrqs) << "the interrupts themselves must not be tick stops";
     } else {
       EXPECT_EQ(stops, 0) << "the CPU stays idle with its tick stopped";
     }
-    switch (s) {
-      case Strategy::kA1:
-        EXPECT_EQ(folds, 0) << "A1's gate needs pending work, never queued on an isolated CPU";
-        EXPECT_EQ(m.vm->MaxAbsDiff(kCpu), kIrqs / 2);
-        break;
-      case Strategy::kB:
-        EXPECT_EQ(folds, every_attempt ? kIrqs / 2 : 0);
-        EXPECT_EQ(m.vm->MaxAbsDiff(kCpu), every_attempt ? 0 : kIrqs / 2);
-        break;
-      case Strategy::kBLocal: {
-        // Idle entry only folds.  Every attempt: as B.  First stop only: the
-        // CPU's own work, armed by the first dirtying interrupt of each
-        // episode, folds after P instead (it wakes the idle CPU: the model's
-        // timer is not deferrable), so the residue stays below one period's
-        // worth of interrupts (P / (P/5) = 5) instead of growing to 25.
-        const int64_t work = after.work_runs - before.work_runs;
-        EXPECT_EQ(folds, every_attempt ? kIrqs / 2 : 0);
-        if (every_attempt) {
-          EXPECT_EQ(m.vm->MaxAbsDiff(kCpu), 0);
-        } else {
-          EXPECT_GT(work, 0);
-          EXPECT_LE(m.vm->MaxAbsDiff(kCpu), 5);
-        }
-        EXPECT_GT(after.local_work_arms, before.local_work_arms);
-        break;
+    if (s == "A1") {
+      EXPECT_EQ(folds, 0) << "A1's gate needs pending work, never queued on an isolated CPU";
+      EXPECT_EQ(m.vm->MaxAbsDiff(kCpu), kIrqs / 2);
+    } else if (s == "B") {
+      EXPECT_EQ(folds, every_attempt ? kIrqs / 2 : 0);
+      EXPECT_EQ(m.vm->MaxAbsDiff(kCpu), every_attempt ? 0 : kIrqs / 2);
+    } else if (s == "B.local") {
+      // Idle entry only folds.  Every attempt: as B.  First stop only: the
+      // CPU's own work, armed by the first dirtying interrupt of each
+      // episode, folds after P instead (it wakes the idle CPU: the model's
+      // timer is not deferrable), so the residue stays below one period's
+      // worth of interrupts (P / (P/5) = 5) instead of growing to 25.
+      const int64_t work = after.work_runs - before.work_runs;
+      EXPECT_EQ(folds, every_attempt ? kIrqs / 2 : 0);
+      if (every_attempt) {
+        EXPECT_EQ(m.vm->MaxAbsDiff(kCpu), 0);
+      } else {
+        EXPECT_GT(work, 0);
+        EXPECT_LE(m.vm->MaxAbsDiff(kCpu), 5);
       }
-      case Strategy::kC:
-      case Strategy::kD:
-        EXPECT_EQ(folds, 0) << "quiet_vmstat does nothing; the shepherd folds remotely";
-        // Only the last interrupt's +1 came after the last shepherd pass (5 P).
-        EXPECT_LE(m.vm->MaxAbsDiff(kCpu), 1);
-        break;
-      default:
-        break;  // A0: the shepherd's vmstat_update wakes the CPU; counted above
-    }
+      EXPECT_GT(after.local_work_arms, before.local_work_arms);
+    } else if (s == "C" || s == "D") {
+      EXPECT_EQ(folds, 0) << "quiet_vmstat does nothing; the shepherd folds remotely";
+      // Only the last interrupt's +1 came after the last shepherd pass (5 P).
+      EXPECT_LE(m.vm->MaxAbsDiff(kCpu), 1);
+    }  // A0: the shepherd's vmstat_update wakes the CPU; counted above
     EXPECT_EQ(m.ConservationError(), 0);
   }
 }
@@ -376,8 +355,8 @@ TEST_P(VmstatSimP, S9_IdleEntryQuietEveryAttemptVsFirst) {
 // only CPU 3 is missing; it completes once the spinner yields.  C/D fold
 // remotely: complete at once, every isolated CPU folded.
 TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
-  const Strategy s = GetParam();
-  const bool remote = s != Strategy::kA0 && s != Strategy::kA1 && s != Strategy::kB && s != Strategy::kBLocal;
+  const std::string s = GetParam();
+  const bool remote = s == "C" || s == "D";
   constexpr int kSpinCpu = 3;
   Machine m = MakeMachine(s);
   SpawnHousekeeper(m);
@@ -407,7 +386,7 @@ TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
     // B may fold CPU 3 when an interrupt (the parked item's wake-up) returns
     // to user with the tick stopped, B.local on any return to user, but that
     // does not finish the refresh.
-    if (s != Strategy::kB && s != Strategy::kBLocal) {
+    if (s != "B" && s != "B.local") {
       EXPECT_EQ(m.vm->MaxAbsDiff(kSpinCpu), 2) << "the spinning CPU was never refreshed";
     }
     for (int cpu = 1; cpu < 8; ++cpu) {
@@ -426,38 +405,13 @@ TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
   EXPECT_EQ(m.ConservationError(), 0);
 }
 
-// S15: take a dirty isolated CPU offline mid-run (I10), bring it back.
-TEST_P(VmstatSimP, S15_Hotplug_I10) {
-  const Strategy s = GetParam();
-  Machine m = MakeMachine(s);
-  SpawnHousekeeper(m);
-  std::vector<RtResult> res = SpawnRtInitOnIsolatedCpus(m, 200, 10 * kP);
-  bool checked = false;
-  m.sim->At(2 * kP + 123, [&] {
-    ASSERT_TRUE(m.sim->SetCpuOnline(6, false).ok());
-    EXPECT_FALSE(m.vm->IsOnline(6));
-    EXPECT_EQ(m.vm->MaxAbsDiff(6), 0);
-    EXPECT_FALSE(m.vm->WorkPending(6));
-    EXPECT_EQ(m.vm->online_cpus(), 7);
-    EXPECT_EQ(m.vm->Threshold(0, StatKind::kZone, 0), NormalThreshold(16 * 262144, 7));
-    EXPECT_EQ(m.ConservationError(), 0);
-    checked = true;
-  });
-  m.sim->At(4 * kP, [&] { ASSERT_TRUE(m.sim->SetCpuOnline(6, true).ok()); });
-  ASSERT_TRUE(m.sim->RunFor(8 * kP).ok());
-  EXPECT_TRUE(checked);
-  EXPECT_TRUE(m.vm->IsOnline(6));
-  EXPECT_EQ(m.vm->Threshold(6, StatKind::kZone, 0), NormalThreshold(16 * 262144, 8));
-  EXPECT_EQ(m.ConservationError(), 0);
-}
-
 // I10 (A0): CPU 6's vmstat_update re-queued itself for ~2P; the CPU goes
 // down at 1.5P and the driver moves its pending items to housekeeping CPU 0.
 // vmstat_cpu_down_prep cancelled that work, so it must not run there as CPU
 // 0's own vmstat_update: CPU 0's work runs are the same as in the identical
 // run without the hotplug, and none of CPU 0's items is found cancelled.
 int64_t HousekeepingWorkRunsWithCpu6(bool take_cpu6_down) {
-  Machine m = MakeMachine(Strategy::kA0);
+  Machine m = MakeMachine("A0");
   SpawnHousekeeper(m);
   TaskSpec t;
   t.name = "dirtier";
@@ -499,7 +453,7 @@ TEST(VmstatSimHotplug, I10_DeadCpuWorkDoesNotRunAsAnotherCpusWork) {
 // not re-armed; after CPU 6 comes back a new dirty episode arms it again
 // and its work folds it (the pending bit was not left set).
 TEST(VmstatSimHotplug, S15_BLocalArmedWorkDoesNotRunElsewhere) {
-  Machine m = MakeMachine(Strategy::kBLocal);
+  Machine m = MakeMachine("B.local");
   SpawnHousekeeper(m);
   m.sim->ArmTimer(6, kP / 2, [&m](CpuContext& k) { m.Apply(k.cpu(), StatKind::kNode, 0, 9, 4); });
   m.sim->At(kP, [&] {
@@ -528,39 +482,7 @@ TEST(VmstatSimHotplug, S15_BLocalArmedWorkDoesNotRunElsewhere) {
   EXPECT_EQ(m.ConservationError(), 0);
 }
 
-// S17: noise census over a longer run with random syscall and interrupt
-// dirtying on isolated CPUs: fold executions per CPU class.
-TEST_P(VmstatSimP, S17_NoiseCensus) {
-  const Strategy s = GetParam();
-  Machine m = MakeMachine(s, 7);
-  SpawnHousekeeper(m);
-  for (int cpu = 1; cpu < 8; ++cpu) {
-    auto rng = std::make_shared<std::mt19937_64>(static_cast<uint64_t>(cpu));
-    TaskSpec t;
-    t.name = "user";
-    t.cpu = cpu;
-    t.affinity = CpuMask::Of(8, cpu);
-    t.body = MakeTaskBody([&m, rng](TaskContext& ctx) {
-      if ((*rng)() % 50 == 0) {
-        ctx.Syscall([&m, rng](CpuContext& k) {
-          m.Apply(k.cpu(), StatKind::kZone, 0, static_cast<int>((*rng)() % 12), static_cast<int64_t>((*rng)() % 9) - 4);
-        });
-      }
-      return Step::Run(static_cast<Nanos>(20 + (*rng)() % 200) * kNsPerUs);
-    });
-    ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
-  }
-  ASSERT_TRUE(m.sim->RunFor(20 * kP).ok());
-  const int64_t isolated = IsolatedWorkRuns(m);
-  if (s == Strategy::kA0) {
-    EXPECT_GT(isolated, 0);
-  } else {
-    EXPECT_EQ(isolated, 0) << StrategyName(s);
-  }
-  EXPECT_EQ(m.ConservationError(), 0);
-}
-
-INSTANTIATE_TEST_SUITE_P(AllStrategies, VmstatSimP, ::testing::ValuesIn(kCorrectStrategies), ParamName);
+INSTANTIATE_TEST_SUITE_P(BuiltIns, VmstatSimP, ::testing::Values("A0", "A1", "B", "B.local", "C", "D"), ParamName);
 
 }  // namespace
 }  // namespace isolation::vmstat

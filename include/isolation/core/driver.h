@@ -36,6 +36,10 @@
 //   Tracer        (tracer.h) optional trace sink: the driver reports what each
 //                 CPU runs and its kernel activities, hook adapters report
 //                 their mechanism's events (Driver::tracer()).
+//   Kernel time   how long a piece of kernel work lasts (BeginKernelSpan /
+//                 EndKernelSpan, SpendKernelTime): charged to the model in the
+//                 simulator, measured on the host clock on real threads.  An
+//                 adapter asks this service, never which driver it runs on.
 //
 // Kernel counterparts: scheduler_tick/sched_tick (kernel/sched/core.c),
 // do_idle (kernel/sched/idle.c), tick_nohz_stop_tick / tick_nohz_restart
@@ -228,7 +232,20 @@ class Driver {
   virtual const Topology& topology() const = 0;
   virtual const IsolationConfig& isolation() const = 0;
   int num_cpus() const { return topology().num_cpus(); }
+  // For drivers' own tooling (trace labels, noise meter).  Mechanism adapters
+  // do not ask it: they use the kernel-time service and the properties below.
   virtual bool is_simulated() const = 0;
+  // True when hooks for different CPUs may run at the same time on different
+  // host threads (real threads); false when every hook, work item and task
+  // body runs on the one thread that calls RunFor, one after the other.  With
+  // false, an adapter may check invariants that read every CPU's state after
+  // each event, and must not let a host thread of its own (e.g. a liburcu
+  // call_rcu worker) call into the mechanism behind the driver's back.
+  virtual bool hooks_run_concurrently() const = 0;
+  // How long a harness waiting for a condition should let RunFor run before
+  // checking it again: the simulator 1 ms of virtual time; the real-thread
+  // driver 2 ms (each RunFor parks and restarts every CPU thread).
+  virtual Nanos poll_interval() const = 0;
   // Current time: virtual (simulator) or CLOCK_MONOTONIC since the driver's
   // start (real threads).  Both start at 0.
   virtual Nanos Now() const = 0;
@@ -301,6 +318,30 @@ class Driver {
 
   // Deterministic randomness for harness decisions (seeded in the simulator).
   virtual uint64_t Random() = 0;
+
+  // --- Kernel-time service ---------------------------------------------------
+  // How long a piece of kernel work done by a hook adapter lasts.  The
+  // simulator charges the modelled cost to the CPU of `ctx` (its clock
+  // advances, the interrupted task is stalled that long) and reports it; the
+  // real-thread driver measures the work on CLOCK_MONOTONIC and ignores the
+  // model.  `ctx` may be nullptr for work running outside every model CPU (a
+  // host helper thread): nothing is charged.
+  //
+  //   const KernelSpan span = driver.BeginKernelSpan();
+  //   ... the work ...
+  //   const Nanos took = driver.EndKernelSpan(span, ctx, visits * kCostPerVisit);
+  //
+  // Kernel counterpart: the time the kernel spends in the work itself (what
+  // a tracer's duration of the function would show).
+  struct KernelSpan {
+    Nanos host_start = 0;  // real threads: CLOCK_MONOTONIC at Begin; simulator: unused
+  };
+  virtual KernelSpan BeginKernelSpan() const = 0;
+  virtual Nanos EndKernelSpan(KernelSpan span, CpuContext* ctx, Nanos modelled_ns) = 0;
+  // Kernel work of a known length (e.g. a timer callback's modelled cost):
+  // charged in the simulator; on real threads the CPU thread is kept busy
+  // that long, so the time shows where the real driver measures.
+  virtual void SpendKernelTime(CpuContext& ctx, Nanos ns) = 0;
 
   // The trace sink of this run (tracer.h), nullptr when tracing is off (the
   // default).  Not owned.  REQUIRES: set before the first Spawn or RunFor:

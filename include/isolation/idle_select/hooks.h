@@ -105,6 +105,9 @@ inline constexpr int kMaxHarnessTasks = 1 << 20;
 
 class IdleSelectHooks final : public Hooks {
  public:
+  // Placement by `state`'s own selector (IdleState::Select).
+  explicit IdleSelectHooks(IdleState& state, HarnessOptions options = {});
+  // Placement by `selector` (compatibility: MakeSelector(state)'s handle).
   IdleSelectHooks(IdleState& state, IdleSelector& selector, HarnessOptions options = {});
 
   // OK, or what is wrong with the setup: options.max_tasks out of range
@@ -283,7 +286,7 @@ absl::StatusOr<LoadPointResult> RunLoadPoint(Driver& driver, IdleSelectHooks& ho
 // at a given busy share, with the SIS_UTIL budget fed the same share.
 // ---------------------------------------------------------------------------
 struct SweepParams {
-  Variant variant = Variant::kV0;
+  SelectorName variant = "V0";  // a registered selector
   int llc_cpus = 64;
   int busy_pct = 50;
   int samples = 20000;

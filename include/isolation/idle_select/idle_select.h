@@ -5,11 +5,15 @@
 //
 // Choosing a CPU for a waking task: the mainline last-level-cache (LLC) scan
 // bounded by the SIS_UTIL budget, Aubrey Li's per-LLC idle cpumask (never
-// merged) in three flavours, and sched_ext's claim-based global / per-node idle
-// masks.  One shared core keeps the per-CPU state the selection reads and the
-// per-LLC shared state (`struct sched_domain_shared`); selectors are
-// strategies behind one interface (`IdleSelector`), chosen at run time by
-// `Variant`.
+// merged) in several flavours, an overloaded-CPU filter, and sched_ext's
+// claim-based global / per-node idle masks.  One shared core (`IdleState`)
+// keeps the per-CPU state the selection reads and the per-LLC shared state of
+// `struct sched_domain_shared` (the idle-core hint and the SIS_UTIL budget);
+// the selection itself is a strategy object (`IdleSelector`, selector.h)
+// chosen once, by its registered name, when the state is created.  The
+// selector owns whatever it keeps on the side (an idle mask, an overloaded
+// mask, sched_ext's claimable masks) and keeps it up to date from the entry
+// points below; no entry point looks at which selector it is.
 //
 // Kernel counterpart: kernel/sched/fair.c as of ~v6.14/6.15
 // (select_idle_sibling, select_idle_cpu, select_idle_core, select_idle_smt,
@@ -18,51 +22,45 @@
 // singleton LLCs), kernel/sched/ext_idle.c @ 0022b328504d
 // (scx_select_cpu_dfl, scx_idle_test_and_clear_cpu, scx_pick_idle_cpu,
 // update_builtin_idle), and the idle-cpumask series of Aubrey Li (v3..v11).
-// Spec: shared/spec/idle_select.md (section numbers below refer to it).
+// Spec: docs/idle_select.md, "Invariants and scenarios" (I*, S*).
 //
-// Variants (spec section 4):
-//   kV0            mainline: LLC span ∩ affinity, SIS_UTIL budget, idle cores.
-//   kV1            idle mask set on every idle entry, cleared at the tick;
-//                  scanned with the SIS_UTIL budget raised to the SIS_PROP
-//                  floor the RFC ran under (Options::v1_min_nr).
-//   kV1Eager       V1, also cleared on idle exit.
-//   kV1TickStop    V1, set only when the tick stops in idle (Aubrey v4/v5).
-//   kV1Unbounded   V1 without any probe budget (v9 2/2, v11 9/9).
-//   kV2            two passes: mask, then the rest of the span, one budget.
-//   kV3            mask, at most K probes (Options::v3_max_probes, default 4).
-//   kV4Global      sched_ext built-in idle tracking, one global mask pair.
-//   kV4Node        sched_ext with per-NUMA-node masks.
-//   kV5            LLC span minus an overloaded-CPU mask (Abel Wu / SIS_FILTER).
-// Not modelled: cluster-first scan (no cluster level in Topology), asymmetric
-// capacity, the per-CPU-kthread shortcut of select_idle_sibling, core
-// scheduling cookies, vCPU preemption (kept as an always-false hook).
+// Selectors: every registered variant, built-in or registered from outside
+// with RegisterSelector() (selector.h), is listed by SelectorRegistry() with a
+// one-line description; `isolab variants` prints them.  Built-ins: V0
+// (mainline), V1, V1-eager, V1-tickstop, V1-unbounded, V2, V3, V4g, V4n, V5,
+// and the negative control V1-trusting.  Not modelled: cluster-first scan (no
+// cluster level in Topology), asymmetric capacity, the per-CPU-kthread
+// shortcut of select_idle_sibling, core scheduling cookies, vCPU preemption
+// (kept as an always-false hook).
 //
 // Thread-safety contract:
 //   - Per-CPU entry points (IdleEnter, IdleExit, IdleRefresh, Tick, TickStop,
 //     the run-queue accounting) for CPU c are called from c's own context
 //     only, never concurrently for the same c (driver.h guarantees this).
 //   - Select() may run concurrently with everything, from any thread, as a
-//     wakeup does in the kernel: it takes no lock; CFS-style selections read
-//     racy hints and may "stack" two wakees on one CPU; V4 claims with an
-//     atomic test-and-clear so each idle period has at most one winner.
+//     wakeup does in the kernel: it takes no lock; scan-style selections read
+//     racy hints and may "stack" two wakees on one CPU; claim-style selections
+//     (V4) win an idle period with an atomic test-and-clear, one winner each.
 //   - Rebuild() and UpdateIdleCpuScan() model the (serialised) domain rebuild
 //     and the periodic load balance: Rebuild must not run concurrently with
 //     anything; UpdateIdleCpuScan may run concurrently with Select.
+//   - The inspection calls (snapshots, CheckSubsetInvariant) read relaxed
+//     atomics; they are exact only when the state is quiescent.
 //
 // Contracts and errors (docs/core.md, "Contracts and errors"): the per-CPU
-// entry points, the predicates, the inspection accessors and Select() keep
-// the kernel's contract (CPU numbers in [0, num_cpus()), LLC / scope ids in
-// range, affinity of num_cpus() bits), stated as REQUIRES and checked with
+// entry points, the predicates, the inspection calls and Select() keep the
+// kernel's contract (CPU numbers in [0, num_cpus()), LLC ids in range,
+// affinity of num_cpus() bits), stated as REQUIRES and checked with
 // ISOLATION_CONTRACT (contract.h) in debug, sanitizer and ISOLATION_HARDENED
-// builds.  Create(), Uniform(), FromIds(), Rebuild(), UpdateIdleCpuScan() and
-// SetBudget() validate always and return absl::Status naming the bad value.
+// builds.  Create(), Uniform(), FromIds(), Rebuild(), UpdateIdleCpuScan(),
+// SetBudget() and SetIdleCoresHint() validate always and return absl::Status
+// naming the bad value.
 //
 // Memory ordering: per-CPU state and the CFS hint/budget are relaxed atomics:
-// they are hints, and every CPU returned from a mask is re-checked against the
-// per-CPU state (I4).  Mask set/clear are relaxed (kernel set_bit/clear_bit
-// are unordered).  The V4 claim is a seq_cst test-and-clear (the kernel's
-// value-returning atomics are fully ordered), which both gives the unique
-// winner and orders the claim against the claimer's later queue write.
+// they are hints, and every CPU a scan-style selector returns is re-checked
+// against the per-CPU state (I4).  The built-in selectors' mask set/clear are
+// relaxed (kernel set_bit/clear_bit are unordered); the V4 claim is a seq_cst
+// test-and-clear (the kernel's value-returning atomics are fully ordered).
 //
 // Allocation: construction and Rebuild allocate; the per-CPU entry points
 // never do; Select allocates only on a thread's first selection for a given
@@ -72,11 +70,13 @@
 #ifndef ISOLATION_IDLE_SELECT_H_
 #define ISOLATION_IDLE_SELECT_H_
 
-#include <atomic>
+#include <climits>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -91,11 +91,18 @@ namespace isolation::idle_select {
 inline constexpr int kSchedCapacityScale = 1024;  // SCHED_CAPACITY_SCALE
 inline constexpr int kLlcImbalancePct = 117;      // imbalance_pct of the LLC domain
 
-// update_idle_cpu_scan(): the SIS_UTIL budget, integer form of spec 2.5.
-// `sum_util` is the LLC's summed utilisation (1024 per fully busy CPU).
-// Returns 0 for llc_weight <= 0 or negative utilisation.
+// update_idle_cpu_scan(): the SIS_UTIL budget, integer form of the formula in
+// docs/idle_select.md ("SIS_UTIL budget").  `sum_util` is the LLC's summed
+// utilisation (1024 per fully busy CPU).  Returns 0 for llc_weight <= 0 or
+// negative utilisation.
 int SisUtilBudget(int64_t sum_util, int llc_weight, int imbalance_pct = kLlcImbalancePct);
 
+// ---------------------------------------------------------------------------
+// Compatibility names of the built-in selectors.  Selection never dispatches
+// on this enum: it only converts to a registered name (SelectorName below).
+// Code that still spells variants this way (isolab's idle experiment) keeps
+// compiling; new code uses the registered names ("V0", "V1", ...), which also
+// cover selectors registered from outside the library.
 enum class Variant {
   kV0,
   kV1,
@@ -108,21 +115,29 @@ enum class Variant {
   kV4Node,
   kV5,
 };
-// Every variant, in the order above.
-const std::vector<Variant>& AllVariants();
 // "V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2", "V3", "V4g",
-// "V4n", "V5".
+// "V4n", "V5"; "?" for a value outside the enum.
 std::string_view VariantName(Variant v);
 // Inverse of VariantName (also accepts "V4" for V4g).  Error names the value.
 absl::StatusOr<Variant> ParseVariant(std::string_view name);
-bool IsScxVariant(Variant v);
-bool UsesIdleMask(Variant v);  // V1*, V2, V3
-// V1, V1-eager, V1-tickstop: the RFC's V1, bounded like select_idle_cpu()
-// with the SIS_PROP floor Options::v1_min_nr (not V1-unbounded, V2, V3).
-bool HasV1ScanFloor(Variant v);
 
-// The scheduling topology the selection sees (spec 2.3): LLC spans without
-// domain-isolated CPUs, SMT siblings, NUMA nodes.  Built from Topology +
+// The registered name of a selector (selector.h: SelectorRegistry()), as in
+// Options::variant.  Converts implicitly from a string and from Variant.
+class SelectorName {
+ public:
+  SelectorName(const char* name) : name_(name == nullptr ? "" : name) {}  // NOLINT: implicit by design
+  SelectorName(std::string name) : name_(std::move(name)) {}               // NOLINT
+  SelectorName(std::string_view name) : name_(name) {}                     // NOLINT
+  SelectorName(Variant v) : name_(VariantName(v)) {}                       // NOLINT
+  const std::string& str() const { return name_; }
+  friend bool operator==(const SelectorName& a, const SelectorName& b) { return a.name_ == b.name_; }
+
+ private:
+  std::string name_;
+};
+
+// The scheduling topology the selection sees (LLC spans without
+// domain-isolated CPUs, SMT siblings, NUMA nodes).  Built from Topology +
 // IsolationConfig, or directly (tests, embedders).
 struct IdleTopology {
   int num_cpus = 0;
@@ -173,8 +188,10 @@ struct IdleTopology {
 };
 
 struct Options {
-  Variant variant = Variant::kV0;
-  // Idle-core preference (SMT): the CFS has_idle_cores hint and scx's smt mask.
+  // The selector, by registered name (case-insensitive; "V4" = "V4g").
+  SelectorName variant = "V0";
+  // Idle-core preference (SMT): the CFS has_idle_cores hint and scx's smt
+  // mask; off models a kernel without sched_smt_active().
   bool smt_preference = true;
   // V3: probe limit (the old SIS_PROP floor of 4).
   int v3_max_probes = 4;
@@ -193,43 +210,10 @@ struct Options {
   bool sched_idle_wakee_rule = false;
   // V4: idle->idle refresh of the masks (a2a3374c47c4); off = claim bubbles.
   bool scx_idle_refresh = true;
-  // V1: reset last_idle_state on Rebuild (the fix for S10).
+  // Idle-mask selectors: reset last_idle_state on Rebuild (the fix for S10).
   bool v1_reset_state_on_rebuild = false;
   // V5: apply the overloaded filter only when budget < LLC size (Abel's rule).
   bool v5_only_when_budget_short = true;
-};
-
-// Per-CPU state the selection reads (spec 2.1); one cache line per CPU.
-// Written by the CPU's own context (harness), read by any waker.
-struct alignas(64) CpuIdleState {
-  std::atomic<uint8_t> curr_is_idle{1};   // the idle task runs
-  std::atomic<uint8_t> ttwu_pending{0};   // remote wakeup in flight
-  std::atomic<uint8_t> tick_stopped{0};
-  std::atomic<uint8_t> in_domain{1};      // has sd_llc (copy of llc_of >= 0)
-  std::atomic<int32_t> nr_running{0};     // queued + running (excl. idle task)
-  std::atomic<int32_t> nr_sched_idle{0};  // of which SCHED_IDLE
-  std::atomic<int32_t> distribute_cursor{-1};  // scx "any and distribute" cursor (waker side)
-  uint8_t last_idle_state = 1;  // V1: last value written to the mask; owner-only
-  // Shared-line writes this CPU performed (I12); owner-only, read quiescent.
-  std::atomic<int64_t> shared_writes{0};
-};
-
-// Per-LLC shared state (struct sched_domain_shared, spec 2.2).  The hint and
-// budget share a line; each mask is its own line-aligned allocation.
-struct alignas(64) LlcShared {
-  std::atomic<int32_t> has_idle_cores{0};
-  std::atomic<int32_t> nr_idle_scan{0};
-  std::atomic<int64_t> budget_stores{0};  // I12 / S1: stores of nr_idle_scan
-  AtomicCpuMask idle_cpus;   // V1/V2/V3
-  AtomicCpuMask overloaded;  // V5
-  CpuMask span;
-  int weight = 0;
-};
-
-// sched_ext scope: one per node (V4n) or one global (V4g).
-struct alignas(64) ScxIdleMasks {
-  AtomicCpuMask cpu;  // idle logical CPUs
-  AtomicCpuMask smt;  // CPUs whose whole core is idle
 };
 
 // What a wakeup knows about the waking task.
@@ -254,40 +238,63 @@ enum class Outcome : uint8_t {
 
 // Counters of one selection.
 struct Selection {
-  int cpu = -1;        // CFS: always valid; V4: -1 = none (caller uses prev)
+  int cpu = -1;        // scan-style: always valid; claim-style: -1 = none (caller uses prev)
   Outcome outcome = Outcome::kFallback;
-  bool claimed = false;     // V4: the returned CPU's idle bit was won
-  int probes = 0;           // remote per-CPU state examined by the scan
-  int stale_hits = 0;       // mask said idle, per-CPU state said busy
-  int claim_failures = 0;   // V4: lost test-and-clear races
+  bool claimed = false;     // claim-style: the returned CPU's idle bit was won
+  int probes = 0;           // remote per-CPU state examined by the scan (claim attempts for V4)
+  int stale_hits = 0;       // a hint said idle, the per-CPU state said busy
+  int claim_failures = 0;   // claim-style: lost test-and-clear races
   bool idle_found() const { return outcome == Outcome::kIdleFound; }
 };
 
-class IdleState;
-
-// A selection strategy (select_idle_sibling / scx_select_cpu_dfl analogue).
-class IdleSelector {
- public:
-  virtual ~IdleSelector() = default;
-  virtual Variant variant() const = 0;
-  // select_task_rq() for a wakeup, after wake_affine() chose ctx.target.
-  // REQUIRES (contract-checked): 0 <= task.prev_cpu < num_cpus;
-  // task.recent_used_cpu, ctx.target and ctx.waker_cpu -1 or a CPU; an
-  // affinity (if any) of num_cpus bits.
-  virtual Selection Select(WakeTask& task, const WakeContext& ctx) = 0;
+// Snapshots for inspection: plain values, read with relaxed loads (exact
+// only when quiescent).
+struct CpuSnapshot {
+  bool curr_is_idle = true;   // the idle task runs
+  bool ttwu_pending = false;  // a remote wakeup is in flight
+  bool tick_stopped = false;
+  bool in_domain = true;      // has sd_llc
+  int nr_running = 0;         // queued + running (excl. the idle task)
+  int nr_sched_idle = 0;      // of which SCHED_IDLE
+  int64_t shared_writes = 0;  // writes to shared lines this CPU performed (I12)
+};
+struct LlcSnapshot {
+  CpuMask span;             // housekeeping online CPUs of the LLC
+  int weight = 0;
+  bool has_idle_cores = false;
+  int nr_idle_scan = 0;     // SIS_UTIL budget
+  int64_t budget_stores = 0;  // stores of nr_idle_scan (I12, S1)
+};
+// One mask a selector keeps (IdleSelector::Masks()).
+struct MaskSnapshot {
+  std::string name;  // built-ins: "idle_cpus" (idle-mask family), "overloaded" (V5), "cpu", "smt" (V4)
+  int scope = 0;     // LLC id of a per-LLC mask, node id of a per-node one, 0 for a global one
+  CpuMask cpus;
 };
 
-// The shared core: per-CPU state, per-LLC state, scx masks and the entry
+class IdleState;
+class IdleSelector;      // selector.h
+struct CpuIdleState;     // lib/idle_select/state_internal.h
+struct LlcShared;        // lib/idle_select/state_internal.h
+class IdleStateAccess;   // lib/idle_select/state_internal.h
+using SelectorFactoryFn = absl::StatusOr<std::unique_ptr<IdleSelector>>(IdleState&);
+
+// The shared core: per-CPU state, per-LLC state, the selector, and the entry
 // points the harness calls at the kernel's places.
 class IdleState {
  public:
-  // Errors: an inconsistent topology (IdleTopology::Validate()); an unknown
-  // variant; v3_max_probes < 1; V4 with boot-time isolcpus=domain
-  // (scx_enable refuses to load, 9f391f94a173).
+  // Errors: an inconsistent topology (IdleTopology::Validate()); a selector
+  // name nobody registered (InvalidArgument listing the registered names);
+  // v3_max_probes < 1; whatever the selector's factory refuses (V4 with
+  // boot-time isolcpus=domain: FailedPrecondition, as scx_enable, 9f391f94a173).
   static absl::StatusOr<std::unique_ptr<IdleState>> Create(IdleTopology topology, Options options);
   // The same from a topology factory's result (Uniform, FromIds): its error
   // is passed through.
   static absl::StatusOr<std::unique_ptr<IdleState>> Create(absl::StatusOr<IdleTopology> topology, Options options);
+  // With a selector factory instead of a registered name (trying a selector
+  // before registering it; options.variant is then only a label).
+  static absl::StatusOr<std::unique_ptr<IdleState>> Create(IdleTopology topology, Options options,
+                                                           const std::function<SelectorFactoryFn>& factory);
   ~IdleState();
   IdleState(const IdleState&) = delete;
   IdleState& operator=(const IdleState&) = delete;
@@ -295,27 +302,41 @@ class IdleState {
   const IdleTopology& topology() const { return topo_; }
   const Options& options() const { return options_; }
   int num_cpus() const { return topo_.num_cpus; }
-  int num_llcs() const { return static_cast<int>(llcs_.size()); }
+  int num_llcs() const { return static_cast<int>(topo_.llc_span.size()); }
+  // The selector chosen at creation, and its registered name.
+  IdleSelector& selector() { return *selector_; }
+  const IdleSelector& selector() const { return *selector_; }
+  const std::string& selector_name() const { return options_.variant.str(); }
+
+  // --- the wakeup ------------------------------------------------------------
+  // select_task_rq() for a wakeup, after wake_affine() chose ctx.target.
+  // REQUIRES (contract-checked): 0 <= task.prev_cpu < num_cpus();
+  // task.recent_used_cpu, ctx.target and ctx.waker_cpu -1 or a CPU; an
+  // affinity (if any) of num_cpus() bits.
+  Selection Select(WakeTask& task, const WakeContext& ctx);
 
   // --- per-CPU entry points (own context) ----------------------------------
   // REQUIRES for all of them: 0 <= cpu < num_cpus() (contract-checked).
-  // do_idle() entry: the idle task runs.  __update_idle_core (hint), V1
-  // update(idle) (not for V1-tickstop), V4 set cpu (+smt).
+  // do_idle() entry: the idle task runs; then the selector's upkeep.
   void IdleEnter(int cpu);
-  // put_prev_task_idle(): a task replaces the idle task.  V1-eager and V4
-  // clear.
+  // put_prev_task_idle(): a task replaces the idle task.
   void IdleExit(int cpu);
   // pick_task_idle() while idle (V4 idle->idle refresh, a2a3374c47c4).
   void IdleRefresh(int cpu);
-  // sched_tick(): V1 update(idle_cpu()), V5 overloaded test-before-write.
+  // sched_tick().
   void Tick(int cpu);
-  // tick_nohz_idle_stop_tick() / restart (V1-tickstop sets on stop).
+  // tick_nohz_idle_stop_tick() / restart.
   void TickStop(int cpu);
   void TickRestart(int cpu);
   // Run-queue accounting: a task queued on / leaving `cpu`.  Enqueue clears
   // ttwu_pending (the wakeup landed).
   void Enqueue(int cpu, bool sched_idle = false);
   void Dequeue(int cpu, bool sched_idle = false);
+  // The queue length as a harness that keeps its own run queues knows it:
+  // tasks queued + running (the idle task excluded), and how many of them are
+  // SCHED_IDLE.  REQUIRES: counts >= 0 (unchecked).
+  void SetNrRunning(int cpu, int nr_running);
+  void SetNrSchedIdle(int cpu, int nr_sched_idle);
   // A remote wakeup to `cpu` is in flight (ttwu_queue_wakelist).
   void SetWakePending(int cpu, bool pending);
 
@@ -326,41 +347,54 @@ class IdleState {
   // Directly set the budget (tests).  Errors: llc out of range, negative
   // budget.
   absl::Status SetBudget(int llc, int nr_idle_scan);
-  // Domain rebuild (spec 3.8): new isolation; masks re-initialised (V1 to the
-  // span, V5 empty, scx to the online CPUs).  Not concurrent-safe.  Errors
-  // (nothing changed): a mask not of num_cpus() bits (an empty CpuMask() of
-  // 0 bits means "none").
+  // Directly set or clear the idle-core hint (tests inject false hints).
+  // Errors: llc out of range.
+  absl::Status SetIdleCoresHint(int llc, bool has_idle_cores);
+  // Domain rebuild: new isolation; the LLC spans and the hint are
+  // re-initialised, then the selector re-initialises its masks
+  // (IdleSelector::OnRebuild).  Not concurrent-safe.  Errors (nothing
+  // changed): a mask not of num_cpus() bits (an empty CpuMask() of 0 bits
+  // means "none").
   absl::Status Rebuild(const CpuMask& domain_isolated);
 
-  // --- predicates (spec 2.1) ------------------------------------------------
-  // REQUIRES: 0 <= cpu < num_cpus() (contract-checked; they are on the
-  // selection path).
+  // --- predicates (kernel idle_cpu() family) -------------------------------
+  // REQUIRES: 0 <= cpu < num_cpus() (contract-checked).
   bool IdleCpu(int cpu) const;           // idle_cpu()
   bool AvailableIdleCpu(int cpu) const;  // available_idle_cpu()
   bool SchedIdleCpu(int cpu) const;      // sched_idle_cpu()
 
-  // --- inspection ------------------------------------------------------------
-  // REQUIRES: cpu, LLC id and scope in range (contract-checked).
-  CpuIdleState& cpu_state(int cpu) { return *cpus_[CpuIndex(cpu)]; }
-  const CpuIdleState& cpu_state(int cpu) const { return *cpus_[CpuIndex(cpu)]; }
-  LlcShared& llc(int id) { return *llcs_[IdIndex(id, llcs_.size(), "llc")]; }
-  const LlcShared& llc(int id) const { return *llcs_[IdIndex(id, llcs_.size(), "llc")]; }
-  int llc_of(int cpu) const { return topo_.llc_of[CpuIndex(cpu)]; }
-  // V4 scope of `cpu` (node id for V4n, 0 for V4g).
-  int scx_scope_of(int cpu) const;
-  int num_scx_scopes() const { return static_cast<int>(scx_.size()); }
-  ScxIdleMasks& scx(int scope) { return *scx_[IdIndex(scope, scx_.size(), "scx scope")]; }
-  const ScxIdleMasks& scx(int scope) const { return *scx_[IdIndex(scope, scx_.size(), "scx scope")]; }
-  int64_t TotalSharedWrites() const;
+  // --- what selectors read and write (sched_domain_shared) ------------------
+  // REQUIRES: cpu / LLC id in range (contract-checked).
+  int llc_of(int cpu) const { return topo_.llc_of[CpuIndex(cpu)]; }  // -1: no sd_llc
+  const CpuMask& llc_span(int llc) const { return topo_.llc_span[IdIndex(llc, topo_.llc_span.size(), "llc")]; }
+  int nr_idle_scan(int llc) const;    // relaxed load of the SIS_UTIL budget
+  bool has_idle_cores(int llc) const;  // relaxed load of the idle-core hint
+  void ClearIdleCores(int llc);        // the failed-scan clear (plain store, as the kernel)
+  // __update_idle_core(cpu): sets the LLC's hint when every other sibling of
+  // `cpu` is available-idle (called by scan-style selectors on idle entry).
+  void UpdateIdleCore(int cpu);
+  // Counts one write to a shared line done by `cpu`'s own context (I12);
+  // selectors call it for every mask write they perform.
+  void CountSharedWrite(int cpu);
 
-  // Quiescent I1 check (spec 5): V1 mask ⊆ LLC span; V4 smt ⊆ cpu ⊆ online and
-  // smt holds whole cores.  Returns a description of the first violation, or
-  // "" if none.
+  // --- inspection -------------------------------------------------------------
+  // REQUIRES: cpu / LLC id in range (contract-checked).
+  CpuSnapshot cpu(int cpu) const;
+  LlcSnapshot llc(int llc) const;
+  // The selector's masks (IdleSelector::Masks()), and one of them by name and
+  // scope: a mask of 0 bits if the selector keeps no such mask.
+  std::vector<MaskSnapshot> SelectorMasks() const;
+  CpuMask SelectorMask(std::string_view name, int scope = 0) const;
+  int64_t TotalSharedWrites() const;
+  // Quiescent I1 check of the selector's masks (IdleSelector::CheckQuiescent):
+  // a description of the first violation, or "" if none.
   std::string CheckSubsetInvariant() const;
 
-
  private:
+  friend class IdleStateAccess;
   IdleState(IdleTopology topology, Options options);
+  static absl::StatusOr<std::unique_ptr<IdleState>> Finish(std::unique_ptr<IdleState> state,
+                                                           const std::function<SelectorFactoryFn>& factory);
   size_t CpuIndex(int cpu) const {
     ISOLATION_CONTRACT(cpu >= 0 && cpu < topo_.num_cpus, "idle_select: cpu %d outside [0, %d)", cpu,
                        topo_.num_cpus);
@@ -370,27 +404,37 @@ class IdleState {
     ISOLATION_CONTRACT(id >= 0 && static_cast<size_t>(id) < n, "idle_select: %s %d outside [0, %d)", what, id, n);
     return static_cast<size_t>(id);
   }
-  void V1Update(int cpu, bool idle);  // Aubrey's update_idle_cpumask()
-  void UpdateIdleCore(int cpu);       // __update_idle_core()
-  void ScxUpdateIdle(int cpu, bool idle);  // update_builtin_idle()
+  // Select()'s contract (REQUIRES above): compiled in only where contract
+  // checks are on (contract.h).
+  void CheckWake(const WakeTask& task, const WakeContext& ctx) const {
+    const int n = topo_.num_cpus;
+    ISOLATION_CONTRACT(task.prev_cpu >= 0 && task.prev_cpu < n, "idle_select Select: prev_cpu %d outside [0, %d)",
+                       task.prev_cpu, n);
+    ISOLATION_CONTRACT(task.recent_used_cpu >= -1 && task.recent_used_cpu < n,
+                       "idle_select Select: recent_used_cpu %d outside [-1, %d)", task.recent_used_cpu, n);
+    ISOLATION_CONTRACT(ctx.target >= -1 && ctx.target < n, "idle_select Select: target %d outside [-1, %d)",
+                       ctx.target, n);
+    ISOLATION_CONTRACT(ctx.waker_cpu >= -1 && ctx.waker_cpu < n,
+                       "idle_select Select: waker_cpu %d outside [-1, %d)", ctx.waker_cpu, n);
+    ISOLATION_CONTRACT(task.affinity == nullptr || task.affinity->nbits() == n,
+                       "idle_select Select: affinity of %d bits for %d cpus",
+                       task.affinity == nullptr ? n : task.affinity->nbits(), n);
+    (void)task;
+    (void)ctx;
+    (void)n;
+  }
 
   IdleTopology topo_;
   Options options_;
   std::vector<std::unique_ptr<CpuIdleState>> cpus_;
   std::vector<std::unique_ptr<LlcShared>> llcs_;
-  std::vector<std::unique_ptr<ScxIdleMasks>> scx_;
+  std::unique_ptr<IdleSelector> selector_;
 };
 
-// Per-thread scratch masks of `nbits` bits (the kernel's per-CPU
-// select_rq_mask): allocated once per thread and size, then reused.
-CpuMask& ScratchMask(int which, int nbits);
-
-// The selector of options().variant for `state` (not owned; must outlive it).
-std::unique_ptr<IdleSelector> MakeSelector(IdleState& state);
-// Any variant on the same state (for tests that compare variants on one state;
-// the state's maintenance follows state.options().variant).
-std::unique_ptr<IdleSelector> MakeSelector(IdleState& state, Variant variant);
-
 }  // namespace isolation::idle_select
+
+// The selector interface and the registry complete this header's API (and
+// define IdleState::Select inline).
+#include "isolation/idle_select/selector.h"
 
 #endif  // ISOLATION_IDLE_SELECT_H_

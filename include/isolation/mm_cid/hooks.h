@@ -12,16 +12,19 @@
 //   work_resume    on return to user after every switch-in (the CPU itself).
 //   work_unbound   Driver::QueueHousekeepingWork (the [WQ] work_struct).
 //   work_delayed   a per-mm housekeeping work item re-armed every 100 ms.
-//   work_rcu       real threads: liburcu urcu-memb call_rcu() with its
-//                  call_rcu_data worker pinned to host CPU `rcu_host_cpu`
-//                  (the pin is applied with pthread_setaffinity_np because
-//                  liburcu 0.13.2 applies the cpu_affinity argument lazily);
-//                  simulator: a housekeeping work item after a modelled grace
-//                  period.
+//   work_rcu       a driver whose hooks run concurrently (real threads):
+//                  liburcu urcu-memb call_rcu() with its call_rcu_data worker
+//                  pinned to host CPU `rcu_host_cpu` (the pin is applied with
+//                  pthread_setaffinity_np because liburcu 0.13.2 applies the
+//                  cpu_affinity argument lazily); a driver that serializes
+//                  its hooks (the simulator), where a host worker thread
+//                  would break that contract: a housekeeping work item after
+//                  a modelled grace period.
 //
-// Cost model: on the simulator each scan Charge()s visits x visit_cost_ns
-// ("modelled", default 130 ns per slot visit, the spec's calibration); on the
-// real driver the scan is timed with CLOCK_MONOTONIC (host, indicative).  The
+// Cost model: the driver's kernel-time service (driver.h) times each scan:
+// the simulator charges visits x visit_cost_ns ("modelled", default 130 ns
+// per slot visit, the spec's calibration); the real driver measures it with
+// CLOCK_MONOTONIC (host, indicative).  The
 // adapter records, per CPU, scan executions and the longest scan, from which
 // `IsolatedMaxStallNs()` is the longest compaction stall on an isolated CPU.
 //
@@ -32,8 +35,9 @@
 // Thread safety: the hooks may be called concurrently for different CPUs
 // (real-thread driver); counters are atomics.  Group-to-mm bookkeeping takes
 // an internal mutex (fork/exit paths only).  Invariant checking after every
-// event (`check_invariants`) is only meaningful on the simulator, where it is
-// done; on real threads no per-event check runs (CheckAlways() reads other
+// event (`check_invariants`) is only meaningful where the driver serializes
+// its hooks (Driver::hooks_run_concurrently() false: the simulator), where it
+// is done; on real threads no per-event check runs (CheckAlways() reads other
 // CPUs' in-flight state, so it is exact only once the driver stopped, and
 // CheckAlwaysIncremental() needs a single-threaded driver).
 //
@@ -141,7 +145,7 @@ class MmCidHooks final : public Hooks {
   MmCid& mech_;
   Options options_;
   Driver* driver_ = nullptr;
-  bool simulated_ = true;
+  bool serialized_ = true;  // !Driver::hooks_run_concurrently(), from OnStart
   CpuMask isolated_;
   CpuMask worker_cpus_;
   std::atomic<uint64_t> worker_rr_{0};

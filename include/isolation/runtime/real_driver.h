@@ -20,7 +20,9 @@
 // timing figure from this driver must be labelled "not representative".
 //
 // Semantics shared with the simulator are listed in driver.h; differences:
-//   - Charge() is ignored (kernel time is measured on the real clock);
+//   - Charge() is ignored (kernel time is measured on the real clock): the
+//     kernel-time service (driver.h) measures EndKernelSpan on the host clock
+//     and busy-waits SpendKernelTime;
 //   - RunFor(d) starts the CPU threads on its first call (and waits until all
 //     are pinned), lets them run for d of real time, then parks them; the
 //     machine is frozen between RunFor calls (idle time does not accrue);
@@ -73,6 +75,8 @@ class RealThreadDriver final : public Driver {
   const Topology& topology() const override;
   const IsolationConfig& isolation() const override;
   bool is_simulated() const override { return false; }
+  bool hooks_run_concurrently() const override { return true; }
+  Nanos poll_interval() const override { return 2 * kNsPerMs; }
   Nanos Now() const override;
   Nanos tick_period() const override;
   void AddHooks(Hooks* hooks) override;
@@ -95,6 +99,10 @@ class RealThreadDriver final : public Driver {
   absl::Status RunFor(Nanos duration) override;
   CpuStats Stats(int cpu) const override;
   uint64_t Random() override;
+  // Kernel time: measured on CLOCK_MONOTONIC; SpendKernelTime busy-waits.
+  KernelSpan BeginKernelSpan() const override;
+  Nanos EndKernelSpan(KernelSpan span, CpuContext* ctx, Nanos modelled_ns) override;
+  void SpendKernelTime(CpuContext& ctx, Nanos ns) override;
 
   // Host CPU that model CPU `cpu` runs on.
   int HostCpu(int cpu) const;

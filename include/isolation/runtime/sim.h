@@ -23,6 +23,12 @@
 // decreases.  Reads from different CPUs' contexts may therefore step back by
 // at most one kernel activity's cost.
 //
+// The kernel-time service (driver.h) is the model: EndKernelSpan charges and
+// reports the modelled cost, SpendKernelTime charges it.  The scheduling
+// rules (run queues, wake-up placement, fallback CPUs, tick-stop policy,
+// argument checks) are the scheduler model the real-thread driver plays too
+// (lib/runtime/sched_model.h); this file's engine is the event queue.
+//
 // Choices where the kernel offers several (see lib/runtime/sim.cc):
 //   - work/timers due on an offline CPU run on an online housekeeping CPU;
 //   - per-CPU work is kernel activity (no OnContextSwitch to a kworker);
@@ -84,6 +90,12 @@ struct SimOptions {
   Nanos newidle_migration_cost = 500 * kNsPerUs;
 };
 
+// Options of a simulator at `hz` whose kernel activities (ticks, context
+// switches, work items, timer interrupts) take no modelled time unless hooks
+// Charge() it: every event happens exactly at its scripted time.  For
+// workloads whose model has its own notion of time (tmigr's oslat run).
+SimOptions ZeroCostSimOptions(int hz, uint64_t seed = 1);
+
 // One trace record (kind names: "tick", "switch", "idle_enter", "idle_exit",
 // "tick_stop", "tick_restart", "work", "timer", "rtu", "fork", "exit",
 // "migrate", "wake", "online", "offline").
@@ -108,6 +120,8 @@ class Simulator final : public Driver {
   const Topology& topology() const override;
   const IsolationConfig& isolation() const override;
   bool is_simulated() const override { return true; }
+  bool hooks_run_concurrently() const override { return false; }
+  Nanos poll_interval() const override { return kNsPerMs; }
   Nanos Now() const override;
   Nanos tick_period() const override;
   void AddHooks(Hooks* hooks) override;
@@ -130,6 +144,10 @@ class Simulator final : public Driver {
   absl::Status RunFor(Nanos duration) override;
   CpuStats Stats(int cpu) const override;
   uint64_t Random() override;
+  // Kernel time: the modelled cost, charged to the context's CPU.
+  KernelSpan BeginKernelSpan() const override;
+  Nanos EndKernelSpan(KernelSpan span, CpuContext* ctx, Nanos modelled_ns) override;
+  void SpendKernelTime(CpuContext& ctx, Nanos ns) override;
 
   // Simulator-only:
   // Runs `fn` at absolute virtual time `when` on the driver thread (outside

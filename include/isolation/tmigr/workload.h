@@ -3,19 +3,31 @@
 // tmigr_workload.h
 // -----------------------------------------------------------------------------
 //
-// The oslat seed scenario (spec S24/S26) as a deterministic discrete-event
-// run over TimerSystem + TimerMigration: domain-isolated CPUs run a thread
-// that never sleeps (active forever, ticking every jiffy, as under oslat);
-// housekeeping CPUs run a short burst every period and are idle otherwise,
-// each keeping one global timer (a delayed-work analogue, re-armed by its
-// owner with jitter) and one local timer.  Reports who ran which timers.
+// The oslat seed scenario (spec S24/S26) run on a driver (the deterministic
+// simulator) over TimerSystem + TimerMigration: domain-isolated CPUs run an
+// oslat task that never sleeps (active forever, the driver's tick every
+// jiffy, as under oslat; with isolated_tick_stopped a nohz_full tick that
+// stays stopped); housekeeping CPUs run a task with a short burst every
+// period and are idle otherwise, each keeping one global timer (a
+// delayed-work analogue, re-armed by its owner with jitter) and one local
+// timer.  A housekeeping CPU ticks the hierarchy at burst start; going idle
+// it stops its tick if the hierarchy lets it and arms a driver timer for its
+// programmed wake-up, else it keeps ticking each jiffy (driver timers) until
+// it can.  Reports who ran which timers.
+//
+// The driver must be fresh (never run) with a tick period of `jiffy` and
+// kernel activities that take no modelled time, so the event times are the
+// scripted ones: a Simulator made with ZeroCostSimOptions(1 s / jiffy)
+// (sim.h).  The workload adds its own hooks and tasks to it and runs it for
+// `duration`.
 //
 // Kernel counterpart: the measurement of the v6.19 series cover letter
 // ("timers: Exclude isolated cpus from timer migration", [V15]): oslat on
 // isolcpus=1-31,33-63,65-95,97-127 of a 128-CPU machine, 62 s.
 //
-// Thread safety: RunOslatWorkload is a pure function of its arguments
-// (single-threaded, seeded); concurrent calls are independent.
+// Thread safety: RunOslatWorkload is a pure function of its arguments and
+// the driver's seed (single-threaded on the simulator); concurrent calls on
+// different drivers are independent.
 
 #ifndef ISOLATION_TMIGR_WORKLOAD_H_
 #define ISOLATION_TMIGR_WORKLOAD_H_
@@ -27,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "isolation/core/clock.h"
+#include "isolation/core/driver.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/tmigr/tmigr.h"
 #include "isolation/core/topology.h"
@@ -105,12 +118,13 @@ struct OslatWorkloadResult {
   std::string latest_timer;                   // the latest timer: owner, runner, expiry, run time
 };
 
-// Errors: topology/isolation mismatch, bad config values (named), a duration
-// beyond kMaxOslatDuration or a period repeating more than kMaxOslatPeriods
-// times in it.
-absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
-                                                     const IsolationConfig& isolation,
-                                                     const Options& options,
+// Runs the scenario on `driver` (its topology and isolation config).
+// Errors: bad config values (named), a duration beyond kMaxOslatDuration or
+// a period repeating more than kMaxOslatPeriods times in it, a jiffy other
+// than the driver's tick period, a driver that already ran
+// (FailedPrecondition), one that charged kernel time (FailedPrecondition:
+// not a zero-cost simulator).
+absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Options& options,
                                                      const OslatWorkloadConfig& config);
 
 }  // namespace isolation::tmigr

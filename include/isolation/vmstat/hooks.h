@@ -8,14 +8,16 @@
 //
 //   OnStart         arms the shepherd (vmstat_shepherd) as housekeeping work
 //                   every stat interval P (QueueHousekeepingWork, HK_TYPE_WQ);
-//                   A/B: it queues per-CPU work (vmstat_update) with delay 0
-//                   via QueueWorkOn; the work re-queues itself after P while
-//                   its refresh returns non-zero.  C/D: it folds remotely.
+//                   where the fold policy says so it queues per-CPU work
+//                   (vmstat_update) with delay 0 via QueueWorkOn; the work
+//                   re-queues itself after P while its refresh returns
+//                   non-zero.  C/D: it folds remotely.
 //   OnTickStop      quiet_vmstat() (tick_nohz_stop_tick, running->stopped).
-//   OnReturnToUser  B: tick_nohz_user_enter_prepare() -> quiet_vmstat() when
-//                   the CPU is nohz_full and Driver::TickStopped(cpu).
-//                   B.local: on every nohz_full CPU (fold + cancel).
-//   LocalWorkQueue  B.local: a nohz_full CPU's own vmstat_update is a driver
+//   OnReturnToUser  tick_nohz_user_enter_prepare() on nohz_full CPUs, for
+//                   policies that hook it (B: quiet_vmstat() when
+//                   Driver::TickStopped(cpu); B.local: fold + cancel).
+//   LocalWorkQueue  a CPU's own work (B.local: a nohz_full CPU's
+//                   vmstat_update) is a driver
 //                   timer (ArmTimer at now + P, the delayed work's timer)
 //                   that queues the work item with delay 0; cancelling it
 //                   cancels the timer (cancel_delayed_work), so a cancelled
@@ -23,10 +25,11 @@
 //                   the same way.  Not deferrable in the model (the kernel's
 //                   vmstat_work timer does not wake an idle CPU).
 //   OnCpuOffline/Online  hotplug callbacks (fold of the dead CPU, thresholds).
-//   StatRefresh     vmstat_refresh() (/proc/sys/vm/stat_refresh): A/B queue a
+//   StatRefresh     vmstat_refresh() (/proc/sys/vm/stat_refresh): queues a
 //                   refresh on every online CPU (schedule_on_each_cpu) and
-//                   complete when the last one ran; C/D fold every online CPU
-//                   remotely from the caller and complete at once.
+//                   completes when the last one ran; policies that fold
+//                   remotely (C/D) fold every online CPU from the caller and
+//                   complete at once.
 //   SetNeverYields  models a task that never yields on a CPU (SCHED_FIFO busy
 //                   loop, RT throttling off): the drivers let every work item
 //                   preempt a task, so the adapter itself keeps this CPU's
@@ -65,7 +68,7 @@ namespace isolation::vmstat {
 
 class VmstatHooks final : public Hooks, private LocalWorkQueue {
  public:
-  // Registers itself as `vm`'s LocalWorkQueue (B.local) until destroyed.
+  // Registers itself as `vm`'s LocalWorkQueue until destroyed.
   explicit VmstatHooks(Vmstat& vm);
   ~VmstatHooks() override;
 
@@ -100,7 +103,7 @@ class VmstatHooks final : public Hooks, private LocalWorkQueue {
   void RefreshWork(CpuContext& ctx, int cpu);
   // True if `cpu` runs a task that never yields; `retry` is then parked.
   bool ParkIfStarved(int cpu, WorkFn retry);
-  // LocalWorkQueue (B.local).
+  // LocalWorkQueue (a CPU's own work: B.local).
   void ArmLocalWork(int cpu, uint64_t generation) override;
   void CancelLocalWork(int cpu) override;
   void LocalWorkTimer(CpuContext& ctx, int cpu, uint64_t generation);

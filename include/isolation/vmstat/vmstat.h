@@ -9,30 +9,32 @@
 // node, item) that is pushed to the shared side only when its magnitude passes
 // a per-CPU threshold.  What stays below the threshold is folded later by
 // deferred machinery, and *how* that fold reaches isolated CPUs is what the
-// strategies (variants) differ in:
+// variants differ in.  A variant is a point on two axes, each chosen once by
+// Create from a registry:
 //
-//   A0  pre-6.5: the shepherd queues vmstat_update on every dirty online CPU.
-//   A1  mainline >= 6.5 (be5e015d107d): the shepherd skips cpu_is_isolated().
-//   B   the seed series (Tomlin/Tosatti v8, 2022): writers set a per-CPU dirty
-//       flag; quiet_vmstat is gated on it, runs on every tick-stop attempt and
-//       on return to user of a nohz_full CPU whose tick is stopped; the
-//       shepherd skips tick-stopped CPUs and queues on `dirty`.
-//   B.local  Tosatti's v9-v13 rework of B (local management for nohz_full):
-//       the shepherd ignores nohz_full CPUs; a nohz_full CPU's first
-//       clean->dirty transition arms its own vmstat_update after P (not if
-//       pending or going offline), return to user folds and cancels it, idle
-//       entry (quiet_vmstat) only folds.  The arm and cancel go through a
-//       LocalWorkQueue (VmstatHooks plays queue_delayed_work_on /
-//       cancel_delayed_work with a driver timer).
-//   C   Tosatti's remote fold (2023): every slot change is a cross-CPU atomic
-//       (CAS writers, xchg folders, s32 slots); the housekeeping shepherd folds
-//       every online CPU remotely; no per-CPU work at all.
-//   D   OURS (library's own idea, no kernel discussion): a 64-bit running sum
-//       per slot written only by its owner with plain stores, plus a `folded`
-//       watermark advanced by CAS by whoever folds (owner or shepherd).
-//   kCPlainWriterNegativeControl: C's remote fold with a plain load/store
-//       writer.  Deliberately broken: it loses/double-counts updates under a
-//       concurrent remote fold (spec I7 negative control).
+//   fold policy (vmstat/fold_policy.h): who folds a residue, and when --
+//     A0 (pre-6.5: the shepherd queues work on every dirty CPU), A1 (mainline
+//     >= 6.5, be5e015d107d: not on cpu_is_isolated() CPUs), B (the seed
+//     series, Tomlin/Tosatti v8, 2022: fold on return to user of a nohz_full
+//     CPU whose tick is stopped, dirty-gated quiet_vmstat), B.local
+//     (Tosatti's v9-v13 rework: a nohz_full CPU arms its own work and
+//     cancels it on return to user), C (Tosatti's remote fold, 2023: the
+//     housekeeping shepherd folds every CPU remotely), D (OURS, the library's
+//     own idea, no kernel discussion: C's policy over a watermark slot), and
+//     the negative control C-plain (spec I7);
+//   slot representation (vmstat/slot.h): how a differential is stored and
+//     updated -- s8-owner (A*, B*), s32-atomic (C: CAS writers, xchg
+//     folders), s64-watermark (D: a running sum stored by its owner plus a
+//     `folded` word advanced by CAS), s32-plain (the negative control's
+//     plain load/store writer, which loses updates under a remote fold).
+//
+// Each fold policy names its default slot; outside code adds policies with
+// RegisterFoldPolicy() and gets every conformance suite, benchmark and
+// isolab row for them (testing/vmstat.h, testing/vmstat_bench.h).  The
+// writers' per-update code depends on the slot representation only; the
+// fold policy is consulted by the deferred machinery (shepherd, per-CPU
+// work, tick stop, return to user) and, for policies that ask, on a CPU's
+// clean->dirty transition -- never on an ordinary update.
 //
 // Kernel counterpart: mm/vmstat.c and include/linux/vmstat.h (text of v6.15):
 // __mod_zone_page_state, __inc_zone_state, mod_zone_state (and the node
@@ -52,9 +54,11 @@
 // Thread-safety contract (as in the kernel):
 //   - Writers (Mod/Inc/Dec and their IrqsOff forms) for CPU `cpu` run only in
 //     that CPU's context; two contexts of the same CPU never run concurrently
-//     (the drivers guarantee it).  A, B and D: only the owner writes its
-//     differential.  C: the shepherd also changes slots, remotely.
-//   - RunCpuWork, RefreshCpu, QuietVmstat, ReturnToUser: owner CPU context.
+//     (the drivers guarantee it).  s8-owner and s64-watermark slots: only
+//     the owner writes its differential (s64-watermark: any folder CASes the
+//     `folded` word).  s32-atomic: the shepherd also changes slots, remotely.
+//   - RunCpuWork, RefreshCpu, QuietVmstat, ReturnToUser: owner CPU context
+//     (and so the fold policy's hooks they call, fold_policy.h).
 //   - Shepherd, FoldCpuRemote and every read: any thread, concurrently with
 //     writers (reads are racy and approximate, as in the kernel).
 //   - CpuOnline/CpuOffline/SetPressure/RefreshThresholds: serialised with each
@@ -74,12 +78,13 @@
 // accessed with memory_order_relaxed.  Nothing orders one slot against
 // another location: conservation (I1) follows from each slot's single
 // modification order (C: CAS/xchg; D: CAS on `folded`), and the owner-only
-// strategies need atomicity only against their own CPU, which program order
+// representations need atomicity only against their own CPU, which program order
 // gives.  Cross-thread visibility at quiescent points comes from the join /
 // driver hand-off (release/acquire), not from the counters.  The one
 // exception is the per-CPU work's pending bit: it is cleared with release
 // after the work generation moved and set by the shepherd with an acquire
 // test-and-set, so a queued item always carries a live generation.
+
 
 #ifndef ISOLATION_VMSTAT_H_
 #define ISOLATION_VMSTAT_H_
@@ -88,6 +93,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,19 +103,28 @@
 #include "isolation/core/clock.h"
 #include "isolation/core/contract.h"
 #include "isolation/core/cpumask.h"
+#include "isolation/core/registry.h"
 #include "isolation/core/topology.h"
+#include "isolation/vmstat/fold_policy.h"
+#include "isolation/vmstat/slot.h"
 
 namespace isolation::vmstat {
 
+// Every registered variant of both axes ("fold_policy" and "slot" rows), for
+// `isolab variants`.
+std::vector<VariantInfo> ListVariants();
+
+// ---- compatibility names ---------------------------------------------------
+// The built-in fold policies as the enum of the library before the
+// registries.  Nothing dispatches on it: VmstatConfig::strategy, when set, is
+// turned into the policy's registered name by Create.  Kept for callers not
+// converted yet (the isolab experiment); new code uses the names.
 enum class Strategy { kA0, kA1, kB, kC, kD, kCPlainWriterNegativeControl, kBLocal };
-// "A0", "A1", "B", "C", "D", "C-plain-negative-control", "B.local".
+// The registered name: "A0", "A1", "B", "C", "D", "C-plain", "B.local".
 std::string_view StrategyName(Strategy s);
-// Parses a name as printed by StrategyName (case-insensitive, "C-plain",
-// "B-local" and "Blocal" ok).
+// A built-in's name (as ParseFoldPolicy) to its enum; a user's policy is an
+// InvalidArgument error here (it has no enum value).
 absl::StatusOr<Strategy> ParseStrategy(std::string_view name);
-// The correct strategies (every invariant test runs over these).
-inline constexpr std::array<Strategy, 6> kCorrectStrategies = {
-    Strategy::kA0, Strategy::kA1, Strategy::kB, Strategy::kBLocal, Strategy::kC, Strategy::kD};
 
 enum class StatKind { kZone, kNode };
 
@@ -152,7 +167,14 @@ struct ZoneSpec {
 };
 
 struct VmstatConfig {
-  Strategy strategy = Strategy::kA1;
+  // The fold policy: a FoldPolicyRegistry() name (case-insensitive; Create
+  // stores the registered spelling).
+  std::string fold_policy = "A1";
+  // The slot representation: a SlotRegistry() name; empty = the policy's
+  // default (FoldPolicyTraits::slot).
+  std::string slot;
+  // Compatibility (see Strategy): when set, replaces fold_policy.
+  std::optional<Strategy> strategy;
   int num_cpus = 1;               // possible CPUs (all online at creation)
   std::vector<ZoneSpec> zones = {ZoneSpec{}};
   int num_nodes = 1;              // [1, kMaxNumaNodes]; every zone's node must be < num_nodes
@@ -168,7 +190,8 @@ struct VmstatConfig {
   // cpu_is_isolated() and nohz_full masks (num_cpus bits; empty = none).
   CpuMask isolated;
   CpuMask nohz_full;
-  // C/D: fold only CPUs that need_update (false = every online CPU, as in C).
+  // Policies that fold remotely (C, D): fold only CPUs that need_update
+  // (false = every online CPU, as C does).
   bool remote_fold_need_update_filter = false;
 };
 
@@ -187,15 +210,17 @@ struct CpuCounters {
   int64_t cancelled_work_runs = 0; // work that ran after being cancelled (did nothing)
   int64_t quiet_calls = 0;         // quiet_vmstat invocations
   int64_t quiet_folds = 0;         // ... that folded
-  int64_t return_to_user_folds = 0;  // B: folds on return to user
-  int64_t remote_folds = 0;        // C/D: shepherd folds of this CPU
+  int64_t return_to_user_folds = 0;  // folds on return to user (B, B.local)
+  int64_t remote_folds = 0;        // shepherd folds of this CPU that moved something (C, D)
   int64_t threshold_folds = 0;     // writer updates that pushed to the shared side
-  int64_t local_work_arms = 0;     // B.local: work armed by a writer (dirty episode)
+  int64_t local_work_arms = 0;     // work armed by the CPU itself (B.local: dirty episode)
+  int64_t shepherd_queued = 0;     // work items the shepherd queued on this CPU
 };
 
-// B.local's per-CPU work management from the CPU itself.  Implemented by the
-// driver adapter (VmstatHooks); Vmstat calls it from the owner CPU's context
-// (writers, return to user) and from CpuOffline (hotplug context).
+// A CPU's own delayed work (B.local's vmstat_work armed from the CPU itself).
+// Implemented by the driver adapter (VmstatHooks); Vmstat calls it from the
+// owner CPU's context (writers, return to user) and from CpuOffline
+// (hotplug context).
 class LocalWorkQueue {
  public:
   virtual ~LocalWorkQueue() = default;
@@ -204,21 +229,28 @@ class LocalWorkQueue {
   // after stat_interval.  The pending bit is already set.
   virtual void ArmLocalWork(int cpu, uint64_t generation) = 0;
   // cancel_delayed_work(): the armed item's generation is already stale; the
-  // queue may drop it so it does not even wake the CPU.
+  // queue may drop it so it does not even wake the CPU.  Called on every
+  // cancel; a CPU with nothing armed is a no-op.
   virtual void CancelLocalWork(int cpu) = 0;
 };
 
 class Vmstat {
  public:
-  // Errors: num_cpus out of [1, kMaxCpus]; num_nodes out of [1,
-  // kMaxNumaNodes]; item counts out of range; no zones or more than
-  // kMaxZones; a zone on a node >= num_nodes; masks of the wrong size; a zone
-  // with negative size, more than kMaxZonePages or watermarks out of order;
-  // an unknown strategy.
+  // Errors (InvalidArgument, naming the value): num_cpus out of [1,
+  // kMaxCpus]; num_nodes out of [1, kMaxNumaNodes]; item counts out of range;
+  // no zones or more than kMaxZones; a zone on a node >= num_nodes; masks of
+  // the wrong size; a zone with negative size, more than kMaxZonePages or
+  // watermarks out of order; an unknown fold policy or slot; a policy that
+  // folds remotely over a slot only its owner may write.
   static absl::StatusOr<std::unique_ptr<Vmstat>> Create(VmstatConfig config);
   virtual ~Vmstat() = default;
 
-  Strategy strategy() const { return config_.strategy; }
+  // Registered names of the two axes (canonical spelling).
+  const std::string& fold_policy_name() const { return config_.fold_policy; }
+  const std::string& slot_name() const { return config_.slot; }
+  const FoldPolicy& fold_policy() const { return *policy_; }
+  const FoldPolicyTraits& policy_traits() const { return traits_; }
+  const SlotTraits& slot_traits() const { return slot_traits_; }
   const VmstatConfig& config() const { return config_; }
   int num_cpus() const { return config_.num_cpus; }
   int num_zones() const { return static_cast<int>(config_.zones.size()); }
@@ -238,16 +270,19 @@ class Vmstat {
   // 0 <= cpu < num_cpus(), 0 <= instance < num_instances(kind),
   // 0 <= item < num_items(kind), |delta| <= kMaxZonePages.
   // mod_zone_page_state / mod_node_page_state (mod_*_state mode 0): the
-  // per-CPU compare-and-swap path.  A/B: owner-only slot, the unlocked
-  // this_cpu_cmpxchg is modelled by a single-writer load/store (the nearest
-  // userspace analogue); C: a real (locked) CAS; D: owner store.
+  // per-CPU compare-and-swap path.  s8-owner: the unlocked this_cpu_cmpxchg
+  // is modelled by a single-writer load/store (the nearest userspace
+  // analogue); s32-atomic: a real (locked) CAS; s64-watermark: owner store.
+  // One virtual call into the slot representation's code; the fold policy
+  // is not consulted (B.local's clean->dirty transition excepted).
   virtual void Mod(int cpu, StatKind kind, int instance, int item, int64_t delta) = 0;
   // inc_/dec_*_page_state (mod_*_state mode +1 / -1: overstep).
   virtual void Inc(int cpu, StatKind kind, int instance, int item) = 0;
   virtual void Dec(int cpu, StatKind kind, int instance, int item) = 0;
   // __mod_*_page_state / __inc_*_state / __dec_*_state: caller excludes
-  // same-CPU writers (IRQs off).  C turns these into its CAS forms (a plain
-  // RMW could lose a concurrent remote fold), the negative control does not.
+  // same-CPU writers (IRQs off).  Slots without irqs_off_writers_plain turn
+  // these into their CAS forms (a plain RMW could lose a concurrent remote
+  // fold); the negative control's plain slot does not.
   virtual void ModIrqsOff(int cpu, StatKind kind, int instance, int item, int64_t delta) = 0;
   virtual void IncIrqsOff(int cpu, StatKind kind, int instance, int item) = 0;
   virtual void DecIrqsOff(int cpu, StatKind kind, int instance, int item) = 0;
@@ -266,6 +301,10 @@ class Vmstat {
   virtual int64_t Diff(int cpu, StatKind kind, int instance, int item) const = 0;
   // Largest |differential| of `cpu` over every zone/node item.
   int64_t MaxAbsDiff(int cpu) const;
+  // Largest |differential| / threshold of `cpu` over every zone/node item
+  // (0 when clean; a threshold of 0 counts as 1).  For fold policies that
+  // fold only past a fraction of the threshold.
+  double MaxThresholdFraction(int cpu) const;
   int Threshold(int cpu, StatKind kind, int instance) const;
   int64_t DriftMark(int zone) const;
 
@@ -276,39 +315,46 @@ class Vmstat {
   // to 0 (C/D: by xchg / folded CAS).  Returns the number of global items
   // whose summed delta was non-zero (fold_diff).
   virtual int RefreshCpu(int cpu) = 0;
-  // Remote fold of `cpu` by another CPU (C, D, negative control only;
-  // no-op returning 0 for A/B, whose slots only their owner may write).
+  // Remote fold of `cpu` by another CPU (remote-foldable slots only; a
+  // no-op returning 0 for s8-owner, whose slots only their owner may write).
   virtual int FoldCpuRemote(int cpu) = 0;
 
   // ---- deferred machinery (a cpu out of range: false, nothing done) -------
-  // vmstat_shepherd(), run every P on a housekeeping CPU.  `tick_stopped`
-  // answers the racy remote tick_nohz_tick_stopped_cpu() (used by B);
-  // `queue_work(cpu, generation)` must queue RunCpuWork(cpu, generation) on
-  // `cpu` with delay 0; the shepherd has already set the CPU's pending bit
-  // (queue_delayed_work_on's test-and-set).  C/D fold remotely here instead.
-  // Returns the number of per-CPU work items queued (A/B) or CPUs folded (C/D).
+  // vmstat_shepherd(), run every P on a housekeeping CPU: asks the fold
+  // policy about every online CPU.  `tick_stopped` answers the racy remote
+  // tick_nohz_tick_stopped_cpu(); `queue_work(cpu, generation)` must queue
+  // RunCpuWork(cpu, generation) on `cpu` with delay 0; the shepherd has
+  // already set the CPU's pending bit (queue_delayed_work_on's
+  // test-and-set).  Returns the number of per-CPU work items queued plus
+  // CPUs folded remotely.
   int Shepherd(absl::FunctionRef<bool(int)> tick_stopped,
                absl::FunctionRef<void(int cpu, uint64_t generation)> queue_work);
   // vmstat_update() on `cpu`: folds; returns true if the work must re-queue
   // itself on `cpu` after P (it stays pending then).  A stale `generation`
   // (the work was cancelled) does nothing and returns false.
   bool RunCpuWork(int cpu, uint64_t generation);
-  // quiet_vmstat() from the tick-stop path on `cpu`.  A0/A1: folds only if
-  // the CPU's work is pending and need_update (the kernel's gate); B: folds
-  // if dirty and cancels the pending work when `tick_stopped`; C/D: nothing.
-  // Returns true if it folded.
+  // quiet_vmstat() from the tick-stop path on `cpu`: the fold policy's
+  // (A0/A1: folds only if the CPU's work is pending and need_update, the
+  // kernel's gate; B: folds if dirty and cancels the pending work when
+  // `tick_stopped`; B.local: folds if dirty; C/D: nothing).  Returns true if
+  // it folded.
   bool QuietVmstat(int cpu, bool tick_stopped);
-  // exit_to_user_mode_prepare -> tick_nohz_user_enter_prepare on `cpu`.  B:
-  // on a nohz_full CPU whose tick is stopped, quiet_vmstat().  B.local: on
-  // any nohz_full CPU (no tick-state test), fold if dirty and cancel the
-  // pending work.  Other strategies: nothing.  Returns true if it folded.
+  // exit_to_user_mode_prepare -> tick_nohz_user_enter_prepare on `cpu`: the
+  // fold policy's, on nohz_full CPUs of policies that hook it (B: folds when
+  // the tick is stopped; B.local: folds if dirty and cancels the pending
+  // work).  Returns true if it folded.
   bool ReturnToUser(int cpu, bool tick_stopped);
-  // B.local: where writers arm and return to user cancels the CPU's own work.
-  // REQUIRES: set before any writer runs, or nullptr (then an armed item only
-  // sets the pending bit; tests drive RunCpuWork themselves).  Not owned.
+  // Whether the re-queue of `cpu`'s work after a fold goes through the
+  // LocalWorkQueue (the policy's RequeueLocally; for the driver adapter).
+  bool RequeueLocally(int cpu) const { return ValidCpu(cpu) && policy_->RequeueLocally(*this, cpu); }
+  // Where a CPU's own work is armed and cancelled (VmstatHooks registers
+  // itself).  REQUIRES: set before any writer runs, or nullptr (then an armed
+  // item only sets the pending bit; tests drive RunCpuWork themselves).  Not
+  // owned.
   void SetLocalWorkQueue(LocalWorkQueue* queue) { local_queue_ = queue; }
   bool WorkPending(int cpu) const;
-  bool Dirty(int cpu) const;  // B's vmstat_dirty (false for other strategies)
+  // vmstat_dirty (always false for policies whose writers do not mark it).
+  bool Dirty(int cpu) const;
 
   // ---- hotplug and thresholds --------------------------------------------
   // false for a cpu out of range.
@@ -330,7 +376,8 @@ class Vmstat {
   CpuCounters Counters(int cpu) const;
 
  protected:
-  explicit Vmstat(VmstatConfig config);
+  // `config` is canonical (Create resolved both names); `policy` non-null.
+  Vmstat(VmstatConfig config, std::unique_ptr<FoldPolicy> policy, SlotTraits slot_traits);
 
   bool ValidCpu(int cpu) const { return cpu >= 0 && cpu < config_.num_cpus; }
   bool ValidSlot(int cpu, StatKind kind, int instance, int item) const {
@@ -364,6 +411,7 @@ class Vmstat {
     std::atomic<int64_t> remote_folds{0};
     std::atomic<int64_t> threshold_folds{0};
     std::atomic<int64_t> local_work_arms{0};
+    std::atomic<int64_t> shepherd_queued{0};
   };
   // One cache line of shared counters per (zone or node) and for the globals.
   struct alignas(64) SharedCounters {
@@ -406,25 +454,11 @@ class Vmstat {
                      static_cast<size_t>(instance);
     return kind == StatKind::kZone ? zone_threshold_[i] : node_threshold_[i];
   }
-  // B's per-CPU vmstat_dirty (own cache line: written on every update).
-  void MarkDirty(int cpu) {
-    // Relaxed: set and cleared on the owner CPU (program order); remote
-    // readers (the shepherd) only take a hint from it.
-    dirty_[static_cast<size_t>(cpu)].v.store(true, std::memory_order_relaxed);
-  }
-  void ClearDirty(int cpu) {
-    dirty_[static_cast<size_t>(cpu)].v.store(false, std::memory_order_relaxed);
-  }
-  // B.local's vmstat_mark_dirty(): the first clean->dirty transition of a
-  // nohz_full CPU arms the CPU's own work, then the flag is set.  Owner
-  // context only, so the load/store pair needs no RMW.
-  // Writer path: the cpu is valid by the writer contract, so the unchecked
-  // reads (no cost added to the hot path by the observers' validation).
-  void MarkDirtyLocal(int cpu) {
-    if (!dirty_[static_cast<size_t>(cpu)].v.load(std::memory_order_relaxed) && nohz_full_.Test(cpu)) {
-      ArmLocalWork(cpu);
-    }
-    MarkDirty(cpu);
+  // After every update: vmstat_mark_dirty() for policies whose writers mark
+  // the CPU dirty (one predictable branch on a member for the others).
+  // Writer path: the cpu is valid by the writer contract, so unchecked.
+  void AfterWrite(int cpu) {
+    if (mark_dirty_) MarkDirty(cpu);
   }
   // Overstep mode multiplier for Inc/Dec.
   int Overstep(int t) const { return config_.overstep ? (t >> 1) : 0; }
@@ -434,12 +468,34 @@ class Vmstat {
   int online_count_ = 0;
 
  private:
+  friend class FoldContext;
+
+  // vmstat_mark_dirty(): the flag lives on its own line (written on every
+  // update).  Relaxed: set and cleared on the owner CPU (program order);
+  // remote readers (the shepherd) only take a hint from it.  A clean->dirty
+  // transition first tells a policy that asked (B.local arms its work).
+  void MarkDirty(int cpu) {
+    std::atomic<bool>& flag = dirty_[static_cast<size_t>(cpu)].v;
+    if (notify_first_dirty_ && !flag.load(std::memory_order_relaxed)) NotifyFirstDirty(cpu);
+    flag.store(true, std::memory_order_relaxed);
+  }
+  void NotifyFirstDirty(int cpu);
+  void ClearDirty(int cpu) {
+    dirty_[static_cast<size_t>(cpu)].v.store(false, std::memory_order_relaxed);
+  }
+  // The fold of a CPU from its own context: clear dirty, then refresh.
+  int FoldOwn(int cpu);
   void ApplyThresholds();
   int ZoneNormalThreshold(const ZoneSpec& zone, int online_cpus) const;
-  bool QuietImpl(int cpu, bool tick_stopped);
   void CancelWork(int cpu);
-  void ArmLocalWork(int cpu);
+  void ArmOwnWork(int cpu);
 
+  std::unique_ptr<FoldPolicy> policy_;
+  FoldPolicyTraits traits_;
+  SlotTraits slot_traits_;
+  // Copies of two traits, read by every writer (no pointer chase).
+  bool mark_dirty_ = false;
+  bool notify_first_dirty_ = false;
   LocalWorkQueue* local_queue_ = nullptr;
 
   struct alignas(64) DirtyFlag {

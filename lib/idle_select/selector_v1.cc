@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// V1, V1-eager, V1-tickstop: Aubrey Li's idle cpumask with the scan counter
+// of the RFC (SIS_UTIL budget, SIS_PROP floor), and its two upkeep flavours
+// (cleared on idle exit too; set only at tick stop, v4/v5).
+
+#include "idle_select/builtin_selectors.h"
+#include "idle_select/idle_mask_selector.h"
+
+namespace isolation::idle_select {
+
+absl::StatusOr<std::unique_ptr<IdleSelector>> NewV1(IdleState& state) {
+  return std::unique_ptr<IdleSelector>(std::make_unique<V1Selector>(state));
+}
+
+absl::StatusOr<std::unique_ptr<IdleSelector>> NewV1Eager(IdleState& state) {
+  return std::unique_ptr<IdleSelector>(std::make_unique<ClearOnIdleExit<V1Selector>>(state));
+}
+
+absl::StatusOr<std::unique_ptr<IdleSelector>> NewV1TickStop(IdleState& state) {
+  return std::unique_ptr<IdleSelector>(std::make_unique<SetAtTickStop<V1Selector>>(state));
+}
+
+}  // namespace isolation::idle_select

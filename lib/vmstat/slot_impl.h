@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Internal: the counters over one slot representation (vmstat/slot.h), as a
+// template instantiated once per representation (slot_*.cc).  The writers'
+// whole per-update path is here, inline in the instantiation: the slot mode
+// is a template argument (no run-time test), and the only per-update member
+// test is Vmstat::AfterWrite's `mark_dirty_`.  Written from the behaviour of
+// mm/vmstat.c (__mod_zone_page_state, __inc_zone_state, mod_zone_state,
+// refresh_cpu_vm_stats, need_update, cpu_vm_stats_fold); no kernel code is
+// copied.
+
+#ifndef ISOLATION_LIB_VMSTAT_SLOT_IMPL_H_
+#define ISOLATION_LIB_VMSTAT_SLOT_IMPL_H_
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "isolation/core/interleave.h"
+#include "isolation/vmstat/vmstat.h"
+
+namespace isolation::vmstat::internal {
+
+enum class SlotMode {
+  kOwnerS8,          // s8-owner: s8, only the owner writes
+  kSharedS32Cas,     // s32-atomic: s32, CAS writers, xchg folders
+  kSharedS32Plain,   // s32-plain (negative control): s32, plain writers, xchg folders
+  kWatermark,        // s64-watermark: 64-bit running sum + folded watermark
+};
+
+template <SlotMode M>
+constexpr SlotTraits TraitsOf() {
+  SlotTraits t;
+  t.remote_foldable = M != SlotMode::kOwnerS8;
+  t.irqs_off_writers_plain = M == SlotMode::kOwnerS8;
+  t.bits = M == SlotMode::kOwnerS8 ? 8 : M == SlotMode::kWatermark ? 64 : 32;
+  return t;
+}
+
+// Event counters written only by their CPU's own context: a relaxed load +
+// store is enough (single writer; readers take a racy snapshot) and keeps a
+// locked instruction off the writer's fold path.
+inline void OwnerCount(std::atomic<int64_t>& c) {
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+template <SlotMode M>
+struct Cell;
+template <>
+struct Cell<SlotMode::kOwnerS8> {
+  std::atomic<int8_t> d{0};
+};
+template <>
+struct Cell<SlotMode::kSharedS32Cas> {
+  std::atomic<int32_t> d{0};
+};
+template <>
+struct Cell<SlotMode::kSharedS32Plain> {
+  std::atomic<int32_t> d{0};
+};
+template <>
+struct Cell<SlotMode::kWatermark> {
+  std::atomic<int64_t> slot{0};    // written only by the owner
+  std::atomic<int64_t> folded{0};  // advanced by CAS by any folder
+};
+
+template <SlotMode M>
+class VmstatImpl final : public Vmstat {
+ public:
+  VmstatImpl(VmstatConfig config, std::unique_ptr<FoldPolicy> policy)
+      : Vmstat(std::move(config), std::move(policy), TraitsOf<M>()),
+        zone_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_zones())),
+        node_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_nodes())) {}
+
+  void Mod(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
+    ContractSlot("Mod", cpu, kind, instance, item);
+    ContractDelta("Mod", delta);
+    ModState(cpu, kind, instance, item, delta, 0);
+  }
+  void Inc(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("Inc", cpu, kind, instance, item);
+    ModState(cpu, kind, instance, item, 1, 1);
+  }
+  void Dec(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("Dec", cpu, kind, instance, item);
+    ModState(cpu, kind, instance, item, -1, -1);
+  }
+  void ModIrqsOff(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
+    ContractSlot("ModIrqsOff", cpu, kind, instance, item);
+    ContractDelta("ModIrqsOff", delta);
+    if constexpr (M == SlotMode::kOwnerS8) {
+      PlainMod(cpu, kind, instance, item, delta);
+    } else {
+      ModState(cpu, kind, instance, item, delta, 0);  // __ variants alias the CAS path (C)
+    }
+  }
+  void IncIrqsOff(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("IncIrqsOff", cpu, kind, instance, item);
+    if constexpr (M == SlotMode::kOwnerS8) {
+      PlainStep(cpu, kind, instance, item, 1);
+    } else {
+      ModState(cpu, kind, instance, item, 1, 1);
+    }
+  }
+  void DecIrqsOff(int cpu, StatKind kind, int instance, int item) override {
+    ContractSlot("DecIrqsOff", cpu, kind, instance, item);
+    if constexpr (M == SlotMode::kOwnerS8) {
+      PlainStep(cpu, kind, instance, item, -1);
+    } else {
+      ModState(cpu, kind, instance, item, -1, -1);
+    }
+  }
+
+  int64_t Diff(int cpu, StatKind kind, int instance, int item) const override {
+    return ValidSlot(cpu, kind, instance, item) ? RawDiff(cpu, kind, instance, item) : 0;
+  }
+  // Diff() for indices the caller knows are valid (loops over the config).
+  int64_t RawDiff(int cpu, StatKind kind, int instance, int item) const {
+    const auto& c = CellOf(cpu, kind, instance, item);
+    if constexpr (M == SlotMode::kWatermark) {
+      return c.slot.load(std::memory_order_relaxed) - c.folded.load(std::memory_order_relaxed);
+    } else {
+      return c.d.load(std::memory_order_relaxed);
+    }
+  }
+
+  // need_update(): racy scan of the CPU's zone and node differentials.
+  bool NeedUpdate(int cpu) const override {
+    if (!ValidCpu(cpu)) return false;
+    for (StatKind kind : {StatKind::kZone, StatKind::kNode}) {
+      for (int i = 0; i < num_instances(kind); ++i) {
+        for (int item = 0; item < num_items(kind); ++item) {
+          if (RawDiff(cpu, kind, i, item) != 0) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // refresh_cpu_vm_stats(false): zones first (zone atomics at once, global
+  // accumulated), then nodes, then the globals (fold_diff).
+  int RefreshCpu(int cpu) override { return ValidCpu(cpu) ? FoldAll(cpu) : 0; }
+
+  int FoldCpuRemote(int cpu) override {
+    if (!ValidCpu(cpu)) return 0;
+    if constexpr (M == SlotMode::kOwnerS8) {
+      (void)cpu;
+      return 0;  // only the owner may write an A/B slot
+    } else {
+      return FoldAll(cpu);
+    }
+  }
+
+ protected:
+  void FoldDeadCpu(int cpu) override { FoldAll(cpu); }  // cpu_vm_stats_fold
+
+ private:
+  struct alignas(64) Block {
+    std::array<Cell<M>, kMaxNodeItems> c;
+  };
+
+  Cell<M>& CellOf(int cpu, StatKind kind, int instance, int item) {
+    const size_t b = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
+                     static_cast<size_t>(instance);
+    auto& blocks = kind == StatKind::kZone ? zone_blocks_ : node_blocks_;
+    return blocks[b].c[static_cast<size_t>(item)];
+  }
+  const Cell<M>& CellOf(int cpu, StatKind kind, int instance, int item) const {
+    const size_t b = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
+                     static_cast<size_t>(instance);
+    const auto& blocks = kind == StatKind::kZone ? zone_blocks_ : node_blocks_;
+    return blocks[b].c[static_cast<size_t>(item)];
+  }
+
+  void CountFold(int cpu) { OwnerCount(State(cpu).threshold_folds); }
+
+  // __mod_zone_page_state(): owner-only load + store.
+  void PlainMod(int cpu, StatKind kind, int instance, int item, int64_t delta) {
+    auto& c = CellOf(cpu, kind, instance, item);
+    int64_t x = delta + c.d.load(std::memory_order_relaxed);
+    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
+    if (std::abs(x) > t) {
+      AddShared(kind, instance, item, x);  // shared side before the slot (I2)
+      ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");
+      CountFold(cpu);
+      x = 0;
+    }
+    c.d.store(static_cast<int8_t>(x), std::memory_order_relaxed);
+    AfterWrite(cpu);
+  }
+
+  // __inc_zone_state() / __dec_zone_state(): the overstep trick.
+  void PlainStep(int cpu, StatKind kind, int instance, int item, int dir) {
+    auto& c = CellOf(cpu, kind, instance, item);
+    const int v = c.d.load(std::memory_order_relaxed) + dir;
+    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
+    if (dir * v > t) {
+      const int overstep = Overstep(t);
+      AddShared(kind, instance, item, v + dir * overstep);
+      ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");
+      CountFold(cpu);
+      c.d.store(static_cast<int8_t>(-dir * overstep), std::memory_order_relaxed);
+    } else {
+      c.d.store(static_cast<int8_t>(v), std::memory_order_relaxed);
+    }
+    AfterWrite(cpu);
+  }
+
+  // mod_zone_state() / mod_node_state(): compute the new slot value and the
+  // overflow from the old one, install it with a compare-and-swap, then add
+  // the overflow to the shared side.
+  void ModState(int cpu, StatKind kind, int instance, int item, int64_t delta, int mode) {
+    auto& c = CellOf(cpu, kind, instance, item);
+    if constexpr (M == SlotMode::kWatermark) {
+      // D: the owner advances its running sum with a plain store; only a
+      // fold touches `folded`, by CAS, so a remote fold can never be lost.
+      const int64_t s = c.slot.load(std::memory_order_relaxed) + delta;
+      c.slot.store(s, std::memory_order_relaxed);
+      int64_t f = c.folded.load(std::memory_order_relaxed);
+      for (;;) {
+        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
+        const int64_t d = s - f;
+        if (std::abs(d) <= t) break;
+        const int64_t os = mode * Overstep(t);
+        const int64_t target = s + os;  // leaves slot - folded == -os
+        ISOLATION_INTERLEAVE_POINT("vmstat.d_writer.before_folded_cas");
+        // Relaxed: conservation only needs the single modification order
+        // of `folded`; the winner alone adds target - f.
+        if (c.folded.compare_exchange_weak(f, target, std::memory_order_relaxed)) {
+          ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");
+          AddShared(kind, instance, item, target - f);
+          CountFold(cpu);
+          break;
+        }
+      }
+    } else {
+      using T = decltype(c.d.load());
+      T o = c.d.load(std::memory_order_relaxed);
+      int64_t z;
+      for (;;) {
+        z = 0;
+        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
+        int64_t n = delta + o;
+        if (std::abs(n) > t) {
+          const int64_t os = mode * Overstep(t);
+          z = n + os;
+          n = -os;
+        }
+        if constexpr (M == SlotMode::kOwnerS8) {
+          // this_cpu_try_cmpxchg without a lock prefix: atomic against the
+          // owner's own interrupts only.  No other context writes an A/B
+          // slot and the drivers never nest two contexts of one CPU, so the
+          // single-writer store is that compare-and-swap (always succeeds).
+          c.d.store(static_cast<T>(n), std::memory_order_relaxed);
+          break;
+        } else if constexpr (M == SlotMode::kSharedS32Cas) {
+          ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
+          // Relaxed CAS: atomic across CPUs against the shepherd's xchg.
+          if (c.d.compare_exchange_weak(o, static_cast<T>(n), std::memory_order_relaxed)) break;
+        } else {
+          // Negative control: plain read-modify-write; a remote xchg between
+          // the load and this store is overwritten (counted twice).
+          ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
+          c.d.store(static_cast<T>(n), std::memory_order_relaxed);
+          break;
+        }
+      }
+      if (z != 0) {
+        ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
+        AddShared(kind, instance, item, z);
+        CountFold(cpu);
+      }
+    }
+    AfterWrite(cpu);
+  }
+
+  // Takes one slot's differential to 0 and returns what it held.
+  int64_t TakeSlot(Cell<M>& c) {
+    if constexpr (M == SlotMode::kOwnerS8) {
+      // Owner (or dead CPU) only: this_cpu_xchg without a lock prefix.
+      const int64_t v = c.d.load(std::memory_order_relaxed);
+      if (v != 0) c.d.store(0, std::memory_order_relaxed);
+      return v;
+    } else if constexpr (M == SlotMode::kWatermark) {
+      const int64_t s = c.slot.load(std::memory_order_relaxed);
+      int64_t f = c.folded.load(std::memory_order_relaxed);
+      while (s != f) {
+        // Relaxed CAS on `folded`: the winner owns the delta s - f.
+        if (c.folded.compare_exchange_weak(f, s, std::memory_order_relaxed)) return s - f;
+      }
+      return 0;
+    } else {
+      // xchg: atomic across CPUs against the CAS writer.
+      if (c.d.load(std::memory_order_relaxed) == 0) return 0;
+      return c.d.exchange(0, std::memory_order_relaxed);
+    }
+  }
+
+  int FoldAll(int cpu) {
+    std::array<int64_t, kMaxNodeItems> zone_global{};
+    std::array<int64_t, kMaxNodeItems> node_global{};
+    for (int z = 0; z < num_zones(); ++z) {
+      for (int item = 0; item < config_.zone_items; ++item) {
+        const int64_t v = TakeSlot(CellOf(cpu, StatKind::kZone, z, item));
+        if (v != 0) {
+          ISOLATION_INTERLEAVE_POINT("vmstat.fold.mid_fold");  // taken, not yet added (I2)
+          Shared(StatKind::kZone, z).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
+          zone_global[static_cast<size_t>(item)] += v;
+        }
+      }
+    }
+    for (int node = 0; node < num_nodes(); ++node) {
+      for (int item = 0; item < config_.node_items; ++item) {
+        const int64_t v = TakeSlot(CellOf(cpu, StatKind::kNode, node, item));
+        if (v != 0) {
+          ISOLATION_INTERLEAVE_POINT("vmstat.fold.mid_fold");
+          Shared(StatKind::kNode, node).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
+          node_global[static_cast<size_t>(item)] += v;
+        }
+      }
+    }
+    // fold_diff(): add to the globals, count the items that changed.
+    // Between the instance adds and these, sum of instances != global (I2).
+    ISOLATION_INTERLEAVE_POINT("vmstat.fold.before_global");
+    int changes = 0;
+    for (int item = 0; item < config_.zone_items; ++item) {
+      if (const int64_t v = zone_global[static_cast<size_t>(item)]; v != 0) {
+        Global(StatKind::kZone).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
+        ++changes;
+      }
+    }
+    for (int item = 0; item < config_.node_items; ++item) {
+      if (const int64_t v = node_global[static_cast<size_t>(item)]; v != 0) {
+        Global(StatKind::kNode).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
+        ++changes;
+      }
+    }
+    return changes;
+  }
+
+  std::vector<Block> zone_blocks_, node_blocks_;
+};
+
+template <SlotMode M>
+std::unique_ptr<Vmstat> MakeVmstat(VmstatConfig config, std::unique_ptr<FoldPolicy> policy) {
+  return std::make_unique<VmstatImpl<M>>(std::move(config), std::move(policy));
+}
+
+}  // namespace isolation::vmstat::internal
+
+#endif  // ISOLATION_LIB_VMSTAT_SLOT_IMPL_H_

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Pinned simulator traces: for one fixed, seeded workload per mechanism
+// (mm_cid, tmigr, idle_select, vmstat, each through its Hooks adapter) and
+// for a bare mixed workload, the exact Simulator::TraceHash() and event count
+// recorded on main before the scheduler model was shared between the drivers
+// (issue #14 item 1).  A refactor of lib/runtime that keeps these values kept
+// every scheduling decision, tick-stop, fallback CPU and random draw of the
+// simulator -- the "same seed, same TraceHash, before and after" proof.
+//
+// The oslat workload of tmigr (tmigr_workload.cc) is pinned by its figures
+// (timers per CPU, on isolated CPUs, lost, lateness, remote expiries,
+// re-arms, the latest timer): recorded when it ran on a private event loop,
+// they must not change now that it runs on the simulator.
+//
+// A value here changes only with a deliberate change of the simulator's
+// model (a new event, another order); then re-record it and say why in the
+// commit.
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/core/topology.h"
+#include "isolation/idle_select/hooks.h"
+#include "isolation/idle_select/idle_select.h"
+#include "isolation/mm_cid/hooks.h"
+#include "isolation/mm_cid/mm_cid.h"
+#include "isolation/runtime/sim.h"
+#include "isolation/tmigr/hooks.h"
+#include "isolation/tmigr/timers.h"
+#include "isolation/tmigr/workload.h"
+#include "isolation/vmstat/hooks.h"
+#include "isolation/vmstat/vmstat.h"
+
+namespace isolation {
+namespace {
+
+struct Pin {
+  uint64_t hash;
+  int64_t events;
+};
+
+std::string Hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v, absl::kZeroPad16)); }
+
+void ExpectPin(const Pin& got, const Pin& want) {
+  EXPECT_EQ(Hex(got.hash), Hex(want.hash)) << "events " << got.events;
+  EXPECT_EQ(got.events, want.events);
+}
+
+std::unique_ptr<Simulator> MakeSim(const std::string& topo, const std::string& isolcpus,
+                                   const std::string& nohz_full, SimOptions so) {
+  auto t = Topology::FromSynthetic(topo);
+  EXPECT_TRUE(t.ok()) << t.status();
+  auto iso = IsolationConfig::FromFlags(*t, isolcpus, nohz_full);
+  EXPECT_TRUE(iso.ok()) << iso.status();
+  auto sim = Simulator::Create(*t, *iso, so);
+  EXPECT_TRUE(sim.ok()) << sim.status();
+  return std::move(*sim);
+}
+
+// Scripted disturbances shared by the workloads: affinity changes (moves of
+// queued and running tasks), a CPU going offline and back (fallback CPUs,
+// housekeeping fallback of work and timers), a tick-mode change.
+void Disturb(Simulator& sim, const std::vector<TaskId>& ids, uint64_t seed, int offline_cpu) {
+  std::mt19937_64 rng(seed);
+  const int n = sim.num_cpus();
+  for (int k = 0; k < 20; ++k) {
+    const TaskId t = ids[rng() % ids.size()];
+    CpuMask mask(n);
+    mask.Set(static_cast<int>(rng() % static_cast<uint64_t>(n)));
+    mask.Set(static_cast<int>(rng() % static_cast<uint64_t>(n)));
+    sim.At(static_cast<Nanos>(k) * 9 * kNsPerMs + 3, [&sim, t, mask] { (void)sim.SetAffinity(t, mask); });
+  }
+  sim.At(60 * kNsPerMs + 7, [&sim, offline_cpu] { (void)sim.SetCpuOnline(offline_cpu, false); });
+  sim.At(110 * kNsPerMs + 11, [&sim, offline_cpu] { (void)sim.SetCpuOnline(offline_cpu, true); });
+  sim.At(130 * kNsPerMs, [&sim] { sim.SetTickMode(1, TickMode::kPeriodic); });
+}
+
+// --- a bare mixed workload (no mechanism) ------------------------------------
+
+TEST(TracePin, BareMixedWorkload) {
+  SimOptions so;
+  so.seed = 11;
+  so.newidle_balance = true;
+  auto sim = MakeSim("package:1 l3cache:2 core:8 pu:1", "4-7", "6-7", so);
+  struct RandomPlacer : Hooks {
+    int SelectTaskCpu(TaskId, int, int, Nanos) override {
+      const uint64_t r = sim->Random();
+      return r % 3 == 0 ? static_cast<int>((r >> 8) % 8) : -1;
+    }
+    Simulator* sim = nullptr;
+  } placer;
+  placer.sim = sim.get();
+  sim->AddHooks(&placer);
+  std::vector<TaskId> ids;
+  for (int i = 0; i < 20; ++i) {
+    TaskSpec spec;
+    spec.name = absl::StrCat("m", i);
+    spec.cpu = i % 8;
+    spec.group = i % 3;
+    spec.body = MakeTaskBody([&sim, &ids, n = 0](TaskContext& ctx) mutable {
+      if (++n > 400) return Step::Exit();
+      std::mt19937_64& rng = ctx.rng();
+      switch (rng() % 8) {
+        case 0:
+          return Step::Sleep(static_cast<Nanos>(rng() % (2 * kNsPerMs)));
+        case 1:
+          ctx.Syscall([](CpuContext& k) { k.Charge(3 * kNsPerUs); }, 1 * kNsPerUs);
+          return Step::Run(static_cast<Nanos>(rng() % (200 * kNsPerUs)));
+        case 2:
+          ctx.driver().QueueWorkOn(static_cast<int>(rng() % 8), static_cast<Nanos>(rng() % kNsPerMs),
+                                   [](CpuContext& k) { k.Charge(5 * kNsPerUs); });
+          return Step::Run(50 * kNsPerUs);
+        case 3: {
+          const TaskId other = ids[rng() % ids.size()];
+          ctx.driver().ArmTimer(static_cast<int>(rng() % 8), ctx.now() + static_cast<Nanos>(rng() % kNsPerMs),
+                                [&sim, other](CpuContext& k) { sim->Wake(other, k.cpu()); });
+          return Step::Run(20 * kNsPerUs);
+        }
+        case 4:
+          return Step::Yield();
+        case 5:
+          return Step::Block();
+        default:
+          (void)ctx.driver().QueueHousekeepingWork(static_cast<Nanos>(rng() % kNsPerMs), [](CpuContext&) {});
+          return Step::Run(static_cast<Nanos>(rng() % kNsPerMs) + 1);
+      }
+    });
+    auto id = sim->Spawn(std::move(spec));
+    ASSERT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  for (int k = 1; k <= 30; ++k) {
+    sim->At(k * 5 * kNsPerMs, [&sim, &ids] {
+      for (TaskId id : ids) sim->Wake(id, static_cast<int>(id % 9) - 1);
+    });
+  }
+  Disturb(*sim, ids, 5, 3);
+  ASSERT_TRUE(sim->RunFor(160 * kNsPerMs).ok());
+  ExpectPin(Pin{sim->TraceHash(), sim->events_processed()}, Pin{0x56e11a5a1969d10d, 13215});
+}
+
+// --- mm_cid -------------------------------------------------------------------
+
+Pin RunMmCid(mm_cid::Placement placement) {
+  SimOptions so;
+  so.seed = 3;
+  auto sim = MakeSim("core:8 pu:1", "2-7", "4-7", so);
+  mm_cid::MmCidConfig c;
+  c.placement = placement;
+  auto m = mm_cid::MmCid::Create(8, c);
+  EXPECT_TRUE(m.ok()) << m.status();
+  mm_cid::MmCidHooks hooks(**m);
+  sim->AddHooks(&hooks);
+  std::vector<TaskId> ids;
+  for (int i = 0; i < 20; ++i) {
+    TaskSpec t;
+    t.name = absl::StrCat("t", i);
+    t.cpu = i % 8;
+    t.group = i % 3;
+    const int life = 60 + i * 9;
+    t.body = MakeTaskBody([n = 0, life](TaskContext& ctx) mutable {
+      if (++n > life) return Step::Exit();
+      const uint64_t r = ctx.rng()();
+      switch (r % 4) {
+        case 0: return Step::Sleep(static_cast<Nanos>(r % (2 * kNsPerMs)));
+        case 1: return Step::Yield();
+        default: return Step::Run(static_cast<Nanos>(100 * kNsPerUs + r % (3 * kNsPerMs)));
+      }
+    });
+    auto id = sim->Spawn(std::move(t));
+    EXPECT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  Disturb(*sim, ids, 17, 5);
+  EXPECT_TRUE(sim->RunFor(220 * kNsPerMs).ok());
+  EXPECT_EQ(hooks.violations(), 0);
+  EXPECT_GT(hooks.TotalScans(), 0);
+  return Pin{sim->TraceHash(), sim->events_processed()};
+}
+
+TEST(TracePin, MmCidTaskWork) { ExpectPin(RunMmCid(mm_cid::Placement::kTaskWork), Pin{0x581bec0b9e8b198a, 4421}); }
+
+TEST(TracePin, MmCidUnbound) { ExpectPin(RunMmCid(mm_cid::Placement::kUnbound), Pin{0xef1d7d3cd1cd5aeb, 4441}); }
+
+TEST(TracePin, MmCidRcu) { ExpectPin(RunMmCid(mm_cid::Placement::kRcu), Pin{0x2fb20864a5b40b41, 4445}); }
+
+// --- tmigr (through TmigrHooks) -------------------------------------------------
+
+Pin RunTmigr(tmigr::Variant variant) {
+  SimOptions so;
+  so.seed = 5;
+  auto sim = MakeSim("pu:8", "2-7", "6-7", so);
+  tmigr::Options o;
+  o.variant = variant;
+  auto ts = tmigr::TimerSystem::Create(sim->topology(), o, tmigr::TimerSystem::Config{sim->tick_period()});
+  EXPECT_TRUE(ts.ok()) << ts.status();
+  (*ts)->tmigr().SetIsolation(sim->isolation());
+  EXPECT_TRUE((*ts)->BootAll().ok());
+  (*ts)->tmigr().InitIsolation();
+  tmigr::TmigrHooks hooks(**ts, tmigr::TmigrHooks::Config{5 * kNsPerUs});
+  sim->AddHooks(&hooks);
+  for (int c = 2; c < 6; ++c) sim->SetTickMode(c, TickMode::kPeriodic);
+  std::vector<TaskId> ids;
+  for (int c = 0; c < 2; ++c) {
+    TaskSpec hk;
+    hk.name = "hk";
+    hk.cpu = c;
+    hk.affinity = CpuMask::Of(8, c);
+    hk.body = hooks.MakeHousekeepingTask(c, (7 + 3 * c) * kNsPerMs, 100 * kNsPerUs, 4 * kNsPerMs);
+    auto id = sim->Spawn(std::move(hk));
+    EXPECT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  for (int c = 2; c < 8; ++c) {
+    TaskSpec busy;
+    busy.name = "busy";
+    busy.cpu = c;
+    busy.body = MakeTaskBody([](TaskContext& ctx) {
+      return ctx.rng()() % 5 == 0 ? Step::Sleep(3 * kNsPerMs) : Step::Run(kNsPerMs);
+    });
+    auto id = sim->Spawn(std::move(busy));
+    EXPECT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  Disturb(*sim, ids, 23, 4);
+  EXPECT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  EXPECT_TRUE(hooks.status().ok());
+  EXPECT_GT((*ts)->timers_run(), 0);
+  return Pin{sim->TraceHash(), sim->events_processed()};
+}
+
+TEST(TracePin, TmigrV69) { ExpectPin(RunTmigr(tmigr::Variant::kV69), Pin{0x85e384b54b609431, 2572}); }
+
+TEST(TracePin, TmigrIsolation) { ExpectPin(RunTmigr(tmigr::Variant::kIsolation), Pin{0x4fed6a9ecb02efbc, 2602}); }
+
+// --- idle_select (wakeup placement through the hooks) ---------------------------
+
+Pin RunIdleSelect(idle_select::Variant variant, const std::string& isolcpus) {
+  SimOptions so;
+  so.seed = 7;
+  so.hz = 250;
+  so.newidle_balance = true;
+  auto sim = MakeSim("package:1 l3cache:2 core:4 pu:2", isolcpus, "", so);
+  idle_select::Options o;
+  o.variant = variant;
+  auto st = idle_select::IdleState::Create(idle_select::IdleTopology::From(sim->topology(), sim->isolation()), o);
+  EXPECT_TRUE(st.ok()) << st.status();
+  auto selector = idle_select::MakeSelector(**st);
+  idle_select::IdleSelectHooks hooks(**st, *selector);
+  sim->AddHooks(&hooks);
+  idle_select::HackbenchParams hb;
+  hb.groups = 3;
+  hb.senders = 8;
+  hb.messages = 10;
+  hb.work_jitter_pct = 30;
+  auto h = idle_select::RunHackbench(*sim, &hooks, hb, 2 * kNsPerSec);
+  EXPECT_TRUE(h.ok() && h->completed);
+  idle_select::SchbenchParams sp;
+  sp.message_tasks = 3;
+  sp.workers_per_message = 8;
+  sp.rounds = 20;
+  auto s = idle_select::RunSchbench(*sim, &hooks, sp, 2 * kNsPerSec);
+  EXPECT_TRUE(s.ok() && s->completed);
+  idle_select::RequestResponseParams rr;
+  rr.pairs = 12;
+  rr.transactions = 100;
+  auto r = idle_select::RunRequestResponse(*sim, &hooks, rr, 2 * kNsPerSec);
+  EXPECT_TRUE(r.ok() && r->completed);
+  EXPECT_EQ(hooks.counters().invariant_violations, 0);
+  EXPECT_GT(hooks.counters().migrations, 0);  // the placement decides something
+  return Pin{sim->TraceHash(), sim->events_processed()};
+}
+
+TEST(TracePin, IdleSelectV0) { ExpectPin(RunIdleSelect(idle_select::Variant::kV0, ""), Pin{0x5d6e54edbc3b1305, 19511}); }
+
+TEST(TracePin, IdleSelectV2) { ExpectPin(RunIdleSelect(idle_select::Variant::kV2, "5-7"), Pin{0xf2b680231ceb7428, 17508}); }
+
+// --- vmstat ---------------------------------------------------------------------
+
+Pin RunVmstat(vmstat::Strategy strategy) {
+  SimOptions so;
+  so.seed = 9;
+  auto sim = MakeSim("package:1 core:8 pu:1", "1-7", "1-7", so);
+  vmstat::VmstatConfig c;
+  c.strategy = strategy;
+  c.num_cpus = 8;
+  c.zones = {vmstat::ZoneSpec{"Normal", 0, 16 * 262144, 8192, 10240, 12288}};
+  c.stat_interval = 20 * kNsPerMs;
+  c.isolated = sim->isolation().DomainIsolated();
+  c.nohz_full = sim->isolation().nohz_full();
+  auto vm = vmstat::Vmstat::Create(c);
+  EXPECT_TRUE(vm.ok()) << vm.status();
+  vmstat::VmstatHooks hooks(**vm);
+  sim->AddHooks(&hooks);
+  std::vector<TaskId> ids;
+  for (int cpu = 0; cpu < 8; ++cpu) {
+    TaskSpec t;
+    t.name = "v";
+    t.cpu = cpu;
+    t.affinity = CpuMask::Of(8, cpu);
+    vmstat::Vmstat* v = vm->get();
+    t.body = MakeTaskBody([v, cpu, n = 0](TaskContext& ctx) mutable {
+      ++n;
+      const uint64_t r = ctx.rng()();
+      if (cpu == 0 || n % 7 == 0) {
+        ctx.Syscall([v, r](CpuContext& k) {
+          v->Mod(k.cpu(), vmstat::StatKind::kNode, 0, static_cast<int>(r % 4), static_cast<int64_t>(r % 7) - 3);
+        }, 2 * kNsPerUs);
+      }
+      if (cpu == 0) return Step::Sleep(200 * kNsPerUs + static_cast<Nanos>(r % kNsPerMs));
+      return r % 9 == 0 ? Step::Sleep(5 * kNsPerMs) : Step::Run(3 * kNsPerMs);
+    });
+    auto id = sim->Spawn(std::move(t));
+    EXPECT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  sim->At(80 * kNsPerMs, [&sim, &hooks] { (void)hooks.StatRefresh(*sim); });
+  sim->At(60 * kNsPerMs + 7, [&sim] { (void)sim->SetCpuOnline(5, false); });
+  sim->At(110 * kNsPerMs + 11, [&sim] { (void)sim->SetCpuOnline(5, true); });
+  EXPECT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  EXPECT_GT(hooks.shepherd_runs(), 0);
+  return Pin{sim->TraceHash(), sim->events_processed()};
+}
+
+TEST(TracePin, VmstatA0) { ExpectPin(RunVmstat(vmstat::Strategy::kA0), Pin{0x7ea23b0f2776fcce, 1347}); }
+
+TEST(TracePin, VmstatStrategyB) { ExpectPin(RunVmstat(vmstat::Strategy::kB), Pin{0xb791dac24948774f, 1235}); }
+
+// --- tmigr's oslat workload: its figures ---------------------------------------------
+
+std::string OslatFigures(const std::string& topo, const std::string& isolcpus, const std::string& nohz,
+                         tmigr::Variant variant, Nanos duration, Nanos hk_period) {
+  auto t = Topology::FromSynthetic(topo);
+  EXPECT_TRUE(t.ok());
+  auto iso = IsolationConfig::FromFlags(*t, isolcpus, nohz);
+  EXPECT_TRUE(iso.ok());
+  tmigr::Options o;
+  o.variant = variant;
+  tmigr::OslatWorkloadConfig cfg;
+  cfg.duration = duration;
+  cfg.hk_period = hk_period;
+  cfg.isolated_tick_stopped = !nohz.empty();
+  auto sim = Simulator::Create(*t, *iso, ZeroCostSimOptions(1000));
+  EXPECT_TRUE(sim.ok()) << sim.status();
+  auto r = tmigr::RunOslatWorkload(**sim, o, cfg);
+  EXPECT_TRUE(r.ok()) << r.status();
+  std::string per_cpu, remote;
+  for (const auto& [cpu, k] : r->per_cpu_timers) absl::StrAppend(&per_cpu, cpu, ":", k, " ");
+  for (const auto& [cpu, k] : r->remote_by_runner) absl::StrAppend(&remote, cpu, ":", k, " ");
+  return absl::StrCat("total ", r->timers_total, " on_isolated ", r->timers_on_isolated, " remote_on_isolated ",
+                      r->remote_on_isolated, " global ", r->global_timers, " global_on_isolated ",
+                      r->global_on_isolated, " lost ", r->timers_lost, " max_lateness ", r->max_lateness_ns,
+                      " isolated_cb_ns ", r->isolated_callback_ns, " violations ", r->invariant_violations,
+                      " rearms ", r->immediate_rearms, "/", r->immediate_rearms_after_wake, " ghosts ",
+                      r->ghost_timers, " available ", r->available, " per_cpu ", per_cpu, "remote ", remote,
+                      "latest ", r->latest_timer);
+}
+
+constexpr char kSeedTopo[] = "package:2 l3cache:4 core:16 pu:1";
+constexpr char kSeedIsol[] = "1-31,33-63,65-95,97-127";
+
+TEST(TracePin, OslatSeedV69) {
+  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, "", tmigr::Variant::kV69, 3 * kNsPerSec, 10 * kNsPerMs), 
+            "total 1315 on_isolated 1199 remote_on_isolated 1199 global 1199 global_on_isolated 1199 lost 0 max_lateness 999474 isolated_cb_ns 23980000 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:29 1:299 32:29 33:300 64:29 65:300 96:29 97:300 remote 1:299 33:300 65:300 97:300 latest owner 64 global expires 2608000526 ran on 65 at 2609000000");
+}
+
+TEST(TracePin, OslatSeedIsolation) {
+  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, "", tmigr::Variant::kIsolation, 3 * kNsPerSec, 10 * kNsPerMs), 
+            "total 1315 on_isolated 0 remote_on_isolated 0 global 1199 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0,32,64,96 per_cpu 0:250 32:780 64:130 96:155 remote 0:123 32:517 64:44 96:20 latest owner 32 global expires 4635867 ran on 32 at 4635867");
+}
+
+TEST(TracePin, OslatNohzFullBothVariants) {
+  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, tmigr::Variant::kV69, kNsPerSec, 10 * kNsPerMs), 
+            "total 435 on_isolated 0 remote_on_isolated 0 global 399 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:86 32:252 64:46 96:51 remote 0:44 32:166 64:16 96:6 latest owner 32 global expires 4635867 ran on 32 at 4635867");
+  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, tmigr::Variant::kIsolation, kNsPerSec, 10 * kNsPerMs),
+            
+            "total 435 on_isolated 0 remote_on_isolated 0 global 399 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:86 32:252 64:46 96:51 remote 0:44 32:166 64:16 96:6 latest owner 32 global expires 4635867 ran on 32 at 4635867");
+}
+
+TEST(TracePin, OslatShortPeriod) {
+  EXPECT_EQ(OslatFigures("pu:40", "1-9,11-39", "", tmigr::Variant::kV69, kNsPerSec, 2 * kNsPerMs), 
+            "total 413 on_isolated 49 remote_on_isolated 49 global 395 global_on_isolated 49 lost 0 max_lateness 686610 isolated_cb_ns 980000 violations 0 rearms 0/0 ghosts 0 available 0-39 per_cpu 0:172 1:36 8:13 10:192 remote 1:36 8:13 latest owner 0 global expires 338313390 ran on 0 at 339000000");
+  EXPECT_EQ(OslatFigures("pu:40", "1-9,11-39", "", tmigr::Variant::kIsolation, kNsPerSec, 2 * kNsPerMs), 
+            "total 413 on_isolated 0 remote_on_isolated 0 global 395 global_on_isolated 0 lost 0 max_lateness 686610 isolated_cb_ns 0 violations 0 rearms 2/0 ghosts 0 available 0,10 per_cpu 0:279 10:134 remote 0:71 latest owner 0 global expires 338313390 ran on 0 at 339000000");
+}
+
+}  // namespace
+}  // namespace isolation

@@ -7,8 +7,8 @@
 //   isolab help | isolab <subcommand> --help
 //
 // Subcommands: one per experiment (topology, mmcid, tmigr, idle, vmstat,
-// hostcheck; subcommands.h) and `reproduce`, which runs them all and prints
-// one table.  The experiments are functions of options structs
+// hostcheck; subcommands.h), `reproduce`, which runs them all and prints
+// one table, and `variants`, the registered variants of every mechanism.  The experiments are functions of options structs
 // (lib/experiments); the flags are defined here, in tools/isolab.
 // Exit status: 0 on success, 2 on bad input (message on stderr), 1 when an
 // experiment fails at run time or reports an invariant violation.  The
@@ -33,6 +33,7 @@
 #include "absl/strings/str_join.h"
 #include "experiments/experiment.h"
 #include "experiments/look_options.h"
+#include "experiments/variants.h"
 #include "isolab/common_flags.h"
 #include "isolab/flag_parser.h"
 #include "isolab/look_flags.h"
@@ -53,6 +54,18 @@ constexpr int kExitRunFailure = 1;
 constexpr int kExitBadInput = 2;
 
 const std::vector<std::string> kReproduceFlags = {"json", "quick", "seed"};
+constexpr char kVariantsSummary[] = "List every registered variant of every mechanism (--json: as JSON)";
+
+// `isolab variants`: the registries' rows (experiments/variants.h).
+int ListVariants() {
+  const std::vector<VariantInfo> variants = experiments::AllRegisteredVariants();
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << experiments::VariantsJson(variants).dump(2) << std::endl;
+  } else {
+    std::cout << experiments::VariantsText(variants);
+  }
+  return kExitOk;
+}
 
 void PrintTopLevelHelp(const std::vector<Subcommand>& experiments) {
   std::printf(
@@ -64,6 +77,7 @@ void PrintTopLevelHelp(const std::vector<Subcommand>& experiments) {
   }
   std::printf("  %-10s %s\n", "reproduce",
               "Run every experiment with the seeds' defaults and print one table");
+  std::printf("  %-10s %s\n", "variants", kVariantsSummary);
 }
 
 void PrintFlagHelp(std::string_view subcommand, std::string_view summary,
@@ -245,6 +259,9 @@ int Main(int argc, char** argv) {
     allowed = kReproduceFlags;
     for (const std::string& f : LookFlagNames(subcommand)) allowed.push_back(f);
     summary = "Run every experiment with the seeds' defaults and print one table.";
+  } else if (subcommand == "variants") {
+    allowed = {"json"};
+    summary = kVariantsSummary;
   } else if (selected != nullptr) {
     allowed = selected->flags;
     for (const char* common : {"json", "quick", "seed"}) {
@@ -269,6 +286,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), error.c_str());
     return kExitBadInput;
   }
+  if (subcommand == "variants") return ListVariants();
   absl::StatusOr<LookOptions> look = LookOptionsFromFlags();
   if (!look.ok()) {
     std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), std::string(look.status().message()).c_str());

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Fuzz experiments::ParseIntListFlag, the parser of isolab's integer-list
+// Fuzz isolab::ParseIntListFlag, the parser of isolab's integer-list
 // flags (--idle_llc_cpus).  The first byte picks the bounds (min, max, items);
 // the rest is the flag's value.  Properties: never crash; the verdict
 // matches an independent reference (split on ',', each item [1-9][0-9]* or
@@ -17,7 +17,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_join.h"
-#include "experiments/flag_parser.h"
+#include "isolab/flag_parser.h"
 
 namespace {
 
@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const Bounds& b = kBounds[data[0] % (sizeof(kBounds) / sizeof(kBounds[0]))];
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
-  absl::StatusOr<std::vector<int>> list = isolation::experiments::ParseIntListFlag("list", text, b.min, b.max, b.items);
+  absl::StatusOr<std::vector<int>> list = isolation::isolab::ParseIntListFlag("list", text, b.min, b.max, b.items);
   std::vector<long long> expected;
   const bool reference = ReferenceAccepts(text, b, &expected);
   if (list.ok() != reference) Fail(list.ok() ? "accepted what the grammar rejects" : "rejected a valid list", text);
@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if ((*list)[i] != expected[i]) Fail("value differs", text);
   }
   const std::string printed = absl::StrJoin(*list, ",");
-  absl::StatusOr<std::vector<int>> again = isolation::experiments::ParseIntListFlag("list", printed, b.min, b.max, b.items);
+  absl::StatusOr<std::vector<int>> again = isolation::isolab::ParseIntListFlag("list", printed, b.min, b.max, b.items);
   if (!again.ok() || *again != *list) Fail("printed list does not parse back", text);
   return 0;
 }

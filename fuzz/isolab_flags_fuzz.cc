@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Fuzz isolab's flag parsing: experiments::ParseSubcommandFlags (the code
-// tools/isolab runs) on an argument vector, then, as isolab does before any
-// experiment, the validation of the flags every subcommand shares:
-// TopologyFromFlags (--topology) and IsolationFromFlags (--isolcpus,
+// Fuzz isolab's flag parsing: isolab::ParseSubcommandFlags (the code
+// tools/isolab runs) on an argument vector, then, as every experiment does,
+// the validation of the options every subcommand shares, mapped from the
+// flags as isolab maps them (isolab::CommonOptionsFromFlags):
+// experiments::LoadTopology (--topology) and LoadIsolation (--isolcpus,
 // --nohz_full).  The input is the argument vector, one argument per line.
-// isolab's flags are defined in common_flags.cc (string, uint64, bool); the
+// isolab's flags are defined in tools/isolab/common_flags.cc (string, uint64, bool); the
 // experiments' own flags are plain absl flags of the types declared here,
 // which stand in for them (int32, int64, double, and an integer list).
 // Properties: never crash; a parse error is a non-empty message; the
@@ -23,8 +24,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/escaping.h"
-#include "experiments/common_flags.h"
-#include "experiments/flag_parser.h"
+#include "experiments/experiment.h"
+#include "isolab/common_flags.h"
+#include "isolab/flag_parser.h"
 
 ABSL_FLAG(int32_t, fuzz_int32, 20000, "stand-in for an experiment's int32 flag");
 ABSL_FLAG(int64_t, fuzz_int64, 62000, "stand-in for an experiment's int64 flag");
@@ -68,18 +70,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!current.empty()) args.push_back(current);
   bool wants_help = false;
-  const std::string error = isolation::experiments::ParseSubcommandFlags(args, kAllowed, &wants_help);
+  const std::string error = isolation::isolab::ParseSubcommandFlags(args, kAllowed, &wants_help);
   if (!error.empty() || wants_help) return 0;
   if (absl::GetFlag(FLAGS_topology) == "host") return 0;
   absl::StatusOr<std::vector<int>> list =
-      isolation::experiments::ParseIntListFlag("fuzz_int_list", absl::GetFlag(FLAGS_fuzz_int_list), 2, 4096);
+      isolation::isolab::ParseIntListFlag("fuzz_int_list", absl::GetFlag(FLAGS_fuzz_int_list), 2, 4096);
   if (!list.ok() && !IsBadInputCode(list.status().code())) Fail("integer list error is not bad input", args);
-  absl::StatusOr<isolation::Topology> topology = isolation::experiments::TopologyFromFlags();
+  const isolation::experiments::CommonOptions common = isolation::isolab::CommonOptionsFromFlags();
+  absl::StatusOr<isolation::Topology> topology = isolation::experiments::LoadTopology(common);
   if (!topology.ok()) {
     if (!IsBadInputCode(topology.status().code())) Fail("--topology error is not bad input", args);
     return 0;
   }
-  absl::StatusOr<isolation::IsolationConfig> config = isolation::experiments::IsolationFromFlags(*topology);
+  absl::StatusOr<isolation::IsolationConfig> config = isolation::experiments::LoadIsolation(common, *topology);
   if (!config.ok()) {
     if (!IsBadInputCode(config.status().code())) Fail("--isolcpus/--nohz_full error is not bad input", args);
     if (config.status().message().empty()) Fail("error without message", args);

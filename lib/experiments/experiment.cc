@@ -5,85 +5,58 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <set>
+#include <optional>
 #include <utility>
 
-#include "experiments/common_flags.h"
-#include "experiments/registry.h"
+#include "absl/synchronization/mutex.h"
 
 namespace isolation::experiments {
-namespace {
 
-struct Entry {
-  int order;
-  std::function<std::unique_ptr<Experiment>()> factory;
-};
-
-std::vector<Entry>& Registry() {
-  static auto* entries = new std::vector<Entry>();
-  return *entries;
+absl::StatusOr<Topology> LoadTopology(const CommonOptions& options) {
+  std::string spec = options.topology;
+  if (spec == "seed") spec = kSeedTopology;
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* cache = new std::pair<std::string, std::optional<Topology>>();  // guarded by mu
+  absl::MutexLock lock(&mu);
+  if (cache->second.has_value() && cache->first == spec) return *cache->second;
+  absl::StatusOr<Topology> topology = Topology::FromFlag(spec);
+  if (!topology.ok()) return topology;
+  *cache = {spec, *topology};
+  return topology;
 }
 
-}  // namespace
-
-ExperimentRegistrar::ExperimentRegistrar(int order,
-                                         std::function<std::unique_ptr<Experiment>()> factory) {
-  Registry().push_back({order, std::move(factory)});
-}
-
-std::vector<std::unique_ptr<Experiment>> AllExperiments() {
-  std::vector<Entry> entries = Registry();
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const Entry& a, const Entry& b) { return a.order < b.order; });
-  std::vector<std::unique_ptr<Experiment>> out;
-  for (auto& e : entries) out.push_back(e.factory());
-  return out;
-}
-
-std::vector<std::string> MissingExperiments() {
-  std::set<std::string> have;
-  for (const auto& e : AllExperiments()) have.insert(std::string(e->name()));
-  std::vector<std::string> missing;
-  for (const char* want : {"topology", "mmcid", "tmigr", "idle", "vmstat"}) {
-    if (!have.count(want)) missing.push_back(want);
+absl::StatusOr<IsolationConfig> LoadIsolation(const CommonOptions& options, const Topology& topology) {
+  std::string isol = options.isolcpus;
+  if (isol == "seed") {
+    // The seeds' isolation only makes sense on the seeds' machine; on the
+    // host, the default is the host's own boot configuration.
+    if (topology.description() == "host") return IsolationConfig::FromHost(topology);
+    isol = kSeedIsolcpus;
   }
-  return missing;
+  return IsolationConfig::FromFlags(topology, isol, options.nohz_full);
 }
 
-absl::StatusOr<ExperimentReport> RunExperiment(Experiment& experiment, const RunOptions& options,
-                                               Progress& progress, std::FILE* warn) {
-  const std::string name(experiment.name());
-  std::vector<IsolationWarning> warnings;
-  auto print = [&](const IsolationWarning& w) {
-    std::fprintf(warn, "isolab %s: warning: %s: %s\n", name.c_str(), w.parameter.c_str(), w.message.c_str());
-  };
-  const std::vector<std::string> flags = experiment.flag_names();
-  if (std::find(flags.begin(), flags.end(), "isolcpus") != flags.end()) {
-    // Bad values are left to the experiment, which reports them as errors.
-    absl::StatusOr<Topology> topology = TopologyFromFlags();
-    if (topology.ok()) {
-      absl::StatusOr<IsolationConfig> config = IsolationFromFlags(*topology);
-      if (config.ok()) warnings = config->warnings();
-    }
-  }
-  for (const IsolationWarning& w : warnings) print(w);
-  std::fflush(warn);
-  absl::StatusOr<ExperimentReport> report = experiment.Run(options, progress);
-  if (!report.ok()) return report;
-  for (const IsolationWarning& w : report->warnings) {
+std::vector<IsolationWarning> ConfigurationWarnings(const CommonOptions& options) {
+  absl::StatusOr<Topology> topology = LoadTopology(options);
+  if (!topology.ok()) return {};
+  absl::StatusOr<IsolationConfig> config = LoadIsolation(options, *topology);
+  if (!config.ok()) return {};
+  return config->warnings();
+}
+
+void FinishReport(std::vector<IsolationWarning> config_warnings, ExperimentReport& report) {
+  std::vector<IsolationWarning> warnings = std::move(config_warnings);
+  for (IsolationWarning& w : report.warnings) {
     const bool seen = std::any_of(warnings.begin(), warnings.end(), [&](const IsolationWarning& x) {
       return x.parameter == w.parameter && x.message == w.message;
     });
-    if (seen) continue;
-    print(w);
-    warnings.push_back(w);
+    if (!seen) warnings.push_back(std::move(w));
   }
   nlohmann::json list = nlohmann::json::array();
   for (const IsolationWarning& w : warnings) list.push_back({{"parameter", w.parameter}, {"message", w.message}});
-  report->json["warnings"] = list;
-  report->json["invariant_violations"] = report->invariant_violations;
-  report->warnings = std::move(warnings);
-  return report;
+  report.json["warnings"] = list;
+  report.json["invariant_violations"] = report.invariant_violations;
+  report.warnings = std::move(warnings);
 }
 
 Progress::Progress(std::string_view experiment)

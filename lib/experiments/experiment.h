@@ -4,24 +4,30 @@
 // -----------------------------------------------------------------------------
 //
 // An experiment reproduces one kernel thread's measurement on the model
-// machine and reports (a) a JSON document with the keys its issue defines and
-// (b) rows for `isolab reproduce`: what the kernel thread reported next to
-// what we measure.  Each mechanism adds one experiment; `AllExperiments()`
-// (experiments.cc) lists them.
+// machine.  Each is a function (one header per experiment, e.g.
+// idle_experiment.h):
 //
-// Options come from absl flags declared in common_flags.h (--topology,
-// --isolcpus, --nohz_full, --seed, --quick) plus each experiment's own flags
-// (listed by flag_names() so `isolab <name> --help` can show them).
+//   absl::StatusOr<ExperimentReport> RunIdleExperiment(const CommonOptions&,
+//                                                      const IdleExperimentOptions&,
+//                                                      Progress&);
 //
-// Thread safety: Run() is called from one thread; an experiment may start
-// drivers and threads internally but joins them before returning.
+// taking the options every experiment shares (CommonOptions: the model
+// machine, its isolation, seed, --quick, --trace, --hist) and its own options
+// struct, whose defaults are the seeds' setup.  It validates its options
+// itself (InvalidArgument naming the option in isolab's flag spelling, e.g.
+// "--idle_samples=-5", so a library caller and an isolab user read the same
+// message) and returns a report that renders as a table (`text`) and as
+// JSON (`json`), plus the rows of `isolab reproduce`.  No experiment reads a
+// flag: tools/isolab defines the flags and maps them to these structs.
+//
+// Thread safety: an experiment is called from one thread; it may start
+// drivers and threads internally but joins them before returning.  Two
+// experiments may run concurrently (the topology cache is locked).
 
 #ifndef ISOLATION_LIB_EXPERIMENTS_EXPERIMENT_H_
 #define ISOLATION_LIB_EXPERIMENTS_EXPERIMENT_H_
 
 #include <cstdint>
-#include <cstdio>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,10 +35,45 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
-#include "isolation/core/isolation_config.h"
 #include "experiments/look_options.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/core/topology.h"
 
 namespace isolation::experiments {
+
+// The seeds' machine: 128 CPUs, isolcpus=1-31,33-63,65-95,97-127.
+inline constexpr char kSeedTopology[] = "package:2 l3cache:4 core:16 pu:1";
+inline constexpr char kSeedIsolcpus[] = "1-31,33-63,65-95,97-127";
+
+// Options every experiment takes (isolab: --topology, --isolcpus,
+// --nohz_full, --seed, --quick, --trace*, --hist*).
+struct CommonOptions {
+  // Model machine: "seed" (kSeedTopology), "host", or an hwloc synthetic
+  // description.
+  std::string topology = "seed";
+  // isolcpus= value: "seed" (kSeedIsolcpus; with topology "host", the host's
+  // own boot configuration), "" for none, or a kernel isolcpus= value.
+  std::string isolcpus = "seed";
+  std::string nohz_full = "";  // nohz_full= value (cpulist), "" for none
+  uint64_t seed = 1;      // random seed of the simulator
+  bool quick = false;     // shorter runs (tests, CI smoke); figures labelled as such
+  // Where the experiment records the runs it traces (nullptr: off).  An
+  // experiment calls trace->PlanRuns(n) and StartTraceRun() per run
+  // (look_options.h); its file comment (and docs/looking.md) names them.
+  TraceFile* trace = nullptr;
+  HistOptions hist{};  // noise histograms, for experiments that run the noise meter
+};
+
+// The model machine of `options.topology`.  The last topology loaded is kept
+// (isolab loads it once for the warnings and once in the experiment, and a
+// large synthetic one takes seconds).  Errors: the topology's parser's,
+// naming the bad value.
+absl::StatusOr<Topology> LoadTopology(const CommonOptions& options);
+// The isolation of `options` (isolcpus, nohz_full) on `topology`.
+absl::StatusOr<IsolationConfig> LoadIsolation(const CommonOptions& options, const Topology& topology);
+// The warnings of the configuration `options` gives (an ignored or dropped
+// boot parameter); empty when it does not load (the experiment reports that).
+std::vector<IsolationWarning> ConfigurationWarnings(const CommonOptions& options);
 
 // Progress lines on stderr, only when stderr is a terminal (never in --json
 // output, which goes to stdout).
@@ -55,51 +96,21 @@ struct ReproduceRow {
 };
 
 struct ExperimentReport {
-  nlohmann::json json;                 // the subcommand's --json document
+  nlohmann::json json;                 // the report as JSON (isolab --json)
   std::vector<ReproduceRow> rows;      // rows for `isolab reproduce`
   int64_t invariant_violations = 0;    // must be 0 for correct variants
-  std::string text;                    // human-readable table for the subcommand
-  // Warnings about the configuration the experiment ran (an ignored or
-  // dropped boot parameter, a check that did not apply).  RunExperiment adds
-  // the --isolcpus / --nohz_full warnings; an experiment adds its own.
+  std::string text;                    // the report as text tables
+  // Warnings about the configuration the experiment ran: those of the
+  // isolation configuration first, then the experiment's own (a check that
+  // did not apply).  Also in `json` under "warnings" ([{parameter, message}]).
   std::vector<IsolationWarning> warnings;
 };
 
-struct RunOptions {
-  bool quick = false;  // shorter runs (tests, CI smoke); figures labelled as such
-  uint64_t seed = 1;
-  // --trace: where the experiment records the runs it traces (nullptr: off).
-  // An experiment calls trace->PlanRuns(n) and StartTraceRun() per run
-  // (look_options.h); its file comment (and docs/looking.md) names them.
-  TraceFile* trace = nullptr;
-  HistOptions hist{};  // --hist, --bucket_size, --entries, --no_zero_lines
-};
-
-class Experiment {
- public:
-  virtual ~Experiment() = default;
-  virtual std::string_view name() const = 0;     // subcommand name, e.g. "mmcid"
-  virtual std::string_view summary() const = 0;  // one line for --help
-  // Names of the absl flags this experiment reads (for per-subcommand help).
-  virtual std::vector<std::string> flag_names() const = 0;
-  // Runs with the current flag values.  Errors: bad flag values (message names
-  // the flag and value) -> isolab exits 2.
-  virtual absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) = 0;
-};
-
-// Runs `experiment` as isolab does.  Before the run, the warnings of the
-// isolation configuration given by --topology / --isolcpus / --nohz_full go
-// to `warn` (one line each: "isolab <name>: warning: <parameter>: <message>");
-// after it, those the experiment added.  All of them are listed in
-// report.warnings and in the JSON under "warnings" ([{parameter, message}]),
-// and the JSON gets "invariant_violations".  Errors: the experiment's.
-absl::StatusOr<ExperimentReport> RunExperiment(Experiment& experiment, const RunOptions& options,
-                                               Progress& progress, std::FILE* warn);
-
-// Every registered experiment, in `isolab reproduce` order.
-std::vector<std::unique_ptr<Experiment>> AllExperiments();
-// Names of experiments that the issues call for but that are not built yet.
-std::vector<std::string> MissingExperiments();
+// What an experiment does last: `config_warnings` (ConfigurationWarnings of
+// its options; none for an experiment that does not model a machine) and
+// the warnings it added, each once, into report.warnings and
+// json["warnings"]; json["invariant_violations"].
+void FinishReport(std::vector<IsolationWarning> config_warnings, ExperimentReport& report);
 
 }  // namespace isolation::experiments
 

@@ -15,8 +15,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "experiments/experiment.h"
-#include "experiments/registry.h"
 #include "isolation/mm_cid/host_check.h"
 #include "isolation/tmigr/host_check.h"
 #include "isolation/vmstat/host_check.h"
@@ -79,36 +77,28 @@ std::string KernelRelease() {
   return absl::StrCat(u.sysname, " ", u.release);
 }
 
-class HostcheckExperiment final : public Experiment {
- public:
-  std::string_view name() const override { return "hostcheck"; }
-  std::string_view summary() const override {
-    return "Cross-check the model against the running kernel (isolation masks, vmstat thresholds, tmigr levels, "
-           "mm_cid)";
-  }
-  std::vector<std::string> flag_names() const override { return {"json"}; }
-
-  absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) override {
-    (void)options;
-    progress.Update("reading the host", 0.0);
-    const std::vector<HostCheck> checks = RunHostChecks();
-    progress.Done();
-    const std::string release = KernelRelease();
-    ExperimentReport report;
-    report.json = HostChecksJson(checks, release);
-    report.text = HostChecksText(checks, release);
-    // A disagreement is the model getting the kernel wrong: a failure (exit 1),
-    // like an invariant violation.  Checks the host does not allow are not.
-    for (const HostCheck& c : checks) {
-      if (c.verdict == HostVerdict::kDisagree) ++report.invariant_violations;
-      report.rows.push_back({"hostcheck", c.name, c.kernel.empty() ? "(not exposed)" : c.kernel,
-                             absl::StrCat(std::string(HostVerdictName(c.verdict)), c.model.empty() ? "" : ": model ", c.model)});
-    }
-    return report;
-  }
-};
-
-const ExperimentRegistrar kRegistrar(60, [] { return std::make_unique<HostcheckExperiment>(); });
-
 }  // namespace
+
+absl::StatusOr<ExperimentReport> RunHostcheckExperiment(const CommonOptions& common, const HostCheckOptions& options,
+                                                        Progress& progress) {
+  (void)common;
+  progress.Update("reading the host", 0.0);
+  const std::vector<HostCheck> checks = RunHostChecks(options);
+  progress.Done();
+  const std::string release = KernelRelease();
+  ExperimentReport report;
+  report.json = HostChecksJson(checks, release);
+  report.text = HostChecksText(checks, release);
+  // A disagreement is the model getting the kernel wrong: a failure (exit 1),
+  // like an invariant violation.  Checks the host does not allow are not.
+  for (const HostCheck& c : checks) {
+    if (c.verdict == HostVerdict::kDisagree) ++report.invariant_violations;
+    report.rows.push_back({"hostcheck", c.name, c.kernel.empty() ? "(not exposed)" : c.kernel,
+                           absl::StrCat(std::string(HostVerdictName(c.verdict)), c.model.empty() ? "" : ": model ", c.model)});
+  }
+  // The host, not the model machine: no configuration warnings.
+  FinishReport({}, report);
+  return report;
+}
+
 }  // namespace isolation::experiments

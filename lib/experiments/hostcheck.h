@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/status/statusor.h"
+#include "experiments/experiment.h"
 #include "isolation/core/host.h"
 
 namespace isolation::experiments {
@@ -30,6 +32,12 @@ std::vector<HostCheck> RunHostChecks(const HostCheckOptions& options = {});
 // One block per check: verdict, name, model / kernel values, detail.
 std::string HostChecksText(const std::vector<HostCheck>& checks, const std::string& kernel_release);
 nlohmann::json HostChecksJson(const std::vector<HostCheck>& checks, const std::string& kernel_release);
+
+// `isolab hostcheck`: RunHostChecks(options) as a report; each disagreement
+// counts as an invariant violation.  `common` is not used (the checks are
+// about the host, not the model machine).
+absl::StatusOr<ExperimentReport> RunHostcheckExperiment(const CommonOptions& common, const HostCheckOptions& options,
+                                                        Progress& progress);
 
 }  // namespace isolation::experiments
 

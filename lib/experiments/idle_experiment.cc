@@ -19,6 +19,8 @@
 // --trace records the first iteration of each workload (hackbench-1/2/4,
 // pipe) for V0 and V1: 8 runs, every placement an "idle.select" event.
 
+#include "experiments/idle_experiment.h"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -26,32 +28,16 @@
 #include <utility>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "experiments/common_flags.h"
-#include "experiments/experiment.h"
-#include "experiments/flag_parser.h"
-#include "experiments/registry.h"
 #include "isolation/idle_select/idle_select.h"
 #include "isolation/idle_select/hooks.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
 #include "core/status_macros.h"
-
-ABSL_FLAG(std::string, idle_variants, "V0,V1,V1-eager,V1-tickstop,V1-unbounded,V2,V3,V4,V4n,V5",
-          "idle_select variants for the select sweep (V0 V1 V1-eager V1-tickstop V1-unbounded V2 V3 V4 V4n V5)");
-ABSL_FLAG(std::string, idle_llc_cpus, "16,64,256", "LLC sizes of the select sweep (quick: 64)");
-ABSL_FLAG(int32_t, idle_samples, 20000, "Wakeups per select-sweep point (quick: 3000)");
-ABSL_FLAG(int32_t, idle_iterations, 20, "Workload iterations per variant (quick: 3)");
-ABSL_FLAG(std::string, idle_driver, "sim", "Run-queue harness driver for the workloads: sim | real");
-ABSL_FLAG(std::string, idle_workload_topology, "package:1 l3cache:1 core:32 pu:1",
-          "Model machine of the workloads (default: the seed's 32-core Ampere eMAG, one LLC, no isolation)");
-ABSL_FLAG(int32_t, idle_hackbench_loops, 200,
-          "Messages per sender per receiver (hackbench --loops; the seed used 5000; quick: 40)");
-ABSL_FLAG(int32_t, idle_pipe_round_trips, 3000, "Pipe round trips per iteration (the seed used 100000; quick: 300)");
 
 namespace isolation::experiments {
 namespace {
@@ -132,35 +118,31 @@ struct HarnessRun {
 
 enum class Workload { kHackbench, kPipe, kSchbench };
 
-class IdleExperiment final : public Experiment {
+class IdleExperiment {
  public:
-  std::string_view name() const override { return "idle"; }
-  std::string_view summary() const override {
-    return "Wakeup idle-CPU selection: SIS_UTIL scan vs idle cpumask vs sched_ext claim (idle_select)";
-  }
-  std::vector<std::string> flag_names() const override {
-    return {"topology", "isolcpus", "nohz_full", "seed", "quick", "json",
-            "idle_variants", "idle_llc_cpus", "idle_samples", "idle_iterations", "idle_driver",
-            "idle_workload_topology", "idle_hackbench_loops", "idle_pipe_round_trips"};
-  }
-
-  absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) override {
+  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options, const IdleExperimentOptions& opts,
+                                       Progress& progress) {
     const bool quick = options.quick;
-    // --- flags ---------------------------------------------------------------
+    // --- options (validated as given, then --quick shortens them) --------------
     std::vector<Variant> variants;
-    for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_idle_variants), ',', absl::SkipEmpty())) {
-      auto v = idle_select::ParseVariant(std::string(part));
+    for (const std::string& name : opts.variants) {
+      auto v = idle_select::ParseVariant(name);
       if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("--idle_variants: ", v.status().message()));
       variants.push_back(*v);
     }
     if (variants.empty()) return absl::InvalidArgumentError("--idle_variants is empty");
-    ISOLATION_ASSIGN_OR_RETURN(std::vector<int> llc_sizes,
-                               ParseIntListFlag("idle_llc_cpus", absl::GetFlag(FLAGS_idle_llc_cpus), 2, 4096));
-    // Validate what the user typed, then let --quick shorten it.
-    int samples = absl::GetFlag(FLAGS_idle_samples);
-    int iterations = absl::GetFlag(FLAGS_idle_iterations);
-    int loops = absl::GetFlag(FLAGS_idle_hackbench_loops);
-    int round_trips = absl::GetFlag(FLAGS_idle_pipe_round_trips);
+    std::vector<int> llc_sizes = opts.llc_cpus;
+    if (llc_sizes.empty()) return absl::InvalidArgumentError("--idle_llc_cpus is empty");
+    for (int llc : llc_sizes) {
+      if (llc < 2 || llc > 4096) {
+        return absl::InvalidArgumentError(absl::StrCat("--idle_llc_cpus=", absl::StrJoin(llc_sizes, ","), ": '", llc,
+                                                       "' is out of range (want 2..4096)"));
+      }
+    }
+    int samples = opts.samples;
+    int iterations = opts.iterations;
+    int loops = opts.hackbench_loops;
+    int round_trips = opts.pipe_round_trips;
     if (samples < 1) return absl::InvalidArgumentError(absl::StrCat("--idle_samples=", samples, " (must be >= 1)"));
     if (iterations < 1) {
       return absl::InvalidArgumentError(absl::StrCat("--idle_iterations=", iterations, " (must be >= 1)"));
@@ -177,15 +159,15 @@ class IdleExperiment final : public Experiment {
       round_trips = std::min(round_trips, 300);
     }
     if (std::find(llc_sizes.begin(), llc_sizes.end(), 64) == llc_sizes.end()) llc_sizes.push_back(64);
-    const std::string driver_kind = absl::GetFlag(FLAGS_idle_driver);
+    const std::string& driver_kind = opts.driver;
     if (driver_kind != "sim" && driver_kind != "real") {
       return absl::InvalidArgumentError(absl::StrCat("--idle_driver='", driver_kind, "' (want sim or real)"));
     }
-    ISOLATION_ASSIGN_OR_RETURN(Topology machine, TopologyFromFlags());
-    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig machine_iso, IsolationFromFlags(machine));
+    ISOLATION_ASSIGN_OR_RETURN(Topology machine, LoadTopology(options));
+    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig machine_iso, LoadIsolation(options, machine));
     ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, machine));
     if (options.trace != nullptr) options.trace->PlanRuns(8);  // first iteration, 4 workloads x V0/V1
-    auto wl_topo = Topology::FromFlag(absl::GetFlag(FLAGS_idle_workload_topology));
+    auto wl_topo = Topology::FromFlag(opts.workload_topology);
     if (!wl_topo.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--idle_workload_topology: ", wl_topo.status().message()));
     }
@@ -587,7 +569,13 @@ class IdleExperiment final : public Experiment {
   }
 };
 
-const ExperimentRegistrar kRegistrar(40, [] { return std::make_unique<IdleExperiment>(); });
-
 }  // namespace
+
+absl::StatusOr<ExperimentReport> RunIdleExperiment(const CommonOptions& common, const IdleExperimentOptions& options,
+                                                   Progress& progress) {
+  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, IdleExperiment().Run(common, options, progress));
+  FinishReport(ConfigurationWarnings(common), report);
+  return report;
+}
+
 }  // namespace isolation::experiments

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// look_options.h (internal): the flags and helpers for looking at a run --
+// look_options.h (internal): the options and helpers for looking at a run --
 // timeline traces (--trace, --trace_max_events, --trace_cpus), figures
 // (--plot, --plot_format) and rtla-style noise histograms (--hist,
-// --bucket_size, --entries, --no_zero_lines).  All of them are defined and
-// validated here, in one place; experiments see only the structs.
+// --bucket_size, --entries, --no_zero_lines).  isolab defines those flags
+// and validates them into these structs (tools/isolab/look_flags.cc);
+// experiments see only the structs.
 
 #ifndef ISOLATION_LIB_EXPERIMENTS_LOOK_OPTIONS_H_
 #define ISOLATION_LIB_EXPERIMENTS_LOOK_OPTIONS_H_
@@ -49,18 +50,6 @@ struct LookOptions {
   PlotOptions plot;
   HistOptions hist;
 };
-
-// From the flags.  Errors (InvalidArgument) name the flag and its value:
-// --trace_max_events out of [1, 100000000], a malformed --trace_cpus, an
-// unknown --plot_format, a --plot directory that cannot be created or
-// written.  (An unwritable --trace path fails in OpenTrace.)
-absl::StatusOr<LookOptions> LookOptionsFromFlags();
-
-// Flags every subcommand takes (--trace*) and those of subcommands with
-// figures (--plot*: mmcid, tmigr, idle, vmstat, reproduce).
-std::vector<std::string> LookFlagNames(std::string_view subcommand);
-// The histogram flags, for experiments that run the noise meter.
-std::vector<std::string> HistFlagNames();
 
 // The trace file of --trace, nullptr when tracing is off.  Errors: the path
 // cannot be written (InvalidArgument naming it).

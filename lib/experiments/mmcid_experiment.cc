@@ -19,30 +19,20 @@
 // Kernel counterpart: task_mm_cid_work() and its callers (kernel/sched/core.c,
 // v6.4-v6.18), patches [SEED], [WQ], [BATCH].
 
+#include "experiments/mmcid_experiment.h"
+
 #include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "experiments/common_flags.h"
-#include "experiments/experiment.h"
-#include "experiments/registry.h"
 #include "isolation/core/clock.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/runtime/sim.h"
 #include "core/status_macros.h"
-
-ABSL_FLAG(int, mmcid_duration_ms, 2000, "simulated duration of the S11 placement run (ms)");
-ABSL_FLAG(std::string, mmcid_allocator, "alloc_v6_14", "allocator: alloc_v6_4|alloc_v6_13|alloc_v6_14");
-ABSL_FLAG(int, mmcid_batch, 8, "CPUs per call of the batch strategy (batch_N)");
-ABSL_FLAG(int, mmcid_scan_reps, 301, "host-timed repetitions per scan strategy (median reported)");
-ABSL_FLAG(std::string, mmcid_tick_kick, "no_tick_kick",
-          "lazy runs with the [WQ] tick kick on every placement: tick_kick|no_tick_kick "
-          "(work_unbound always has it)");
 
 namespace isolation::experiments {
 namespace {
@@ -240,29 +230,29 @@ absl::StatusOr<CompactionRun> RunS4(int n, const MmCidConfig& c, uint64_t seed) 
   return out;
 }
 
-class MmCidExperiment final : public Experiment {
+class MmCidExperiment {
  public:
-  std::string_view name() const override { return "mmcid"; }
-  std::string_view summary() const override {
-    return "mm_cid compaction: scan cost per strategy, isolated-CPU stall per placement, convergence";
-  }
-  std::vector<std::string> flag_names() const override {
-    return {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "mmcid_duration_ms",
-            "mmcid_allocator", "mmcid_batch", "mmcid_scan_reps", "mmcid_tick_kick"};
-  }
-
-  absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) override {
-    ISOLATION_ASSIGN_OR_RETURN(Topology topo, TopologyFromFlags());
-    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, IsolationFromFlags(topo));
+  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options, const MmCidExperimentOptions& opts,
+                                       Progress& progress) {
+    ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(options));
+    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(options, topo));
     ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
     if (options.trace != nullptr) options.trace->PlanRuns(3);  // the placement runs
-    ISOLATION_ASSIGN_OR_RETURN(Allocator alloc, mm_cid::ParseAllocator(absl::GetFlag(FLAGS_mmcid_allocator)));
-    ISOLATION_ASSIGN_OR_RETURN(const bool tick_kick, mm_cid::ParseTickKick(absl::GetFlag(FLAGS_mmcid_tick_kick)));
-    const int batch = absl::GetFlag(FLAGS_mmcid_batch);
+    absl::StatusOr<Allocator> parsed_alloc = mm_cid::ParseAllocator(opts.allocator);
+    if (!parsed_alloc.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--mmcid_allocator: ", parsed_alloc.status().message()));
+    }
+    const Allocator alloc = *parsed_alloc;
+    absl::StatusOr<bool> parsed_kick = mm_cid::ParseTickKick(opts.tick_kick);
+    if (!parsed_kick.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--mmcid_tick_kick: ", parsed_kick.status().message()));
+    }
+    const bool tick_kick = *parsed_kick;
+    const int batch = opts.batch;
     if (batch < 1) return absl::InvalidArgumentError(absl::StrCat("--mmcid_batch=", batch, ": must be >= 1"));
-    int reps = absl::GetFlag(FLAGS_mmcid_scan_reps);
+    int reps = opts.scan_reps;
     if (reps < 1) return absl::InvalidArgumentError(absl::StrCat("--mmcid_scan_reps=", reps, ": must be >= 1"));
-    int duration_ms = absl::GetFlag(FLAGS_mmcid_duration_ms);
+    int duration_ms = opts.duration_ms;
     if (duration_ms < 1) {
       return absl::InvalidArgumentError(absl::StrCat("--mmcid_duration_ms=", duration_ms, ": must be >= 1"));
     }
@@ -453,7 +443,13 @@ class MmCidExperiment final : public Experiment {
   }
 };
 
-const ExperimentRegistrar kRegistrar(20, [] { return std::make_unique<MmCidExperiment>(); });
-
 }  // namespace
+
+absl::StatusOr<ExperimentReport> RunMmCidExperiment(const CommonOptions& common, const MmCidExperimentOptions& options,
+                                                    Progress& progress) {
+  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, MmCidExperiment().Run(common, options, progress));
+  FinishReport(ConfigurationWarnings(common), report);
+  return report;
+}
+
 }  // namespace isolation::experiments

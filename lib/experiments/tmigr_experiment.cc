@@ -19,19 +19,17 @@
 //
 // Kernel counterpart: kernel/time/timer_migration.c (v6.9 and v6.19).
 
+#include "experiments/tmigr_experiment.h"
+
 #include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "experiments/common_flags.h"
-#include "experiments/experiment.h"
-#include "experiments/registry.h"
 #include "isolation/core/clock.h"
 #include "isolation/runtime/noise_meter.h"
 #include "isolation/runtime/real_driver.h"
@@ -41,17 +39,6 @@
 #include "isolation/tmigr/hooks.h"
 #include "isolation/tmigr/timers.h"
 #include "isolation/tmigr/workload.h"
-
-ABSL_FLAG(int64_t, tmigr_duration_ms, 62000, "simulated span of the S24 run (ms); --quick uses 2000");
-ABSL_FLAG(std::string, tmigr_variants, "v6.9,isolation", "variants to run: v6.9,isolation");
-ABSL_FLAG(int64_t, tmigr_hk_period_us, 10000,
-          "housekeeping burst period (us); 1000 = spec S24 literally (then no timer is ever handed over at HZ=1000)");
-ABSL_FLAG(int64_t, tmigr_callback_cost_us, 20, "modelled cost of one timer callback (us)");
-ABSL_FLAG(int64_t, tmigr_real_ms, 400, "real-thread run per variant (ms); 0 disables; --quick uses 150");
-ABSL_FLAG(std::string, tmigr_bugs, "",
-          "negative controls for the modelled run: re-create fixed bugs, comma-separated: ghost_timer, "
-          "no_cpu_refresh, early_return, quick_check_top_only ('' = correct code); a run that catches one "
-          "reports invariant violations and exits 1");
 
 namespace isolation::experiments {
 namespace {
@@ -129,9 +116,9 @@ RealOutcome RunReal(Variant variant, Nanos duration, Nanos callback_cost, uint64
 
 // --tmigr_bugs: the deterministic bug switches (the two race switches need
 // real threads and are exercised by tmigr_test's interleaving tests).
-absl::StatusOr<tmigr::BugSwitches> ParseBugs(const std::string& text) {
+absl::StatusOr<tmigr::BugSwitches> ParseBugs(const std::vector<std::string>& names) {
   tmigr::BugSwitches bugs;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+  for (const std::string& part : names) {
     if (part == "ghost_timer") {
       bugs.ghost_timer = true;
     } else if (part == "no_cpu_refresh") {
@@ -142,7 +129,7 @@ absl::StatusOr<tmigr::BugSwitches> ParseBugs(const std::string& text) {
       bugs.quick_check_top_only = true;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--tmigr_bugs: unknown bug '", std::string(part),
+          "--tmigr_bugs: unknown bug '", part,
           "' (want ghost_timer, no_cpu_refresh, early_return, quick_check_top_only)"));
     }
   }
@@ -151,51 +138,42 @@ absl::StatusOr<tmigr::BugSwitches> ParseBugs(const std::string& text) {
 
 std::string Us(Nanos ns) { return absl::StrFormat("%.1f us", static_cast<double>(ns) / 1000.0); }
 
-class TmigrExperiment final : public Experiment {
+class TmigrExperiment {
  public:
-  std::string_view name() const override { return "tmigr"; }
-  std::string_view summary() const override {
-    return "timer migration: who runs housekeeping timers on the oslat seed machine, v6.9 vs isolation-aware";
-  }
-  std::vector<std::string> flag_names() const override {
-    return {"topology",          "isolcpus",          "nohz_full",
-            "seed",              "quick",             "tmigr_duration_ms",
-            "tmigr_variants",    "tmigr_hk_period_us", "tmigr_callback_cost_us",
-            "tmigr_real_ms",     "tmigr_bugs",        "hist",
-            "bucket_size",       "entries",           "no_zero_lines"};
-  }
-
-  absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) override {
+  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options, const TmigrExperimentOptions& opts,
+                                       Progress& progress) {
     std::vector<Variant> variants;
-    for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_tmigr_variants), ',', absl::SkipEmpty())) {
-      auto v = tmigr::ParseVariant(std::string(part));
+    for (const std::string& part : opts.variants) {
+      auto v = tmigr::ParseVariant(part);
       if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("--tmigr_variants: ", v.status().message()));
       variants.push_back(*v);
     }
     if (variants.empty()) return absl::InvalidArgumentError("--tmigr_variants: empty list");
-    int64_t duration_ms = absl::GetFlag(FLAGS_tmigr_duration_ms);
+    int64_t duration_ms = opts.duration_ms;
     if (duration_ms <= 0 || duration_ms > 3'600'000) {
       return absl::InvalidArgumentError(absl::StrCat("--tmigr_duration_ms=", duration_ms, ": want 1..3600000"));
     }
-    const int64_t hk_period_us = absl::GetFlag(FLAGS_tmigr_hk_period_us);
+    const int64_t hk_period_us = opts.hk_period_us;
     if (hk_period_us <= 100 || hk_period_us > 1'000'000) {
       return absl::InvalidArgumentError(absl::StrCat("--tmigr_hk_period_us=", hk_period_us, ": want 101..1000000"));
     }
-    const int64_t cost_us = absl::GetFlag(FLAGS_tmigr_callback_cost_us);
+    const int64_t cost_us = opts.callback_cost_us;
     if (cost_us < 0 || cost_us > 100'000) {
       return absl::InvalidArgumentError(absl::StrCat("--tmigr_callback_cost_us=", cost_us, ": want 0..100000"));
     }
-    int64_t real_ms = absl::GetFlag(FLAGS_tmigr_real_ms);
+    int64_t real_ms = opts.real_ms;
     if (real_ms < 0 || real_ms > 600'000) {
       return absl::InvalidArgumentError(absl::StrCat("--tmigr_real_ms=", real_ms, ": want 0..600000"));
     }
-    ISOLATION_ASSIGN_OR_RETURN(const tmigr::BugSwitches bugs, ParseBugs(absl::GetFlag(FLAGS_tmigr_bugs)));
+    ISOLATION_ASSIGN_OR_RETURN(const tmigr::BugSwitches bugs, ParseBugs(opts.bugs));
+    const std::string bugs_text = absl::StrJoin(opts.bugs, ",");
+    ISOLATION_RETURN_IF_ERROR(ValidateNoiseHistogram(options.hist.shape));
     if (options.quick) {
       duration_ms = std::min<int64_t>(duration_ms, 2000);
       real_ms = std::min<int64_t>(real_ms, 150);
     }
-    ISOLATION_ASSIGN_OR_RETURN(Topology topo, TopologyFromFlags());
-    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, IsolationFromFlags(topo));
+    ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(options));
+    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(options, topo));
     ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
     // The modelled runs share the bound first; the (small) real-thread runs
     // share what they leave.
@@ -219,15 +197,13 @@ class TmigrExperiment final : public Experiment {
     j["duration_ns"] = cfg.duration;
     j["hk_period_ns"] = cfg.hk_period;
     j["label"] = "modelled (discrete-event, deterministic seed)";
-    j["bugs"] = absl::GetFlag(FLAGS_tmigr_bugs);
+    j["bugs"] = bugs_text;
     j["variants"] = nlohmann::json::array();
     j["details"] = nlohmann::json::array();
     std::string& text = report.text;
     absl::StrAppend(&text, "tmigr: ", topo.Summary(), ", isolcpus=", iso.isolcpus_domain().ToString(),
                     ", ", duration_ms, " ms modelled", options.quick ? " (quick)" : "",
-                    absl::GetFlag(FLAGS_tmigr_bugs).empty()
-                        ? ""
-                        : absl::StrCat(" (negative control: --tmigr_bugs=", absl::GetFlag(FLAGS_tmigr_bugs), ")"),
+                    bugs_text.empty() ? "" : absl::StrCat(" (negative control: --tmigr_bugs=", bugs_text, ")"),
                     "\n");
     absl::StrAppend(&text, absl::StrFormat("%-10s %12s %12s %8s %14s %10s  %s\n", "variant", "timers", "on_isolated",
                                            "lost", "max_late", "violations", "pullers (cpu:remote expiries)"));
@@ -355,7 +331,13 @@ class TmigrExperiment final : public Experiment {
   }
 };
 
-const ExperimentRegistrar kRegistrar(30, [] { return std::make_unique<TmigrExperiment>(); });
-
 }  // namespace
+
+absl::StatusOr<ExperimentReport> RunTmigrExperiment(const CommonOptions& common, const TmigrExperimentOptions& options,
+                                                    Progress& progress) {
+  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, TmigrExperiment().Run(common, options, progress));
+  FinishReport(ConfigurationWarnings(common), report);
+  return report;
+}
+
 }  // namespace isolation::experiments

@@ -13,6 +13,8 @@
 //     the strategy's counter update and return-to-user hook): indicative only.
 // --trace records each strategy's simulated run.
 
+#include "experiments/vmstat_experiment.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -33,14 +35,10 @@
 #include <tuple>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "experiments/common_flags.h"
-#include "experiments/experiment.h"
-#include "experiments/registry.h"
 #include "isolation/core/clock.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/runtime/sim.h"
@@ -48,18 +46,6 @@
 #include "isolation/core/topology.h"
 #include "isolation/vmstat/vmstat.h"
 #include "isolation/vmstat/hooks.h"
-
-ABSL_FLAG(std::string, vmstat_strategies, "A0,A1,B,C",
-          "Comma-separated strategies to run: A0, A1, B, C, D (D is the library's own idea)");
-ABSL_FLAG(int32_t, vmstat_syscalls, 2000,
-          "Simulator: mlock/munlock-like syscalls per isolated CPU before the RT start-up");
-ABSL_FLAG(int32_t, vmstat_spin_ms, 3000,
-          "Simulator: user-mode spin after the RT start-up, in model milliseconds");
-ABSL_FLAG(int32_t, vmstat_stat_interval_ms, 1000, "sysctl_stat_interval P in milliseconds");
-ABSL_FLAG(int32_t, vmstat_host_iterations, 60000,
-          "Host: mlock+munlock iterations per strategy for syscall_ns_median");
-ABSL_FLAG(bool, vmstat_real_syscall, true,
-          "Host: issue a real mlock/munlock pair per iteration (falls back to getppid if denied)");
 
 namespace isolation::experiments {
 namespace {
@@ -348,25 +334,13 @@ std::vector<HostOutcome> RunHost(const std::vector<Strategy>& strategies, int it
   return out;
 }
 
-class VmstatExperiment final : public Experiment {
+class VmstatExperiment {
  public:
-  std::string_view name() const override { return "vmstat"; }
-  std::string_view summary() const override {
-    return "Deferred vmstat folding on isolated CPUs: interruptions, residue and syscall cost per strategy "
-           "(A0/A1/B/C[/D])";
-  }
-  std::vector<std::string> flag_names() const override {
-    return {"topology", "isolcpus", "nohz_full", "seed", "quick", "json",
-            "vmstat_strategies", "vmstat_syscalls", "vmstat_spin_ms", "vmstat_stat_interval_ms",
-            "vmstat_host_iterations", "vmstat_real_syscall"};
-  }
-
-  absl::StatusOr<ExperimentReport> Run(const RunOptions& options, Progress& progress) override {
-    // Flags.
+  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options, const VmstatExperimentOptions& opts,
+                                       Progress& progress) {
     std::vector<Strategy> strategies;
-    for (absl::string_view part :
-         absl::StrSplit(absl::GetFlag(FLAGS_vmstat_strategies), ',', absl::SkipEmpty())) {
-      auto s = vmstat::ParseStrategy(std::string(part));
+    for (const std::string& part : opts.strategies) {
+      auto s = vmstat::ParseStrategy(part);
       if (!s.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat("--vmstat_strategies: ", s.status().message()));
@@ -378,14 +352,14 @@ class VmstatExperiment final : public Experiment {
       strategies.push_back(*s);
     }
     if (strategies.empty()) return absl::InvalidArgumentError("--vmstat_strategies: empty list");
-    const int32_t period_ms = absl::GetFlag(FLAGS_vmstat_stat_interval_ms);
+    const int32_t period_ms = opts.stat_interval_ms;
     if (period_ms <= 0 || period_ms > 60000) {
       return absl::InvalidArgumentError(
           absl::StrCat("--vmstat_stat_interval_ms=", period_ms, ": want 1..60000"));
     }
-    int32_t syscalls = absl::GetFlag(FLAGS_vmstat_syscalls);
-    int32_t spin_ms = absl::GetFlag(FLAGS_vmstat_spin_ms);
-    int32_t host_iterations = absl::GetFlag(FLAGS_vmstat_host_iterations);
+    int32_t syscalls = opts.syscalls;
+    int32_t spin_ms = opts.spin_ms;
+    int32_t host_iterations = opts.host_iterations;
     if (syscalls < 0 || syscalls > 10'000'000) {
       return absl::InvalidArgumentError(absl::StrCat("--vmstat_syscalls=", syscalls, ": want 0..10000000"));
     }
@@ -406,9 +380,9 @@ class VmstatExperiment final : public Experiment {
     }
     const Nanos spin = static_cast<Nanos>(spin_ms) * kNsPerMs;
 
-    ISOLATION_ASSIGN_OR_RETURN(Topology topo, TopologyFromFlags());
-    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, IsolationFromFlags(topo));
-    if (absl::GetFlag(FLAGS_nohz_full).empty()) {
+    ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(options));
+    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(options, topo));
+    if (options.nohz_full.empty()) {
       // Default: nohz_full on the isolated CPUs (the seeds' setup).
       CpuMask isolated(topo.num_cpus());
       for (int cpu = 0; cpu < topo.num_cpus(); ++cpu) {
@@ -433,7 +407,7 @@ class VmstatExperiment final : public Experiment {
     progress.Update("host syscall loop", 0.75);
     std::string syscall_name;
     std::vector<HostOutcome> host =
-        RunHost(strategies, host_iterations, absl::GetFlag(FLAGS_vmstat_real_syscall), &syscall_name);
+        RunHost(strategies, host_iterations, opts.real_syscall, &syscall_name);
     progress.Done();
 
     double a1_ns = 0, a1_cycles = 0;
@@ -609,7 +583,13 @@ class VmstatExperiment final : public Experiment {
   }
 };
 
-const ExperimentRegistrar kRegistrar(50, [] { return std::make_unique<VmstatExperiment>(); });
-
 }  // namespace
+
+absl::StatusOr<ExperimentReport> RunVmstatExperiment(const CommonOptions& common,
+                                                     const VmstatExperimentOptions& options, Progress& progress) {
+  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, VmstatExperiment().Run(common, options, progress));
+  FinishReport(ConfigurationWarnings(common), report);
+  return report;
+}
+
 }  // namespace isolation::experiments

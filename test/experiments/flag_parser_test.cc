@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// isolab's flag parsing (experiments/flag_parser.h) and integer-list flags.
+// isolab's flag parsing (tools/isolab/flag_parser.h) and integer-list flags.
 
-#include "experiments/flag_parser.h"
+#include "isolab/flag_parser.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,9 +11,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
-#include "experiments/common_flags.h"
+#include "isolab/common_flags.h"
 
-namespace isolation::experiments {
+namespace isolation::isolab {
 namespace {
 
 using ::testing::ElementsAre;
@@ -78,4 +78,4 @@ TEST(IntListFlag, RejectsEverythingElseNamingFlagValueAndItem) {
 }
 
 }  // namespace
-}  // namespace isolation::experiments
+}  // namespace isolation::isolab

@@ -6,16 +6,8 @@
 #include <set>
 #include <string>
 
-#include "absl/flags/declare.h"
-#include "absl/flags/flag.h"
-#include "experiments/experiment.h"
+#include "experiments/idle_experiment.h"
 #include "gtest/gtest.h"
-
-ABSL_DECLARE_FLAG(std::string, idle_driver);
-ABSL_DECLARE_FLAG(int32_t, idle_iterations);
-ABSL_DECLARE_FLAG(int32_t, idle_hackbench_loops);
-ABSL_DECLARE_FLAG(int32_t, idle_samples);
-ABSL_DECLARE_FLAG(int32_t, idle_pipe_round_trips);
 
 namespace isolation::experiments {
 namespace {
@@ -28,13 +20,8 @@ const nlohmann::json* FindSelect(const nlohmann::json& j, const std::string& var
 }
 
 TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
-  std::unique_ptr<Experiment> idle;
-  for (auto& e : AllExperiments()) {
-    if (e->name() == "idle") idle = std::move(e);
-  }
-  ASSERT_NE(idle, nullptr) << "idle experiment not registered";
   Progress progress("idle");
-  auto report = idle->Run(RunOptions{.quick = true, .seed = 1}, progress);
+  auto report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, IdleExperimentOptions{}, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json& j = report->json;
   // Keys exactly as the issue.
@@ -137,25 +124,19 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
 // --quick shortens the run but does not hide a bad value: what the user
 // typed is validated first.
 TEST(IdleExperiment, QuickValidatesTypedValues) {
-  std::unique_ptr<Experiment> idle;
-  for (auto& e : AllExperiments()) {
-    if (e->name() == "idle") idle = std::move(e);
-  }
-  ASSERT_NE(idle, nullptr);
   Progress progress("idle");
   struct Case {
-    absl::Flag<int32_t>* flag;
+    int32_t IdleExperimentOptions::*option;
     int32_t bad;
     const char* named;
   };
-  for (const Case& c : {Case{&FLAGS_idle_samples, -5, "--idle_samples=-5"},
-                        Case{&FLAGS_idle_iterations, -1, "--idle_iterations=-1"},
-                        Case{&FLAGS_idle_hackbench_loops, 0, "--idle_hackbench_loops=0"},
-                        Case{&FLAGS_idle_pipe_round_trips, 0, "--idle_pipe_round_trips=0"}}) {
-    const int32_t saved = absl::GetFlag(*c.flag);
-    absl::SetFlag(c.flag, c.bad);
-    auto report = idle->Run(RunOptions{.quick = true, .seed = 1}, progress);
-    absl::SetFlag(c.flag, saved);
+  for (const Case& c : {Case{&IdleExperimentOptions::samples, -5, "--idle_samples=-5"},
+                        Case{&IdleExperimentOptions::iterations, -1, "--idle_iterations=-1"},
+                        Case{&IdleExperimentOptions::hackbench_loops, 0, "--idle_hackbench_loops=0"},
+                        Case{&IdleExperimentOptions::pipe_round_trips, 0, "--idle_pipe_round_trips=0"}}) {
+    IdleExperimentOptions options;
+    options.*c.option = c.bad;
+    auto report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress);
     ASSERT_FALSE(report.ok()) << c.named;
     EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(std::string(report.status().message()).find(c.named), std::string::npos) << report.status();
@@ -167,20 +148,14 @@ TEST(IdleExperiment, QuickValidatesTypedValues) {
 // --gtest_filter='*FullRun*'; IDLE_DRIVER=real selects the real-thread driver;
 // IDLE_ITERATIONS, IDLE_LOOPS, IDLE_SAMPLES, IDLE_PIPE_ROUND_TRIPS override.
 TEST(IdleExperiment, DISABLED_FullRun) {
-  if (const char* d = std::getenv("IDLE_DRIVER")) absl::SetFlag(&FLAGS_idle_driver, std::string(d));
-  if (const char* it = std::getenv("IDLE_ITERATIONS")) absl::SetFlag(&FLAGS_idle_iterations, std::atoi(it));
-  if (const char* l = std::getenv("IDLE_LOOPS")) absl::SetFlag(&FLAGS_idle_hackbench_loops, std::atoi(l));
-  if (const char* s = std::getenv("IDLE_SAMPLES")) absl::SetFlag(&FLAGS_idle_samples, std::atoi(s));
-  if (const char* r = std::getenv("IDLE_PIPE_ROUND_TRIPS")) {
-    absl::SetFlag(&FLAGS_idle_pipe_round_trips, std::atoi(r));
-  }
-  std::unique_ptr<Experiment> idle;
-  for (auto& e : AllExperiments()) {
-    if (e->name() == "idle") idle = std::move(e);
-  }
-  ASSERT_NE(idle, nullptr);
+  IdleExperimentOptions options;
+  if (const char* d = std::getenv("IDLE_DRIVER")) options.driver = d;
+  if (const char* it = std::getenv("IDLE_ITERATIONS")) options.iterations = std::atoi(it);
+  if (const char* l = std::getenv("IDLE_LOOPS")) options.hackbench_loops = std::atoi(l);
+  if (const char* s = std::getenv("IDLE_SAMPLES")) options.samples = std::atoi(s);
+  if (const char* r = std::getenv("IDLE_PIPE_ROUND_TRIPS")) options.pipe_round_trips = std::atoi(r);
   Progress progress("idle");
-  auto report = idle->Run(RunOptions{.quick = false, .seed = 1}, progress);
+  auto report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = false}, options, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   std::printf("%s\n", report->text.c_str());
   for (const auto& r : report->rows) {

@@ -5,22 +5,17 @@
 #include <memory>
 #include <string>
 
-#include "experiments/experiment.h"
+#include "experiments/mmcid_experiment.h"
 #include "gtest/gtest.h"
 
 namespace isolation::experiments {
 namespace {
 
 TEST(MmCidExperiment, QuickRunMeetsIssueExpectations) {
-  std::unique_ptr<Experiment> exp;
-  for (auto& e : AllExperiments()) {
-    if (e->name() == "mmcid") exp = std::move(e);
-  }
-  ASSERT_NE(exp, nullptr) << "mmcid experiment not registered";
   Progress progress("mmcid");
-  RunOptions options;
+  CommonOptions options;
   options.quick = true;
-  auto report = exp->Run(options, progress);
+  auto report = RunMmCidExperiment(options, MmCidExperimentOptions{}, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json& j = report->json;
   std::cout << report->text;

@@ -13,28 +13,19 @@
 #include <sstream>
 #include <string>
 
-#include "absl/flags/flag.h"
-#include "experiments/common_flags.h"
-#include "experiments/experiment.h"
+#include "experiments/tmigr_experiment.h"
 #include "gtest/gtest.h"
 #include "isolation/core/cpumask.h"
 #include "isolation/runtime/trace.h"
-
-ABSL_DECLARE_FLAG(int64_t, tmigr_real_ms);
-ABSL_DECLARE_FLAG(std::string, tmigr_bugs);
 
 namespace isolation::experiments {
 namespace {
 
 TEST(TmigrExperiment, QuickRunMeetsIssueExpectations) {
-  std::unique_ptr<Experiment> exp;
-  for (auto& e : AllExperiments()) {
-    if (e->name() == "tmigr") exp = std::move(e);
-  }
-  ASSERT_NE(exp, nullptr);
-  absl::SetFlag(&FLAGS_tmigr_real_ms, 60);
+  TmigrExperimentOptions options;
+  options.real_ms = 60;
   Progress progress("tmigr");
-  auto report = exp->Run(RunOptions{/*quick=*/true, /*seed=*/1}, progress);
+  auto report = RunTmigrExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json& j = report->json;
   ASSERT_TRUE(j.contains("variants"));
@@ -67,32 +58,24 @@ TEST(TmigrExperiment, QuickRunMeetsIssueExpectations) {
 // the run reports it as invariant violations (isolab then exits 1), and an
 // unknown bug name is bad input naming the value.
 TEST(TmigrExperiment, BugSwitchIsReportedAsViolations) {
-  std::unique_ptr<Experiment> exp;
-  for (auto& e : AllExperiments()) {
-    if (e->name() == "tmigr") exp = std::move(e);
-  }
-  ASSERT_NE(exp, nullptr);
-  absl::SetFlag(&FLAGS_tmigr_real_ms, 0);
-  absl::SetFlag(&FLAGS_topology, "pu:16");
-  absl::SetFlag(&FLAGS_isolcpus, "");
+  const CommonOptions common{.topology = "pu:16", .isolcpus = "", .seed = 1, .quick = true};
+  TmigrExperimentOptions options;
+  options.real_ms = 0;
   Progress progress("tmigr");
-  absl::SetFlag(&FLAGS_tmigr_bugs, "ghost_timer");
-  auto report = exp->Run(RunOptions{/*quick=*/true, /*seed=*/1}, progress);
+  options.bugs = {"ghost_timer"};
+  auto report = RunTmigrExperiment(common, options, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_GT(report->invariant_violations, 0);
   for (const auto& d : report->json["details"]) EXPECT_GT(d["ghost_timers"].get<int64_t>(), 0) << d.dump();
-  absl::SetFlag(&FLAGS_tmigr_bugs, "");
-  auto clean = exp->Run(RunOptions{/*quick=*/true, /*seed=*/1}, progress);
+  options.bugs = {};
+  auto clean = RunTmigrExperiment(common, options, progress);
   ASSERT_TRUE(clean.ok()) << clean.status();
   EXPECT_EQ(clean->invariant_violations, 0);
-  absl::SetFlag(&FLAGS_tmigr_bugs, "ghost_timer,frob");
-  auto bad = exp->Run(RunOptions{/*quick=*/true, /*seed=*/1}, progress);
+  options.bugs = {"ghost_timer", "frob"};
+  auto bad = RunTmigrExperiment(common, options, progress);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(bad.status().message()).find("'frob'"), std::string::npos) << bad.status();
-  absl::SetFlag(&FLAGS_tmigr_bugs, "");
-  absl::SetFlag(&FLAGS_topology, "seed");
-  absl::SetFlag(&FLAGS_isolcpus, "seed");
 }
 
 // `isolab tmigr --quick --trace=FILE`: valid JSON, a track per CPU of each
@@ -101,22 +84,18 @@ TEST(TmigrExperiment, BugSwitchIsReportedAsViolations) {
 // as the run's own timers_on_isolated.  The real-thread runs' noise meter
 // gaps are in the JSON as an rtla histogram whose counts add up.
 TEST(TmigrExperiment, QuickTraceShowsPulledTimersOnlyUnderV69) {
-  std::unique_ptr<Experiment> exp;
-  for (auto& e : AllExperiments()) {
-    if (e->name() == "tmigr") exp = std::move(e);
-  }
-  ASSERT_NE(exp, nullptr);
-  absl::SetFlag(&FLAGS_tmigr_real_ms, 30);
+  TmigrExperimentOptions tmigr_options;
+  tmigr_options.real_ms = 30;
   const std::string path = ::testing::TempDir() + "/tmigr_trace." + std::to_string(getpid()) + ".json";
   auto file = TraceFile::Create(path, TraceFileOptions{});
   ASSERT_TRUE(file.ok()) << file.status();
-  RunOptions options;
+  CommonOptions options;
   options.quick = true;
   options.trace = file->get();
   options.hist.print = true;
   options.hist.no_zero_lines = true;
   Progress progress("tmigr");
-  auto report = exp->Run(options, progress);
+  auto report = RunTmigrExperiment(options, tmigr_options, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_TRUE((*file)->Close().ok());
 

@@ -14,32 +14,18 @@
 #include <sstream>
 #include <string>
 
-#include "absl/flags/flag.h"
-#include "experiments/common_flags.h"
-#include "experiments/experiment.h"
+#include "experiments/vmstat_experiment.h"
 #include "gtest/gtest.h"
 #include "isolation/runtime/trace.h"
-
-ABSL_DECLARE_FLAG(std::string, vmstat_strategies);
-ABSL_DECLARE_FLAG(int32_t, vmstat_host_iterations);
 
 namespace isolation::experiments {
 namespace {
 
-std::unique_ptr<Experiment> FindVmstat() {
-  for (auto& e : AllExperiments()) {
-    if (e->name() == "vmstat") return std::move(e);
-  }
-  return nullptr;
-}
-
 TEST(VmstatExperiment, S7_S8_QuickRunMatchesIssueContract) {
-  auto exp = FindVmstat();
-  ASSERT_NE(exp, nullptr);
   Progress progress("vmstat");
   // VMSTAT_FULL=1 runs the default (non-quick) configuration instead.
   const bool quick = std::getenv("VMSTAT_FULL") == nullptr;
-  auto report = exp->Run(RunOptions{.quick = quick, .seed = 1}, progress);
+  auto report = RunVmstatExperiment(CommonOptions{.seed = 1, .quick = quick}, VmstatExperimentOptions{}, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json& j = report->json;
   EXPECT_EQ(report->invariant_violations, 0) << j.dump(2);
@@ -84,11 +70,10 @@ TEST(VmstatExperiment, S7_S8_QuickRunMatchesIssueContract) {
 }
 
 TEST(VmstatExperiment, D_OursAndBadFlags) {
-  auto exp = FindVmstat();
-  ASSERT_NE(exp, nullptr);
   Progress progress("vmstat");
-  absl::SetFlag(&FLAGS_vmstat_strategies, "A1,D");
-  auto report = exp->Run(RunOptions{.quick = true, .seed = 2}, progress);
+  VmstatExperimentOptions options;
+  options.strategies = {"A1", "D"};
+  auto report = RunVmstatExperiment(CommonOptions{.seed = 2, .quick = true}, options, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->invariant_violations, 0);
   const auto& d = report->json["strategies"][1];
@@ -96,23 +81,19 @@ TEST(VmstatExperiment, D_OursAndBadFlags) {
   EXPECT_EQ(d["isolated_interruptions"].get<int64_t>(), 0);
   EXPECT_EQ(d["residue_max"].get<int64_t>(), 0);
   EXPECT_TRUE(report->json["details"][1]["ours"].get<bool>());
-  absl::SetFlag(&FLAGS_vmstat_strategies, "A1,Q");
-  auto bad = exp->Run(RunOptions{.quick = true, .seed = 2}, progress);
+  options.strategies = {"A1", "Q"};
+  auto bad = RunVmstatExperiment(CommonOptions{.seed = 2, .quick = true}, options, progress);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(std::string(bad.status().message()).find("'Q'"), std::string::npos);
-  absl::SetFlag(&FLAGS_vmstat_strategies, "A0,A1,B,C");
 }
 
 // Without isolated CPUs the checks about them (A0 interrupts them, A1 leaves
 // residue on them, every RT spin on them finished) do not apply: skipped
 // with a note, not failed.  A failing one would make isolab exit 1.
 TEST(VmstatExperiment, NoIsolatedCpuSkipsTheChecksAboutThem) {
-  auto exp = FindVmstat();
-  ASSERT_NE(exp, nullptr);
   Progress progress("vmstat");
-  absl::SetFlag(&FLAGS_isolcpus, "");
-  auto report = RunExperiment(*exp, RunOptions{.quick = true, .seed = 1}, progress, stderr);
-  absl::SetFlag(&FLAGS_isolcpus, "seed");
+  auto report = RunVmstatExperiment(CommonOptions{.isolcpus = "", .seed = 1, .quick = true},
+                                    VmstatExperimentOptions{}, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->invariant_violations, 0) << report->json["checks"].dump(2);
   EXPECT_EQ(report->json["model"]["isolated_cpus"].get<int>(), 0);
@@ -138,16 +119,10 @@ TEST(VmstatExperiment, NoIsolatedCpuSkipsTheChecksAboutThem) {
 // is no failure of B.  Its checks are about the isolated nohz_full CPUs (the
 // run exited 1 with "CHECK FAILED: B: no isolated interruption" here).
 TEST(VmstatExperiment, PartialNohzFullChecksBOnlyOnNohzFullCpus) {
-  auto exp = FindVmstat();
-  ASSERT_NE(exp, nullptr);
   Progress progress("vmstat");
-  absl::SetFlag(&FLAGS_topology, "pu:8");
-  absl::SetFlag(&FLAGS_isolcpus, "1-7");
-  absl::SetFlag(&FLAGS_nohz_full, "1-3");
-  auto report = RunExperiment(*exp, RunOptions{.quick = true, .seed = 1}, progress, stderr);
-  absl::SetFlag(&FLAGS_topology, "seed");
-  absl::SetFlag(&FLAGS_isolcpus, "seed");
-  absl::SetFlag(&FLAGS_nohz_full, "");
+  auto report = RunVmstatExperiment(
+      CommonOptions{.topology = "pu:8", .isolcpus = "1-7", .nohz_full = "1-3", .seed = 1, .quick = true},
+      VmstatExperimentOptions{}, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->invariant_violations, 0) << report->json["checks"].dump(2);
   const auto& b = report->json["strategies"][2];
@@ -164,20 +139,14 @@ TEST(VmstatExperiment, PartialNohzFullChecksBOnlyOnNohzFullCpus) {
   EXPECT_TRUE(checked);
 }
 
-// RunExperiment (what isolab runs) lists the isolation configuration's
-// warnings in the report and its JSON: here nohz_full= disagrees with
+// The report lists the isolation configuration's warnings (isolab prints
+// them) and so does its JSON: here nohz_full= disagrees with
 // isolcpus=nohz and is dropped.
 TEST(VmstatExperiment, ConfigurationWarningsReachTheReport) {
-  auto exp = FindVmstat();
-  ASSERT_NE(exp, nullptr);
   Progress progress("vmstat");
-  absl::SetFlag(&FLAGS_topology, "pu:16");
-  absl::SetFlag(&FLAGS_isolcpus, "nohz,1-7");
-  absl::SetFlag(&FLAGS_nohz_full, "8-15");
-  auto report = RunExperiment(*exp, RunOptions{.quick = true, .seed = 1}, progress, stderr);
-  absl::SetFlag(&FLAGS_topology, "seed");
-  absl::SetFlag(&FLAGS_isolcpus, "seed");
-  absl::SetFlag(&FLAGS_nohz_full, "");
+  auto report = RunVmstatExperiment(
+      CommonOptions{.topology = "pu:16", .isolcpus = "nohz,1-7", .nohz_full = "8-15", .seed = 1, .quick = true},
+      VmstatExperimentOptions{}, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_FALSE(report->warnings.empty());
   EXPECT_EQ(report->warnings[0].parameter, "nohz_full=8-15");
@@ -193,20 +162,17 @@ TEST(VmstatExperiment, ConfigurationWarningsReachTheReport) {
 // slices on isolated CPUs (each an interruption of the RT task) are exactly
 // the experiment's isolated_interruptions; the file is valid JSON.
 TEST(VmstatExperiment, TraceInterruptionSlicesMatchTheCount) {
-  auto exp = FindVmstat();
-  ASSERT_NE(exp, nullptr);
-  absl::SetFlag(&FLAGS_vmstat_strategies, "A0,B");
-  absl::SetFlag(&FLAGS_vmstat_host_iterations, 200);
+  VmstatExperimentOptions vmstat_options;
+  vmstat_options.strategies = {"A0", "B"};
+  vmstat_options.host_iterations = 200;
   const std::string path = ::testing::TempDir() + "/vmstat_trace." + std::to_string(getpid()) + ".json";
   auto file = TraceFile::Create(path, TraceFileOptions{});
   ASSERT_TRUE(file.ok()) << file.status();
-  RunOptions options;
+  CommonOptions options;
   options.quick = true;
   options.trace = file->get();
   Progress progress("vmstat");
-  auto report = exp->Run(options, progress);
-  absl::SetFlag(&FLAGS_vmstat_strategies, "A0,A1,B,C");
-  absl::SetFlag(&FLAGS_vmstat_host_iterations, 60000);
+  auto report = RunVmstatExperiment(options, vmstat_options, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_TRUE((*file)->Close().ok());
   std::ifstream in(path);

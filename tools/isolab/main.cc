@@ -6,8 +6,10 @@
 //   isolab <subcommand> [--flag=value ...]
 //   isolab help | isolab <subcommand> --help
 //
-// Subcommands: every registered experiment (topology, mmcid, tmigr, idle,
-// vmstat, hostcheck) and `reproduce`, which runs them all and prints one table.
+// Subcommands: one per experiment (topology, mmcid, tmigr, idle, vmstat,
+// hostcheck; subcommands.h), `reproduce`, which runs them all and prints
+// one table, and `variants`, the registered variants of every mechanism.  The experiments are functions of options structs
+// (lib/experiments); the flags are defined here, in tools/isolab.
 // Exit status: 0 on success, 2 on bad input (message on stderr), 1 when an
 // experiment fails at run time or reports an invariant violation.  The
 // isolation configuration's warnings go to stderr and into the JSON.
@@ -29,35 +31,53 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "experiments/common_flags.h"
 #include "experiments/experiment.h"
-#include "experiments/flag_parser.h"
 #include "experiments/look_options.h"
+#include "experiments/variants.h"
+#include "isolab/common_flags.h"
+#include "isolab/flag_parser.h"
+#include "isolab/look_flags.h"
+#include "isolab/subcommands.h"
 
-namespace isolation::experiments {
+namespace isolation::isolab {
 namespace {
+
+using experiments::CommonOptions;
+using experiments::ExperimentReport;
+using experiments::LookOptions;
+using experiments::PlotOptions;
+using experiments::Progress;
+using experiments::ReproduceRow;
 
 constexpr int kExitOk = 0;
 constexpr int kExitRunFailure = 1;
 constexpr int kExitBadInput = 2;
 
 const std::vector<std::string> kReproduceFlags = {"json", "quick", "seed"};
+constexpr char kVariantsSummary[] = "List every registered variant of every mechanism (--json: as JSON)";
 
-void PrintTopLevelHelp(const std::vector<std::unique_ptr<Experiment>>& experiments) {
+// `isolab variants`: the registries' rows (experiments/variants.h).
+int ListVariants() {
+  const std::vector<VariantInfo> variants = experiments::AllRegisteredVariants();
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << experiments::VariantsJson(variants).dump(2) << std::endl;
+  } else {
+    std::cout << experiments::VariantsText(variants);
+  }
+  return kExitOk;
+}
+
+void PrintTopLevelHelp(const std::vector<Subcommand>& experiments) {
   std::printf(
       "isolab: the Linux CPU-isolation mechanisms of the isolation library, side by side.\n\n"
       "usage: isolab <subcommand> [--flag=value ...]\n"
       "       isolab <subcommand> --help\n\nsubcommands:\n");
-  for (const auto& e : experiments) {
-    std::printf("  %-10s %.*s\n", std::string(e->name()).c_str(),
-                static_cast<int>(e->summary().size()), e->summary().data());
+  for (const Subcommand& e : experiments) {
+    std::printf("  %-10s %s\n", e.name.c_str(), e.summary.c_str());
   }
   std::printf("  %-10s %s\n", "reproduce",
               "Run every experiment with the seeds' defaults and print one table");
-  const auto missing = MissingExperiments();
-  if (!missing.empty()) {
-    std::printf("\nnot built yet: %s\n", absl::StrJoin(missing, ", ").c_str());
-  }
+  std::printf("  %-10s %s\n", "variants", kVariantsSummary);
 }
 
 void PrintFlagHelp(std::string_view subcommand, std::string_view summary,
@@ -74,7 +94,7 @@ void PrintFlagHelp(std::string_view subcommand, std::string_view summary,
 }
 
 // Parses --name=value, --name value, --bool, --nobool for the allowed flags
-// (experiments/flag_parser.h).  Returns an error message naming the bad
+// (flag_parser.h).  Returns an error message naming the bad
 // argument, or "" on success.
 std::string ParseFlags(int argc, char** argv, const std::vector<std::string>& allowed,
                        bool* wants_help) {
@@ -86,13 +106,41 @@ int LookExit(const absl::Status& s) {
   return s.code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitRunFailure;
 }
 
-int RunOne(Experiment& experiment, const RunOptions& options, const PlotOptions& plot) {
-  Progress progress(experiment.name());
-  absl::StatusOr<ExperimentReport> report = RunExperiment(experiment, options, progress, stderr);
+bool ModelsAMachine(const Subcommand& subcommand) {
+  return std::find(subcommand.flags.begin(), subcommand.flags.end(), "isolcpus") != subcommand.flags.end();
+}
+
+// Runs `subcommand` as isolab does: the warnings of the isolation
+// configuration go to stderr before the run ("isolab <name>: warning:
+// <parameter>: <message>"), those the experiment added after it.
+absl::StatusOr<ExperimentReport> RunWithWarnings(const Subcommand& subcommand, const CommonOptions& common,
+                                                 Progress& progress) {
+  std::vector<IsolationWarning> printed;
+  auto print = [&](const IsolationWarning& w) {
+    std::fprintf(stderr, "isolab %s: warning: %s: %s\n", subcommand.name.c_str(), w.parameter.c_str(),
+                 w.message.c_str());
+  };
+  // Bad values are left to the experiment, which reports them as errors.
+  if (ModelsAMachine(subcommand)) printed = experiments::ConfigurationWarnings(common);
+  for (const IsolationWarning& w : printed) print(w);
+  std::fflush(stderr);
+  absl::StatusOr<ExperimentReport> report = subcommand.run(common, progress);
+  if (!report.ok()) return report;
+  for (const IsolationWarning& w : report->warnings) {
+    const bool seen = std::any_of(printed.begin(), printed.end(), [&](const IsolationWarning& x) {
+      return x.parameter == w.parameter && x.message == w.message;
+    });
+    if (!seen) print(w);
+  }
+  return report;
+}
+
+int RunOne(const Subcommand& experiment, const CommonOptions& options, const PlotOptions& plot) {
+  Progress progress(experiment.name);
+  absl::StatusOr<ExperimentReport> report = RunWithWarnings(experiment, options, progress);
   progress.Done();
   if (!report.ok()) {
-    std::fprintf(stderr, "isolab %s: %s\n", std::string(experiment.name()).c_str(),
-                 report.status().ToString().c_str());
+    std::fprintf(stderr, "isolab %s: %s\n", experiment.name.c_str(), report.status().ToString().c_str());
     return report.status().code() == absl::StatusCode::kInvalidArgument ||
                    report.status().code() == absl::StatusCode::kOutOfRange
                ? kExitBadInput
@@ -104,12 +152,12 @@ int RunOne(Experiment& experiment, const RunOptions& options, const PlotOptions&
     std::cout << report->text;
     if (!report->text.empty() && report->text.back() != '\n') std::cout << '\n';
   }
-  if (absl::Status s = DrawFigures(plot, std::string(experiment.name()), report->json); !s.ok()) {
-    std::fprintf(stderr, "isolab %s: %s\n", std::string(experiment.name()).c_str(), s.ToString().c_str());
+  if (absl::Status s = experiments::DrawFigures(plot, experiment.name, report->json); !s.ok()) {
+    std::fprintf(stderr, "isolab %s: %s\n", experiment.name.c_str(), s.ToString().c_str());
     return LookExit(s);
   }
   if (report->invariant_violations > 0) {
-    std::fprintf(stderr, "isolab %s: %lld invariant violation(s)\n", std::string(experiment.name()).c_str(),
+    std::fprintf(stderr, "isolab %s: %lld invariant violation(s)\n", experiment.name.c_str(),
                  static_cast<long long>(report->invariant_violations));
     return kExitRunFailure;
   }
@@ -120,8 +168,7 @@ std::string Pad(const std::string& s, size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
-int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
-              const RunOptions& options, const PlotOptions& plot) {
+int Reproduce(const std::vector<Subcommand>& experiments, const CommonOptions& options, const PlotOptions& plot) {
   nlohmann::json out;
   out["experiments"] = nlohmann::json::object();
   out["rows"] = nlohmann::json::array();
@@ -133,10 +180,10 @@ int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
     const auto& e = experiments[i];
     // --trace: each experiment gets an equal share of what is left.
     if (options.trace != nullptr) options.trace->BeginPhase(static_cast<int>(experiments.size() - i));
-    Progress progress(e->name());
-    absl::StatusOr<ExperimentReport> report = RunExperiment(*e, options, progress, stderr);
+    Progress progress(e.name);
+    absl::StatusOr<ExperimentReport> report = RunWithWarnings(e, options, progress);
     progress.Done();
-    const std::string name(e->name());
+    const std::string& name = e.name;
     if (!report.ok()) {
       std::fprintf(stderr, "isolab reproduce: %s failed: %s\n", name.c_str(),
                    report.status().ToString().c_str());
@@ -154,12 +201,11 @@ int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
                              {"measured", r.measured}});
     }
   }
-  const auto missing = MissingExperiments();
-  out["missing"] = missing;
+  out["missing"] = nlohmann::json::array();  // every experiment the issues call for is built
   out["failed"] = failed;
   out["invariant_violations"] = violations;
   out["quick"] = options.quick;
-  if (absl::Status s = DrawFigures(plot, "reproduce", out); !s.ok()) {
+  if (absl::Status s = experiments::DrawFigures(plot, "reproduce", out); !s.ok()) {
     std::fprintf(stderr, "isolab reproduce: %s\n", s.ToString().c_str());
     exit_code = std::max(exit_code, LookExit(s));
   }
@@ -187,15 +233,12 @@ int Reproduce(const std::vector<std::unique_ptr<Experiment>>& experiments,
   }
   std::cout << "\ninvariant violations (all experiments): " << violations << "\n";
   if (options.quick) std::cout << "(--quick: shortened runs, figures indicative only)\n";
-  if (!missing.empty()) {
-    std::cout << "experiments not built yet: " << absl::StrJoin(missing, ", ") << "\n";
-  }
   if (!failed.empty()) std::cout << "experiments that failed: " << absl::StrJoin(failed, ", ") << "\n";
   return exit_code;
 }
 
 int Main(int argc, char** argv) {
-  auto experiments = AllExperiments();
+  const std::vector<Subcommand> experiments = AllSubcommands();
   if (argc < 2) {
     std::fprintf(stderr, "isolab: missing subcommand\n");
     PrintTopLevelHelp(experiments);
@@ -206,9 +249,9 @@ int Main(int argc, char** argv) {
     PrintTopLevelHelp(experiments);
     return kExitOk;
   }
-  Experiment* selected = nullptr;
-  for (auto& e : experiments) {
-    if (e->name() == subcommand) selected = e.get();
+  const Subcommand* selected = nullptr;
+  for (const Subcommand& e : experiments) {
+    if (e.name == subcommand) selected = &e;
   }
   std::vector<std::string> allowed;
   std::string summary;
@@ -216,15 +259,18 @@ int Main(int argc, char** argv) {
     allowed = kReproduceFlags;
     for (const std::string& f : LookFlagNames(subcommand)) allowed.push_back(f);
     summary = "Run every experiment with the seeds' defaults and print one table.";
+  } else if (subcommand == "variants") {
+    allowed = {"json"};
+    summary = kVariantsSummary;
   } else if (selected != nullptr) {
-    allowed = selected->flag_names();
+    allowed = selected->flags;
     for (const char* common : {"json", "quick", "seed"}) {
       if (std::find(allowed.begin(), allowed.end(), common) == allowed.end()) allowed.push_back(common);
     }
     for (const std::string& f : LookFlagNames(subcommand)) {
       if (std::find(allowed.begin(), allowed.end(), f) == allowed.end()) allowed.push_back(f);
     }
-    summary = std::string(selected->summary());
+    summary = selected->summary;
   } else {
     std::fprintf(stderr, "isolab: unknown subcommand '%s' (try 'isolab help')\n",
                  subcommand.c_str());
@@ -240,19 +286,18 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), error.c_str());
     return kExitBadInput;
   }
+  if (subcommand == "variants") return ListVariants();
   absl::StatusOr<LookOptions> look = LookOptionsFromFlags();
   if (!look.ok()) {
     std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), std::string(look.status().message()).c_str());
     return kExitBadInput;
   }
-  absl::StatusOr<std::unique_ptr<TraceFile>> trace = OpenTrace(look->trace);
+  absl::StatusOr<std::unique_ptr<TraceFile>> trace = experiments::OpenTrace(look->trace);
   if (!trace.ok()) {
     std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), std::string(trace.status().message()).c_str());
     return kExitBadInput;
   }
-  RunOptions options;
-  options.quick = absl::GetFlag(FLAGS_quick);
-  options.seed = absl::GetFlag(FLAGS_seed);
+  CommonOptions options = CommonOptionsFromFlags();
   options.trace = trace->get();
   options.hist = look->hist;
   int rc = subcommand == "reproduce" ? Reproduce(experiments, options, look->plot)
@@ -275,6 +320,6 @@ int Main(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace isolation::experiments
+}  // namespace isolation::isolab
 
-int main(int argc, char** argv) { return isolation::experiments::Main(argc, argv); }
+int main(int argc, char** argv) { return isolation::isolab::Main(argc, argv); }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// flag_parser.h (internal): isolab's command-line flag parsing, shared by
-// tools/isolab and the fuzz targets (fuzz/isolab_flags_fuzz.cc,
+// flag_parser.h (isolab): the command-line flag parsing of isolab, also
+// run by the fuzz targets (fuzz/isolab_flags_fuzz.cc,
 // fuzz/int_list_fuzz.cc).  Thread safety: ParseSubcommandFlags writes the
 // global absl flags; call it from one thread.  ParseIntListFlag is pure.
 
-#ifndef ISOLATION_LIB_EXPERIMENTS_FLAG_PARSER_H_
-#define ISOLATION_LIB_EXPERIMENTS_FLAG_PARSER_H_
+#ifndef ISOLATION_TOOLS_ISOLAB_FLAG_PARSER_H_
+#define ISOLATION_TOOLS_ISOLAB_FLAG_PARSER_H_
 
 #include <cstddef>
 #include <string>
@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace isolation::experiments {
+namespace isolation::isolab {
 
 // Parses `args` (the words after the subcommand): --name=value, --name
 // value, --bool, --nobool, -name..., for the flags in `allowed` only;
@@ -31,6 +31,6 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
 absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::string_view text, int min, int max,
                                                   size_t max_items = 16);
 
-}  // namespace isolation::experiments
+}  // namespace isolation::isolab
 
-#endif  // ISOLATION_LIB_EXPERIMENTS_FLAG_PARSER_H_
+#endif  // ISOLATION_TOOLS_ISOLAB_FLAG_PARSER_H_

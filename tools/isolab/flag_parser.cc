@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// isolab's flag parsing (moved from tools/isolab/main.cc so that the fuzz
-// targets exercise the code isolab runs) and integer-list flag values.
+// isolab's flag parsing (the fuzz targets exercise this very code) and
+// integer-list flag values.
 
-#include "experiments/flag_parser.h"
+#include "isolab/flag_parser.h"
 
 #include <set>
 #include <string>
@@ -16,7 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace isolation::experiments {
+namespace isolation::isolab {
 
 std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
                                  bool* wants_help) {
@@ -108,4 +108,4 @@ absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::st
   return out;
 }
 
-}  // namespace isolation::experiments
+}  // namespace isolation::isolab

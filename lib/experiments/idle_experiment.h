@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// idle_experiment.h (internal): `isolab idle`, wakeup idle-CPU selection
+// (idle_select) as a function.  What it runs: idle_experiment.cc.  The
+// option defaults are isolab's flag defaults; each option names its flag.
+// Thread safety: see experiment.h.
+
+#ifndef ISOLATION_LIB_EXPERIMENTS_IDLE_EXPERIMENT_H_
+#define ISOLATION_LIB_EXPERIMENTS_IDLE_EXPERIMENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "experiments/experiment.h"
+
+namespace isolation::experiments {
+
+struct IdleExperimentOptions {
+  // --idle_variants: variants of the select sweep.
+  std::vector<std::string> variants = {"V0", "V1",  "V1-eager", "V1-tickstop", "V1-unbounded",
+                                       "V2", "V3",  "V4",       "V4n",         "V5"};
+  std::vector<int> llc_cpus = {16, 64, 256};  // --idle_llc_cpus: LLC sizes of the select sweep, each 2..4096 (quick: 64)
+  int32_t samples = 20000;                    // --idle_samples: wakeups per select-sweep point (quick: 3000)
+  int32_t iterations = 20;                    // --idle_iterations: workload iterations per variant (quick: 3)
+  std::string driver = "sim";                 // --idle_driver: "sim" or "real" (the workloads' driver)
+  // --idle_workload_topology: the workloads' machine (the seed's 32-core
+  // Ampere eMAG, one LLC, no isolation).
+  std::string workload_topology = "package:1 l3cache:1 core:32 pu:1";
+  int32_t hackbench_loops = 200;    // --idle_hackbench_loops (the seed used 5000; quick: 40)
+  int32_t pipe_round_trips = 3000;  // --idle_pipe_round_trips (the seed used 100000; quick: 300)
+};
+
+// Errors: InvalidArgument naming the option as its flag (--idle_samples=-5);
+// the model machine's errors.  Values are validated as given, then --quick
+// shortens them.
+absl::StatusOr<ExperimentReport> RunIdleExperiment(const CommonOptions& common, const IdleExperimentOptions& options,
+                                                   Progress& progress);
+
+}  // namespace isolation::experiments
+
+#endif  // ISOLATION_LIB_EXPERIMENTS_IDLE_EXPERIMENT_H_

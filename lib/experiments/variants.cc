@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "experiments/variants.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "isolation/idle_select/selector.h"
+#include "isolation/vmstat/vmstat.h"
+
+namespace isolation::experiments {
+namespace {
+
+constexpr char kNegativeControl[] = "negative control";
+
+std::string Pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+std::vector<VariantInfo> AllRegisteredVariants() {
+  std::vector<VariantInfo> out = idle_select::ListVariants();
+  for (VariantInfo& v : vmstat::ListVariants()) out.push_back(std::move(v));
+  return out;
+}
+
+std::vector<std::string> MechanismsWithoutRegistry() { return {"mm_cid", "tmigr"}; }
+
+std::string VariantsText(const std::vector<VariantInfo>& variants) {
+  size_t w_mech = std::string("mechanism").size(), w_axis = std::string("axis").size();
+  size_t w_name = std::string("name").size(), w_control = std::string(kNegativeControl).size();
+  for (const VariantInfo& v : variants) {
+    w_mech = std::max(w_mech, v.mechanism.size());
+    w_axis = std::max(w_axis, v.axis.size());
+    w_name = std::max(w_name, v.name.size());
+  }
+  std::string text = absl::StrCat(Pad("mechanism", w_mech), "  ", Pad("axis", w_axis), "  ", Pad("name", w_name),
+                                  "  ", Pad("", w_control), "  description\n");
+  for (const VariantInfo& v : variants) {
+    absl::StrAppend(&text, Pad(v.mechanism, w_mech), "  ", Pad(v.axis, w_axis), "  ", Pad(v.name, w_name), "  ",
+                    Pad(v.negative_control ? kNegativeControl : "", w_control), "  ", v.description, "\n");
+  }
+  absl::StrAppend(&text, "\n", variants.size(), " variants; no variant registry yet: ",
+                  absl::StrJoin(MechanismsWithoutRegistry(), ", "), "\n");
+  return text;
+}
+
+nlohmann::json VariantsJson(const std::vector<VariantInfo>& variants) {
+  nlohmann::json j;
+  j["variants"] = nlohmann::json::array();
+  for (const VariantInfo& v : variants) {
+    j["variants"].push_back({{"mechanism", v.mechanism},
+                             {"axis", v.axis},
+                             {"name", v.name},
+                             {"description", v.description},
+                             {"negative_control", v.negative_control}});
+  }
+  j["mechanisms_without_registry"] = MechanismsWithoutRegistry();
+  return j;
+}
+
+}  // namespace isolation::experiments

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// variants.h (internal): `isolab variants`, every registered variant of every
+// mechanism's variant axes, read from the registries (core/registry.h) through
+// each mechanism's ListVariants(): built-ins, negative controls and whatever
+// outside code registered before the call.  mm_cid and tmigr have no variant
+// registry yet (issue #11); they are named as such, not listed.
+// Thread safety: the registries are thread-safe; so are these functions.
+
+#ifndef ISOLATION_LIB_EXPERIMENTS_VARIANTS_H_
+#define ISOLATION_LIB_EXPERIMENTS_VARIANTS_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "isolation/core/registry.h"
+
+namespace isolation::experiments {
+
+// Every registered variant: idle_select (selector), then vmstat
+// (fold_policy, slot), each axis in registration order.
+std::vector<VariantInfo> AllRegisteredVariants();
+
+// The mechanisms whose variants are not in a registry yet.
+std::vector<std::string> MechanismsWithoutRegistry();
+
+// One row per variant: mechanism, axis, name, "negative control" or "",
+// description; columns aligned.
+std::string VariantsText(const std::vector<VariantInfo>& variants);
+
+// {"variants": [{"mechanism", "axis", "name", "description",
+// "negative_control"}], "mechanisms_without_registry": [...]}.
+nlohmann::json VariantsJson(const std::vector<VariantInfo>& variants);
+
+}  // namespace isolation::experiments
+
+#endif  // ISOLATION_LIB_EXPERIMENTS_VARIANTS_H_

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vmstat_experiment.h (internal): `isolab vmstat`, deferred vmstat folding on
+// isolated CPUs (interruptions, residue and syscall cost per strategy), as a
+// function.  What it runs: vmstat_experiment.cc.  The option defaults are
+// isolab's flag defaults; each option names its flag.  Thread safety: see
+// experiment.h.
+
+#ifndef ISOLATION_LIB_EXPERIMENTS_VMSTAT_EXPERIMENT_H_
+#define ISOLATION_LIB_EXPERIMENTS_VMSTAT_EXPERIMENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "experiments/experiment.h"
+
+namespace isolation::experiments {
+
+struct VmstatExperimentOptions {
+  // --vmstat_strategies: A0, A1, B, C, D (D is the library's own idea).
+  std::vector<std::string> strategies = {"A0", "A1", "B", "C"};
+  int32_t syscalls = 2000;          // --vmstat_syscalls: simulated mlock/munlock-like syscalls per isolated CPU, 0..10000000
+  int32_t spin_ms = 3000;           // --vmstat_spin_ms: simulated user-mode spin after the RT start-up, 1..3600000
+  int32_t stat_interval_ms = 1000;  // --vmstat_stat_interval_ms: sysctl_stat_interval P, 1..60000
+  int32_t host_iterations = 60000;  // --vmstat_host_iterations: host mlock+munlock iterations per strategy, 0..100000000
+  bool real_syscall = true;         // --vmstat_real_syscall: a real mlock/munlock pair per iteration (else getppid)
+};
+
+// With common.nohz_full empty, nohz_full= is put on the isolated CPUs (the
+// seeds' setup).  Errors: InvalidArgument naming the option as its flag
+// (--vmstat_spin_ms=0); the model machine's errors.
+absl::StatusOr<ExperimentReport> RunVmstatExperiment(const CommonOptions& common,
+                                                     const VmstatExperimentOptions& options, Progress& progress);
+
+}  // namespace isolation::experiments
+
+#endif  // ISOLATION_LIB_EXPERIMENTS_VMSTAT_EXPERIMENT_H_

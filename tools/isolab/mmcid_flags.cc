@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `isolab mmcid`: the flags of experiments::RunMmCidExperiment.
+
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "core/status_macros.h"
+#include "experiments/mmcid_experiment.h"
+#include "isolab/subcommands.h"
+
+using isolation::experiments::MmCidExperimentOptions;
+
+ABSL_FLAG(int, mmcid_duration_ms, MmCidExperimentOptions{}.duration_ms,
+          "simulated duration of the S11 placement run (ms)");
+ABSL_FLAG(std::string, mmcid_allocator, MmCidExperimentOptions{}.allocator,
+          "allocator: alloc_v6_4|alloc_v6_13|alloc_v6_14");
+ABSL_FLAG(int, mmcid_batch, MmCidExperimentOptions{}.batch, "CPUs per call of the batch strategy (batch_N)");
+ABSL_FLAG(int, mmcid_scan_reps, MmCidExperimentOptions{}.scan_reps,
+          "host-timed repetitions per scan strategy (median reported)");
+ABSL_FLAG(std::string, mmcid_tick_kick, MmCidExperimentOptions{}.tick_kick,
+          "lazy runs with the [WQ] tick kick on every placement: tick_kick|no_tick_kick "
+          "(work_unbound always has it)");
+
+namespace isolation::isolab {
+
+absl::StatusOr<MmCidExperimentOptions> MmCidOptionsFromFlags() {
+  MmCidExperimentOptions o;
+  o.duration_ms = absl::GetFlag(FLAGS_mmcid_duration_ms);
+  o.allocator = absl::GetFlag(FLAGS_mmcid_allocator);
+  o.batch = absl::GetFlag(FLAGS_mmcid_batch);
+  o.scan_reps = absl::GetFlag(FLAGS_mmcid_scan_reps);
+  o.tick_kick = absl::GetFlag(FLAGS_mmcid_tick_kick);
+  return o;
+}
+
+Subcommand MmCidSubcommand() {
+  return {"mmcid",
+          "mm_cid compaction: scan cost per strategy, isolated-CPU stall per placement, convergence",
+          {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "mmcid_duration_ms", "mmcid_allocator",
+           "mmcid_batch", "mmcid_scan_reps", "mmcid_tick_kick"},
+          [](const experiments::CommonOptions& common,
+             experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
+            ISOLATION_ASSIGN_OR_RETURN(MmCidExperimentOptions options, MmCidOptionsFromFlags());
+            return experiments::RunMmCidExperiment(common, options, progress);
+          }};
+}
+
+}  // namespace isolation::isolab

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// subcommands.h (isolab): one subcommand per experiment.  Each
+// <experiment>_flags.cc defines the experiment's flags (defaults: its options
+// struct's), maps them to the options struct and runs the experiment
+// function (lib/experiments/<experiment>_experiment.h).  Thread safety: reads
+// the global absl flags; call from one thread.
+
+#ifndef ISOLATION_TOOLS_ISOLAB_SUBCOMMANDS_H_
+#define ISOLATION_TOOLS_ISOLAB_SUBCOMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "experiments/experiment.h"
+#include "experiments/hostcheck.h"
+#include "experiments/idle_experiment.h"
+#include "experiments/mmcid_experiment.h"
+#include "experiments/tmigr_experiment.h"
+#include "experiments/vmstat_experiment.h"
+
+namespace isolation::isolab {
+
+struct Subcommand {
+  std::string name;     // e.g. "idle"
+  std::string summary;  // one line for `isolab help`
+  // The flags it reads, in --help order.  isolab adds --json, --quick,
+  // --seed and the --trace*/--plot* flags (look_flags.h).  With "isolcpus"
+  // among them the subcommand models a machine, and isolab prints the
+  // configuration's warnings before the run.
+  std::vector<std::string> flags;
+  // Maps the flags to the experiment's options and runs it.  Errors: a bad
+  // value (InvalidArgument naming the flag, isolab exits 2), a failed run.
+  absl::StatusOr<experiments::ExperimentReport> (*run)(const experiments::CommonOptions& common,
+                                                       experiments::Progress& progress);
+};
+
+// Every subcommand, in `isolab reproduce` order: topology, mmcid, tmigr,
+// idle, vmstat, hostcheck.
+std::vector<Subcommand> AllSubcommands();
+
+Subcommand TopologySubcommand();
+Subcommand MmCidSubcommand();
+Subcommand TmigrSubcommand();
+Subcommand IdleSubcommand();
+Subcommand VmstatSubcommand();
+Subcommand HostcheckSubcommand();
+
+// Each experiment's options from its flags.  Errors: a list flag that does
+// not parse (InvalidArgument naming the flag and its value).
+absl::StatusOr<experiments::MmCidExperimentOptions> MmCidOptionsFromFlags();
+absl::StatusOr<experiments::TmigrExperimentOptions> TmigrOptionsFromFlags();
+absl::StatusOr<experiments::IdleExperimentOptions> IdleOptionsFromFlags();
+absl::StatusOr<experiments::VmstatExperimentOptions> VmstatOptionsFromFlags();
+
+}  // namespace isolation::isolab
+
+#endif  // ISOLATION_TOOLS_ISOLAB_SUBCOMMANDS_H_

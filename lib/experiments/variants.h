@@ -22,15 +22,12 @@ namespace isolation::experiments {
 // (fold_policy, slot), each axis in registration order.
 std::vector<VariantInfo> AllRegisteredVariants();
 
-// The mechanisms whose variants are not in a registry yet.
-std::vector<std::string> MechanismsWithoutRegistry();
-
 // One row per variant: mechanism, axis, name, "negative control" or "",
 // description; columns aligned.
 std::string VariantsText(const std::vector<VariantInfo>& variants);
 
 // {"variants": [{"mechanism", "axis", "name", "description",
-// "negative_control"}], "mechanisms_without_registry": [...]}.
+// "negative_control"}]}.
 nlohmann::json VariantsJson(const std::vector<VariantInfo>& variants);
 
 }  // namespace isolation::experiments

@@ -42,7 +42,8 @@ const char* const kActiveAfterCas[] = TMIGR_LEVEL_POINTS("tmigr.active_up.after_
 const char* const kUpdateEnter[] = TMIGR_LEVEL_POINTS("tmigr.update_events.enter");
 const char* const kUpdateLocklessRead[] = TMIGR_LEVEL_POINTS("tmigr.update_events.lockless_read");
 #undef TMIGR_LEVEL_POINTS
-const char* PointAt(const char* const* names, int level) { return names[std::min(level, 7)]; }
+// Unused when ISOLATION_INTERLEAVE_POINTS is off (the points compile to nothing).
+[[maybe_unused]] const char* PointAt(const char* const* names, int level) { return names[std::min(level, 7)]; }
 
 // smp_mb__after_atomic(): a full fence.  GCC rejects atomic_thread_fence
 // under -fsanitize=thread (-Werror=tsan), so TSan builds use a seq_cst RMW on

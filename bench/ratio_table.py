@@ -5,7 +5,7 @@
     bench/ratio_table.py build-bench/bench-json/*.json
 
 A ratio counter is one named ratio_to_<baseline>, ratio_vs_<baseline>,
-speedup, or <a>_over_<b>; each row is program, benchmark, the subject's ns per
+speedup, or <a>_over_<b> (and the simulator's events_per_s, a rate); each row is program, benchmark, the subject's ns per
 operation where the benchmark reports one (ns_per_op or word_ns, else the real time per
 iteration), the counter and its value.  Python 3 standard library only.
 """
@@ -13,13 +13,17 @@ import json
 import re
 import sys
 
-RATIO = re.compile(r"^(ratio_(to|vs)_.+|speedup|.+_over_.+)$")
+RATIO = re.compile(r"^(ratio_(to|vs)_.+|speedup|.+_over_.+|events_per_s)$")
 TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def rows(path):
-    with open(path) as f:
-        data = json.load(f)
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:  # empty when a filter matched nothing
+        print(f"{path}: skipped ({e})", file=sys.stderr)
+        return
     program = re.sub(r"\.json$", "", path.rsplit("/", 1)[-1])
     for b in data.get("benchmarks", []):
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":

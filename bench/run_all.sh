@@ -31,10 +31,17 @@ cmake --build "$build" -j"$jobs"
 mkdir -p "$out"
 mapfile -t programs < <(find "$build/bench" -type f -name '*_bench' -perm -u+x | sort)
 if ((${#programs[@]} == 0)); then echo "no benchmark programs under $build/bench" >&2; exit 1; fi
+failed=()
 for p in "${programs[@]}"; do
   name=$(basename "$p")
   echo "--- $name" >&2
-  "$p" --benchmark_format=json --benchmark_out_format=json --benchmark_out="$out/$name.json" \
-    --benchmark_min_time="${BENCH_MIN_TIME:-0.2}" --benchmark_filter="${BENCH_FILTER:-.}" "$@" >/dev/null
+  rm -f "$out/$name.json"
+  if ! "$p" --benchmark_format=json --benchmark_out_format=json --benchmark_out="$out/$name.json" \
+      --benchmark_min_time="${BENCH_MIN_TIME:-0.2}" --benchmark_filter="${BENCH_FILTER:-.}" "$@" >/dev/null; then
+    failed+=("$name")
+  fi
 done
-python3 bench/ratio_table.py "$out"/*.json
+shopt -s nullglob
+jsons=("$out"/*.json)
+if ((${#jsons[@]})); then python3 bench/ratio_table.py "${jsons[@]}"; fi
+if ((${#failed[@]})); then echo "failed: ${failed[*]}" >&2; exit 1; fi

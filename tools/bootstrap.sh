@@ -38,9 +38,11 @@ fi
 build=${BUILD_DIR:-build}
 jobs=$(nproc)
 # The test build checks the hot entry points' contracts (contract.h) although
-# RelWithDebInfo defines NDEBUG, so the misuse death tests run.
+# RelWithDebInfo defines NDEBUG, so the misuse death tests run, and carries
+# the test instrumentation (interleave points, store-buffer routing) that the
+# forced-race and weak-memory tests drive.
 hardened=()
-if [ "$mode" = test ]; then hardened=(-DISOLATION_HARDENED=ON); fi
+if [ "$mode" = test ]; then hardened=(-DISOLATION_HARDENED=ON -DISOLATION_INTERLEAVE_POINTS=ON); fi
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${hardened[@]}" ${CMAKE_ARGS:-} >/dev/null
 if [ "$mode" = reproduce ]; then

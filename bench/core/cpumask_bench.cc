@@ -9,6 +9,14 @@
 // inside one run (thread CPU time, batches of 256 calls) and reports
 // word_ns, naive_ns per call and `speedup` = naive / word-at-a-time, so the
 // ratio does not depend on comparing separate runs.
+//
+// BM_WeightVsPopcntPerWord (issue #12 goal 4): CpuMask::Weight() against
+// one popcnt instruction per word of the same mask (64 for 4096 bits, the
+// hardware limit), with `ratio_to_popcnt_per_word`;
+// BM_WeightPortableVsPopcntPerWord does the same for the portable loop that
+// Weight() was before run-time dispatch (libgcc's __popcountdi2 per word on
+// baseline x86-64), so before and after are in one
+// run.  Both need a CPU with popcnt (skipped with an error otherwise).
 
 #include <benchmark/benchmark.h>
 
@@ -18,6 +26,7 @@
 #include <random>
 
 #include "isolation/core/cpumask.h"
+#include "isolation/testing/bench.h"
 
 namespace isolation {
 namespace {
@@ -150,6 +159,64 @@ void BM_IterateScaling(benchmark::State& state) {
   RunVsNaive(state, m, SumByNext, SumByTest);
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+// The hardware limit: one popcnt per word, nothing else.  noinline so that
+// the compiler cannot fold it into the caller's (baseline) code.
+__attribute__((target("popcnt"), noinline)) int PopcntPerWord(const uint64_t* words, size_t n) {
+  int total = 0;
+  for (size_t i = 0; i < n; ++i) total += __builtin_popcountll(words[i]);
+  return total;
+}
+bool CpuHasPopcnt() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("popcnt");
+}
+#else
+int PopcntPerWord(const uint64_t* words, size_t n) {
+  int total = 0;
+  for (size_t i = 0; i < n; ++i) total += std::popcount(words[i]);
+  return total;
+}
+bool CpuHasPopcnt() { return true; }
+#endif
+
+template <typename Subject>
+void RunVsPopcntPerWord(benchmark::State& state, const CpuMask& m, Subject subject) {
+  if (!CpuHasPopcnt()) {
+    state.SkipWithError("this CPU has no popcnt instruction");
+    return;
+  }
+  const auto words = m.words();
+  testing::CompareToBaseline(
+      state,
+      [&](int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          benchmark::DoNotOptimize(&m);
+          benchmark::DoNotOptimize(subject(m));
+        }
+      },
+      [&](int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          benchmark::DoNotOptimize(words.data());
+          benchmark::DoNotOptimize(PopcntPerWord(words.data(), words.size()));
+        }
+      },
+      "popcnt_per_word");
+  SetLabels(state, m);
+  state.SetLabel(cpumask_internal::ActivePopcountKernels().name);
+}
+
+void BM_WeightVsPopcntPerWord(benchmark::State& state) {
+  const CpuMask m = MakeMask(static_cast<int>(state.range(0)), 50);
+  RunVsPopcntPerWord(state, m, [](const CpuMask& x) { return x.Weight(); });
+}
+
+void BM_WeightPortableVsPopcntPerWord(benchmark::State& state) {
+  const CpuMask m = MakeMask(static_cast<int>(state.range(0)), 50);
+  const auto& portable = cpumask_internal::PortablePopcountKernels();
+  RunVsPopcntPerWord(state, m, [&](const CpuMask& x) { return portable.weight(x.words().data(), x.words().size()); });
+}
+
 void SizesAndDensities(benchmark::internal::Benchmark* b) {
   b->ArgNames({"cpus", "density"});
   for (int cpus : {128, 4096}) {
@@ -163,6 +230,8 @@ BENCHMARK(BM_Weight)->Apply(SizesAndDensities);
 BENCHMARK(BM_WeightNaive)->Apply(SizesAndDensities);
 BENCHMARK(BM_IterateVsNaive)->Apply(SizesAndDensities);
 BENCHMARK(BM_WeightVsNaive)->Apply(SizesAndDensities);
+BENCHMARK(BM_WeightVsPopcntPerWord)->ArgName("cpus")->Arg(128)->Arg(4096)->UseManualTime();
+BENCHMARK(BM_WeightPortableVsPopcntPerWord)->ArgName("cpus")->Arg(128)->Arg(4096)->UseManualTime();
 BENCHMARK(BM_IterateScaling)->ArgName("cpus")->RangeMultiplier(4)->Range(64, 8192);
 
 }  // namespace

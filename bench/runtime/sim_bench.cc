@@ -2,8 +2,12 @@
 // Simulator throughput: events per wall second and simulated CPU-seconds per
 // wall second, over machine size (scaling curve 16..4096 CPUs), for a
 // periodic tick on busy CPUs (4M tick events per simulated second at 4096
-// CPUs, HZ 1000) and for a mostly idle nohz machine (idle CPUs cost nothing).
+// CPUs, HZ 1000) and for a mostly idle nohz machine (idle CPUs cost nothing);
+// and set-up time (synthetic topology and simulator, no tasks: a task's
+// affinity mask alone grows with the machine) at 8192 against 4096 CPUs in
+// one run (`setup_8192_over_4096`, 2.0 if linear).
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,8 +19,9 @@
 namespace isolation {
 namespace {
 
-// A simulator of `cpus` CPUs with `busy` tasks that run forever, spread
-// evenly (task c on CPU c * (cpus / busy)); nullptr if it cannot be created.
+// A simulator of `cpus` CPUs with `busy` (0 ... cpus) tasks that run
+// forever, spread evenly (task c on CPU c * (cpus / busy)); nullptr if it
+// cannot be created.
 std::unique_ptr<Simulator> Make(int cpus, TickMode mode, int busy) {
   // package:P core:C pu:1 with P*C == cpus.
   const int packages = cpus >= 64 ? cpus / 64 : 1;
@@ -84,6 +89,36 @@ void BM_SimMostlyIdle(benchmark::State& state) {
   state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SimMostlyIdle)->RangeMultiplier(4)->Range(16, 4096)->Unit(benchmark::kMillisecond);
+
+// Set-up cost of the machine (Make without tasks, + destruction) at 4096 and
+// 8192 CPUs, alternately, in one run: linear set-up gives a ratio of 2.
+void BM_SimSetupScaling(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  double t4096 = 0, t8192 = 0;
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    auto small = Make(4096, TickMode::kPeriodic, /*busy=*/0);
+    const bool small_ok = small != nullptr;
+    small.reset();
+    const auto t1 = Clock::now();
+    auto large = Make(8192, TickMode::kPeriodic, /*busy=*/0);
+    const bool large_ok = large != nullptr;
+    large.reset();
+    const auto t2 = Clock::now();
+    if (!small_ok || !large_ok) {
+      state.SkipWithError("topology");
+      return;
+    }
+    t4096 += std::chrono::duration<double>(t1 - t0).count();
+    t8192 += std::chrono::duration<double>(t2 - t1).count();
+    state.SetIterationTime(std::chrono::duration<double>(t2 - t0).count());
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["setup_4096_ms"] = t4096 * 1e3 / n;
+  state.counters["setup_8192_ms"] = t8192 * 1e3 / n;
+  state.counters["setup_8192_over_4096"] = t4096 > 0 ? t8192 / t4096 : 0;
+}
+BENCHMARK(BM_SimSetupScaling)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 
 }  // namespace
 }  // namespace isolation

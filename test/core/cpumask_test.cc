@@ -263,5 +263,61 @@ TEST(CpuMask, ForEachCpuWrapStopsWhenAsked) {
   EXPECT_EQ(seen, (std::vector<int>{14, 15, 0, 1}));
 }
 
+// The popcnt build of CpuMask's popcount loops (chosen at run time) and the
+// portable build give the same answers, and both match the bit-by-bit
+// reference, on random masks of every size class; CpuMask uses the one
+// ActivePopcountKernels() names, and that is popcnt wherever the CPU has it.
+TEST(CpuMaskPopcount, HardwareAndPortableKernelsAgreeOnRandomMasks) {
+  const cpumask_internal::PopcountKernels& portable = cpumask_internal::PortablePopcountKernels();
+  const cpumask_internal::PopcountKernels* hardware = cpumask_internal::HardwarePopcountKernels();
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("popcnt")) {
+    ASSERT_NE(hardware, nullptr);
+    EXPECT_STREQ(cpumask_internal::ActivePopcountKernels().name, "popcnt");
+  } else {
+    EXPECT_EQ(hardware, nullptr);
+  }
+#endif
+  if (hardware == nullptr) GTEST_SKIP() << "no popcnt instruction on this CPU/architecture";
+  std::mt19937_64 rng(12);
+  for (int nbits : {1, 63, 64, 65, 128, 200, 4096, kMaxCpus}) {
+    for (int round = 0; round < 20; ++round) {
+      SCOPED_TRACE(absl::StrCat("nbits ", nbits, " round ", round));
+      const Ref ra = RandomRef(rng, nbits);
+      const Ref rb = RandomRef(rng, nbits);
+      const CpuMask a = FromRef(ra);
+      const CpuMask b = FromRef(rb);
+      AtomicCpuMask atomic(nbits);
+      atomic.Store(a);
+      const auto wa = a.words();
+      const auto wb = b.words();
+      const int want = RefWeight(ra);
+      int want_and = 0;
+      for (size_t i = 0; i < ra.size(); ++i) want_and += (ra[i] && rb[i]) ? 1 : 0;
+      for (const cpumask_internal::PopcountKernels* k : {&portable, hardware}) {
+        SCOPED_TRACE(k->name);
+        ASSERT_EQ(k->weight(wa.data(), wa.size()), want);
+        ASSERT_EQ(k->weight_and(wa.data(), wb.data(), wa.size()), want_and);
+      }
+      // The atomic form reads through the line layout: compare whole masks.
+      EXPECT_EQ(atomic.Weight(), want);
+      EXPECT_EQ(a.Weight(), want);
+      EXPECT_EQ(a.WeightAnd(b), want_and);
+      // Nth over every rank, one past the last, and the bit-by-bit reference.
+      int rank = 0;
+      for (int cpu = 0; cpu < nbits; ++cpu) {
+        if (!ra[static_cast<size_t>(cpu)]) continue;
+        ASSERT_EQ(portable.nth(wa.data(), wa.size(), rank), cpu) << "rank " << rank;
+        ASSERT_EQ(hardware->nth(wa.data(), wa.size(), rank), cpu) << "rank " << rank;
+        ASSERT_EQ(a.Nth(rank), cpu) << "rank " << rank;
+        ++rank;
+      }
+      EXPECT_EQ(a.Nth(rank), nbits);
+      EXPECT_EQ(portable.nth(wa.data(), wa.size(), rank), hardware->nth(wa.data(), wa.size(), rank));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace isolation

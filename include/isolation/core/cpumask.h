@@ -62,6 +62,50 @@ constexpr uint64_t LastWordMask(int nbits) {
   const int rem = nbits % kWordBits;
   return rem == 0 ? ~uint64_t{0} : (uint64_t{1} << rem) - 1;
 }
+
+// Population-count loops over word arrays (Weight, WeightAnd, Nth).
+//
+// Built for baseline x86-64 (no -mpopcnt), std::popcount is a libgcc call
+// per word; the x86 `popcnt` instruction is ~10x faster but absent on some
+// older CPUs.  So on x86 without __POPCNT__ the loops live in
+// cpumask_popcount.cc in two builds, one with __attribute__((target("popcnt")))
+// and one portable, and the first call picks one by
+// __builtin_cpu_supports("popcnt") and stores it: never an illegal
+// instruction, one indirect call per mask operation after that.  Elsewhere
+// (-mpopcnt/-march=native, or another architecture) std::popcount is already
+// the instruction and the loops stay inline.
+// AtomicCpuMask's storage: one cache line of words.
+inline constexpr int kAtomicWordsPerLine = 8;
+struct alignas(64) AtomicWordLine {
+  std::atomic<uint64_t> w[kAtomicWordsPerLine];
+};
+
+struct PopcountKernels {
+  int (*weight)(const uint64_t* words, size_t n);
+  int (*weight_and)(const uint64_t* a, const uint64_t* b, size_t n);
+  // Over the first n words of `lines`, loaded relaxed.
+  int (*weight_atomic)(const AtomicWordLine* lines, size_t n);
+  // Index of the nth (0-based) set bit, or n * 64 when there are fewer.
+  int (*nth)(const uint64_t* words, size_t n, int nth);
+  const char* name;  // "popcnt" or "portable"
+};
+// The build compiled without the popcnt instruction (the loops before run-time
+// dispatch); always callable.
+const PopcountKernels& PortablePopcountKernels();
+// The build with the popcnt instruction, or nullptr where this CPU (or this
+// architecture/compiler) has none.
+const PopcountKernels* HardwarePopcountKernels();
+// The kernels CpuMask uses in this process (resolved on first use).
+const PopcountKernels& ActivePopcountKernels();
+
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__POPCNT__)
+#define ISOLATION_CPUMASK_POPCOUNT_DISPATCH 1
+// Starts at a resolver that replaces itself with the chosen kernels on first
+// use; constant-initialised, so usable from other static initialisers.
+// Relaxed: every value it ever holds points to immutable constant data.
+extern std::atomic<const PopcountKernels*> active_popcount;
+inline const PopcountKernels& Popcount() { return *active_popcount.load(std::memory_order_relaxed); }
+#endif
 }  // namespace cpumask_internal
 
 // -----------------------------------------------------------------------------
@@ -218,6 +262,10 @@ class CpuMask {
   int FirstZero() const { return NextZero(-1); }
   // The n-th (0-based) set bit, or >= nbits() (cpumask_nth).
   int Nth(int n) const {
+#if defined(ISOLATION_CPUMASK_POPCOUNT_DISPATCH)
+    const int bit = cpumask_internal::Popcount().nth(words_.data(), words_.size(), n);
+    return bit < nbits_ ? bit : nbits_;
+#endif
     for (size_t w = 0; w < words_.size(); ++w) {
       uint64_t word = words_[w];
       const int pc = std::popcount(word);
@@ -232,9 +280,13 @@ class CpuMask {
   }
 
   int Weight() const {
+#if defined(ISOLATION_CPUMASK_POPCOUNT_DISPATCH)
+    return cpumask_internal::Popcount().weight(words_.data(), words_.size());
+#else
     int n = 0;
     for (uint64_t w : words_) n += std::popcount(w);
     return n;
+#endif
   }
   bool Empty() const {
     for (uint64_t w : words_) {
@@ -298,9 +350,13 @@ class CpuMask {
   }
   int WeightAnd(const CpuMask& other) const {
     CheckSameSize(other);
+#if defined(ISOLATION_CPUMASK_POPCOUNT_DISPATCH)
+    return cpumask_internal::Popcount().weight_and(words_.data(), other.words_.data(), words_.size());
+#else
     int n = 0;
     for (size_t i = 0; i < words_.size(); ++i) n += std::popcount(words_[i] & other.words_[i]);
     return n;
+#endif
   }
 
   // for (int cpu : mask) visits set bits in ascending order (for_each_cpu).
@@ -488,9 +544,13 @@ class AtomicCpuMask {
     }
   }
   int Weight() const {
+#if defined(ISOLATION_CPUMASK_POPCOUNT_DISPATCH)
+    return cpumask_internal::Popcount().weight_atomic(words_.get(), static_cast<size_t>(nwords_));
+#else
     int n = 0;
     for (int i = 0; i < nwords_; ++i) n += std::popcount(word(i).load(std::memory_order_relaxed));
     return n;
+#endif
   }
   bool Empty() const {
     for (int i = 0; i < nwords_; ++i) {
@@ -523,10 +583,8 @@ class AtomicCpuMask {
   void CheckBit(int cpu) const {
     ISOLATION_CONTRACT(cpu >= 0 && cpu < nbits_, "cpu %d outside the mask's [0, %d)", cpu, nbits_);
   }
-  static constexpr int kWordsPerLine = 8;
-  struct alignas(64) Line {
-    std::atomic<uint64_t> w[kWordsPerLine];
-  };
+  static constexpr int kWordsPerLine = cpumask_internal::kAtomicWordsPerLine;
+  using Line = cpumask_internal::AtomicWordLine;
   static uint64_t Bit(int cpu) { return uint64_t{1} << (cpu % 64); }
   std::atomic<uint64_t>& word(int i) const { return words_[i / kWordsPerLine].w[i % kWordsPerLine]; }
 

@@ -52,8 +52,9 @@ extern std::atomic<bool> g_active;
 void Reached(const char* name);
 }  // namespace interleave_internal
 
-// Built with -DISOLATION_INTERLEAVE_POINTS (the CMake option of that name,
-// ON by default) the macro is a relaxed load of g_active plus a never-taken
+// Built with -DISOLATION_INTERLEAVE_POINTS (the CMake option of that name:
+// OFF by default in Release/MinSizeRel, the builds users link and benchmark;
+// ON in the other build types and in the test builds) the macro is a relaxed load of g_active plus a never-taken
 // branch; without it, the macro compiles to nothing and the Interleaver
 // still links (its scripts then can only run actors to completion).
 // Memory ordering: relaxed suffices for g_active; it only selects the slow

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "isolation/core/fence.h"
 #include "isolation/core/contract.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "core/status_macros.h"
@@ -127,25 +128,14 @@ absl::Status RollBackUnrunChild(Task* tasks, int max_tasks, TaskId child, GetMm 
   return absl::OkStatus();
 }
 
-// smp_mb(): the full fence of the Dekker pairings.  ThreadSanitizer does not
-// model atomic_thread_fence (g++ rejects it under -fsanitize=thread with
-// -Werror=tsan), so TSan builds use a seq_cst RMW on a thread-local dummy,
-// which is a full barrier on x86-64 and arm64 and which TSan understands.
-// Under a StoreBufferModel (store_buffer.h) the fence also drains the
-// calling thread's modelled store buffer; otherwise that is a relaxed load
-// and a never-taken branch.
-#if defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN)
+// smp_mb(): the full fence of the Dekker pairings (core/fence.h says why TSan
+// builds use an RMW instead).  Under a StoreBufferModel (store_buffer.h) the
+// fence also drains the calling thread's modelled store buffer; otherwise
+// that is a relaxed load and a never-taken branch.
 inline void FullFence() {
   store_buffer::OnFullFence();
-  thread_local std::atomic<int> dummy{0};
-  dummy.fetch_add(0, std::memory_order_seq_cst);
+  SeqCstFence();
 }
-#else
-inline void FullFence() {
-  store_buffer::OnFullFence();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-#endif
 
 // cpu_relax(): the spin-wait hint.
 inline void CpuRelax() {

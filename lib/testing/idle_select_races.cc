@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "isolation/core/fence.h"
 #include "isolation/core/interleave.h"
 #include "isolation/core/store_buffer.h"
 #include "isolation/idle_select/selector.h"
@@ -122,7 +123,7 @@ absl::StatusOr<bool> Handshake(const std::string& sel, bool idle_fence, bool wak
     il.Add("idle", [r, idle_fence] {
       MakeIdle(*r->st, kIdle);  // do_idle(): the selector publishes the idle bit
       if (idle_fence) {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        SeqCstFence();  // smp_mb() (core/fence.h: TSan-safe)
         store_buffer::OnFullFence();
       }
       ISOLATION_INTERLEAVE_POINT("kit.idle_select.s16.published");
@@ -133,7 +134,7 @@ absl::StatusOr<bool> Handshake(const std::string& sel, bool idle_fence, bool wak
     il.Add("waker", [r, waker_fence] {
       store_buffer::Store(r->queue, 1, std::memory_order_relaxed);  // the task is queued
       if (waker_fence) {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        SeqCstFence();  // smp_mb() (core/fence.h: TSan-safe)
         store_buffer::OnFullFence();
       }
       ISOLATION_INTERLEAVE_POINT("kit.idle_select.s16.queued");

@@ -16,6 +16,7 @@
 #include <memory>
 #include <utility>
 
+#include "isolation/core/fence.h"
 #include "isolation/core/interleave.h"
 #include "tmigr/hierarchy.h"
 
@@ -48,17 +49,8 @@ inline constexpr const char* kUpdateBeforeLock[] = TMIGR_LEVEL_POINTS("tmigr.upd
 #undef TMIGR_LEVEL_POINTS
 inline const char* PointAt(const char* const* names, int level) { return names[std::min(level, 7)]; }
 
-// smp_mb__after_atomic(): a full fence.  GCC rejects atomic_thread_fence
-// under -fsanitize=thread (-Werror=tsan), so TSan builds use a seq_cst RMW on
-// a thread-local dummy, a full barrier on x86-64 and arm64 that TSan models.
-inline void FullFence() {
-#if defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN)
-  thread_local std::atomic<int> dummy{0};
-  dummy.fetch_add(0, std::memory_order_seq_cst);
-#else
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-}
+// smp_mb__after_atomic(): a full fence (core/fence.h).
+inline void FullFence() { SeqCstFence(); }
 
 }  // namespace hierarchy_internal
 

@@ -273,21 +273,37 @@ Violations CheckConcurrentSwitchAndScan(const MmCidVariant& v) {
   for (int t = 0; t < 6; ++t) (void)m.Fork(kNoTask, t, mm, CpuMask::Full(4), 0);
   std::atomic<bool> stop{false};
   std::atomic<int64_t> dup{0};
+  // running_cid[c]: the ID CPU c's current task holds, published only while
+  // c owns it -- set after the switch that took it, cleared to -1 before
+  // every switch that may put it (the final switch-out too: a CPU that left
+  // its loop still showing an ID the scanner then stole from its idle slot
+  // made the other CPU count a duplicate, a false positive).  Each CPU stores
+  // its own entry, fences, then loads the other's (the SB/Dekker pattern with
+  // seq_cst fences): if two CPUs' ownership of one ID overlapped, at least one
+  // of them sees the other's entry.
   std::atomic<int32_t> running_cid[2] = {-1, -1};
   auto cpu_loop = [&](int cpu) {
     TaskId cur = kNoTask;
+    auto switch_to = [&](TaskId next) {
+      running_cid[cpu].store(-1, std::memory_order_relaxed);
+      // Orders the -1 before the switch's relaxed store of rq->curr: a scanner
+      // that reads the new `curr`, steals the ID and frees it (release) to the
+      // other CPU (acquire) then puts that CPU's fence below after this one,
+      // so its load sees the -1 -- in the C++ model, not just on x86-TSO.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      m.ContextSwitch(cpu, cur, next, MonotonicNanos());
+      cur = next;
+    };
     int i = 0;
     while (!stop.load(std::memory_order_relaxed)) {
       const int k = i++;
-      const TaskId next = k % 4 == 3 ? kNoTask : static_cast<TaskId>(cpu * 3 + k % 3);
-      running_cid[cpu].store(-1);
-      m.ContextSwitch(cpu, cur, next, MonotonicNanos());
-      cur = next;
+      switch_to(k % 4 == 3 ? kNoTask : static_cast<TaskId>(cpu * 3 + k % 3));
       const int32_t id = cur == kNoTask ? -1 : m.TaskCid(cur);
-      running_cid[cpu].store(id);
-      if (id >= 0 && id == running_cid[1 - cpu].load()) dup.fetch_add(1);
+      running_cid[cpu].store(id, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_seq_cst);  // the Dekker pair; after switch_to's fence
+      if (id >= 0 && id == running_cid[1 - cpu].load(std::memory_order_relaxed)) dup.fetch_add(1);
     }
-    m.ContextSwitch(cpu, cur, kNoTask, MonotonicNanos());
+    switch_to(kNoTask);
   };
   std::atomic<int64_t> scans_run{0};
   std::thread scanner([&] {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isolation/core/fence.h"
 #include "isolation/core/clock.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
@@ -290,7 +291,7 @@ Violations CheckConcurrentSwitchAndScan(const MmCidVariant& v) {
       // that reads the new `curr`, steals the ID and frees it (release) to the
       // other CPU (acquire) then puts that CPU's fence below after this one,
       // so its load sees the -1 -- in the C++ model, not just on x86-TSO.
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      SeqCstFence();
       m.ContextSwitch(cpu, cur, next, MonotonicNanos());
       cur = next;
     };
@@ -300,7 +301,7 @@ Violations CheckConcurrentSwitchAndScan(const MmCidVariant& v) {
       switch_to(k % 4 == 3 ? kNoTask : static_cast<TaskId>(cpu * 3 + k % 3));
       const int32_t id = cur == kNoTask ? -1 : m.TaskCid(cur);
       running_cid[cpu].store(id, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_seq_cst);  // the Dekker pair; after switch_to's fence
+      SeqCstFence();  // the Dekker pair; after switch_to's fence
       if (id >= 0 && id == running_cid[1 - cpu].load(std::memory_order_relaxed)) dup.fetch_add(1);
     }
     switch_to(kNoTask);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,13 +35,19 @@ TEST(Variants, ListsBuiltInsAndNegativeControls) {
   ASSERT_NE(control, nullptr);
   EXPECT_TRUE(control->negative_control);
   EXPECT_FALSE(Find(rows, "idle_select", "selector", "V0")->negative_control);
-  // Every axis of both registered mechanisms, and nothing else.
+  // Every axis of the four mechanisms, and nothing else.
+  const std::set<std::string> axes = {"mm_cid/design",       "mm_cid/allocator", "mm_cid/scope",
+                                      "mm_cid/granularity",  "mm_cid/placement", "mm_cid/tick",
+                                      "tmigr/participation", "tmigr/hierarchy",  "idle_select/selector",
+                                      "vmstat/fold_policy",  "vmstat/slot"};
+  std::set<std::string> seen;
   for (const VariantInfo& v : rows) {
-    EXPECT_TRUE((v.mechanism == "idle_select" && v.axis == "selector") ||
-                (v.mechanism == "vmstat" && (v.axis == "fold_policy" || v.axis == "slot")))
-        << v.mechanism << "/" << v.axis;
+    const std::string axis = v.mechanism + "/" + v.axis;
+    EXPECT_TRUE(axes.contains(axis)) << axis;
+    seen.insert(axis);
     EXPECT_FALSE(v.description.empty()) << v.name;
   }
+  EXPECT_EQ(seen, axes);
 }
 
 TEST(Variants, OutsideRegistrationsGetARow) {

@@ -87,6 +87,7 @@ const std::vector<TmigrCheck>& TmigrChecks() {
       // TmigrRaces
       {"S12_RaceR1AllSchedules", CheckS12RaceR1AllSchedules, false},
       {"S13_RaceR2AllSchedules", CheckS13RaceR2AllSchedules, false},
+      {"S28_RaceR4AllSchedules", CheckS28RaceR4AllSchedules, false},
       {"S17_HotplugVsIdleAllSchedules", CheckS17HotplugVsIdleAllSchedules, false},
       {"I2_TwoServicersExpireOnce", CheckI2TwoServicersExpireOnce, false},
       {"HandleRemoteStopsWhenChildBecameMigrator", CheckHandleRemoteStopsWhenChildBecameMigrator, false},

@@ -111,6 +111,67 @@ std::vector<std::string> CheckS13RaceR2AllSchedules(const TmigrVariant& v) {
   return r.Take();
 }
 
+// S28 race R4 (found by S27 on real threads): two CPUs idle at once, the one
+// whose state CAS comes first ("early", not the last of the group, so its
+// CAS says "walk done") holding a global timer (100), the other ("last")
+// none.  When the last one propagates the group upward before the early
+// one's event reaches the group, nothing carries that event further.  Three
+// schedules: early parked right after its CAS while last runs (the race),
+// and both sequential orders.  In each the timer must stay covered on its
+// path (I5) and, the hierarchy being idle, someone must wake for it.  At
+// level 0 (4 CPUs, GRP0:0 = {0, 1}) and at level 1 (8 CPUs: CPU 2 idles
+// GRP0:1 while CPU 0 is still active in GRP1:0 and then idles it).  Not
+// Interleaver::Explore: the 8-CPU walks have too many points to enumerate.
+std::vector<std::string> CheckS28RaceR4AllSchedules(const TmigrVariant& v) {
+  Report r("S28");
+  struct Setup {
+    int ncpus;
+    std::vector<int> idle_first;  // idle before the race, no timer
+    int early;                    // idles with the timer, not the last of its group
+    int last;                     // idles without a timer, last everywhere
+    const char* park;             // where the early CPU's walk is parked
+  };
+  const Setup setups[] = {{4, {2, 3}, 1, 0, "tmigr.inactive_up.after_cas.l0"},
+                          {8, {1, 3, 4, 5, 6, 7}, 2, 0, "tmigr.inactive_up.after_cas.l1"}};
+  constexpr Nanos kTimer = 100;
+  for (const Setup& su : setups) {
+    const std::vector<std::vector<Interleaver::Slice>> scripts = {
+        {{"early_idle", su.park}, {"last_idle", ""}, {"early_idle", ""}},
+        {{"early_idle", ""}, {"last_idle", ""}},
+        {{"last_idle", ""}, {"early_idle", ""}},
+    };
+    for (size_t k = 0; k < scripts.size(); ++k) {
+      const std::string at = absl::StrCat(su.ncpus, " cpus, schedule ", k, ": ");
+      auto made = tmigr_internal::MakeUp(v, su.ncpus, 2);
+      if (!made.ok()) {
+        r.Fail(absl::StrCat(at, "set-up: ", made.status().ToString()));
+        return r.Take();
+      }
+      Fixture& f = *made;
+      for (int c : su.idle_first) f.tm->Deactivate(c, kNanosMax);
+      Nanos ret_early = kNanosMax, ret_last = kNanosMax;
+      Interleaver il;
+      il.Add("early_idle", [&] { ret_early = f.tm->Deactivate(su.early, kTimer); });
+      il.Add("last_idle", [&] { ret_last = f.tm->Deactivate(su.last, kNanosMax); });
+      if (const absl::Status run = il.Run(scripts[k]); !run.ok()) {
+        r.Fail(absl::StrCat(at, "interleaving: ", run.ToString()));
+        continue;
+      }
+      const tmigr::HierarchySnapshot snap = f.tm->Snapshot();
+      const tmigr::PathCoverage cov = tmigr::CoverageOf(snap, su.early, kTimer);
+      if (cov.min_expiry_on_path > kTimer) {
+        r.Fail(absl::StrCat(at, "I5 cpu ", su.early, "'s timer ", kTimer,
+                            " not covered on its path up to an active group"));
+      } else if (cov.reaches_idle_root && ret_early > kTimer && ret_last > kTimer) {
+        r.Fail(absl::StrCat(at, "I5 nobody wakes for cpu ", su.early, "'s timer (cpu ", su.early, " gets ",
+                            ret_early, ", cpu ", su.last, " gets ", ret_last, ")"));
+      }
+      r.Add(tmigr::CheckHierarchyInvariants(snap), at);
+    }
+  }
+  return r.Take();
+}
+
 // S17: while the prepare of CPU 8 creates a new root, the last active CPU of
 // the old root (CPU 0) goes idle.  The new root must never get migrator 0 or
 // an active bit for an idle subtree (b729cc1ec21a, de3ced72a792).
@@ -266,6 +327,7 @@ void ExpectClean(const std::vector<std::string>& violations) {
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TmigrRaces);
 TEST_P(TmigrRaces, S12_RaceR1AllSchedules) { ExpectClean(CheckS12RaceR1AllSchedules(GetParam())); }
 TEST_P(TmigrRaces, S13_RaceR2AllSchedules) { ExpectClean(CheckS13RaceR2AllSchedules(GetParam())); }
+TEST_P(TmigrRaces, S28_RaceR4AllSchedules) { ExpectClean(CheckS28RaceR4AllSchedules(GetParam())); }
 TEST_P(TmigrRaces, S17_HotplugVsIdleAllSchedules) { ExpectClean(CheckS17HotplugVsIdleAllSchedules(GetParam())); }
 TEST_P(TmigrRaces, I2_TwoServicersExpireOnce) { ExpectClean(CheckI2TwoServicersExpireOnce(GetParam())); }
 TEST_P(TmigrRaces, HandleRemoteStopsWhenChildBecameMigrator) {

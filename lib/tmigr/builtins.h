@@ -27,6 +27,7 @@ std::unique_ptr<TimerMigration> MakeEarlyReturnHierarchy(HierarchyArgs args);
 std::unique_ptr<TimerMigration> MakeQuickCheckTopOnlyHierarchy(HierarchyArgs args);
 std::unique_ptr<TimerMigration> MakeNoSeqIncrementHierarchy(HierarchyArgs args);
 std::unique_ptr<TimerMigration> MakeLocklessUpdateReadsHierarchy(HierarchyArgs args);
+std::unique_ptr<TimerMigration> MakeKernelR4Hierarchy(HierarchyArgs args);
 
 }  // namespace isolation::tmigr
 

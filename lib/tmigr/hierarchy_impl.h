@@ -31,6 +31,12 @@ struct MainlineQuirks {
   static constexpr bool kQuickCheckTopOnly = false;    // 8ca1836769d7 undone
   static constexpr bool kNoSeqIncrement = false;       // race R1 unprotected
   static constexpr bool kLocklessUpdateReads = false;  // race R2 unprotected
+  // Race R4 (docs/tmigr.md, S28): the kernel as released (checked against
+  // v6.19's timer_migration.c) lets a CPU that is not the last to idle in
+  // its group queue its event after the last one already propagated the
+  // group upward; nobody carries the event further.  Mainline here carries
+  // it (see InactiveUp); the kernel_r4 control is the kernel's code exactly.
+  static constexpr bool kKernelR4 = false;
 };
 
 namespace hierarchy_internal {
@@ -82,6 +88,9 @@ class HierarchyImpl final : public HierarchyBase {
     bool check = false;
     int runner = -1;
     int cpu = -1;  // the CPU whose (de)activation walks (trace events only)
+    // Set by UpdateEvents: it queued a live event into a group it found
+    // inactive under the group's lock (what race R4 needs to know).
+    bool queued_into_idle_group = false;
   };
 
   template <typename StepFn>
@@ -95,6 +104,7 @@ class HierarchyImpl final : public HierarchyBase {
   bool ActiveUp(Group* group, Walk& data);
   bool InactiveUp(Group* group, Group* child, Walk& data);
   bool UpdateEvents(Group* group, Group* child, Walk& data);
+  void PropagateFrom(Group* group, Walk& data);
   bool RequiresHandleRemoteUp(Group* group, Walk& data);
   bool HandleRemoteUp(Group* group, Walk& data);
   void HandleRemoteCpu(int cpu, int runner, Nanos now);
@@ -283,6 +293,7 @@ bool HierarchyImpl<Q>::UpdateEvents(Group* group, Group* child, Walk& data) {
     evt->expires = nextexp;
     evt->cpu = first_childevt->cpu;
     if (group->events.Add(evt)) group->next_expiry.store(nextexp, std::memory_order_relaxed);
+    data.queued_into_idle_group = groupstate.active == 0;
   }
 
 check_toplvl:
@@ -347,8 +358,32 @@ bool HierarchyImpl<Q>::InactiveUp(Group* group, Group* child, Walk& data) {
   }
   ISOLATION_INTERLEAVE_POINT(PointAt(hierarchy_internal::kInactiveAfterCas, group->level));
   data.remote = false;
+  data.queued_into_idle_group = false;
   UpdateEvents(group, child, data);
+  if constexpr (!Q::kKernelR4) {
+    // Race R4: the CAS above left the group active (another child was), but
+    // by the time this walk held the group's lock the last child had gone
+    // idle and may already have propagated the group's first event upward
+    // without ours.  The state was read under the lock, so either that
+    // propagation saw our event or we see the group inactive here: carry it
+    // up ourselves, as a new timer would (tmigr_new_timer_up()).
+    if (walk_done && data.queued_into_idle_group) PropagateFrom(group, data);
+  }
   return walk_done;
+}
+
+// The rest of a tmigr_new_timer_up() walk, from `group`'s parent: used only
+// by the R4 fix, so the common path pays one store and one test.
+template <typename Q>
+void HierarchyImpl<Q>::PropagateFrom(Group* group, Walk& data) {
+  Group* child = group;
+  // Pairs with the release store in ConnectChildParent().
+  for (Group* parent = child->parent.load(std::memory_order_acquire); parent != nullptr;
+       parent = parent->parent.load(std::memory_order_acquire)) {
+    data.childmask = child->groupmask;
+    if (UpdateEvents(parent, child, data)) break;
+    child = parent;
+  }
 }
 
 template <typename Q>

@@ -51,7 +51,7 @@ VariantRegistry<HierarchyFactory>& HierarchyRegistry() {
   static VariantRegistry<HierarchyFactory>* const registry = [] {
     auto* r = new VariantRegistry<HierarchyFactory>("tmigr hierarchy");
     MustRegister(*r, {"mainline", "the pull model as released: v6.9 with its -rc fixes and the later fixes "
-                                  "(setup as in 2519003dd5fb)",
+                                  "(setup as in 2519003dd5fb), plus our fix of race R4 (S28)",
                       false, [](HierarchyArgs a) { return MakeMainlineHierarchy(std::move(a)); }});
     MustRegister(*r, {"ghost_timer", "negative control: the ghost timer fixed by f55acb1e44f3 (S11)", true,
                       [](HierarchyArgs a) { return MakeGhostTimerHierarchy(std::move(a)); }});
@@ -72,6 +72,10 @@ VariantRegistry<HierarchyFactory>& HierarchyRegistry() {
                       "negative control: event update reads the states before the locks, race R2 "
                       "unprotected (S13)",
                       true, [](HierarchyArgs a) { return MakeLocklessUpdateReadsHierarchy(std::move(a)); }});
+    MustRegister(*r, {"kernel_r4",
+                      "negative control: tmigr_inactive_up() exactly as in v6.19, race R4 unprotected: a "
+                      "non-last idler's late event is not carried upward (S28)",
+                      true, [](HierarchyArgs a) { return MakeKernelR4Hierarchy(std::move(a)); }});
     return r;
   }();
   return *registry;

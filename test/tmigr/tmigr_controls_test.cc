@@ -53,7 +53,7 @@ TEST(TmigrNegativeControls, EveryShippedControlFailsTheKit) {
     const TmigrVariant v{e->name, "mainline"};
     EXPECT_THAT(FailingFastChecks(v), Not(IsEmpty())) << v.ToString() << " passes every fast check";
   }
-  EXPECT_EQ(controls, 7);
+  EXPECT_EQ(controls, 8);
 }
 
 // Each control fails the check of the scenario it re-creates, and that
@@ -74,6 +74,8 @@ TEST(TmigrNegativeControls, EachFailsItsScenario) {
       {{"v6.9", "quick_check_top_only"}, CheckS14QuickCheck, "level-0 expiry 30"},
       {{"v6.9", "no_seq_increment"}, CheckS12RaceR1AllSchedules, "I3 GRP0:0"},
       {{"v6.9", "lockless_update_reads"}, CheckS13RaceR2AllSchedules, "nobody wakes for TIMER0"},
+      {{"v6.9", "kernel_r4"}, CheckS28RaceR4AllSchedules, "4 cpus, schedule 0: I5 cpu 1's timer 100 not covered"},
+      {{"v6.9", "kernel_r4"}, CheckS28RaceR4AllSchedules, "8 cpus, schedule 0: I5 cpu 2's timer 100 not covered"},
       {{"isolation-no-cpuset-term", "mainline"}, CheckS22CpusetIsolatedStaysOutOnHotplug,
        "cpu 5 available after coming back"},
   };

@@ -223,6 +223,7 @@ TEST(TmigrVariants, EveryBuiltInIsListedWithDescriptionAndFlag) {
                         "hierarchy:quick_check_top_only (control)",
                         "hierarchy:no_seq_increment (control)",
                         "hierarchy:lockless_update_reads (control)",
+                        "hierarchy:kernel_r4 (control)",
                     }));
 }
 

@@ -17,8 +17,8 @@
 // The suites (one TEST_P per check below; the name says the spec label):
 //   TmigrScenarios  direct API: S1-S11, S14-S16, §3.8, I12, on a recording
 //                   timer backend with fixed CPUs and expiries;
-//   TmigrRaces      forced interleavings (core/interleave.h): S12, S13, S17
-//                   over every schedule at the granularity of the
+//   TmigrRaces      forced interleavings (core/interleave.h): S12, S13, S28,
+//                   S17 over every schedule at the granularity of the
 //                   interleave points; I2 (two servicers of one event) over
 //                   the four schedules that park no actor holding a lock;
 //                   the migrator re-check of §3.8;
@@ -115,6 +115,7 @@ std::vector<std::string> CheckI5LastIdleCpuWakesForTheFirstTimer(const TmigrVari
 // TmigrRaces
 std::vector<std::string> CheckS12RaceR1AllSchedules(const TmigrVariant& v);
 std::vector<std::string> CheckS13RaceR2AllSchedules(const TmigrVariant& v);
+std::vector<std::string> CheckS28RaceR4AllSchedules(const TmigrVariant& v);
 std::vector<std::string> CheckS17HotplugVsIdleAllSchedules(const TmigrVariant& v);
 std::vector<std::string> CheckI2TwoServicersExpireOnce(const TmigrVariant& v);
 std::vector<std::string> CheckHandleRemoteStopsWhenChildBecameMigrator(const TmigrVariant& v);

@@ -36,8 +36,9 @@
 //                  are unavailable after the late init, except nohz_full CPUs
 //                  and the tick CPU while nohz_full runs; merged exclude order.
 //     "isolation-v15" the same with [V15]'s exclude order; more in variants.h.
-//   hierarchy (Options::hierarchy): the pull-model algorithm -- "mainline", or
-//     a negative control re-creating a fixed bug ("ghost_timer", ...) so the
+//   hierarchy (Options::hierarchy): the pull-model algorithm -- "mainline"
+//     (the kernel's, plus our fix of race R4: docs/tmigr.md, S28), or a
+//     negative control re-creating a bug ("ghost_timer", "kernel_r4", ...) so the
 //     conformance suites (isolation/testing/tmigr.h) can be seen to fail.
 // Code outside the library registers its own variants there (one call) and
 // then gets every conformance suite, benchmark and isolab row.

@@ -11,6 +11,7 @@
 // memory accesses for TSan and for the C++ memory model.
 
 #include <atomic>
+#include <cstdio>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -132,8 +133,20 @@ void Interleaver::Add(std::string actor, std::function<void()> fn) {
   impl_->actors.push_back(std::move(a));
 }
 
+namespace interleave_internal {
+void NoteIfInstrumentationMissing() {
+  if constexpr (!kInstrumentationCompiled) {
+    static std::once_flag once;
+    std::call_once(once, [] { std::fprintf(stderr, "%s\n", kInstrumentationMissingMarker); });
+  }
+}
+}  // namespace interleave_internal
+
 absl::Status Interleaver::Run(const std::vector<Slice>& script) {
   Impl& im = *impl_;
+  for (const Slice& slice : script) {
+    if (!slice.until_point.empty()) interleave_internal::NoteIfInstrumentationMissing();
+  }
   // Validate the actors and the whole script before running any of it.
   for (size_t i = 0; i < im.actors.size(); ++i) {
     const Impl::Actor& a = *im.actors[i];
@@ -207,6 +220,7 @@ absl::StatusOr<int> Interleaver::Explore(const std::function<void(Interleaver&)>
   // point, i.e. it reached at least s_i points in the run (later points come
   // from the run-to-completion that ends every run).
   if (!make || !check) return absl::InvalidArgumentError("Interleaver::Explore: make or check is empty");
+  interleave_internal::NoteIfInstrumentationMissing();
   std::vector<std::vector<int>> stack = {{}};
   int runs = 0;
   int complete = 0;

@@ -8,6 +8,7 @@
 // and when the model is destroyed.
 
 #include "isolation/core/store_buffer.h"
+#include "isolation/core/interleave.h"
 
 #include <algorithm>
 #include <map>
@@ -139,6 +140,7 @@ void OperationEnds() {
 }  // namespace store_buffer_internal
 
 StoreBufferModel::StoreBufferModel() {
+  interleave_internal::NoteIfInstrumentationMissing();
   LifetimeMutex().lock();
   State& s = GetState();
   {

@@ -52,6 +52,26 @@ extern std::atomic<bool> g_active;
 void Reached(const char* name);
 }  // namespace interleave_internal
 
+// Whether this build compiles the interleave points and the store-buffer
+// routing in (the ISOLATION_INTERLEAVE_POINTS CMake option).
+#if defined(ISOLATION_INTERLEAVE_POINTS)
+inline constexpr bool kInstrumentationCompiled = true;
+#else
+inline constexpr bool kInstrumentationCompiled = false;
+#endif
+// The line an Interleaver script naming a point, an Interleaver::Explore or
+// a StoreBufferModel prints (once per process, to stderr) in a build
+// without the instrumentation: such a test cannot do what it says, and the
+// project's ctest marks every test printing it as skipped
+// (SKIP_REGULAR_EXPRESSION) instead of reporting a failure.  Use the same
+// property for your own tests of the kit in such a build.
+inline constexpr const char* kInstrumentationMissingMarker =
+    "ISOLATION_INSTRUMENTATION_MISSING: built without ISOLATION_INTERLEAVE_POINTS; this test is skipped";
+namespace interleave_internal {
+// Prints kInstrumentationMissingMarker once if !kInstrumentationCompiled.
+void NoteIfInstrumentationMissing();
+}  // namespace interleave_internal
+
 // Built with -DISOLATION_INTERLEAVE_POINTS (the CMake option of that name:
 // OFF by default in Release/MinSizeRel, the builds users link and benchmark;
 // ON in the other build types and in the test builds) the macro is a relaxed load of g_active plus a never-taken

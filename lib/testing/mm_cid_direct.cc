@@ -424,18 +424,38 @@ Violations CheckCompaction(const MmCidVariant& v) {
   return out;
 }
 
+namespace {
+// S10's starting point: an mm on `p` CPUs whose tasks 0..threads-1 were
+// forked (task 0 first, the others from it) and switched in on CPUs
+// 0..threads-1.
+struct RunningMm {
+  std::unique_ptr<MmCid> m;
+  MmId mm = 0;
+};
+absl::StatusOr<RunningMm> StartThreads(const MmCidVariant& v, int p, int threads, Nanos now) {
+  auto created = MmCid::Create(p, v);
+  if (!created.ok()) return created.status();
+  RunningMm r{std::move(*created), 0};
+  auto mm = r.m->CreateMm(CpuMask::Full(p), now);
+  if (!mm.ok()) return mm.status();
+  r.mm = *mm;
+  for (int k = 0; k < threads; ++k) {
+    const absl::Status s = r.m->Fork(k == 0 ? kNoTask : 0, k, r.mm, CpuMask::Full(p), now);
+    if (!s.ok()) return absl::InternalError(absl::StrCat("fork of task ", k, ": ", s.ToString()));
+  }
+  for (int k = 0; k < threads; ++k) r.m->ContextSwitch(k, kNoTask, k, now);
+  return r;
+}
+}  // namespace
+
 Violations CheckExecAndRejectedFork(const MmCidVariant& v) {
   const int p = 8;
-  auto created = MmCid::Create(p, v);
-  if (!created.ok()) return {created.status().ToString()};
-  MmCid& m = **created;
-  Violations out;
   Nanos now = 1000;
-  const MmId old_mm = *m.CreateMm(CpuMask::Full(p), now);
-  for (int k = 0; k < 4; ++k) {
-    if (!m.Fork(k == 0 ? kNoTask : 0, k, old_mm, CpuMask::Full(p), now).ok()) out.push_back("fork");
-  }
-  for (int k = 0; k < 4; ++k) m.ContextSwitch(k, kNoTask, k, now);
+  auto started = StartThreads(v, p, 4, now);
+  if (!started.ok()) return {started.status().ToString()};
+  MmCid& m = *started->m;
+  const MmId old_mm = started->mm;
+  Violations out;
   if (m.MmUsers(old_mm) != 4 || m.CidmaskWeight(old_mm) != 4) out.push_back("S10 setup: 4 users with 4 IDs");
   // Rejected thread creation: nothing changes.
   if (m.Fork(0, 1, old_mm, CpuMask::Full(p), now).ok()) out.push_back("S10: a reused task id was accepted");
@@ -466,18 +486,14 @@ Violations CheckExecAndRejectedFork(const MmCidVariant& v) {
 
 Violations CheckFailedFork(const MmCidVariant& v) {
   const int p = 8;
-  auto created = MmCid::Create(p, v);
-  if (!created.ok()) return {created.status().ToString()};
   auto traits = isolation::mm_cid::DescribeVariant(v);
   if (!traits.ok()) return {traits.status().ToString()};
-  MmCid& m = **created;
-  Violations out;
   Nanos now = 1000;
-  const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
-  for (int k = 0; k < 4; ++k) {
-    if (!m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now).ok()) out.push_back("fork");
-  }
-  for (int k = 0; k < 4; ++k) m.ContextSwitch(k, kNoTask, k, now);
+  auto started = StartThreads(v, p, 4, now);
+  if (!started.ok()) return {started.status().ToString()};
+  MmCid& m = *started->m;
+  const MmId mm = started->mm;
+  Violations out;
   now += kNsPerMs;
   if (!m.Fork(0, 4, mm, CpuMask::Full(p), now).ok()) return {"S10: fork of the child failed"};
   if (m.MmUsers(mm) != 5) out.push_back("S10: the child is not accounted at fork");
@@ -510,16 +526,12 @@ Violations CheckFailedFork(const MmCidVariant& v) {
 
 Violations CheckVforkSharer(const MmCidVariant& v) {
   const int p = 8;
-  auto created = MmCid::Create(p, v);
-  if (!created.ok()) return {created.status().ToString()};
-  MmCid& m = **created;
-  Violations out;
   Nanos now = 1000;
-  const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
-  for (int k = 0; k < 3; ++k) {
-    if (!m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now).ok()) out.push_back("fork");
-  }
-  for (int k = 0; k < 3; ++k) m.ContextSwitch(k, kNoTask, k, now);
+  auto started = StartThreads(v, p, 3, now);
+  if (!started.ok()) return {started.status().ToString()};
+  MmCid& m = *started->m;
+  const MmId mm = started->mm;
+  Violations out;
   if (!m.ForkVm(0, 3, mm, CpuMask::Full(p), now).ok()) return {"S10: ForkVm failed"};
   if (m.MmUsers(mm) != 4) out.push_back("S10: a CLONE_VM sharer is not counted in users");
   if (m.TaskMm(3) != mm) out.push_back("S10: the sharer is not in the mm");

@@ -5,8 +5,15 @@
 // several threads switching into one mm, compaction scan time versus
 // CPU count per strategy (S12 scaling curve), and the cost a placement puts
 // on the triggering (possibly isolated) CPU.  Host figures: indicative only.
+// Beside them, every variant of mm_cid::CoveringVariants() (each registered
+// design and strategy that is not a negative control, once) is timed beside
+// mainline through the conformance kit's helper (testing/mm_cid_bench.h):
+// MmCid/<switch_cached|switch_cross_mm|switch_migrate|scan_128>/<variant>,
+// counters ns_per_op, mainline_ns_per_op, ratio_to_mainline -- the same rows
+// an outside variant gets.
 //
 //   mm_cid_bench --benchmark_min_time=0.05
+//   mm_cid_bench --benchmark_filter='^MmCid/switch_cached/'   # the kit's rows
 
 #include <algorithm>
 #include <memory>
@@ -17,6 +24,9 @@
 
 #include "benchmark/benchmark.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/mm_cid/registry.h"
+#include "isolation/mm_cid/variant.h"
+#include "isolation/testing/mm_cid_bench.h"
 
 namespace isolation::mm_cid {
 namespace {
@@ -239,6 +249,14 @@ void BM_Placement_RcuCallRcu(benchmark::State& state) {
   urcu_memb_unregister_thread();
 }
 BENCHMARK(BM_Placement_RcuCallRcu);
+
+// The kit's rows for every built-in variant (and any registered before this
+// runs), mainline included: its ratio (~1.00) shows the interleaved timing's
+// noise.
+[[maybe_unused]] const bool kKitRowsRegistered = [] {
+  for (const MmCidVariant& v : CoveringVariants()) testing::RegisterMmCidBenchmarks(v.Name());
+  return true;
+}();
 
 }  // namespace
 }  // namespace isolation::mm_cid

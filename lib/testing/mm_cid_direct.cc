@@ -347,21 +347,16 @@ Violations CheckRestrictedAffinity(const MmCidVariant& v) {
 // and reads its ID; the property: it reads 0 within `polls` polls.
 CompactionRun RunCompaction(const MmCidVariant& v, int n, int polls) {
   CompactionRun r;
-  auto created = MmCid::Create(n, v);
-  if (!created.ok()) {
-    r.invariants.push_back(created.status().ToString());
-    return r;
-  }
-  MmCid& m = **created;
+  const std::unique_ptr<MmCid> owner = internal::CreateOrRecord(v, n, r.invariants);
+  if (owner == nullptr) return r;
+  MmCid& m = *owner;
   DirectScanRunner place(m);
   Nanos now = 1000;
   const MmId mm = *m.CreateMm(CpuMask::Full(n), now);
   place.MmCreated(mm, now);
   // Forked and started in reverse CPU order (owner619 allocates at fork,
   // lazy at the first switch-in): CPU k's task gets ID N-1-k.
-  for (int k = n - 1; k >= 0; --k) {
-    if (!m.Fork(k == n - 1 ? kNoTask : n - 1, k, mm, CpuMask::Of(n, k), now).ok()) r.invariants.push_back("fork");
-  }
+  internal::ForkOnePerCpuReversed(m, mm, n, now, r.invariants);
   for (int k = n - 1; k >= 0; --k) m.ContextSwitch(k, kNoTask, k, now);
   r.leader_start = m.TaskCid(0);
   if (r.leader_start != n - 1) {
@@ -590,19 +585,14 @@ NeverPreemptedRun RunNeverPreempted(const MmCidVariant& v) {
   NeverPreemptedRun r;
   const int p = 8;
   const TaskId survivor = p - 1;
-  auto created = MmCid::Create(p, v);
-  if (!created.ok()) {
-    r.invariants.push_back(created.status().ToString());
-    return r;
-  }
-  MmCid& m = **created;
+  const std::unique_ptr<MmCid> owner = internal::CreateOrRecord(v, p, r.invariants);
+  if (owner == nullptr) return r;
+  MmCid& m = *owner;
   DirectScanRunner place(m);
   Nanos now = 1000;
   const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
   place.MmCreated(mm, now);
-  for (int k = p - 1; k >= 0; --k) {
-    if (!m.Fork(k == p - 1 ? kNoTask : p - 1, k, mm, CpuMask::Of(p, k), now).ok()) r.invariants.push_back("fork");
-  }
+  internal::ForkOnePerCpuReversed(m, mm, p, now, r.invariants);
   for (int k = 0; k < p; ++k) m.ContextSwitch(k, kNoTask, k, now);
   r.start_id = m.TaskCid(survivor);
   const int64_t scans_before = m.Stats().scans;
@@ -633,6 +623,18 @@ NeverPreemptedRun RunNeverPreempted(const MmCidVariant& v) {
   Add(r.invariants, AllViolations(m, false), "S13 after schedin");
   return r;
 }
+
+namespace internal {
+
+void ForkOnePerCpuReversed(MmCid& m, isolation::mm_cid::MmId mm, int cpus, Nanos now, Violations& invariants) {
+  for (int k = cpus - 1; k >= 0; --k) {
+    if (!m.Fork(k == cpus - 1 ? kNoTask : cpus - 1, k, mm, CpuMask::Of(cpus, k), now).ok()) {
+      invariants.push_back("fork");
+    }
+  }
+}
+
+}  // namespace internal
 
 namespace internal {
 Violations NeverPreemptedExpectations(const VariantTraits& t, int32_t start_id, int32_t id_end_of_busy,

@@ -101,12 +101,9 @@ ConvergenceRun RunConvergence(const MmCidVariant& v, int passes_after_t0) {
   ConvergenceRun r;
   const int p = 16;
   const int survivors = 4;
-  auto created = MmCid::Create(p, v);
-  if (!created.ok()) {
-    r.invariants.push_back(created.status().ToString());
-    return r;
-  }
-  MmCid& m = **created;
+  const std::unique_ptr<MmCid> owner = internal::CreateOrRecord(v, p, r.invariants);
+  if (owner == nullptr) return r;
+  MmCid& m = *owner;
   Nanos now = 1;
   const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
   for (int k = 0; k < p; ++k) {
@@ -349,12 +346,9 @@ Violations CheckConcurrentScanners(const MmCidVariant& v, int threads, int perio
 ShrinkRegrowRun RunShrinkAndRegrow(const MmCidVariant& v) {
   ShrinkRegrowRun r;
   const int p = 16;
-  auto created = MmCid::Create(p, v);
-  if (!created.ok()) {
-    r.invariants.push_back(created.status().ToString());
-    return r;
-  }
-  MmCid& m = **created;
+  const std::unique_ptr<MmCid> owner = internal::CreateOrRecord(v, p, r.invariants);
+  if (owner == nullptr) return r;
+  MmCid& m = *owner;
   DirectScanRunner place(m);
   Nanos now = 1;
   const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
@@ -437,12 +431,9 @@ Violations CheckRegrow(const MmCidVariant& v) {
 // burst; an LLC move = an ID's region touched from another LLC than last time.
 BurstRun RunBursts(const MmCidVariant& v, int n, int cpus_per_llc, Nanos gap, int bursts, uint64_t seed) {
   BurstRun r;
-  auto created = MmCid::Create(n, v);
-  if (!created.ok()) {
-    r.invariants.push_back(created.status().ToString());
-    return r;
-  }
-  MmCid& m = **created;
+  const std::unique_ptr<MmCid> owner = internal::CreateOrRecord(v, n, r.invariants);
+  if (owner == nullptr) return r;
+  MmCid& m = *owner;
   DirectScanRunner place(m);
   Nanos now = 1000;
   const MmId mm = *m.CreateMm(CpuMask::Full(n), now);
@@ -522,12 +513,9 @@ Violations CheckBursts(const MmCidVariant& v) {
 // pass (one call, or the batches of one pass) after the rate limit.
 VisitsRun RunVisitsPerPass(const MmCidVariant& v, int num_cpus, int pinned_cpu) {
   VisitsRun r;
-  auto created = MmCid::Create(num_cpus, v);
-  if (!created.ok()) {
-    r.invariants.push_back(created.status().ToString());
-    return r;
-  }
-  MmCid& m = **created;
+  const std::unique_ptr<MmCid> owner = internal::CreateOrRecord(v, num_cpus, r.invariants);
+  if (owner == nullptr) return r;
+  MmCid& m = *owner;
   const CpuMask pin = CpuMask::Of(num_cpus, pinned_cpu);
   const MmId mm = *m.CreateMm(pin, 0);
   if (!m.Fork(kNoTask, 0, mm, pin, 0).ok()) r.invariants.push_back("fork");

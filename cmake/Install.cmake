@@ -8,7 +8,12 @@ install(TARGETS isolation EXPORT isolationTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY include/isolation DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# isolation/isolab/isolab.h only with the library it declares (tools/).
+if(TARGET isolation_isolab)
+  install(DIRECTORY include/isolation DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+else()
+  install(DIRECTORY include/isolation DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN isolab EXCLUDE)
+endif()
 install(EXPORT isolationTargets NAMESPACE isolation:: DESTINATION ${ISOLATION_CMAKE_DIR})
 configure_package_config_file(cmake/isolationConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/isolationConfig.cmake INSTALL_DESTINATION ${ISOLATION_CMAKE_DIR})
@@ -37,4 +42,13 @@ if(TARGET isolation_testing)
   install(EXPORT isolationTestingTargets NAMESPACE isolation:: DESTINATION ${ISOLATION_CMAKE_DIR})
   configure_file(cmake/isolation-testing.pc.in ${CMAKE_CURRENT_BINARY_DIR}/isolation-testing.pc @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/isolation-testing.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
+
+if(TARGET isolation_isolab)
+  # isolab as a library (isolation/isolab/isolab.h): its own export set,
+  # loaded by isolationConfig.cmake when present (isolation::isolab).
+  install(TARGETS isolation_isolab EXPORT isolationIsolabTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT isolationIsolabTargets NAMESPACE isolation:: DESTINATION ${ISOLATION_CMAKE_DIR})
 endif()

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,7 @@
 namespace isolation::experiments {
 namespace {
 
+using idle_select::SelectorName;
 using idle_select::Variant;
 
 std::string JsonVariantName(Variant v) {
@@ -49,6 +51,17 @@ std::string JsonVariantName(Variant v) {
   if (v == Variant::kV4Global) return "V4";
   return std::string(idle_select::VariantName(v));
 }
+
+// One selector of --idle_variants, resolved through the registry.
+struct Sel {
+  std::string name;                      // registered ("V4g" for V4)
+  std::string label;                     // in tables and JSON: JsonVariantName for built-ins
+  std::optional<Variant> builtin;        // the compatibility enum of a built-in
+  bool outside = false;                  // registered outside the library (OutsideSelectors)
+  bool Is(Variant v) const { return builtin.has_value() && *builtin == v; }
+};
+
+Sel BuiltinSel(Variant v) { return {std::string(idle_select::VariantName(v)), JsonVariantName(v), v, false}; }
 
 struct Stats {
   double mean = 0, std = 0, q90 = 0, q99 = 0;
@@ -124,11 +137,18 @@ class IdleExperiment {
                                        Progress& progress) {
     const bool quick = options.quick;
     // --- options (validated as given, then --quick shortens them) --------------
-    std::vector<Variant> variants;
+    // Every registered selector is accepted; a built-in keeps its issue name.
+    std::vector<Sel> variants;
+    const std::vector<std::string> outside = OutsideSelectors();
     for (const std::string& name : opts.variants) {
-      auto v = idle_select::ParseVariant(name);
-      if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("--idle_variants: ", v.status().message()));
-      variants.push_back(*v);
+      ISOLATION_ASSIGN_OR_RETURN(std::string registered, ResolveSelector("--idle_variants", name));
+      Sel sel{registered, registered, std::nullopt, false};
+      if (auto v = idle_select::ParseVariant(registered); v.ok()) {
+        sel = BuiltinSel(*v);
+      } else {
+        sel.outside = std::find(outside.begin(), outside.end(), registered) != outside.end();
+      }
+      variants.push_back(sel);
     }
     if (variants.empty()) return absl::InvalidArgumentError("--idle_variants is empty");
     std::vector<int> llc_sizes = opts.llc_cpus;
@@ -192,18 +212,18 @@ class IdleExperiment {
     double v0_ns_75 = -1, v1_ns_75 = -1, v0_probes_75 = -1, v1_probes_75 = -1;
     for (int llc : llc_sizes) {
       for (int busy : busy_list) {
-        for (Variant v : variants) {
-          progress.Update(absl::StrCat("select ", JsonVariantName(v), " llc ", llc, " busy ", busy),
+        for (const Sel& v : variants) {
+          progress.Update(absl::StrCat("select ", v.label, " llc ", llc, " busy ", busy),
                           static_cast<double>(done_points++) / static_cast<double>(total_points) * 0.4);
           idle_select::SweepParams sp;
-          sp.variant = v;
+          sp.variant = v.name;
           sp.llc_cpus = llc;
           sp.busy_pct = busy;
           sp.samples = samples;
           sp.seed = options.seed * 1000003 + static_cast<uint64_t>(llc * 101 + busy);
           ISOLATION_ASSIGN_OR_RETURN(idle_select::SweepResult r, idle_select::MeasureSelect(sp));
           nlohmann::json row;
-          row["variant"] = JsonVariantName(v);
+          row["variant"] = v.label;
           row["llc_cpus"] = llc;
           row["busy_pct"] = busy;
           row["probes_mean"] = r.probes_mean;
@@ -212,14 +232,14 @@ class IdleExperiment {
           row["stale_hits_mean"] = r.stale_hits_mean;
           row["nr_idle_scan"] = r.budget;
           select.push_back(row);
-          absl::StrAppend(&text, absl::StrFormat("%-13s %5d %5d %6d %10.3f %11.1f %9.2f %8.3f\n", JsonVariantName(v),
+          absl::StrAppend(&text, absl::StrFormat("%-13s %5d %5d %6d %10.3f %11.1f %9.2f %8.3f\n", v.label,
                                                  llc, busy, r.budget, r.probes_mean, r.select_ns_median,
                                                  r.found_pct, r.stale_hits_mean));
-          if (llc == 64 && busy == 75 && v == Variant::kV0) {
+          if (llc == 64 && busy == 75 && v.Is(Variant::kV0)) {
             v0_ns_75 = r.select_ns_median;
             v0_probes_75 = r.probes_mean;
           }
-          if (llc == 64 && busy == 75 && v == Variant::kV1) {
+          if (llc == 64 && busy == 75 && v.Is(Variant::kV1)) {
             v1_ns_75 = r.select_ns_median;
             v1_probes_75 = r.probes_mean;
           }
@@ -238,7 +258,12 @@ class IdleExperiment {
     if (real) {
       driver_note = "real-thread driver (host time; 2-core host: indicative, not representative)";
     }
-    const std::vector<Variant> wl_variants = {Variant::kV0, Variant::kV1};
+    // V0 and V1 (the seed's table), then the selectors of --idle_variants
+    // registered outside the library: rows beside mainline's.
+    std::vector<Sel> wl_variants = {BuiltinSel(Variant::kV0), BuiltinSel(Variant::kV1)};
+    for (const Sel& v : variants) {
+      if (v.outside) wl_variants.push_back(v);
+    }
     struct WlSpec {
       std::string name;
       Workload kind;
@@ -256,20 +281,20 @@ class IdleExperiment {
     std::vector<double> change_means;
     size_t wl_done = 0;
     for (const WlSpec& spec : specs) {
-      Stats per_variant[2];
+      std::vector<Stats> per_variant(wl_variants.size());
       for (size_t vi = 0; vi < wl_variants.size(); ++vi) {
-        const Variant v = wl_variants[vi];
+        const Sel& v = wl_variants[vi];
         std::vector<double> values;
         idle_select::HarnessCounters sum;
         for (int it = 0; it < iterations; ++it) {
-          progress.Update(absl::StrCat(spec.name, " ", JsonVariantName(v), " #", it),
+          progress.Update(absl::StrCat(spec.name, " ", v.label, " #", it),
                           0.4 + 0.5 * static_cast<double>(wl_done++) /
                                     static_cast<double>(specs.size() * wl_variants.size() * iterations));
           ISOLATION_ASSIGN_OR_RETURN(
-              HarnessRun run, RunWorkload(*wl_topo, v, spec.kind, spec.groups, loops, round_trips,
+              HarnessRun run, RunWorkload(*wl_topo, v.name, spec.kind, spec.groups, loops, round_trips,
                                           options.seed * 7919 + static_cast<uint64_t>(it), real,
                                           it == 0 ? options.trace : nullptr,
-                                          absl::StrCat("idle ", spec.name, " ", JsonVariantName(v), " (",
+                                          absl::StrCat("idle ", spec.name, " ", v.label, " (",
                                                        real ? "real threads" : "simulator", ", iteration 0)")));
           if (!run.completed) ++violations;  // lost wakeup / stuck task
           if (!run.violation.empty()) ++violations;
@@ -283,7 +308,7 @@ class IdleExperiment {
         per_variant[vi] = s;
         nlohmann::json row;
         row["workload"] = spec.name;
-        row["variant"] = JsonVariantName(v);
+        row["variant"] = v.label;
         row["metric"] = spec.kind == Workload::kPipe ? "ops/sec" : "duration_s";
         row["mean"] = s.mean;
         row["std"] = s.std;
@@ -297,7 +322,7 @@ class IdleExperiment {
                                                                static_cast<double>(sum.selections);
         workloads.push_back(row);
         absl::StrAppend(&text, absl::StrFormat("%-12s %-4s %-9s %12.6g %12.4g %12.6g %12.6g %9.3f %7.2f%%\n",
-                                               spec.name, JsonVariantName(v),
+                                               spec.name, v.label,
                                                spec.kind == Workload::kPipe ? "ops/sec" : "duration",
                                                s.mean, s.std, s.q90, s.q99, row["probes_per_wakeup"].get<double>(),
                                                row["placed_on_busy_pct"].get<double>()));
@@ -343,23 +368,30 @@ class IdleExperiment {
     // schbench-like batch wake: wake -> run latency per variant.
     nlohmann::json sb = nlohmann::json::array();
     absl::StrAppend(&text, "\nschbench-like batch wake, wake->run latency (us):\n");
+    std::vector<Sel> sb_variants;
     for (Variant v : {Variant::kV0, Variant::kV1, Variant::kV1TickStop, Variant::kV2, Variant::kV4Global}) {
-      progress.Update(absl::StrCat("schbench ", JsonVariantName(v)), 0.92);
-      ISOLATION_ASSIGN_OR_RETURN(HarnessRun run, RunWorkload(*wl_topo, v, Workload::kSchbench, 0, quick ? 20 : 200,
-                                                              0, options.seed, real));
+      sb_variants.push_back(BuiltinSel(v));
+    }
+    for (const Sel& v : variants) {
+      if (v.outside) sb_variants.push_back(v);
+    }
+    for (const Sel& v : sb_variants) {
+      progress.Update(absl::StrCat("schbench ", v.label), 0.92);
+      ISOLATION_ASSIGN_OR_RETURN(HarnessRun run, RunWorkload(*wl_topo, v.name, Workload::kSchbench, 0,
+                                                              quick ? 20 : 200, 0, options.seed, real));
       if (!run.completed) ++violations;
       violations += run.counters.invariant_violations;
       std::vector<double> lat;
       for (Nanos x : run.latencies) lat.push_back(static_cast<double>(x) / 1000.0);
       nlohmann::json row;
-      row["variant"] = JsonVariantName(v);
+      row["variant"] = v.label;
       row["p50_us"] = Quantile(lat, 0.50);
       row["p90_us"] = Quantile(lat, 0.90);
       row["p99_us"] = Quantile(lat, 0.99);
       row["samples"] = lat.size();
       sb.push_back(row);
       absl::StrAppend(&text, absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f  (%d wakeups)\n",
-                                             JsonVariantName(v), row["p50_us"].get<double>(),
+                                             v.label, row["p50_us"].get<double>(),
                                              row["p90_us"].get<double>(), row["p99_us"].get<double>(),
                                              static_cast<int>(lat.size())));
     }
@@ -498,7 +530,7 @@ class IdleExperiment {
     return idle_select::RunLoadPoint(*sim, hooks, w, load, window);
   }
 
-  static absl::StatusOr<HarnessRun> RunWorkload(const Topology& topo, Variant v, Workload kind, int groups,
+  static absl::StatusOr<HarnessRun> RunWorkload(const Topology& topo, const SelectorName& v, Workload kind, int groups,
                                                 int loops_or_rounds, int round_trips, uint64_t seed, bool real,
                                                 TraceFile* trace = nullptr, const std::string& trace_name = "") {
     IsolationConfig iso(topo);

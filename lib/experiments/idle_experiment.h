@@ -13,13 +13,17 @@
 
 #include "absl/status/statusor.h"
 #include "experiments/experiment.h"
+#include "experiments/registered.h"
 
 namespace isolation::experiments {
 
 struct IdleExperimentOptions {
-  // --idle_variants: variants of the select sweep.
-  std::vector<std::string> variants = {"V0", "V1",  "V1-eager", "V1-tickstop", "V1-unbounded",
-                                       "V2", "V3",  "V4",       "V4n",         "V5"};
+  // --idle_variants: registered selectors of the select sweep.  Default: V0
+  // V1 V1-eager V1-tickstop V1-unbounded V2 V3 V4 V4n V5, then every selector
+  // registered outside the library (not a negative control), which also get
+  // rows in the workload and schbench tables beside V0 and V1
+  // (registered.h).
+  std::vector<std::string> variants = DefaultIdleVariants();
   std::vector<int> llc_cpus = {16, 64, 256};  // --idle_llc_cpus: LLC sizes of the select sweep, each 2..4096 (quick: 64)
   int32_t samples = 20000;                    // --idle_samples: wakeups per select-sweep point (quick: 3000)
   int32_t iterations = 20;                    // --idle_iterations: workload iterations per variant (quick: 3)

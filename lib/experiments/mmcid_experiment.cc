@@ -31,30 +31,45 @@
 #include "isolation/core/clock.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/hooks.h"
+#include "isolation/mm_cid/registry.h"
 #include "isolation/runtime/sim.h"
 #include "core/status_macros.h"
+#include "experiments/registered.h"
 
 namespace isolation::experiments {
 namespace {
 
-using mm_cid::Allocator;
 using mm_cid::MmCid;
 using mm_cid::MmCidConfig;
 using mm_cid::MmCidHooks;
 using mm_cid::Placement;
-using mm_cid::ScanScope;
 
 struct Strategy {
   std::string name;  // JSON name
-  ScanScope scope;
+  std::string scope;  // registered scan scope
   int batch;
 };
 
+// The built-in scopes, then the scopes registered outside the library
+// (registered.h), each under its registered name.
 std::vector<Strategy> Strategies(int batch) {
-  return {{"possible", ScanScope::kPossible, 0},
-          {"allowed", ScanScope::kAllowed, 0},
-          {"cidmask", ScanScope::kCidmask, 0},
-          {absl::StrCat("batch", batch), ScanScope::kPossible, batch}};
+  std::vector<Strategy> out = {{"possible", "scan_possible", 0},
+                               {"allowed", "scan_allowed", 0},
+                               {"cidmask", "scan_cidmask", 0},
+                               {absl::StrCat("batch", batch), "scan_possible", batch}};
+  for (const std::string& scope : OutsideScopes()) out.push_back({scope, scope, 0});
+  return out;
+}
+
+// The lazy design's variant of a flat configuration, with `allocator` (a
+// registered name: the built-ins' are what ToVariant gives) on its
+// allocator axis and `scope`, when not empty, on its scope axis.
+absl::StatusOr<mm_cid::MmCidVariant> LazyVariant(const MmCidConfig& c, const std::string& allocator,
+                                                 const std::string& scope = "") {
+  ISOLATION_ASSIGN_OR_RETURN(mm_cid::MmCidVariant v, mm_cid::ToVariant(c));
+  v.lazy.allocator = allocator;
+  if (!scope.empty()) v.lazy.scope = scope;
+  return v;
 }
 
 CpuMask IsolatedCpus(const IsolationConfig& config) {
@@ -73,12 +88,11 @@ struct ScanRow {
 };
 
 // S12: one task pinned to one isolated CPU; one scan call, timed on the host.
-absl::StatusOr<ScanRow> MeasureScan(const Strategy& s, Allocator alloc, int p, int pinned_cpu, int reps) {
+absl::StatusOr<ScanRow> MeasureScan(const Strategy& s, const std::string& alloc, int p, int pinned_cpu, int reps) {
   MmCidConfig c;
-  c.allocator = alloc;
-  c.scope = s.scope;
   c.batch = s.batch;
-  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(p, c));
+  ISOLATION_ASSIGN_OR_RETURN(const mm_cid::MmCidVariant v, LazyVariant(c, alloc, s.scope));
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(p, v));
   const CpuMask pin = CpuMask::Of(p, pinned_cpu);
   ISOLATION_ASSIGN_OR_RETURN(mm_cid::MmId mm, m->CreateMm(pin, 0));
   ISOLATION_RETURN_IF_ERROR(m->Fork(mm_cid::kNoTask, 0, mm, pin, 0));
@@ -129,7 +143,7 @@ struct SimRun {
 
 // S11: the seed's workload on the simulator.
 // `trace` (may be nullptr) records the run as `trace_name`.
-absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso, const MmCidConfig& c,
+absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso, const mm_cid::MmCidVariant& c,
                               Nanos duration, uint64_t seed, TraceFile* trace = nullptr,
                               const std::string& trace_name = "") {
   const int p = topo.num_cpus();
@@ -193,7 +207,7 @@ struct CompactionRun {
 // S4 (mm_cid_compaction_test) on the simulator with N CPUs, N tasks pinned
 // one per CPU and spawned in reverse CPU order; the leader (CPU 0) sleeps
 // 500 ms, runs 3 ms (so the tick interrupts it), and polls its ID 10 times.
-absl::StatusOr<CompactionRun> RunS4(int n, const MmCidConfig& c, uint64_t seed) {
+absl::StatusOr<CompactionRun> RunS4(int n, const mm_cid::MmCidVariant& c, uint64_t seed) {
   ISOLATION_ASSIGN_OR_RETURN(Topology topo, Topology::FromSynthetic(absl::StrCat("pu:", n)));
   IsolationConfig iso(topo);
   SimOptions so;
@@ -238,11 +252,8 @@ class MmCidExperiment {
     ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(options, topo));
     ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
     if (options.trace != nullptr) options.trace->PlanRuns(3);  // the placement runs
-    absl::StatusOr<Allocator> parsed_alloc = mm_cid::ParseAllocator(opts.allocator);
-    if (!parsed_alloc.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--mmcid_allocator: ", parsed_alloc.status().message()));
-    }
-    const Allocator alloc = *parsed_alloc;
+    // Any registered allocator (a user's too; registered.h).
+    ISOLATION_ASSIGN_OR_RETURN(const std::string alloc, ResolveAllocator("--mmcid_allocator", opts.allocator));
     absl::StatusOr<bool> parsed_kick = mm_cid::ParseTickKick(opts.tick_kick);
     if (!parsed_kick.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--mmcid_tick_kick: ", parsed_kick.status().message()));
@@ -268,7 +279,7 @@ class MmCidExperiment {
     nlohmann::json& j = report.json;
     j["cpus"] = p;
     j["isolated"] = isolated.ToString();
-    j["allocator"] = std::string(mm_cid::AllocatorName(alloc));
+    j["allocator"] = alloc;
     j["quick"] = options.quick;
     j["tick_kick"] = tick_kick;
     j["cost_model"] = absl::StrCat("modelled: ", mm_cid::kModelledVisitNs, " ns per slot visit (simulator)");
@@ -276,7 +287,7 @@ class MmCidExperiment {
     int64_t violations = 0;
     std::string& text = report.text;
     absl::StrAppend(&text, "mm_cid on ", p, " CPUs, isolated ", isolated.ToString(), ", ",
-                    std::string(mm_cid::AllocatorName(alloc)), options.quick ? " (quick)" : "", "\n");
+                    alloc, options.quick ? " (quick)" : "", "\n");
 
     // --- scan ---
     progress.Update("scan cost", 0.0);
@@ -320,11 +331,15 @@ class MmCidExperiment {
     // --- placement (S11 on the simulator) ---
     struct PlacementCase {
       std::string name;
-      Placement placement;
+      std::string placement;  // registered
       int batch;
     };
-    const std::vector<PlacementCase> placements = {
-        {"task", Placement::kTaskWork, 0}, {"workqueue", Placement::kUnbound, 0}, {"rcu", Placement::kRcu, 0}};
+    // The built-ins the seed compares, then the placements registered
+    // outside the library (registered.h), each under its registered name.
+    std::vector<PlacementCase> placements = {{"task", "work_taskwork", 0},
+                                             {"workqueue", "work_unbound", 0},
+                                             {"rcu", "work_rcu", 0}};
+    for (const std::string& placement : OutsidePlacements()) placements.push_back({placement, placement, 0});
     nlohmann::json placement_json = nlohmann::json::array();
     absl::StrAppend(&text, "\nplacement (S11 on the simulator, ", duration_ms,
                     " ms; modelled stall = visits x 130 ns):\n");
@@ -333,13 +348,13 @@ class MmCidExperiment {
     for (const PlacementCase& pc : placements) {
       progress.Update(absl::StrCat("placement ", pc.name), 0.1 + 0.25 * step++);
       MmCidConfig c;
-      c.allocator = alloc;
-      c.placement = pc.placement;
       c.batch = pc.batch;
       c.tick_kick = tick_kick;
+      ISOLATION_ASSIGN_OR_RETURN(mm_cid::MmCidVariant v, LazyVariant(c, alloc));
+      v.lazy.placement = pc.placement;
       ISOLATION_ASSIGN_OR_RETURN(
-          SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed, options.trace,
-                           absl::StrCat("mmcid S11 placement ", pc.name, " (", std::string(mm_cid::AllocatorName(alloc)), ", ",
+          SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed, options.trace,
+                           absl::StrCat("mmcid S11 placement ", pc.name, " (", alloc, ", ",
                                         duration_ms, " ms)")));
       violations += r.violations;
       stalls.emplace_back(pc.name, r.isolated_max_stall_ns);
@@ -356,11 +371,11 @@ class MmCidExperiment {
     Nanos batch_stall = 0;
     {
       MmCidConfig c;
-      c.allocator = alloc;
       c.placement = Placement::kTaskWork;
       c.batch = batch;
       c.tick_kick = tick_kick;
-      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed));
+      ISOLATION_ASSIGN_OR_RETURN(const mm_cid::MmCidVariant v, LazyVariant(c, alloc));
+      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       batch_stall = r.isolated_max_stall_ns;
       absl::StrAppend(&text, absl::StrFormat("  (task + batch%d: isolated_max_stall %d ns)\n", batch, batch_stall));
@@ -370,7 +385,8 @@ class MmCidExperiment {
     {
       MmCidConfig c;
       c.design = mm_cid::Design::kOwner619;
-      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed));
+      ISOLATION_ASSIGN_OR_RETURN(const mm_cid::MmCidVariant v, mm_cid::ToVariant(c));
+      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       owner_stall = r.isolated_max_stall_ns;
       absl::StrAppend(&text, absl::StrFormat("  (owner619: isolated_max_stall %d ns, scans %d)\n", owner_stall, r.scans));
@@ -381,7 +397,8 @@ class MmCidExperiment {
     {
       MmCidConfig c;
       c.design = mm_cid::Design::kV63MmLock;
-      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, c, duration_ms * kNsPerMs, options.seed));
+      ISOLATION_ASSIGN_OR_RETURN(const mm_cid::MmCidVariant v, mm_cid::ToVariant(c));
+      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       absl::StrAppend(&text, absl::StrFormat("  (v63_mmlock: isolated_max_stall %d ns, scans %d, cid_lock round trips "
                                              "%d in %d context switches)\n",
@@ -399,12 +416,11 @@ class MmCidExperiment {
     for (const Strategy& s : Strategies(batch)) {
       progress.Update(absl::StrCat("compaction ", s.name), 0.85);
       MmCidConfig c;
-      c.allocator = alloc;
-      c.scope = s.scope;
       c.batch = s.batch;
       c.tick_kick = tick_kick;
-      ISOLATION_ASSIGN_OR_RETURN(CompactionRun r, RunS4(n, c, options.seed));
-      const bool wrong = s.scope == ScanScope::kCidmask;
+      ISOLATION_ASSIGN_OR_RETURN(const mm_cid::MmCidVariant v, LazyVariant(c, alloc, s.scope));
+      ISOLATION_ASSIGN_OR_RETURN(CompactionRun r, RunS4(n, v, options.seed));
+      const bool wrong = s.scope == "scan_cidmask";
       if (wrong) {
         cidmask_failures += r.converged ? 0 : 1;
       } else {

@@ -45,10 +45,9 @@ namespace {
 
 using tmigr::OslatWorkloadConfig;
 using tmigr::OslatWorkloadResult;
-using tmigr::Variant;
 
 struct RealOutcome {
-  Variant variant = Variant::kV69;
+  std::string variant;  // registered participation
   NoiseResult noise;
   Nanos max_gap_ns = 0;
   int64_t callbacks_on_isolated = 0;
@@ -59,7 +58,7 @@ struct RealOutcome {
 
 // Two model CPUs on real threads: CPU 0 housekeeping, CPU 1 isolated and busy
 // (noise meter, periodic tick).
-RealOutcome RunReal(Variant variant, Nanos duration, Nanos callback_cost, uint64_t seed, TraceFile* trace,
+RealOutcome RunReal(const std::string& variant, Nanos duration, Nanos callback_cost, uint64_t seed, TraceFile* trace,
                     const NoiseHistogramOptions& hist) {
   RealOutcome out;
   out.variant = variant;
@@ -72,11 +71,11 @@ RealOutcome RunReal(Variant variant, Nanos duration, Nanos callback_cost, uint64
   auto iso = IsolationConfig::FromFlags(*topo, "1", "");
   if (!iso.ok()) return fail(iso.status());
   tmigr::Options o;
-  o.variant = variant;
+  o.participation = variant;
   RealDriverOptions ro;
   ro.hz = 1000;
   ro.seed = seed;
-  auto run = StartTraceRun(trace, absl::StrCat("tmigr ", std::string(tmigr::VariantName(variant)), ": real threads (pu:2, cpu1 isolated)"),
+  auto run = StartTraceRun(trace, absl::StrCat("tmigr ", variant, ": real threads (pu:2, cpu1 isolated)"),
                            *topo, *iso);
   if (!run.ok()) return fail(run.status());
   auto driver = RealThreadDriver::Create(*topo, *iso, ro);
@@ -142,11 +141,11 @@ class TmigrExperiment {
  public:
   absl::StatusOr<ExperimentReport> Run(const CommonOptions& options, const TmigrExperimentOptions& opts,
                                        Progress& progress) {
-    std::vector<Variant> variants;
+    // Registered participations, a user's too (registered.h).
+    std::vector<std::string> variants;
     for (const std::string& part : opts.variants) {
-      auto v = tmigr::ParseVariant(part);
-      if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("--tmigr_variants: ", v.status().message()));
-      variants.push_back(*v);
+      ISOLATION_ASSIGN_OR_RETURN(std::string name, ResolveParticipation("--tmigr_variants", part));
+      variants.push_back(std::move(name));
     }
     if (variants.empty()) return absl::InvalidArgumentError("--tmigr_variants: empty list");
     int64_t duration_ms = opts.duration_ms;
@@ -208,16 +207,17 @@ class TmigrExperiment {
     absl::StrAppend(&text, absl::StrFormat("%-10s %12s %12s %8s %14s %10s  %s\n", "variant", "timers", "on_isolated",
                                            "lost", "max_late", "violations", "pullers (cpu:remote expiries)"));
     std::vector<OslatWorkloadResult> results;
+    std::vector<std::string> result_names;  // results[i]'s participation
     for (size_t i = 0; i < variants.size(); ++i) {
-      progress.Update(absl::StrCat("modelling ", std::string(tmigr::VariantName(variants[i]))),
+      progress.Update(absl::StrCat("modelling ", variants[i]),
                       0.6 * static_cast<double>(i) / static_cast<double>(variants.size()));
       tmigr::Options o;
-      o.variant = variants[i];
+      o.participation = variants[i];
       o.bugs = bugs;
       ISOLATION_ASSIGN_OR_RETURN(
           std::unique_ptr<TraceRun> run,
           StartTraceRun(options.trace,
-                        absl::StrCat("tmigr ", std::string(tmigr::VariantName(variants[i])), ": modelled S24 (oslat seed), ",
+                        absl::StrCat("tmigr ", variants[i], ": modelled S24 (oslat seed), ",
                                      duration_ms, " ms"),
                         topo, iso));
       cfg.tracer = run.get();
@@ -227,7 +227,7 @@ class TmigrExperiment {
       ISOLATION_ASSIGN_OR_RETURN(OslatWorkloadResult r, tmigr::RunOslatWorkload(*sim, o, cfg));
       if (run != nullptr) run->Finish(cfg.duration);
       nlohmann::json v;
-      v["variant"] = std::string(tmigr::VariantName(r.variant));
+      v["variant"] = variants[i];
       v["timers_total"] = r.timers_total;
       v["timers_on_isolated"] = r.timers_on_isolated;
       v["global_timers"] = r.global_timers;
@@ -258,12 +258,13 @@ class TmigrExperiment {
       d["ghost_timers"] = r.ghost_timers;
       j["details"].push_back(d);
       report.invariant_violations += r.invariant_violations + r.timers_lost;
-      absl::StrAppend(&text, absl::StrFormat("%-10s %12d %12d %8d %14s %10d  %s\n", tmigr::VariantName(r.variant),
+      absl::StrAppend(&text, absl::StrFormat("%-10s %12d %12d %8d %14s %10d  %s\n", variants[i],
                                              r.timers_total, r.timers_on_isolated, r.timers_lost,
                                              Us(r.max_lateness_ns), r.invariant_violations,
                                              absl::StrJoin(puller_text, " ")));
       for (const std::string& line : r.first_violations) absl::StrAppend(&text, "  violation: ", line, "\n");
       results.push_back(std::move(r));
+      result_names.push_back(variants[i]);
     }
 
     // Real threads.
@@ -277,12 +278,12 @@ class TmigrExperiment {
       if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(variants.size()));
       absl::StrAppend(&text, "\nreal threads (indicative only, small host): noise meter on isolated model CPU 1\n");
       for (size_t i = 0; i < variants.size(); ++i) {
-        progress.Update(absl::StrCat("real threads ", std::string(tmigr::VariantName(variants[i]))),
+        progress.Update(absl::StrCat("real threads ", variants[i]),
                         0.6 + 0.4 * static_cast<double>(i) / static_cast<double>(variants.size()));
         RealOutcome r = RunReal(variants[i], real_ms * kNsPerMs, cost_us * kNsPerUs, options.seed, options.trace,
                                 options.hist.shape);
         nlohmann::json v;
-        v["variant"] = std::string(tmigr::VariantName(r.variant));
+        v["variant"] = r.variant;
         v["max_gap_ns"] = r.max_gap_ns;
         v["noise_histogram"] = NoiseHistogramJson({{1, r.noise}}, options.hist.no_zero_lines);
         v["timers_on_isolated"] = r.callbacks_on_isolated;
@@ -291,13 +292,13 @@ class TmigrExperiment {
         if (!r.error.empty()) v["error"] = r.error;
         jr["variants"].push_back(v);
         absl::StrAppend(&text, absl::StrFormat("  %-10s max gap %s, timers run on cpu1 %d (pulled %d)%s\n",
-                                               tmigr::VariantName(r.variant), Us(r.max_gap_ns),
+                                               r.variant, Us(r.max_gap_ns),
                                                r.callbacks_on_isolated, r.remote_on_isolated,
                                                r.error.empty() ? "" : absl::StrCat("  error: ", r.error)));
         if (options.hist.print && r.error.empty()) {
           RtlaHistogramFormat f;
           f.no_zero_lines = options.hist.no_zero_lines;
-          f.comment.push_back(absl::StrCat("isolab tmigr ", std::string(tmigr::VariantName(r.variant)),
+          f.comment.push_back(absl::StrCat("isolab tmigr ", r.variant,
                                            ": noise-meter gaps on isolated model CPU 1, real threads (indicative)"));
           ISOLATION_ASSIGN_OR_RETURN(std::string table, FormatRtlaHistogram({{1, r.noise}}, f));
           absl::StrAppend(&text, "\n", table, "\n");
@@ -310,11 +311,11 @@ class TmigrExperiment {
 
     // isolab reproduce row.
     std::vector<std::string> modelled, noise;
-    for (const OslatWorkloadResult& r : results) {
-      modelled.push_back(absl::StrCat(std::string(tmigr::VariantName(r.variant)), " ", r.timers_on_isolated));
+    for (size_t i = 0; i < results.size(); ++i) {
+      modelled.push_back(absl::StrCat(result_names[i], " ", results[i].timers_on_isolated));
     }
     for (const RealOutcome& r : real) {
-      noise.push_back(absl::StrCat(std::string(tmigr::VariantName(r.variant)), " ", Us(r.max_gap_ns)));
+      noise.push_back(absl::StrCat(r.variant, " ", Us(r.max_gap_ns)));
     }
     ReproduceRow row;
     row.experiment = "tmigr";

@@ -14,12 +14,16 @@
 
 #include "absl/status/statusor.h"
 #include "experiments/experiment.h"
+#include "experiments/registered.h"
 
 namespace isolation::experiments {
 
 struct TmigrExperimentOptions {
   int64_t duration_ms = 62000;                                 // --tmigr_duration_ms: S24 span, 1..3600000 (quick: <= 2000)
-  std::vector<std::string> variants = {"v6.9", "isolation"};  // --tmigr_variants
+  // --tmigr_variants: registered participations.  Default: v6.9 isolation,
+  // then every participation registered outside the library (not a
+  // negative control; registered.h).
+  std::vector<std::string> variants = DefaultTmigrVariants();
   // --tmigr_hk_period_us: housekeeping burst period, 101..1000000; 1000 is
   // spec S24 literally (then no timer is ever handed over at HZ=1000).
   int64_t hk_period_us = 10000;

@@ -30,6 +30,7 @@
 #include <map>
 #include <random>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -50,8 +51,11 @@
 namespace isolation::experiments {
 namespace {
 
+using vmstat::FoldPolicyTraits;
+using vmstat::ReturnToUserScope;
 using vmstat::StatKind;
 using vmstat::Strategy;
+using vmstat::WorkScope;
 using vmstat::Vmstat;
 using vmstat::VmstatConfig;
 using vmstat::VmstatHooks;
@@ -82,9 +86,17 @@ struct HostOutcome {
   int64_t lost_updates = 0;
 };
 
-VmstatConfig ModelConfig(Strategy s, const Topology& topo, const IsolationConfig& iso, Nanos period) {
+// One fold policy of --vmstat_strategies, resolved through the registry.
+struct Policy {
+  std::string name;                 // registered
+  std::optional<Strategy> builtin;  // the compatibility enum of a built-in
+  FoldPolicyTraits traits;          // what the checks of a policy without an enum read
+  bool Is(Strategy s) const { return builtin.has_value() && *builtin == s; }
+};
+
+VmstatConfig ModelConfig(const Policy& s, const Topology& topo, const IsolationConfig& iso, Nanos period) {
   VmstatConfig c;
-  c.strategy = s;
+  c.fold_policy = s.name;
   c.num_cpus = topo.num_cpus();
   c.num_nodes = std::max(1, topo.num_nodes());
   c.zones.clear();
@@ -102,7 +114,7 @@ VmstatConfig ModelConfig(Strategy s, const Topology& topo, const IsolationConfig
 }
 
 // The simulated run: exact interference counts and residues.
-absl::StatusOr<SimOutcome> RunSimulated(Strategy s, const Topology& topo, const IsolationConfig& iso,
+absl::StatusOr<SimOutcome> RunSimulated(const Policy& s, const Topology& topo, const IsolationConfig& iso,
                                         Nanos period, int syscalls, Nanos spin, uint64_t seed, TraceFile* trace) {
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Vmstat> vm, Vmstat::Create(ModelConfig(s, topo, iso, period)));
   VmstatHooks hooks(*vm);
@@ -110,7 +122,7 @@ absl::StatusOr<SimOutcome> RunSimulated(Strategy s, const Topology& topo, const 
   opt.seed = seed;
   ISOLATION_ASSIGN_OR_RETURN(
       std::unique_ptr<TraceRun> run,
-      StartTraceRun(trace, absl::StrCat("vmstat ", std::string(vmstat::StrategyName(s)), ": simulated, P = ", period / kNsPerMs, " ms"),
+      StartTraceRun(trace, absl::StrCat("vmstat ", s.name, ": simulated, P = ", period / kNsPerMs, " ms"),
                     topo, iso));
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, opt));
   if (run != nullptr) run->Attach(*sim);
@@ -266,7 +278,7 @@ double Median(std::vector<double> v) {
 // nohz_full); a second thread plays the housekeeping shepherd every
 // `shepherd_period`.  Strategies are measured in interleaved batches so that
 // host drift hits them alike.
-std::vector<HostOutcome> RunHost(const std::vector<Strategy>& strategies, int iterations, bool want_real,
+std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iterations, bool want_real,
                                  std::string* syscall_name) {
   constexpr int kCpus = 4;
   // Small batches: most are not preempted on a busy host; the median
@@ -276,9 +288,9 @@ std::vector<HostOutcome> RunHost(const std::vector<Strategy>& strategies, int it
   const HostSyscall hs = PrepareSyscall(want_real);
   *syscall_name = hs.name;
   std::vector<std::unique_ptr<Vmstat>> vms;
-  for (Strategy s : strategies) {
+  for (const Policy& s : strategies) {
     VmstatConfig c;
-    c.strategy = s;
+    c.fold_policy = s.name;
     c.num_cpus = kCpus;
     c.zones = {ZoneSpec{"Normal", 0, 64 * kGiB, 16384, 20480, 24576}};
     c.isolated = CpuMask::Range(kCpus, 1, kCpus - 1);
@@ -338,18 +350,25 @@ class VmstatExperiment {
  public:
   absl::StatusOr<ExperimentReport> Run(const CommonOptions& options, const VmstatExperimentOptions& opts,
                                        Progress& progress) {
-    std::vector<Strategy> strategies;
+    // Every registered fold policy is accepted (a user's too); a built-in
+    // keeps its enum for its own checks.
+    std::vector<Policy> strategies;
     for (const std::string& part : opts.strategies) {
-      auto s = vmstat::ParseStrategy(part);
-      if (!s.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--vmstat_strategies: ", s.status().message()));
-      }
-      if (*s == Strategy::kCPlainWriterNegativeControl) {
+      ISOLATION_ASSIGN_OR_RETURN(std::string name, ResolveFoldPolicy("--vmstat_strategies", part));
+      Policy p{name, std::nullopt, {}};
+      if (auto s = vmstat::ParseStrategy(name); s.ok()) p.builtin = *s;
+      if (p.Is(Strategy::kCPlainWriterNegativeControl)) {
         return absl::InvalidArgumentError(
             "--vmstat_strategies: the C-plain negative control is a test fixture, not a strategy to run here");
       }
-      strategies.push_back(*s);
+      ISOLATION_ASSIGN_OR_RETURN(const vmstat::FoldPolicyEntry* entry, vmstat::FoldPolicyRegistry().Find(name));
+      std::unique_ptr<vmstat::FoldPolicy> policy = entry->factory();
+      if (policy == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("--vmstat_strategies: fold policy '", name,
+                                                       "': its factory returned no policy"));
+      }
+      p.traits = policy->traits();
+      strategies.push_back(std::move(p));
     }
     if (strategies.empty()) return absl::InvalidArgumentError("--vmstat_strategies: empty list");
     const int32_t period_ms = opts.stat_interval_ms;
@@ -396,7 +415,7 @@ class VmstatExperiment {
     // Simulated runs.
     std::vector<SimOutcome> sims;
     for (size_t i = 0; i < strategies.size(); ++i) {
-      progress.Update(absl::StrCat("simulating ", std::string(vmstat::StrategyName(strategies[i]))),
+      progress.Update(absl::StrCat("simulating ", strategies[i].name),
                       0.7 * static_cast<double>(i) / static_cast<double>(strategies.size()));
       ISOLATION_ASSIGN_OR_RETURN(SimOutcome o,
                                  RunSimulated(strategies[i], topo, iso, period, syscalls, spin, options.seed,
@@ -412,7 +431,7 @@ class VmstatExperiment {
 
     double a1_ns = 0, a1_cycles = 0;
     for (size_t i = 0; i < strategies.size(); ++i) {
-      if (strategies[i] == Strategy::kA1) {
+      if (strategies[i].Is(Strategy::kA1)) {
         a1_ns = host[i].syscall_ns_median;
         a1_cycles = host[i].syscall_cycles_median;
       }
@@ -442,7 +461,7 @@ class VmstatExperiment {
     nlohmann::json list = nlohmann::json::array();
     nlohmann::json details = nlohmann::json::array();
     for (size_t i = 0; i < strategies.size(); ++i) {
-      const std::string sname(vmstat::StrategyName(strategies[i]));
+      const std::string& sname = strategies[i].name;
       const double overhead = a1_ns > 0 ? (host[i].syscall_ns_median / a1_ns - 1.0) * 100.0 : 0.0;
       list.push_back({{"strategy", sname},
                       {"syscall_ns_median", host[i].syscall_ns_median},
@@ -451,7 +470,7 @@ class VmstatExperiment {
                       {"residue_max", sims[i].residue_max},
                       {"lost_updates", sims[i].lost_updates + host[i].lost_updates}});
       details.push_back({{"strategy", sname},
-                         {"ours", strategies[i] == Strategy::kD},
+                         {"ours", strategies[i].Is(Strategy::kD)},
                          {"syscall_cycles_median", host[i].syscall_cycles_median},
                          {"overhead_cycles_pct",
                           a1_cycles > 0 ? (host[i].syscall_cycles_median / a1_cycles - 1.0) * 100.0 : 0.0},
@@ -491,11 +510,27 @@ class VmstatExperiment {
       if (!ok) ++violations;
     };
     for (size_t i = 0; i < strategies.size(); ++i) {
-      const std::string sname(vmstat::StrategyName(strategies[i]));
+      const std::string& sname = strategies[i].name;
       const SimOutcome& o = sims[i];
       check(sname + ": lost_updates == 0", o.lost_updates + host[i].lost_updates == 0, "");
       check(sname + ": every RT spin finished", o.spins_finished == isolated_count, no_isolated);
-      switch (strategies[i]) {
+      if (!strategies[i].builtin.has_value()) {
+        // A policy registered outside the library: the checks its traits'
+        // promises imply (fold_policy.h), nothing read from its name.
+        const FoldPolicyTraits& t = strategies[i].traits;
+        if (t.shepherd_work == WorkScope::kNotIsolated || t.shepherd_work == WorkScope::kNoCpu) {
+          check(sname + ": no isolated interruption", o.isolated_interruptions == 0, no_isolated);
+        } else if (t.shepherd_work == WorkScope::kTickRunning || t.shepherd_work == WorkScope::kNotNohzFull) {
+          check(sname + ": no interruption of isolated nohz_full CPUs", o.nohz_isolated_interruptions == 0,
+                no_nohz_isolated);
+        }
+        if (t.return_to_user_folds != ReturnToUserScope::kNone) {
+          check(sname + ": no residue after the spin on isolated nohz_full CPUs", o.nohz_isolated_residue_max == 0,
+                no_nohz_isolated);
+        }
+        continue;
+      }
+      switch (*strategies[i].builtin) {
         case Strategy::kA0:
           check("A0: interrupts isolated CPUs", o.isolated_interruptions > 0, no_isolated);
           break;
@@ -532,13 +567,13 @@ class VmstatExperiment {
     for (size_t i = 0; i < strategies.size(); ++i) {
       const double overhead = a1_ns > 0 ? (host[i].syscall_ns_median / a1_ns - 1.0) * 100.0 : 0.0;
       absl::StrAppend(&t, absl::StrFormat("%-7s %14.1f %+9.1f%% %12.0f %14d %10d %8d %10.1f\n",
-                                          vmstat::StrategyName(strategies[i]), host[i].syscall_ns_median,
+                                          strategies[i].name, host[i].syscall_ns_median,
                                           overhead, host[i].syscall_cycles_median,
                                           sims[i].isolated_interruptions, sims[i].residue_max,
                                           sims[i].lost_updates + host[i].lost_updates,
                                           static_cast<double>(sims[i].max_stall_ns) / kNsPerUs));
     }
-    if (std::find(strategies.begin(), strategies.end(), Strategy::kD) != strategies.end()) {
+    if (std::any_of(strategies.begin(), strategies.end(), [](const Policy& p) { return p.Is(Strategy::kD); })) {
       absl::StrAppend(&t, "D is the library's own design (monotonic slot + folded watermark), not a kernel "
                           "proposal.\n");
     }
@@ -553,8 +588,8 @@ class VmstatExperiment {
     // Reproduce rows: the seed compares vanilla of 2022 (= A0) with its patch (= B).
     int a0 = -1, b = -1;
     for (size_t i = 0; i < strategies.size(); ++i) {
-      if (strategies[i] == Strategy::kA0) a0 = static_cast<int>(i);
-      if (strategies[i] == Strategy::kB) b = static_cast<int>(i);
+      if (strategies[i].Is(Strategy::kA0)) a0 = static_cast<int>(i);
+      if (strategies[i].Is(Strategy::kB)) b = static_cast<int>(i);
     }
     if (a0 >= 0 && b >= 0) {
       const auto& ha = host[static_cast<size_t>(a0)];

@@ -14,12 +14,15 @@
 
 #include "absl/status/statusor.h"
 #include "experiments/experiment.h"
+#include "experiments/registered.h"
 
 namespace isolation::experiments {
 
 struct VmstatExperimentOptions {
-  // --vmstat_strategies: A0, A1, B, C, D (D is the library's own idea).
-  std::vector<std::string> strategies = {"A0", "A1", "B", "C"};
+  // --vmstat_strategies: registered fold policies, e.g. A0, A1, B, C, D (D
+  // is the library's own idea).  Default: A0 A1 B C, then every policy
+  // registered outside the library (not a negative control; registered.h).
+  std::vector<std::string> strategies = DefaultVmstatStrategies();
   int32_t syscalls = 2000;          // --vmstat_syscalls: simulated mlock/munlock-like syscalls per isolated CPU, 0..10000000
   int32_t spin_ms = 3000;           // --vmstat_spin_ms: simulated user-mode spin after the RT start-up, 1..3600000
   int32_t stat_interval_ms = 1000;  // --vmstat_stat_interval_ms: sysctl_stat_interval P, 1..60000

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
@@ -15,7 +16,9 @@
 using isolation::experiments::IdleExperimentOptions;
 
 ABSL_FLAG(std::string, idle_variants, absl::StrJoin(IdleExperimentOptions{}.variants, ","),
-          "idle_select variants for the select sweep (V0 V1 V1-eager V1-tickstop V1-unbounded V2 V3 V4 V4n V5)");
+          absl::StrCat("idle_select selectors for the select sweep; those registered outside the library are also "
+                       "workload and schbench rows (",
+                       isolation::experiments::RegisteredSelectorsHelp(), ")"));
 ABSL_FLAG(std::string, idle_llc_cpus, absl::StrJoin(IdleExperimentOptions{}.llc_cpus, ","),
           "LLC sizes of the select sweep (quick: 64)");
 ABSL_FLAG(int32_t, idle_samples, IdleExperimentOptions{}.samples, "Wakeups per select-sweep point (quick: 3000)");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "experiments/mmcid_experiment.h"
 #include "isolab/subcommands.h"
@@ -13,7 +14,8 @@ using isolation::experiments::MmCidExperimentOptions;
 ABSL_FLAG(int, mmcid_duration_ms, MmCidExperimentOptions{}.duration_ms,
           "simulated duration of the S11 placement run (ms)");
 ABSL_FLAG(std::string, mmcid_allocator, MmCidExperimentOptions{}.allocator,
-          "allocator: alloc_v6_4|alloc_v6_13|alloc_v6_14");
+          absl::StrCat("allocator (", isolation::experiments::RegisteredAllocatorsHelp(),
+                       "); scan scopes and placements registered outside the library are rows of their own"));
 ABSL_FLAG(int, mmcid_batch, MmCidExperimentOptions{}.batch, "CPUs per call of the batch strategy (batch_N)");
 ABSL_FLAG(int, mmcid_scan_reps, MmCidExperimentOptions{}.scan_reps,
           "host-timed repetitions per scan strategy (median reported)");

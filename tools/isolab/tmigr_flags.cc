@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
@@ -16,7 +17,8 @@ using isolation::experiments::TmigrExperimentOptions;
 ABSL_FLAG(int64_t, tmigr_duration_ms, TmigrExperimentOptions{}.duration_ms,
           "simulated span of the S24 run (ms); --quick uses 2000");
 ABSL_FLAG(std::string, tmigr_variants, absl::StrJoin(TmigrExperimentOptions{}.variants, ","),
-          "variants to run: v6.9,isolation");
+          absl::StrCat("participations to run, comma-separated (",
+                       isolation::experiments::RegisteredParticipationsHelp(), ")"));
 ABSL_FLAG(int64_t, tmigr_hk_period_us, TmigrExperimentOptions{}.hk_period_us,
           "housekeeping burst period (us); 1000 = spec S24 literally (then no timer is ever handed over at HZ=1000)");
 ABSL_FLAG(int64_t, tmigr_callback_cost_us, TmigrExperimentOptions{}.callback_cost_us,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
@@ -14,7 +15,8 @@
 using isolation::experiments::VmstatExperimentOptions;
 
 ABSL_FLAG(std::string, vmstat_strategies, absl::StrJoin(VmstatExperimentOptions{}.strategies, ","),
-          "Comma-separated strategies to run: A0, A1, B, C, D (D is the library's own idea)");
+          absl::StrCat("Comma-separated fold policies to run, e.g. A0, A1, B, C, D (D is the library's own idea; ",
+                       isolation::experiments::RegisteredFoldPoliciesHelp(), ")"));
 ABSL_FLAG(int32_t, vmstat_syscalls, VmstatExperimentOptions{}.syscalls,
           "Simulator: mlock/munlock-like syscalls per isolated CPU before the RT start-up");
 ABSL_FLAG(int32_t, vmstat_spin_ms, VmstatExperimentOptions{}.spin_ms,

@@ -2,8 +2,7 @@
 // variants.h (internal): `isolab variants`, every registered variant of every
 // mechanism's variant axes, read from the registries (core/registry.h) through
 // each mechanism's ListVariants(): built-ins, negative controls and whatever
-// outside code registered before the call.  mm_cid and tmigr have no variant
-// registry yet (issue #11); they are named as such, not listed.
+// outside code registered before the call.
 // Thread safety: the registries are thread-safe; so are these functions.
 
 #ifndef ISOLATION_LIB_EXPERIMENTS_VARIANTS_H_
@@ -18,7 +17,8 @@
 
 namespace isolation::experiments {
 
-// Every registered variant: idle_select (selector), then vmstat
+// Every registered variant: mm_cid (design, allocator, scope, granularity,
+// placement, tick), tmigr, idle_select (selector), then vmstat
 // (fold_policy, slot), each axis in registration order.
 std::vector<VariantInfo> AllRegisteredVariants();
 

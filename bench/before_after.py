@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Hot paths of two builds (two git revisions), side by side, in one run.
+
+    bench/before_after.py BEFORE_BUILD AFTER_BUILD [--rounds 5] [--min-time 0.2]
+
+Each build is a Release (-O3) benchmark tree of one revision (bench/run_all.sh
+configures one; for an older revision, the same cmake options).  For every
+row of ROWS, the two builds' programs run alternately, `--rounds` times each
+(the order flips every round, so a slow phase of a shared host hits both),
+and the row reports the median per-operation time of each build and their
+ratio after/before; a row whose ratio is above --limit (default 1.05, the
+issue #11 bound) is marked.  Exit 1 if a benchmark of a row is missing.
+
+The rows name each revision's own benchmark, because names changed when the
+variants became registered strategies: before, idle_select's BM_Select/<V>
+timed one Select per iteration (thread CPU time); after, the kit's
+BM_IdleSelect/<V>_vs_V0 times batches of the same 1024 precomputed wake-ups
+on the same seeded LLC and reports ns_per_op.  Everything else has one name.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+
+# (row label, program, before: (name, metric), after: (name, metric)).
+# metric: "time" = the benchmark's own cpu_time per iteration (ns); any other
+# string = that counter.
+ROWS = [
+    ("mm_cid switch cached, lazy", "mm_cid/mm_cid_bench",
+     ("BM_Switch_Cached/0", "time"), ("BM_Switch_Cached/0", "time")),
+    ("mm_cid switch cached, owner619", "mm_cid/mm_cid_bench",
+     ("BM_Switch_Cached/1", "time"), ("BM_Switch_Cached/1", "time")),
+    ("mm_cid switch cached, v63_mmlock", "mm_cid/mm_cid_bench",
+     ("BM_Switch_Cached/2", "time"), ("BM_Switch_Cached/2", "time")),
+] + [
+    (f"vmstat Mod, {s}", "vmstat/vmstat_bench", (f"BM_Update/{i}", "time"), (f"BM_Update/{i}", "time"))
+    for i, s in enumerate(["A0", "A1", "B", "C", "D", "B.local"])
+] + [
+    (f"idle Select, 64 CPUs, {v}, {b} % busy", "idle_select/idle_select_bench",
+     (f"BM_Select/{v}/64/{b}", "time"), (f"BM_IdleSelect/{v}_vs_V0/llc:64/busy:{b}", "ns_per_op"))
+    for v in ["V0", "V1"] for b in [0, 75]
+] + [
+    (f"tmigr idle enter+exit, {v}, {n} CPUs", "tmigr/tmigr_bench",
+     (f"BM_IdleEntryExit/{old}/{n}", "time"), (f"BM_IdleEntryExit/{v}/{n}", "time"))
+    for v, old in [("v6.9", "v6_9"), ("isolation", "isolation")] for n in [8, 4096]
+]
+
+TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def run(program, names, min_time):
+    """Runs `program` on exactly `names`; returns {name: [per-op ns ...]}."""
+    pattern = "^(" + "|".join(n.replace(".", r"\.").replace("+", r"\+") for n in names) + ")(/manual_time|/real_time)?$"
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([program, f"--benchmark_filter={pattern}", f"--benchmark_min_time={min_time}",
+                        f"--benchmark_out={out.name}", "--benchmark_out_format=json"],
+                       check=True, stdout=subprocess.DEVNULL)
+        text = open(out.name).read()
+    if not text:
+        sys.exit(f"{program}: no benchmark matched {pattern}")
+    got = {}
+    for b in json.loads(text)["benchmarks"]:
+        name = b.get("run_name", b["name"])
+        for suffix in ("/manual_time", "/real_time"):
+            name = name.removesuffix(suffix)
+        got[name] = b
+    return got
+
+
+def per_op_ns(bench, metric):
+    if metric == "time":
+        return bench["cpu_time"] * TO_NS[bench.get("time_unit", "ns")]
+    return float(bench[metric])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("before")
+    ap.add_argument("after")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--min-time", default="0.2")
+    ap.add_argument("--limit", type=float, default=1.05)
+    args = ap.parse_args()
+
+    programs = sorted({r[1] for r in ROWS})
+    samples = {}  # (row label, "before"/"after") -> [ns]
+    for rnd in range(args.rounds):
+        order = [("before", args.before), ("after", args.after)]
+        if rnd % 2:
+            order.reverse()
+        for prog in programs:
+            rows = [r for r in ROWS if r[1] == prog]
+            for side, build in order:
+                idx = 2 if side == "before" else 3
+                got = run(f"{build}/bench/{prog}", [r[idx][0] for r in rows], args.min_time)
+                for r in rows:
+                    name, metric = r[idx]
+                    if name not in got:
+                        sys.exit(f"{build}/bench/{prog}: no benchmark {name!r}")
+                    samples.setdefault((r[0], side), []).append(per_op_ns(got[name], metric))
+        print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr)
+
+    print(f"{'hot path':<44} {'before ns':>10} {'after ns':>10} {'after/before':>13}")
+    worst = 0.0
+    for r in ROWS:
+        b = statistics.median(samples[(r[0], "before")])
+        a = statistics.median(samples[(r[0], "after")])
+        ratio = a / b if b > 0 else float("nan")
+        worst = max(worst, ratio)
+        mark = "  > limit" if ratio > args.limit else ""
+        print(f"{r[0]:<44} {b:>10.2f} {a:>10.2f} {ratio:>13.3f}{mark}")
+    print(f"medians of {args.rounds} alternating rounds, --benchmark_min_time={args.min_time}; worst ratio {worst:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,9 +2,13 @@
 // Interleaver: runs actors one at a time on their own threads, handing a
 // baton between the controller (the thread in Run()) and the actors.
 //
-// All shared state is guarded by one std::mutex and one
-// std::condition_variable (TSan understands both; absl::Mutex would produce
-// false reports with Debian's uninstrumented absl).  The baton names who may
+// All shared state is guarded by one Mutex and one CondVar
+// (isolation/core/mutex.h: a std::mutex and a std::condition_variable, which
+// TSan understands; absl::Mutex would produce false reports with Debian's
+// uninstrumented absl).  Only the baton is annotated ABSL_GUARDED_BY: the
+// actors' fields and the log pass between threads with the baton (or are
+// read after Run joined the actors), a discipline the thread-safety analysis
+// cannot express.  The baton names who may
 // run: kController or an actor index.  An actor only runs user code while it
 // holds the baton, so user code of two actors never overlaps, and every
 // hand-over is a mutex release/acquire pair, which orders the actors' plain
@@ -12,7 +16,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -26,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/core/interleave.h"
+#include "isolation/core/mutex.h"
 #include "isolation/core/store_buffer.h"
 
 namespace isolation {
@@ -48,17 +52,17 @@ struct Interleaver::Impl {
     bool stopped_at_point = false;
   };
 
-  std::mutex mu;
-  std::condition_variable cv;
-  int baton = kController;
+  Mutex mu;
+  CondVar cv;
+  int baton ABSL_GUARDED_BY(mu) = kController;
   std::vector<std::unique_ptr<Actor>> actors;
   std::map<std::string, int> index;
   std::vector<std::string> log;
 
   void ActorMain(int me);
   void PointReached(int me, const char* point);
-  // Hands the baton to `who` and waits until it comes back.  REQUIRES: lock held.
-  void RunSlice(std::unique_lock<std::mutex>& lock, int who);
+  // Hands the baton to `who` and waits until it comes back.  `lock` holds mu.
+  void RunSlice(MutexLock& lock, int who) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 };
 
 namespace {
@@ -72,21 +76,22 @@ std::mutex g_run_mutex;
 void Interleaver::Impl::ActorMain(int me) {
   t_impl = this;
   t_actor = me;
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return baton == me; });
-  lock.unlock();
+  {
+    MutexLock lock(mu);
+    while (baton != me) cv.Wait(lock);
+  }
   actors[static_cast<size_t>(me)]->fn();
   // The operation is over: its buffered stores become visible before the
   // baton moves on (store_buffer.h).
   store_buffer_internal::OperationEnds();
-  lock.lock();
+  MutexLock lock(mu);
   actors[static_cast<size_t>(me)]->finished = true;
   baton = kController;
-  cv.notify_all();
+  cv.NotifyAll();
 }
 
 void Interleaver::Impl::PointReached(int me, const char* point) {
-  std::unique_lock<std::mutex> lock(mu);
+  MutexLock lock(mu);
   Actor& a = *actors[static_cast<size_t>(me)];
   log.push_back(absl::StrCat(a.name, ":", point));
   if (a.until_point.empty()) return;
@@ -94,11 +99,11 @@ void Interleaver::Impl::PointReached(int me, const char* point) {
   a.until_point.clear();
   a.stopped_at_point = true;
   baton = kController;
-  cv.notify_all();
-  cv.wait(lock, [&] { return baton == me; });
+  cv.NotifyAll();
+  while (baton != me) cv.Wait(lock);
 }
 
-void Interleaver::Impl::RunSlice(std::unique_lock<std::mutex>& lock, int who) {
+void Interleaver::Impl::RunSlice(MutexLock& lock, int who) {
   Actor& a = *actors[static_cast<size_t>(who)];
   a.stopped_at_point = false;
   baton = who;
@@ -106,8 +111,8 @@ void Interleaver::Impl::RunSlice(std::unique_lock<std::mutex>& lock, int who) {
     a.started = true;
     a.thread = std::thread([this, who] { ActorMain(who); });
   }
-  cv.notify_all();
-  cv.wait(lock, [&] { return baton == kController; });
+  cv.NotifyAll();
+  while (baton != kController) cv.Wait(lock);
 }
 
 namespace interleave_internal {
@@ -125,7 +130,7 @@ Interleaver::~Interleaver() {
 }
 
 void Interleaver::Add(std::string actor, std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   auto a = std::make_unique<Impl::Actor>();
   a->name = actor;
   a->fn = std::move(fn);
@@ -161,47 +166,48 @@ absl::Status Interleaver::Run(const std::vector<Slice>& script) {
     }
   }
   std::lock_guard<std::mutex> run_guard(g_run_mutex);
-  std::unique_lock<std::mutex> lock(im.mu);
-  for (auto& a : im.actors) {
-    if (a->started) {
-      return absl::FailedPreconditionError("interleaver: Run() may be called only once");
-    }
-  }
-  // Release ordering is not needed for g_active: it only enables the slow
-  // path, and the slow path synchronises through `mu`.
-  interleave_internal::g_active.store(true, std::memory_order_relaxed);
-
   absl::Status status = absl::OkStatus();
-  for (size_t i = 0; i < script.size() && status.ok(); ++i) {
-    const Slice& s = script[i];
-    const int who = im.index[s.actor];
-    Impl::Actor& a = *im.actors[static_cast<size_t>(who)];
-    if (a.finished) {
-      status = absl::FailedPreconditionError(absl::StrCat("interleaver script step ", i, ": actor \"", s.actor,
-                                                          "\" already finished"));
-      break;
-    }
-    a.until_point = s.until_point;
-    im.RunSlice(lock, who);
-    if (!s.until_point.empty() && s.until_point != Interleaver::kNextPoint && !a.stopped_at_point) {
-      status = absl::NotFoundError(absl::StrCat("interleaver script step ", i, ": actor \"", s.actor,
-                                                "\" finished without reaching point \"", s.until_point, "\""));
-    }
-  }
-  // Any actor still parked at a point is run to completion, so that no
-  // thread is leaked; that is an error of the script (unless one already
-  // happened, which is reported instead).
-  for (auto& a : im.actors) {
-    if (a->started && !a->finished) {
-      if (status.ok()) {
-        status = absl::FailedPreconditionError(
-            absl::StrCat("interleaver script left actor \"", a->name, "\" unfinished"));
+  {
+    MutexLock lock(im.mu);
+    for (auto& a : im.actors) {
+      if (a->started) {
+        return absl::FailedPreconditionError("interleaver: Run() may be called only once");
       }
-      a->until_point.clear();
-      im.RunSlice(lock, im.index[a->name]);
     }
-  }
-  lock.unlock();
+    // Release ordering is not needed for g_active: it only enables the slow
+    // path, and the slow path synchronises through `mu`.
+    interleave_internal::g_active.store(true, std::memory_order_relaxed);
+
+    for (size_t i = 0; i < script.size() && status.ok(); ++i) {
+      const Slice& s = script[i];
+      const int who = im.index[s.actor];
+      Impl::Actor& a = *im.actors[static_cast<size_t>(who)];
+      if (a.finished) {
+        status = absl::FailedPreconditionError(absl::StrCat("interleaver script step ", i, ": actor \"", s.actor,
+                                                            "\" already finished"));
+        break;
+      }
+      a.until_point = s.until_point;
+      im.RunSlice(lock, who);
+      if (!s.until_point.empty() && s.until_point != Interleaver::kNextPoint && !a.stopped_at_point) {
+        status = absl::NotFoundError(absl::StrCat("interleaver script step ", i, ": actor \"", s.actor,
+                                                  "\" finished without reaching point \"", s.until_point, "\""));
+      }
+    }
+    // Any actor still parked at a point is run to completion, so that no
+    // thread is leaked; that is an error of the script (unless one already
+    // happened, which is reported instead).
+    for (auto& a : im.actors) {
+      if (a->started && !a->finished) {
+        if (status.ok()) {
+          status = absl::FailedPreconditionError(
+              absl::StrCat("interleaver script left actor \"", a->name, "\" unfinished"));
+        }
+        a->until_point.clear();
+        im.RunSlice(lock, im.index[a->name]);
+      }
+    }
+  }  // mu released before joining the actors
   for (auto& a : im.actors) {
     if (a->thread.joinable()) a->thread.join();
   }

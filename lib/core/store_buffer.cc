@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // StoreBufferModel: per-thread FIFO store buffers and delayed CAS views.
 //
-// All state lives behind one std::mutex (TSan understands it); the fast
+// All state lives behind one Mutex (isolation/core/mutex.h: a std::mutex, which TSan understands); the fast
 // paths in store_buffer.h never get here unless a model is active.  Threads
 // are identified by std::thread::id, so a buffer outlives nothing: it is
 // drained when its Interleaver actor returns (OperationEnds), at DrainAll()
@@ -9,6 +9,7 @@
 
 #include "isolation/core/store_buffer.h"
 #include "isolation/core/interleave.h"
+#include "isolation/core/mutex.h"
 
 #include <algorithm>
 #include <map>
@@ -38,10 +39,10 @@ struct DelayedView {
 };
 
 struct State {
-  std::mutex mu;
-  std::map<std::thread::id, std::vector<Entry>> buffers;  // guarded by mu
-  std::vector<DelayedView> views;                         // guarded by mu
-  StoreBufferModel::Stats stats;                          // guarded by mu
+  Mutex mu;
+  std::map<std::thread::id, std::vector<Entry>> buffers ABSL_GUARDED_BY(mu);
+  std::vector<DelayedView> views ABSL_GUARDED_BY(mu);
+  StoreBufferModel::Stats stats ABSL_GUARDED_BY(mu);
 };
 
 State& GetState() {
@@ -49,14 +50,15 @@ State& GetState() {
   return *s;
 }
 
-// One model at a time: held from construction to destruction.
+// One model at a time: held from construction to destruction.  A plain
+// std::mutex: locked in the constructor and unlocked in the destructor,
+// which the thread-safety analysis (scoped to one function) cannot follow.
 std::mutex& LifetimeMutex() {
   static std::mutex* m = new std::mutex();
   return *m;
 }
 
-// REQUIRES: s.mu held.
-void DrainThreadLocked(State& s, std::thread::id tid) {
+void DrainThreadLocked(State& s, std::thread::id tid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) {
   auto it = s.buffers.find(tid);
   if (it != s.buffers.end()) {
     for (const Entry& e : it->second) e.commit(e.addr, e.bits);  // FIFO: program order
@@ -73,14 +75,14 @@ namespace store_buffer_internal {
 
 void BufferStore(void* addr, uint64_t bits, CommitFn commit) {
   State& s = GetState();
-  std::lock_guard<std::mutex> l(s.mu);
+  MutexLock l(s.mu);
   s.buffers[std::this_thread::get_id()].push_back(Entry{addr, bits, commit});
   ++s.stats.buffered_stores;
 }
 
 bool ViewOf(const void* addr, uint64_t* bits) {
   State& s = GetState();
-  std::lock_guard<std::mutex> l(s.mu);
+  MutexLock l(s.mu);
   const std::thread::id me = std::this_thread::get_id();
   auto it = s.buffers.find(me);
   if (it != s.buffers.end()) {
@@ -105,7 +107,7 @@ bool ViewOf(const void* addr, uint64_t* bits) {
 
 void AfterRmw(const void* addr, bool delayed) {
   State& s = GetState();
-  std::lock_guard<std::mutex> l(s.mu);
+  MutexLock l(s.mu);
   const std::thread::id me = std::this_thread::get_id();
   s.views.erase(std::remove_if(s.views.begin(), s.views.end(),
                                [&](const DelayedView& v) { return v.addr == addr && (!delayed || v.owner != me); }),
@@ -114,7 +116,7 @@ void AfterRmw(const void* addr, bool delayed) {
 
 void DelayVisibility(const void* addr, uint64_t old_bits) {
   State& s = GetState();
-  std::lock_guard<std::mutex> l(s.mu);
+  MutexLock l(s.mu);
   const std::thread::id me = std::this_thread::get_id();
   ++s.stats.delayed_cas;
   for (const DelayedView& v : s.views) {
@@ -125,7 +127,7 @@ void DelayVisibility(const void* addr, uint64_t old_bits) {
 
 void Fence() {
   State& s = GetState();
-  std::lock_guard<std::mutex> l(s.mu);
+  MutexLock l(s.mu);
   ++s.stats.fences;
   DrainThreadLocked(s, std::this_thread::get_id());
 }
@@ -133,7 +135,7 @@ void Fence() {
 void OperationEnds() {
   if (!g_active.load(std::memory_order_relaxed)) return;
   State& s = GetState();
-  std::lock_guard<std::mutex> l(s.mu);
+  MutexLock l(s.mu);
   DrainThreadLocked(s, std::this_thread::get_id());
 }
 
@@ -144,7 +146,7 @@ StoreBufferModel::StoreBufferModel() {
   LifetimeMutex().lock();
   State& s = GetState();
   {
-    std::lock_guard<std::mutex> l(s.mu);
+    MutexLock l(s.mu);
     s.buffers.clear();
     s.views.clear();
     s.stats = Stats{};
@@ -162,14 +164,14 @@ StoreBufferModel::~StoreBufferModel() {
 
 void StoreBufferModel::DrainAll() {
   State& s = GetState();
-  std::lock_guard<std::mutex> l(s.mu);
+  MutexLock l(s.mu);
   while (!s.buffers.empty()) DrainThreadLocked(s, s.buffers.begin()->first);
   s.views.clear();
 }
 
 int StoreBufferModel::Pending() const {
   State& s = GetState();
-  std::lock_guard<std::mutex> l(s.mu);
+  MutexLock l(s.mu);
   size_t n = s.views.size();
   for (const auto& [tid, entries] : s.buffers) n += entries.size();
   return static_cast<int>(n);
@@ -177,7 +179,7 @@ int StoreBufferModel::Pending() const {
 
 StoreBufferModel::Stats StoreBufferModel::stats() const {
   State& s = GetState();
-  std::lock_guard<std::mutex> l(s.mu);
+  MutexLock l(s.mu);
   return s.stats;
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "isolation/core/mutex.h"
 
 namespace isolation::idle_select {
 namespace {
@@ -285,7 +286,7 @@ int IdleSelectHooks::WakeAffineTarget(int prev_cpu, int waker_cpu) const {
 bool Channel::TryWrite(Driver& d, TaskId self, int waker_cpu) {
   TaskId to_wake = kIdleTask;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (count_ >= capacity_) {
       if (std::find(waiting_writers_.begin(), waiting_writers_.end(), self) == waiting_writers_.end()) {
         waiting_writers_.push_back(self);
@@ -309,7 +310,7 @@ bool Channel::TryWrite(Driver& d, TaskId self, int waker_cpu) {
 bool Channel::TryRead(Driver& d, TaskId self, int waker_cpu) {
   TaskId to_wake = kIdleTask;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (count_ == 0) {
       if (std::find(waiting_readers_.begin(), waiting_readers_.end(), self) == waiting_readers_.end()) {
         waiting_readers_.push_back(self);
@@ -652,11 +653,11 @@ absl::StatusOr<WorkloadResult> RunSchbench(Driver& d, IdleSelectHooks* hooks, co
     return st;
   }
   struct Msg {
-    std::mutex mu;
-    std::vector<int> list;    // worker indexes waiting to be woken
-    bool waiting = false;     // the message task is blocked
+    Mutex mu;
+    std::vector<int> list ABSL_GUARDED_BY(mu);  // worker indexes waiting to be woken
+    bool waiting ABSL_GUARDED_BY(mu) = false;   // the message task is blocked
     std::atomic<TaskId> id{kIdleTask};
-    int finished = 0;
+    int finished ABSL_GUARDED_BY(mu) = 0;
   };
   struct Worker {
     std::atomic<TaskId> id{kIdleTask};
@@ -685,7 +686,7 @@ absl::StatusOr<WorkloadResult> RunSchbench(Driver& d, IdleSelectHooks* hooks, co
       Msg& msg = *sh->msgs[static_cast<size_t>(m)];
       std::vector<int> batch;
       {
-        std::lock_guard<std::mutex> lock(msg.mu);
+        MutexLock lock(msg.mu);
         if (msg.list.empty()) {
           if (msg.finished == per) {
             sh->rs.TaskDone(ctx.now());
@@ -726,7 +727,7 @@ absl::StatusOr<WorkloadResult> RunSchbench(Driver& d, IdleSelectHooks* hooks, co
       bool wake_msg = false;
       const bool last = wk.rounds == rounds;
       {
-        std::lock_guard<std::mutex> lock(msg.mu);
+        MutexLock lock(msg.mu);
         if (last) {
           ++msg.finished;
         } else {

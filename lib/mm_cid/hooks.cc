@@ -55,12 +55,12 @@ void MmCidHooks::Drain() {
 }
 
 void MmCidHooks::SetGroupAffinity(int group, const CpuMask& mask) {
-  std::lock_guard<std::mutex> l(groups_lock_);
+  MutexLock l(groups_lock_);
   group_affinity_[group] = mask;
 }
 
 MmId MmCidHooks::GroupMm(int group) const {
-  std::lock_guard<std::mutex> l(groups_lock_);
+  MutexLock l(groups_lock_);
   auto it = group_mm_.find(group);
   return it == group_mm_.end() ? kNoMm : it->second;
 }
@@ -167,14 +167,14 @@ void MmCidHooks::Check(const char* where) {
   std::vector<std::string> v = mech_.CheckAlwaysIncremental();
   if (v.empty()) return;
   violations_.fetch_add(static_cast<int64_t>(v.size()), std::memory_order_relaxed);
-  std::lock_guard<std::mutex> l(violations_lock_);
+  MutexLock l(violations_lock_);
   for (auto& s : v) {
     if (first_violations_.size() < 16) first_violations_.push_back(absl::StrCat(where, ": ", s));
   }
 }
 
 std::vector<std::string> MmCidHooks::FirstViolations() const {
-  std::lock_guard<std::mutex> l(violations_lock_);
+  MutexLock l(violations_lock_);
   return first_violations_;
 }
 
@@ -240,7 +240,7 @@ void MmCidHooks::Dispatch(ScanRequest req) {
 
 void MmCidHooks::AddViolation(std::string text) {
   violations_.fetch_add(1, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> l(violations_lock_);
+  MutexLock l(violations_lock_);
   if (first_violations_.size() < 16) first_violations_.push_back(std::move(text));
 }
 
@@ -307,7 +307,7 @@ void MmCidHooks::OnTaskFork(TaskId parent, TaskId child, int group, Nanos now) {
   CpuMask affinity = CpuMask::Full(mech_.num_cpus());
   bool created = false;
   {
-    std::lock_guard<std::mutex> l(groups_lock_);
+    MutexLock l(groups_lock_);
     auto a = group_affinity_.find(group);
     if (a != group_affinity_.end()) affinity = a->second;
     auto it = group_mm_.find(group);

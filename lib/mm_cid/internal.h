@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/core/fence.h"
@@ -160,9 +161,11 @@ inline void CpuRelax() {
 // observers may read it without the lock.  `contended_` is a relaxed
 // fetch_add on the slow path only, done *before* spinning so that a test can
 // wait for a waiter to be known contended.
-class CountingSpinLock {
+// ABSL_LOCKABLE: the thread-safety analysis checks what it guards (the
+// annotations are attributes only: no code).
+class ABSL_LOCKABLE CountingSpinLock {
  public:
-  void lock() {
+  void lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
     if (locked_.exchange(true, std::memory_order_acquire)) {
       contended_.fetch_add(1, std::memory_order_relaxed);
       int spins = 0;
@@ -176,12 +179,12 @@ class CountingSpinLock {
     acquisitions_.store(acquisitions_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   // For observers (checks, statistics): takes the lock without counting.
-  void lock_uncounted() {
+  void lock_uncounted() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
     while (locked_.exchange(true, std::memory_order_acquire)) {
       while (locked_.load(std::memory_order_relaxed)) std::this_thread::yield();
     }
   }
-  void unlock() { locked_.store(false, std::memory_order_release); }
+  void unlock() ABSL_UNLOCK_FUNCTION() { locked_.store(false, std::memory_order_release); }
   int64_t acquisitions() const { return acquisitions_.load(std::memory_order_relaxed); }
   int64_t contended() const { return contended_.load(std::memory_order_relaxed); }
 

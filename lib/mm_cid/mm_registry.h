@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "isolation/core/mutex.h"
 #include "isolation/mm_cid/mm_cid.h"
 
 namespace isolation::mm_cid::internal {
@@ -37,7 +38,7 @@ class MmRegistry {
   // the registry lock so that IDs follow creation order, and publishes it.
   template <typename MakeMm>
   absl::StatusOr<MmId> Create(MakeMm make) {
-    std::lock_guard<std::mutex> l(lock_);
+    MutexLock l(lock_);
     const MmId id = static_cast<MmId>(owned_.size());
     if (id >= max_mms_) {
       return absl::ResourceExhaustedError(absl::StrCat("mm_cid: more than ", max_mms_, " mms"));
@@ -55,15 +56,15 @@ class MmRegistry {
   }
 
   int Size() const {
-    std::lock_guard<std::mutex> l(lock_);
+    MutexLock l(lock_);
     return static_cast<int>(owned_.size());
   }
 
  private:
   const int max_mms_;
   std::unique_ptr<std::atomic<Mm*>[]> mms_;
-  mutable std::mutex lock_;
-  std::vector<std::unique_ptr<Mm>> owned_;  // guarded by lock_
+  mutable Mutex lock_;
+  std::vector<std::unique_ptr<Mm>> owned_ ABSL_GUARDED_BY(lock_);
 };
 
 }  // namespace isolation::mm_cid::internal

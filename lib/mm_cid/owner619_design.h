@@ -38,6 +38,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "isolation/core/interleave.h"
+#include "isolation/core/mutex.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/registry.h"
 #include "isolation/core/store_buffer.h"
@@ -62,11 +63,19 @@ constexpr bool TaskOwned(uint32_t c) { return HasId(c) && (c & kOnCpu) == 0; }
 // mm->mm_cid.pcpu's per-CPU ID, 4 bytes as in the kernel; stored per CPU
 // (per_cpu_slots.h), so CPUs never share its cache lines.
 struct Slot {
-  uint32_t cid = kUnset;  // guarded by the CPU's rq lock
+  // Guarded by the CPU's rq lock (cpus_[cpu].rq_lock): a lock reached
+  // through the slot's CPU index, which the thread-safety analysis cannot
+  // name, so a comment and not ABSL_GUARDED_BY.
+  uint32_t cid = kUnset;
 };
 
 struct Mm {
-  Mm(int p, PerCpuRef<Slot> slots) : pcpu(slots), cidmask(p), allowed(p) {}
+  // The creator's affinity is copied here, before the mm is published (a
+  // constructor needs no lock; the analysis does not check constructors).
+  Mm(int p, PerCpuRef<Slot> slots, const CpuMask& affinity) : pcpu(slots), cidmask(p), allowed(p) {
+    allowed.CopyFrom(affinity);
+    nr_cpus_allowed = affinity.Weight();
+  }
   PerCpuRef<Slot> pcpu;
   std::atomic<uint32_t> mode{0};  // 0, TRANSIT, ONCPU, ONCPU|TRANSIT (one word, 47ee94efccf6)
   // owner619_split_mode only (pre-47ee94efccf6): mm_cid.percpu (0/1) and
@@ -75,13 +84,16 @@ struct Mm {
   std::atomic<uint32_t> transit{0};
   std::atomic<int> max_cids{0};
   AtomicCpuMask cidmask;
-  std::mutex mutex;  // fork/exit/deferred work: users, mode changes
-  std::mutex lock;   // max_cids, affinity; nests inside mutex and rq locks
-  CpuMask allowed;   // guarded by lock
+  // mutable: the const observers (MmAllowed, CheckQuiescent) take them.
+  mutable Mutex mutex;  // fork/exit/deferred work: users, mode changes
+  mutable Mutex lock;   // max_cids, affinity; nests inside mutex and rq locks
+  CpuMask allowed ABSL_GUARDED_BY(lock);
   int nr_cpus_allowed = 0;
-  int users = 0;        // guarded by mutex (+lock)
-  int pcpu_thrs = 0;    // guarded by lock
-  std::vector<TaskId> user_list;  // guarded by mutex
+  // Written with both mutex and lock held, so either suffices to read it;
+  // the analysis has no "either", so it checks the stricter half (mutex).
+  int users ABSL_GUARDED_BY(mutex) = 0;
+  int pcpu_thrs ABSL_GUARDED_BY(lock) = 0;
+  std::vector<TaskId> user_list ABSL_GUARDED_BY(mutex);
 };
 
 struct alignas(64) Task {
@@ -101,7 +113,7 @@ struct alignas(64) Task {
 };
 
 struct alignas(64) Cpu {
-  std::mutex rq_lock;
+  Mutex rq_lock;
   std::atomic<TaskId> curr{kNoTask};  // written under rq_lock
   int64_t switches = 0;
   int64_t switch_rmw = 0;
@@ -136,10 +148,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     ISOLATION_RETURN_IF_ERROR(CheckCreatorAffinity(affinity, num_cpus_));
     return mms_.Create([&](MmId id) {
       (void)id;
-      auto mm = std::make_unique<Mm>(num_cpus_, slots_.Allocate());
-      mm->allowed.CopyFrom(affinity);
-      mm->nr_cpus_allowed = affinity.Weight();
-      return mm;
+      return std::make_unique<Mm>(num_cpus_, slots_.Allocate(), affinity);
     });
   }
 
@@ -191,10 +200,10 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
                        TaskId parent_tgid) {
     Mm* mm = &mm_ref;
     Task& t = tasks_[child];
-    std::lock_guard<std::mutex> ml(mm->mutex);
+    MutexLock ml(mm->mutex);
     bool flip = false;
     {
-      std::lock_guard<std::mutex> l(mm->lock);
+      MutexLock l(mm->lock);
       mm->allowed.Or(affinity);
       mm->nr_cpus_allowed = mm->allowed.Weight();
       mm->users++;
@@ -216,7 +225,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       if (parent != kNoTask && parent >= 0 && parent < limits_.max_tasks &&
           tasks_[parent].mm.load(std::memory_order_relaxed) == mm_id) {
         const int pcpu = tasks_[parent].cpu.load(std::memory_order_relaxed);
-        std::lock_guard<std::mutex> rq(cpus_[pcpu].rq_lock);
+        MutexLock rq(cpus_[pcpu].rq_lock);
         const uint32_t pc = tasks_[parent].cid.load(std::memory_order_relaxed);
         if (cpus_[pcpu].curr.load(std::memory_order_relaxed) == parent) {
           self = parent;
@@ -239,10 +248,10 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     const MmId mm_id = tasks_[task].mm.load(std::memory_order_relaxed);
     Mm* mm = GetMm(mm_id);
     if (mm == nullptr) return absl::OkStatus();
-    std::lock_guard<std::mutex> ml(mm->mutex);  // the deferred work's mutex (run synchronously)
+    MutexLock ml(mm->mutex);  // the deferred work's mutex (run synchronously)
     bool to_per_task = false;
     {
-      std::lock_guard<std::mutex> l(mm->lock);
+      MutexLock l(mm->lock);
       if (mm->users == 0) return absl::OkStatus();
       const int before = mm->nr_cpus_allowed;
       mm->allowed.Or(mask);
@@ -263,7 +272,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
     ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
     Cpu& c = cpus_[cpu];
-    std::lock_guard<std::mutex> rq(c.rq_lock);
+    MutexLock rq(c.rq_lock);
     ++c.switches;
     notes_.Switch(cpu, prev, next);
     if (prev != kNoTask) Schedout(cpu, prev);
@@ -310,11 +319,11 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     if (mm == nullptr || !t.active.load(std::memory_order_relaxed)) return absl::OkStatus();
     notes_.Cpu(cpu);
     notes_.Task(task);
-    std::lock_guard<std::mutex> ml(mm->mutex);
+    MutexLock ml(mm->mutex);
     bool to_per_task = false;
     {
-      std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
-      std::lock_guard<std::mutex> l(mm->lock);
+      MutexLock rq(cpus_[cpu].rq_lock);
+      MutexLock l(mm->lock);
       if (mm->users == 1 && cpus_[cpu].curr.load(std::memory_order_relaxed) == task) {
         // mm_cid_transit_to_task(): a CPU-owned ID becomes the task's transit
         // ID so that removing the user frees it.
@@ -363,9 +372,9 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     ISOLATION_RETURN_IF_ERROR(Exit(cpu, task, now));
     Task& t = tasks_[task];
     Mm& mm = *GetMm(*id);
-    std::lock_guard<std::mutex> ml(mm.mutex);
-    std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
-    std::lock_guard<std::mutex> l(mm.lock);
+    MutexLock ml(mm.mutex);
+    MutexLock rq(cpus_[cpu].rq_lock);
+    MutexLock l(mm.lock);
     notes_.Cpu(cpu);
     notes_.Task(task);
     t.mm.store(*id, std::memory_order_relaxed);
@@ -402,9 +411,9 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     Mm* mm = GetMm(mm_id);
     bool to_per_task = false;
     {
-      std::lock_guard<std::mutex> ml(mm->mutex);
+      MutexLock ml(mm->mutex);
       {
-        std::lock_guard<std::mutex> l(mm->lock);
+        MutexLock l(mm->lock);
         t.active.store(false, std::memory_order_relaxed);
         const uint32_t c = t.cid.load(std::memory_order_relaxed);
         if (TaskOwned(c)) FreeCid(*mm, IdOf(c));  // never ran: no slot holds it
@@ -444,9 +453,12 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   TaskId CurrentTask(int cpu) const override {
     return cpu >= 0 && cpu < num_cpus_ ? cpus_[cpu].curr.load(std::memory_order_relaxed) : kNoTask;
   }
+  // The observers take the mm's locks (they are not on the switch path).
   int MmUsers(MmId mm) const override {
     const Mm* m = GetMm(mm);
-    return m != nullptr ? m->users : 0;
+    if (m == nullptr) return 0;
+    MutexLock ml(m->mutex);
+    return m->users;
   }
   int MmAllowedWeight(MmId mm) const override {
     const Mm* m = GetMm(mm);
@@ -454,7 +466,9 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   }
   CpuMask MmAllowed(MmId mm) const override {
     const Mm* m = GetMm(mm);
-    return m != nullptr ? m->allowed : CpuMask(num_cpus_);
+    if (m == nullptr) return CpuMask(num_cpus_);
+    MutexLock l(m->lock);
+    return m->allowed;
   }
   int CidmaskWeight(MmId mm) const override {
     const Mm* m = GetMm(mm);
@@ -472,6 +486,10 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       const Mm* mmp = GetMm(m);
       if (mmp == nullptr) continue;
       const Mm& mm = *mmp;
+      // Quiescent: nothing contends; the locks are for the analysis (the
+      // same order as the mechanism's: mutex, then lock).
+      MutexLock ml(mm.mutex);
+      MutexLock l(mm.lock);
       const uint32_t mode = RawMode(mm);
       // I12
       if ((mm.pcpu_thrs != 0) != ((mode & kOnCpu) != 0) && mm.users > 0) {
@@ -601,7 +619,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
 
   // __mm_update_max_cids() + mm_cid_calc_pcpu_thrs(); returns true if the
   // mode must flip.  Caller holds mm.lock.
-  bool UpdateMaxCids(Mm& mm) {
+  bool UpdateMaxCids(Mm& mm) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mm.mutex, mm.lock) {
     const int opt = std::min(mm.nr_cpus_allowed, mm.users);
     const int max_cids = std::min(opt + opt / 4, num_cpus_);
     mm.max_cids.store(max_cids, std::memory_order_relaxed);
@@ -753,7 +771,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   }
 
   // Mode change with fixup.  Caller holds mm.mutex, no rq lock, not mm.lock.
-  void Transition(Mm& mm, MmId mm_id, bool to_per_cpu, TaskId self, TaskId skip, TaskId group_tgid = kNoTask) {
+  void Transition(Mm& mm, MmId mm_id, bool to_per_cpu, TaskId self, TaskId skip, TaskId group_tgid = kNoTask)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mm.mutex) {
     mode_changes_.fetch_add(1, std::memory_order_relaxed);
     if constexpr (!Fixes::kModeWord) {
       // Pre-47ee94efccf6 (negative control): WRITE_ONCE(transit, TRANSIT);
@@ -785,7 +804,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       // CPUs -> tasks: walk every possible CPU.
       for (int cpu = 0; cpu < num_cpus_; ++cpu) {
         ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.fixup_cpu");
-        std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
+        MutexLock rq(cpus_[cpu].rq_lock);
         remote_locks_.fetch_add(1, std::memory_order_relaxed);
         uint32_t& s = mm.pcpu[cpu].cid;
         const TaskId curr = cpus_[cpu].curr.load(std::memory_order_relaxed);
@@ -831,7 +850,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   bool FixupTaskToCpu(Mm& mm, MmId mm_id, TaskId u) {
     ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.fixup_task");
     const int cpu = tasks_[u].cpu.load(std::memory_order_relaxed);
-    std::lock_guard<std::mutex> rq(cpus_[cpu].rq_lock);
+    MutexLock rq(cpus_[cpu].rq_lock);
     remote_locks_.fetch_add(1, std::memory_order_relaxed);
     if (!tasks_[u].active.load(std::memory_order_relaxed) || tasks_[u].mm.load(std::memory_order_relaxed) != mm_id) {
       return false;
@@ -860,7 +879,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   // group is reached ("Handle vfork()/CLONE_VM correctly").  Invisible
   // tasks (a child accounted in copy_mm() but not yet attached) are never
   // reached ("Prevent CID stalls due to concurrent forks").
-  void WalkTasksToCpus619(Mm& mm, MmId mm_id, TaskId self, TaskId skip, TaskId group_tgid) {
+  void WalkTasksToCpus619(Mm& mm, MmId mm_id, TaskId self, TaskId skip, TaskId group_tgid)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mm.mutex) {
     int budget = mm.users - 2;
     if (budget <= 0) return;
     const int n = max_task_id_.load(std::memory_order_relaxed) + 1;
@@ -891,7 +911,10 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   std::atomic<int> max_task_id_{-1};
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
-  PerCpuSlots<Slot> slots_;  // guarded by the registry's lock (CreateMm)
+  // Guarded by the registry's lock (Allocate() runs in CreateMm's callback,
+  // under mms_'s private lock): not annotated, the analysis cannot see a
+  // lock that another object takes around a callback.
+  PerCpuSlots<Slot> slots_;
   MmRegistry<Mm> mms_;
   ChangeNotes notes_;        // CheckAlwaysIncremental()'s journal
   std::atomic<int64_t> allocations_{0};

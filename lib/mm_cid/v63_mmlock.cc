@@ -32,6 +32,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "isolation/core/interleave.h"
+#include "isolation/core/mutex.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "mm_cid/always_check.h"
 #include "mm_cid/builtins.h"
@@ -44,15 +45,17 @@ namespace {
 // The mm's ID state: the lock and what it guards share one cache line
 // group; nothing else in the mm is written on the switch path.
 struct alignas(64) Mm {
-  Mm(MmId mm_id, int p) : id(mm_id), cidmask(p), allowed(p) {}
+  // The affinity is copied here, before the mm is published: a constructor
+  // needs no lock (and the analysis does not check constructors).
+  Mm(MmId mm_id, int p, const CpuMask& affinity) : id(mm_id), cidmask(p), allowed(p) { allowed.CopyFrom(affinity); }
   const MmId id;
-  mutable CountingSpinLock cid_lock;  // mm->cid_lock (observers lock it uncounted)
-  CpuMask cidmask;                    // guarded by cid_lock (indexed by ID)
-  int64_t allocations = 0;            // guarded by cid_lock
-  int64_t frees = 0;                  // guarded by cid_lock
+  mutable CountingSpinLock cid_lock;                     // mm->cid_lock (observers lock it uncounted)
+  CpuMask cidmask ABSL_GUARDED_BY(cid_lock);             // indexed by ID
+  int64_t allocations ABSL_GUARDED_BY(cid_lock) = 0;
+  int64_t frees ABSL_GUARDED_BY(cid_lock) = 0;
   // Library bookkeeping, not on the switch path.
-  alignas(64) std::mutex allowed_lock;
-  CpuMask allowed;  // guarded by allowed_lock
+  alignas(64) Mutex allowed_lock;
+  CpuMask allowed ABSL_GUARDED_BY(allowed_lock);
   std::atomic<int> nr_cpus_allowed{0};
   std::atomic<int> users{0};  // mm_users (threads)
 };
@@ -86,8 +89,7 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
     (void)now;
     ISOLATION_RETURN_IF_ERROR(CheckCreatorAffinity(affinity, num_cpus_));
     return mms_.Create([&](MmId id) {
-      auto mm = std::make_unique<Mm>(id, num_cpus_);
-      mm->allowed.CopyFrom(affinity);
+      auto mm = std::make_unique<Mm>(id, num_cpus_, affinity);
       mm->nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
       return mm;
     });
@@ -262,7 +264,7 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   CpuMask MmAllowed(MmId mm) const override {
     Mm* m = GetMm(mm);
     if (m == nullptr) return CpuMask(num_cpus_);
-    std::lock_guard<std::mutex> l(m->allowed_lock);
+    MutexLock l(m->allowed_lock);
     return m->allowed;
   }
   int CidmaskWeight(MmId mm) const override {
@@ -407,7 +409,7 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   int TaskIdBound() const { return task_id_bound_.load(std::memory_order_relaxed); }
 
   void UnionAffinity(Mm& mm, const CpuMask& mask) {
-    std::lock_guard<std::mutex> l(mm.allowed_lock);
+    MutexLock l(mm.allowed_lock);
     mm.allowed.Or(mask);
     mm.nr_cpus_allowed.store(mm.allowed.Weight(), std::memory_order_relaxed);
   }

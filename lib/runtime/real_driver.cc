@@ -12,7 +12,8 @@
 //      or one call of its body), or switch in a runnable task, or idle by
 //      waiting on its condition variable until the earliest due time.
 //
-// Locks (all std::mutex, visible to TSan):
+// Locks (all isolation::Mutex -- a std::mutex, visible to TSan -- with the
+// data they guard annotated for clang's thread-safety analysis):
 //   Task::pi   the task's pi_lock: its state, affinity, wake token, cpu.
 //   Cpu::mu    the run-queue lock: run queue, inbox, stats, idle state.
 //              OnContextSwitch and OnMigrate run with it held (driver.h).
@@ -42,7 +43,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -54,6 +54,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "isolation/core/mutex.h"
 #include "isolation/runtime/real_driver.h"
 #include "runtime/sched_model.h"
 #include "runtime/trace_internal.h"
@@ -72,12 +73,14 @@ thread_local bool tls_on_cpu_thread = false;
 
 struct RealThreadDriver::Impl {
   struct Task {
-    std::mutex pi;  // pi_lock
-    // Guarded by pi:
-    TaskState state = TaskState::kQueued;
-    CpuMask affinity;
-    bool wake_pending = false;
-    uint64_t sleep_gen = 0;
+    // The affinity is set here, before Spawn publishes the task (a
+    // constructor needs no lock; the analysis does not check constructors).
+    explicit Task(CpuMask mask) : affinity(std::move(mask)) {}
+    Mutex pi;  // pi_lock
+    TaskState state ABSL_GUARDED_BY(pi) = TaskState::kQueued;
+    CpuMask affinity ABSL_GUARDED_BY(pi);
+    bool wake_pending ABSL_GUARDED_BY(pi) = false;
+    uint64_t sleep_gen ABSL_GUARDED_BY(pi) = 0;
     // Written under pi, read anywhere.
     std::atomic<int> cpu{0};
     std::atomic<bool> affinity_changed{false};
@@ -88,7 +91,9 @@ struct RealThreadDriver::Impl {
     std::unique_ptr<TaskBody> body;
     std::mt19937_64 rng;
     Nanos run_remaining = 0;
-    // Where and when it last left a CPU: written by that CPU under its mu.
+    // Where and when it last left a CPU: written by that CPU under its mu
+    // (the lock of whichever CPU the task left: not annotated, the analysis
+    // cannot name a lock chosen at run time).
     sched::LastRun last_run;
   };
 
@@ -109,19 +114,18 @@ struct RealThreadDriver::Impl {
   struct alignas(64) Cpu {
     int id = 0;
     int host = -1;
-    std::mutex mu;  // the run-queue lock
-    // Guarded by mu:
-    sched::RunQueue rq;
-    CpuStats stats;
-    bool idle_state = false;
-    Nanos idle_since = 0;
-    bool parked = false;  // paused between RunFor calls: idle time does not accrue
+    Mutex mu;  // the run-queue lock
+    sched::RunQueue rq ABSL_GUARDED_BY(mu);
+    CpuStats stats ABSL_GUARDED_BY(mu);
+    bool idle_state ABSL_GUARDED_BY(mu) = false;
+    Nanos idle_since ABSL_GUARDED_BY(mu) = 0;
+    bool parked ABSL_GUARDED_BY(mu) = false;  // paused between RunFor calls: idle time does not accrue
     // The inbox has its own lock (taken after mu, never before it), so work
     // and timers may be queued from any hook, including those that run with
     // the run-queue lock held.  The CPU thread idles on cv under inbox_mu.
-    std::mutex inbox_mu;
-    std::condition_variable cv;
-    std::vector<Item> items;  // inbox_mu; min-heap by (due, seq)
+    Mutex inbox_mu;
+    CondVar cv;
+    std::vector<Item> items ABSL_GUARDED_BY(inbox_mu);  // min-heap by (due, seq)
     // Read anywhere (racy like rq->curr), written by the owner under mu or
     // by the hotplug path while parked.
     std::atomic<TaskId> curr{kIdleTask};
@@ -155,7 +159,7 @@ struct RealThreadDriver::Impl {
       if (Tracer* tr = d_->self->tracer()) tr->Activity(cpu_, start, end, kTraceSyscall, "syscall", -1);
       const Nanos spent = end - start;
       Cpu& c = d_->cpu(cpu_);
-      std::lock_guard<std::mutex> lk(c.mu);
+      MutexLock lk(c.mu);
       c.stats.kernel_ns += spent;
     }
     std::mt19937_64& rng() override {
@@ -188,11 +192,11 @@ struct RealThreadDriver::Impl {
 
   ~Impl() {
     {
-      std::lock_guard<std::mutex> lk(ctl_mu);
+      MutexLock lk(ctl_mu);
       stop = true;
       running.store(false, std::memory_order_release);
     }
-    ctl_cv.notify_all();
+    ctl_cv.NotifyAll();
     for (auto& c : cpus) Notify(*c);
     for (auto& c : cpus) {
       if (c->thread.joinable()) c->thread.join();
@@ -228,22 +232,22 @@ struct RealThreadDriver::Impl {
   // Wakes the CPU thread if it idles.  Taking inbox_mu orders this after the
   // idle thread's check of its run queue and inbox (no lost wakeup).
   void Notify(Cpu& c) {
-    { std::lock_guard<std::mutex> lk(c.inbox_mu); }
-    c.cv.notify_one();
+    { MutexLock lk(c.inbox_mu); }
+    c.cv.NotifyOne();
   }
 
   void PushItem(Cpu& c, Item item) {
     {
-      std::lock_guard<std::mutex> lk(c.inbox_mu);
+      MutexLock lk(c.inbox_mu);
       item.seq = item_seq.fetch_add(1, std::memory_order_relaxed);
       c.items.push_back(std::move(item));
       std::push_heap(c.items.begin(), c.items.end(), ItemLater{});
     }
-    c.cv.notify_one();
+    c.cv.NotifyOne();
   }
 
   void EnsureStarted() {
-    std::lock_guard<std::mutex> lk(start_mu);
+    MutexLock lk(start_mu);
     while (hooks_started < hooks.size()) hooks[hooks_started++]->OnStart(*self);
   }
 
@@ -254,16 +258,16 @@ struct RealThreadDriver::Impl {
     for (Hooks* h : hooks) h->OnReturnToUser(ctx, t);
   }
 
-  // REQUIRES: c.mu held.  Switches to the head of the run queue (or idle).
-  TaskId SwitchOutLocked(Cpu& c, Nanos now) {
+  // Switches to the head of the run queue (or idle).
+  TaskId SwitchOutLocked(Cpu& c, Nanos now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
     const TaskId next = c.rq.PickNext();
     if (next != kIdleTask) c.nr_queued.fetch_sub(1, std::memory_order_relaxed);
     SwitchLocked(c, next, now);
     return next;
   }
 
-  // REQUIRES: c.mu held.  context_switch().
-  void SwitchLocked(Cpu& c, TaskId next, Nanos now) {
+  // context_switch().
+  void SwitchLocked(Cpu& c, TaskId next, Nanos now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
     const TaskId prev = c.curr.load(std::memory_order_relaxed);
     for (Hooks* h : hooks) h->OnContextSwitch(c.id, prev, next, now);
     if (Tracer* tr = self->tracer()) {
@@ -282,7 +286,7 @@ struct RealThreadDriver::Impl {
 
   void EnterIdle(Cpu& c) {
     {
-      std::lock_guard<std::mutex> lk(c.mu);
+      MutexLock lk(c.mu);
       if (c.idle_state) return;
       c.idle_state = true;
       c.idle_since = Now();
@@ -294,7 +298,7 @@ struct RealThreadDriver::Impl {
   void ExitIdle(Cpu& c) {
     const Nanos now = Now();
     {
-      std::lock_guard<std::mutex> lk(c.mu);
+      MutexLock lk(c.mu);
       if (!c.idle_state) return;
       c.idle_state = false;
       c.stats.idle_ns += now - c.idle_since;
@@ -308,7 +312,7 @@ struct RealThreadDriver::Impl {
   void StopTick(Cpu& c) {
     c.tick_stopped.store(true, std::memory_order_relaxed);
     {
-      std::lock_guard<std::mutex> lk(c.mu);
+      MutexLock lk(c.mu);
       ++c.stats.tick_stops;
     }
     if (Tracer* tr = self->tracer()) tr->Instant(c.id, Now(), "tick_stop", {});
@@ -348,7 +352,7 @@ struct RealThreadDriver::Impl {
       tr->Activity(c.id, start, end, category, name, interrupted);
     }
     const Nanos spent = end - start;
-    std::lock_guard<std::mutex> lk(c.mu);
+    MutexLock lk(c.mu);
     c.stats.kernel_ns += spent;
     if (counted_as_work) ++c.stats.work_items;
     if (timer) ++c.stats.timer_callbacks;
@@ -359,7 +363,7 @@ struct RealThreadDriver::Impl {
     for (int budget = 0; budget < 1024; ++budget) {
       Item item;
       {
-        std::lock_guard<std::mutex> lk(c.inbox_mu);
+        MutexLock lk(c.inbox_mu);
         if (c.items.empty() || c.items.front().due > Now()) return;
         std::pop_heap(c.items.begin(), c.items.end(), ItemLater{});
         item = std::move(c.items.back());
@@ -370,7 +374,7 @@ struct RealThreadDriver::Impl {
         continue;
       }
       if (item.kind == ItemKind::kTimer) {
-        std::lock_guard<std::mutex> lk(timers_mu);
+        MutexLock lk(timers_mu);
         if (pending_timers.erase(item.id) == 0) continue;  // cancelled
       }
       const TaskId interrupted = c.curr.load(std::memory_order_relaxed);
@@ -396,7 +400,7 @@ struct RealThreadDriver::Impl {
     }
     c.next_tick = NextTickAfter(start);
     {
-      std::lock_guard<std::mutex> lk(c.mu);
+      MutexLock lk(c.mu);
       ++c.stats.ticks;
     }
     if (sched::PreemptAtTick(curr, c.slice_start, start, options.timeslice,
@@ -404,7 +408,7 @@ struct RealThreadDriver::Impl {
       // Preemption at the tick: round-robin.
       TaskId next;
       {
-        std::lock_guard<std::mutex> lk(c.mu);
+        MutexLock lk(c.mu);
         c.rq.PushBack(curr);
         c.nr_queued.fetch_add(1, std::memory_order_relaxed);
         next = SwitchOutLocked(c, Now());
@@ -414,7 +418,7 @@ struct RealThreadDriver::Impl {
       // trace writer clips it there).
       if (Tracer* tr = self->tracer()) tr->Activity(c.id, start, Now(), kTraceTick, "tick", curr);
       EndActivity(c, start, kIdleTask, false, false, nullptr, nullptr);
-      std::lock_guard<std::mutex> lk(c.mu);
+      MutexLock lk(c.mu);
       sched::AccountInterruption(c.stats, Now() - start);
       return;
     }
@@ -426,7 +430,7 @@ struct RealThreadDriver::Impl {
     Task& t = task(id);
     int target;
     {
-      std::lock_guard<std::mutex> pi(t.pi);
+      MutexLock pi(t.pi);
       if (gen >= 0) {
         if (t.state != TaskState::kSleeping || t.sleep_gen != static_cast<uint64_t>(gen)) return;
       } else if (t.state != TaskState::kBlocked) {
@@ -443,10 +447,10 @@ struct RealThreadDriver::Impl {
     Notify(cpu(target));
   }
 
-  // REQUIRES: t.pi held.  activate_task() on `to`, OnMigrate if it moves.
-  void Enqueue(Task& t, TaskId id, int from, int to) {
+  // activate_task() on `to`, OnMigrate if it moves.
+  void Enqueue(Task& t, TaskId id, int from, int to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(t.pi) {
     Cpu& dst = cpu(to);
-    std::lock_guard<std::mutex> lk(dst.mu);
+    MutexLock lk(dst.mu);
     if (from != to) {
       t.cpu.store(to, std::memory_order_release);
       const Nanos now = Now();
@@ -465,9 +469,9 @@ struct RealThreadDriver::Impl {
     TaskId next;
     int dest;
     {
-      std::lock_guard<std::mutex> pi(t.pi);
+      MutexLock pi(t.pi);
       {
-        std::lock_guard<std::mutex> lk(c.mu);
+        MutexLock lk(c.mu);
         next = SwitchOutLocked(c, Now());
       }
       dest = Place().Fallback(t.affinity);
@@ -483,7 +487,7 @@ struct RealThreadDriver::Impl {
     if (t.affinity_changed.exchange(false, std::memory_order_acq_rel)) {
       bool allowed;
       {
-        std::lock_guard<std::mutex> pi(t.pi);
+        MutexLock pi(t.pi);
         allowed = Place().Allowed(t.affinity, c.id);
       }
       if (!allowed) {
@@ -511,7 +515,7 @@ struct RealThreadDriver::Impl {
       case Step::Kind::kYield: {
         TaskId next = id;
         {
-          std::lock_guard<std::mutex> lk(c.mu);
+          MutexLock lk(c.mu);
           if (!c.rq.empty()) {
             c.rq.PushBack(id);
             c.nr_queued.fetch_add(1, std::memory_order_relaxed);
@@ -532,17 +536,17 @@ struct RealThreadDriver::Impl {
     }
     TaskId next;
     {
-      std::lock_guard<std::mutex> pi(t.pi);
+      MutexLock pi(t.pi);
       if (step.kind == Step::Kind::kBlock && t.wake_pending) {
         t.wake_pending = false;  // a Wake came before the Block: do not sleep
         return;
       }
-      std::lock_guard<std::mutex> lk(c.mu);
+      MutexLock lk(c.mu);
       const Nanos now = Now();
       if (step.kind == Step::Kind::kSleep) {
         t.state = TaskState::kSleeping;
         ++t.sleep_gen;
-        std::lock_guard<std::mutex> inbox(c.inbox_mu);
+        MutexLock inbox(c.inbox_mu);
         c.items.push_back(Item{SaturatingAdd(now, std::max<Nanos>(0, step.ns)),  // kNanosMax: never
                                item_seq.fetch_add(1, std::memory_order_relaxed),
                                ItemKind::kSleepWake, id, t.sleep_gen, nullptr});
@@ -559,20 +563,20 @@ struct RealThreadDriver::Impl {
   // Parks the CPU thread while paused; false when the driver stops.
   bool Park(Cpu& c) {
     {
-      std::lock_guard<std::mutex> lk(c.mu);
+      MutexLock lk(c.mu);
       if (c.idle_state) c.stats.idle_ns += Now() - c.idle_since;
       c.parked = true;
     }
     bool stopping;
     {
-      std::unique_lock<std::mutex> lk(ctl_mu);
+      MutexLock lk(ctl_mu);
       ++parked;
-      ctl_cv.notify_all();
-      ctl_cv.wait(lk, [&] { return running.load(std::memory_order_relaxed) || stop; });
+      ctl_cv.NotifyAll();
+      while (!(running.load(std::memory_order_relaxed) || stop)) ctl_cv.Wait(lk);
       --parked;
       stopping = stop;
     }
-    std::lock_guard<std::mutex> lk(c.mu);
+    MutexLock lk(c.mu);
     c.idle_since = Now();
     c.parked = false;
     return !stopping;
@@ -603,10 +607,10 @@ struct RealThreadDriver::Impl {
     trace_internal::SetThreadCpu(c.id);
     Pin(c);
     {
-      std::lock_guard<std::mutex> lk(ctl_mu);
+      MutexLock lk(ctl_mu);
       ++threads_ready;
     }
-    ctl_cv.notify_all();
+    ctl_cv.NotifyAll();
     while (true) {
       if (!running.load(std::memory_order_acquire)) {
         if (!Park(c)) return;
@@ -641,7 +645,7 @@ struct RealThreadDriver::Impl {
       ExitIdle(c);
       TaskId next;
       {
-        std::lock_guard<std::mutex> lk(c.mu);
+        MutexLock lk(c.mu);
         next = SwitchOutLocked(c, Now());
       }
       AfterSwitch(c, next, Now());
@@ -650,7 +654,7 @@ struct RealThreadDriver::Impl {
 
   // Idle: sleep until the earliest item, the next tick, a wakeup or a pause.
   void WaitForWork(Cpu& c) {
-    std::unique_lock<std::mutex> lk(c.inbox_mu);
+    MutexLock lk(c.inbox_mu);
     if (!running.load(std::memory_order_acquire)) return;
     const bool online = c.online.load(std::memory_order_acquire);
     if (online && (c.nr_queued.load(std::memory_order_relaxed) > 0 ||
@@ -664,9 +668,9 @@ struct RealThreadDriver::Impl {
     }
     if (deadline <= Now()) return;
     if (deadline == kNanosMax) {
-      c.cv.wait(lk);
+      c.cv.Wait(lk);
     } else {
-      c.cv.wait_until(lk, ToTimePoint(deadline));
+      c.cv.WaitUntil(lk, ToTimePoint(deadline));
     }
   }
 
@@ -727,33 +731,33 @@ struct RealThreadDriver::Impl {
   std::vector<int> allowed_host;
 
   std::vector<Hooks*> hooks;  // fixed once the threads start
-  std::mutex start_mu;
-  size_t hooks_started = 0;
+  Mutex start_mu;
+  size_t hooks_started ABSL_GUARDED_BY(start_mu) = 0;
 
   std::vector<std::unique_ptr<Cpu>> cpus;
   std::vector<std::mt19937_64> cpu_rng;  // each used only by its CPU thread
   std::vector<std::atomic<Task*>> tasks;
   std::atomic<int> num_tasks{0};
-  std::mutex spawn_mu;
+  Mutex spawn_mu;
 
-  std::mutex ctl_mu;
-  std::condition_variable ctl_cv;
+  Mutex ctl_mu;
+  CondVar ctl_cv;
   std::atomic<bool> running{false};
-  bool stop = false;      // ctl_mu
-  int parked = 0;         // ctl_mu
-  int threads_ready = 0;  // ctl_mu: CPU threads started and pinned
+  bool stop ABSL_GUARDED_BY(ctl_mu) = false;
+  int parked ABSL_GUARDED_BY(ctl_mu) = 0;
+  int threads_ready ABSL_GUARDED_BY(ctl_mu) = 0;  // CPU threads started and pinned
   bool threads_started = false;  // owning thread only
   std::atomic<bool> in_run_for{false};
 
-  std::mutex timers_mu;
-  std::unordered_set<TimerId> pending_timers;
+  Mutex timers_mu;
+  std::unordered_set<TimerId> pending_timers ABSL_GUARDED_BY(timers_mu);
   std::atomic<TimerId> next_timer{1};
 
   std::atomic<uint64_t> item_seq{0};  // FIFO order among items due at the same time
 
   std::atomic<int> hk_cursor{-1};
-  std::mutex rng_mu;
-  std::mt19937_64 rng;
+  Mutex rng_mu;
+  std::mt19937_64 rng ABSL_GUARDED_BY(rng_mu);
 };
 
 // --- RealThreadDriver --------------------------------------------------------------
@@ -785,7 +789,9 @@ Nanos RealThreadDriver::Now() const { return impl_->Now(); }
 Nanos RealThreadDriver::tick_period() const { return impl_->tick_period; }
 
 void RealThreadDriver::AddHooks(Hooks* hooks) {
-  if (hooks == nullptr || impl_->threads_started) return;  // REQUIRES: before the first RunFor
+  // Before the first RunFor (a phase, not a lock: threads_started is the
+  // owning thread's, so there is nothing for the analysis to check).
+  if (hooks == nullptr || impl_->threads_started) return;
   impl_->hooks.push_back(hooks);
 }
 
@@ -798,16 +804,15 @@ absl::StatusOr<TaskId> RealThreadDriver::Spawn(TaskSpec spec) {
   TaskId id;
   Impl::Task* t;
   {
-    std::lock_guard<std::mutex> lk(d.spawn_mu);
+    MutexLock lk(d.spawn_mu);
     id = d.num_tasks.load(std::memory_order_relaxed);
     if (id >= kMaxTasks) {
       return absl::ResourceExhaustedError(
           absl::StrCat("Spawn(", spec.name, "): more than ", kMaxTasks, " tasks"));
     }
-    t = new Impl::Task();
+    t = new Impl::Task(*std::move(affinity));
     t->name = std::move(spec.name);
     t->group = spec.group;
-    t->affinity = *std::move(affinity);
     t->cpu.store(spec.cpu, std::memory_order_relaxed);
     t->body = std::move(spec.body);
     t->rng.seed(sched::TaskRngSeed(d.options.seed, id));
@@ -817,7 +822,7 @@ absl::StatusOr<TaskId> RealThreadDriver::Spawn(TaskSpec spec) {
   const Nanos now = d.Now();
   for (Hooks* h : d.hooks) h->OnTaskFork(spec.parent, id, spec.group, now);
   {
-    std::lock_guard<std::mutex> pi(t->pi);
+    MutexLock pi(t->pi);
     d.Enqueue(*t, id, spec.cpu, spec.cpu);
   }
   d.Notify(d.cpu(spec.cpu));
@@ -841,7 +846,7 @@ absl::Status RealThreadDriver::SetAffinity(TaskId task, const CpuMask& mask) {
   Impl::Task& t = d.task(task);
   int notify_a = -1, notify_b = -1;
   {
-    std::lock_guard<std::mutex> pi(t.pi);
+    MutexLock pi(t.pi);
     t.affinity = mask;
     const Nanos now = d.Now();
     for (Hooks* h : d.hooks) h->OnAffinityChange(task, mask, now);
@@ -850,7 +855,7 @@ absl::Status RealThreadDriver::SetAffinity(TaskId task, const CpuMask& mask) {
       Impl::Cpu& c = d.cpu(from);
       bool was_queued = false;
       {
-        std::lock_guard<std::mutex> lk(c.mu);
+        MutexLock lk(c.mu);
         if (c.rq.Remove(task)) {
           c.nr_queued.fetch_sub(1, std::memory_order_relaxed);
           was_queued = true;
@@ -919,7 +924,7 @@ TimerId RealThreadDriver::ArmTimer(int cpu, Nanos expires, WorkFn fn) {
   }
   const TimerId id = d.next_timer.fetch_add(1, std::memory_order_relaxed);
   {
-    std::lock_guard<std::mutex> lk(d.timers_mu);
+    MutexLock lk(d.timers_mu);
     d.pending_timers.insert(id);
   }
   d.PushItem(d.cpu(cpu), Impl::Item{expires, 0, ItemKind::kTimer, id, 0, std::move(fn)});
@@ -927,7 +932,7 @@ TimerId RealThreadDriver::ArmTimer(int cpu, Nanos expires, WorkFn fn) {
 }
 
 bool RealThreadDriver::CancelTimer(TimerId id) {
-  std::lock_guard<std::mutex> lk(impl_->timers_mu);
+  MutexLock lk(impl_->timers_mu);
   return impl_->pending_timers.erase(id) > 0;
 }
 
@@ -973,20 +978,20 @@ absl::Status RealThreadDriver::SetCpuOnline(int cpu, bool online) {
   while (true) {
     TaskId id;
     {
-      std::lock_guard<std::mutex> lk(c.mu);
+      MutexLock lk(c.mu);
       if (c.rq.empty()) break;
       id = c.rq.PickNext();
       c.nr_queued.fetch_sub(1, std::memory_order_relaxed);
     }
     Impl::Task& t = d.task(id);
-    std::lock_guard<std::mutex> pi(t.pi);
+    MutexLock pi(t.pi);
     d.Enqueue(t, id, cpu, d.Place().Fallback(t.affinity));
   }
   if (c.curr.load(std::memory_order_relaxed) != kIdleTask) d.EvictCurrent(c);
   // Pending work, timers and sleep wakeups move to a housekeeping CPU.
   std::vector<Impl::Item> moved;
   {
-    std::lock_guard<std::mutex> lk(c.inbox_mu);
+    MutexLock lk(c.inbox_mu);
     moved.swap(c.items);
   }
   const int hk = d.Place().Housekeeping(HousekeepingType::kTimer);
@@ -1004,7 +1009,7 @@ absl::Status RealThreadDriver::RunFor(Nanos duration) {
   d.EnsureStarted();
   d.in_run_for.store(true);
   {
-    std::lock_guard<std::mutex> lk(d.ctl_mu);
+    MutexLock lk(d.ctl_mu);
     d.running.store(true, std::memory_order_release);
   }
   if (!d.threads_started) {
@@ -1015,20 +1020,20 @@ absl::Status RealThreadDriver::RunFor(Nanos duration) {
     }
     // The run time starts once every CPU thread exists and is pinned (thread
     // creation can take milliseconds on a loaded host).
-    std::unique_lock<std::mutex> lk(d.ctl_mu);
-    d.ctl_cv.wait(lk, [&] { return d.threads_ready == d.num_cpus(); });
+    MutexLock lk(d.ctl_mu);
+    while (d.threads_ready != d.num_cpus()) d.ctl_cv.Wait(lk);
   } else {
-    d.ctl_cv.notify_all();
+    d.ctl_cv.NotifyAll();
   }
   std::this_thread::sleep_for(std::chrono::nanoseconds(duration));
   {
-    std::lock_guard<std::mutex> lk(d.ctl_mu);
+    MutexLock lk(d.ctl_mu);
     d.running.store(false, std::memory_order_release);
   }
   for (auto& c : d.cpus) d.Notify(*c);
   {
-    std::unique_lock<std::mutex> lk(d.ctl_mu);
-    d.ctl_cv.wait(lk, [&] { return d.parked == d.num_cpus(); });
+    MutexLock lk(d.ctl_mu);
+    while (d.parked != d.num_cpus()) d.ctl_cv.Wait(lk);
   }
   d.in_run_for.store(false);
   return absl::OkStatus();
@@ -1037,12 +1042,12 @@ absl::Status RealThreadDriver::RunFor(Nanos duration) {
 CpuStats RealThreadDriver::Stats(int cpu) const {
   if (cpu < 0 || cpu >= impl_->num_cpus()) return {};
   Impl::Cpu& c = impl_->cpu(cpu);
-  std::lock_guard<std::mutex> lk(c.mu);
+  MutexLock lk(c.mu);
   return sched::StatsAt(c.stats, c.idle_state && !c.parked, c.idle_since, impl_->Now());
 }
 
 uint64_t RealThreadDriver::Random() {
-  std::lock_guard<std::mutex> lk(impl_->rng_mu);
+  MutexLock lk(impl_->rng_mu);
   return impl_->rng();
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "isolation/core/mutex.h"
 #include "isolation/tmigr/tmigr.h"
 #include "isolation/tmigr/variants.h"
 
@@ -52,6 +53,9 @@ class EventQueue {
 
 // struct tmigr_group.
 struct alignas(64) Group {
+  // A plain std::mutex, not an annotated Mutex: the walks take group locks
+  // hand over hand up a parent chain (LockRanked/UnlockRanked in different
+  // loop iterations), which the thread-safety analysis cannot follow.
   std::mutex lock;
   std::atomic<Group*> parent{nullptr};
   Event groupevt;  // queued in the parent while this group is inactive
@@ -69,7 +73,7 @@ struct alignas(64) Group {
 
 // struct tmigr_cpu.
 struct alignas(64) CpuState {
-  std::mutex lock;
+  std::mutex lock;  // not annotated: taken with the group walks (see Group::lock)
   std::atomic<bool> available{false};
   std::atomic<bool> idle{false};
   std::atomic<bool> remote{false};
@@ -188,8 +192,9 @@ class HierarchyBase : public TimerMigration, protected ExclusionOps {
   void Flush() final;
 
   void SetCpuAvailableUnchecked(int cpu);
-  Group* GetGroup(int node, int level);
-  absl::Status SetupGroups(int cpu, int node, Group* start, bool activate);
+  Group* GetGroup(int node, int level) ABSL_EXCLUSIVE_LOCKS_REQUIRED(setup_mutex_);
+  absl::Status SetupGroups(int cpu, int node, Group* start, bool activate)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(setup_mutex_);
   bool InitRoot(Group* group, bool activate);
   void ConnectChildParent(Group* child, Group* parent, bool activate);
 
@@ -199,10 +204,10 @@ class HierarchyBase : public TimerMigration, protected ExclusionOps {
   std::deque<Group> storage_;               // groups are never freed; stable addresses
   std::vector<std::vector<Group*>> levels_;  // creation order (kernel list head = newest)
   Group* root_ = nullptr;
-  bool reconnecting_old_root_ = false;       // under setup_mutex_
-  std::mutex setup_mutex_;                   // tmigr_mutex
-  mutable std::mutex available_mutex_;       // tmigr_available_mutex
-  CpuMask available_mask_;                   // tmigr_available_cpumask
+  Mutex setup_mutex_;                                                // tmigr_mutex
+  bool reconnecting_old_root_ ABSL_GUARDED_BY(setup_mutex_) = false;
+  mutable Mutex available_mutex_;                                    // tmigr_available_mutex
+  CpuMask available_mask_ ABSL_GUARDED_BY(available_mutex_);         // tmigr_available_cpumask
   std::atomic<bool> isolation_enabled_{false};  // static key tmigr_exclude_isolated
   IsolationInputs inputs_;
   Counters counters_;

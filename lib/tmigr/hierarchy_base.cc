@@ -135,7 +135,7 @@ absl::Status HierarchyBase::SetCpuAvailable(int cpu) {
 
 void HierarchyBase::SetCpuAvailableUnchecked(int cpu) {
   CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
-  std::lock_guard<std::mutex> guard(available_mutex_);
+  MutexLock guard(available_mutex_);
   available_mask_.Set(cpu);
   LockRanked(tmc.lock, kCpuLockRank);
   if (!tmc.available.load(std::memory_order_relaxed)) {
@@ -150,7 +150,7 @@ void HierarchyBase::SetCpuAvailableUnchecked(int cpu) {
 void HierarchyBase::ClearCpuAvailable(int cpu) {
   if (cpu < 0 || cpu >= num_cpus_) return;
   CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
-  std::lock_guard<std::mutex> guard(available_mutex_);
+  MutexLock guard(available_mutex_);
   available_mask_.Clear(cpu);
   LockRanked(tmc.lock, kCpuLockRank);
   if (!tmc.available.load(std::memory_order_relaxed)) {
@@ -343,7 +343,7 @@ absl::Status HierarchyBase::PrepareCpu(int cpu) {
   tmc.remote.store(false, std::memory_order_relaxed);
   tmc.wakeup.store(kNanosMax, std::memory_order_relaxed);
   {
-    std::lock_guard<std::mutex> guard(setup_mutex_);
+    MutexLock guard(setup_mutex_);
     Group* old_root = root_;
     absl::Status s = SetupGroups(cpu, node_of_[static_cast<size_t>(cpu)], nullptr, false);
     if (s.ok() && old_root != nullptr && old_root != root_) {
@@ -360,7 +360,7 @@ absl::Status HierarchyBase::PrepareCpu(int cpu) {
 // Observers and snapshots
 // ---------------------------------------------------------------------------
 CpuMask HierarchyBase::AvailableMask() const {
-  std::lock_guard<std::mutex> guard(available_mutex_);
+  MutexLock guard(available_mutex_);
   return available_mask_;
 }
 

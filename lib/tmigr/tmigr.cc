@@ -136,7 +136,11 @@ void TimerBackend::FlushWork() {
   while (!queued_work_.empty()) {
     std::vector<std::pair<int, absl::AnyInvocable<void()>>> work;
     work.swap(queued_work_);
-    for (auto& [cpu, fn] : work) RunOnCpu(cpu, [&fn] { fn(); });
+    // Not a structured binding: clang 14 cannot capture one (C++20 P1091).
+    for (auto& item : work) {
+      absl::AnyInvocable<void()>& fn = item.second;
+      RunOnCpu(item.first, [&fn] { fn(); });
+    }
   }
 }
 

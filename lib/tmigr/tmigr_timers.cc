@@ -47,7 +47,7 @@ int64_t TimerSystem::AddTimer(int cpu, Nanos expires, bool global, Nanos now) {
   (void)BaseIndex(cpu);  // contract: checked before a record is made
   int64_t id;
   {
-    std::lock_guard<std::mutex> g(records_mutex_);
+    MutexLock g(records_mutex_);
     id = static_cast<int64_t>(records_.size());
     TimerRecord& r = records_.emplace_back();
     r.id = id;
@@ -105,7 +105,7 @@ void TimerSystem::RunExpired(int owner, int runner, Nanos now, bool local_too) {
   for (int64_t id : due) {
     TimerRecord* t;
     {
-      std::lock_guard<std::mutex> g(records_mutex_);
+      MutexLock g(records_mutex_);
       t = &records_[static_cast<size_t>(id)];
     }
     RecordRun(*t, owner, runner, now);
@@ -242,6 +242,10 @@ absl::Status TimerSystem::Online(int cpu, Nanos now) {
 
 int64_t TimerSystem::CountLost(Nanos deadline) const {
   int64_t lost = 0;
+  // Under the lock (the thread-safety analysis found it read without):
+  // AddTimer may append concurrently, and a deque's append is not safe
+  // against a reader.
+  MutexLock g(records_mutex_);
   for (const TimerRecord& t : records_) {
     if (t.expires <= deadline && t.runs.load(std::memory_order_relaxed) == 0) ++lost;
   }

@@ -104,7 +104,7 @@ void VmstatHooks::CancelLocalWork(int cpu) {
 
 bool VmstatHooks::ParkIfStarved(int cpu, WorkFn retry) {
   if (!never_yields_[static_cast<size_t>(cpu)].load(std::memory_order_relaxed)) return false;
-  std::lock_guard<std::mutex> lock(parked_mu_);
+  MutexLock lock(parked_mu_);
   parked_[static_cast<size_t>(cpu)].push_back(std::move(retry));
   return true;
 }
@@ -115,7 +115,7 @@ void VmstatHooks::SetNeverYields(int cpu, bool on) {
   if (on || driver_ == nullptr) return;
   std::vector<WorkFn> items;
   {
-    std::lock_guard<std::mutex> lock(parked_mu_);
+    MutexLock lock(parked_mu_);
     items.swap(parked_[static_cast<size_t>(cpu)]);
   }
   for (WorkFn& fn : items) driver_->QueueWorkOn(cpu, 0, std::move(fn));

@@ -24,7 +24,7 @@
 // any CPU thread concurrently; per-task state is preallocated (max_tasks) and
 // a task's slot is only touched by the one wakeup of that task in flight.
 // Counters are relaxed atomics read after RunFor returns.  Workload channels
-// use a std::mutex each (user-level pipes, not a kernel hot path).
+// use a Mutex each (isolation/core/mutex.h) (user-level pipes, not a kernel hot path).
 //
 // Memory ordering: the driver's Wake/enqueue hand-over is release/acquire
 // (driver.h); everything here is a hint re-checked by the selector.
@@ -46,6 +46,7 @@
 
 #include "absl/status/statusor.h"
 #include "isolation/core/driver.h"
+#include "isolation/core/mutex.h"
 #include "isolation/idle_select/idle_select.h"
 
 namespace isolation::idle_select {
@@ -192,11 +193,11 @@ class Channel {
   bool TryRead(Driver& d, TaskId self, int waker_cpu);
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   int capacity_;
-  int count_ = 0;
-  std::deque<TaskId> waiting_readers_;
-  std::deque<TaskId> waiting_writers_;
+  int count_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<TaskId> waiting_readers_ ABSL_GUARDED_BY(mu_);
+  std::deque<TaskId> waiting_writers_ ABSL_GUARDED_BY(mu_);
 };
 
 struct WorkloadResult {

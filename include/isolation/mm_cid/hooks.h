@@ -72,6 +72,7 @@
 #include <vector>
 
 #include "isolation/core/driver.h"
+#include "isolation/core/mutex.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/strategies.h"
 
@@ -176,14 +177,14 @@ class MmCidHooks final : public Hooks, private ScanRunner {
   const PlacementStrategy* placement_ = nullptr;  // mech_.placement()
   bool inline_scans_ = false;  // PlacementTraits::runs_on_trigger_cpu (timed on real threads)
   int num_cpus_ = 0;
-  mutable std::mutex groups_lock_;
-  std::map<int, MmId> group_mm_;          // guarded by groups_lock_
-  std::map<int, CpuMask> group_affinity_;  // guarded by groups_lock_
+  mutable Mutex groups_lock_;
+  std::map<int, MmId> group_mm_ ABSL_GUARDED_BY(groups_lock_);
+  std::map<int, CpuMask> group_affinity_ ABSL_GUARDED_BY(groups_lock_);
   std::atomic<int64_t> violations_{0};
   std::atomic<int64_t> errors_{0};
   std::atomic<int64_t> events_{0};
-  mutable std::mutex violations_lock_;
-  std::vector<std::string> first_violations_;  // guarded by violations_lock_
+  mutable Mutex violations_lock_;
+  std::vector<std::string> first_violations_ ABSL_GUARDED_BY(violations_lock_);
   // work_rcu on real threads.
   void* rcu_data_ = nullptr;  // struct call_rcu_data*
   std::vector<std::unique_ptr<RcuItem>> rcu_items_;  // one per mm, sized at OnStart

@@ -65,6 +65,7 @@
 #include "isolation/core/cpumask.h"
 #include "isolation/core/driver.h"
 #include "isolation/core/isolation_config.h"
+#include "isolation/core/mutex.h"
 #include "isolation/core/tracer.h"
 
 namespace isolation {
@@ -127,13 +128,13 @@ class TraceFile {
   // Called by TraceRun::Finish: writes the run's events (sorted per track).
   void WriteRun(TraceRun& run);
   void ForgetRun(TraceRun* run);
-  void WriteLine(const std::string& line);  // REQUIRES: mu_ held
+  void WriteLine(const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string path_;
   const TraceFileOptions options_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   struct Impl;
-  std::unique_ptr<Impl> impl_;  // guarded by mu_
+  std::unique_ptr<Impl> impl_ ABSL_PT_GUARDED_BY(mu_);  // the pointer itself is set once, in the constructor
 };
 
 class TraceRun final : public Tracer {
@@ -193,8 +194,12 @@ class TraceRun final : public Tracer {
   std::function<Nanos()> clock_;
   std::string clock_label_ = "model time (a discrete-event model without a driver)";
   std::vector<std::unique_ptr<Buffer>> buffers_;  // per CPU thread (real) or [0] (single)
-  std::unique_ptr<Buffer> foreign_;               // real threads: other threads, under foreign_mu_
-  std::mutex foreign_mu_;
+  // Real threads: events of threads other than the CPU threads.  Recorded
+  // under foreign_mu_ while the driver runs; Attach (before), Finish and the
+  // counters (after, the driver stopped) read it without the lock.  Not
+  // annotated: the analysis cannot see those phases.
+  std::unique_ptr<Buffer> foreign_;
+  Mutex foreign_mu_;
   std::vector<std::unique_ptr<Track>> tracks_;    // per CPU: open CPU state, activity name
   std::vector<Event> closing_;                    // written by Finish
   int64_t clipped_ = 0;

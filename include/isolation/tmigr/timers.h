@@ -47,6 +47,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "isolation/core/clock.h"
+#include "isolation/core/mutex.h"
 #include "isolation/tmigr/tmigr.h"
 
 namespace isolation::tmigr {
@@ -145,6 +146,11 @@ class TimerSystem final : public TimerBackend {
 
  private:
   struct alignas(64) Base {
+    // timer_base lock.  A plain std::mutex, not an annotated Mutex: tmigr
+    // holds it across calls through LockBases/UnlockBases(cpu), and
+    // NextGlobalLocked reads `local`/`global` with the lock of base(cpu)
+    // held by its caller -- a lock reached through a run-time index, which
+    // the thread-safety analysis cannot name.
     mutable std::mutex lock;
     std::multimap<Nanos, int64_t> local, global;
     // base->is_idle: written under `lock` on the CPU's own context, read
@@ -169,8 +175,8 @@ class TimerSystem final : public TimerBackend {
   Config config_;
   std::unique_ptr<TimerMigration> tmigr_;
   std::vector<std::unique_ptr<Base>> bases_;
-  std::mutex records_mutex_;
-  std::deque<TimerRecord> records_;
+  mutable Mutex records_mutex_;
+  std::deque<TimerRecord> records_ ABSL_GUARDED_BY(records_mutex_);
   std::unique_ptr<std::atomic<int64_t>[]> per_cpu_runs_;
   std::atomic<int64_t> timers_run_{0};
   std::atomic<Nanos> max_lateness_{0};

@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "isolation/core/driver.h"
+#include "isolation/core/mutex.h"
 #include "isolation/vmstat/vmstat.h"
 
 namespace isolation::vmstat {
@@ -120,8 +121,8 @@ class VmstatHooks final : public Hooks, private LocalWorkQueue {
   // B.local: the armed timer per CPU (kNoTimer if none); touched from that
   // CPU's contexts and the hotplug callback.
   std::unique_ptr<std::atomic<TimerId>[]> local_timer_;
-  std::mutex parked_mu_;
-  std::vector<std::vector<WorkFn>> parked_;  // per CPU, guarded by parked_mu_
+  Mutex parked_mu_;
+  std::vector<std::vector<WorkFn>> parked_ ABSL_GUARDED_BY(parked_mu_);  // per CPU
 };
 
 }  // namespace isolation::vmstat

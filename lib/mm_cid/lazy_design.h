@@ -451,8 +451,7 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
     // (stat_shards.h).  The only RMWs of a call are the kernel's: the
     // mm_cid_next_scan cmpxchg of a due pass (I9), a batch's cursor CAS, and
     // the slot CASes and bit clear of a reclaim.
-    stats_.Add(kStatScans, 1);
-    stats_.Add(kStatSlotVisits, r.visits);
+    stats_.Add(kStatScans, 1, kStatSlotVisits, r.visits);
     return r;
   }
 
@@ -873,10 +872,6 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
   ChangeNotes notes_;        // CheckAlwaysIncremental()'s journal
   std::mutex cid_lock_;                          // global forward-progress lock
   std::atomic<bool> use_cid_lock_{false};
-  // bitmap_ops, scans, slot_visits: bumped on the scan (and allocation)
-  // path by whichever thread runs it, summed by Stats() (stat_shards.h).
-  enum StatCounter { kStatBitmapOps, kStatScans, kStatSlotVisits, kNumStatCounters };
-  StatShards<kNumStatCounters> stats_;
   std::atomic<int64_t> lock_fallbacks_{0};
   std::atomic<int64_t> alloc_failures_{0};
   std::atomic<int64_t> max_alloc_attempts_{0};
@@ -891,6 +886,11 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
   const bool recent_cid_;          // AllocatorTraits::recent_cid
   const bool bounded_by_allowed_;  // AllocatorTraits::bounded_by_allowed (I3 counted)
   const bool rate_limited_;        // PlacementTraits::rate_limited
+  // bitmap_ops, scans, slot_visits: bumped on the scan (and allocation)
+  // path by whichever thread runs it, summed by Stats() (stat_shards.h).
+  // Last: 4 KiB of shards that would separate the fields above.
+  enum StatCounter { kStatBitmapOps, kStatScans, kStatSlotVisits, kNumStatCounters };
+  StatShards<kNumStatCounters> stats_;
 };
 
 }  // namespace lazy_design

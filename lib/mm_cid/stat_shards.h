@@ -97,6 +97,21 @@ class StatShards {
     }
   }
 
+  // Two counters, one index lookup.
+  void Add(int counter1, int64_t v1, int counter2, int64_t v2) {
+    const int i = stat_shards_detail::Index();
+    if (i >= 0) {
+      Shard& sh = shards_[static_cast<size_t>(i)];
+      std::atomic<int64_t>& c1 = sh.v[static_cast<size_t>(counter1)];
+      std::atomic<int64_t>& c2 = sh.v[static_cast<size_t>(counter2)];
+      c1.store(c1.load(std::memory_order_relaxed) + v1, std::memory_order_relaxed);
+      c2.store(c2.load(std::memory_order_relaxed) + v2, std::memory_order_relaxed);
+    } else {
+      overflow_[static_cast<size_t>(counter1)].fetch_add(v1, std::memory_order_relaxed);
+      overflow_[static_cast<size_t>(counter2)].fetch_add(v2, std::memory_order_relaxed);
+    }
+  }
+
   int64_t Sum(int counter) const {
     int64_t s = overflow_[static_cast<size_t>(counter)].load(std::memory_order_relaxed);
     for (const Shard& sh : shards_) s += sh.v[static_cast<size_t>(counter)].load(std::memory_order_relaxed);

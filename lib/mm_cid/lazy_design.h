@@ -448,9 +448,10 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
       }
     });
     // Statistics the kernel does not keep: per-thread shards, no locked RMW
-    // (stat_shards.h).  The only RMWs of a call are the kernel's: the
-    // mm_cid_next_scan cmpxchg of a due pass (I9), a batch's cursor CAS, and
-    // the slot CASes and bit clear of a reclaim.
+    // (stat_shards.h).  The RMWs left in a call are the kernel's -- the
+    // mm_cid_next_scan cmpxchg of a due pass (I9), a batch's cursor CAS, the
+    // slot CASes and bit clear of a reclaim -- and, per freed ID only,
+    // FreeCid's mm->frees count (I6).
     stats_.Add(kStatScans, 1, kStatSlotVisits, r.visits);
     return r;
   }

@@ -34,6 +34,7 @@
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
 #include "mm_cid/per_cpu_slots.h"
+#include "mm_cid/stat_shards.h"
 
 namespace isolation::mm_cid::internal {
 namespace lazy_design {
@@ -450,8 +451,12 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
         if (CidIsValid(cid) && cid >= static_cast<uint32_t>(weight)) r.reclaimed += RemoteClear(mm, mm_id, cpus[i]);
       }
     });
-    scans_.fetch_add(1, std::memory_order_relaxed);
-    slot_visits_.fetch_add(r.visits, std::memory_order_relaxed);
+    // Statistics the kernel does not keep: per-thread shards, no locked RMW
+    // (stat_shards.h).  The RMWs left in a call are the kernel's -- the
+    // mm_cid_next_scan cmpxchg of a due pass (I9), a batch's cursor CAS, the
+    // slot CASes and bit clear of a reclaim -- and, per freed ID only,
+    // FreeCid's mm->frees count (I6).
+    stats_.Add(kStatScans, 1, kStatSlotVisits, r.visits);
     return r;
   }
 
@@ -531,10 +536,10 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
       s.allocations += mm.allocations.load(std::memory_order_relaxed);
       s.frees += mm.frees.load(std::memory_order_relaxed);
     }
-    s.bitmap_ops = bitmap_ops_.load(std::memory_order_relaxed);
+    s.bitmap_ops = stats_.Sum(kStatBitmapOps);
     for (int c = 0; c < num_cpus_; ++c) s.context_switches += cpus_[c].context_switches;
-    s.scans = scans_.load(std::memory_order_relaxed);
-    s.slot_visits = slot_visits_.load(std::memory_order_relaxed);
+    s.scans = stats_.Sum(kStatScans);
+    s.slot_visits = stats_.Sum(kStatSlotVisits);
     s.lock_fallbacks = lock_fallbacks_.load(std::memory_order_relaxed);
     s.alloc_failures = alloc_failures_.load(std::memory_order_relaxed);
     s.max_alloc_attempts = max_alloc_attempts_.load(std::memory_order_relaxed);
@@ -680,10 +685,10 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
     mm.cidmask.Clear(static_cast<int>(cid), std::memory_order_release);
     mm.frees.fetch_add(1, std::memory_order_relaxed);
     notes_.Id(mm.id, static_cast<int>(cid));
-    bitmap_ops_.fetch_add(1, std::memory_order_relaxed);
+    stats_.Add(kStatBitmapOps, 1);
   }
   bool TryReserve(Mm& mm, int cid) {  // cpumask_test_and_set_cpu()
-    bitmap_ops_.fetch_add(1, std::memory_order_relaxed);
+    stats_.Add(kStatBitmapOps, 1);
     // acq_rel: pairs with FreeCid's release; the kernel's op is fully ordered.
     if (mm.cidmask.TestAndSet(cid, std::memory_order_acq_rel)) return false;
     mm.allocations.fetch_add(1, std::memory_order_relaxed);
@@ -875,9 +880,6 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
   ChangeNotes notes_;        // CheckAlwaysIncremental()'s journal
   Mutex cid_lock_;                          // global forward-progress lock
   std::atomic<bool> use_cid_lock_{false};
-  std::atomic<int64_t> bitmap_ops_{0};
-  std::atomic<int64_t> scans_{0};
-  std::atomic<int64_t> slot_visits_{0};
   std::atomic<int64_t> lock_fallbacks_{0};
   std::atomic<int64_t> alloc_failures_{0};
   std::atomic<int64_t> max_alloc_attempts_{0};
@@ -892,6 +894,11 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
   const bool recent_cid_;          // AllocatorTraits::recent_cid
   const bool bounded_by_allowed_;  // AllocatorTraits::bounded_by_allowed (I3 counted)
   const bool rate_limited_;        // PlacementTraits::rate_limited
+  // bitmap_ops, scans, slot_visits: bumped on the scan (and allocation)
+  // path by whichever thread runs it, summed by Stats() (stat_shards.h).
+  // Last: 4 KiB of shards that would separate the fields above.
+  enum StatCounter { kStatBitmapOps, kStatScans, kStatSlotVisits, kNumStatCounters };
+  StatShards<kNumStatCounters> stats_;
 };
 
 }  // namespace lazy_design

@@ -695,7 +695,8 @@ Violations CheckNeverPreempted(const MmCidVariant& v) {
 // CPU is in the mm's CPU union (MmAllowed: what such a fence covers), and
 // the schedule does move IDs between CPUs and runs tasks on CPUs that only
 // affinity growth added to the mm (else it shows nothing): the forks use
-// CPUs 0-3, the growth any of the 8.
+// CPUs 0-6, the growth any of the 8 (more CPUs than tasks, as before, so
+// owner619 stays in per-task mode and IDs move).
 Violations CheckFenceTargets(const MmCidVariant& v) {
   const int p = 8;
   auto created = MmCid::Create(p, v);
@@ -711,13 +712,13 @@ Violations CheckFenceTargets(const MmCidVariant& v) {
   std::vector<CpuMask> affinity(kTasks);
   std::vector<TaskId> curr(static_cast<size_t>(p), kNoTask);
   for (int t = 0; t < kTasks; ++t) {
-    affinity[static_cast<size_t>(t)] = CpuMask::Range(p, t % 4, std::min(3, t % 4 + 1));
+    affinity[static_cast<size_t>(t)] = CpuMask::Range(p, t, std::min(p - 2, t + 2));
     if (!m.Fork(t == 0 ? kNoTask : 0, t, mm, affinity[static_cast<size_t>(t)], 0).ok()) out.push_back("fork");
     cpu_of[static_cast<size_t>(t)] = affinity[static_cast<size_t>(t)].First();
   }
   std::map<int32_t, int> last_cpu_of_id;
   int moves = 0;
-  int runs_on_grown_cpus = 0;  // switch-ins on CPUs 4-7, outside every fork's affinity
+  int runs_on_grown_cpus = 0;  // switch-ins on CPU 7, outside every fork's affinity
   Nanos now = 0;
   for (int step = 0; step < 4000 && out.empty(); ++step) {
     now += 50 * kNsPerUs;
@@ -745,7 +746,7 @@ Violations CheckFenceTargets(const MmCidVariant& v) {
     place.ReturnToUser(to, t, now);
     if (step % 50 == 0) place.Housekeeping(now);
     const int32_t id = m.TaskCid(t);
-    if (to >= 4) ++runs_on_grown_cpus;
+    if (to == p - 1) ++runs_on_grown_cpus;
     if (!m.MmAllowed(mm).Test(to)) {
       out.push_back(absl::StrCat("S14: task ", t, " runs with ID ", id, " on CPU ", to,
                                  ", outside the mm's CPU union {", m.MmAllowed(mm).ToString(), "}"));

@@ -23,7 +23,10 @@
 //                      Housekeeping(), NextHousekeeping() (the unbound
 //                      workqueue's round-robin); LastRun: where and
 //                      when a task last left a CPU (cache-hot test of the
-//                      newidle pull; the seam for a cache-refill penalty).
+//                      newidle pull).  The simulator's cache-refill penalty
+//                      (SimOptions::refill_penalty) keys on where a task last
+//                      ran user work instead (sim.cc), the real-thread driver
+//                      pays real refills and models none.
 //   tick-stop policy   InitialTickMode(), WantTickStopped(), UpdateTick(),
 //                      NextTickAfter() (tick_nohz_*: CONFIG_NO_HZ_IDLE /
 //                      nohz_full=).

@@ -48,6 +48,11 @@
 //  - Preemption at the tick: when the current task has used its timeslice and
 //    another task is runnable, the tick switches to it; the preempted task
 //    gets no OnReturnToUser from that tick.
+//  - Placement cost (SimOptions::refill_penalty): charged where a task's
+//    user work starts (Dispatch), not at the switch, so a task that blocks
+//    again without running work pays nothing and its warm CPU stays where
+//    its last work ran; an interrupted Run that resumes on the same CPU pays
+//    nothing, one evicted mid-run pays on its new CPU.
 //  - Wake() on a task that is running or runnable records a pending wakeup
 //    consumed by its next Step::Block() (which then does not block): the
 //    lost-wakeup protection the kernel gets from set_current_state().
@@ -162,6 +167,7 @@ struct Simulator::Impl {
     uint64_t sleep_gen = 0;
     bool wake_pending = false;
     sched::LastRun last_run;  // where and when it last left a CPU (newidle cache-hot test)
+    int warm_cpu = -1;        // the CPU it last ran user work on (refill penalty); -1: none yet
   };
 
   struct Cpu {
@@ -515,6 +521,22 @@ struct Simulator::Impl {
     return true;
   }
 
+  // The task's work starts on `c`, away from its warm CPU: count the move
+  // and, with the penalty on, lengthen the work by the modelled refill.
+  void Refill(const Cpu& c, Task& t) {
+    if (t.warm_cpu >= 0) {
+      const CacheDistance d = CacheDistanceBetween(topology, t.warm_cpu, c.id);
+      ++placement.moves[static_cast<size_t>(d)];
+      const Nanos cost = options.refill_penalty.For(d);
+      if (cost > 0) {
+        t.run_remaining = SaturatingAdd(t.run_remaining, cost);
+        ++placement.penalties;
+        placement.penalty_ns = SaturatingAdd(placement.penalty_ns, cost);
+      }
+    }
+    t.warm_cpu = c.id;
+  }
+
   // Runs the CPU until its current task is in user mode (kRunEnd pending) or it
   // is idle.  Body steps (and their syscalls) run inline at the CPU's clock.
   void Dispatch(Cpu& c) {
@@ -545,6 +567,7 @@ struct Simulator::Impl {
       }
       if (t.run_remaining > 0) {
         if (t.resume_at < 0) {
+          if (ABSL_PREDICT_FALSE(t.warm_cpu != c.id)) Refill(c, t);
           t.resume_at = c.clock;
           // Step::Run(kNanosMax) runs until the end of time: its end event
           // saturates at kNanosMax, past every RunFor window.
@@ -812,7 +835,39 @@ struct Simulator::Impl {
 
   std::vector<SimTraceEvent> trace;
   uint64_t trace_hash = 0xcbf29ce484222325ULL;
+  SimPlacementStats placement;
 };
+
+const char* CacheDistanceName(CacheDistance d) {
+  switch (d) {
+    case CacheDistance::kSameCpu: return "same_cpu";
+    case CacheDistance::kSmtSibling: return "smt_sibling";
+    case CacheDistance::kCrossCoreSameLlc: return "cross_core_same_llc";
+    case CacheDistance::kCrossLlc: return "cross_llc";
+    case CacheDistance::kCrossNode: return "cross_node";
+  }
+  return "?";
+}
+
+CacheDistance CacheDistanceBetween(const Topology& topology, int from, int to) {
+  if (from == to) return CacheDistance::kSameCpu;
+  if (topology.node_of(from) != topology.node_of(to)) return CacheDistance::kCrossNode;
+  if (topology.llc_of(from) != topology.llc_of(to)) return CacheDistance::kCrossLlc;
+  if (topology.core_of(from) != topology.core_of(to)) return CacheDistance::kCrossCoreSameLlc;
+  return CacheDistance::kSmtSibling;
+}
+
+Nanos CacheRefillPenalty::For(CacheDistance d) const {
+  if (!enabled) return 0;
+  switch (d) {
+    case CacheDistance::kSameCpu: return 0;
+    case CacheDistance::kSmtSibling: return smt_sibling;
+    case CacheDistance::kCrossCoreSameLlc: return cross_core_same_llc;
+    case CacheDistance::kCrossLlc: return cross_llc;
+    case CacheDistance::kCrossNode: return cross_node;
+  }
+  return 0;
+}
 
 SimOptions ZeroCostSimOptions(int hz, uint64_t seed) {
   SimOptions o;
@@ -842,6 +897,12 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(Topology topology,
         "Simulator: modelled costs must be >= 0 (newidle_migration_cost <= kNanosMax / 2), got tick ", options.tick_cost, " switch ",
         options.context_switch_cost, " work ", options.work_cost, " timer ", options.timer_cost, " newidle ",
         options.newidle_cost, " newidle_migration ", options.newidle_migration_cost));
+  }
+  if (const CacheRefillPenalty& p = options.refill_penalty;
+      p.smt_sibling < 0 || p.cross_core_same_llc < 0 || p.cross_llc < 0 || p.cross_node < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Simulator: refill penalties must be >= 0, got smt_sibling ", p.smt_sibling, " cross_core_same_llc ",
+        p.cross_core_same_llc, " cross_llc ", p.cross_llc, " cross_node ", p.cross_node));
   }
   auto impl = std::make_unique<Impl>(std::move(topology), std::move(isolation), options);
   Impl* raw = impl.get();
@@ -1109,5 +1170,6 @@ void Simulator::At(Nanos when, absl::AnyInvocable<void()> fn) {
 const std::vector<SimTraceEvent>& Simulator::trace() const { return impl_->trace; }
 uint64_t Simulator::TraceHash() const { return impl_->trace_hash; }
 int64_t Simulator::events_processed() const { return impl_->events; }
+SimPlacementStats Simulator::placement_stats() const { return impl_->placement; }
 
 }  // namespace isolation

@@ -33,7 +33,11 @@
 //   - hooks that run with a run-queue lock held (OnContextSwitch, OnMigrate)
 //     may QueueWorkOn/ArmTimer but must not call Wake, SetAffinity or Spawn;
 //   - a task's SetAffinity that excludes its CPU while it runs takes effect
-//     at its next step boundary (at most one Run slice later).
+//     at its next step boundary (at most one Run slice later);
+//   - no placement-cost model (the simulator's SimOptions::refill_penalty):
+//     a task that moves between host CPUs pays the host's real cache refills
+//     (and several model CPUs may share one host CPU, whose caches they
+//     share too).
 //
 // Kernel counterpart: none; it plays the kernel with real threads.
 //

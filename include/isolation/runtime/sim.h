@@ -29,6 +29,11 @@
 // argument checks) are the scheduler model the real-thread driver plays too
 // (lib/runtime/sched_model.h); this file's engine is the event queue.
 //
+// Placement cost (SimOptions::refill_penalty, off by default): work that
+// starts on a CPU other than the task's warm CPU runs longer by a modelled
+// cache refill sized by the topology distance; placement_stats() counts the
+// moves and charges.
+//
 // Choices where the kernel offers several (see lib/runtime/sim.cc):
 //   - work/timers due on an offline CPU run on an online housekeeping CPU;
 //   - per-CPU work is kernel activity (no OnContextSwitch to a kworker);
@@ -50,6 +55,7 @@
 #ifndef ISOLATION_SIM_H_
 #define ISOLATION_SIM_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -58,6 +64,54 @@
 #include "isolation/core/driver.h"
 
 namespace isolation {
+
+// How far a task's work moved from the CPU whose caches hold its working set
+// (the CPU it last ran user work on), by the topology's levels.
+enum class CacheDistance : uint8_t {
+  kSameCpu = 0,
+  kSmtSibling,       // another hardware thread of the same core (shares L1/L2)
+  kCrossCoreSameLlc, // another core under the same last-level cache
+  kCrossLlc,         // another LLC in the same NUMA node
+  kCrossNode,        // another NUMA node
+};
+inline constexpr int kNumCacheDistances = 5;
+// "same_cpu", "smt_sibling", "cross_core_same_llc", "cross_llc", "cross_node".
+const char* CacheDistanceName(CacheDistance d);
+// The distance from `from` to `to` on `topology` (node first, then LLC, then
+// core).  REQUIRES: both CPUs in range.
+CacheDistance CacheDistanceBetween(const Topology& topology, int from, int to);
+
+// The modelled cost of placement (issue #14 item 3): a task whose user work
+// starts on a CPU other than the one it last ran user work on first refills
+// its working set into that CPU's caches, which the simulator charges as
+// extra user run time (the Step::Run lasts longer), sized by CacheDistance.
+// No decay: a task back on its warm CPU after any time pays nothing, and a
+// task's first run (fork) pays nothing.
+//
+// Defaults: model defaults, tunable, estimated as working set / refill
+// bandwidth with the working set = one core's private L2, 256 KiB (Ampere
+// eMAG, the idle experiment's default machine: 256 KiB L2 per core pair;
+// Zen 3 has 512 KiB per core, Skylake-SP 1 MiB, so larger L2s pay more):
+//   smt_sibling          0: SMT siblings share L1 and L2, nothing to refill.
+//   cross_core_same_llc  256 KiB / ~50 GB/s (one core reading the shared L3)
+//                        = 5.2 us -> 5 us.
+//   cross_llc            256 KiB / ~16 GB/s (one core's DRAM / cross-LLC
+//                        fabric read bandwidth, latency-bound) = 16.4 us -> 16 us.
+//   cross_node           256 KiB / ~10 GB/s (remote-node DRAM, about 60 %
+//                        of local) = 26 us -> 25 us.
+// Bandwidth sources and the arithmetic: docs/idle_select.md, "Placement has
+// a cost".  The kernel's sysctl_sched_migration_cost (500 us) is a
+// cache-hotness heuristic (task_hot()), not a refill cost, and is not used.
+// The real-thread driver has no such model: its tasks pay real refills.
+struct CacheRefillPenalty {
+  bool enabled = false;  // off by default: traces of existing workloads are unchanged
+  Nanos smt_sibling = 0;
+  Nanos cross_core_same_llc = 5 * kNsPerUs;
+  Nanos cross_llc = 16 * kNsPerUs;
+  Nanos cross_node = 25 * kNsPerUs;
+  // The charge for `d` (0 for kSameCpu, and when not enabled).
+  Nanos For(CacheDistance d) const;
+};
 
 struct SimOptions {
   uint64_t seed = 1;
@@ -88,6 +142,20 @@ struct SimOptions {
   bool newidle_balance = false;
   Nanos newidle_cost = 10 * kNsPerUs;
   Nanos newidle_migration_cost = 500 * kNsPerUs;
+  // Cache-refill penalty of a task's work starting away from its warm CPU
+  // (CacheRefillPenalty above; off by default).
+  CacheRefillPenalty refill_penalty;
+};
+
+// Where tasks' work landed relative to their warm CPU, over a simulator's
+// life (Simulator::placement_stats()).
+struct SimPlacementStats {
+  // Work starts (a Step::Run beginning or resuming in user mode) on a CPU
+  // other than the task's warm CPU, by CacheDistance (index kSameCpu stays
+  // 0); counted whether or not the penalty is enabled.
+  std::array<int64_t, kNumCacheDistances> moves{};
+  int64_t penalties = 0;  // moves that were charged a non-zero refill
+  Nanos penalty_ns = 0;   // their total
 };
 
 // Options of a simulator at `hz` whose kernel activities (ticks, context
@@ -158,6 +226,8 @@ class Simulator final : public Driver {
   // A hash of the whole trace so far (FNV-1a over the records).
   uint64_t TraceHash() const;
   int64_t events_processed() const;
+  // Moves and refill penalties so far (SimOptions::refill_penalty).
+  SimPlacementStats placement_stats() const;
 
  private:
   struct Impl;

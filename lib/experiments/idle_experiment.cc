@@ -15,6 +15,10 @@
 //  3. isolation: the LLC spans wakeup selection sees on --topology with
 //     --isolcpus (the seeds' machine by default): domain-isolated CPUs are
 //     singleton LLCs and appear in no span.
+//  4. placement penalty (--idle_placement_penalty, default both): the
+//     workload and schbench tables again with the simulator's cache-refill
+//     penalty on (SimOptions::refill_penalty), beside the penalty-off
+//     figures, with where the work landed (moves per wakeup by distance).
 //
 // --trace records the first iteration of each workload (hackbench-1/2/4,
 // pipe) for V0 and V1: 8 runs, every placement an "idle.select" event.
@@ -22,7 +26,9 @@
 #include "experiments/idle_experiment.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,7 +133,33 @@ struct HarnessRun {
   bool completed = false;
   std::string violation;
   std::vector<Nanos> latencies;
+  SimPlacementStats placement;  // simulator only
 };
+
+int64_t TotalMoves(const SimPlacementStats& p) {
+  int64_t n = 0;
+  for (int64_t m : p.moves) n += m;
+  return n;
+}
+
+void AddPlacement(SimPlacementStats& sum, const SimPlacementStats& p) {
+  for (size_t d = 0; d < sum.moves.size(); ++d) sum.moves[d] += p.moves[d];
+  sum.penalties += p.penalties;
+  sum.penalty_ns += p.penalty_ns;
+}
+
+// Moves per distance (the distances a move can have), for the JSON.
+nlohmann::json MovesByDistance(const SimPlacementStats& p) {
+  nlohmann::json j = nlohmann::json::object();
+  for (int d = 1; d < kNumCacheDistances; ++d) {
+    j[CacheDistanceName(static_cast<CacheDistance>(d))] = p.moves[static_cast<size_t>(d)];
+  }
+  return j;
+}
+
+double PerWakeup(int64_t n, int64_t selections) {
+  return selections == 0 ? 0.0 : static_cast<double>(n) / static_cast<double>(selections);
+}
 
 enum class Workload { kHackbench, kPipe, kSchbench };
 
@@ -183,6 +215,20 @@ class IdleExperiment {
     if (driver_kind != "sim" && driver_kind != "real") {
       return absl::InvalidArgumentError(absl::StrCat("--idle_driver='", driver_kind, "' (want sim or real)"));
     }
+    const std::string& penalty_mode = opts.placement_penalty;
+    if (penalty_mode != "off" && penalty_mode != "on" && penalty_mode != "both") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--idle_placement_penalty='", penalty_mode, "' (want off, on or both)"));
+    }
+    if (penalty_mode == "on" && driver_kind == "real") {
+      return absl::InvalidArgumentError(
+          "--idle_placement_penalty=on with --idle_driver=real: the real-thread driver models no placement cost "
+          "(its tasks pay real cache refills); use off or both");
+    }
+    // The workload and schbench tables run with the penalty on only for
+    // "on"; "both" adds the penalty-on section (simulator only).
+    const bool tables_penalty = penalty_mode == "on";
+    const bool penalty_section = penalty_mode == "both" && driver_kind == "sim";
     ISOLATION_ASSIGN_OR_RETURN(Topology machine, LoadTopology(options));
     ISOLATION_ASSIGN_OR_RETURN(IsolationConfig machine_iso, LoadIsolation(options, machine));
     ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, machine));
@@ -275,10 +321,15 @@ class IdleExperiment {
                                        {"pipe", Workload::kPipe, 0}};
     nlohmann::json workloads = nlohmann::json::array();
     nlohmann::json change = nlohmann::json::array();
-    absl::StrAppend(&text, "\nworkloads on the run-queue harness: ", driver_note, "\n");
+    absl::StrAppend(&text, "\nworkloads on the run-queue harness: ", driver_note,
+                    real ? "" : (tables_penalty ? ", placement penalty on" : ", placement penalty off"), "\n");
     absl::StrAppend(&text, absl::StrFormat("%-12s %-4s %-9s %12s %12s %12s %12s %9s %8s\n", "workload", "var",
                                            "metric", "mean", "std", "q90", "q99", "probes/w", "stacked"));
     std::vector<double> change_means;
+    // The tables' figures per (workload, variant), for the penalty section.
+    std::map<std::pair<std::string, std::string>, Stats> table_stats;
+    std::map<std::pair<std::string, std::string>, double> table_moves;
+    std::map<std::pair<std::string, std::string>, int64_t> table_wakeups;
     size_t wl_done = 0;
     for (const WlSpec& spec : specs) {
       std::vector<Stats> per_variant(wl_variants.size());
@@ -286,13 +337,14 @@ class IdleExperiment {
         const Sel& v = wl_variants[vi];
         std::vector<double> values;
         idle_select::HarnessCounters sum;
+        SimPlacementStats placed;
         for (int it = 0; it < iterations; ++it) {
           progress.Update(absl::StrCat(spec.name, " ", v.label, " #", it),
                           0.4 + 0.5 * static_cast<double>(wl_done++) /
                                     static_cast<double>(specs.size() * wl_variants.size() * iterations));
           ISOLATION_ASSIGN_OR_RETURN(
               HarnessRun run, RunWorkload(*wl_topo, v.name, spec.kind, spec.groups, loops, round_trips,
-                                          options.seed * 7919 + static_cast<uint64_t>(it), real,
+                                          options.seed * 7919 + static_cast<uint64_t>(it), real, tables_penalty,
                                           it == 0 ? options.trace : nullptr,
                                           absl::StrCat("idle ", spec.name, " ", v.label, " (",
                                                        real ? "real threads" : "simulator", ", iteration 0)")));
@@ -303,9 +355,13 @@ class IdleExperiment {
           sum.selections += run.counters.selections;
           sum.probes += run.counters.probes;
           sum.placed_on_busy += run.counters.placed_on_busy;
+          AddPlacement(placed, run.placement);
         }
         const Stats s = Summarise(values);
         per_variant[vi] = s;
+        table_stats[{spec.name, v.label}] = s;
+        table_moves[{spec.name, v.label}] = PerWakeup(TotalMoves(placed), sum.selections);
+        table_wakeups[{spec.name, v.label}] = sum.selections;
         nlohmann::json row;
         row["workload"] = spec.name;
         row["variant"] = v.label;
@@ -320,6 +376,12 @@ class IdleExperiment {
         row["placed_on_busy_pct"] = sum.selections == 0 ? 0.0
                                                          : 100.0 * static_cast<double>(sum.placed_on_busy) /
                                                                static_cast<double>(sum.selections);
+        if (!real) {
+          // Where the work landed: starts away from the task's warm CPU.
+          row["moves_per_wakeup"] = PerWakeup(TotalMoves(placed), sum.selections);
+          row["moves_by_distance"] = MovesByDistance(placed);
+          row["refill_ns_per_iteration"] = static_cast<double>(placed.penalty_ns) / iterations;
+        }
         workloads.push_back(row);
         absl::StrAppend(&text, absl::StrFormat("%-12s %-4s %-9s %12.6g %12.4g %12.6g %12.6g %9.3f %7.2f%%\n",
                                                spec.name, v.label,
@@ -347,6 +409,7 @@ class IdleExperiment {
     j["workloads"] = workloads;
     j["v1_vs_v0_pct"] = change;
     j["workload_driver"] = driver_note;
+    if (!real) j["workload_placement_penalty"] = tables_penalty ? "on" : "off";
     j["workload_topology"] = wl_topo->description();
     j["workload_scale"] = absl::StrCat("hackbench 20+20 tasks per group, ", loops, " loops (seed: 5000); pipe ",
                                        round_trips, " round trips (seed: 100000); ", iterations,
@@ -378,7 +441,8 @@ class IdleExperiment {
     for (const Sel& v : sb_variants) {
       progress.Update(absl::StrCat("schbench ", v.label), 0.92);
       ISOLATION_ASSIGN_OR_RETURN(HarnessRun run, RunWorkload(*wl_topo, v.name, Workload::kSchbench, 0,
-                                                              quick ? 20 : 200, 0, options.seed, real));
+                                                              quick ? 20 : 200, 0, options.seed, real,
+                                                              tables_penalty));
       if (!run.completed) ++violations;
       violations += run.counters.invariant_violations;
       std::vector<double> lat;
@@ -389,6 +453,7 @@ class IdleExperiment {
       row["p90_us"] = Quantile(lat, 0.90);
       row["p99_us"] = Quantile(lat, 0.99);
       row["samples"] = lat.size();
+      if (!real) row["moves_per_wakeup"] = PerWakeup(TotalMoves(run.placement), run.counters.selections);
       sb.push_back(row);
       absl::StrAppend(&text, absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f  (%d wakeups)\n",
                                              v.label, row["p50_us"].get<double>(),
@@ -396,6 +461,142 @@ class IdleExperiment {
                                              static_cast<int>(lat.size())));
     }
     j["schbench"] = sb;
+
+    // --- 4. placement penalty on, beside the tables above (off) ----------------------
+    if (penalty_section) {
+      const CacheRefillPenalty costs = PenaltyOn();
+      nlohmann::json pen;
+      pen["mode"] = penalty_mode;
+      pen["costs_ns"] = {{"smt_sibling", costs.smt_sibling},
+                         {"cross_core_same_llc", costs.cross_core_same_llc},
+                         {"cross_llc", costs.cross_llc},
+                         {"cross_node", costs.cross_node}};
+      pen["model"] = "work starting on a CPU other than the one the task last ran work on runs longer by the "
+                     "refill cost of their distance (SimOptions::refill_penalty defaults: working set / refill "
+                     "bandwidth, docs/idle_select.md)";
+      absl::StrAppend(&text, "\nplacement penalty (simulator, ", wl_topo->description(), "): work starting away "
+                      "from the task's warm CPU runs longer by smt_sibling ", costs.smt_sibling / 1000.0,
+                      " us, cross_core_same_llc ", costs.cross_core_same_llc / 1000.0, " us, cross_llc ",
+                      costs.cross_llc / 1000.0, " us, cross_node ", costs.cross_node / 1000.0, " us\n");
+      absl::StrAppend(&text, absl::StrFormat("%-12s %-4s %-9s %12s %12s %8s %12s %9s %9s %11s\n", "workload",
+                                             "var", "metric", "off mean", "on mean", "on/off", "on std",
+                                             "moves/w", "(off)", "refill/iter"));
+      nlohmann::json pen_rows = nlohmann::json::array();
+      nlohmann::json pen_change = nlohmann::json::array();
+      std::vector<std::string> change_text;
+      for (const WlSpec& spec : specs) {
+        std::vector<Stats> per_variant(wl_variants.size());
+        for (size_t vi = 0; vi < wl_variants.size(); ++vi) {
+          const Sel& v = wl_variants[vi];
+          progress.Update(absl::StrCat("placement penalty ", spec.name, " ", v.label), 0.93);
+          std::vector<double> values;
+          idle_select::HarnessCounters sum;
+          SimPlacementStats placed;
+          for (int it = 0; it < iterations; ++it) {
+            // The tables' seeds: the same runs, the penalty the only change.
+            ISOLATION_ASSIGN_OR_RETURN(
+                HarnessRun run, RunWorkload(*wl_topo, v.name, spec.kind, spec.groups, loops, round_trips,
+                                            options.seed * 7919 + static_cast<uint64_t>(it), false, true));
+            if (!run.completed) ++violations;
+            if (!run.violation.empty()) ++violations;
+            violations += run.counters.invariant_violations;
+            values.push_back(run.value);
+            sum.selections += run.counters.selections;
+            AddPlacement(placed, run.placement);
+          }
+          const Stats s = Summarise(values);
+          per_variant[vi] = s;
+          const Stats& off = table_stats[{spec.name, v.label}];
+          const double moves = PerWakeup(TotalMoves(placed), sum.selections);
+          nlohmann::json row;
+          row["workload"] = spec.name;
+          row["variant"] = v.label;
+          row["metric"] = spec.kind == Workload::kPipe ? "ops/sec" : "duration_s";
+          row["mean_off"] = off.mean;
+          row["mean"] = s.mean;
+          row["std"] = s.std;
+          row["q90"] = s.q90;
+          row["q99"] = s.q99;
+          row["on_vs_off_pct"] = Pct(s.mean, off.mean);
+          row["iterations"] = iterations;
+          row["moves_per_wakeup"] = moves;
+          row["moves_per_wakeup_off"] = table_moves[{spec.name, v.label}];
+          row["moves_by_distance"] = MovesByDistance(placed);
+          row["wakeups_per_iteration"] = static_cast<double>(sum.selections) / iterations;
+          row["wakeups_per_iteration_off"] = static_cast<double>(table_wakeups[{spec.name, v.label}]) / iterations;
+          row["penalties_per_iteration"] = static_cast<double>(placed.penalties) / iterations;
+          row["refill_ns_per_iteration"] = static_cast<double>(placed.penalty_ns) / iterations;
+          pen_rows.push_back(row);
+          absl::StrAppend(&text, absl::StrFormat("%-12s %-4s %-9s %12.6g %12.6g %+7.2f%% %12.4g %9.3f %9.3f %8.3f ms\n",
+                                                 spec.name, v.label,
+                                                 spec.kind == Workload::kPipe ? "ops/sec" : "duration", off.mean,
+                                                 s.mean, row["on_vs_off_pct"].get<double>(), s.std, moves,
+                                                 row["moves_per_wakeup_off"].get<double>(),
+                                                 static_cast<double>(placed.penalty_ns) / iterations / 1e6));
+        }
+        nlohmann::json c;
+        c["workload"] = spec.name;
+        c["metric"] = spec.kind == Workload::kPipe ? "ops/sec" : "duration";
+        c["mean"] = Pct(per_variant[1].mean, per_variant[0].mean);
+        c["mean_off"] = Pct(table_stats[{spec.name, wl_variants[1].label}].mean,
+                            table_stats[{spec.name, wl_variants[0].label}].mean);
+        c["std_v0"] = per_variant[0].std;
+        c["std_v1"] = per_variant[1].std;
+        const auto [ci_lo, ci_hi] = DiffCi95Pct(per_variant[0], static_cast<size_t>(iterations), per_variant[1],
+                                                static_cast<size_t>(iterations));
+        c["mean_ci95_pct"] = {ci_lo, ci_hi};
+        pen_change.push_back(c);
+        change_text.push_back(absl::StrFormat("  %-12s %-9s mean %+7.2f%% [%+.2f, %+.2f]  (penalty off: %+.2f%%)\n",
+                                              spec.name, c["metric"].get<std::string>(), c["mean"].get<double>(),
+                                              ci_lo, ci_hi, c["mean_off"].get<double>()));
+      }
+      absl::StrAppend(&text, "moves/w: work starts away from the task's warm CPU per wakeup, penalty on (off); "
+                      "refill/iter: modelled refill time per iteration, summed over the CPUs\n");
+      absl::StrAppend(&text, "V1 vs V0 with the penalty on (percent; 95 % CI over ", iterations,
+                      " iterations each):\n");
+      for (const std::string& line : change_text) absl::StrAppend(&text, line);
+      pen["workloads"] = pen_rows;
+      pen["v1_vs_v0_pct"] = pen_change;
+
+      nlohmann::json pen_sb = nlohmann::json::array();
+      absl::StrAppend(&text, "schbench-like batch wake with the penalty on, wake->run latency (us):\n");
+      for (size_t si = 0; si < sb_variants.size(); ++si) {
+        const Sel& v = sb_variants[si];
+        progress.Update(absl::StrCat("placement penalty schbench ", v.label), 0.94);
+        ISOLATION_ASSIGN_OR_RETURN(HarnessRun run, RunWorkload(*wl_topo, v.name, Workload::kSchbench, 0,
+                                                                quick ? 20 : 200, 0, options.seed, false, true));
+        if (!run.completed) ++violations;
+        violations += run.counters.invariant_violations;
+        std::vector<double> lat;
+        for (Nanos x : run.latencies) lat.push_back(static_cast<double>(x) / 1000.0);
+        nlohmann::json row;
+        row["variant"] = v.label;
+        row["p50_us"] = Quantile(lat, 0.50);
+        row["p90_us"] = Quantile(lat, 0.90);
+        row["p99_us"] = Quantile(lat, 0.99);
+        row["p99_us_off"] = sb[si]["p99_us"];
+        row["samples"] = lat.size();
+        row["moves_per_wakeup"] = PerWakeup(TotalMoves(run.placement), run.counters.selections);
+        row["refill_ns"] = run.placement.penalty_ns;
+        pen_sb.push_back(row);
+        absl::StrAppend(&text, absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f (off %8.2f)  moves/w %.3f"
+                                               "  (%d wakeups)\n",
+                                               v.label, row["p50_us"].get<double>(), row["p90_us"].get<double>(),
+                                               row["p99_us"].get<double>(), row["p99_us_off"].get<double>(),
+                                               row["moves_per_wakeup"].get<double>(),
+                                               static_cast<int>(lat.size())));
+      }
+      pen["schbench"] = pen_sb;
+      j["placement_penalty"] = pen;
+    } else {
+      nlohmann::json pen;
+      pen["mode"] = penalty_mode;
+      if (real) {
+        pen["note"] = "not modelled on real threads (tasks pay real cache refills)";
+        absl::StrAppend(&text, "\nplacement penalty: not modelled on real threads (tasks pay real cache refills)\n");
+      }
+      j["placement_penalty"] = pen;
+    }
 
     // S22 load sweep: hackbench, pipe, schbench and the RR analogue at 25 /
     // 50 / 100 / 200 % of the workload machine's CPUs, V0 vs V1 (plus V3 and
@@ -530,9 +731,17 @@ class IdleExperiment {
     return idle_select::RunLoadPoint(*sim, hooks, w, load, window);
   }
 
+  // The penalty of the "on" runs: the simulator's default costs, enabled.
+  static CacheRefillPenalty PenaltyOn() {
+    CacheRefillPenalty p;
+    p.enabled = true;
+    return p;
+  }
+
   static absl::StatusOr<HarnessRun> RunWorkload(const Topology& topo, const SelectorName& v, Workload kind, int groups,
                                                 int loops_or_rounds, int round_trips, uint64_t seed, bool real,
-                                                TraceFile* trace = nullptr, const std::string& trace_name = "") {
+                                                bool refill_penalty, TraceFile* trace = nullptr,
+                                                const std::string& trace_name = "") {
     IsolationConfig iso(topo);
     ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<TraceRun> trace_run, StartTraceRun(trace, trace_name, topo, iso));
     idle_select::Options o;
@@ -544,6 +753,7 @@ class IdleExperiment {
     ho.max_tasks = 1024;
     idle_select::IdleSelectHooks hooks(*state, *selector, ho);
     std::unique_ptr<Driver> driver;
+    Simulator* sim = nullptr;
     if (real) {
       RealDriverOptions ro;
       ro.seed = seed;
@@ -553,7 +763,9 @@ class IdleExperiment {
       SimOptions so;
       so.seed = seed;
       so.hz = 250;
+      if (refill_penalty) so.refill_penalty = PenaltyOn();
       ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> d, Simulator::Create(topo, iso, so));
+      sim = d.get();
       driver = std::move(d);
     }
     if (trace_run != nullptr) trace_run->Attach(*driver);
@@ -597,6 +809,7 @@ class IdleExperiment {
     out.completed = r->completed;
     out.counters = hooks.counters();
     out.violation = state->CheckSubsetInvariant();
+    if (sim != nullptr) out.placement = sim->placement_stats();
     return out;
   }
 };

@@ -33,6 +33,13 @@ struct IdleExperimentOptions {
   std::string workload_topology = "package:1 l3cache:1 core:32 pu:1";
   int32_t hackbench_loops = 200;    // --idle_hackbench_loops (the seed used 5000; quick: 40)
   int32_t pipe_round_trips = 3000;  // --idle_pipe_round_trips (the seed used 100000; quick: 300)
+  // --idle_placement_penalty: the simulator's cache-refill penalty of
+  // placement (SimOptions::refill_penalty, its default costs) in the
+  // workload and schbench tables: "off" (those tables as before), "on"
+  // (those tables with it), "both" (those tables off, plus a "placement
+  // penalty" section beside them with it on).  The real-thread driver
+  // models none: "on" is an error there, "both" runs the tables off.
+  std::string placement_penalty = "both";
 };
 
 // Errors: InvalidArgument naming the option as its flag (--idle_samples=-5);

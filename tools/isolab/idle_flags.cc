@@ -31,6 +31,9 @@ ABSL_FLAG(int32_t, idle_hackbench_loops, IdleExperimentOptions{}.hackbench_loops
           "Messages per sender per receiver (hackbench --loops; the seed used 5000; quick: 40)");
 ABSL_FLAG(int32_t, idle_pipe_round_trips, IdleExperimentOptions{}.pipe_round_trips,
           "Pipe round trips per iteration (the seed used 100000; quick: 300)");
+ABSL_FLAG(std::string, idle_placement_penalty, IdleExperimentOptions{}.placement_penalty,
+          "Simulator cache-refill penalty of placement in the workload tables: off | on | both (both: the tables "
+          "off plus a penalty-on section beside them)");
 
 namespace isolation::isolab {
 
@@ -44,6 +47,7 @@ absl::StatusOr<IdleExperimentOptions> IdleOptionsFromFlags() {
   o.workload_topology = absl::GetFlag(FLAGS_idle_workload_topology);
   o.hackbench_loops = absl::GetFlag(FLAGS_idle_hackbench_loops);
   o.pipe_round_trips = absl::GetFlag(FLAGS_idle_pipe_round_trips);
+  o.placement_penalty = absl::GetFlag(FLAGS_idle_placement_penalty);
   return o;
 }
 
@@ -52,7 +56,7 @@ Subcommand IdleSubcommand() {
           "Wakeup idle-CPU selection: SIS_UTIL scan vs idle cpumask vs sched_ext claim (idle_select)",
           {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "idle_variants", "idle_llc_cpus",
            "idle_samples", "idle_iterations", "idle_driver", "idle_workload_topology", "idle_hackbench_loops",
-           "idle_pipe_round_trips"},
+           "idle_pipe_round_trips", "idle_placement_penalty"},
           [](const experiments::CommonOptions& common,
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(IdleExperimentOptions options, IdleOptionsFromFlags());

@@ -8,6 +8,7 @@
 
 #include "experiments/idle_experiment.h"
 #include "gtest/gtest.h"
+#include "isolation/runtime/sim.h"
 
 namespace isolation::experiments {
 namespace {
@@ -17,6 +18,66 @@ const nlohmann::json* FindSelect(const nlohmann::json& j, const std::string& var
     if (row["variant"] == variant && row["llc_cpus"] == llc && row["busy_pct"] == busy) return &row;
   }
   return nullptr;
+}
+
+const nlohmann::json* FindRow(const nlohmann::json& rows, const std::string& workload, const std::string& variant) {
+  for (const auto& row : rows) {
+    if (row["workload"] == workload && row["variant"] == variant) return &row;
+  }
+  return nullptr;
+}
+
+// Issue #14 item 3: the workload tables with the placement penalty off (the
+// tables) and on (the placement_penalty section of the default "both"), same
+// seeds.  Called on the quick run above (no run of its own: CI time).
+void CheckPlacementPenaltyTables(const nlohmann::json& j, const std::string& text) {
+  EXPECT_EQ(j["workload_placement_penalty"], "off");
+  ASSERT_TRUE(j.contains("placement_penalty"));
+  const nlohmann::json& pen = j["placement_penalty"];
+  EXPECT_EQ(pen["mode"], "both");
+  const CacheRefillPenalty def;
+  EXPECT_EQ(pen["costs_ns"]["cross_core_same_llc"].get<int64_t>(), def.cross_core_same_llc);
+  EXPECT_EQ(pen["costs_ns"]["cross_llc"].get<int64_t>(), def.cross_llc);
+  EXPECT_EQ(pen["costs_ns"]["cross_node"].get<int64_t>(), def.cross_node);
+  EXPECT_EQ(pen["costs_ns"]["smt_sibling"].get<int64_t>(), def.smt_sibling);
+  ASSERT_EQ(pen["workloads"].size(), j["workloads"].size());
+  ASSERT_EQ(pen["v1_vs_v0_pct"].size(), 4u);
+  ASSERT_EQ(pen["schbench"].size(), j["schbench"].size());
+  for (const char* w : {"hackbench-1", "hackbench-2", "hackbench-4", "pipe"}) {
+    for (const char* v : {"V0", "V1"}) {
+      SCOPED_TRACE(std::string(w) + " " + v);
+      const nlohmann::json* off = FindRow(j["workloads"], w, v);
+      const nlohmann::json* on = FindRow(pen["workloads"], w, v);
+      ASSERT_TRUE(off != nullptr && on != nullptr);
+      // Off: moves counted, nothing charged.  On: the same seeds, each move
+      // on this one-LLC machine charged cross_core_same_llc.
+      EXPECT_EQ((*off)["refill_ns_per_iteration"].get<double>(), 0.0);
+      EXPECT_EQ((*on)["mean_off"].get<double>(), (*off)["mean"].get<double>());
+      EXPECT_EQ((*on)["moves_per_wakeup_off"].get<double>(), (*off)["moves_per_wakeup"].get<double>());
+      for (const char* far : {"smt_sibling", "cross_llc", "cross_node"}) {
+        EXPECT_EQ((*on)["moves_by_distance"][far].get<int64_t>(), 0) << far;
+      }
+      const double moves = static_cast<double>((*on)["moves_by_distance"]["cross_core_same_llc"].get<int64_t>());
+      EXPECT_DOUBLE_EQ((*on)["refill_ns_per_iteration"].get<double>(),
+                       moves * static_cast<double>(def.cross_core_same_llc) / (*on)["iterations"].get<double>());
+      if (std::string(w) == "pipe") {
+        // Each side of the pair stays on its CPU: no move, no charge, the
+        // same runs to the nanosecond.
+        EXPECT_EQ(moves, 0.0);
+        EXPECT_EQ((*on)["mean"].get<double>(), (*off)["mean"].get<double>());
+      } else {
+        // hackbench tasks move; with the penalty its runs differ.
+        EXPECT_GT((*off)["moves_per_wakeup"].get<double>(), 0.0);
+        EXPECT_GT(moves, 0.0);
+        EXPECT_NE((*on)["mean"].get<double>(), (*off)["mean"].get<double>());
+      }
+    }
+  }
+  for (size_t i = 0; i < pen["schbench"].size(); ++i) {
+    EXPECT_EQ(pen["schbench"][i]["p99_us_off"], j["schbench"][i]["p99_us"]);
+    EXPECT_GT(pen["schbench"][i]["refill_ns"].get<int64_t>(), 0) << pen["schbench"][i].dump();
+  }
+  EXPECT_NE(text.find("placement penalty (simulator"), std::string::npos);
 }
 
 TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
@@ -103,6 +164,7 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   EXPECT_FALSE(report->text.empty());
   std::printf("%s\n", report->text.c_str());
   EXPECT_EQ(j["isolation"]["isolated_cpus_in_spans"].get<int>(), 0);
+  CheckPlacementPenaltyTables(j, report->text);
   // S22: load_sweep covers every workload at 25/50/100/200 %; at 200 % the
   // RR analogue migrates far more under V1-unbounded than under V0 (S12).
   ASSERT_TRUE(j.contains("load_sweep"));
@@ -141,6 +203,50 @@ TEST(IdleExperiment, QuickValidatesTypedValues) {
     EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(std::string(report.status().message()).find(c.named), std::string::npos) << report.status();
   }
+}
+
+TEST(IdleExperiment, PlacementPenaltyModeIsValidated) {
+  Progress progress("idle");
+  IdleExperimentOptions options;
+  options.placement_penalty = "maybe";
+  auto report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress);
+  ASSERT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(report.status().message()).find("--idle_placement_penalty='maybe'"), std::string::npos)
+      << report.status();
+  options.placement_penalty = "on";
+  options.driver = "real";
+  report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress);
+  ASSERT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(report.status().message()).find("--idle_driver=real"), std::string::npos) << report.status();
+}
+
+// "on": the tables themselves carry the penalty and no section is added.
+// Short workloads (the experiment's fixed part dominates: ~3 s CPU).
+TEST(IdleExperiment, PlacementPenaltyOnPutsItInTheTables) {
+  Progress progress("idle");
+  IdleExperimentOptions options;
+  options.variants = {"V0", "V1"};
+  options.iterations = 1;
+  options.hackbench_loops = 10;
+  options.pipe_round_trips = 50;
+  options.placement_penalty = "on";
+  auto on = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress);
+  ASSERT_TRUE(on.ok()) << on.status();
+  const nlohmann::json& j = on->json;
+  EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0);
+  EXPECT_EQ(j["workload_placement_penalty"], "on");
+  EXPECT_EQ(j["placement_penalty"]["mode"], "on");
+  EXPECT_FALSE(j["placement_penalty"].contains("workloads"));
+  int charged = 0;
+  for (const auto& row : j["workloads"]) {
+    if (row["workload"] == "pipe") continue;
+    EXPECT_GT(row["moves_per_wakeup"].get<double>(), 0.0) << row.dump();
+    EXPECT_GT(row["refill_ns_per_iteration"].get<double>(), 0.0) << row.dump();
+    ++charged;
+  }
+  EXPECT_EQ(charged, 6);
+  EXPECT_NE(on->text.find("placement penalty on"), std::string::npos);
+  EXPECT_EQ(on->text.find("placement penalty (simulator"), std::string::npos);
 }
 
 // Not a check: the full (non-quick) run behind docs/idle_select.md, printed

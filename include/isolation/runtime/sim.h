@@ -93,14 +93,16 @@ CacheDistance CacheDistanceBetween(const Topology& topology, int from, int to);
 // eMAG, the idle experiment's default machine: 256 KiB L2 per core pair;
 // Zen 3 has 512 KiB per core, Skylake-SP 1 MiB, so larger L2s pay more):
 //   smt_sibling          0: SMT siblings share L1 and L2, nothing to refill.
-//   cross_core_same_llc  256 KiB / ~50 GB/s (one core reading the shared L3)
-//                        = 5.2 us -> 5 us.
-//   cross_llc            256 KiB / ~16 GB/s (one core's DRAM / cross-LLC
-//                        fabric read bandwidth, latency-bound) = 16.4 us -> 16 us.
-//   cross_node           256 KiB / ~10 GB/s (remote-node DRAM, about 60 %
-//                        of local) = 26 us -> 25 us.
-// Bandwidth sources and the arithmetic: docs/idle_select.md, "Placement has
-// a cost".  The kernel's sysctl_sched_migration_cost (500 us) is a
+//   cross_core_same_llc  256 KiB / ~50 GB/s (one core refilling its L2 from
+//                        the shared L3: about half of a 32 B/cycle L3->L2
+//                        path at 2-3 GHz) = 5.2 us -> 5 us.
+//   cross_llc            256 KiB / ~16 GB/s (from DRAM or another LLC, one
+//                        core is bounded by its misses in flight: Little's
+//                        law, ~20 x 64 B / ~80 ns) = 16.4 us -> 16 us.
+//   cross_node           256 KiB / ~10 GB/s (the same ~20 misses over a
+//                        remote hop, ~130 ns) = 26 us -> 25 us.
+// Estimates, not measurements; the table: docs/idle_select.md, "Placement
+// has a cost".  The kernel's sysctl_sched_migration_cost (500 us) is a
 // cache-hotness heuristic (task_hot()), not a refill cost, and is not used.
 // The real-thread driver has no such model: its tasks pay real refills.
 struct CacheRefillPenalty {

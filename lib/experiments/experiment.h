@@ -46,7 +46,8 @@ inline constexpr char kSeedTopology[] = "package:2 l3cache:4 core:16 pu:1";
 inline constexpr char kSeedIsolcpus[] = "1-31,33-63,65-95,97-127";
 
 // Options every experiment takes (isolab: --topology, --isolcpus,
-// --nohz_full, --seed, --quick, --trace*, --hist*).
+// --nohz_full, --seed, --quick, --trace*, --hist*, --real_cpus,
+// --allow_oversubscribed).
 struct CommonOptions {
   // Model machine: "seed" (kSeedTopology), "host", or an hwloc synthetic
   // description.
@@ -62,6 +63,15 @@ struct CommonOptions {
   // (look_options.h); its file comment (and docs/looking.md) names them.
   TraceFile* trace = nullptr;
   HistOptions hist{};  // noise histograms, for experiments that run the noise meter
+  // The machine of the real-thread parts (real_model.h): sized to the host
+  // by default.  real_cpus: its CPU count (--real_cpus; 0 = host-sized);
+  // more than the host offers is refused unless allow_oversubscribed
+  // (--allow_oversubscribed), and then labelled OVERSUBSCRIBED.
+  int real_cpus = 0;
+  bool allow_oversubscribed = false;
+  // The host's usable CPU count; 0 = this process's (sched_getaffinity).
+  // Tests inject a host size here; isolab has no flag for it.
+  int host_cpus = 0;
 };
 
 // The model machine of `options.topology`.  The last topology loaded is kept

@@ -7,7 +7,8 @@
 //     with the SIS_UTIL budget fed the busy share (host timing, no driver).
 //  2. workloads: hackbench-like groups (1, 2, 4) and pipe ping-pong on the
 //     run-queue harness (IdleSelectHooks) under the deterministic simulator
-//     (or the real-thread driver, --idle_driver=real: indicative only), per
+//     (or the real-thread driver, --idle_driver=real, on the workload
+//     machine sized to the host, real_model.h: indicative only), per
 //     variant, with V1 against V0 in percent laid out like the seed's table;
 //     plus a schbench-like batch wake (wake->run p50/p90/p99), and the
 //     S22 load sweep (`load_sweep`: every workload and the RR analogue at
@@ -45,6 +46,7 @@
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
 #include "core/status_macros.h"
+#include "experiments/real_model.h"
 
 namespace isolation::experiments {
 namespace {
@@ -237,6 +239,14 @@ class IdleExperiment {
     if (!wl_topo.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--idle_workload_topology: ", wl_topo.status().message()));
     }
+    // --idle_driver=real: the workloads' machine sized to the host
+    // (real_model.h; no isolation, as the seed's), refused if oversubscribed.
+    std::optional<RealThreadModel> real_model;
+    if (driver_kind == "real") {
+      ISOLATION_ASSIGN_OR_RETURN(RealThreadModel m, HostSizedModel(options, *wl_topo, IsolationConfig(*wl_topo)));
+      real_model.emplace(std::move(m));
+    }
+    const Topology& run_topo = real_model.has_value() ? real_model->topology : *wl_topo;
 
     ExperimentReport report;
     nlohmann::json& j = report.json;
@@ -302,7 +312,9 @@ class IdleExperiment {
     bool real = driver_kind == "real";
     std::string driver_note = "simulator (deterministic, modelled time)";
     if (real) {
-      driver_note = "real-thread driver (host time; 2-core host: indicative, not representative)";
+      driver_note = absl::StrCat("real-thread driver (host time: indicative, not representative); ",
+                                 real_model->label);
+      j["real_thread_model"] = real_model->Json();
     }
     // V0 and V1 (the seed's table), then the selectors of --idle_variants
     // registered outside the library: rows beside mainline's.
@@ -343,7 +355,7 @@ class IdleExperiment {
                           0.4 + 0.5 * static_cast<double>(wl_done++) /
                                     static_cast<double>(specs.size() * wl_variants.size() * iterations));
           ISOLATION_ASSIGN_OR_RETURN(
-              HarnessRun run, RunWorkload(*wl_topo, v.name, spec.kind, spec.groups, loops, round_trips,
+              HarnessRun run, RunWorkload(run_topo, v.name, spec.kind, spec.groups, loops, round_trips,
                                           options.seed * 7919 + static_cast<uint64_t>(it), real, tables_penalty,
                                           it == 0 ? options.trace : nullptr,
                                           absl::StrCat("idle ", spec.name, " ", v.label, " (",
@@ -440,7 +452,7 @@ class IdleExperiment {
     }
     for (const Sel& v : sb_variants) {
       progress.Update(absl::StrCat("schbench ", v.label), 0.92);
-      ISOLATION_ASSIGN_OR_RETURN(HarnessRun run, RunWorkload(*wl_topo, v.name, Workload::kSchbench, 0,
+      ISOLATION_ASSIGN_OR_RETURN(HarnessRun run, RunWorkload(run_topo, v.name, Workload::kSchbench, 0,
                                                               quick ? 20 : 200, 0, options.seed, real,
                                                               tables_penalty));
       if (!run.completed) ++violations;
@@ -686,7 +698,8 @@ class IdleExperiment {
     // --- reproduce rows --------------------------------------------------------------
     const std::string label = quick ? " [quick]" : "";
     const std::string wl_label =
-        real ? "real threads, host time: indicative, not representative on this host" : "simulator, modelled time";
+        real ? absl::StrCat(real_model->row_prefix(), "host time: indicative, not representative; ", real_model->label)
+             : std::string("simulator, modelled time");
     report.rows.push_back(
         {"idle", "hackbench groups 1/2/4 mean duration, V1 vs V0",
          "-1.07 / -0.79 / -0.54 % (Ampere eMAG 32 cores, 100 runs, <jhj1rh6yygz.mognet@arm.com>)",

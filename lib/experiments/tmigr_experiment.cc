@@ -8,12 +8,13 @@
 //              housekeeping CPUs mostly idle and arming global timers (as
 //              drivers' delayed work does); who runs whose timers, lateness,
 //              lost timers and invariant violations.
-//   real       the same mechanism under the real-thread driver: model CPU 0
+//   real       the same mechanism under the real-thread driver on the
+//              host-sized model (real_model.h; on a 2-CPU host: model CPU 0
 //              housekeeping (nohz idle, a delayed-work analogue), model CPU 1
-//              isolated running the noise meter with its tick on; the max gap
-//              the meter sees per variant, and its gaps as an `rtla osnoise
-//              hist` histogram (JSON always, text with --hist).  Indicative
-//              only on a small host.
+//              isolated running the noise meter with its tick on); the
+//              longest gap the meters see on an isolated CPU per variant, and
+//              the gaps as an `rtla osnoise hist` histogram (JSON always, text
+//              with --hist).  Indicative only on a small host.
 //
 // --trace records, per variant, the modelled run and the real-thread run.
 //
@@ -23,7 +24,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -39,6 +42,7 @@
 #include "isolation/tmigr/hooks.h"
 #include "isolation/tmigr/timers.h"
 #include "isolation/tmigr/workload.h"
+#include "experiments/real_model.h"
 
 namespace isolation::experiments {
 namespace {
@@ -48,67 +52,82 @@ using tmigr::OslatWorkloadResult;
 
 struct RealOutcome {
   std::string variant;  // registered participation
-  NoiseResult noise;
-  Nanos max_gap_ns = 0;
+  std::vector<std::pair<int, NoiseResult>> noise;  // per isolated model CPU
+  Nanos max_gap_ns = 0;  // the longest gap on any isolated CPU
+  int worst_cpu = -1;    // the isolated CPU that saw it
   int64_t callbacks_on_isolated = 0;
   int64_t remote_on_isolated = 0;
   bool oversubscribed = false;
   std::string error;
 };
 
-// Two model CPUs on real threads: CPU 0 housekeeping, CPU 1 isolated and busy
-// (noise meter, periodic tick).
-RealOutcome RunReal(const std::string& variant, Nanos duration, Nanos callback_cost, uint64_t seed, TraceFile* trace,
-                    const NoiseHistogramOptions& hist) {
+// The host-sized model (real_model.h) on real threads: each housekeeping CPU
+// runs a delayed-work analogue (nohz idle), each isolated CPU a busy noise
+// meter (tick on, or stopped with nohz_full).  On a 2-CPU host: CPU 0
+// housekeeping, CPU 1 isolated.
+RealOutcome RunReal(const RealThreadModel& model, const std::string& variant, Nanos duration, Nanos callback_cost,
+                    uint64_t seed, TraceFile* trace, const NoiseHistogramOptions& hist) {
   RealOutcome out;
   out.variant = variant;
   auto fail = [&](const absl::Status& s) {
     out.error = std::string(s.message());
     return out;
   };
-  auto topo = Topology::FromSynthetic("pu:2");
-  if (!topo.ok()) return fail(topo.status());
-  auto iso = IsolationConfig::FromFlags(*topo, "1", "");
-  if (!iso.ok()) return fail(iso.status());
+  const Topology& topo = model.topology;
+  const IsolationConfig& iso = model.isolation;
+  const int n = topo.num_cpus();
   tmigr::Options o;
   o.participation = variant;
   RealDriverOptions ro;
   ro.hz = 1000;
   ro.seed = seed;
-  auto run = StartTraceRun(trace, absl::StrCat("tmigr ", variant, ": real threads (pu:2, cpu1 isolated)"),
-                           *topo, *iso);
+  auto run = StartTraceRun(trace,
+                           absl::StrCat("tmigr ", variant, ": real threads (", n, " CPUs, isolated ",
+                                        model.isolated.ToString(), ")"),
+                           topo, iso);
   if (!run.ok()) return fail(run.status());
-  auto driver = RealThreadDriver::Create(*topo, *iso, ro);
+  auto driver = RealThreadDriver::Create(topo, iso, ro);
   if (!driver.ok()) return fail(driver.status());
   if (*run != nullptr) (*run)->Attach(**driver);
-  auto ts = tmigr::TimerSystem::Create(*topo, o, tmigr::TimerSystem::Config{(*driver)->tick_period()});
+  auto ts = tmigr::TimerSystem::Create(topo, o, tmigr::TimerSystem::Config{(*driver)->tick_period()});
   if (!ts.ok()) return fail(ts.status());
-  (*ts)->tmigr().SetIsolation(*iso);
+  (*ts)->tmigr().SetIsolation(iso);
   if (absl::Status s = (*ts)->BootAll(); !s.ok()) return fail(s);
   (*ts)->tmigr().InitIsolation();
   tmigr::TmigrHooks hooks(**ts, tmigr::TmigrHooks::Config{callback_cost});
   (*driver)->AddHooks(&hooks);
-  (*driver)->SetTickMode(0, TickMode::kNohzIdle);
-  (*driver)->SetTickMode(1, TickMode::kPeriodic);  // isolated, no nohz_full: its tick runs
-  TaskSpec hk;
-  hk.name = "delayed_work";
-  hk.cpu = 0;
-  hk.affinity = CpuMask::Of(2, 0);
-  hk.body = hooks.MakeHousekeepingTask(0, 10 * kNsPerMs, 100 * kNsPerUs, 4 * kNsPerMs);
-  if (auto s = (*driver)->Spawn(std::move(hk)); !s.ok()) return fail(s.status());
-  NoiseMeter meter(hist);
-  TaskSpec osl;
-  osl.name = "oslat";
-  osl.cpu = 1;
-  osl.affinity = CpuMask::Of(2, 1);
-  osl.body = meter.MakeTaskBody(duration);
-  if (auto s = (*driver)->Spawn(std::move(osl)); !s.ok()) return fail(s.status());
+  std::vector<std::unique_ptr<NoiseMeter>> meters;  // one per measuring thread (noise_meter.h)
+  for (int cpu = 0; cpu < n; ++cpu) {
+    TaskSpec t;
+    t.cpu = cpu;
+    t.affinity = CpuMask::Of(n, cpu);
+    if (model.isolated.Test(cpu)) {
+      // Isolated and busy: without nohz_full its tick runs.
+      (*driver)->SetTickMode(cpu, iso.nohz_full().TestInRange(cpu) ? TickMode::kNohzFull : TickMode::kPeriodic);
+      meters.push_back(std::make_unique<NoiseMeter>(hist));
+      t.name = absl::StrCat("oslat/", cpu);
+      t.body = meters.back()->MakeTaskBody(duration);
+    } else {
+      (*driver)->SetTickMode(cpu, TickMode::kNohzIdle);
+      t.name = absl::StrCat("delayed_work/", cpu);
+      t.body = hooks.MakeHousekeepingTask(cpu, 10 * kNsPerMs, 100 * kNsPerUs, 4 * kNsPerMs);
+    }
+    if (auto s = (*driver)->Spawn(std::move(t)); !s.ok()) return fail(s.status());
+  }
   if (absl::Status s = (*driver)->RunFor(duration + 20 * kNsPerMs); !s.ok()) return fail(s);
   if (*run != nullptr) (*run)->Finish((*driver)->Now());
-  out.noise = meter.Result();
-  out.max_gap_ns = out.noise.max_ns;
-  out.callbacks_on_isolated = hooks.callbacks_on(1);
-  out.remote_on_isolated = hooks.remote_callbacks_on(1);
+  size_t next_meter = 0;
+  for (int cpu = 0; cpu < n; ++cpu) {
+    if (!model.isolated.Test(cpu)) continue;
+    NoiseResult r = meters[next_meter++]->Result();
+    if (out.worst_cpu < 0 || r.max_ns > out.max_gap_ns) {
+      out.max_gap_ns = r.max_ns;
+      out.worst_cpu = cpu;
+    }
+    out.callbacks_on_isolated += hooks.callbacks_on(cpu);
+    out.remote_on_isolated += hooks.remote_callbacks_on(cpu);
+    out.noise.emplace_back(cpu, std::move(r));
+  }
   out.oversubscribed = (*driver)->oversubscribed();
   return out;
 }
@@ -174,6 +193,13 @@ class TmigrExperiment {
     ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(options));
     ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(options, topo));
     ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
+    // The real-thread machine, sized to the host (an oversubscribed one is
+    // refused here, before the modelled runs).
+    std::optional<RealThreadModel> real_model;
+    if (real_ms > 0) {
+      ISOLATION_ASSIGN_OR_RETURN(RealThreadModel m, HostSizedModel(options, topo, iso));
+      real_model.emplace(std::move(m));
+    }
     // The modelled runs share the bound first; the (small) real-thread runs
     // share what they leave.
     if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(variants.size()));
@@ -267,43 +293,58 @@ class TmigrExperiment {
       result_names.push_back(variants[i]);
     }
 
-    // Real threads.
+    // Real threads, on the host-sized model (real_model.h).
     std::vector<RealOutcome> real;
     nlohmann::json jr;
-    jr["label"] = "indicative only: real threads on a small shared host (2 model CPUs), not representative";
-    jr["model"] = "cpu0 housekeeping (nohz idle, global timer every 4 ms), cpu1 isolated busy noise meter (tick on)";
+    jr["label"] = "indicative only: real threads on this host, host-sized model (see model)";
+    jr["model"] = "housekeeping CPUs: nohz idle, global timer every 4 ms; isolated CPUs: busy noise meter (tick on "
+                  "unless nohz_full)";
     jr["duration_ns"] = real_ms * kNsPerMs;
     jr["variants"] = nlohmann::json::array();
-    if (real_ms > 0) {
-      if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(variants.size()));
-      absl::StrAppend(&text, "\nreal threads (indicative only, small host): noise meter on isolated model CPU 1\n");
-      for (size_t i = 0; i < variants.size(); ++i) {
+    if (real_model.has_value()) {
+      const RealThreadModel& m = *real_model;
+      jr["label"] = absl::StrCat("indicative only: ", m.label);
+      jr["real_thread_model"] = m.Json();
+      j["real_thread_model"] = m.Json();
+      absl::StrAppend(&text, "\n", m.label, "\n");
+      if (m.isolated.Empty()) {
+        report.warnings.push_back({"real threads",
+                                   absl::StrCat("skipped: the real-thread model (", m.cpus(),
+                                                " CPUs) has no isolated CPU to measure")});
+      } else {
+        if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(variants.size()));
+        absl::StrAppend(&text, "noise meter on isolated model CPU(s) ", m.isolated.ToString(),
+                        " (indicative only): longest gap per variant\n");
+      }
+      for (size_t i = 0; i < variants.size() && !m.isolated.Empty(); ++i) {
         progress.Update(absl::StrCat("real threads ", variants[i]),
                         0.6 + 0.4 * static_cast<double>(i) / static_cast<double>(variants.size()));
-        RealOutcome r = RunReal(variants[i], real_ms * kNsPerMs, cost_us * kNsPerUs, options.seed, options.trace,
+        RealOutcome r = RunReal(m, variants[i], real_ms * kNsPerMs, cost_us * kNsPerUs, options.seed, options.trace,
                                 options.hist.shape);
         nlohmann::json v;
         v["variant"] = r.variant;
         v["max_gap_ns"] = r.max_gap_ns;
-        v["noise_histogram"] = NoiseHistogramJson({{1, r.noise}}, options.hist.no_zero_lines);
+        v["max_gap_cpu"] = r.worst_cpu;
+        v["noise_histogram"] = NoiseHistogramJson(r.noise, options.hist.no_zero_lines);
         v["timers_on_isolated"] = r.callbacks_on_isolated;
         v["remote_timers_on_isolated"] = r.remote_on_isolated;
         v["oversubscribed"] = r.oversubscribed;
         if (!r.error.empty()) v["error"] = r.error;
         jr["variants"].push_back(v);
-        absl::StrAppend(&text, absl::StrFormat("  %-10s max gap %s, timers run on cpu1 %d (pulled %d)%s\n",
-                                               r.variant, Us(r.max_gap_ns),
+        absl::StrAppend(&text, absl::StrFormat("  %s%-10s max gap %s (cpu %d), timers run on isolated CPUs %d "
+                                               "(pulled %d)%s\n",
+                                               m.row_prefix(), r.variant, Us(r.max_gap_ns), r.worst_cpu,
                                                r.callbacks_on_isolated, r.remote_on_isolated,
                                                r.error.empty() ? "" : absl::StrCat("  error: ", r.error)));
         if (options.hist.print && r.error.empty()) {
           RtlaHistogramFormat f;
           f.no_zero_lines = options.hist.no_zero_lines;
-          f.comment.push_back(absl::StrCat("isolab tmigr ", r.variant,
-                                           ": noise-meter gaps on isolated model CPU 1, real threads (indicative)"));
-          ISOLATION_ASSIGN_OR_RETURN(std::string table, FormatRtlaHistogram({{1, r.noise}}, f));
+          f.comment.push_back(absl::StrCat("isolab tmigr ", r.variant, ": noise-meter gaps on isolated model CPU(s) ",
+                                           m.isolated.ToString(), ", ", m.label, " (indicative)"));
+          ISOLATION_ASSIGN_OR_RETURN(std::string table, FormatRtlaHistogram(r.noise, f));
           absl::StrAppend(&text, "\n", table, "\n");
         }
-        real.push_back(r);
+        real.push_back(std::move(r));
       }
     }
     j["real_thread"] = jr;
@@ -324,7 +365,8 @@ class TmigrExperiment {
     row.measured = absl::StrCat("timers run on isolated CPUs (modelled, ", duration_ms, " ms): ",
                                 absl::StrJoin(modelled, ", "));
     if (!noise.empty()) {
-      absl::StrAppend(&row.measured, "; noise-meter max gap (real threads, indicative only): ",
+      absl::StrAppend(&row.measured, "; ", real_model->row_prefix(),
+                      "noise-meter longest gap on an isolated CPU (indicative only; ", real_model->label, "): ",
                       absl::StrJoin(noise, ", "));
     }
     report.rows.push_back(row);

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "experiments/real_model.h"
 #include "experiments/tmigr_experiment.h"
 #include "gtest/gtest.h"
 #include "isolation/core/cpumask.h"
@@ -52,6 +54,60 @@ TEST(TmigrExperiment, QuickRunMeetsIssueExpectations) {
   EXPECT_EQ(report->invariant_violations, 0);
   ASSERT_EQ(report->rows.size(), 1u);
   EXPECT_NE(report->rows[0].kernel_reported.find("1203"), std::string::npos);
+}
+
+// The real-thread part runs on the host-sized model (real_model.h) and says
+// so in the text, the JSON and the reproduce row; a model larger than the
+// host is refused unless allowed, and then every real-thread row is
+// labelled OVERSUBSCRIBED.  Short real runs on a small modelled machine.
+TEST(TmigrExperiment, RealThreadsRunOnTheHostSizedModel) {
+  TmigrExperimentOptions options;
+  options.duration_ms = 300;
+  options.real_ms = 20;
+  Progress progress("tmigr");
+  CommonOptions common{.topology = "pu:16", .isolcpus = "1-15", .seed = 1, .quick = true, .host_cpus = 2};
+  auto report = RunTmigrExperiment(common, options, progress);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const std::string label =
+      "real threads: host-sized model, 2 CPUs (housekeeping 0, isolated 1), 1:1 pinning on 2 of 2 host CPUs";
+  EXPECT_NE(report->text.find(label), std::string::npos) << report->text;
+  EXPECT_EQ(report->text.find("OVERSUBSCRIBED"), std::string::npos) << report->text;
+  const nlohmann::json& m = report->json["real_thread_model"];
+  EXPECT_EQ(m["cpus"], 2);
+  EXPECT_EQ(m["isolated"], "1");
+  EXPECT_EQ(m["oversubscribed"], false);
+  EXPECT_EQ(m["label"], label);
+  EXPECT_EQ(report->json["real_thread"]["real_thread_model"], m);
+  ASSERT_EQ(report->json["real_thread"]["variants"].size(), 2u);
+  for (const auto& v : report->json["real_thread"]["variants"]) {
+    EXPECT_FALSE(v.contains("error")) << v.dump();
+    EXPECT_EQ(v["max_gap_cpu"], 1) << v.dump();
+    // Two model CPUs on a host that has at least two: no sharing.
+    if (HostUsableCpus() >= 2) {
+      EXPECT_EQ(v["oversubscribed"], false) << v.dump();
+    }
+  }
+  ASSERT_EQ(report->rows.size(), 1u);
+  EXPECT_NE(report->rows[0].measured.find(label), std::string::npos) << report->rows[0].measured;
+
+  common.host_cpus = 0;  // this host
+  common.real_cpus = HostUsableCpus() + 1;
+  auto refused = RunTmigrExperiment(common, options, progress);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(refused.status().message()).find("--allow_oversubscribed"), std::string::npos)
+      << refused.status();
+
+  common.allow_oversubscribed = true;
+  auto over = RunTmigrExperiment(common, options, progress);
+  ASSERT_TRUE(over.ok()) << over.status();
+  EXPECT_EQ(over->json["real_thread_model"]["oversubscribed"], true);
+  for (const auto& v : over->json["real_thread"]["variants"]) {
+    EXPECT_EQ(v["oversubscribed"], true) << v.dump();  // the driver's own view
+    EXPECT_NE(over->text.find(absl::StrCat("  OVERSUBSCRIBED ", v["variant"].get<std::string>())), std::string::npos)
+        << over->text;
+  }
+  EXPECT_NE(over->rows[0].measured.find("OVERSUBSCRIBED"), std::string::npos) << over->rows[0].measured;
 }
 
 // --tmigr_bugs re-creates a fixed bug in the modelled run (negative control):

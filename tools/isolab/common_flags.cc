@@ -17,6 +17,13 @@ ABSL_FLAG(uint64_t, seed, isolation::experiments::CommonOptions{}.seed, "Random 
 ABSL_FLAG(bool, quick, isolation::experiments::CommonOptions{}.quick,
           "Shorter runs (smoke tests); figures are labelled quick");
 ABSL_FLAG(bool, json, false, "Print the result as JSON on stdout");
+ABSL_FLAG(int32_t, real_cpus, isolation::experiments::CommonOptions{}.real_cpus,
+          "CPUs of the real-thread model (0 = sized to the host: min(host CPUs, modelled CPUs), the modelled "
+          "machine's housekeeping/isolated roles, 1:1 pinning); more than the host offers needs "
+          "--allow_oversubscribed");
+ABSL_FLAG(bool, allow_oversubscribed, isolation::experiments::CommonOptions{}.allow_oversubscribed,
+          "Run a real-thread model larger than the host (model CPUs share host CPUs); its figures are "
+          "labelled OVERSUBSCRIBED");
 
 namespace isolation::isolab {
 
@@ -27,6 +34,8 @@ experiments::CommonOptions CommonOptionsFromFlags() {
   o.nohz_full = absl::GetFlag(FLAGS_nohz_full);
   o.seed = absl::GetFlag(FLAGS_seed);
   o.quick = absl::GetFlag(FLAGS_quick);
+  o.real_cpus = absl::GetFlag(FLAGS_real_cpus);
+  o.allow_oversubscribed = absl::GetFlag(FLAGS_allow_oversubscribed);
   return o;
 }
 

@@ -20,10 +20,13 @@ ABSL_DECLARE_FLAG(std::string, nohz_full);
 ABSL_DECLARE_FLAG(uint64_t, seed);
 ABSL_DECLARE_FLAG(bool, quick);
 ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(int32_t, real_cpus);
+ABSL_DECLARE_FLAG(bool, allow_oversubscribed);
 
 namespace isolation::isolab {
 
-// --topology, --isolcpus, --nohz_full, --seed, --quick as CommonOptions
+// --topology, --isolcpus, --nohz_full, --seed, --quick, --real_cpus,
+// --allow_oversubscribed as CommonOptions
 // (trace and hist are left at their defaults: isolab opens the trace file
 // from the --trace* flags, look_flags.h).  Values are checked where they
 // are used (experiments::LoadTopology, LoadIsolation).

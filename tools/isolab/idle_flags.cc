@@ -56,7 +56,7 @@ Subcommand IdleSubcommand() {
           "Wakeup idle-CPU selection: SIS_UTIL scan vs idle cpumask vs sched_ext claim (idle_select)",
           {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "idle_variants", "idle_llc_cpus",
            "idle_samples", "idle_iterations", "idle_driver", "idle_workload_topology", "idle_hackbench_loops",
-           "idle_pipe_round_trips", "idle_placement_penalty"},
+           "idle_pipe_round_trips", "idle_placement_penalty", "real_cpus", "allow_oversubscribed"},
           [](const experiments::CommonOptions& common,
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(IdleExperimentOptions options, IdleOptionsFromFlags());

@@ -47,8 +47,8 @@ Subcommand TmigrSubcommand() {
   return {"tmigr",
           "timer migration: who runs housekeeping timers on the oslat seed machine, v6.9 vs isolation-aware",
           {"topology", "isolcpus", "nohz_full", "seed", "quick", "tmigr_duration_ms", "tmigr_variants",
-           "tmigr_hk_period_us", "tmigr_callback_cost_us", "tmigr_real_ms", "tmigr_bugs", "hist", "bucket_size",
-           "entries", "no_zero_lines"},
+           "tmigr_hk_period_us", "tmigr_callback_cost_us", "tmigr_real_ms", "tmigr_bugs", "real_cpus",
+           "allow_oversubscribed", "hist", "bucket_size", "entries", "no_zero_lines"},
           [](const experiments::CommonOptions& common,
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(TmigrExperimentOptions options, TmigrOptionsFromFlags());

@@ -4,12 +4,16 @@
 #include "isolation/core/host.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -88,6 +92,41 @@ absl::StatusOr<std::string> ReadHostFile(const std::string& path) {
 // devkmsg_read(): one record per read(), "prio,seq,usec,flags[,...];text\n"
 // followed by " KEY=value\n" dictionary lines; EAGAIN once drained (the fd
 // is non-blocking), EPIPE when the reader fell behind a wrap of the buffer.
+absl::StatusOr<std::vector<int>> UsableHostCpus(const std::string& isolated_path) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) {
+    return ErrnoStatus(errno, "sched_getaffinity", "this process");
+  }
+  std::vector<int> extra;  // isolated CPUs outside the inherited mask
+  if (absl::StatusOr<std::string> text = ReadHostFile(isolated_path); text.ok()) {
+    const int nbits = std::min(CPU_SETSIZE, kMaxCpus);
+    if (absl::StatusOr<CpuMask> isolated = ParseSysfsList(*text, nbits, isolated_path.c_str()); isolated.ok()) {
+      for (int cpu = isolated->First(); cpu < isolated->nbits(); cpu = isolated->Next(cpu)) {
+        if (!CPU_ISSET(static_cast<size_t>(cpu), &mask)) extra.push_back(cpu);
+      }
+    }
+  }
+  if (!extra.empty()) {
+    // Probe on a throwaway thread so the caller's own affinity never changes.
+    std::thread probe([&] {
+      for (int cpu : extra) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(static_cast<size_t>(cpu), &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0) CPU_SET(static_cast<size_t>(cpu), &mask);
+      }
+    });
+    probe.join();
+  }
+  std::vector<int> cpus;
+  for (int i = 0; i < CPU_SETSIZE; ++i) {
+    if (CPU_ISSET(static_cast<size_t>(i), &mask)) cpus.push_back(i);
+  }
+  if (cpus.empty()) return absl::InternalError("UsableHostCpus: no host CPU this process may run on");
+  return cpus;
+}
+
 absl::StatusOr<std::string> ReadKernelLog(const std::string& kmsg_path) {
   Fd fd(open(kmsg_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoStatus(errno, "cannot open", kmsg_path);

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "isolation/core/host.h"
 
 namespace isolation::experiments {
 namespace {
@@ -32,10 +33,8 @@ std::string ListOrNone(const CpuMask& mask) { return mask.Empty() ? std::string(
 }  // namespace
 
 int HostUsableCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
+  absl::StatusOr<std::vector<int>> cpus = UsableHostCpus();
+  return cpus.ok() ? static_cast<int>(cpus->size()) : 1;
 }
 
 nlohmann::json RealThreadModel::Json() const {

@@ -73,7 +73,8 @@ struct RealThreadModel {
   nlohmann::json Json() const;
 };
 
-// CPUs this process may run on (sched_getaffinity); at least 1.
+// The host CPUs a thread of this process can be pinned to (UsableHostCpus,
+// core/host.h: the affinity mask plus the isolcpus= CPUs); at least 1.
 int HostUsableCpus();
 
 // The real-thread model for an experiment whose modelled machine is

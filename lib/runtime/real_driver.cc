@@ -54,6 +54,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "isolation/core/host.h"
 #include "isolation/core/mutex.h"
 #include "isolation/runtime/real_driver.h"
 #include "runtime/sched_model.h"
@@ -685,17 +687,10 @@ struct RealThreadDriver::Impl {
       return absl::InternalError("RealThreadDriver: hwloc_topology_load failed for the host");
     }
     host_is_this_system = hwloc_topology_is_thissystem(host_topo) != 0;
-    // The CPUs this process may run on (sched_setaffinity mask, which also
-    // reflects the cgroup cpuset).
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
-      return absl::InternalError("RealThreadDriver: sched_getaffinity failed");
-    }
-    for (int i = 0; i < CPU_SETSIZE; ++i) {
-      if (CPU_ISSET(static_cast<size_t>(i), &set)) allowed_host.push_back(i);
-    }
-    if (allowed_host.empty()) return absl::InternalError("RealThreadDriver: no usable host CPU");
+    // The CPUs a thread of this process can be pinned to: its affinity mask
+    // (which reflects the cgroup cpuset) plus the isolcpus= CPUs, which the
+    // kernel leaves out of every process's initial mask (core/host.h).
+    ISOLATION_ASSIGN_OR_RETURN(allowed_host, UsableHostCpus());
     const int n = num_cpus();
     if (!options.host_cpu_map.empty()) {
       if (static_cast<int>(options.host_cpu_map.size()) != n) {

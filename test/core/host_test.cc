@@ -7,12 +7,15 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "absl/strings/str_cat.h"
 
 namespace isolation {
 namespace {
@@ -142,6 +145,48 @@ void ExpectHostAgrees(const std::string& which) {
   EXPECT_EQ(c.verdict, HostVerdict::kAgree) << c.name << ": model " << c.model << ", kernel " << c.kernel << "; "
                                             << c.detail;
 }
+// UsableHostCpus: the affinity mask, plus the isolated CPUs a thread can
+// really be pinned to -- never a CPU it cannot.
+std::vector<int> AffinityCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  std::vector<int> cpus;
+  for (int i = 0; i < CPU_SETSIZE; ++i) {
+    if (CPU_ISSET(static_cast<size_t>(i), &set)) cpus.push_back(i);
+  }
+  return cpus;
+}
+
+TEST(UsableHostCpus, AffinityMaskWhenNothingIsIsolated) {
+  const std::vector<int> affinity = AffinityCpus();
+  for (const std::string& text : {std::string("\n"), std::string("(null)\n")}) {
+    auto cpus = UsableHostCpus(TempFile("isolated_none", text));
+    ASSERT_TRUE(cpus.ok()) << cpus.status();
+    EXPECT_EQ(*cpus, affinity) << "isolated = \"" << text << "\"";
+  }
+  auto missing = UsableHostCpus(::testing::TempDir() + "/no_such_isolated_file");
+  ASSERT_TRUE(missing.ok()) << missing.status();
+  EXPECT_EQ(*missing, affinity);
+}
+
+TEST(UsableHostCpus, AnIsolatedCpuNoThreadCanUseIsLeftOut) {
+  // CPU 1000 exists on no test host: the probe's pin fails, so it is not
+  // offered; an isolated CPU already in the mask is listed once.
+  const std::vector<int> affinity = AffinityCpus();
+  auto cpus = UsableHostCpus(TempFile("isolated_far", absl::StrCat(affinity.front(), ",1000\n")));
+  ASSERT_TRUE(cpus.ok()) << cpus.status();
+  EXPECT_EQ(*cpus, affinity);
+  // The caller's own affinity is untouched by the probe.
+  EXPECT_EQ(AffinityCpus(), affinity);
+}
+
+TEST(UsableHostCpus, AMalformedIsolatedFileIsIgnored) {
+  auto cpus = UsableHostCpus(TempFile("isolated_bad", "1-x\n"));
+  ASSERT_TRUE(cpus.ok()) << cpus.status();
+  EXPECT_EQ(*cpus, AffinityCpus());
+}
+
 TEST(HostIsolation, RunningKernelIsolatedMatchesItsCommandLine) { ExpectHostAgrees("isolated"); }
 TEST(HostIsolation, RunningKernelNohzFullMatchesItsCommandLine) { ExpectHostAgrees("nohz_full"); }
 

@@ -39,6 +39,20 @@ namespace isolation {
 // errno class of the failure; the message names the path.
 absl::StatusOr<std::string> ReadHostFile(const std::string& path);
 
+// The host CPUs a thread of this process can be pinned to, ascending: the
+// process's affinity mask (sched_getaffinity, which reflects the cgroup
+// cpuset) plus every CPU of /sys/devices/system/cpu/isolated that a thread
+// can actually be pinned to.  The isolated CPUs matter on a machine booted
+// with isolcpus=: the kernel starts init (and so every process) with only the
+// housekeeping CPUs in its mask, yet a thread may still move onto an isolated
+// CPU, which is what a real-thread experiment on such a host must do.  Each
+// isolated CPU outside the mask is probed by a short-lived thread
+// (pthread_setaffinity_np), so a cpuset that forbids it leaves it out.
+// `isolated_path` is for tests.  Errors: Internal when sched_getaffinity
+// fails or nothing is usable.
+absl::StatusOr<std::vector<int>> UsableHostCpus(
+    const std::string& isolated_path = "/sys/devices/system/cpu/isolated");
+
 // The text of every record the kernel log (default /dev/kmsg) still holds,
 // one per line, oldest first.  Errors: PermissionDenied (dmesg_restrict
 // without CAP_SYSLOG), NotFound, or the errno class.

@@ -12,6 +12,9 @@
 // ones take the built-in fold policies by index (/0 A0 ... /5 B.local, the
 // indices of the library before the registry, so old and new runs compare).
 //
+// BM_Writer*Vs*: the same comparisons through the inline writer front end
+// (Vmstat::Writer), issue #12 goal 3.
+//
 // Besides, the kit's helpers (testing/vmstat_bench.h) register
 // BM_Vmstat<Op>/<policy> for every registered fold policy beside mainline
 // A1 in the same run, with `ratio_to_A1` as a counter.
@@ -227,6 +230,52 @@ BENCHMARK(BM_ModVsThreadLocalIncrement)->DenseRange(0, kLastStrategy)->UseManual
 BENCHMARK(BM_IncVsThreadLocalIncrement)->DenseRange(0, kLastStrategy)->UseManualTime();
 BENCHMARK(BM_ModVsFetchAdd)->DenseRange(0, kLastStrategy)->UseManualTime();
 BENCHMARK(BM_IncVsFetchAdd)->DenseRange(0, kLastStrategy)->UseManualTime();
+
+// The same updates through the inline writer front end (Vmstat::Writer,
+// VmstatWriter): the goal-3 rows.  The BM_*Vs* rows above are the virtual
+// path, i.e. the "before" measured in the same run.  The writer is made once
+// per batch of kCompareBatch updates (one out-of-line call, < 0.01 ns per
+// update), as a caller would keep one per CPU.
+void WriterModBatch(Vmstat& vm, int64_t n) {
+  VmstatWriter w = vm.Writer(0).value();
+  for (int64_t i = 0; i < n; ++i) w.Mod(StatKind::kZone, 1, kZoneMlock, (i & 1) != 0 ? -1 : 1);
+}
+void WriterIncBatch(Vmstat& vm, int64_t n) {
+  VmstatWriter w = vm.Writer(0).value();
+  for (int64_t i = 0; i < n; ++i) w.Inc(StatKind::kNode, 0, 2);
+}
+// The same through VmstatWriter::WithSlotForm: the slot form resolved once
+// per batch, the loop body specialised to the slot (no per-update test).
+void SlotWriterModBatch(Vmstat& vm, int64_t n) {
+  vm.Writer(0).value().WithSlotForm([n](auto w) {
+    for (int64_t i = 0; i < n; ++i) w.Mod(StatKind::kZone, 1, kZoneMlock, (i & 1) != 0 ? -1 : 1);
+  });
+}
+void SlotWriterIncBatch(Vmstat& vm, int64_t n) {
+  vm.Writer(0).value().WithSlotForm([n](auto w) {
+    for (int64_t i = 0; i < n; ++i) w.Inc(StatKind::kNode, 0, 2);
+  });
+}
+void BM_SlotWriterModVsThreadLocalIncrement(benchmark::State& state) {
+  CompareUpdate(state, SlotWriterModBatch, false);
+}
+void BM_SlotWriterIncVsThreadLocalIncrement(benchmark::State& state) {
+  CompareUpdate(state, SlotWriterIncBatch, false);
+}
+void BM_SlotWriterModVsFetchAdd(benchmark::State& state) { CompareUpdate(state, SlotWriterModBatch, true); }
+void BM_SlotWriterIncVsFetchAdd(benchmark::State& state) { CompareUpdate(state, SlotWriterIncBatch, true); }
+BENCHMARK(BM_SlotWriterModVsThreadLocalIncrement)->DenseRange(0, kLastStrategy)->UseManualTime();
+BENCHMARK(BM_SlotWriterIncVsThreadLocalIncrement)->DenseRange(0, kLastStrategy)->UseManualTime();
+BENCHMARK(BM_SlotWriterModVsFetchAdd)->DenseRange(0, kLastStrategy)->UseManualTime();
+BENCHMARK(BM_SlotWriterIncVsFetchAdd)->DenseRange(0, kLastStrategy)->UseManualTime();
+void BM_WriterModVsThreadLocalIncrement(benchmark::State& state) { CompareUpdate(state, WriterModBatch, false); }
+void BM_WriterIncVsThreadLocalIncrement(benchmark::State& state) { CompareUpdate(state, WriterIncBatch, false); }
+void BM_WriterModVsFetchAdd(benchmark::State& state) { CompareUpdate(state, WriterModBatch, true); }
+void BM_WriterIncVsFetchAdd(benchmark::State& state) { CompareUpdate(state, WriterIncBatch, true); }
+BENCHMARK(BM_WriterModVsThreadLocalIncrement)->DenseRange(0, kLastStrategy)->UseManualTime();
+BENCHMARK(BM_WriterIncVsThreadLocalIncrement)->DenseRange(0, kLastStrategy)->UseManualTime();
+BENCHMARK(BM_WriterModVsFetchAdd)->DenseRange(0, kLastStrategy)->UseManualTime();
+BENCHMARK(BM_WriterIncVsFetchAdd)->DenseRange(0, kLastStrategy)->UseManualTime();
 
 // The same updates while another thread folds the CPU remotely as fast as it
 // can (C/D) or scans it with need_update (A/B): the worst case of S16's

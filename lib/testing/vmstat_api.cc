@@ -606,6 +606,9 @@ TEST_P(VmstatApiConformance, I7_I2_RemoteFoldInterleavings) {
 TEST_P(VmstatApiConformance, I9_I2_OwnerShepherdInterleavings) {
   ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatOwnerShepherdInterleavings(GetParam()));
 }
+TEST_P(VmstatApiConformance, I1_WriterFrontEndInLockStepWithVmstat) {
+  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatWriterLockstep(GetParam()));
+}
 
 }  // namespace
 }  // namespace isolation::testing

@@ -60,6 +60,7 @@ std::string VmstatNotApplicable(std::string_view check, std::string_view variant
   auto traits = VmstatPolicyTraits(variant);
   if (!traits.ok()) return "";  // the check itself reports the creation error
   if (check == "RemoteFoldInterleavings" || check == "RemoteFoldRealThreads" ||
+      check == "RemoteFoldRealThreadsThroughWriter" ||
       check == "NeedUpdateFilter") {
     return traits->folds_remotely ? "" : "the fold policy does not fold remotely (folds_remotely = false)";
   }

@@ -80,6 +80,9 @@ void CheckTransient(Report& r, const Run& run, const std::string& at) {
            run.bound.global, at);
 }
 
+// CPU 0's writer (CPU 0 exists in every scenario's counters).
+vmstat::VmstatWriter CpuZeroWriter(Vmstat& vm) { return vm.Writer(0).value(); }
+
 std::string Schedule(const std::vector<std::string>& log) {
   std::string s;
   for (const std::string& e : log) s += (s.empty() ? "" : ", ") + e;
@@ -106,6 +109,14 @@ Violations CheckVmstatRemoteFoldInterleavings(std::string_view variant) {
        [](Vmstat& vm) { vm.DecIrqsOff(0, StatKind::kZone, 1, vmstat::kZoneMlock); }},
       {"ModIrqsOff -20 crossing", 6, -20,
        [](Vmstat& vm) { vm.ModIrqsOff(0, StatKind::kZone, 1, vmstat::kZoneMlock, -20); }},
+      // The same updates through CPU 0's inline writer front end
+      // (Vmstat::Writer; its fast path and its out-of-line fold).
+      {"Writer Mod +3 below t", 6, 3, [](Vmstat& vm) { CpuZeroWriter(vm).Mod(StatKind::kZone, 1, vmstat::kZoneMlock, 3); }},
+      {"Writer Mod +7 crossing t", 6, 7,
+       [](Vmstat& vm) { CpuZeroWriter(vm).Mod(StatKind::kZone, 1, vmstat::kZoneMlock, 7); }},
+      {"Writer Inc crossing t (overstep)", 10, 1,
+       [](Vmstat& vm) { CpuZeroWriter(vm).Inc(StatKind::kZone, 1, vmstat::kZoneMlock); }},
+      {"Writer Dec below -t", -6, -1, [](Vmstat& vm) { CpuZeroWriter(vm).Dec(StatKind::kZone, 1, vmstat::kZoneMlock); }},
   };
   for (const Scenario& sc : scenarios) {
     std::shared_ptr<Run> run;

@@ -57,11 +57,24 @@ int64_t ThreadCpuNs() {
 
 // ---- S6 ------------------------------------------------------------------------------------
 
-Violations CheckVmstatStressConservation(std::string_view variant) {
-  Report r("S6 stress conservation", variant);
+namespace {
+
+// S6; `through_writer`: every update goes through the CPU's VmstatWriter
+// (Dec instead of DecIrqsOff, which the writer does not have).
+Violations StressConservation(std::string_view check, std::string_view variant, bool through_writer) {
+  Report r(check, variant);
   constexpr int kWriters = 3;
   auto vm = MakeOrFail(r, variant, SmallConfig(kWriters + 1, 0));
   if (vm == nullptr) return r.Take();
+  std::vector<vmstat::VmstatWriter> cpu_writers;
+  for (int w = 0; w < kWriters && through_writer; ++w) {
+    auto writer = vm->Writer(w);
+    if (!writer.ok()) {
+      r.Fail("Writer(", w, "): ", writer.status().message());
+      return r.Take();
+    }
+    cpu_writers.push_back(*writer);
+  }
   std::atomic<bool> stop{false};
   std::vector<Truth> truths(kWriters);
   std::vector<std::atomic<uint64_t>> mailbox(kWriters + 1);
@@ -90,13 +103,13 @@ Violations CheckVmstatStressConservation(std::string_view variant) {
         const int op = static_cast<int>(rng() % 10);
         if (op < 4) {
           const int64_t d = static_cast<int64_t>(rng() % 9) - 4;
-          vm->Mod(w, k, inst, item, d);
+          through_writer ? cpu_writers[static_cast<size_t>(w)].Mod(k, inst, item, d) : vm->Mod(w, k, inst, item, d);
           truth.Add(k, inst, item, d);
         } else if (op < 6) {
-          vm->Inc(w, k, inst, item);
+          through_writer ? cpu_writers[static_cast<size_t>(w)].Inc(k, inst, item) : vm->Inc(w, k, inst, item);
           truth.Add(k, inst, item, 1);
         } else if (op < 8) {
-          vm->DecIrqsOff(w, k, inst, item);
+          through_writer ? cpu_writers[static_cast<size_t>(w)].Dec(k, inst, item) : vm->DecIrqsOff(w, k, inst, item);
           truth.Add(k, inst, item, -1);
         } else if (op == 8) {
           if (vm->WorkPending(w)) vm->RunCpuWork(w, mailbox[static_cast<size_t>(w)].load(std::memory_order_acquire));
@@ -118,6 +131,15 @@ Violations CheckVmstatStressConservation(std::string_view variant) {
   return r.Take();
 }
 
+}  // namespace
+
+Violations CheckVmstatStressConservation(std::string_view variant) {
+  return StressConservation("S6 stress conservation", variant, false);
+}
+Violations CheckVmstatStressConservationThroughWriter(std::string_view variant) {
+  return StressConservation("S6 stress conservation through the writer", variant, true);
+}
+
 // ---- I7 on real threads -----------------------------------------------------------------------
 
 namespace {
@@ -127,13 +149,20 @@ namespace {
 // while both run checks I2: the folder's exchange-then-add window can hide
 // at most one slot value (|d| <= t + |delta|) from the reader, and the
 // reader's two loads can straddle one writer fold (another t + |delta|).
-int64_t WriterVsRemoteFolder(Report& r, std::string_view variant, std::chrono::milliseconds budget) {
+// `through_writer`: CPU 0's updates go through its VmstatWriter.
+int64_t WriterVsRemoteFolder(Report& r, std::string_view variant, std::chrono::milliseconds budget,
+                             bool through_writer) {
   constexpr int kT = 6;
   VmstatConfig c = SmallConfig(2, kT);
   c.zone_items = 2;
   c.node_items = 1;
   auto vm = MakeOrFail(r, variant, c);
   if (vm == nullptr) return -1;
+  auto writer = vm->Writer(0);
+  if (!writer.ok()) {
+    r.Fail("Writer(0): ", writer.status().message());
+    return -1;
+  }
   std::atomic<bool> stop{false};
   std::thread folder([&] {
     while (!stop.load(std::memory_order_acquire)) vm->FoldCpuRemote(0);
@@ -144,7 +173,7 @@ int64_t WriterVsRemoteFolder(Report& r, std::string_view variant, std::chrono::m
   int64_t worst_probe = 0;
   for (int64_t i = 0;; ++i) {
     const int64_t d = static_cast<int64_t>(rng() % 5) - 1;  // drifts upward
-    vm->Mod(0, StatKind::kZone, 0, 1, d);
+    through_writer ? writer->Mod(StatKind::kZone, 0, 1, d) : vm->Mod(0, StatKind::kZone, 0, 1, d);
     local += d;
     if ((i & 0xffff) == 0xffff) {
       if (std::chrono::steady_clock::now() > deadline) break;
@@ -167,7 +196,16 @@ Violations CheckVmstatRemoteFoldRealThreads(std::string_view variant) {
   Report r("I7 remote fold on real threads", variant);
   FoldPolicyTraits t;
   if (!TraitsOrFail(r, variant, &t) || !t.folds_remotely) return r.Take();
-  const int64_t err = WriterVsRemoteFolder(r, variant, std::chrono::milliseconds(150));
+  const int64_t err = WriterVsRemoteFolder(r, variant, std::chrono::milliseconds(150), false);
+  r.Expect(err == 0, "I7: ", err, " units lost or counted twice under a concurrent remote fold");
+  return r.Take();
+}
+
+Violations CheckVmstatRemoteFoldRealThreadsThroughWriter(std::string_view variant) {
+  Report r("I7 remote fold on real threads, through the writer", variant);
+  FoldPolicyTraits t;
+  if (!TraitsOrFail(r, variant, &t) || !t.folds_remotely) return r.Take();
+  const int64_t err = WriterVsRemoteFolder(r, variant, std::chrono::milliseconds(150), true);
   r.Expect(err == 0, "I7: ", err, " units lost or counted twice under a concurrent remote fold");
   return r.Take();
 }
@@ -363,6 +401,13 @@ TEST_P(VmstatRealConformance, S6_StressConservation) {
 TEST_P(VmstatRealConformance, I7_I2_RemoteFoldRealThreads) {
   ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE("RemoteFoldRealThreads");
   ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatRemoteFoldRealThreads(GetParam()));
+}
+TEST_P(VmstatRealConformance, S6_StressConservationThroughWriter) {
+  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatStressConservationThroughWriter(GetParam()));
+}
+TEST_P(VmstatRealConformance, I7_I2_RemoteFoldRealThreadsThroughWriter) {
+  ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE("RemoteFoldRealThreadsThroughWriter");
+  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatRemoteFoldRealThreadsThroughWriter(GetParam()));
 }
 TEST_P(VmstatRealConformance, S6_S7_I8_I10_RealThreadDriver) {
   ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatRealDriver(GetParam()));

@@ -48,25 +48,44 @@ inline void OwnerCount(std::atomic<int64_t>& c) {
   c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
+// The cells are the layouts VmstatWriter shares (vmstat.h, internal::).
 template <SlotMode M>
-struct Cell;
+struct CellType;
 template <>
-struct Cell<SlotMode::kOwnerS8> {
-  std::atomic<int8_t> d{0};
+struct CellType<SlotMode::kOwnerS8> {
+  using type = OwnerS8Cell;
 };
 template <>
-struct Cell<SlotMode::kSharedS32Cas> {
-  std::atomic<int32_t> d{0};
+struct CellType<SlotMode::kSharedS32Cas> {
+  using type = S32Cell;
 };
 template <>
-struct Cell<SlotMode::kSharedS32Plain> {
-  std::atomic<int32_t> d{0};
+struct CellType<SlotMode::kSharedS32Plain> {
+  using type = S32Cell;
 };
 template <>
-struct Cell<SlotMode::kWatermark> {
-  std::atomic<int64_t> slot{0};    // written only by the owner
-  std::atomic<int64_t> folded{0};  // advanced by CAS by any folder
+struct CellType<SlotMode::kWatermark> {
+  using type = WatermarkCell;
 };
+template <SlotMode M>
+using Cell = typename CellType<M>::type;
+
+// The inline writer's form of each representation (the negative control's
+// plain writer has none: its writers stay virtual).
+template <SlotMode M>
+constexpr WriterForm WriterFormOf() {
+  switch (M) {
+    case SlotMode::kOwnerS8:
+      return WriterForm::kOwnerS8;
+    case SlotMode::kSharedS32Cas:
+      return WriterForm::kSharedS32Cas;
+    case SlotMode::kWatermark:
+      return WriterForm::kWatermark;
+    case SlotMode::kSharedS32Plain:
+      break;
+  }
+  return WriterForm::kVirtual;
+}
 
 template <SlotMode M>
 class VmstatImpl final : public Vmstat {
@@ -74,7 +93,9 @@ class VmstatImpl final : public Vmstat {
   VmstatImpl(VmstatConfig config, std::unique_ptr<FoldPolicy> policy)
       : Vmstat(std::move(config), std::move(policy), TraitsOf<M>()),
         zone_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_zones())),
-        node_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_nodes())) {}
+        node_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_nodes())) {
+    SetWriterLayout(WriterFormOf<M>(), zone_blocks_.data(), node_blocks_.data());
+  }
 
   void Mod(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
     ContractSlot("Mod", cpu, kind, instance, item);
@@ -159,9 +180,7 @@ class VmstatImpl final : public Vmstat {
   void FoldDeadCpu(int cpu) override { FoldAll(cpu); }  // cpu_vm_stats_fold
 
  private:
-  struct alignas(64) Block {
-    std::array<Cell<M>, kMaxNodeItems> c;
-  };
+  using Block = CellBlock<Cell<M>>;  // the layout VmstatWriter indexes
 
   Cell<M>& CellOf(int cpu, StatKind kind, int instance, int item) {
     const size_t b = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +

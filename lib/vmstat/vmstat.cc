@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -360,6 +361,50 @@ void Vmstat::ArmOwnWork(int cpu) {
 void Vmstat::NotifyFirstDirty(int cpu) {
   FoldContext ctx(*this);
   policy_->OnFirstDirty(ctx, cpu);
+}
+
+void Vmstat::WriterMarkDirty(int cpu) { MarkDirty(cpu); }
+
+namespace {
+// The dirty flag of writers whose policy does not mark CPUs dirty: always
+// set, so their fast path's clean->dirty test never fires (one branch for
+// every policy instead of two).
+const std::atomic<bool> kAlwaysDirty{true};
+}  // namespace
+
+// The writer front end: this CPU's blocks and thresholds, once.
+absl::StatusOr<VmstatWriter> Vmstat::Writer(int cpu) {
+  if (!ValidCpu(cpu)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: Writer(cpu ", cpu, "): outside cpus [0, ", config_.num_cpus, ")"));
+  }
+  using internal::WriterForm;
+  const size_t c = static_cast<size_t>(cpu);
+  const size_t zones = static_cast<size_t>(num_zones());
+  const size_t nodes = static_cast<size_t>(num_nodes());
+  void* zone_block = nullptr;
+  void* node_block = nullptr;
+  // The block type is the form's; the offset is cpu x instances blocks.
+  auto offset = [&](auto* tag) {
+    using Block = std::remove_pointer_t<decltype(tag)>;
+    zone_block = static_cast<Block*>(writer_blocks_[0]) + c * zones;
+    node_block = static_cast<Block*>(writer_blocks_[1]) + c * nodes;
+  };
+  switch (writer_form_) {
+    case WriterForm::kOwnerS8:
+      offset(static_cast<internal::CellBlock<internal::OwnerS8Cell>*>(nullptr));
+      break;
+    case WriterForm::kSharedS32Cas:
+      offset(static_cast<internal::CellBlock<internal::S32Cell>*>(nullptr));
+      break;
+    case WriterForm::kWatermark:
+      offset(static_cast<internal::CellBlock<internal::WatermarkCell>*>(nullptr));
+      break;
+    case WriterForm::kVirtual:
+      break;
+  }
+  return VmstatWriter(this, cpu, writer_form_, zone_block, node_block, &zone_threshold_[c * zones],
+                      &node_threshold_[c * nodes], mark_dirty_ ? &dirty_[c].v : &kAlwaysDirty);
 }
 
 bool Vmstat::QuietVmstat(int cpu, bool tick_stopped) {

@@ -194,6 +194,55 @@ TEST_P(VmstatMisuse, ModOfAnAbsurdDeltaViolatesContract) {
   EXPECT_CONTRACT_DEATH(vm->Mod(0, StatKind::kZone, 0, 0, Opaque(INT64_MAX)), "Mod: delta 9223372036854775807");
 }
 
+// ---- the inline writer front end -----------------------------------------------------------
+
+TEST_P(VmstatMisuse, WriterOfUnknownCpuIsAnErrorNamingIt) {
+  auto vm = Make(GetParam());
+  for (int cpu : {-1, kCpus, INT_MAX}) {
+    auto w = vm->Writer(cpu);
+    ASSERT_FALSE(w.ok()) << cpu;
+    EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument) << cpu;
+    EXPECT_THAT(w.status().message(), HasSubstr(absl::StrCat("Writer(cpu ", cpu, ")"))) << cpu;
+  }
+  for (int cpu = 0; cpu < kCpus; ++cpu) {
+    auto w = vm->Writer(cpu);
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->cpu(), cpu);
+  }
+}
+
+TEST_P(VmstatMisuse, WriterModOfUnknownZoneViolatesContract) {
+  auto vm = Make(GetParam());
+  VmstatWriter w = vm->Writer(1).value();
+  EXPECT_CONTRACT_DEATH(w.Mod(StatKind::kZone, Opaque(2), 0, 1), "vmstat Writer Mod.cpu 1, zone 2, item 0");
+}
+
+TEST_P(VmstatMisuse, WriterIncAndDecOfUnknownItemsViolateContract) {
+  auto vm = Make(GetParam());
+  VmstatWriter w = vm->Writer(0).value();
+  EXPECT_CONTRACT_DEATH(w.Inc(StatKind::kNode, 0, Opaque(kMaxNodeItems)), "vmstat Writer Inc.cpu 0, node 0, item 16");
+  EXPECT_CONTRACT_DEATH(w.Dec(StatKind::kZone, Opaque(-1), 0), "vmstat Writer Dec.cpu 0, zone -1, item 0");
+  EXPECT_CONTRACT_DEATH(w.Dec(StatKind::kNode, 2, 0), "vmstat Writer Dec.cpu 0, node 2, item 0");
+}
+
+TEST_P(VmstatMisuse, WriterModOfAnAbsurdDeltaViolatesContract) {
+  auto vm = Make(GetParam());
+  VmstatWriter w = vm->Writer(0).value();
+  EXPECT_CONTRACT_DEATH(w.Mod(StatKind::kZone, 0, 0, Opaque(INT64_MIN)), "Writer Mod: delta -9223372036854775808");
+}
+
+TEST_P(VmstatMisuse, SlotWriterOfAnotherFormViolatesContract) {
+  auto vm = Make(GetParam());
+  const VmstatWriter w = vm->Writer(0).value();
+  // Not the writer's own form (kVirtual is never the built-ins' except the
+  // negative control's, so pick whichever differs).
+  if (w.form() == internal::WriterForm::kWatermark) {
+    EXPECT_CONTRACT_DEATH((void)VmstatSlotWriter<internal::WriterForm::kOwnerS8>{w}, "VmstatSlotWriter<1> made from a writer of form 3");
+  } else {
+    EXPECT_CONTRACT_DEATH((void)VmstatSlotWriter<internal::WriterForm::kWatermark>{w}, "VmstatSlotWriter<3> made from a writer of form");
+  }
+}
+
 // ---- threshold formulas ------------------------------------------------------------------------
 
 TEST(VmstatFormulaMisuse, ExtremeInputsDoNotOverflow) {

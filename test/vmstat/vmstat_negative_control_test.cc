@@ -57,6 +57,19 @@ TEST(VmstatNegativeControl, FailsTheKitsRealThreadCheck) {
   }
 }
 
+// Through the inline writer front end: the negative control's plain slot has
+// no inline form, so its writer forwards to the same losing virtual path, and
+// the writer-path check sees it lose.
+TEST(VmstatNegativeControl, FailsTheKitsRealThreadCheckThroughWriter) {
+  for (const std::string& v : NegativeControls()) {
+    bool failed = false;
+    for (int attempt = 0; attempt < 13 && !failed; ++attempt) {
+      failed = !testing::CheckVmstatRemoteFoldRealThreadsThroughWriter(v).empty();
+    }
+    EXPECT_TRUE(failed) << v << " never lost an update through the writer in 13 x 150 ms of racing";
+  }
+}
+
 // The same checks pass for the correct policies over the same layout.
 TEST(VmstatNegativeControl, TheCorrectPairsPass) {
   for (const char* v : {"C", "D", "C:s64-watermark", "D:s32-atomic"}) {

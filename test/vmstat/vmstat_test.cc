@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -330,6 +331,71 @@ TEST(VmstatWork, BLocal_ArmOnFirstDirtyCancelOnReturnToUser) {
   EXPECT_FALSE(vm->WorkPending(2));
   EXPECT_FALSE(vm->RunCpuWork(2, q.armed[1].second));
   EXPECT_EQ(vm->Counters(2).work_runs, 0);
+  vm->SetLocalWorkQueue(nullptr);
+}
+
+// ---- the inline writer front end (Vmstat::Writer) ---------------------------------------
+
+TEST(VmstatWriter, InlineFastPathForEveryLibrarySlotButTheNegativeControl) {
+  for (const auto& [policy, slot, inline_path] : std::vector<std::tuple<std::string, std::string, bool>>{
+           {"A1", "s8-owner", true},
+           {"C", "s32-atomic", true},
+           {"D", "s64-watermark", true},
+           {"C-plain", "s32-plain", false}}) {
+    VmstatConfig c = SmallConfig(policy, 2);
+    c.slot = slot;
+    auto vm = Make(c);
+    auto w = vm->Writer(1);
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->inline_fast_path(), inline_path) << policy << ":" << slot;
+    EXPECT_EQ(&w->vm(), vm.get());
+    // WithSlotForm hands the form-specialised writer of the same CPU.
+    EXPECT_EQ(w->WithSlotForm([](auto sw) { return sw.cpu(); }), 1) << policy;
+  }
+}
+
+// The fast path below the threshold stores the sum and nothing else; the
+// update that passes it folds out of line exactly as Vmstat::Mod does.
+TEST(VmstatWriter, BelowThresholdInlineAboveFoldsLikeMod) {
+  for (const char* policy : {"A1", "C", "D"}) {
+    auto vm = Make(SmallConfig(policy, 2, 10));
+    VmstatWriter w = vm->Writer(1).value();
+    w.Mod(StatKind::kZone, 1, kZoneMlock, 7);
+    w.Mod(StatKind::kZone, 1, kZoneMlock, 3);  // |10| <= t: stays per-CPU
+    EXPECT_EQ(vm->Diff(1, StatKind::kZone, 1, kZoneMlock), 10) << policy;
+    EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 1, kZoneMlock), 0) << policy;
+    EXPECT_EQ(vm->Counters(1).threshold_folds, 0) << policy;
+    w.Mod(StatKind::kZone, 1, kZoneMlock, 1);  // 11 > t: all of it to the shared side
+    EXPECT_EQ(vm->Diff(1, StatKind::kZone, 1, kZoneMlock), 0) << policy;
+    EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 1, kZoneMlock), 11) << policy;
+    EXPECT_EQ(vm->GlobalRaw(StatKind::kZone, kZoneMlock), 11) << policy;
+    EXPECT_EQ(vm->Counters(1).threshold_folds, 1) << policy;
+    // Inc past t: the overstep leaves the slot at -t/2.
+    for (int k = 0; k < 11; ++k) w.Inc(StatKind::kNode, 1, 2);
+    EXPECT_EQ(vm->Diff(1, StatKind::kNode, 1, 2), -5) << policy;
+    EXPECT_EQ(vm->SharedRaw(StatKind::kNode, 1, 2), 16) << policy;
+    w.Dec(StatKind::kNode, 1, 2);
+    EXPECT_EQ(vm->Diff(1, StatKind::kNode, 1, 2), -6) << policy;
+    EXPECT_EQ(vm->Diff(0, StatKind::kNode, 1, 2), 0) << policy;  // only its own CPU
+  }
+}
+
+// B.local through the writer: the clean->dirty transition (out of line) arms
+// the CPU's own work once per dirty episode, as Vmstat::Mod does.
+TEST(VmstatWriter, BLocalArmsOnFirstDirtyThroughTheWriter) {
+  auto vm = Make(SmallConfig("B.local", 4, 100));
+  RecordingLocalQueue q;
+  vm->SetLocalWorkQueue(&q);
+  VmstatWriter w = vm->Writer(2).value();
+  for (int k = 0; k < 5; ++k) w.Mod(StatKind::kZone, 1, kZoneMlock, 1);
+  ASSERT_EQ(q.armed.size(), 1u);
+  EXPECT_EQ(q.armed[0].first, 2);
+  EXPECT_TRUE(vm->Dirty(2));
+  EXPECT_TRUE(vm->ReturnToUser(2, false));  // fold, clean, cancel
+  EXPECT_FALSE(vm->Dirty(2));
+  w.Inc(StatKind::kNode, 0, 3);  // next episode
+  EXPECT_EQ(q.armed.size(), 2u);
+  EXPECT_TRUE(vm->Dirty(2));
   vm->SetLocalWorkQueue(nullptr);
 }
 

@@ -102,6 +102,15 @@ Violations CheckVmstatRandomSchedules(std::string_view variant, int seeds = 40, 
 // queued afterwards).
 Violations CheckVmstatRemoteFoldInterleavings(std::string_view variant);
 Violations CheckVmstatOwnerShepherdInterleavings(std::string_view variant);
+// The inline writer front end (Vmstat::Writer): two counters of the variant
+// driven by the same seeded schedule (updates, folds, the shepherd, return to
+// user, quiet_vmstat, pressure, hotplug), the updates of one through
+// Vmstat::Mod/Inc/Dec and of the other through per-CPU writers made once at
+// the start (every other update through WithSlotForm's VmstatSlotWriter); every observable (slots, shared and global counters, dirty,
+// pending, threshold folds, local work arms) must agree after every step,
+// and I1 holds through the writer.  The forced interleavings above and the
+// real-thread checks below run writer scenarios too.
+Violations CheckVmstatWriterLockstep(std::string_view variant, int seeds = 24, int steps = 2000);
 
 // Simulator (8 CPUs, 1-7 isolated and nohz_full, P = 10 ms).
 Violations CheckVmstatRtInit(std::string_view variant);           // S7
@@ -142,6 +151,9 @@ Violations CheckVmstatNoiseCensus(std::string_view variant, VmstatNoiseCensus* c
 // Real threads (bounded).
 Violations CheckVmstatStressConservation(std::string_view variant);   // S6, I1
 Violations CheckVmstatRemoteFoldRealThreads(std::string_view variant);  // I7, I2 (folds_remotely)
+// The same two, every update through the CPUs' VmstatWriters.
+Violations CheckVmstatStressConservationThroughWriter(std::string_view variant);   // S6, I1
+Violations CheckVmstatRemoteFoldRealThreadsThroughWriter(std::string_view variant);  // I7, I2
 Violations CheckVmstatRealDriver(std::string_view variant);           // S6/S7 on RealThreadDriver: I1, I8, I10
 // S8: Tomlin's mlock/munlock loop on real threads: the hook chain does the
 // work the policy promises per iteration (a fold per dirtying syscall where

@@ -36,6 +36,13 @@
 // work, tick stop, return to user) and, for policies that ask, on a CPU's
 // clean->dirty transition -- never on an ordinary update.
 //
+// Writers come in two forms with one behaviour: Vmstat::Mod/Inc/Dec (virtual,
+// by cpu) and the inline front end VmstatWriter (Vmstat::Writer(cpu), below
+// the class): per-CPU pointers resolved once and the slot's update inline in
+// the caller, as the kernel compiles mod_zone_page_state into its callers;
+// the over-threshold fold and the clean->dirty transition go out of line
+// through the virtual path.
+//
 // Kernel counterpart: mm/vmstat.c and include/linux/vmstat.h (text of v6.15):
 // __mod_zone_page_state, __inc_zone_state, mod_zone_state (and the node
 // twins), refresh_cpu_vm_stats, need_update, vmstat_update, vmstat_shepherd,
@@ -52,8 +59,8 @@
 // node items counted in bytes, stat_refresh.
 //
 // Thread-safety contract (as in the kernel):
-//   - Writers (Mod/Inc/Dec and their IrqsOff forms) for CPU `cpu` run only in
-//     that CPU's context; two contexts of the same CPU never run concurrently
+//   - Writers (Mod/Inc/Dec and their IrqsOff forms, and a VmstatWriter of
+//     `cpu`) for CPU `cpu` run only in that CPU's context; two contexts of the same CPU never run concurrently
 //     (the drivers guarantee it).  s8-owner and s64-watermark slots: only
 //     the owner writes its differential (s64-watermark: any folder CASes the
 //     `folded` word).  s32-atomic: the shepherd also changes slots, remotely.
@@ -103,6 +110,7 @@
 #include "isolation/core/clock.h"
 #include "isolation/core/contract.h"
 #include "isolation/core/cpumask.h"
+#include "isolation/core/interleave.h"
 #include "isolation/core/registry.h"
 #include "isolation/core/topology.h"
 #include "isolation/vmstat/fold_policy.h"
@@ -217,6 +225,36 @@ struct CpuCounters {
   int64_t shepherd_queued = 0;     // work items the shepherd queued on this CPU
 };
 
+// The per-CPU differential layouts the inline writer front end (VmstatWriter)
+// shares with the library's slot code (lib/vmstat/slot_impl.h): one cell per
+// item, one cache-line-aligned block of kMaxNodeItems cells per (CPU, zone or
+// node), blocks CPU-major.  Not for use outside the library and VmstatWriter.
+namespace internal {
+// Which inline fast path a writer runs, fixed by the slot at Create.
+enum class WriterForm : uint8_t {
+  kVirtual,       // none: every update is the virtual Vmstat::Mod/Inc/Dec
+  kOwnerS8,       // s8-owner: owner load + store
+  kSharedS32Cas,  // s32-atomic: relaxed CAS
+  kWatermark,     // s64-watermark: owner store of the running sum
+};
+struct OwnerS8Cell {
+  std::atomic<int8_t> d{0};
+};
+struct S32Cell {
+  std::atomic<int32_t> d{0};
+};
+struct WatermarkCell {
+  std::atomic<int64_t> slot{0};    // written only by the owner
+  std::atomic<int64_t> folded{0};  // advanced by CAS by any folder
+};
+template <typename Cell>
+struct alignas(64) CellBlock {
+  std::array<Cell, kMaxNodeItems> c;
+};
+}  // namespace internal
+
+class VmstatWriter;
+
 // A CPU's own delayed work (B.local's vmstat_work armed from the CPU itself).
 // Implemented by the driver adapter (VmstatHooks); Vmstat calls it from the
 // owner CPU's context (writers, return to user) and from CpuOffline
@@ -286,6 +324,12 @@ class Vmstat {
   virtual void ModIrqsOff(int cpu, StatKind kind, int instance, int item, int64_t delta) = 0;
   virtual void IncIrqsOff(int cpu, StatKind kind, int instance, int item) = 0;
   virtual void DecIrqsOff(int cpu, StatKind kind, int instance, int item) = 0;
+
+  // The inline writer front end of `cpu` (VmstatWriter below): per-CPU
+  // pointers resolved once, so that an update is the kernel's
+  // __mod_zone_page_state shape inlined into the caller.  Errors:
+  // InvalidArgument naming a cpu outside [0, num_cpus()).
+  absl::StatusOr<VmstatWriter> Writer(int cpu);
 
   // ---- readers (any thread; racy) ---------------------------------------
   // An index out of range reads 0.
@@ -396,6 +440,17 @@ class Vmstat {
                        num_instances(kind), num_items(kind));
   }
 
+  // The slot code's layout for VmstatWriter's inline fast path: `form` and
+  // the first zone and node block of CPU 0 (blocks CPU-major, each an
+  // internal::CellBlock of the form's cell, never moved while *this lives).
+  // A subclass that does not call it gets writers that forward every update
+  // to the virtual Mod/Inc/Dec.
+  void SetWriterLayout(internal::WriterForm form, void* zone_blocks, void* node_blocks) {
+    writer_form_ = form;
+    writer_blocks_[0] = zone_blocks;
+    writer_blocks_[1] = node_blocks;
+  }
+
   // cpu_vm_stats_fold(): fold a dead CPU's slots (no writer can run there).
   virtual void FoldDeadCpu(int cpu) = 0;
 
@@ -469,6 +524,9 @@ class Vmstat {
 
  private:
   friend class FoldContext;
+  friend class VmstatWriter;
+  template <internal::WriterForm F>
+  friend class VmstatSlotWriter;
 
   // vmstat_mark_dirty(): the flag lives on its own line (written on every
   // update).  Relaxed: set and cleared on the owner CPU (program order);
@@ -480,6 +538,8 @@ class Vmstat {
     flag.store(true, std::memory_order_relaxed);
   }
   void NotifyFirstDirty(int cpu);
+  // VmstatWriter's clean->dirty transition, out of line (MarkDirty).
+  void WriterMarkDirty(int cpu);
   void ClearDirty(int cpu) {
     dirty_[static_cast<size_t>(cpu)].v.store(false, std::memory_order_relaxed);
   }
@@ -497,6 +557,8 @@ class Vmstat {
   bool mark_dirty_ = false;
   bool notify_first_dirty_ = false;
   LocalWorkQueue* local_queue_ = nullptr;
+  internal::WriterForm writer_form_ = internal::WriterForm::kVirtual;
+  void* writer_blocks_[2] = {nullptr, nullptr};  // [kZone], [kNode]
 
   struct alignas(64) DirtyFlag {
     std::atomic<bool> v{false};
@@ -509,6 +571,229 @@ class Vmstat {
   std::vector<int64_t> drift_mark_;
   std::vector<bool> node_pressure_;
 };
+
+// ---- the inline writer front end ------------------------------------------
+//
+// What it models: mod_zone_page_state / inc_ / dec_*_page_state (and the node
+// twins) as the kernel compiles them into their callers: the per-CPU pointers
+// (this_cpu_ptr(zone->per_cpu_zonestats), its stat_threshold) are resolved
+// once, at Vmstat::Writer(cpu), not recomputed per update, and the update is
+// inline in the caller with no virtual call.  Its fast path is
+// __mod_zone_page_state's shape: load the differential, add, compare the
+// magnitude with the CPU's threshold (a relaxed byte load: the kernel's
+// this_cpu_read(stat_threshold)), store.  Per slot representation (fixed at
+// Create; in VmstatWriter's Mod/Inc/Dec a predictable branch on a member
+// selects it per update, and WithSlotForm resolves it once for a batch,
+// handing a VmstatSlotWriter<form> whose updates have no such test):
+//   s8-owner       owner load + store of the s8 (A0, A1, B, B.local);
+//   s32-atomic     load + relaxed CAS (C; a failed CAS retries);
+//   s64-watermark  owner load + store of the running sum, the `folded` word
+//                  only read (D).
+// The fold policy is not consulted: every fast path ends with one relaxed
+// load of the CPU's vmstat_dirty flag and a never-taken branch (for the
+// policies whose writers do not mark it, a flag that is always set).  Out of line, through the virtual Vmstat
+// path (which redoes the update from the slot as it is then, so nothing is
+// counted twice: the fast path stores nothing before deciding):
+//   - an update that would pass the threshold (the fold to the shared side,
+//     the overstep of Inc/Dec), and a C CAS that lost to a remote fold,
+//   - a clean->dirty transition (B: the flag store; B.local: arming its work).
+// Slots without an inline form -- the s32-plain negative control, and a
+// Vmstat subclass of your own that does not call SetWriterLayout -- forward
+// every update to the virtual Mod/Inc/Dec (inline_fast_path() says which).
+// The IrqsOff forms stay on Vmstat.
+//
+// Kernel counterpart: mod_zone_state / __mod_zone_page_state and
+// __inc_zone_state / __dec_zone_state (mm/vmstat.c), the node twins.
+//
+// Thread-safety: as Vmstat's writers: only CPU cpu()'s context updates
+// through it (two contexts of one CPU never at once).  A copy is the same
+// writer.  It holds pointers into its Vmstat: it must not outlive it.  It
+// stays valid across hotplug and threshold refreshes (thresholds are loaded
+// per update, never cached), but like Vmstat::Mod it must not be used while
+// its CPU is offline.
+//
+// Memory ordering: as vmstat.h states for Vmstat: every access relaxed; the
+// single modification order of each slot (C: the CAS; D: `folded` advanced
+// only by CAS, `slot` written only by its owner) is what conserves the
+// counts.  D reads `folded` before storing the new running sum: a remote
+// fold in between only makes the real differential smaller than the one
+// compared (nothing lost: the sum is the owner's alone).
+//
+// Contracts: Mod/Inc/Dec REQUIRE what Vmstat's writers do (kind, instance
+// and item in range, |delta| <= kMaxZonePages), checked with
+// ISOLATION_CONTRACT in the *caller's* build where contract checks are on
+// (debug, sanitizer, ISOLATION_HARDENED): the code is inline.
+template <internal::WriterForm F>
+class VmstatSlotWriter;
+
+class VmstatWriter {
+ public:
+  int cpu() const { return cpu_; }
+  // false: every update is the virtual Vmstat path (see above).
+  bool inline_fast_path() const { return form_ != internal::WriterForm::kVirtual; }
+  internal::WriterForm form() const { return form_; }
+  const Vmstat& vm() const { return *vm_; }
+
+  // mod_zone_page_state / mod_node_page_state on cpu().
+  void Mod(StatKind kind, int instance, int item, int64_t delta) {
+    ContractMod(kind, instance, item, delta);
+    if (__builtin_expect(!TryFast(kind, instance, item, delta), 0)) vm_->Mod(cpu_, kind, instance, item, delta);
+  }
+  // inc_ / dec_*_page_state (overstep on the out-of-line fold).
+  void Inc(StatKind kind, int instance, int item) {
+    vm_->ContractSlot("Writer Inc", cpu_, kind, instance, item);
+    if (__builtin_expect(!TryFast(kind, instance, item, 1), 0)) vm_->Inc(cpu_, kind, instance, item);
+  }
+  void Dec(StatKind kind, int instance, int item) {
+    vm_->ContractSlot("Writer Dec", cpu_, kind, instance, item);
+    if (__builtin_expect(!TryFast(kind, instance, item, -1), 0)) vm_->Dec(cpu_, kind, instance, item);
+  }
+
+  // Calls fn(VmstatSlotWriter<form()>) and returns its result: the slot
+  // form resolved once for a whole batch of updates (one switch), so the
+  // loop inside `fn` -- a generic lambda, instantiated per form -- has no
+  // test of the form at all:
+  //   writer.WithSlotForm([&](auto w) { for (...) w.Inc(StatKind::kNode, 0, item); });
+  template <typename Fn>
+  decltype(auto) WithSlotForm(Fn&& fn) const;
+
+ private:
+  friend class Vmstat;
+  template <internal::WriterForm F>
+  friend class VmstatSlotWriter;
+
+  VmstatWriter(Vmstat* vm, int cpu, internal::WriterForm form, void* zone_block, void* node_block,
+               const std::atomic<int8_t>* zone_threshold, const std::atomic<int8_t>* node_threshold,
+               const std::atomic<bool>* dirty)
+      : vm_(vm),
+        blocks_{zone_block, node_block},
+        threshold_{zone_threshold, node_threshold},
+        dirty_(dirty),
+        cpu_(cpu),
+        form_(form) {}
+
+  void ContractMod(StatKind kind, int instance, int item, int64_t delta) const {
+    vm_->ContractSlot("Writer Mod", cpu_, kind, instance, item);
+    Vmstat::ContractDelta("Writer Mod", delta);
+  }
+
+  template <typename Cell>
+  Cell& CellAt(size_t k, int instance, int item) const {
+    return static_cast<internal::CellBlock<Cell>*>(blocks_[k])[instance].c[static_cast<size_t>(item)];
+  }
+  // |v| <= t as one unsigned compare (t >= 0).
+  static bool Within(int64_t v, int64_t t) {
+    return static_cast<uint64_t>(v) + static_cast<uint64_t>(t) <= 2 * static_cast<uint64_t>(t);
+  }
+
+  // The update below the threshold, or false with nothing stored (the
+  // virtual path then does all of it).
+  template <internal::WriterForm F>
+  bool TryFastAs(StatKind kind, int instance, int item, int64_t delta) const {
+    const size_t k = static_cast<size_t>(kind);
+    // Relaxed: racy across threshold refreshes, as the kernel's this_cpu_read.
+    const int64_t t = threshold_[k][instance].load(std::memory_order_relaxed);
+    if constexpr (F == internal::WriterForm::kOwnerS8) {
+      // Owner-only slot: a relaxed load + store is the unlocked
+      // this_cpu_cmpxchg (no other context writes it).
+      auto& c = CellAt<internal::OwnerS8Cell>(k, instance, item);
+      const int64_t x = delta + c.d.load(std::memory_order_relaxed);
+      if (!Within(x, t)) return false;
+      c.d.store(static_cast<int8_t>(x), std::memory_order_relaxed);
+    } else if constexpr (F == internal::WriterForm::kSharedS32Cas) {
+      auto& c = CellAt<internal::S32Cell>(k, instance, item);
+      int32_t o = c.d.load(std::memory_order_relaxed);
+      for (;;) {
+        const int64_t n = delta + o;
+        if (!Within(n, t)) return false;
+        ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
+        // Relaxed CAS: atomic against the shepherd's xchg (the slot's
+        // single modification order); a failure reloads `o`.
+        if (c.d.compare_exchange_weak(o, static_cast<int32_t>(n), std::memory_order_relaxed)) break;
+      }
+    } else if constexpr (F == internal::WriterForm::kWatermark) {
+      auto& c = CellAt<internal::WatermarkCell>(k, instance, item);
+      const int64_t s = c.slot.load(std::memory_order_relaxed) + delta;
+      if (!Within(s - c.folded.load(std::memory_order_relaxed), t)) return false;
+      c.slot.store(s, std::memory_order_relaxed);  // owner-only word
+    } else {
+      (void)delta, (void)item, (void)t;
+      return false;  // kVirtual
+    }
+    // vmstat_mark_dirty(): relaxed (owner-set, owner-cleared; the shepherd
+    // only takes a hint).  For policies whose writers do not mark it,
+    // `dirty_` is a flag that is always set, so every form pays the same
+    // never-taken branch; the clean->dirty store goes out of line.
+    if (__builtin_expect(!dirty_->load(std::memory_order_relaxed), 0)) vm_->WriterMarkDirty(cpu_);
+    return true;
+  }
+  bool TryFast(StatKind kind, int instance, int item, int64_t delta) const {
+    switch (form_) {
+      case internal::WriterForm::kOwnerS8:
+        return TryFastAs<internal::WriterForm::kOwnerS8>(kind, instance, item, delta);
+      case internal::WriterForm::kSharedS32Cas:
+        return TryFastAs<internal::WriterForm::kSharedS32Cas>(kind, instance, item, delta);
+      case internal::WriterForm::kWatermark:
+        return TryFastAs<internal::WriterForm::kWatermark>(kind, instance, item, delta);
+      case internal::WriterForm::kVirtual:
+        break;
+    }
+    return false;
+  }
+
+  Vmstat* vm_;
+  void* blocks_[2];                          // cpu()'s first zone / node block
+  const std::atomic<int8_t>* threshold_[2];  // cpu()'s zone / node thresholds
+  const std::atomic<bool>* dirty_;           // cpu()'s vmstat_dirty, or an always-set flag
+  int cpu_;
+  internal::WriterForm form_;
+};
+
+// A VmstatWriter whose slot form F is a compile-time constant (made by
+// VmstatWriter::WithSlotForm, which picks F = form()): the same updates, with
+// the slot's code alone inline.  F = kVirtual forwards every update to the
+// virtual Vmstat path.  Same contract and thread-safety as VmstatWriter.
+template <internal::WriterForm F>
+class VmstatSlotWriter {
+ public:
+  explicit VmstatSlotWriter(const VmstatWriter& w) : w_(w) {
+    ISOLATION_CONTRACT(w.form_ == F, "vmstat VmstatSlotWriter<%d> made from a writer of form %d", static_cast<int>(F),
+                       static_cast<int>(w.form_));
+  }
+  int cpu() const { return w_.cpu_; }
+  void Mod(StatKind kind, int instance, int item, int64_t delta) {
+    w_.ContractMod(kind, instance, item, delta);
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, delta), 0)) {
+      w_.vm_->Mod(w_.cpu_, kind, instance, item, delta);
+    }
+  }
+  void Inc(StatKind kind, int instance, int item) {
+    w_.vm_->ContractSlot("Writer Inc", w_.cpu_, kind, instance, item);
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, 1), 0)) w_.vm_->Inc(w_.cpu_, kind, instance, item);
+  }
+  void Dec(StatKind kind, int instance, int item) {
+    w_.vm_->ContractSlot("Writer Dec", w_.cpu_, kind, instance, item);
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, -1), 0)) w_.vm_->Dec(w_.cpu_, kind, instance, item);
+  }
+
+ private:
+  VmstatWriter w_;
+};
+
+template <typename Fn>
+decltype(auto) VmstatWriter::WithSlotForm(Fn&& fn) const {
+  switch (form_) {
+    case internal::WriterForm::kOwnerS8:
+      return fn(VmstatSlotWriter<internal::WriterForm::kOwnerS8>(*this));
+    case internal::WriterForm::kSharedS32Cas:
+      return fn(VmstatSlotWriter<internal::WriterForm::kSharedS32Cas>(*this));
+    case internal::WriterForm::kWatermark:
+      return fn(VmstatSlotWriter<internal::WriterForm::kWatermark>(*this));
+    case internal::WriterForm::kVirtual:
+      break;
+  }
+  return fn(VmstatSlotWriter<internal::WriterForm::kVirtual>(*this));
+}
 
 }  // namespace isolation::vmstat
 

@@ -111,9 +111,10 @@ TEST(IdleSelectHarnessScenarios, S11_PingPongSaturatesV1Mask) {
 //   - at 100 % load (16 pairs) the V1-unbounded/V0 migration ratio is small:
 //     the rise is a high-load effect.
 // Not reproduced: V3 close to V0 in migrations (V3 also finds the
-// short-idle CPUs with <= 4 probes) and deeper stacking (the simulator runs
+// short-idle CPUs with <= 4 probes) and deeper stacking (this test runs
 // wakeups one at a time, so the probe->enqueue window of concurrent wakers
-// (S14) never opens, and it has no load balancer to count pulls).
+// (S14) never opens: S14_S16_ConcurrentWakeupsStackButLoseNothing opens it;
+// and it has no load balancer to count pulls).
 struct RrCounts {
   double probes, stale, stacked, migrations;
   int64_t max_queued_ahead, transactions, pulls;

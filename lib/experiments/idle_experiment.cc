@@ -12,7 +12,11 @@
 //     variant, with V1 against V0 in percent laid out like the seed's table;
 //     plus a schbench-like batch wake (wake->run p50/p90/p99), and the
 //     S22 load sweep (`load_sweep`: every workload and the RR analogue at
-//     25/50/100/200 % of the CPUs, simulator).
+//     25/50/100/200 % of the CPUs, simulator), and the concurrent wake-up
+//     table (`stacking`, issue #14: the RR analogue at 50/75/90 % with the
+//     simulator's select->enqueue and idle-entry windows open; stackings and
+//     lost wakeups per registered selector, plus the negative control
+//     V0-norecheck, whose broken handshake loses wakeups).
 //  3. isolation: the LLC spans wakeup selection sees on --topology with
 //     --isolcpus (the seeds' machine by default): domain-isolated CPUs are
 //     singleton LLCs and appear in no span.
@@ -662,6 +666,50 @@ class IdleExperiment {
       j["load_sweep"] = sweep;
     }
 
+    // Concurrent wake-ups (issue #14 item 2; S14, S16 with library code on
+    // the simulator): every registered selector and the broken-handshake
+    // control at 50 / 75 / 90 % load, the windows open.
+    {
+      nlohmann::json stacking = nlohmann::json::array();
+      const Nanos window = (quick ? 5 : 20) * kNsPerMs;
+      std::vector<std::string> names = idle_select::SelectorNames();
+      names.push_back("V0-norecheck");
+      absl::StrAppend(&text, "\nconcurrent wake-ups (simulator, ", wl_topo->description(),
+                      "; rr for ", window / kNsPerMs, " ms; select->enqueue ",
+                      idle_select::kConcurrentWakeSelectCost, " ns + up to as much jitter, idle entry ",
+                      idle_select::kConcurrentIdleEntryCost, " ns): stackings / lost wakeups\n");
+      absl::StrAppend(&text, absl::StrFormat("  %-14s %14s %14s %14s\n", "variant", "50%", "75%", "90%"));
+      for (const std::string& name : names) {
+        progress.Update(absl::StrCat("concurrent wake-ups ", name), 0.97);
+        ISOLATION_ASSIGN_OR_RETURN(const idle_select::SelectorEntry* entry, idle_select::FindSelector(name));
+        std::string line = absl::StrFormat("  %-14s", name);
+        for (int load : {50, 75, 90}) {
+          ISOLATION_ASSIGN_OR_RETURN(StackingPoint p, RunStackingPoint(*wl_topo, name, load, window, options.seed));
+          violations += p.result.counters.invariant_violations;
+          // A correct selector never loses a wakeup: one that does is a violation.
+          if (!entry->negative_control) violations += p.lost_wakeups;
+          nlohmann::json row;
+          row["variant"] = name;
+          row["negative_control"] = entry->negative_control;
+          row["load_pct"] = load;
+          row["tasks"] = p.result.tasks;
+          row["stackings"] = p.result.counters.stackings;
+          row["lost_wakeups"] = p.lost_wakeups;
+          row["harness_lost_wakeups"] = p.result.counters.lost_wakeups;
+          row["selections"] = p.result.counters.selections;
+          row["round_trips_per_ms"] = p.result.value;
+          stacking.push_back(row);
+          absl::StrAppend(&line, absl::StrFormat(" %8d / %-3d", p.result.counters.stackings, p.lost_wakeups));
+        }
+        absl::StrAppend(&text, line, entry->negative_control ? "  (negative control)\n" : "\n");
+      }
+      j["stacking"] = stacking;
+      j["stacking_setup"] =
+          absl::StrCat("rr (kernel wake_affine) for ", window / kNsPerMs, " ms on ", wl_topo->description(),
+                       ", SimOptions wake_select_cost ", idle_select::kConcurrentWakeSelectCost, " ns, idle_entry_cost ",
+                       idle_select::kConcurrentIdleEntryCost, " ns, seed ", options.seed);
+    }
+
     // --- 3. isolation: the spans wakeup selection sees -----------------------------
     {
       const idle_select::IdleTopology it = idle_select::IdleTopology::From(machine, machine_iso);
@@ -742,6 +790,37 @@ class IdleExperiment {
     ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
     sim->AddHooks(&hooks);
     return idle_select::RunLoadPoint(*sim, hooks, w, load, window);
+  }
+
+  struct StackingPoint {
+    idle_select::LoadPointResult result;
+    int64_t lost_wakeups = 0;  // the simulator's count (Simulator::lost_wakeups)
+  };
+  // One cell of the concurrent wake-up table: the RR analogue with the
+  // kernel wake_affine rule (as S12), both windows open.
+  static absl::StatusOr<StackingPoint> RunStackingPoint(const Topology& topo, const std::string& selector, int load,
+                                                        Nanos window, uint64_t seed) {
+    IsolationConfig iso(topo);
+    idle_select::Options o;
+    o.variant = selector;
+    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<idle_select::IdleState> state,
+                               idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
+    idle_select::HarnessOptions ho;
+    ho.max_tasks = 4096;
+    ho.wake_affine_kernel = true;
+    idle_select::IdleSelectHooks hooks(*state, ho);
+    SimOptions so;
+    so.seed = seed;
+    so.hz = 250;
+    so.wake_select_cost = idle_select::kConcurrentWakeSelectCost;
+    so.idle_entry_cost = idle_select::kConcurrentIdleEntryCost;
+    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
+    sim->AddHooks(&hooks);
+    StackingPoint p;
+    ISOLATION_ASSIGN_OR_RETURN(p.result, idle_select::RunLoadPoint(*sim, hooks, idle_select::LoadWorkload::kRequestResponse,
+                                                                   load, window));
+    p.lost_wakeups = sim->lost_wakeups();
+    return p;
   }
 
   // The penalty of the "on" runs: the simulator's default costs, enabled.

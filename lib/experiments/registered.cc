@@ -51,8 +51,8 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
 }
 
 // The enum parsers of the compatibility names know exactly the built-ins
-// (idle_select's negative control V1-trusting excepted, which no default
-// list takes anyway); tmigr's enum knows two of its four.
+// (idle_select's negative controls V1-trusting and V0-norecheck excepted,
+// which no default list takes anyway); tmigr's enum knows two of its four.
 bool BuiltinSelector(const std::string& name) { return idle_select::ParseVariant(name).ok(); }
 bool BuiltinFoldPolicy(const std::string& name) { return vmstat::ParseStrategy(name).ok(); }
 bool BuiltinParticipation(const std::string& name) {

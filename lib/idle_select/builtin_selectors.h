@@ -25,6 +25,9 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV4Node(IdleState& state);      
 absl::StatusOr<std::unique_ptr<IdleSelector>> NewV5(IdleState& state);           // selector_v5.cc
 // Negative control: V1 without the per-CPU re-check (breaks I4).
 absl::StatusOr<std::unique_ptr<IdleSelector>> NewV1Trusting(IdleState& state);   // selector_v1_trusting.cc
+// Negative control: V0 whose idle entry skips the run-queue re-check (loses
+// wakeups in the simulator's idle-entry window).
+absl::StatusOr<std::unique_ptr<IdleSelector>> NewV0NoRecheck(IdleState& state);  // selector_v0_norecheck.cc
 
 }  // namespace isolation::idle_select
 

@@ -26,6 +26,8 @@ enum CounterIndex {
   kMaxQueuedAhead,
   kTickStopsHidden,
   kMigrateEvents,
+  kStackings,
+  kLostWakeups,
   kNumCounters
 };
 }  // namespace
@@ -48,6 +50,7 @@ IdleSelectHooks::IdleSelectHooks(IdleState& state, IdleSelector& selector, Harne
       tasks_(static_cast<size_t>(CheckedMaxTasks(options.max_tasks))),
       cpu_slots_(static_cast<size_t>(state.num_cpus())),
       counters_(kNumCounters) {
+  idle_recheck_ = selector.traits().idle_entry_recheck;
   if (options.max_tasks != static_cast<int>(tasks_.size())) {
     setup_error_ = absl::StrCat("idle_select harness: max_tasks ", options.max_tasks, " outside [1, ",
                                 kMaxHarnessTasks, "], using ", tasks_.size());
@@ -89,6 +92,8 @@ HarnessCounters IdleSelectHooks::counters() const {
   c.max_queued_ahead = v(kMaxQueuedAhead);
   c.tick_stops_hidden = v(kTickStopsHidden);
   c.migrate_events = v(kMigrateEvents);
+  c.stackings = v(kStackings);
+  c.lost_wakeups = v(kLostWakeups);
   return c;
 }
 
@@ -245,7 +250,14 @@ int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nan
     }
     if (!state_.IdleCpu(cpu) && !sel.claimed) Add(kPlacedOnBusy, 1);
     if (options_.check_invariants && !allowed(cpu)) Add(kViolations, 1);  // I3
-    if (cpu != waker_cpu) state_.SetWakePending(cpu, true);  // ttwu_queue_wakelist
+    // Another wakeup chose this CPU and has not enqueued: two wakers place
+    // on one idle CPU (only inside SimOptions::wake_select_cost's window).
+    std::atomic<int>& inflight = cpu_slots_[static_cast<size_t>(cpu)].inflight;
+    if (inflight.fetch_add(1, std::memory_order_relaxed) > 0 && driver_ != nullptr && driver_->IsIdle(cpu)) {
+      Add(kStackings, 1);
+    }
+    slot.inflight_cpu = cpu;
+    slot.inflight_waker = waker_cpu;
   }
   if (tracer_ != nullptr) {
     // On the waker's track (the previous CPU's for a timer wakeup).
@@ -257,6 +269,25 @@ int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nan
                       {"found", sel.idle_found() ? 1 : 0}});
   }
   return cpu;
+}
+
+void IdleSelectHooks::OnWakeEnqueue(TaskId task, int cpu, Nanos now) {
+  (void)cpu;  // the hooks' own choice is the one in flight (the driver may fall back)
+  (void)now;
+  if (!active_ || task < 0 || task >= static_cast<TaskId>(tasks_.size())) return;
+  TaskSlot& slot = tasks_[static_cast<size_t>(task)];
+  const int chosen = slot.inflight_cpu;
+  if (chosen < 0) return;
+  slot.inflight_cpu = -1;
+  if (chosen != slot.inflight_waker) state_.SetWakePending(chosen, true);  // ttwu_queue_wakelist
+  cpu_slots_[static_cast<size_t>(chosen)].inflight.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool IdleSelectHooks::IdleRecheck(int cpu, Nanos now) {
+  (void)now;
+  if (!active_) return true;
+  if (!idle_recheck_ && driver_ != nullptr && driver_->NumRunnable(cpu) > 0) Add(kLostWakeups, 1);
+  return idle_recheck_;
 }
 
 // wake_affine() (kernel/sched/fair.c): wake_affine_idle(), then

@@ -54,6 +54,10 @@ constexpr Builtin kBuiltins[] = {
     {"V1-trusting",
      "NEGATIVE CONTROL: V1 returning the first idle-mask member without the per-CPU re-check (breaks I4)", true,
      &NewV1Trusting},
+    {"V0-norecheck",
+     "NEGATIVE CONTROL: V0 whose idle entry sleeps without re-checking the run queue (broken wakeup handshake: "
+     "loses wakeups in the simulator's idle-entry window)",
+     true, &NewV0NoRecheck},
 };
 
 }  // namespace

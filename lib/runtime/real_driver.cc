@@ -444,6 +444,8 @@ struct RealThreadDriver::Impl {
       target = sched::SelectWakeCpu(hooks, id, prev, waker_cpu, Now(), Place(), t.affinity);
       t.state = TaskState::kQueued;
       t.wake_pending = false;
+      const Nanos now = Now();
+      for (Hooks* h : hooks) h->OnWakeEnqueue(id, target, now);
       Enqueue(t, id, prev, target);
     }
     Notify(cpu(target));

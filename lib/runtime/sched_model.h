@@ -17,8 +17,12 @@
 //                                         placement, else prev, else the
 //                                         fallback CPU;
 //                        (engine)         ttwu_queue()/activate_task() on the
-//                                         chosen CPU's run queue, OnMigrate
-//                                         when the CPU changes.
+//                                         chosen CPU's run queue
+//                                         (Hooks::OnWakeEnqueue first),
+//                                         OnMigrate when the CPU changes.
+//                      The simulator can open a window between the two
+//                      (SimOptions::wake_select_cost) and one in its go-idle
+//                      path (idle_entry_cost, ended by Hooks::IdleRecheck).
 //   placement          Placement: Allowed(), Fallback() (select_fallback_rq()),
 //                      Housekeeping(), NextHousekeeping() (the unbound
 //                      workqueue's round-robin); LastRun: where and

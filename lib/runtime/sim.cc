@@ -56,6 +56,13 @@
 //  - Wake() on a task that is running or runnable records a pending wakeup
 //    consumed by its next Step::Block() (which then does not block): the
 //    lost-wakeup protection the kernel gets from set_current_state().
+//  - Concurrent wake-ups (issue #14, both off by default): with
+//    SimOptions::wake_select_cost a wakeup's enqueue is its own event
+//    (kWakeEnqueue, not bound to a CPU, so the waker is not held up) after
+//    the select; with idle_entry_cost a CPU that found its run queue empty
+//    is published idle at once but sleeps only at kIdleCommit, after the
+//    hooks' re-check (Hooks::IdleRecheck).  Inside that window a Kick sends
+//    nothing (the CPU polls); any other event on the CPU ends the window.
 
 #include <algorithm>
 #include <cstring>
@@ -78,7 +85,7 @@ bool SimTraceEvent::operator==(const SimTraceEvent& o) const {
 
 namespace {
 
-enum class EvKind : uint8_t { kTick, kRunEnd, kResched, kWork, kTimer, kSleepEnd, kAt };
+enum class EvKind : uint8_t { kTick, kRunEnd, kResched, kWork, kTimer, kSleepEnd, kAt, kWakeEnqueue, kIdleCommit };
 
 struct Event {
   Nanos time;
@@ -150,6 +157,8 @@ const char kSimEvOnline[] = "online";
 const char kSimEvOffline[] = "offline";
 const char kSimEvSyscall[] = "syscall";
 const char kSimEvAffinity[] = "affinity";
+const char kSimEvEnqueue[] = "enqueue";
+const char kSimEvLostWakeup[] = "lost_wakeup";
 
 }  // namespace
 
@@ -186,6 +195,10 @@ struct Simulator::Impl {
     Nanos idle_since = 0;
     Nanos avg_idle = 0;  // rq->avg_idle (newidle gate); set at construction
     bool resched_pending = false;
+    // Between the go-idle path's run-queue check and its sleep
+    // (SimOptions::idle_entry_cost): a Kick sends no IPI then.
+    bool entering_idle = false;
+    uint64_t idle_entry_gen = 0;
     CpuStats stats;
   };
 
@@ -241,6 +254,7 @@ struct Simulator::Impl {
       : topology(std::move(topo)), isolation(std::move(iso)), options(opts) {
     tick_period = sched::TickPeriod(options.hz);
     rng.seed(sched::DriverRngSeed(options.seed));
+    wake_rng.seed(sched::SplitMix64(options.seed ^ 0x77616b6557696e64ULL));  // "wakeWind"
     const int n = topology.num_cpus();
     cpus.resize(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) {
@@ -402,6 +416,7 @@ struct Simulator::Impl {
   void ExitIdle(Cpu& c) {
     if (!c.idle_state) return;
     c.idle_state = false;
+    c.entering_idle = false;
     c.stats.idle_ns += c.clock - c.idle_since;
     // update_avg(&rq->avg_idle, delta), capped at 2 * migration cost as
     // ttwu_do_activate() does.
@@ -458,6 +473,8 @@ struct Simulator::Impl {
   void Kick(int cpu) {
     Cpu& c = cpu_at(cpu);
     if (c.resched_pending) return;
+    // Polling in its idle entry: no IPI; its re-check finds the queue.
+    if (c.entering_idle) return;
     c.resched_pending = true;
     Post(Now(), EvKind::kResched, cpu, 0, 0);
   }
@@ -552,7 +569,13 @@ struct Simulator::Impl {
       if (c.curr == kIdleTask) {
         if (c.rq.empty() && c.online && options.newidle_balance && NewidlePull(c)) continue;
         if (c.rq.empty() || !c.online) {
+          const bool was_idle = c.idle_state;
           EnterIdle(c);
+          if (!was_idle && options.idle_entry_cost > 0 && c.online) {
+            // The idle entry's window (SimOptions::idle_entry_cost).
+            c.entering_idle = true;
+            Post(SaturatingAdd(c.clock, options.idle_entry_cost), EvKind::kIdleCommit, c.id, 0, ++c.idle_entry_gen);
+          }
           return;
         }
         const TaskId next = c.rq.PickNext();
@@ -626,7 +649,8 @@ struct Simulator::Impl {
   }
 
   // try_to_wake_up(): the model's select step, then the enqueue on the
-  // chosen CPU (both at the wakeup's time: no window between them yet).
+  // chosen CPU -- at the wakeup's time, or after the select->enqueue window
+  // (SimOptions::wake_select_cost; the kWakeEnqueue event).
   void TryToWakeUp(TaskId task, int waker_cpu) {
     Task& t = task_at(task);
     const int prev = t.cpu;
@@ -635,12 +659,53 @@ struct Simulator::Impl {
     t.state = TaskState::kRunnable;
     t.wake_pending = false;
     Trace(now, target, kSimEvWake, task, waker_cpu);
+    if (options.wake_select_cost > 0) {
+      const auto cost = static_cast<uint64_t>(options.wake_select_cost);
+      const Nanos delay = options.wake_select_cost + static_cast<Nanos>(wake_rng() % cost);
+      Post(SaturatingAdd(now, delay), EvKind::kWakeEnqueue, -1, task, static_cast<uint64_t>(target));
+      return;
+    }
+    WakeEnqueue(task, prev, target);
+  }
+
+  // ttwu_queue() / activate_task() on `target`.
+  void WakeEnqueue(TaskId task, int prev, int target) {
+    const Nanos now = Now();
+    for (Hooks* h : hooks) h->OnWakeEnqueue(task, target, now);
     if (target != prev) {
       MoveQueued(task, prev, target);
     } else {
       cpu_at(target).rq.PushBack(task);
       Kick(target);
     }
+  }
+
+  // The enqueue step after the window: the chosen CPU if the task may
+  // still run there (affinity, hotplug may have changed), else its fallback.
+  void HandleWakeEnqueue(TaskId task, int target) {
+    Task& t = task_at(task);
+    if (!Place().Allowed(t.affinity, target)) target = Place().Fallback(t.affinity);
+    Trace(Now(), target, kSimEvEnqueue, task, t.cpu);
+    WakeEnqueue(task, t.cpu, target);
+  }
+
+  // The end of the idle entry's window: the re-check (every hook must agree),
+  // then either the queued task runs or the CPU sleeps with it queued.
+  void HandleIdleCommit(Cpu& c, Nanos time) {
+    CpuScope scope(this, c);
+    c.clock = std::max(time, c.busy_until);
+    c.entering_idle = false;
+    bool recheck = true;
+    for (Hooks* h : hooks) recheck = h->IdleRecheck(c.id, c.clock) && recheck;
+    if (!c.rq.empty()) {
+      if (recheck) {
+        FinishCpuEvent(c);
+        return;
+      }
+      ++lost_wakeups;
+      Trace(c.clock, c.id, kSimEvLostWakeup, c.rq.Front(), c.rq.size());
+    }
+    c.busy_until = std::max(c.busy_until, c.clock);
   }
 
   // --- kernel activities ---------------------------------------------------------
@@ -735,6 +800,7 @@ struct Simulator::Impl {
       // Stale events first, so they are not deferred.
       if (e.kind == EvKind::kTick && (e.gen != c.tick_gen || c.tick_stopped)) return;
       if (e.kind == EvKind::kRunEnd && (e.gen != c.run_gen || c.curr != e.arg)) return;
+      if (e.kind == EvKind::kIdleCommit && (e.gen != c.idle_entry_gen || !c.entering_idle)) return;
       if (e.kind == EvKind::kTimer) {
         const TimerSlot& ts = timers[static_cast<size_t>(e.arg)];
         if (!ts.pending || ts.gen != e.gen) return;
@@ -792,6 +858,12 @@ struct Simulator::Impl {
         if (fn) fn();
         break;
       }
+      case EvKind::kWakeEnqueue:
+        HandleWakeEnqueue(static_cast<TaskId>(e.arg), static_cast<int>(e.gen));
+        break;
+      case EvKind::kIdleCommit:
+        HandleIdleCommit(cpu_at(e.cpu), e.time);
+        break;
     }
   }
 
@@ -811,6 +883,8 @@ struct Simulator::Impl {
   SimOptions options;
   Nanos tick_period = kNsPerMs;
   std::mt19937_64 rng;
+  std::mt19937_64 wake_rng;  // SimOptions::wake_select_cost jitter
+  int64_t lost_wakeups = 0;
 
   std::vector<Hooks*> hooks;
   Tracer* tracer = nullptr;  // Driver::tracer() at the start; nullptr: tracing off
@@ -892,11 +966,14 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(Topology topology,
   }
   if (options.tick_cost < 0 || options.context_switch_cost < 0 || options.work_cost < 0 ||
       options.timer_cost < 0 || options.newidle_cost < 0 || options.newidle_migration_cost < 0 ||
-      options.newidle_migration_cost > kNanosMax / 2) {
+      options.newidle_migration_cost > kNanosMax / 2 || options.wake_select_cost < 0 ||
+      options.wake_select_cost > kNanosMax / 4 || options.idle_entry_cost < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "Simulator: modelled costs must be >= 0 (newidle_migration_cost <= kNanosMax / 2), got tick ", options.tick_cost, " switch ",
+        "Simulator: modelled costs must be >= 0 (newidle_migration_cost <= kNanosMax / 2, wake_select_cost <= "
+        "kNanosMax / 4), got tick ", options.tick_cost, " switch ",
         options.context_switch_cost, " work ", options.work_cost, " timer ", options.timer_cost, " newidle ",
-        options.newidle_cost, " newidle_migration ", options.newidle_migration_cost));
+        options.newidle_cost, " newidle_migration ", options.newidle_migration_cost, " wake_select ",
+        options.wake_select_cost, " idle_entry ", options.idle_entry_cost));
   }
   if (const CacheRefillPenalty& p = options.refill_penalty;
       p.smt_sibling < 0 || p.cross_core_same_llc < 0 || p.cross_llc < 0 || p.cross_node < 0) {
@@ -1171,5 +1248,6 @@ const std::vector<SimTraceEvent>& Simulator::trace() const { return impl_->trace
 uint64_t Simulator::TraceHash() const { return impl_->trace_hash; }
 int64_t Simulator::events_processed() const { return impl_->events; }
 SimPlacementStats Simulator::placement_stats() const { return impl_->placement; }
+int64_t Simulator::lost_wakeups() const { return impl_->lost_wakeups; }
 
 }  // namespace isolation

@@ -99,6 +99,46 @@ Violations CheckSimWorkloads(const std::string& sel) {
   return v;
 }
 
+// S14 / S16 on the simulator with the concurrent-wakeup windows open
+// (SimOptions::wake_select_cost, idle_entry_cost): the RR analogue at 75 %
+// of 16 CPUs (kernel wake_affine, as S12) for 10 ms.  No lost wakeup, seen
+// by the simulator (a CPU asleep with a woken task queued) and by the
+// harness; the run makes progress.
+Violations CheckSimConcurrentWakeups(const std::string& sel) {
+  Violations v;
+  auto topo = Topology::FromSynthetic("package:1 l3cache:1 core:16 pu:1");
+  if (!topo.ok()) return {topo.status().ToString()};
+  IsolationConfig iso(*topo);
+  auto st = StateOrViolation(sel, is::IdleTopology::From(*topo, iso), {}, v);
+  if (st == nullptr) return v;
+  is::HarnessOptions ho;
+  ho.wake_affine_kernel = true;
+  is::IdleSelectHooks hooks(*st, ho);
+  SimOptions so;
+  so.seed = 1;
+  so.hz = 250;
+  so.wake_select_cost = is::kConcurrentWakeSelectCost;
+  so.idle_entry_cost = is::kConcurrentIdleEntryCost;
+  auto sim = Simulator::Create(*topo, iso, so);
+  if (!sim.ok()) return {sim.status().ToString()};
+  (*sim)->AddHooks(&hooks);
+  auto r = is::RunLoadPoint(**sim, hooks, is::LoadWorkload::kRequestResponse, 75, 10 * kNsPerMs);
+  if (!r.ok()) return {r.status().ToString()};
+  if ((*sim)->lost_wakeups() != 0) {
+    v.push_back(absl::StrCat("S16: ", (*sim)->lost_wakeups(),
+                             " CPUs slept with a woken task queued (the idle-entry re-check was skipped)"));
+  }
+  if (r->counters.lost_wakeups != 0) {
+    v.push_back(absl::StrCat("S16: the harness counted ", r->counters.lost_wakeups, " lost wakeups"));
+  }
+  if (r->value <= 0) v.push_back("concurrent wakeups: no round trip completed");
+  if (r->counters.invariant_violations != 0) {
+    v.push_back(absl::StrCat("concurrent wakeups: ", r->counters.invariant_violations,
+                             " placements outside the task's affinity (I3)"));
+  }
+  return v;
+}
+
 // I3 under the driver: every task of a hackbench group confined to CPUs 2-5.
 Violations CheckSimAffinity(const std::string& sel) {
   Violations v;
@@ -235,6 +275,9 @@ const std::vector<CheckImpl>& SimChecks() {
   static const auto* checks = new std::vector<CheckImpl>{
       {"Sim_NoLostWakeup_AllWorkloadsComplete", "IdleSelectSimConformance",
        "hackbench, pipe and batch-wake workloads complete on the simulator", &Always, &CheckSimWorkloads},
+      {"Sim_ConcurrentWakeups_NoLostWakeup", "IdleSelectSimConformance",
+       "S14/S16 on the simulator: with the select->enqueue and idle-entry windows open, no lost wakeup", &Always,
+       &CheckSimConcurrentWakeups},
       {"Sim_I3_AffinityUnderDriver", "IdleSelectSimConformance", "tasks confined by affinity stay there", &Always,
        &CheckSimAffinity},
       {"Sim_Deterministic", "IdleSelectSimConformance", "a seed fixes the run", &Always, &CheckSimDeterministic},
@@ -257,6 +300,9 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(IdleSelectSimConformance);
 
 TEST_P(IdleSelectSimConformance, Sim_NoLostWakeup_AllWorkloadsComplete) {
   RunAsTest("Sim_NoLostWakeup_AllWorkloadsComplete", GetParam());
+}
+TEST_P(IdleSelectSimConformance, Sim_ConcurrentWakeups_NoLostWakeup) {
+  RunAsTest("Sim_ConcurrentWakeups_NoLostWakeup", GetParam());
 }
 TEST_P(IdleSelectSimConformance, Sim_I3_AffinityUnderDriver) { RunAsTest("Sim_I3_AffinityUnderDriver", GetParam()); }
 TEST_P(IdleSelectSimConformance, Sim_Deterministic) { RunAsTest("Sim_Deterministic", GetParam()); }

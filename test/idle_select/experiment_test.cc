@@ -7,6 +7,7 @@
 #include <string>
 
 #include "experiments/idle_experiment.h"
+#include "isolation/idle_select/selector.h"
 #include "gtest/gtest.h"
 #include "isolation/runtime/sim.h"
 
@@ -181,6 +182,33 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   EXPECT_EQ(sweep_cells.size(), 16u);
   EXPECT_GE(rr200_v0_mig, 0.0);
   EXPECT_GT(rr200_v1u_mig, 2 * rr200_v0_mig);
+  // Issue #14 item 2: the `stacking` table -- per registered selector and
+  // the broken-handshake control, at 50/75/90 % load, stackings and lost
+  // wakeups: 0 lost for every correct variant, > 0 for the control.
+  ASSERT_TRUE(j.contains("stacking"));
+  std::set<std::string> stacking_variants;
+  int64_t control_lost = 0, v0_stackings = 0;
+  for (const auto& row : j["stacking"]) {
+    for (const char* k : {"variant", "negative_control", "load_pct", "stackings", "lost_wakeups"}) {
+      ASSERT_TRUE(row.contains(k)) << k << " in " << row.dump();
+    }
+    const int load = row["load_pct"].get<int>();
+    EXPECT_TRUE(load == 50 || load == 75 || load == 90) << row.dump();
+    stacking_variants.insert(row["variant"].get<std::string>());
+    EXPECT_EQ(row["lost_wakeups"], row["harness_lost_wakeups"]) << row.dump();
+    if (row["negative_control"].get<bool>()) {
+      EXPECT_EQ(row["variant"], "V0-norecheck");
+      EXPECT_GT(row["lost_wakeups"].get<int64_t>(), 0) << row.dump();
+      control_lost += row["lost_wakeups"].get<int64_t>();
+    } else {
+      EXPECT_EQ(row["lost_wakeups"].get<int64_t>(), 0) << row.dump();
+    }
+    if (row["variant"] == "V0") v0_stackings += row["stackings"].get<int64_t>();
+  }
+  for (const std::string& v : idle_select::SelectorNames()) EXPECT_EQ(stacking_variants.count(v), 1u) << v;
+  EXPECT_EQ(stacking_variants.count("V0-norecheck"), 1u);
+  EXPECT_GT(control_lost, 0);
+  EXPECT_GT(v0_stackings, 0) << "V0 stacks inside the select->enqueue window";
 }
 
 // --quick shortens the run but does not hide a bad value: what the user

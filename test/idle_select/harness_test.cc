@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The run-queue harness on the deterministic simulator: the workload
-// scenarios about particular built-in selectors (S11, S12, S19-S22).  What
+// scenarios about particular built-in selectors (S11, S12, S14/S16 with the
+// concurrent-wakeup windows, S19-S22).  What
 // every selector must do under a driver (workloads complete, affinity,
 // determinism, S7) is in the kit's IdleSelectSimConformance suite.
 
@@ -12,10 +13,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 #include "gtest/gtest.h"
 #include "isolation/idle_select/idle_select.h"
 #include "isolation/idle_select/hooks.h"
+#include "isolation/idle_select/selector.h"
 #include "isolation/runtime/sim.h"
 
 namespace isolation::idle_select {
@@ -107,9 +111,10 @@ TEST(IdleSelectHarnessScenarios, S11_PingPongSaturatesV1Mask) {
 //   - at 100 % load (16 pairs) the V1-unbounded/V0 migration ratio is small:
 //     the rise is a high-load effect.
 // Not reproduced: V3 close to V0 in migrations (V3 also finds the
-// short-idle CPUs with <= 4 probes) and deeper stacking (the simulator runs
+// short-idle CPUs with <= 4 probes) and deeper stacking (this test runs
 // wakeups one at a time, so the probe->enqueue window of concurrent wakers
-// (S14) never opens, and it has no load balancer to count pulls).
+// (S14) never opens: S14_S16_ConcurrentWakeupsStackButLoseNothing opens it;
+// and it has no load balancer to count pulls).
 struct RrCounts {
   double probes, stale, stacked, migrations;
   int64_t max_queued_ahead, transactions, pulls;
@@ -400,6 +405,79 @@ TEST(IdleSelectHarnessScenarios, S22_LoadSweep) {
       EXPECT_GT(std::abs(change[3]), std::abs(change[0]) + 1.0);
     }
   }
+}
+
+// S14 + S16 with library code on the simulator (issue #14 item 2): the RR
+// analogue (kernel wake_affine, as S12) at 50 / 75 / 90 % of 16 CPUs for
+// 5 ms, with the select->enqueue window (SimOptions::wake_select_cost) and
+// the idle-entry window (idle_entry_cost) open.  Every registered selector
+// that is not a negative control loses no wakeup (the simulator's count and
+// the harness's); the broken-handshake control V0-norecheck loses some at
+// every load.  S14: V0 stacks (two wakers place on one idle CPU inside the
+// window), and without the windows nothing can stack.
+struct WindowCell {
+  int64_t stackings, lost_sim, lost_harness, selections;
+};
+WindowCell RunWindowCell(const std::string& v, int load, bool windows) {
+  auto topo = Topology::FromSynthetic("package:1 l3cache:1 core:16 pu:1");
+  EXPECT_TRUE(topo.ok());
+  IsolationConfig iso(*topo);
+  Options o;
+  o.variant = v;
+  auto st = IdleState::Create(IdleTopology::From(*topo, iso), o);
+  EXPECT_TRUE(st.ok()) << st.status();
+  HarnessOptions ho;
+  ho.wake_affine_kernel = true;
+  IdleSelectHooks hooks(**st, ho);
+  SimOptions so;
+  so.seed = 1;
+  so.hz = 250;
+  if (windows) {
+    so.wake_select_cost = kConcurrentWakeSelectCost;
+    so.idle_entry_cost = kConcurrentIdleEntryCost;
+  }
+  auto sim = Simulator::Create(*topo, iso, so);
+  EXPECT_TRUE(sim.ok()) << sim.status();
+  (*sim)->AddHooks(&hooks);
+  auto r = RunLoadPoint(**sim, hooks, LoadWorkload::kRequestResponse, load, 5 * kNsPerMs);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return {};
+  EXPECT_GT(r->value, 0) << v << " " << load << " %: no round trip";
+  return {r->counters.stackings, (*sim)->lost_wakeups(), r->counters.lost_wakeups, r->counters.selections};
+}
+
+TEST(IdleSelectHarnessScenarios, S14_S16_ConcurrentWakeupsStackButLoseNothing) {
+  std::vector<std::string> variants = SelectorNames();
+  variants.push_back("V0-norecheck");
+  std::printf("concurrent wake-ups, rr on 16 CPUs, 5 ms: stackings / lost wakeups at 50 75 90 %%\n");
+  for (const std::string& v : variants) {
+    auto entry = FindSelector(v);
+    ASSERT_TRUE(entry.ok()) << entry.status();
+    const bool control = (*entry)->negative_control;
+    std::string line = absl::StrFormat("  %-14s", v);
+    for (int load : {50, 75, 90}) {
+      SCOPED_TRACE(absl::StrCat(v, " at ", load, " %"));
+      const WindowCell c = RunWindowCell(v, load, /*windows=*/true);
+      EXPECT_GT(c.selections, 0);
+      EXPECT_EQ(c.lost_harness, c.lost_sim) << "the harness sees each lost wakeup its selector caused";
+      if (control) {
+        EXPECT_GT(c.lost_sim, 0) << "the broken handshake must lose a wakeup";
+      } else {
+        EXPECT_EQ(c.lost_sim, 0);
+      }
+      absl::StrAppend(&line, absl::StrFormat(" %6d / %-3d", c.stackings, c.lost_sim));
+    }
+    std::printf("%s%s\n", line.c_str(), control ? "  (negative control)" : "");
+  }
+  // S14: the window is what lets two wakers stack.
+  int64_t v0_stackings = 0;
+  for (int load : {50, 75, 90}) {
+    v0_stackings += RunWindowCell("V0", load, true).stackings;
+    const WindowCell off = RunWindowCell("V0", load, false);
+    EXPECT_EQ(off.stackings, 0) << load << " %: without the window no wakeup is in flight at a select";
+    EXPECT_EQ(off.lost_sim, 0);
+  }
+  EXPECT_GT(v0_stackings, 0) << "V0 stacks inside the select->enqueue window";
 }
 
 }  // namespace

@@ -615,14 +615,14 @@ TEST(IdleSelectScenarios, V5_FilterAndAbelsRule) {
 // ---------------------------------------------------------------------------
 TEST(IdleSelectRegistry, BuiltinsInOrderWithDescriptions) {
   const std::vector<std::string> want = {"V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2",
-                                         "V3", "V4g", "V4n", "V5", "V1-trusting"};
+                                         "V3", "V4g", "V4n", "V5", "V1-trusting", "V0-norecheck"};
   std::vector<std::string> names = SelectorNames(/*include_negative_controls=*/true);
   ASSERT_GE(names.size(), want.size());
   names.resize(want.size());  // other tests of this binary may register more
   EXPECT_EQ(names, want);
   for (const SelectorEntry* e : SelectorRegistry().All()) {
     EXPECT_FALSE(e->description.empty()) << e->name;
-    EXPECT_EQ(e->negative_control, e->name == "V1-trusting") << e->name;
+    EXPECT_EQ(e->negative_control, e->name == "V1-trusting" || e->name == "V0-norecheck") << e->name;
   }
   std::vector<std::string> listed;
   for (const VariantInfo& row : ListVariants()) {

@@ -79,8 +79,7 @@ struct MixedRun {
   int64_t events = 0;
 };
 
-MixedRun RunMixedWorkload(uint64_t seed) {
-  SimOptions opts;
+MixedRun RunMixedWorkload(uint64_t seed, SimOptions opts = {}) {
   opts.seed = seed;
   opts.record_trace = true;
   auto sim = MakeSim("core:16 pu:1", "8-15", "12-15", opts);
@@ -165,6 +164,126 @@ TEST(SimulatorDeterminism, DifferentSeedGivesDifferentTrace) {
   const MixedRun b = RunMixedWorkload(43);
   EXPECT_NE(a.hash, b.hash);
   EXPECT_FALSE(a.trace == b.trace);
+}
+
+// Concurrent wake-ups (issue #14): the windows are off unless asked for,
+// and a run with them on is still fixed by its seed -- and differs from the
+// run without them (so the window is really in the trace).
+TEST(SimulatorConcurrentWakeups, WindowsOffByDefaultDeterministicWhenOn) {
+  EXPECT_EQ(SimOptions{}.wake_select_cost, 0);
+  EXPECT_EQ(SimOptions{}.idle_entry_cost, 0);
+  SimOptions on;
+  on.wake_select_cost = 2 * kNsPerUs;
+  on.idle_entry_cost = 5 * kNsPerUs;
+  const MixedRun a = RunMixedWorkload(42, on);
+  const MixedRun b = RunMixedWorkload(42, on);
+  EXPECT_EQ(a.hash, b.hash);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_TRUE(a.trace == b.trace);
+  const MixedRun off = RunMixedWorkload(42);
+  EXPECT_NE(a.hash, off.hash);
+  std::map<std::string, int> kinds;
+  for (const SimTraceEvent& e : a.trace) ++kinds[e.kind];
+  EXPECT_GT(kinds["enqueue"], 0) << "every wakeup's enqueue is its own event";
+  EXPECT_EQ(kinds["lost_wakeup"], 0) << "the default re-check never loses one";
+  for (const SimTraceEvent& e : off.trace) EXPECT_STRNE(e.kind, "enqueue");
+}
+
+TEST(SimulatorConcurrentWakeups, NegativeCostsAreRejected) {
+  auto topo = Topology::FromSynthetic("core:2 pu:1");
+  ASSERT_TRUE(topo.ok());
+  for (int which = 0; which < 2; ++which) {
+    SimOptions o;
+    (which == 0 ? o.wake_select_cost : o.idle_entry_cost) = -1;
+    auto sim = Simulator::Create(*topo, IsolationConfig(*topo), o);
+    ASSERT_FALSE(sim.ok());
+    EXPECT_EQ(sim.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(sim.status().message().find(which == 0 ? "wake_select -1" : "idle_entry -1"), std::string::npos)
+        << sim.status();
+  }
+}
+
+// A wakeup whose enqueue lands inside the idle entry's window: the re-check
+// at the window's end runs it; a hook that skips the re-check leaves the CPU
+// asleep with the task queued (a lost wakeup, counted and traced).
+TEST(SimulatorConcurrentWakeups, EnqueueInIdleEntryWindowNeedsTheRecheck) {
+  for (bool recheck : {true, false}) {
+    SCOPED_TRACE(recheck);
+    SimOptions opts = ZeroCostSimOptions(1000);
+    opts.idle_entry_cost = 5 * kNsPerUs;
+    opts.record_trace = true;
+    auto sim = MakeSim("core:2 pu:1", "", "", opts);
+    struct Handshake : Hooks {
+      bool IdleRecheck(int, Nanos) override {
+        ++asked;
+        return recheck;
+      }
+      bool recheck = true;
+      int asked = 0;
+    } hs;
+    hs.recheck = recheck;
+    sim->AddHooks(&hs);
+    int runs = 0;
+    // Runs 10 us, blocks (CPU 1 goes idle at 10 us: window to 15 us), and
+    // after the wakeup at 12 us it runs again.
+    auto id = sim->Spawn(Spec("t", 1, [&](TaskContext&) {
+      ++runs;
+      return runs == 1 ? Step::Run(10 * kNsPerUs) : runs == 2 ? Step::Block() : Step::Exit();
+    }));
+    ASSERT_TRUE(id.ok());
+    sim->At(12 * kNsPerUs, [&] { sim->Wake(*id, -1); });
+    ASSERT_TRUE(sim->RunFor(2 * kNsPerMs).ok());
+    EXPECT_GT(hs.asked, 0);
+    int lost_traced = 0;
+    for (const SimTraceEvent& e : sim->trace()) lost_traced += std::string(e.kind) == "lost_wakeup";
+    if (recheck) {
+      EXPECT_EQ(runs, 3) << "the re-check ran the task queued during the window";
+      EXPECT_EQ(sim->lost_wakeups(), 0);
+      EXPECT_EQ(lost_traced, 0);
+    } else {
+      EXPECT_EQ(runs, 2) << "asleep with the task queued: it never runs again";
+      EXPECT_EQ(sim->lost_wakeups(), 1);
+      EXPECT_EQ(lost_traced, 1);
+      EXPECT_EQ(sim->NumRunnable(1), 1);
+      // A later event on that CPU (a kick by another enqueue) recovers it.
+      ASSERT_TRUE(sim->Spawn(Spec("kick", 1, [](TaskContext&) { return Step::Exit(); })).ok());
+      ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+      EXPECT_EQ(runs, 3);
+    }
+  }
+}
+
+// The select->enqueue window: the enqueue (and OnWakeEnqueue) lands
+// wake_select_cost plus up to as much jitter after the select.
+TEST(SimulatorConcurrentWakeups, EnqueueLandsAfterTheSelectWindow) {
+  SimOptions opts = ZeroCostSimOptions(1000);
+  opts.wake_select_cost = 3 * kNsPerUs;
+  auto sim = MakeSim("core:2 pu:1", "", "", opts);
+  struct Times : Hooks {
+    int SelectTaskCpu(TaskId, int, int, Nanos now) override {
+      selected = now;
+      return -1;
+    }
+    void OnWakeEnqueue(TaskId, int cpu, Nanos now) override {
+      enqueued = now;
+      enqueue_cpu = cpu;
+    }
+    Nanos selected = -1, enqueued = -1;
+    int enqueue_cpu = -1;
+  } times;
+  sim->AddHooks(&times);
+  auto id = sim->Spawn(Spec("t", 1, [](TaskContext&) { return Step::Block(); }));
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  sim->Wake(*id, -1);
+  ASSERT_TRUE(sim->RunFor(kNsPerUs).ok());
+  EXPECT_EQ(times.selected, kNsPerMs);
+  EXPECT_EQ(times.enqueued, -1) << "not enqueued yet inside the window";
+  EXPECT_EQ(sim->NumRunnable(1), 0);
+  ASSERT_TRUE(sim->RunFor(10 * kNsPerUs).ok());
+  EXPECT_GE(times.enqueued - times.selected, 3 * kNsPerUs);
+  EXPECT_LT(times.enqueued - times.selected, 6 * kNsPerUs);
+  EXPECT_EQ(times.enqueue_cpu, 1);
 }
 
 TEST(SimulatorDeterminism, HashComputedWithoutRecording) {

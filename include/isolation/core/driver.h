@@ -210,6 +210,20 @@ class Hooks {
     (void)task; (void)prev_cpu; (void)waker_cpu; (void)now;
     return -1;
   }
+  // The enqueue step of that wakeup (ttwu_queue() / activate_task()): `task`
+  // is about to become visible on `cpu`'s run queue.  Follows the task's
+  // SelectTaskCpu at once, or, on the simulator with
+  // SimOptions::wake_select_cost, after the select->enqueue window in which
+  // other wakeups may select (issue #14).  Not for forks or migrations.
+  virtual void OnWakeEnqueue(TaskId task, int cpu, Nanos now) { (void)task; (void)cpu; (void)now; }
+  // The go-idle half of the wakeup handshake: `cpu` published itself idle
+  // (OnIdleEnter) and is about to sleep; true = re-check the run queue first
+  // (do_idle()'s need_resched() after __current_set_polling()), so an
+  // enqueue that raced with the idle entry is run.  Every hook must agree;
+  // false from any skips the re-check (a negative control's broken
+  // handshake: the CPU sleeps with that task queued).  Called only by the
+  // simulator with SimOptions::idle_entry_cost > 0.
+  virtual bool IdleRecheck(int cpu, Nanos now) { (void)cpu; (void)now; return true; }
 };
 
 // Per-CPU counters kept by every driver.

@@ -100,9 +100,25 @@ struct HarnessCounters {
   // Every queued-task move the driver reported (OnMigrate): wakeup
   // migrations plus load-balancer pulls (simulator newidle_balance).
   int64_t migrate_events = 0;
+  // Concurrent wake-ups (issue #14; SimOptions::wake_select_cost and
+  // idle_entry_cost open the windows, so both stay 0 without them):
+  // stackings = placements on a CPU with no task (Driver::IsIdle) that
+  // another wakeup already chose and has not enqueued yet (two wakers
+  // placing on the same idle CPU); lost_wakeups = idle entries whose
+  // re-check this harness skipped (the selector's
+  // SelectorTraits::idle_entry_recheck false) with a task queued.
+  int64_t stackings = 0;
+  int64_t lost_wakeups = 0;
 };
 
 inline constexpr int kMaxHarnessTasks = 1 << 20;
+
+// The concurrent-wakeup windows (issue #14) of the kit's
+// Sim_ConcurrentWakeups_NoLostWakeup and of `isolab idle`'s stacking table:
+// SimOptions::wake_select_cost (select -> enqueue, plus a jitter of up to as
+// much again) and SimOptions::idle_entry_cost (run-queue check -> sleep).
+inline constexpr Nanos kConcurrentWakeSelectCost = 2 * kNsPerUs;
+inline constexpr Nanos kConcurrentIdleEntryCost = 5 * kNsPerUs;
 
 class IdleSelectHooks final : public Hooks {
  public:
@@ -135,6 +151,11 @@ class IdleSelectHooks final : public Hooks {
   void OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) override;
   void OnMigrate(TaskId task, int from, int to, Nanos now) override;
   int SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) override;
+  // ttwu_pending is set here, on the CPU SelectTaskCpu chose (unless the
+  // waker's own), and the wakeup stops being in flight.
+  void OnWakeEnqueue(TaskId task, int cpu, Nanos now) override;
+  // The selector's SelectorTraits::idle_entry_recheck.
+  bool IdleRecheck(int cpu, Nanos now) override;
 
  private:
   struct alignas(64) TaskSlot {
@@ -142,6 +163,9 @@ class IdleSelectHooks final : public Hooks {
     bool has_affinity = false;
     bool sched_idle = false;
     CpuMask affinity;
+    // The wakeup in flight (selected, not yet enqueued): its CPU and waker.
+    int inflight_cpu = -1;
+    int inflight_waker = -1;
   };
   struct alignas(64) CpuSlot {
     // Driver idle time at the last SIS_UTIL sample.  Atomic: successive
@@ -152,6 +176,8 @@ class IdleSelectHooks final : public Hooks {
     // and the predicted idle length.
     Nanos idle_start_ns = 0;
     Nanos predicted_idle_ns = 0;
+    // Wakeups that chose this CPU and have not enqueued yet (any CPU thread).
+    std::atomic<int> inflight{0};
   };
   struct alignas(64) Counter {
     std::atomic<int64_t> v{0};
@@ -167,6 +193,7 @@ class IdleSelectHooks final : public Hooks {
   // false after OnStart with a driver of another size: every hook returns.
   // Written by OnStart before any other event (driver.h), then read-only.
   bool active_ = true;
+  bool idle_recheck_ = true;  // the selector's SelectorTraits::idle_entry_recheck
   std::string setup_error_;  // "" = fine; same lifetime rules as active_
   Tracer* tracer_ = nullptr;  // Driver::tracer() at OnStart
   std::vector<TaskSlot> tasks_;

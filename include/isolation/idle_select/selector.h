@@ -82,6 +82,14 @@ struct SelectorTraits {
   // idle-core scan that found none, untouched with Options::smt_preference off.
   bool idle_core_hint = false;
   HintClear idle_hint_clear = HintClear::kNoHint;
+  // The go-idle half of the wakeup handshake (S16): a CPU that published
+  // itself idle re-checks its run queue before it sleeps (do_idle()'s
+  // need_resched() after __current_set_polling() and the barrier; the
+  // sched_ext idle publish followed by the local-DSQ check), so an enqueue
+  // that raced with the idle entry runs.  IdleSelectHooks answers the
+  // driver's Hooks::IdleRecheck with it.  false only for the negative
+  // control V0-norecheck.
+  bool idle_entry_recheck = true;
 };
 
 inline constexpr int kUnboundedProbes = INT_MAX;

@@ -144,6 +144,26 @@ struct SimOptions {
   bool newidle_balance = false;
   Nanos newidle_cost = 10 * kNsPerUs;
   Nanos newidle_migration_cost = 500 * kNsPerUs;
+  // Concurrent wake-ups (issue #14).  Both 0 by default: a wakeup's select
+  // and enqueue then happen at its time and the go-idle path is one step, so
+  // every trace is what it was before these options existed.
+  // wake_select_cost > 0: a wakeup's enqueue (Hooks::OnWakeEnqueue, then the
+  // run queue) lands wake_select_cost + a jitter uniform in
+  // [0, wake_select_cost) after its select step (Hooks::SelectTaskCpu); the
+  // jitter comes from an engine seeded by `seed`, apart from Random()'s.
+  // Wakeups issued by other CPUs or timers inside that window select while
+  // it is open, so two may choose the same idle CPU (stacking: ttwu_pending
+  // is set by the enqueue).  The waker's CPU is not held up meanwhile; the
+  // wakee is runnable but on no run queue.
+  Nanos wake_select_cost = 0;
+  // idle_entry_cost > 0: the go-idle path takes this long between finding
+  // the run queue empty (the CPU is published idle there: OnIdleEnter) and
+  // sleeping.  An enqueue inside that window sends no IPI (the CPU is
+  // polling) and is run after the re-check at its end (Hooks::IdleRecheck);
+  // if a hook skips the re-check the CPU sleeps with the task queued until a
+  // later event on it -- a lost wakeup, counted by lost_wakeups() and traced
+  // as "lost_wakeup".  Any event on the CPU inside the window ends it.
+  Nanos idle_entry_cost = 0;
   // Cache-refill penalty of a task's work starting away from its warm CPU
   // (CacheRefillPenalty above; off by default).
   CacheRefillPenalty refill_penalty;
@@ -168,7 +188,9 @@ SimOptions ZeroCostSimOptions(int hz, uint64_t seed = 1);
 
 // One trace record (kind names: "tick", "switch", "idle_enter", "idle_exit",
 // "tick_stop", "tick_restart", "work", "timer", "rtu", "fork", "exit",
-// "migrate", "wake", "online", "offline").
+// "migrate", "wake", "online", "offline"; with SimOptions::wake_select_cost
+// "enqueue" (a = task, b = its CPU before), with idle_entry_cost
+// "lost_wakeup" (a = first queued task, b = tasks queued)).
 struct SimTraceEvent {
   Nanos time;
   int cpu;
@@ -230,6 +252,9 @@ class Simulator final : public Driver {
   int64_t events_processed() const;
   // Moves and refill penalties so far (SimOptions::refill_penalty).
   SimPlacementStats placement_stats() const;
+  // CPUs that went to sleep with a woken task on their run queue: the go-idle
+  // re-check was skipped (SimOptions::idle_entry_cost; 0 without it).
+  int64_t lost_wakeups() const;
 
  private:
   struct Impl;

@@ -16,10 +16,15 @@
 #include <unistd.h>
 #endif
 
+// The syscall is used only where it exists and the build is not TSan's.
+#if defined(__linux__) && defined(SYS_membarrier) && !defined(__SANITIZE_THREAD__) && !defined(ISOLATION_TSAN)
+#define ISOLATION_USE_MEMBARRIER 1
+#endif
+
 namespace isolation {
 namespace {
 
-#if defined(__linux__) && defined(SYS_membarrier)
+#if defined(ISOLATION_USE_MEMBARRIER)
 long Membarrier(int cmd) { return syscall(SYS_membarrier, cmd, 0U, 0); }
 #endif
 
@@ -27,7 +32,7 @@ MembarrierSupport Detect() {
   MembarrierSupport s;
 #if defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN)
   s.reason = "ThreadSanitizer build (TSan does not model membarrier's remote barriers)";
-#elif !defined(__linux__) || !defined(SYS_membarrier)
+#elif !defined(ISOLATION_USE_MEMBARRIER)
   s.reason = "no membarrier syscall on this platform";
 #else
   const long cmds = Membarrier(MEMBARRIER_CMD_QUERY);
@@ -57,7 +62,7 @@ const MembarrierSupport& PrivateExpeditedMembarrier() {
 }
 
 void MembarrierPrivateExpedited() {
-#if defined(__linux__) && defined(SYS_membarrier) && !defined(__SANITIZE_THREAD__) && !defined(ISOLATION_TSAN)
+#if defined(ISOLATION_USE_MEMBARRIER)
   if (Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
   std::fprintf(stderr, "isolation: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed: %s\n", std::strerror(errno));
 #else

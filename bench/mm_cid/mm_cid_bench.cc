@@ -73,7 +73,8 @@ std::unique_ptr<MmCid> CreateWithTwoTasks(benchmark::State& state, const MmCidCo
 }
 
 // The timed loop: tasks 0 and 1 take turns on CPU 0.
-void AlternateTasksOnCpu0(benchmark::State& state, MmCid& m) {
+template <typename Hook>
+void AlternateTasksOnCpu0(benchmark::State& state, Hook& m) {
   TaskId cur = kNoTask;
   Nanos now = 0;
   for (auto _ : state) {
@@ -84,15 +85,38 @@ void AlternateTasksOnCpu0(benchmark::State& state, MmCid& m) {
 }
 
 // Two tasks of one mm alternate on CPU 0: the ID stays parked (no atomics).
+// The label names the barrier mode in use (MmCid::barrier_mode()).
 void BM_Switch_Cached(benchmark::State& state) {
   const MmCidConfig c = Config(static_cast<int>(state.range(0)));
   auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/false);
   if (m == nullptr) return;
   AlternateTasksOnCpu0(state, *m);
   SetSwitchCounters(state, *m);
-  SetDesignLabel(state, c);
+  state.SetLabel(c.Name() + " barrier=" + BarrierModeName(m->barrier_mode()));
 }
 BENCHMARK(BM_Switch_Cached)->Arg(0)->Arg(1)->Arg(2);
+
+// The baseline of issue #12 goal 1 ("cached switch <= 2x an empty hook"):
+// the same loop calling an empty hook through a virtual call the compiler
+// cannot resolve -- what a ContextSwitch hook costs before it does anything.
+class SwitchHook {
+ public:
+  virtual ~SwitchHook() = default;
+  virtual void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) = 0;
+};
+class EmptySwitchHook final : public SwitchHook {
+ public:
+  // noinline: a call remains even where the compiler devirtualises
+  // speculatively (without it the loop folds to nothing: 0 ns).
+  __attribute__((noinline)) void ContextSwitch(int, TaskId, TaskId, Nanos) override { benchmark::ClobberMemory(); }
+};
+void BM_EmptyHook(benchmark::State& state) {
+  auto owned = std::make_unique<EmptySwitchHook>();
+  SwitchHook* hook = owned.get();
+  benchmark::DoNotOptimize(hook);  // opaque: no devirtualisation, no inlining
+  AlternateTasksOnCpu0(state, *hook);
+}
+BENCHMARK(BM_EmptyHook);
 
 // Tasks of two mms alternate on CPU 0: each mm's ID stays parked in its slot
 // (lazy) -- the "slot reuse" case of [LF].

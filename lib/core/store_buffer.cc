@@ -132,6 +132,14 @@ void Fence() {
   DrainThreadLocked(s, std::this_thread::get_id());
 }
 
+void FenceEveryThread() {
+  State& s = GetState();
+  MutexLock l(s.mu);
+  ++s.stats.process_barriers;
+  while (!s.buffers.empty()) DrainThreadLocked(s, s.buffers.begin()->first);
+  s.views.clear();
+}
+
 void OperationEnds() {
   if (!g_active.load(std::memory_order_relaxed)) return;
   State& s = GetState();

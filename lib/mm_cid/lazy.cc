@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The `lazy` design as the kernel ships it (v6.4-v6.18): both Dekker fences
-// of the lazy put, and the strategies its LazyConfig names.  The design
+// The `lazy` design as the kernel ships it (v6.4-v6.18): the Dekker pairing
+// of the lazy put -- both fences, or a compiler barrier and membarrier(2)
+// (MakeMainlineLazyDesign, BarrierMode) -- and the strategies its LazyConfig
+// names.  The design
 // itself is lazy_design.h.
 
 #include "mm_cid/builtins.h"
@@ -16,7 +18,7 @@ DesignEntry LazyDesignEntry() {
           "axes allocator/scope/granularity/placement/tick",
           /*negative_control=*/false,
           DesignFactory{[](int num_cpus, const LazyConfig& config, const MmCid::Limits& limits) {
-                          return MakeLazyDesign<lazy_design::DekkerFences>(num_cpus, config, limits);
+                          return MakeMainlineLazyDesign(num_cpus, config, limits);
                         },
                         traits}};
 }

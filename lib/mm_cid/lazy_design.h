@@ -5,9 +5,10 @@
 // Spec §3.1-3.3.  Its variants are objects chosen once at construction
 // (strategies.h: allocator, scan scope, granularity, placement, tick
 // policy), and the Dekker fences are a compile-time policy: `Fences` is
-// DekkerFences (lazy.cc, mainline) or NoDekkerFences
+// DekkerFences or AsymmetricBarriers (lazy.cc, mainline, picked at
+// construction by MakeMainlineLazyDesign) or NoDekkerFences
 // (lazy_no_dekker_fences.cc, the negative control), so the mainline switch
-// carries no branch for the control.  Only those two files include this.
+// carries no branch for the mode or the control.  Only those two files include this.
 //
 // Thread safety and memory ordering: mm_cid.h.
 
@@ -25,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "isolation/core/interleave.h"
+#include "isolation/core/membarrier.h"
 #include "isolation/core/mutex.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/registry.h"
@@ -114,8 +116,31 @@ struct alignas(64) Cpu {
 // The Dekker fences of the lazy put (§3.3): the scheduler side after
 // publishing rq->curr, the reclaimer side after its CAS to LAZY.
 struct DekkerFences {
+  static constexpr BarrierMode kMode = BarrierMode::kFences;
   static void AfterPublishCurr() { FullFence(); }
   static void AfterLazyCas() { FullFence(); }
+};
+
+// The same pairing made asymmetric, as userspace RCU does (core/membarrier.h):
+// the switch -- every context switch -- keeps only a compiler barrier, so
+// the compiler cannot move the slot loads above the rq->curr store; the
+// hardware still may, and the rare reclaimer forbids it after the fact with
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): a full barrier on every CPU
+// running a thread of the process (and on the caller before and after, so
+// the caller's LAZY CAS is ordered before its load of rq->curr as by its
+// old fence).  Either the switch's curr store preceded a CPU's barrier, and
+// the reclaimer's later load sees it; or the switch's slot load follows that
+// barrier, which itself follows the LAZY CAS, and the switch sees LAZY.
+// Under a StoreBufferModel the membarrier drains every thread's buffer and
+// delayed CAS (store_buffer::OnProcessWideBarrier), the switch drains
+// nothing.  Chosen only where PrivateExpeditedMembarrier().available.
+struct AsymmetricBarriers {
+  static constexpr BarrierMode kMode = BarrierMode::kMembarrier;
+  static void AfterPublishCurr() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+  static void AfterLazyCas() {
+    store_buffer::OnProcessWideBarrier();
+    MembarrierPrivateExpedited();
+  }
 };
 
 template <typename Fences>
@@ -138,6 +163,7 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
         rate_limited_(placement_->traits().rate_limited) {}
 
   const PlacementStrategy* placement() const override { return placement_.get(); }
+  BarrierMode barrier_mode() const override { return Fences::kMode; }
 
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
     (void)now;
@@ -203,11 +229,12 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
     notes_.Switch(cpu, prev, next);
-    // Publish rq->curr, then a full fence before touching any slot
+    // Publish rq->curr, then a barrier before touching any slot
     // (smp_mb__after_switch_mm()): the scheduler half of the Dekker pairing
-    // with RemoteClear()/Migrate()'s steal, which CAS the slot, fence, and
+    // with RemoteClear()/Migrate()'s steal, which CAS the slot, barrier, and
     // then load `curr`.  Neither a relaxed store nor a seq_cst CAS followed by
-    // a plain load orders store->load; only the fence does.  The store and
+    // a plain load orders store->load; only a fence on each side does, or a
+    // compiler barrier here and a membarrier there (AsymmetricBarriers).  The store and
     // the slot loads go through store_buffer.h so that a StoreBufferModel
     // can show what happens without the fence (lazy_no_dekker_fences).
     store_buffer::Store(c.curr, next, std::memory_order_relaxed);
@@ -911,6 +938,17 @@ absl::StatusOr<std::unique_ptr<MmCid>> MakeLazyDesign(int num_cpus, const LazyCo
   absl::StatusOr<LazyStrategies> strategies = MakeLazyStrategies(config);
   if (!strategies.ok()) return strategies.status();
   return std::unique_ptr<MmCid>(new lazy_design::LazyMmCid<Fences>(num_cpus, limits, std::move(*strategies)));
+}
+
+// The mainline lazy design: AsymmetricBarriers where membarrier is available
+// and not Limits::force_fences, DekkerFences otherwise (a construction-time
+// choice, reported by barrier_mode(); each switch path is branch-free).
+inline absl::StatusOr<std::unique_ptr<MmCid>> MakeMainlineLazyDesign(int num_cpus, const LazyConfig& config,
+                                                                     const MmCid::Limits& limits) {
+  if (!limits.force_fences && PrivateExpeditedMembarrier().available) {
+    return MakeLazyDesign<lazy_design::AsymmetricBarriers>(num_cpus, config, limits);
+  }
+  return MakeLazyDesign<lazy_design::DekkerFences>(num_cpus, config, limits);
 }
 
 }  // namespace isolation::mm_cid::internal

@@ -14,6 +14,7 @@ namespace isolation::mm_cid::internal {
 namespace {
 
 struct NoDekkerFences {
+  static constexpr BarrierMode kMode = BarrierMode::kNone;
   static void AfterPublishCurr() {}
   static void AfterLazyCas() {}
 };

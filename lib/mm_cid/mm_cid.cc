@@ -139,6 +139,18 @@ absl::StatusOr<MmCidVariant> ToVariant(const MmCidConfig& config) {
   return v;
 }
 
+const char* BarrierModeName(BarrierMode mode) {
+  switch (mode) {
+    case BarrierMode::kNone:
+      return "none";
+    case BarrierMode::kFences:
+      return "fences";
+    case BarrierMode::kMembarrier:
+      return "membarrier";
+  }
+  return "?";
+}
+
 absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidVariant& variant, Limits limits) {
   if (num_cpus < 1 || num_cpus > kMaxCpus) {
     return absl::InvalidArgumentError(absl::StrCat("mm_cid: num_cpus ", num_cpus, " outside [1, ", kMaxCpus, "]"));

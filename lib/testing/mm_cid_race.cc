@@ -41,8 +41,8 @@ constexpr Nanos kT = kNsPerSec;  // the racing switch happens at 1 s, the scan a
 struct ParkedIdRace {
   std::unique_ptr<MmCid> m;
   MmId mm = 0;
-  explicit ParkedIdRace(const MmCidVariant& v) {
-    m = *MmCid::Create(4, v, MmCid::Limits{8, 2});  // small: one per explored schedule
+  ParkedIdRace(const MmCidVariant& v, bool force_fences) {
+    m = *MmCid::Create(4, v, MmCid::Limits{8, 2, force_fences});  // small: one per explored schedule
     mm = *m->CreateMm(CpuMask::Full(4), 0);
     for (TaskId t = 0; t < 3; ++t) (void)m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0);
     m->ContextSwitch(1, kNoTask, 0, 1);
@@ -59,7 +59,7 @@ enum class Race { kScan, kSteal };
 // switched out leaves no trace at the end of the run.  The other actor may
 // be parked inside a switch, after publishing rq->curr and before storing
 // the task's ID, so "runs without an ID" is transient there, not a violation.
-Violations ExploreParkedIdRace(const MmCidVariant& v, Race race) {
+Violations ExploreParkedIdRace(const MmCidVariant& v, Race race, bool force_fences) {
   Violations out;
   int violating = 0;
   StoreBufferModel sb;
@@ -74,7 +74,7 @@ Violations ExploreParkedIdRace(const MmCidVariant& v, Race race) {
   };
   absl::StatusOr<int> n = Interleaver::Explore(
       [&](Interleaver& il) {
-        f = std::make_unique<ParkedIdRace>(v);
+        f = std::make_unique<ParkedIdRace>(v, force_fences);
         sb.DrainAll();
         mid.clear();
         if (race == Race::kScan) {
@@ -133,8 +133,14 @@ struct ModeFlipRace {
 
 }  // namespace
 
-Violations CheckScanVsSwitchSchedules(const MmCidVariant& v) { return ExploreParkedIdRace(v, Race::kScan); }
-Violations CheckMigrateVsSwitchSchedules(const MmCidVariant& v) { return ExploreParkedIdRace(v, Race::kSteal); }
+Violations CheckScanVsSwitchSchedules(const MmCidVariant& v) { return ExploreParkedIdRace(v, Race::kScan, false); }
+Violations CheckMigrateVsSwitchSchedules(const MmCidVariant& v) { return ExploreParkedIdRace(v, Race::kSteal, false); }
+Violations CheckScanVsSwitchSchedulesInMode(const MmCidVariant& v, bool force_fences) {
+  return ExploreParkedIdRace(v, Race::kScan, force_fences);
+}
+Violations CheckMigrateVsSwitchSchedulesInMode(const MmCidVariant& v, bool force_fences) {
+  return ExploreParkedIdRace(v, Race::kSteal, force_fences);
+}
 
 Violations CheckModeFlipSchedules(const MmCidVariant& v) {
   Violations out;

@@ -4,7 +4,10 @@
 //   I4 -- the lazy put's Dekker pairing.  With the two fences removed
 //         (lazy_no_dekker_fences) forced schedules of a remote clear or a
 //         migration steal against a context switch free an ID a running task
-//         holds (asserted); with the fences, those schedules are clean.
+//         holds (asserted); with the barriers, those schedules are clean, in
+//         both barrier modes of `lazy` (BarrierMode::kFences, and
+//         kMembarrier: no fence on the switch side, the reclaimer's
+//         membarrier drains every thread's modelled buffer).
 //   S9 -- owner619's mode word (47ee94efccf6): the pre-fix split layout lets a
 //         schedin treat a half-published transition as stable and exhaust
 //         the ID space (I14, asserted); the fixed word completes.
@@ -20,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "isolation/core/interleave.h"
+#include "isolation/core/membarrier.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/registry.h"
 #include "isolation/core/store_buffer.h"
@@ -59,8 +63,8 @@ constexpr Nanos kT = kNsPerSec;  // the racing switch happens at 1 s, the scan a
 struct LazyRace {
   std::unique_ptr<MmCid> m;
   MmId mm = kNoMm;
-  LazyRace(const std::string& a, bool no_fences) {
-    m = *MmCid::Create(4, LazyVariant(a, no_fences), MmCid::Limits{8, 2});  // small: one per explored schedule
+  LazyRace(const std::string& a, bool no_fences, bool force_fences = false) {
+    m = *MmCid::Create(4, LazyVariant(a, no_fences), MmCid::Limits{8, 2, force_fences});  // small: one per explored schedule
     mm = *m->CreateMm(CpuMask::Full(4), 0);
     for (TaskId t = 0; t < 3; ++t) EXPECT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
     m->ContextSwitch(1, kNoTask, 0, 1);
@@ -78,10 +82,22 @@ std::vector<std::string> Violations(const MmCid& m) {
 
 // Remote clear vs switch-in on CPU 1: runs `script` under the store-buffer
 // model; returns the violations found after it.
+// The barrier modes `lazy` runs in: force_fences = true (kFences) and false
+// (the default: kMembarrier where the host has it).
+const std::vector<bool> kForceFences = {true, false};
+BarrierMode ExpectedMode(bool force_fences) {
+  return force_fences || !PrivateExpeditedMembarrier().available ? BarrierMode::kFences : BarrierMode::kMembarrier;
+}
+std::string ModeName(bool force_fences) { return BarrierModeName(ExpectedMode(force_fences)); }
+
 std::vector<std::string> RunClearVsSwitch(const std::string& a, bool no_fences, const std::vector<Interleaver::Slice>& script,
-                                          int32_t* task1_cid) {
+                                          int32_t* task1_cid, bool force_fences = false,
+                                          StoreBufferModel::Stats* stats = nullptr) {
   StoreBufferModel sb;
-  LazyRace f(a, no_fences);
+  LazyRace f(a, no_fences, force_fences);
+  if (!no_fences) {
+    EXPECT_EQ(f.m->barrier_mode(), ExpectedMode(force_fences));
+  }
   sb.DrainAll();  // the set-up ran on this thread: publish it
   Interleaver il;
   il.Add("switch", [&] { f.m->ContextSwitch(1, kNoTask, 1, kT); });
@@ -89,6 +105,7 @@ std::vector<std::string> RunClearVsSwitch(const std::string& a, bool no_fences, 
   const absl::Status st = il.Run(script);
   EXPECT_TRUE(st.ok()) << st;
   sb.DrainAll();
+  if (stats != nullptr) *stats = sb.stats();
   *task1_cid = f.m->TaskCid(1);
   return Violations(*f.m);
 }
@@ -111,13 +128,56 @@ TEST(MmCidWeak, I4_FencesRemoved_SwitchBeforeClear_FreesRunningId) {
 }
 
 TEST(MmCidWeak, I4_WithFences_SwitchBeforeClear_Clean) {
-  for (const std::string& a : kAllocators) {
-    int32_t cid = -2;
-    const auto v = RunClearVsSwitch(a, /*no_fences=*/false,
-                                    {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}}, &cid);
-    EXPECT_EQ(cid, 0) << AllocatorName(a);
-    EXPECT_TRUE(v.empty()) << AllocatorName(a) << ": " << Join(v);
+  for (const bool ff : kForceFences) {
+    for (const std::string& a : kAllocators) {
+      int32_t cid = -2;
+      const auto v = RunClearVsSwitch(a, /*no_fences=*/false,
+                                      {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}}, &cid, ff);
+      EXPECT_EQ(cid, 0) << AllocatorName(a) << " " << ModeName(ff);
+      EXPECT_TRUE(v.empty()) << AllocatorName(a) << " " << ModeName(ff) << ": " << Join(v);
+    }
   }
+}
+
+// The asymmetric mode really is asymmetric under the model: in schedule 1
+// the switch issues no fence (its rq->curr store stays buffered until the
+// reclaimer's membarrier drains it), and the reclaimer's barrier is the
+// process-wide one.  In kFences mode it is the other way round.
+TEST(MmCidWeak, I4_BarrierModes_AreWhatTheModelSees) {
+  for (const bool ff : kForceFences) {
+    int32_t cid = -2;
+    StoreBufferModel::Stats st;
+    const auto v = RunClearVsSwitch(kAllocators.front(), /*no_fences=*/false,
+                                    {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}}, &cid, ff, &st);
+    EXPECT_TRUE(v.empty()) << ModeName(ff) << ": " << Join(v);
+    if (ExpectedMode(ff) == BarrierMode::kMembarrier) {
+      EXPECT_EQ(st.fences, 0) << "the switch and the reclaimer must not fence in kMembarrier mode";
+      EXPECT_GE(st.process_barriers, 1) << "the remote clear must issue the membarrier";
+    } else {
+      EXPECT_GE(st.fences, 2) << "switch and reclaimer each fence in kFences mode";
+      EXPECT_EQ(st.process_barriers, 0);
+    }
+  }
+}
+
+// The mode is a construction-time choice, reported by barrier_mode():
+// force_fences gives kFences; the default gives kMembarrier exactly where
+// the host supports MEMBARRIER_CMD_PRIVATE_EXPEDITED (never under TSan);
+// designs without the pairing report kNone.
+TEST(MmCidWeak, BarrierMode_ChosenAtConstruction) {
+  const MembarrierSupport& mb = PrivateExpeditedMembarrier();
+  RecordProperty("membarrier", mb.available ? "available" : mb.reason);
+  EXPECT_EQ((*MmCid::Create(4, "lazy", MmCid::Limits{8, 2, true}))->barrier_mode(), BarrierMode::kFences);
+  EXPECT_EQ((*MmCid::Create(4, "lazy"))->barrier_mode(),
+            mb.available ? BarrierMode::kMembarrier : BarrierMode::kFences)
+      << mb.reason;
+#if defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN)
+  EXPECT_FALSE(mb.available) << "TSan builds must use the fences it understands";
+#endif
+  EXPECT_EQ((*MmCid::Create(4, "lazy_no_dekker_fences"))->barrier_mode(), BarrierMode::kNone);
+  EXPECT_EQ((*MmCid::Create(4, "owner619"))->barrier_mode(), BarrierMode::kNone);
+  EXPECT_EQ((*MmCid::Create(4, "v63_mmlock"))->barrier_mode(), BarrierMode::kNone);
+  EXPECT_STREQ(BarrierModeName(BarrierMode::kMembarrier), "membarrier");
 }
 
 // Schedule 2 (the reclaimer's fence): the clear announces LAZY, finds CPU 1
@@ -138,21 +198,28 @@ TEST(MmCidWeak, I4_FencesRemoved_ClearBeforeSwitch_FreesRunningId) {
 // With the fence the switch sees LAZY, frees and re-allocates the ID itself,
 // and the clear's commit CAS fails.
 TEST(MmCidWeak, I4_WithFences_ClearBeforeSwitch_Clean) {
-  for (const std::string& a : kAllocators) {
-    int32_t cid = -2;
-    const auto v = RunClearVsSwitch(
-        a, /*no_fences=*/false, {{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}, &cid);
-    EXPECT_GE(cid, 0) << AllocatorName(a);
-    EXPECT_TRUE(v.empty()) << AllocatorName(a) << ": " << Join(v);
+  for (const bool ff : kForceFences) {
+    for (const std::string& a : kAllocators) {
+      int32_t cid = -2;
+      const auto v = RunClearVsSwitch(
+          a, /*no_fences=*/false, {{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}, &cid,
+          ff);
+      EXPECT_GE(cid, 0) << AllocatorName(a) << " " << ModeName(ff);
+      EXPECT_TRUE(v.empty()) << AllocatorName(a) << " " << ModeName(ff) << ": " << Join(v);
+    }
   }
 }
 
 // The migration steal (__sched_mm_cid_migrate_from_try_steal_cid) is the
 // other reclaimer: task 0 migrates from CPU 1 to CPU 3 and runs there while
 // task 1 switches in on CPU 1.  Without the fences both run with ID 0 (I1).
-std::vector<std::string> RunStealVsSwitch(const std::string& a, bool no_fences, const std::vector<Interleaver::Slice>& script) {
+std::vector<std::string> RunStealVsSwitch(const std::string& a, bool no_fences, const std::vector<Interleaver::Slice>& script,
+                                          bool force_fences = false) {
   StoreBufferModel sb;
-  LazyRace f(a, no_fences);
+  LazyRace f(a, no_fences, force_fences);
+  if (!no_fences) {
+    EXPECT_EQ(f.m->barrier_mode(), ExpectedMode(force_fences));
+  }
   sb.DrainAll();
   Interleaver il;
   il.Add("switch", [&] { f.m->ContextSwitch(1, kNoTask, 1, kT); });
@@ -178,12 +245,28 @@ TEST(MmCidWeak, I4_FencesRemoved_MigrateSteal_DuplicatesId) {
 }
 
 TEST(MmCidWeak, I4_WithFences_MigrateSteal_Clean) {
-  for (const std::string& a : kAllocators) {
-    const auto v1 = RunStealVsSwitch(a, false, {{"switch", "mm_cid.switch.end"}, {"migrate", ""}, {"switch", ""}});
-    EXPECT_TRUE(v1.empty()) << AllocatorName(a) << ": " << Join(v1);
-    const auto v2 = RunStealVsSwitch(
-        a, false, {{"migrate", "mm_cid.migrate_steal.before_commit"}, {"switch", ""}, {"migrate", ""}});
-    EXPECT_TRUE(v2.empty()) << AllocatorName(a) << ": " << Join(v2);
+  for (const bool ff : kForceFences) {
+    for (const std::string& a : kAllocators) {
+      const auto v1 =
+          RunStealVsSwitch(a, false, {{"switch", "mm_cid.switch.end"}, {"migrate", ""}, {"switch", ""}}, ff);
+      EXPECT_TRUE(v1.empty()) << AllocatorName(a) << " " << ModeName(ff) << ": " << Join(v1);
+      const auto v2 = RunStealVsSwitch(
+          a, false, {{"migrate", "mm_cid.migrate_steal.before_commit"}, {"switch", ""}, {"migrate", ""}}, ff);
+      EXPECT_TRUE(v2.empty()) << AllocatorName(a) << " " << ModeName(ff) << ": " << Join(v2);
+    }
+  }
+}
+
+// Every schedule of both races, in both barrier modes, for every allocator
+// (the conformance kit runs the default mode for every covering variant).
+TEST(MmCidWeak, I4_BothModes_ExplorationClean) {
+  for (const bool ff : kForceFences) {
+    for (const std::string& a : kAllocators) {
+      EXPECT_TRUE(testing::mm_cid::CheckScanVsSwitchSchedulesInMode(LazyVariant(a, false), ff).empty())
+          << a << " " << ModeName(ff);
+      EXPECT_TRUE(testing::mm_cid::CheckMigrateVsSwitchSchedulesInMode(LazyVariant(a, false), ff).empty())
+          << a << " " << ModeName(ff);
+    }
   }
 }
 

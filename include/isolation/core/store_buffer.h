@@ -31,6 +31,12 @@
 //   - store_buffer::OnFullFence(): the calling thread's buffer drains (FIFO)
 //     and its delayed CAS values become visible.  A mechanism calls it inside
 //     its own full-fence helper, next to the real fence.
+//   - store_buffer::OnProcessWideBarrier(): every thread's buffer drains
+//     and every delayed CAS becomes visible -- membarrier(2)'s
+//     PRIVATE_EXPEDITED command, a full barrier on every CPU running a
+//     thread of the process (core/membarrier.h).  The slow side of an
+//     asymmetric pairing calls it next to the syscall; the fast side then
+//     has no fence and does not call OnFullFence().
 //   - a thread's buffer also drains when an Interleaver actor's function
 //     returns (the operation is over) and when the test calls DrainAll() or
 //     destroys the model.
@@ -88,6 +94,7 @@ bool ViewOf(const void* addr, uint64_t* bits);
 void AfterRmw(const void* addr, bool delayed);
 void DelayVisibility(const void* addr, uint64_t old_bits);
 void Fence();
+void FenceEveryThread();
 void OperationEnds();
 
 inline bool Active() {
@@ -168,6 +175,12 @@ inline void OnFullFence() {
   if (store_buffer_internal::Active()) store_buffer_internal::Fence();
 }
 
+// Call at every process-wide barrier (membarrier(2), next to the syscall):
+// drains every thread's buffer and delayed CASes.
+inline void OnProcessWideBarrier() {
+  if (store_buffer_internal::Active()) store_buffer_internal::FenceEveryThread();
+}
+
 // Call where an operation of the calling thread ends (its stores drain, as
 // at a fence); an Interleaver actor's end does this by itself.
 inline void OperationEnds() {
@@ -190,6 +203,7 @@ class StoreBufferModel {
     int64_t stale_loads = 0;       // Load()s that saw another thread's delayed CAS undone
     int64_t delayed_cas = 0;       // successful CompareExchangeDelayed()s
     int64_t fences = 0;            // OnFullFence() calls while active
+    int64_t process_barriers = 0;  // OnProcessWideBarrier() calls while active
     int64_t drained_stores = 0;    // buffered stores made visible (fence, operation end, DrainAll)
   };
   StoreBufferModel();

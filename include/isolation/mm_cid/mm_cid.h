@@ -69,10 +69,17 @@
 //
 // Memory ordering: the lazy design's reclaim is a Dekker pairing. The switch
 // side publishes the CPU's current task (relaxed store) and then issues a
-// full fence before loading its own slot; the reclaimer's CAS to LAZY is
-// followed by a full fence before it loads the CPU's current task and that
+// barrier before loading its own slot; the reclaimer's CAS to LAZY is
+// followed by a barrier before it loads the CPU's current task and that
 // task's mm/active fields.  At least one of the two sees the other's store,
-// so a reclaimer never frees an ID a running task holds (invariant I4).  The
+// so a reclaimer never frees an ID a running task holds (invariant I4).
+// The barriers are a full fence on each side (BarrierMode::kFences) or, by
+// default where the host supports it, a compiler barrier on the switch side
+// and membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) on the reclaimer side
+// (kMembarrier): the membarrier runs a full barrier on every CPU that runs a
+// thread of the process, so a switch that ran before it is ordered as if it
+// had fenced itself.  That requires every caller of ContextSwitch to be a
+// thread of this process (it is a library: they are).  The
 // cid bitmap uses fetch_or(acq_rel) to reserve and fetch_and(release) to
 // free.  owner619 serialises on per-CPU locks (the rq locks) and the mm
 // mutex; its mode word is published with the two full fences of 47ee94efccf6.
@@ -173,6 +180,18 @@ struct MmCidStats {
   int64_t tick_kick_retakes = 0;  // lazy: [WQ] kicks that re-took a running task's ID in place (put + get; it may come back unchanged)
 };
 
+// How a design orders the two sides of the lazy put's Dekker pairing
+// (MmCid::barrier_mode(); docs/mm_cid.md "I4 with an asymmetric barrier").
+//   kNone        the design has no such pairing (owner619, v63_mmlock: rq
+//                locks / the mm lock) or deliberately lacks its barriers
+//                (the negative control lazy_no_dekker_fences);
+//   kFences      a full fence on both sides (the kernel's smp_mb() pair);
+//   kMembarrier  asymmetric, as userspace RCU: a compiler barrier after the
+//                switch publishes rq->curr, membarrier(PRIVATE_EXPEDITED) in
+//                the rare reclaimer (scan's remote clear, migration steal).
+enum class BarrierMode { kNone, kFences, kMembarrier };
+const char* BarrierModeName(BarrierMode mode);  // "none", "fences", "membarrier"
+
 // One kernel instance: `num_cpus` possible CPUs, address spaces and tasks.
 // A design is a subclass (registry.h registers its factory).
 class MmCid {
@@ -180,6 +199,11 @@ class MmCid {
   struct Limits {
     int max_tasks = 4096;
     int max_mms = 1024;
+    // Construction-time barrier choice of designs with a lazy-put pairing
+    // (lazy): false = kMembarrier where the host has
+    // membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (core/membarrier.h: not
+    // in TSan builds), else kFences; true = kFences always.
+    bool force_fences = false;
   };
   // Errors: num_cpus outside [1, kMaxCpus], limits outside [1, kMaxTasks] /
   // [1, kMaxMms], a design or strategy that is not registered (NotFound,
@@ -204,6 +228,8 @@ class MmCid {
   int num_cpus() const { return num_cpus_; }
   // Limits::max_tasks: task ids are [0, max_tasks()).
   int max_tasks() const { return max_tasks_; }
+  // The barrier mode chosen at construction (BarrierMode; Limits::force_fences).
+  virtual BarrierMode barrier_mode() const { return BarrierMode::kNone; }
   // The lazy design's placement, which the Hooks adapter asks where a due
   // scan runs; nullptr for designs without background work.
   virtual const PlacementStrategy* placement() const { return nullptr; }

@@ -225,6 +225,12 @@ Violations CheckNeverPreemptedSim(const MmCidVariant& v);                 // S13
 // I4 / I1 / I5 / I6 under the store-buffer model, every schedule of:
 Violations CheckScanVsSwitchSchedules(const MmCidVariant& v);     // a scan vs switches on a parked CPU
 Violations CheckMigrateVsSwitchSchedules(const MmCidVariant& v);  // a migration vs a switch-in on its source
+// The same with MmCid::Limits::force_fences = `force_fences`: the two above
+// run the design in its default barrier mode (lazy: kMembarrier where the
+// host has it, the membarrier modelled as draining every thread's buffer);
+// true runs it in kFences.
+Violations CheckScanVsSwitchSchedulesInMode(const MmCidVariant& v, bool force_fences);
+Violations CheckMigrateVsSwitchSchedulesInMode(const MmCidVariant& v, bool force_fences);
 // S8 / S9: a fork that crosses the per-CPU threshold vs a task that switches
 // in, migrates and switches in again (I1, I11, I14).
 Violations CheckModeFlipSchedules(const MmCidVariant& v);

@@ -44,6 +44,8 @@
 #include "isolation/core/isolation_config.h"
 #include "isolation/runtime/sim.h"
 #include "core/status_macros.h"
+#include "experiments/real_model.h"
+#include "isolation/core/host.h"
 #include "isolation/core/topology.h"
 #include "isolation/vmstat/vmstat.h"
 #include "isolation/vmstat/hooks.h"
@@ -278,9 +280,27 @@ double Median(std::vector<double> v) {
 // nohz_full); a second thread plays the housekeeping shepherd every
 // `shepherd_period`.  Strategies are measured in interleaved batches so that
 // host drift hits them alike.
+// Pins the calling thread to host CPU `host_cpu` (best effort: an indicative
+// figure, so a failed pin only loses the 1:1 placement).
+void PinToHostCpu(int host_cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(static_cast<size_t>(host_cpu), &set);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+// The host-sized model's roles (real_model.h): the measuring thread is the
+// first isolated model CPU, the shepherd thread the first housekeeping one,
+// each pinned 1:1 to its host CPU.
 std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iterations, bool want_real,
-                                 std::string* syscall_name) {
-  constexpr int kCpus = 4;
+                                 const RealThreadModel& model, std::string* syscall_name) {
+  const int kCpus = model.cpus();
+  const int measured_cpu = model.isolated.First();
+  const int shepherd_cpu = model.housekeeping.First();
+  absl::StatusOr<std::vector<int>> host_cpus = UsableHostCpus();
+  auto host_of = [&](int model_cpu) {
+    return host_cpus.ok() ? (*host_cpus)[static_cast<size_t>(model_cpu) % host_cpus->size()] : model_cpu;
+  };
   // Small batches: most are not preempted on a busy host; the median
   // discards the ones that were.  Time is the thread's CPU time (excludes
   // time descheduled); cycles are TSC deltas of the same batches.
@@ -293,7 +313,7 @@ std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iter
     c.fold_policy = s.name;
     c.num_cpus = kCpus;
     c.zones = {ZoneSpec{"Normal", 0, 64 * kGiB, 16384, 20480, 24576}};
-    c.isolated = CpuMask::Range(kCpus, 1, kCpus - 1);
+    c.isolated = model.isolated;
     c.nohz_full = c.isolated;
     vms.push_back(std::move(Vmstat::Create(c)).value());
   }
@@ -301,8 +321,9 @@ std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iter
   std::vector<int64_t> truth(strategies.size(), 0);
   std::atomic<bool> stop{false};
   std::thread shepherd([&] {
+    PinToHostCpu(host_of(shepherd_cpu));
     while (!stop.load(std::memory_order_acquire)) {
-      for (auto& vm : vms) vm->Shepherd([](int cpu) { return cpu != 0; }, [](int, uint64_t) {});
+      for (auto& vm : vms) vm->Shepherd([&](int cpu) { return model.isolated.Test(cpu); }, [](int, uint64_t) {});
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
@@ -310,6 +331,9 @@ std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iter
   std::vector<size_t> order(strategies.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 rng(12345);
+  // A thread of its own, so the caller's affinity is never changed.
+  std::thread measurer([&] {
+  PinToHostCpu(host_of(measured_cpu));
   for (int r = 0; r < rounds; ++r) {
     std::shuffle(order.begin(), order.end(), rng);  // no strategy always runs first
     for (size_t si : order) {
@@ -318,11 +342,11 @@ std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iter
       const Nanos t0 = ThreadCpuNanos();
       for (int i = 0; i < kBatch; ++i) {
         DoSyscall(hs, true);
-        vm.Mod(1, StatKind::kZone, 0, vmstat::kZoneMlock, 1);  // in-kernel part of mlock
-        vm.ReturnToUser(1, true);
+        vm.Mod(measured_cpu, StatKind::kZone, 0, vmstat::kZoneMlock, 1);  // in-kernel part of mlock
+        vm.ReturnToUser(measured_cpu, true);
         DoSyscall(hs, false);
-        vm.Mod(1, StatKind::kZone, 0, vmstat::kZoneMlock, -1);
-        vm.ReturnToUser(1, true);
+        vm.Mod(measured_cpu, StatKind::kZone, 0, vmstat::kZoneMlock, -1);
+        vm.ReturnToUser(measured_cpu, true);
       }
       const Nanos t1 = ThreadCpuNanos();
       const uint64_t c1 = CycleCounter();
@@ -330,6 +354,8 @@ std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iter
       cycles[si].push_back(static_cast<double>(c1 - c0) / (2.0 * kBatch));
     }
   }
+  });
+  measurer.join();
   stop.store(true, std::memory_order_release);
   shepherd.join();
   if (hs.page != MAP_FAILED && hs.page != nullptr) munmap(hs.page, 4096);
@@ -410,6 +436,10 @@ class VmstatExperiment {
       if (!isolated.Empty()) ISOLATION_RETURN_IF_ERROR(iso.ApplyNohzFull(isolated.ToString()));
     }
     ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
+    // The host part runs on the host-sized model (real_model.h): refused
+    // here, before any simulation, when oversubscribed without the flag.
+    ISOLATION_ASSIGN_OR_RETURN(RealThreadModel real_model, HostSizedModel(options, topo, iso));
+    const bool host_runs = !real_model.isolated.Empty() && !real_model.housekeeping.Empty();
     if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(strategies.size()));
 
     // Simulated runs.
@@ -424,9 +454,9 @@ class VmstatExperiment {
     }
     // Host runs.
     progress.Update("host syscall loop", 0.75);
-    std::string syscall_name;
-    std::vector<HostOutcome> host =
-        RunHost(strategies, host_iterations, opts.real_syscall, &syscall_name);
+    std::string syscall_name = "none (the host-sized model has no isolated or no housekeeping CPU)";
+    std::vector<HostOutcome> host(strategies.size());
+    if (host_runs) host = RunHost(strategies, host_iterations, opts.real_syscall, real_model, &syscall_name);
     progress.Done();
 
     double a1_ns = 0, a1_cycles = 0;
@@ -456,8 +486,11 @@ class VmstatExperiment {
                   {"source", "simulator (exact counts, modelled time)"}};
     j["host"] = {{"syscall", syscall_name},
                  {"iterations_per_strategy", host_iterations},
-                 {"label", "host real threads: indicative, not representative (2-core shared host; includes "
-                           "the real syscall, the model update and the return-to-user hook)"}};
+                 {"label", absl::StrCat(real_model.row_prefix(),
+                                        "host real threads: indicative, not representative (includes the real "
+                                        "syscall, the model update and the return-to-user hook); ",
+                                        real_model.label)}};
+    j["real_thread_model"] = real_model.Json();
     nlohmann::json list = nlohmann::json::array();
     nlohmann::json details = nlohmann::json::array();
     for (size_t i = 0; i < strategies.size(); ++i) {
@@ -553,6 +586,10 @@ class VmstatExperiment {
     j["checks"] = checks;
     report.invariant_violations = violations;
     report.warnings = iso.warnings();  // including the default nohz_full's
+    if (!host_runs) {
+      report.warnings.push_back({"real threads", absl::StrCat("host part skipped: ", real_model.label,
+                                                              " has no isolated or no housekeeping CPU")});
+    }
 
     // Text.
     std::string& t = report.text;
@@ -577,7 +614,7 @@ class VmstatExperiment {
       absl::StrAppend(&t, "D is the library's own design (monotonic slot + folded watermark), not a kernel "
                           "proposal.\n");
     }
-    absl::StrAppend(&t, "* host real threads, ", syscall_name,
+    absl::StrAppend(&t, "* ", real_model.row_prefix(), "host real threads (", real_model.label, "), ", syscall_name,
                     ": indicative, not representative.  ~ modelled (simulator).  Interruptions and residue: "
                     "simulator, exact.\n");
     for (const std::string& note : skip_notes) absl::StrAppend(&t, "checks skipped: ", note, "\n");

@@ -69,6 +69,45 @@ TEST(VmstatExperiment, S7_S8_QuickRunMatchesIssueContract) {
   EXPECT_FALSE(report->text.empty());
 }
 
+// Issue #14 item 4: the host part runs on the host-sized model, says so, and
+// an oversubscribed model is refused unless allowed, then labelled.
+TEST(VmstatExperiment, HostPartRunsOnTheHostSizedModel) {
+  Progress progress("vmstat");
+  VmstatExperimentOptions o;
+  o.strategies = {"A1", "B"};
+  o.syscalls = 20;
+  o.host_iterations = 64;
+  CommonOptions common{.seed = 1, .quick = true};
+  common.host_cpus = 2;  // as on the 2-CPU CI host
+  auto report = RunVmstatExperiment(common, o, progress);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const nlohmann::json& m = report->json["real_thread_model"];
+  EXPECT_EQ(m["cpus"].get<int>(), 2);
+  EXPECT_EQ(m["housekeeping"].get<std::string>(), "0");
+  EXPECT_EQ(m["isolated"].get<std::string>(), "1");
+  EXPECT_FALSE(m["oversubscribed"].get<bool>());
+  const std::string label = m["label"].get<std::string>();
+  EXPECT_NE(label.find("host-sized model, 2 CPUs"), std::string::npos) << label;
+  EXPECT_NE(report->json["host"]["label"].get<std::string>().find(label), std::string::npos);
+  EXPECT_NE(report->text.find(label), std::string::npos) << report->text;
+
+  common.host_cpus = 0;  // this host
+  common.real_cpus = 8192;
+  auto refused = RunVmstatExperiment(common, o, progress);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(std::string(refused.status().message()).find("--allow_oversubscribed"), std::string::npos)
+      << refused.status();
+
+  common.host_cpus = 1;  // pretend a 1-CPU host: a 2-CPU model is oversubscribed
+  common.real_cpus = 2;
+  common.allow_oversubscribed = true;
+  auto allowed = RunVmstatExperiment(common, o, progress);
+  ASSERT_TRUE(allowed.ok()) << allowed.status();
+  EXPECT_TRUE(allowed->json["real_thread_model"]["oversubscribed"].get<bool>());
+  EXPECT_EQ(allowed->json["host"]["label"].get<std::string>().rfind("OVERSUBSCRIBED", 0), 0u);
+  EXPECT_NE(allowed->text.find("OVERSUBSCRIBED host real threads"), std::string::npos) << allowed->text;
+}
+
 TEST(VmstatExperiment, D_OursAndBadFlags) {
   Progress progress("vmstat");
   VmstatExperimentOptions options;

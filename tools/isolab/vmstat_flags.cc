@@ -46,7 +46,8 @@ Subcommand VmstatSubcommand() {
           "Deferred vmstat folding on isolated CPUs: interruptions, residue and syscall cost per strategy "
           "(A0/A1/B/C[/D])",
           {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "vmstat_strategies", "vmstat_syscalls",
-           "vmstat_spin_ms", "vmstat_stat_interval_ms", "vmstat_host_iterations", "vmstat_real_syscall"},
+           "vmstat_spin_ms", "vmstat_stat_interval_ms", "vmstat_host_iterations", "vmstat_real_syscall", "real_cpus",
+           "allow_oversubscribed"},
           [](const experiments::CommonOptions& common,
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(VmstatExperimentOptions options, VmstatOptionsFromFlags());

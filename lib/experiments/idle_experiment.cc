@@ -459,22 +459,14 @@ class IdleExperiment {
       ISOLATION_ASSIGN_OR_RETURN(HarnessRun run, RunWorkload(run_topo, v.name, Workload::kSchbench, 0,
                                                               quick ? 20 : 200, 0, options.seed, real,
                                                               tables_penalty));
-      if (!run.completed) ++violations;
-      violations += run.counters.invariant_violations;
-      std::vector<double> lat;
-      for (Nanos x : run.latencies) lat.push_back(static_cast<double>(x) / 1000.0);
-      nlohmann::json row;
-      row["variant"] = v.label;
-      row["p50_us"] = Quantile(lat, 0.50);
-      row["p90_us"] = Quantile(lat, 0.90);
-      row["p99_us"] = Quantile(lat, 0.99);
-      row["samples"] = lat.size();
+      violations += SchbenchViolations(run);
+      nlohmann::json row = SchbenchRow(v.label, run);
       if (!real) row["moves_per_wakeup"] = PerWakeup(TotalMoves(run.placement), run.counters.selections);
       sb.push_back(row);
       absl::StrAppend(&text, absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f  (%d wakeups)\n",
                                              v.label, row["p50_us"].get<double>(),
                                              row["p90_us"].get<double>(), row["p99_us"].get<double>(),
-                                             static_cast<int>(lat.size())));
+                                             row["samples"].get<int>()));
     }
     j["schbench"] = sb;
 
@@ -581,17 +573,9 @@ class IdleExperiment {
         progress.Update(absl::StrCat("placement penalty schbench ", v.label), 0.94);
         ISOLATION_ASSIGN_OR_RETURN(HarnessRun run, RunWorkload(*wl_topo, v.name, Workload::kSchbench, 0,
                                                                 quick ? 20 : 200, 0, options.seed, false, true));
-        if (!run.completed) ++violations;
-        violations += run.counters.invariant_violations;
-        std::vector<double> lat;
-        for (Nanos x : run.latencies) lat.push_back(static_cast<double>(x) / 1000.0);
-        nlohmann::json row;
-        row["variant"] = v.label;
-        row["p50_us"] = Quantile(lat, 0.50);
-        row["p90_us"] = Quantile(lat, 0.90);
-        row["p99_us"] = Quantile(lat, 0.99);
+        violations += SchbenchViolations(run);
+        nlohmann::json row = SchbenchRow(v.label, run);
         row["p99_us_off"] = sb[si]["p99_us"];
-        row["samples"] = lat.size();
         row["moves_per_wakeup"] = PerWakeup(TotalMoves(run.placement), run.counters.selections);
         row["refill_ns"] = run.placement.penalty_ns;
         pen_sb.push_back(row);
@@ -600,7 +584,7 @@ class IdleExperiment {
                                                v.label, row["p50_us"].get<double>(), row["p90_us"].get<double>(),
                                                row["p99_us"].get<double>(), row["p99_us_off"].get<double>(),
                                                row["moves_per_wakeup"].get<double>(),
-                                               static_cast<int>(lat.size())));
+                                               row["samples"].get<int>()));
       }
       pen["schbench"] = pen_sb;
       j["placement_penalty"] = pen;
@@ -821,6 +805,24 @@ class IdleExperiment {
                                                                    load, window));
     p.lost_wakeups = sim->lost_wakeups();
     return p;
+  }
+
+  // A schbench run's invariant violations (an unfinished run counts one).
+  static int64_t SchbenchViolations(const HarnessRun& run) {
+    return (run.completed ? 0 : 1) + run.counters.invariant_violations;
+  }
+  // One schbench table row: the run's wake->run latency quantiles (us).
+  static nlohmann::json SchbenchRow(const std::string& label, const HarnessRun& run) {
+    std::vector<double> lat;
+    lat.reserve(run.latencies.size());
+    for (Nanos x : run.latencies) lat.push_back(static_cast<double>(x) / 1000.0);
+    nlohmann::json row;
+    row["variant"] = label;
+    row["p50_us"] = Quantile(lat, 0.50);
+    row["p90_us"] = Quantile(lat, 0.90);
+    row["p99_us"] = Quantile(lat, 0.99);
+    row["samples"] = lat.size();
+    return row;
   }
 
   // The penalty of the "on" runs: the simulator's default costs, enabled.

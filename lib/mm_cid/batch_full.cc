@@ -4,25 +4,12 @@
 
 #include <memory>
 
+#include "mm_cid/batch.h"
 #include "mm_cid/builtins.h"
 
 namespace isolation::mm_cid::internal {
-namespace {
 
-class BatchFull final : public GranularityStrategy {
- public:
-  int batch() const override { return 0; }
-  int Start(const std::atomic<int>&, int) const override { return 0; }
-  bool Claim(std::atomic<int>&, int, int, int num_cpus, ScanWindow& window) const override {
-    window.start = 0;
-    window.count = num_cpus;  // the whole scope
-    window.pass_end = true;
-    return true;
-  }
-};
-
-}  // namespace
-
+// The class: batch.h (shared with the lazy design's inlined scan).
 GranularityEntry BatchFullEntry() {
   GranularityFactory factory;
   factory.create = [](int) -> absl::StatusOr<std::unique_ptr<GranularityStrategy>> {

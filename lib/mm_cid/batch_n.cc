@@ -9,40 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "isolation/core/cpumask.h"
+#include "mm_cid/batch.h"
 #include "mm_cid/builtins.h"
 
 namespace isolation::mm_cid::internal {
-namespace {
 
-class BatchN final : public GranularityStrategy {
- public:
-  explicit BatchN(int n) : n_(n) {}
-  int batch() const override { return n_; }
-  int Start(const std::atomic<int>& cursor, int scope_size) const override {
-    const int start = cursor.load(std::memory_order_relaxed);
-    return start >= scope_size ? 0 : start;
-  }
-  // relaxed CAS: the cursor only partitions the work between scanners; the
-  // slot CASes of each visit order the reclaim itself.
-  bool Claim(std::atomic<int>& cursor, int start, int scope_size, int, ScanWindow& window) const override {
-    const int next = start + n_ >= scope_size ? 0 : start + n_;
-    int expected = cursor.load(std::memory_order_relaxed);
-    if (expected >= scope_size) expected = 0;
-    if (expected != start || !cursor.compare_exchange_strong(expected, next, std::memory_order_relaxed)) {
-      return false;  // another scanner claimed this batch
-    }
-    window.start = start;
-    window.count = n_;
-    window.pass_end = next == 0;
-    return true;
-  }
-
- private:
-  const int n_;
-};
-
-}  // namespace
-
+// The class: batch.h (shared with the lazy design's inlined scan).
 GranularityEntry BatchNEntry() {
   GranularityFactory factory;
   factory.create = [](int n) -> absl::StatusOr<std::unique_ptr<GranularityStrategy>> {

@@ -9,6 +9,9 @@
 // construction by MakeMainlineLazyDesign) or NoDekkerFences
 // (lazy_no_dekker_fences.cc, the negative control), so the mainline switch
 // carries no branch for the mode or the control.  Only those two files include this.
+// The compaction scan's loop is resolved at construction too: inlined for
+// the built-in scopes and granularities, generic (virtual calls) for
+// strategies registered from outside (scan_path.h).
 //
 // Thread safety and memory ordering: mm_cid.h.
 
@@ -22,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -33,9 +37,12 @@
 #include "isolation/mm_cid/strategies.h"
 #include "isolation/core/store_buffer.h"
 #include "mm_cid/always_check.h"
+#include "mm_cid/batch.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
 #include "mm_cid/per_cpu_slots.h"
+#include "mm_cid/scan_path.h"
+#include "mm_cid/scope_mask.h"
 #include "mm_cid/stat_shards.h"
 
 namespace isolation::mm_cid::internal {
@@ -144,7 +151,7 @@ struct AsymmetricBarriers {
 };
 
 template <typename Fences>
-class LazyMmCid final : public MmCid, private AlwaysInvariants {
+class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvariants {
  public:
   LazyMmCid(int p, Limits limits, LazyStrategies strategies)
       : MmCid(p),
@@ -160,7 +167,8 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
         tick_(std::move(strategies.tick)),
         recent_cid_(allocator_->traits().recent_cid),
         bounded_by_allowed_(allocator_->traits().bounded_by_allowed),
-        rate_limited_(placement_->traits().rate_limited) {}
+        rate_limited_(placement_->traits().rate_limited),
+        scan_path_(ChooseScanPath(scope_.get(), granularity_.get())) {}
 
   const PlacementStrategy* placement() const override { return placement_.get(); }
   BarrierMode barrier_mode() const override { return Fences::kMode; }
@@ -445,47 +453,23 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
     return CidIsLazy(mm->slots[cpu].cid.load(std::memory_order_relaxed));
   }
 
-  // task_mm_cid_work(): the granularity picks this call's window of the
-  // scope (the cursor, [BATCH]); a call that starts a pass is rate limited
-  // when the placement uses mm_cid_next_scan.
+  // task_mm_cid_work(): the loop chosen at construction (scan_path.h).
   ScanResult Scan(MmId mm_id, Nanos now) override {
-    ScanResult r;
-    Mm* mmp = GetMm(mm_id);
-    if (mmp == nullptr) return r;
-    Mm& mm = *mmp;
-    const ScanSet set = View(mm);
-    const int size = scope_->Size(set);
-    const int start = granularity_->Start(mm.scan_cursor, size);
-    if (start == 0 && rate_limited_ && !PassRateLimit(mm, now)) return r;
-    ScanWindow window;
-    if (!granularity_->Claim(mm.scan_cursor, start, size, num_cpus_, window)) return r;  // another scanner's batch
-    r.ran = true;
-    r.pass_start = window.start == 0;
-    r.pass_end = window.pass_end;
-    // Pass 1: sched_mm_cid_remote_clear_old() on every CPU of the window.
-    scope_->ForEach(set, window.start, window.count, [&](const int* cpus, int n) {
-      for (int i = 0; i < n; ++i) {
-        ++r.visits;
-        r.reclaimed += ClearOld(mm, mm_id, cpus[i], now);
-      }
-    });
-    // Pass 2: sched_mm_cid_remote_clear_weight().
-    const int weight = mm.cidmask.Weight();
-    scope_->ForEach(set, window.start, window.count, [&](const int* cpus, int n) {
-      for (int i = 0; i < n; ++i) {
-        ++r.visits;
-        const uint32_t cid = store_buffer::Load(mm.slots[cpus[i]].cid, std::memory_order_relaxed);
-        if (CidIsValid(cid) && cid >= static_cast<uint32_t>(weight)) r.reclaimed += RemoteClear(mm, mm_id, cpus[i]);
-      }
-    });
-    // Statistics the kernel does not keep: per-thread shards, no locked RMW
-    // (stat_shards.h).  The RMWs left in a call are the kernel's -- the
-    // mm_cid_next_scan cmpxchg of a due pass (I9), a batch's cursor CAS, the
-    // slot CASes and bit clear of a reclaim -- and, per freed ID only,
-    // FreeCid's mm->frees count (I6).
-    stats_.Add(kStatScans, 1, kStatSlotVisits, r.visits);
-    return r;
+    Mm* mm = GetMm(mm_id);
+    if (mm == nullptr) return ScanResult{};
+    switch (scan_path_) {
+      case ScanPath::kPossibleFull: return ScanLoop(*mm, mm_id, now, Builtin<ScanPossible>(), Builtin<BatchFull>());
+      case ScanPath::kPossibleBatchN: return ScanLoop(*mm, mm_id, now, Builtin<ScanPossible>(), Builtin<BatchN>());
+      case ScanPath::kAllowedFull: return ScanLoop(*mm, mm_id, now, Builtin<ScanAllowed>(), Builtin<BatchFull>());
+      case ScanPath::kAllowedBatchN: return ScanLoop(*mm, mm_id, now, Builtin<ScanAllowed>(), Builtin<BatchN>());
+      case ScanPath::kCidmaskFull: return ScanLoop(*mm, mm_id, now, Builtin<ScanCidmask>(), Builtin<BatchFull>());
+      case ScanPath::kCidmaskBatchN: return ScanLoop(*mm, mm_id, now, Builtin<ScanCidmask>(), Builtin<BatchN>());
+      case ScanPath::kGeneric: break;
+    }
+    return ScanLoop(*mm, mm_id, now, *scope_, *granularity_);
   }
+
+  ScanPath scan_path() const override { return scan_path_; }
 
   int ScanScopeSize(MmId mm_id) const override {
     const Mm* mm = GetMm(mm_id);
@@ -625,6 +609,97 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
     t.mm_cid.store(cid, std::memory_order_relaxed);
     t.last_mm_cid = cid;
     tick_kick_retakes_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // The scan's loop for the scope and granularity types given: the
+  // built-in classes (final, methods inline, ForEachInline) or the
+  // interfaces (virtual calls, the visitor through absl::FunctionRef).  The
+  // granularity picks this call's window of the scope (the cursor,
+  // [BATCH]); a call that starts a pass is rate limited when the placement
+  // uses mm_cid_next_scan.
+  template <typename Scope, typename Granularity>
+  ScanResult ScanLoop(Mm& mm, MmId mm_id, Nanos now, const Scope& scope, const Granularity& granularity) {
+    ScanResult r;
+    const ScanSet set = View(mm);
+    // batch_full ignores the scope's size (batch.h): not computed then.
+    int size = 0;
+    if constexpr (UsesScopeSize<Granularity>()) size = scope.Size(set);
+    const int start = granularity.Start(mm.scan_cursor, size);
+    if (start == 0 && rate_limited_ && !PassRateLimit(mm, now)) return r;
+    ScanWindow window;
+    if (!granularity.Claim(mm.scan_cursor, start, size, num_cpus_, window)) return r;  // another scanner's batch
+    r.ran = true;
+    r.pass_start = window.start == 0;
+    r.pass_end = window.pass_end;
+    // Pass 1: sched_mm_cid_remote_clear_old() on every CPU of the window.
+    WalkScope(scope, set, window.start, window.count, [&](const int* cpus, int n) {
+      for (int i = 0; i < n; ++i) {
+        ++r.visits;
+        r.reclaimed += ClearOld(mm, mm_id, cpus[i], now);
+      }
+    });
+    // Pass 2: sched_mm_cid_remote_clear_weight().
+    const int weight = mm.cidmask.Weight();
+    WalkScope(scope, set, window.start, window.count, [&](const int* cpus, int n) {
+      for (int i = 0; i < n; ++i) {
+        ++r.visits;
+        const uint32_t cid = store_buffer::Load(mm.slots[cpus[i]].cid, std::memory_order_relaxed);
+        if (CidIsValid(cid) && cid >= static_cast<uint32_t>(weight)) r.reclaimed += RemoteClear(mm, mm_id, cpus[i]);
+      }
+    });
+    // Statistics the kernel does not keep: per-thread shards, no locked RMW
+    // (stat_shards.h).  The RMWs left in a call are the kernel's -- the
+    // mm_cid_next_scan cmpxchg of a due pass (I9), a batch's cursor CAS, the
+    // slot CASes and bit clear of a reclaim -- and, per freed ID only,
+    // FreeCid's mm->frees count (I6).
+    stats_.Add(kStatScans, 1, kStatSlotVisits, r.visits);
+    return r;
+  }
+
+  template <typename Granularity>
+  static constexpr bool UsesScopeSize() {
+    if constexpr (std::is_same_v<Granularity, GranularityStrategy>) {
+      return true;
+    } else {
+      return Granularity::kUsesScopeSize;
+    }
+  }
+
+  template <typename Scope, typename Visit>
+  static void WalkScope(const Scope& scope, const ScanSet& set, int start, int count, Visit&& visit) {
+    if constexpr (std::is_same_v<Scope, ScopeStrategy>) {
+      scope.ForEach(set, start, count, visit);
+    } else {
+      scope.ForEachInline(set, start, count, visit);
+    }
+  }
+
+  // The built-in strategy object of type T (ChooseScanPath checked it).
+  template <typename T>
+  const T& Builtin() const {
+    if constexpr (std::is_base_of_v<ScopeStrategy, T>) {
+      return static_cast<const T&>(*scope_);
+    } else {
+      return static_cast<const T&>(*granularity_);
+    }
+  }
+
+  // Recognises the built-in scope and granularity classes by their dynamic
+  // type (not by name: a registry entry may make any class), once.
+  static ScanPath ChooseScanPath(const ScopeStrategy* scope, const GranularityStrategy* granularity) {
+    const bool full = dynamic_cast<const BatchFull*>(granularity) != nullptr;
+    const bool batch_n = dynamic_cast<const BatchN*>(granularity) != nullptr;
+    if (!full && !batch_n) return ScanPath::kGeneric;
+    if (dynamic_cast<const ScanPossible*>(scope) != nullptr) {
+      return full ? ScanPath::kPossibleFull : ScanPath::kPossibleBatchN;
+    }
+    if (dynamic_cast<const ScanAllowed*>(scope) != nullptr) {
+      return full ? ScanPath::kAllowedFull : ScanPath::kAllowedBatchN;
+    }
+    if (dynamic_cast<const ScanCidmask*>(scope) != nullptr) {
+      return full ? ScanPath::kCidmaskFull : ScanPath::kCidmaskBatchN;
+    }
+    return ScanPath::kGeneric;
   }
 
   // What the scope sees of `mm`.
@@ -921,6 +996,7 @@ class LazyMmCid final : public MmCid, private AlwaysInvariants {
   const bool recent_cid_;          // AllocatorTraits::recent_cid
   const bool bounded_by_allowed_;  // AllocatorTraits::bounded_by_allowed (I3 counted)
   const bool rate_limited_;        // PlacementTraits::rate_limited
+  const ScanPath scan_path_;       // Scan()'s loop (scan_path.h)
   // bitmap_ops, scans, slot_visits: bumped on the scan (and allocation)
   // path by whichever thread runs it, summed by Stats() (stat_shards.h).
   // Last: 4 KiB of shards that would separate the fields above.

@@ -11,18 +11,8 @@
 #include "mm_cid/scope_mask.h"
 
 namespace isolation::mm_cid::internal {
-namespace {
 
-class ScanAllowed final : public MaskScope {
- public:
-  int Size(const ScanSet& mm) const override { return mm.allowed->Weight(); }
-
- protected:
-  const AtomicCpuMask& Mask(const ScanSet& mm) const override { return *mm.allowed; }
-};
-
-}  // namespace
-
+// The class: scope_mask.h (shared with the lazy design's inlined scan).
 ScopeEntry ScanAllowedEntry() {
   return {"scan_allowed", "both passes over the mm's grow-only CPU union (2 * nr_cpus_allowed visits; [SEED] thread)",
           /*negative_control=*/false, [] { return std::unique_ptr<ScopeStrategy>(new ScanAllowed); }};

@@ -13,18 +13,8 @@
 #include "mm_cid/scope_mask.h"
 
 namespace isolation::mm_cid::internal {
-namespace {
 
-class ScanCidmask final : public MaskScope {
- public:
-  int Size(const ScanSet& mm) const override { return std::max(1, mm.cidmask->Weight()); }
-
- protected:
-  const AtomicCpuMask& Mask(const ScanSet& mm) const override { return *mm.cidmask; }
-};
-
-}  // namespace
-
+// The class: scope_mask.h (shared with the lazy design's inlined scan).
 ScopeEntry ScanCidmaskEntry() {
   return {"scan_cidmask",
           "negative control: the ID bitmap read as CPU numbers (patch 1/2 of [SEED]); breaks idle reclaim and "

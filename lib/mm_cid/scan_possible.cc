@@ -9,19 +9,8 @@
 #include "mm_cid/scope_mask.h"
 
 namespace isolation::mm_cid::internal {
-namespace {
 
-class ScanPossible final : public ScopeStrategy {
- public:
-  int Size(const ScanSet& mm) const override { return mm.num_cpus; }
-  void ForEach(const ScanSet& mm, int start, int count,
-               absl::FunctionRef<void(const int* cpus, int n)> visit) const override {
-    ForEachInRange(mm.num_cpus, start, count, visit);
-  }
-};
-
-}  // namespace
-
+// The class: scope_mask.h (shared with the lazy design's inlined scan).
 ScopeEntry ScanPossibleEntry() {
   return {"scan_possible", "mainline: both passes over every possible CPU (2P visits per pass)",
           /*negative_control=*/false, [] { return std::unique_ptr<ScopeStrategy>(new ScanPossible); }};

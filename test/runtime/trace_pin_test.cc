@@ -113,14 +113,20 @@ TEST(TracePin, BareMixedWorkload) {
         case 1:
           ctx.Syscall([](CpuContext& k) { k.Charge(3 * kNsPerUs); }, 1 * kNsPerUs);
           return Step::Run(static_cast<Nanos>(rng() % (200 * kNsPerUs)));
-        case 2:
-          ctx.driver().QueueWorkOn(static_cast<int>(rng() % 8), static_cast<Nanos>(rng() % kNsPerMs),
-                                   [](CpuContext& k) { k.Charge(5 * kNsPerUs); });
+        // Draws sequenced into locals: the order in which a compiler evaluates
+        // function arguments is unspecified (g++ went right to left, clang++
+        // left to right, and the pins were recorded with g++'s order).
+        case 2: {
+          const auto delay = static_cast<Nanos>(rng() % kNsPerMs);
+          const auto cpu = static_cast<int>(rng() % 8);
+          ctx.driver().QueueWorkOn(cpu, delay, [](CpuContext& k) { k.Charge(5 * kNsPerUs); });
           return Step::Run(50 * kNsPerUs);
+        }
         case 3: {
           const TaskId other = ids[rng() % ids.size()];
-          ctx.driver().ArmTimer(static_cast<int>(rng() % 8), ctx.now() + static_cast<Nanos>(rng() % kNsPerMs),
-                                [&sim, other](CpuContext& k) { sim->Wake(other, k.cpu()); });
+          const Nanos when = ctx.now() + static_cast<Nanos>(rng() % kNsPerMs);
+          const auto cpu = static_cast<int>(rng() % 8);
+          ctx.driver().ArmTimer(cpu, when, [&sim, other](CpuContext& k) { sim->Wake(other, k.cpu()); });
           return Step::Run(20 * kNsPerUs);
         }
         case 4:

@@ -58,7 +58,8 @@ ROWS = [
 ] + [
     (f"sim set-up {c}", "runtime/runtime_bench",
      ("BM_SimSetupScaling/iterations:5", c), ("BM_SimSetupScaling/iterations:5", c))
-    for c in ["setup_4096_ms", "setup_8192_ms", "setup_8192_over_4096"]
+    for c in ["setup_4096_ms", "setup_8192_ms", "setup_8192_over_4096",
+              "setup_4096_cpu_ms", "setup_8192_cpu_ms", "setup_8192_over_4096_cpu"]
 ]
 
 TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}

@@ -48,6 +48,18 @@ ROWS = [
     (f"tmigr idle enter+exit, {v}, {n} CPUs", "tmigr/tmigr_bench",
      (f"BM_IdleEntryExit/{old}/{n}", "time"), (f"BM_IdleEntryExit/{v}/{n}", "time"))
     for v, old in [("v6.9", "v6_9"), ("isolation", "isolation")] for n in [8, 4096]
+] + [
+    # Issue #12 goal 5.  The events/s row is a rate: there, higher is better
+    # (a ratio above --limit is an improvement).
+    ("sim busy periodic, 4096 CPUs (0.1 s/iter)", "runtime/runtime_bench",
+     ("BM_SimPeriodicBusy/4096", "time"), ("BM_SimPeriodicBusy/4096", "time")),
+    ("sim busy periodic, 4096 CPUs, events/s", "runtime/runtime_bench",
+     ("BM_SimPeriodicBusy/4096", "events_per_s"), ("BM_SimPeriodicBusy/4096", "events_per_s")),
+] + [
+    (f"sim set-up {c}", "runtime/runtime_bench",
+     ("BM_SimSetupScaling/iterations:5", c), ("BM_SimSetupScaling/iterations:5", c))
+    for c in ["setup_4096_ms", "setup_8192_ms", "setup_8192_over_4096",
+              "setup_4096_cpu_ms", "setup_8192_cpu_ms", "setup_8192_over_4096_cpu"]
 ]
 
 TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}

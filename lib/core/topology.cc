@@ -183,27 +183,39 @@ absl::StatusOr<Topology> Topology::FromIds(std::vector<int> core_of, std::vector
   auto packages = count_dense(package_of, "package");
   if (!packages.ok()) return packages.status();
   t.num_packages_ = *packages;
-  t.core_masks_.assign(static_cast<size_t>(*cores), CpuMask(t.num_cpus_));
+  // Cores as CPU lists (counting sort by core id, CPUs ascending within a
+  // core): linear in CPUs, where one N-bit mask per core was quadratic.
+  const size_t num_cores = static_cast<size_t>(*cores);
+  t.core_start_.assign(num_cores + 1, 0);
+  for (size_t c = 0; c < n; ++c) ++t.core_start_[static_cast<size_t>(core_of[c]) + 1];
+  for (size_t k = 0; k < num_cores; ++k) t.core_start_[k + 1] += t.core_start_[k];
+  t.core_cpus_.assign(n, 0);
+  std::vector<int> next_slot(t.core_start_.begin(), t.core_start_.end() - 1);
+  for (size_t c = 0; c < n; ++c) {
+    const int slot = next_slot[static_cast<size_t>(core_of[c])]++;
+    t.core_cpus_[static_cast<size_t>(slot)] = static_cast<int>(c);
+  }
   t.llc_masks_.assign(static_cast<size_t>(*llcs), CpuMask(t.num_cpus_));
   t.node_masks_.assign(static_cast<size_t>(*nodes), CpuMask(t.num_cpus_));
   for (size_t c = 0; c < n; ++c) {
     const int cpu = static_cast<int>(c);
-    t.core_masks_[static_cast<size_t>(core_of[c])].Set(cpu);
     t.llc_masks_[static_cast<size_t>(llc_of[c])].Set(cpu);
     t.node_masks_[static_cast<size_t>(node_of[c])].Set(cpu);
   }
   // A core lies in one LLC, node and package (SMT siblings share them all).
-  for (size_t c = 0; c < n; ++c) {
-    const int first = t.core_masks_[static_cast<size_t>(core_of[c])].First();
-    const size_t f = static_cast<size_t>(first);
-    if (llc_of[c] != llc_of[f] || node_of[c] != node_of[f] || package_of[c] != package_of[f]) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "topology \"%s\": cpus %d and %d share core %d but not its llc/node/package", t.description_, first, c,
-          core_of[c]));
-    }
-  }
   int smt = 1;
-  for (const CpuMask& m : t.core_masks_) smt = std::max(smt, m.Weight());
+  for (size_t k = 0; k < num_cores; ++k) {
+    const size_t f = static_cast<size_t>(t.core_cpus_[static_cast<size_t>(t.core_start_[k])]);
+    for (int i = t.core_start_[k] + 1; i < t.core_start_[k + 1]; ++i) {
+      const size_t c = static_cast<size_t>(t.core_cpus_[static_cast<size_t>(i)]);
+      if (llc_of[c] != llc_of[f] || node_of[c] != node_of[f] || package_of[c] != package_of[f]) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "topology \"%s\": cpus %d and %d share core %d but not its llc/node/package", t.description_, f, c,
+            core_of[c]));
+      }
+    }
+    smt = std::max(smt, t.core_start_[k + 1] - t.core_start_[k]);
+  }
   t.smt_width_ = smt;
   t.possible_ = CpuMask::Full(t.num_cpus_);
   t.present_ = t.possible_;
@@ -213,6 +225,12 @@ absl::StatusOr<Topology> Topology::FromIds(std::vector<int> core_of, std::vector
   t.node_of_ = std::move(node_of);
   t.package_of_ = std::move(package_of);
   return t;
+}
+
+CpuMask Topology::core_mask(int core) const {
+  CpuMask m(num_cpus_);
+  for (int cpu : core_cpus(core)) m.Set(cpu);
+  return m;
 }
 
 absl::Status Topology::SetOnline(int cpu, bool online) {

@@ -2,12 +2,14 @@
 //
 // The deterministic simulator (sim.h).
 //
-// Model.  One global event queue: a binary heap of plain `Event` records
-// ordered by (time, sequence); the sequence number is a monotonically
-// increasing counter, so two runs with the same seed pop events in exactly the
-// same order.  Closures (work items, timer callbacks, At() callbacks) live in
-// slot pools indexed by the event; the heap itself never allocates per event
-// once it has grown.
+// Model.  One global event queue of plain `Event` records popped in (time,
+// sequence) order; the sequence number is a monotonically increasing counter,
+// so two runs with the same seed pop events in exactly the same order.  The
+// queue (event_queue.h) keeps the events of one time in a FIFO bucket and
+// heap-orders only the buckets: the ticks of all CPUs share their times.
+// Closures (work items, timer callbacks, At() callbacks) live in slot pools
+// indexed by the event; the queue itself never allocates per event once it
+// has grown.
 //
 // Per CPU: a local `clock` that runs while the CPU processes one event (hooks
 // and bodies see it through CpuContext::now() and Driver::Now()), and
@@ -75,6 +77,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/runtime/sim.h"
+#include "runtime/event_queue.h"
 #include "runtime/sched_model.h"
 
 namespace isolation {
@@ -94,14 +97,6 @@ struct Event {
   uint64_t gen;  // generation for lazy deletion
   int32_t cpu;   // -1: not bound to a CPU
   EvKind kind;
-};
-
-// std::push_heap builds a max-heap; "later" compares greater so the earliest
-// (time, seq) is on top.
-struct EventLater {
-  bool operator()(const Event& x, const Event& y) const {
-    return x.time != y.time ? x.time > y.time : x.seq > y.seq;
-  }
 };
 
 enum class TaskState : uint8_t { kRunnable, kRunning, kSleeping, kBlocked, kExited };
@@ -163,20 +158,23 @@ const char kSimEvLostWakeup[] = "lost_wakeup";
 }  // namespace
 
 struct Simulator::Impl {
+  // The fields read on every event of the task's CPU first, on one cache
+  // line; the 2.5 KiB random engine and the name last (before, the engine
+  // sat between them: ~2 % of BM_SimPeriodicBusy/4096).
   struct Task {
-    std::string name;
-    int group = 0;
-    CpuMask affinity;
-    int cpu = 0;
     TaskState state = TaskState::kRunnable;
-    std::unique_ptr<TaskBody> body;
-    std::mt19937_64 rng;
+    bool wake_pending = false;
+    int cpu = 0;
     Nanos run_remaining = 0;  // > 0: inside a Step::Run
     Nanos resume_at = -1;     // >= 0: running in user mode since then, kRunEnd pending
-    uint64_t sleep_gen = 0;
-    bool wake_pending = false;
-    sched::LastRun last_run;  // where and when it last left a CPU (newidle cache-hot test)
     int warm_cpu = -1;        // the CPU it last ran user work on (refill penalty); -1: none yet
+    int group = 0;
+    std::unique_ptr<TaskBody> body;
+    CpuMask affinity;
+    uint64_t sleep_gen = 0;
+    sched::LastRun last_run;  // where and when it last left a CPU (newidle cache-hot test)
+    std::string name;
+    std::mt19937_64 rng;
   };
 
   struct Cpu {
@@ -264,7 +262,6 @@ struct Simulator::Impl {
       c.avg_idle = 2 * options.newidle_migration_cost;  // sched_init(): rq->avg_idle
       c.mode = sched::InitialTickMode(isolation, i, options.default_tick_mode);
     }
-    heap.reserve(static_cast<size_t>(n) * 2 + 64);
   }
 
   // --- bookkeeping -----------------------------------------------------------
@@ -274,8 +271,7 @@ struct Simulator::Impl {
   int num_cpus() const { return static_cast<int>(cpus.size()); }
 
   void Post(Nanos time, EvKind kind, int cpu, int64_t arg, uint64_t gen) {
-    heap.push_back(Event{time, seq++, arg, gen, cpu, kind});
-    std::push_heap(heap.begin(), heap.end(), EventLater{});
+    queue.Push(Event{time, seq++, arg, gen, cpu, kind});
   }
 
   Nanos Now() const {
@@ -894,7 +890,7 @@ struct Simulator::Impl {
 
   std::vector<Cpu> cpus;
   std::deque<Task> tasks;  // deque: references stay valid when a body spawns
-  std::vector<Event> heap;
+  sim_internal::EventQueue<Event> queue;
   uint64_t seq = 0;
   Nanos event_time = 0;
   int current_cpu = -1;
@@ -1209,12 +1205,7 @@ absl::Status Simulator::RunFor(Nanos duration) {
   s.EnsureStarted();
   s.running = true;
   const Nanos end = s.event_time + duration;
-  while (!s.heap.empty() && s.heap.front().time < end) {
-    std::pop_heap(s.heap.begin(), s.heap.end(), EventLater{});
-    const Event e = s.heap.back();
-    s.heap.pop_back();
-    s.Process(e);
-  }
+  while (!s.queue.empty() && s.queue.front_time() < end) s.Process(s.queue.Pop());
   s.event_time = end;
   s.running = false;
   return absl::OkStatus();

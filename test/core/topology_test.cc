@@ -38,10 +38,10 @@ TEST_P(SyntheticTopology, CountsAndMaskInvariants) {
   EXPECT_EQ(t->online(), CpuMask::Full(e.cpus));
   // Cores, LLCs and nodes each partition the CPUs; every CPU is in its own masks.
   for (const auto& [count, mask_of] :
-       std::vector<std::pair<int, std::function<const CpuMask&(int)>>>{
-           {t->num_cores(), [&](int i) -> const CpuMask& { return t->core_mask(i); }},
-           {t->num_llcs(), [&](int i) -> const CpuMask& { return t->llc_mask(i); }},
-           {t->num_nodes(), [&](int i) -> const CpuMask& { return t->node_mask(i); }}}) {
+       std::vector<std::pair<int, std::function<CpuMask(int)>>>{
+           {t->num_cores(), [&](int i) { return t->core_mask(i); }},
+           {t->num_llcs(), [&](int i) { return t->llc_mask(i); }},
+           {t->num_nodes(), [&](int i) { return t->node_mask(i); }}}) {
     CpuMask all(e.cpus);
     int total = 0;
     for (int i = 0; i < count; ++i) {
@@ -52,6 +52,18 @@ TEST_P(SyntheticTopology, CountsAndMaskInvariants) {
     }
     EXPECT_EQ(total, e.cpus);
     EXPECT_EQ(all, CpuMask::Full(e.cpus));
+  }
+  // A core's CPU list (the allocation-free form) is its mask, ascending.
+  for (int k = 0; k < t->num_cores(); ++k) {
+    CpuMask listed(e.cpus);
+    int prev = -1;
+    for (int cpu : t->core_cpus(k)) {
+      EXPECT_GT(cpu, prev) << "core " << k;
+      prev = cpu;
+      EXPECT_EQ(t->core_of(cpu), k);
+      listed.Set(cpu);
+    }
+    EXPECT_EQ(listed, t->core_mask(k)) << "core " << k;
   }
   for (int cpu = 0; cpu < e.cpus; ++cpu) {
     EXPECT_TRUE(t->smt_siblings(cpu).Test(cpu));
@@ -99,6 +111,7 @@ TEST(Topology, IntelStyleSiblingNumbering) {
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->core_mask(0).ToString(), "0,8");
   EXPECT_EQ(t->smt_siblings(9).ToString(), "1,9");
+  EXPECT_THAT(t->core_cpus(1), ::testing::ElementsAre(1, 9));
   EXPECT_EQ(t->llc_mask(t->llc_of(4)).ToString(), "4-7,12-15");  // no cache level: LLC = package
   EXPECT_FALSE(t->SharesCache(0, 4));
 }
@@ -170,7 +183,11 @@ TEST(Topology, FromIdsValidates) {
   absl::StatusOr<Topology> gap = Topology::FromIds({0, 2}, {0, 0}, {0, 0}, {0, 0}, "gap");
   ASSERT_FALSE(gap.ok());
   EXPECT_THAT(std::string(gap.status().message()), HasSubstr("\"gap\""));
-  EXPECT_FALSE(Topology::FromIds({0, 0}, {0, 1}, {0, 0}, {0, 0}, "split").ok());
+  absl::StatusOr<Topology> split = Topology::FromIds({0, 1, 0}, {0, 0, 1}, {0, 0, 0}, {0, 0, 0}, "split");
+  ASSERT_FALSE(split.ok());
+  EXPECT_THAT(std::string(split.status().message()), HasSubstr("cpus 0 and 2 share core 0"));
+  EXPECT_FALSE(Topology::FromIds({0, 0}, {0, 0}, {0, 1}, {0, 0}, "split node").ok());
+  EXPECT_FALSE(Topology::FromIds({0, 0}, {0, 0}, {0, 0}, {0, 1}, "split package").ok());
   EXPECT_FALSE(Topology::FromIds({}, {}, {}, {}, "empty").ok());
 }
 

@@ -24,6 +24,14 @@
 // PUs {0, N}).  Every PU of the description is possible, present and, at
 // construction, online.
 //
+// Memory: linear in the number of CPUs for cores -- a core is stored as its
+// list of CPUs, not as an N-bit mask (with "pu:1" there are N cores, and N
+// masks of N bits made set-up quadratic: 8 MiB at 8192 CPUs) -- while each
+// LLC and NUMA node keeps an N-bit CpuMask (there are few of them).  The
+// kernel keeps a per-CPU cpu_smt_mask; here smt_siblings()/core_mask() build
+// that mask on demand (it allocates), and core_cpus() is the allocation-free
+// form for hot paths.
+//
 // Thread safety: const member functions may be called concurrently; SetOnline
 // must not run concurrently with any other member function (the drivers
 // serialise hotplug).
@@ -31,6 +39,7 @@
 #ifndef ISOLATION_TOPOLOGY_H_
 #define ISOLATION_TOPOLOGY_H_
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,7 +81,7 @@ class Topology {
   // Number of possible CPUs (nr_cpu_ids); every mask of this topology has
   // this many bits.
   int num_cpus() const { return num_cpus_; }
-  int num_cores() const { return static_cast<int>(core_masks_.size()); }
+  int num_cores() const { return static_cast<int>(core_start_.size()) - 1; }
   int num_llcs() const { return static_cast<int>(llc_masks_.size()); }
   int num_nodes() const { return static_cast<int>(node_masks_.size()); }
   int num_packages() const { return num_packages_; }
@@ -90,9 +99,18 @@ class Topology {
   int llc_of(int cpu) const { return llc_of_[CpuIndex(cpu)]; }
   int node_of(int cpu) const { return node_of_[CpuIndex(cpu)]; }
   int package_of(int cpu) const { return package_of_[CpuIndex(cpu)]; }
-  // SMT siblings of `cpu`, including `cpu` itself (cpu_smt_mask).
-  const CpuMask& smt_siblings(int cpu) const { return core_masks_[static_cast<size_t>(core_of(cpu))]; }
-  const CpuMask& core_mask(int core) const { return core_masks_[IdIndex(core, core_masks_.size(), "core")]; }
+  // The CPUs of `core` (its SMT siblings), ascending.  No allocation: the
+  // form for hot paths.
+  std::span<const int> core_cpus(int core) const {
+    const size_t k = IdIndex(core, static_cast<size_t>(num_cores()), "core");
+    return std::span<const int>(core_cpus_).subspan(static_cast<size_t>(core_start_[k]),
+                                                    static_cast<size_t>(core_start_[k + 1] - core_start_[k]));
+  }
+  // SMT siblings of `cpu`, including `cpu` itself (cpu_smt_mask), and the
+  // CPUs of `core`, as masks of num_cpus() bits built on each call: they
+  // allocate, so hot paths use core_of()/core_cpus() instead.
+  CpuMask smt_siblings(int cpu) const { return core_mask(core_of(cpu)); }
+  CpuMask core_mask(int core) const;
   const CpuMask& llc_mask(int llc) const { return llc_masks_[IdIndex(llc, llc_masks_.size(), "llc")]; }
   const CpuMask& node_mask(int node) const { return node_masks_[IdIndex(node, node_masks_.size(), "node")]; }
   // Same LLC (cpus_share_cache).
@@ -130,7 +148,11 @@ class Topology {
   int smt_width_ = 1;
   CpuMask possible_, present_, online_;
   std::vector<int> core_of_, llc_of_, node_of_, package_of_;
-  std::vector<CpuMask> core_masks_, llc_masks_, node_masks_;
+  // The CPUs of core k are core_cpus_[core_start_[k] .. core_start_[k + 1]),
+  // ascending (num_cores() + 1 offsets).
+  std::vector<int> core_cpus_;
+  std::vector<int> core_start_ = {0};
+  std::vector<CpuMask> llc_masks_, node_masks_;
 };
 
 }  // namespace isolation

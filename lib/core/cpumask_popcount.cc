@@ -63,7 +63,17 @@ constexpr PopcountKernels kPortable{WeightPortable, WeightAndPortable, WeightAto
 #define ISOLATION_HAVE_POPCNT_KERNELS 1
 ISOLATION_POPCOUNT_KERNELS(Popcnt, __attribute__((target("popcnt"))))
 
+#if defined(ISOLATION_CPUMASK_INLINE_POPCNT)
+// CpuMask's inline short-mask path (cpumask.h) compares active_popcount with
+// the address of popcnt_kernels: kPopcnt is that object, not a copy.
+}  // namespace
+constinit const PopcountKernels popcnt_kernels{WeightPopcnt, WeightAndPopcnt, WeightAtomicPopcnt, NthPopcnt,
+                                               "popcnt"};
+namespace {
+constexpr const PopcountKernels& kPopcnt = popcnt_kernels;
+#else
 constexpr PopcountKernels kPopcnt{WeightPopcnt, WeightAndPopcnt, WeightAtomicPopcnt, NthPopcnt, "popcnt"};
+#endif
 
 bool CpuHasPopcnt() {
   // May run before constructors (a static initialiser using a CpuMask); the

@@ -206,7 +206,7 @@ TEST_P(CpuMaskVsReference, AtomicMaskMatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, CpuMaskVsReference, ::testing::Values(1, 63, 64, 65, 128, 4096, 8192),
+INSTANTIATE_TEST_SUITE_P(Sizes, CpuMaskVsReference, ::testing::Values(1, 63, 64, 65, 128, 256, 257, 4096, 8192),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return absl::StrCat("Bits", info.param);
                          });

@@ -105,6 +105,23 @@ const PopcountKernels& ActivePopcountKernels();
 // Relaxed: every value it ever holds points to immutable constant data.
 extern std::atomic<const PopcountKernels*> active_popcount;
 inline const PopcountKernels& Popcount() { return *active_popcount.load(std::memory_order_relaxed); }
+#if defined(__x86_64__)
+#define ISOLATION_CPUMASK_INLINE_POPCNT 1
+// The popcnt kernels, exposed so that Weight() of a short mask can see they
+// were chosen and count inline, as the kernel's hweight64() does once
+// ALTERNATIVE patched popcnt in: for 1-4 words the indirect call costs more
+// than the count (issue #12 goal 2: the compaction scan's cidmask weight).
+extern const PopcountKernels popcnt_kernels;
+inline constexpr size_t kInlineWeightMaxWords = 4;
+// The instruction itself (__builtin_popcountll is a libgcc call without
+// -mpopcnt); executed only where active_popcount points at popcnt_kernels,
+// i.e. after __builtin_cpu_supports("popcnt") said yes.
+inline int PopcntInstruction(uint64_t w) {
+  uint64_t r;
+  __asm__("popcntq %1, %0" : "=r"(r) : "rm"(w));
+  return static_cast<int>(r);
+}
+#endif
 #endif
 }  // namespace cpumask_internal
 
@@ -281,7 +298,15 @@ class CpuMask {
 
   int Weight() const {
 #if defined(ISOLATION_CPUMASK_POPCOUNT_DISPATCH)
-    return cpumask_internal::Popcount().weight(words_.data(), words_.size());
+    const cpumask_internal::PopcountKernels& kernels = cpumask_internal::Popcount();
+#if defined(ISOLATION_CPUMASK_INLINE_POPCNT)
+    if (words_.size() <= cpumask_internal::kInlineWeightMaxWords && &kernels == &cpumask_internal::popcnt_kernels) {
+      int n = 0;
+      for (uint64_t w : words_) n += cpumask_internal::PopcntInstruction(w);
+      return n;
+    }
+#endif
+    return kernels.weight(words_.data(), words_.size());
 #else
     int n = 0;
     for (uint64_t w : words_) n += std::popcount(w);

@@ -74,6 +74,16 @@ void MmCidHooks::OnStart(Driver& driver) {
   }
   serialized_ = !driver.hooks_run_concurrently();
   num_cpus_ = driver.num_cpus();
+  // The driver's run-queue locks become the mechanism's (mm_cid.h): the
+  // real-thread driver holds them around OnContextSwitch/OnMigrate, so the
+  // switch takes no lock of its own and owner619's fixups, which take them,
+  // exclude the switches they race with.  A concurrent driver without them,
+  // or of another size, would leave the switch unprotected: an error.
+  if (!serialized_) {
+    std::vector<Mutex*> locks;
+    for (int c = 0; c < num_cpus_; ++c) locks.push_back(driver.RunQueueLock(c));
+    if (!mech_.BindRunQueueLocks(locks).ok()) errors_.fetch_add(1, std::memory_order_relaxed);
+  }
   per_cpu_.reset(new PerCpu[static_cast<size_t>(num_cpus_)]);
   isolated_ = CpuMask(num_cpus_);
   for (int c = 0; c < num_cpus_; ++c) {

@@ -97,9 +97,18 @@ struct Mm {
   std::atomic<int64_t> allowed_violations{0};  // I3
 };
 
+struct Mm;
 struct alignas(64) Task {
   std::atomic<MmId> mm{kNoMm};
   std::atomic<bool> active{false};     // mm_cid_active
+  // t->mm and t->mm->pcpu_cid: the Mm of `mm` and its per-CPU slots, set
+  // beside `mm` wherever it names an mm (Fork, Exec), so that the switch
+  // reaches its slot in two dependent loads (task, then slot) instead of
+  // task -> registry -> mm -> slot.  Read only while `active` (a rolled-back
+  // fork leaves them stale) by the task's switches, which the harness orders
+  // after the Fork/Exec that wrote them.
+  Mm* mm_ptr = nullptr;
+  PerCpuRef<Slot> slots;
   std::atomic<int32_t> mm_cid{-1};     // read by observers
   int32_t last_mm_cid = -1;
   int migrate_from_cpu = -1;
@@ -215,6 +224,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     mm->users.fetch_add(1, std::memory_order_relaxed);
     UnionAffinity(*mm, affinity);
     t.mm.store(mm_id, std::memory_order_relaxed);
+    t.mm_ptr = mm;
+    t.slots = mm->slots;
     t.active.store(true, std::memory_order_relaxed);
     return absl::OkStatus();
   }
@@ -251,18 +262,18 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     if (prev != kNoTask) {
       Task& p = tasks_[prev];
       if (p.active.load(std::memory_order_relaxed)) {
-        Mm& mm = *GetMm(p.mm.load(std::memory_order_relaxed));
-        Slot& s = mm.slots[cpu];
+        Slot& s = p.slots[cpu];
         s.time.store(now, std::memory_order_relaxed);  // mm_cid_snapshot_time()
-        PutLazy(mm, s);
+        // mm_cid_put_lazy(): only a slot a reclaimer marked LAZY is put.
+        const uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
+        if (__builtin_expect(CidIsLazy(cid), 0)) PutLazySlow(*p.mm_ptr, s, cid);
         p.mm_cid.store(-1, std::memory_order_relaxed);
       }
     }
     if (next != kNoTask) {
       Task& n = tasks_[next];
       if (n.active.load(std::memory_order_relaxed)) {
-        Mm& mm = *GetMm(n.mm.load(std::memory_order_relaxed));
-        const int32_t cid = GetCid(mm, cpu, n, now);
+        const int32_t cid = GetCid(n.slots[cpu], cpu, n, now);
         n.mm_cid.store(cid, std::memory_order_relaxed);
         n.last_mm_cid = cid;
         n.resume_pending = true;
@@ -420,6 +431,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     Mm& mm = *GetMm(*new_id);
     mm.users.fetch_add(1, std::memory_order_relaxed);
     t.mm.store(*new_id, std::memory_order_relaxed);
+    t.mm_ptr = &mm;
+    t.slots = mm.slots;
     t.nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
     t.active.store(true, std::memory_order_relaxed);
     FullFence();  // active before the slot
@@ -800,8 +813,11 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
 
   // mm_cid_put_lazy()
   void PutLazy(Mm& mm, Slot& s) {
-    uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
-    if (!CidIsLazy(cid)) return;
+    const uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
+    if (CidIsLazy(cid)) PutLazySlow(mm, s, cid);
+  }
+  // Its CAS, for a slot seen LAZY (`cid`): out of the switch's line.
+  [[gnu::noinline]] void PutLazySlow(Mm& mm, Slot& s, uint32_t cid) {
     if (store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed)) FreeCid(mm, cid & ~kLazyPut);
   }
   // mm_cid_put()
@@ -890,14 +906,19 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     return cid;
   }
 
-  // mm_cid_get()
-  int32_t GetCid(Mm& mm, int cpu, Task& t, Nanos now) {
-    Slot& s = mm.slots[cpu];
-    uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
-    if (CidIsValid(cid)) {  // parked ID: no atomic RMW
+  // mm_cid_get(): the parked ID inline (a load, a test, the time stamp), the
+  // rest out of line (__mm_cid_get()).
+  int32_t GetCid(Mm& mm, int cpu, Task& t, Nanos now) { return GetCid(mm.slots[cpu], cpu, t, now); }
+  // `s` is t's mm's slot of `cpu`; t is active.
+  [[gnu::always_inline]] int32_t GetCid(Slot& s, int cpu, Task& t, Nanos now) {
+    const uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
+    if (__builtin_expect(CidIsValid(cid), 1)) {  // parked ID: no atomic RMW
       s.time.store(now, std::memory_order_relaxed);
       return static_cast<int32_t>(cid);
     }
+    return GetCidSlow(*t.mm_ptr, cpu, s, cid, t, now);
+  }
+  [[gnu::noinline]] int32_t GetCidSlow(Mm& mm, int cpu, Slot& s, uint32_t cid, Task& t, Nanos now) {
     if (CidIsLazy(cid)) {
       ISOLATION_INTERLEAVE_POINT("mm_cid.get.before_lazy_cas");
       if (store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed)) FreeCid(mm, cid & ~kLazyPut);

@@ -151,6 +151,24 @@ const char* BarrierModeName(BarrierMode mode) {
   return "?";
 }
 
+MmCid::MmCid(int num_cpus)
+    : num_cpus_(num_cpus), own_rq_locks_(new Mutex[static_cast<size_t>(num_cpus > 0 ? num_cpus : 0)]) {
+  rq_locks_.reserve(static_cast<size_t>(num_cpus > 0 ? num_cpus : 0));
+  for (int c = 0; c < num_cpus; ++c) rq_locks_.push_back(&own_rq_locks_[static_cast<size_t>(c)]);
+}
+
+absl::Status MmCid::BindRunQueueLocks(const std::vector<Mutex*>& locks) {
+  if (static_cast<int>(locks.size()) != num_cpus_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: BindRunQueueLocks with ", locks.size(), " locks for ", num_cpus_, " CPUs"));
+  }
+  for (size_t c = 0; c < locks.size(); ++c) {
+    if (locks[c] == nullptr) return absl::InvalidArgumentError(absl::StrCat("mm_cid: no run-queue lock for CPU ", c));
+  }
+  rq_locks_ = locks;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<MmCid>> MmCid::Create(int num_cpus, const MmCidVariant& variant, Limits limits) {
   if (num_cpus < 1 || num_cpus > kMaxCpus) {
     return absl::InvalidArgumentError(absl::StrCat("mm_cid: num_cpus ", num_cpus, " outside [1, ", kMaxCpus, "]"));

@@ -13,8 +13,10 @@
 // control.  Only those four files include this.
 //
 // Library choices (documented in docs/mm_cid.md):
-//   - each CPU's rq lock is modelled by a mutex inside the mechanism, taken by
-//     ContextSwitch/Exit/fixups (the kernel's callers hold the real one);
+//   - each CPU's rq lock is MmCid::RunQueueLock(cpu): the caller holds it
+//     around ContextSwitch (the real-thread driver's own per-CPU lock, bound
+//     by the Hooks adapter; the switch takes no lock), Exit/Exec/the fixups
+//     take it, as the kernel's do;
 //   - in per-CPU mode a task switching out drops its copy of the CPU's ID
 //     (task ID = UNSET), so "no task owns an ID" (I11) holds literally;
 //   - the affinity-growth deferred work (irq_work -> work) runs synchronously
@@ -63,7 +65,7 @@ constexpr bool TaskOwned(uint32_t c) { return HasId(c) && (c & kOnCpu) == 0; }
 // mm->mm_cid.pcpu's per-CPU ID, 4 bytes as in the kernel; stored per CPU
 // (per_cpu_slots.h), so CPUs never share its cache lines.
 struct Slot {
-  // Guarded by the CPU's rq lock (cpus_[cpu].rq_lock): a lock reached
+  // Guarded by the CPU's rq lock (RunQueueLock(cpu)): a lock reached
   // through the slot's CPU index, which the thread-safety analysis cannot
   // name, so a comment and not ABSL_GUARDED_BY.
   uint32_t cid = kUnset;
@@ -99,6 +101,11 @@ struct Mm {
 struct alignas(64) Task {
   std::atomic<MmId> mm{kNoMm};
   std::atomic<bool> active{false};
+  // t->mm: the Mm of `mm`, set beside it wherever it names an mm (Fork,
+  // Exec), so the switch reaches the mm without the registry lookup.  Read
+  // only by the task's own switches while `active`; the harness orders them
+  // after the Fork/Exec that wrote it.
+  Mm* mm_ptr = nullptr;
   std::atomic<uint32_t> cid{kUnset};  // written under the task's CPU rq lock
   std::atomic<int> cpu{0};            // CPU it is queued on / runs on
   // Thread group (tgid): the parent's for a thread, its own for a task made
@@ -113,8 +120,7 @@ struct alignas(64) Task {
 };
 
 struct alignas(64) Cpu {
-  Mutex rq_lock;
-  std::atomic<TaskId> curr{kNoTask};  // written under rq_lock
+  std::atomic<TaskId> curr{kNoTask};  // written under the CPU's RunQueueLock
   int64_t switches = 0;
   int64_t switch_rmw = 0;
 };
@@ -179,6 +185,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     t.cid.store(kUnset, std::memory_order_relaxed);
     t.cpu.store(affinity.First(), std::memory_order_relaxed);
     t.mm.store(mm_id, std::memory_order_relaxed);
+    t.mm_ptr = mm;
     const TaskId parent_tgid =
         parent != kNoTask && tasks_[parent].exists ? tasks_[parent].tgid.load(std::memory_order_relaxed) : kNoTask;
     t.tgid.store(clone_thread && parent_tgid != kNoTask ? parent_tgid : child, std::memory_order_relaxed);
@@ -225,7 +232,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       if (parent != kNoTask && parent >= 0 && parent < limits_.max_tasks &&
           tasks_[parent].mm.load(std::memory_order_relaxed) == mm_id) {
         const int pcpu = tasks_[parent].cpu.load(std::memory_order_relaxed);
-        MutexLock rq(cpus_[pcpu].rq_lock);
+        MutexLock rq(RunQueueLock(pcpu));
         const uint32_t pc = tasks_[parent].cid.load(std::memory_order_relaxed);
         if (cpus_[pcpu].curr.load(std::memory_order_relaxed) == parent) {
           self = parent;
@@ -265,14 +272,16 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     return absl::OkStatus();
   }
 
-  // mm_cid_switch_to(): schedout(prev) then schedin(next), rq lock held.
+  // mm_cid_switch_to(): schedout(prev) then schedin(next), with the CPU's
+  // rq lock (RunQueueLock(cpu)) held by the caller, as context_switch()
+  // holds it: this takes no lock.  The fixups that write this CPU's slot and
+  // its tasks' IDs from other threads take that lock.
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
     (void)now;
     ContractCpu("ContextSwitch", cpu, num_cpus_);
     ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
     ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
     Cpu& c = cpus_[cpu];
-    MutexLock rq(c.rq_lock);
     ++c.switches;
     notes_.Switch(cpu, prev, next);
     if (prev != kNoTask) Schedout(cpu, prev);
@@ -322,7 +331,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     MutexLock ml(mm->mutex);
     bool to_per_task = false;
     {
-      MutexLock rq(cpus_[cpu].rq_lock);
+      MutexLock rq(RunQueueLock(cpu));
       MutexLock l(mm->lock);
       if (mm->users == 1 && cpus_[cpu].curr.load(std::memory_order_relaxed) == task) {
         // mm_cid_transit_to_task(): a CPU-owned ID becomes the task's transit
@@ -373,11 +382,12 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     Task& t = tasks_[task];
     Mm& mm = *GetMm(*id);
     MutexLock ml(mm.mutex);
-    MutexLock rq(cpus_[cpu].rq_lock);
+    MutexLock rq(RunQueueLock(cpu));
     MutexLock l(mm.lock);
     notes_.Cpu(cpu);
     notes_.Task(task);
     t.mm.store(*id, std::memory_order_relaxed);
+    t.mm_ptr = &mm;
     t.ran = true;
     t.tgid.store(task, std::memory_order_relaxed);  // de_thread(): the exec'ing task leads the group
     mm.users = 1;
@@ -676,11 +686,30 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     return static_cast<uint32_t>(id) | (c & kFlags);
   }
 
-  // mm_cid_schedin()
-  void Schedin(int cpu, TaskId task) {
+  // mm_cid_schedin(): the two fast paths inline -- per-task mode with no
+  // flag on the task's ID or the CPU's slot and the ID in range (the slot
+  // takes the task's ID), per-CPU mode with the CPU's ID in the task already
+  // -- everything else out of line.
+  [[gnu::always_inline]] void Schedin(int cpu, TaskId task) {
     Task& t = tasks_[task];
     if (!t.active.load(std::memory_order_relaxed)) return;
-    Mm& mm = *GetMm(t.mm.load(std::memory_order_relaxed));
+    Mm& mm = *t.mm_ptr;
+    uint32_t& slot = mm.pcpu[cpu].cid;
+    const uint32_t tcid = t.cid.load(std::memory_order_relaxed);
+    const uint32_t mode = ReadMode(mm);
+    const uint32_t max_cids = static_cast<uint32_t>(mm.max_cids.load(std::memory_order_relaxed));
+    if ((mode & kOnCpu) == 0) {
+      if (__builtin_expect((tcid | slot) < kTransit && tcid < max_cids, 1)) {
+        slot = tcid;
+        return;  // t.cid already holds tcid
+      }
+    } else if (HasId(slot) && (slot & kOnCpu) && HasId(tcid) && (tcid & kOnCpu) && IdOf(slot) == IdOf(tcid) &&
+               IdOf(slot) < max_cids) {
+      return;
+    }
+    SchedinSlow(cpu, t, mm);
+  }
+  [[gnu::noinline]] void SchedinSlow(int cpu, Task& t, Mm& mm) {
     Cpu& c = cpus_[cpu];
     uint32_t& slot = mm.pcpu[cpu].cid;
     uint32_t tcid = t.cid.load(std::memory_order_relaxed);
@@ -746,7 +775,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   void Schedout(int cpu, TaskId task) {
     Task& t = tasks_[task];
     if (!t.active.load(std::memory_order_relaxed)) return;
-    Mm& mm = *GetMm(t.mm.load(std::memory_order_relaxed));
+    Mm& mm = *t.mm_ptr;
     uint32_t& slot = mm.pcpu[cpu].cid;
     const uint32_t tcid = t.cid.load(std::memory_order_relaxed);
     const uint32_t mode = ReadMode(mm);
@@ -804,7 +833,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       // CPUs -> tasks: walk every possible CPU.
       for (int cpu = 0; cpu < num_cpus_; ++cpu) {
         ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.fixup_cpu");
-        MutexLock rq(cpus_[cpu].rq_lock);
+        MutexLock rq(RunQueueLock(cpu));
         remote_locks_.fetch_add(1, std::memory_order_relaxed);
         uint32_t& s = mm.pcpu[cpu].cid;
         const TaskId curr = cpus_[cpu].curr.load(std::memory_order_relaxed);
@@ -850,7 +879,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   bool FixupTaskToCpu(Mm& mm, MmId mm_id, TaskId u) {
     ISOLATION_INTERLEAVE_POINT("mm_cid.owner619.fixup_task");
     const int cpu = tasks_[u].cpu.load(std::memory_order_relaxed);
-    MutexLock rq(cpus_[cpu].rq_lock);
+    MutexLock rq(RunQueueLock(cpu));
     remote_locks_.fetch_add(1, std::memory_order_relaxed);
     if (!tasks_[u].active.load(std::memory_order_relaxed) || tasks_[u].mm.load(std::memory_order_relaxed) != mm_id) {
       return false;

@@ -884,6 +884,11 @@ int RealThreadDriver::TaskGroup(TaskId task) const {
   return impl_->task(task).group;
 }
 
+Mutex* RealThreadDriver::RunQueueLock(int cpu) {
+  if (cpu < 0 || cpu >= impl_->num_cpus()) return nullptr;
+  return &impl_->cpu(cpu).mu;  // held by SwitchLocked (OnContextSwitch) and Enqueue (OnMigrate)
+}
+
 TaskId RealThreadDriver::CurrentTask(int cpu) const {
   if (cpu < 0 || cpu >= impl_->num_cpus()) return kIdleTask;
   return impl_->cpu(cpu).curr.load(std::memory_order_relaxed);

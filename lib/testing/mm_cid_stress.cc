@@ -292,7 +292,10 @@ Violations CheckConcurrentSwitchAndScan(const MmCidVariant& v) {
       // other CPU (acquire) then puts that CPU's fence below after this one,
       // so its load sees the -1 -- in the C++ model, not just on x86-TSO.
       SeqCstFence();
-      m.ContextSwitch(cpu, cur, next, MonotonicNanos());
+      {
+        MutexLock rq(m.RunQueueLock(cpu));  // the caller's rq lock (mm_cid.h contract)
+        m.ContextSwitch(cpu, cur, next, MonotonicNanos());
+      }
       cur = next;
     };
     int i = 0;

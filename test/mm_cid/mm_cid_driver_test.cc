@@ -114,5 +114,72 @@ TEST(MmCidReal, V63MmLock_LockRoundTripsAreBitmapOps) {
   EXPECT_TRUE(q.empty()) << q.front();
 }
 
+// The run-queue lock contract (mm_cid.h): on the real-thread driver the
+// adapter makes the driver's per-CPU lock -- the one held around
+// OnContextSwitch -- the mechanism's RunQueueLock, so owner619's switch takes
+// no lock and its fixups (which take RunQueueLock) exclude the switch.  On
+// the simulator (hooks on one thread) the instance keeps its own locks.
+TEST(MmCidReal, Owner619_RunQueueLocksAreTheDriversOnRealThreads) {
+  auto topo = Topology::FromSynthetic("core:2 pu:1");
+  ASSERT_TRUE(topo.ok());
+  auto d = RealThreadDriver::Create(*topo, IsolationConfig(*topo), RealDriverOptions{});
+  if (!d.ok()) GTEST_SKIP() << "RealThreadDriver unavailable: " << d.status();
+  auto m = *MmCid::Create(2, "owner619");
+  Mutex* own0 = &m->RunQueueLock(0);
+  MmCidHooks hooks(*m);
+  (*d)->AddHooks(&hooks);
+  // Six threads of one mm on 2 CPUs: users > max_cids flips to per-CPU
+  // mode, whose tasks->CPUs fixup takes the CPUs' rq locks while they switch.
+  for (int i = 0; i < 6; ++i) {
+    TaskSpec t;
+    t.name = absl::StrCat("t", i);
+    t.cpu = i % 2;
+    t.group = 0;
+    t.body = MakeTaskBody([n = 0](TaskContext&) mutable {
+      if (++n % 3 == 0) return Step::Yield();
+      if (n > 200) return Step::Exit();
+      return Step::Run(20 * kNsPerUs);
+    });
+    ASSERT_TRUE((*d)->Spawn(std::move(t)).ok());
+  }
+  ASSERT_TRUE((*d)->RunFor(100 * kNsPerMs).ok());
+  hooks.Drain();
+  for (int c = 0; c < 2; ++c) {
+    ASSERT_NE((*d)->RunQueueLock(c), nullptr);
+    EXPECT_EQ(&m->RunQueueLock(c), (*d)->RunQueueLock(c)) << "CPU " << c;
+  }
+  EXPECT_NE(&m->RunQueueLock(0), own0);
+  EXPECT_EQ(hooks.errors(), 0);
+  EXPECT_EQ(hooks.violations(), 0);
+  EXPECT_GT(m->Stats().remote_lock_acquisitions, 0) << "no fixup took a CPU's rq lock";
+  const auto a = m->CheckAlways();
+  EXPECT_TRUE(a.empty()) << a.front();
+
+  auto sim = MakeSim("core:2 pu:1", "", 1);
+  EXPECT_EQ(sim->RunQueueLock(0), nullptr);
+  auto m2 = *MmCid::Create(2, "owner619");
+  Mutex* own = &m2->RunQueueLock(1);
+  MmCidHooks hooks2(*m2);
+  sim->AddHooks(&hooks2);
+  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  EXPECT_EQ(&m2->RunQueueLock(1), own);
+}
+
+TEST(MmCidRunQueueLocks, BindValidates) {
+  auto m = *MmCid::Create(2, "owner619");
+  Mutex a, b;
+  Mutex* own = &m->RunQueueLock(0);
+  absl::Status st = m->BindRunQueueLocks({&a});
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("1 locks for 2 CPUs"), std::string::npos) << st;
+  st = m->BindRunQueueLocks({&a, nullptr});
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("CPU 1"), std::string::npos) << st;
+  EXPECT_EQ(&m->RunQueueLock(0), own) << "a refused bind changes nothing";
+  ASSERT_TRUE(m->BindRunQueueLocks({&a, &b}).ok());
+  EXPECT_EQ(&m->RunQueueLock(0), &a);
+  EXPECT_EQ(&m->RunQueueLock(1), &b);
+}
+
 }  // namespace
 }  // namespace isolation::mm_cid

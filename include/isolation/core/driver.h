@@ -80,6 +80,7 @@
 #include "isolation/core/clock.h"
 #include "isolation/core/cpumask.h"
 #include "isolation/core/isolation_config.h"
+#include "isolation/core/mutex.h"
 #include "isolation/core/topology.h"
 #include "isolation/core/tracer.h"
 
@@ -329,6 +330,19 @@ class Driver {
   virtual absl::Status RunFor(Nanos duration) = 0;
 
   virtual CpuStats Stats(int cpu) const = 0;
+
+  // The run-queue lock the driver holds around OnContextSwitch and
+  // OnMigrate for `cpu` (rq->lock), so that a mechanism whose remote
+  // operations must exclude that CPU's switches takes the same lock instead
+  // of a second one per switch (mm_cid owner619's fixups take other CPUs' rq
+  // locks, as mm_cid_fixup_cpus_to_tasks() does).  Hooks that run without
+  // it (OnTaskFork, OnTaskExit, OnAffinityChange, OnTick, ...) may take it;
+  // hooks that run with it must not take another CPU's.  nullptr where hooks
+  // never run concurrently (the simulator) or for a CPU out of range.
+  virtual Mutex* RunQueueLock(int cpu) {
+    (void)cpu;
+    return nullptr;
+  }
 
   // Deterministic randomness for harness decisions (seeded in the simulator).
   virtual uint64_t Random() = 0;

@@ -42,15 +42,22 @@
 // per-function comments for the kernel function each corresponds to).
 //
 // Thread-safety contract (as in the kernel):
-//   - ContextSwitch(cpu, ...), Exit(cpu, ...), Exec(cpu, ...), Tick(cpu, ...)
-//     and ReturnToUser(cpu, ...) run in `cpu`'s context with `cpu`'s run-queue
-//     lock held by the caller (or, in the simulator, on the single thread); two
-//     of them for the same CPU never run concurrently.
+//   - ContextSwitch(cpu, ...), Tick(cpu, ...) and ReturnToUser(cpu, ...) run
+//     in `cpu`'s context with `cpu`'s run-queue lock, RunQueueLock(cpu), held
+//     by the caller (or, in the simulator, on the single thread); two of them
+//     for the same CPU never run concurrently.  The lock is the instance's
+//     own mutex per CPU unless BindRunQueueLocks() gave it the driver's
+//     (the Hooks adapter binds Driver::RunQueueLock, which the real-thread
+//     driver holds around OnContextSwitch): the switch itself takes no lock.
+//   - Exit(cpu, ...) and Exec(cpu, ...) run in `cpu`'s context *without* its
+//     run-queue lock: owner619 takes it itself under the mm's mutex, as
+//     sched_mm_cid_exit() does (7.0: mutex, then rq_lock_irq(this_rq())).
 //   - Migrate(task, from, to) runs with `to`'s run-queue lock held, for a task
 //     that is not running.
 //   - Scan() may run anywhere, concurrently with everything above, without
 //     any run-queue lock (the remote clears use the lazy-put CAS protocol).
-//   - Fork/SetAffinity/CreateMm may run from any thread.
+//   - Fork/SetAffinity/CreateMm may run from any thread holding no run-queue
+//     lock (owner619's fixups take other CPUs' run-queue locks).
 //   - The observers (TaskCid, Check*) are exact only at quiescent points
 //     (single-threaded simulator between events, or after joining).
 //   - v63_mmlock: everything above except that the bitmap is guarded by the
@@ -97,6 +104,7 @@
 #include "absl/status/statusor.h"
 #include "isolation/core/clock.h"
 #include "isolation/core/cpumask.h"
+#include "isolation/core/mutex.h"
 #include "isolation/mm_cid/types.h"
 #include "isolation/mm_cid/variant.h"
 
@@ -342,11 +350,25 @@ class MmCid {
   // Bound of I14 (allocation attempts per schedin).
   int ProgressBound() const { return 10 * num_cpus_; }
 
+  // rq->lock of `cpu` (REQUIRES 0 <= cpu < num_cpus()): what a caller of the
+  // hot entry points holds when several threads drive the instance (the
+  // thread-safety contract above), and what owner619's Exit, Exec and fixups
+  // take.  By default a mutex per CPU owned by the instance.
+  Mutex& RunQueueLock(int cpu) const { return *rq_locks_[static_cast<size_t>(cpu)]; }
+  // Makes `locks[cpu]` the run-queue lock of each CPU: a driver's own
+  // per-CPU lock, which it already holds around the switch hook, so no
+  // second lock is taken per switch.  REQUIRES: before any entry point runs
+  // concurrently with another.  Errors (InvalidArgument, nothing changed):
+  // not num_cpus() locks, or a null one.
+  absl::Status BindRunQueueLocks(const std::vector<Mutex*>& locks);
+
  protected:
-  explicit MmCid(int num_cpus) : num_cpus_(num_cpus) {}
+  explicit MmCid(int num_cpus);
   int num_cpus_;
 
  private:
+  std::unique_ptr<Mutex[]> own_rq_locks_;  // the default run-queue locks
+  std::vector<Mutex*> rq_locks_;           // [cpu]: own_rq_locks_ or bound ones
   MmCidVariant variant_;  // set by Create()
   int max_tasks_ = 0;     // set by Create()
 };

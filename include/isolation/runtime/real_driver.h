@@ -80,6 +80,7 @@ class RealThreadDriver final : public Driver {
   const IsolationConfig& isolation() const override;
   bool is_simulated() const override { return false; }
   bool hooks_run_concurrently() const override { return true; }
+  Mutex* RunQueueLock(int cpu) override;
   Nanos poll_interval() const override { return 2 * kNsPerMs; }
   Nanos Now() const override;
   Nanos tick_period() const override;

@@ -71,7 +71,8 @@ constexpr uint64_t LastWordMask(int nbits) {
 // cpumask_popcount.cc in two builds, one with __attribute__((target("popcnt")))
 // and one portable, and the first call picks one by
 // __builtin_cpu_supports("popcnt") and stores it: never an illegal
-// instruction, one indirect call per mask operation after that.  Elsewhere
+// instruction, one indirect call per mask operation after that (Weight() of
+// a mask of up to 4 words counts inline once popcnt is chosen).  Elsewhere
 // (-mpopcnt/-march=native, or another architecture) std::popcount is already
 // the instruction and the loops stay inline.
 // AtomicCpuMask's storage: one cache line of words.

@@ -224,6 +224,9 @@ class ChangeNotes {
   void Switch(int cpu, TaskId prev, TaskId next) {
     if (__builtin_expect(check_ != nullptr, 0)) NoteSwitch(cpu, prev, next);
   }
+  // Whether a check is attached (the switch paths branch on it once and keep
+  // their journaled form out of line).
+  bool Enabled() const { return check_ != nullptr; }
   // MmCid::CheckAlwaysIncremental() of a design.
   std::vector<std::string> Check(const AlwaysInvariants& inv, int num_cpus, int max_tasks, int max_mms) {
     if (check_ == nullptr) check_ = std::make_unique<IncrementalAlwaysCheck>(num_cpus, max_tasks, max_mms);

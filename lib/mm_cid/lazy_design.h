@@ -241,13 +241,29 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   }
 
   // switch_mm_cid()
+  //
+  // The cached path (the incoming task's ID parked in its slot, the outgoing
+  // task's slot not marked LAZY, no incremental check attached) is a leaf:
+  // it makes no call, so it saves no callee-saved register -- the spills and
+  // reloads a call-carrying body pays cost as much as the switch itself.
+  // Everything else continues out of line in a tail call (a jump) that takes
+  // the values already loaded, so no slot is read twice.
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
     ContractCpu("ContextSwitch", cpu, num_cpus_);
     ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
     ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
+    if (__builtin_expect(notes_.Enabled(), 0)) return SwitchJournaled(cpu, prev, next, now);
+    SwitchBody(cpu, prev, next, now);
+  }
+
+  [[gnu::noinline]] void SwitchJournaled(int cpu, TaskId prev, TaskId next, Nanos now) {
+    notes_.Switch(cpu, prev, next);
+    SwitchBody(cpu, prev, next, now);
+  }
+
+  [[gnu::always_inline]] void SwitchBody(int cpu, TaskId prev, TaskId next, Nanos now) {
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
-    notes_.Switch(cpu, prev, next);
     // Publish rq->curr, then a barrier before touching any slot
     // (smp_mb__after_switch_mm()): the scheduler half of the Dekker pairing
     // with RemoteClear()/Migrate()'s steal, which CAS the slot, barrier, and
@@ -266,22 +282,48 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
         s.time.store(now, std::memory_order_relaxed);  // mm_cid_snapshot_time()
         // mm_cid_put_lazy(): only a slot a reclaimer marked LAZY is put.
         const uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
-        if (__builtin_expect(CidIsLazy(cid), 0)) PutLazySlow(*p.mm_ptr, s, cid);
+        if (__builtin_expect(CidIsLazy(cid), 0)) return SwitchPutLazy(cpu, prev, next, now, cid);
         p.mm_cid.store(-1, std::memory_order_relaxed);
       }
     }
+    SwitchIn(cpu, next, now);
+  }
+
+  // The rest of a switch whose outgoing task's slot was LAZY (`cid`, as
+  // loaded): put it, then switch the next task in.
+  [[gnu::noinline]] void SwitchPutLazy(int cpu, TaskId prev, TaskId next, Nanos now, uint32_t cid) {
+    Task& p = tasks_[prev];
+    PutLazySlow(*p.mm_ptr, p.slots[cpu], cid);
+    p.mm_cid.store(-1, std::memory_order_relaxed);
+    SwitchIn(cpu, next, now);
+  }
+
+  // mm_cid_get() for the incoming task: the parked ID inline, __mm_cid_get()
+  // in a tail call.
+  [[gnu::always_inline]] void SwitchIn(int cpu, TaskId next, Nanos now) {
     if (next != kNoTask) {
       Task& n = tasks_[next];
       if (n.active.load(std::memory_order_relaxed)) {
-        const int32_t cid = GetCid(n.slots[cpu], cpu, n, now);
-        n.mm_cid.store(cid, std::memory_order_relaxed);
-        n.last_mm_cid = cid;
-        n.resume_pending = true;
-        n.ran = true;
-        n.switched_in_at = now;
+        Slot& s = n.slots[cpu];
+        const uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
+        if (__builtin_expect(!CidIsValid(cid), 0)) return SwitchInAllocate(cpu, next, now, cid);
+        s.time.store(now, std::memory_order_relaxed);
+        SwitchedIn(n, static_cast<int32_t>(cid), now);
       }
     }
     ISOLATION_INTERLEAVE_POINT("mm_cid.switch.end");
+  }
+  [[gnu::noinline]] void SwitchInAllocate(int cpu, TaskId next, Nanos now, uint32_t cid) {
+    Task& n = tasks_[next];
+    SwitchedIn(n, GetCidSlow(*n.mm_ptr, cpu, n.slots[cpu], cid, n, now), now);
+    ISOLATION_INTERLEAVE_POINT("mm_cid.switch.end");
+  }
+  [[gnu::always_inline]] static void SwitchedIn(Task& n, int32_t cid, Nanos now) {
+    n.mm_cid.store(cid, std::memory_order_relaxed);
+    n.last_mm_cid = cid;
+    n.resume_pending = true;
+    n.ran = true;
+    n.switched_in_at = now;
   }
 
   // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to()

@@ -276,16 +276,45 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   // rq lock (RunQueueLock(cpu)) held by the caller, as context_switch()
   // holds it: this takes no lock.  The fixups that write this CPU's slot and
   // its tasks' IDs from other threads take that lock.
+  //
+  // The fast path (no incremental check attached, the outgoing task's
+  // mm_cid_schedout() a no-op, the incoming task's mm_cid_schedin() one of
+  // its two fast cases) is a leaf: it makes no call, so it saves no
+  // callee-saved register.  Everything else continues out of line in a tail
+  // call (a jump) that takes the values already loaded: no word is read
+  // twice.
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
     (void)now;
     ContractCpu("ContextSwitch", cpu, num_cpus_);
     ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
     ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
-    Cpu& c = cpus_[cpu];
-    ++c.switches;
+    if (__builtin_expect(notes_.Enabled(), 0)) return SwitchJournaled(cpu, prev, next);
+    SwitchBody(cpu, prev, next);
+  }
+
+  [[gnu::noinline]] void SwitchJournaled(int cpu, TaskId prev, TaskId next) {
     notes_.Switch(cpu, prev, next);
-    if (prev != kNoTask) Schedout(cpu, prev);
-    c.curr.store(next, std::memory_order_relaxed);
+    SwitchBody(cpu, prev, next);
+  }
+
+  [[gnu::always_inline]] void SwitchBody(int cpu, TaskId prev, TaskId next) {
+    ++cpus_[cpu].switches;
+    if (prev != kNoTask) {
+      Task& t = tasks_[prev];
+      if (t.active.load(std::memory_order_relaxed)) {
+        const uint32_t tcid = t.cid.load(std::memory_order_relaxed);
+        const uint32_t mode = ReadMode(*t.mm_ptr);
+        if (__builtin_expect(!SchedoutIsNoop(tcid, mode), 0)) return SwitchSchedoutSlow(cpu, prev, next, tcid, mode);
+      }
+    }
+    SwitchInPart(cpu, next);
+  }
+  [[gnu::noinline]] void SwitchSchedoutSlow(int cpu, TaskId prev, TaskId next, uint32_t tcid, uint32_t mode) {
+    Schedout(cpu, tasks_[prev], tcid, mode);
+    SwitchInPart(cpu, next);
+  }
+  [[gnu::always_inline]] void SwitchInPart(int cpu, TaskId next) {
+    cpus_[cpu].curr.store(next, std::memory_order_relaxed);
     if (next != kNoTask) {
       tasks_[next].cpu.store(cpu, std::memory_order_relaxed);
       tasks_[next].ran = true;
@@ -771,14 +800,15 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     c.switch_rmw += allocations_.load(std::memory_order_relaxed) - allocs_before;
   }
 
-  // mm_cid_schedout()
-  void Schedout(int cpu, TaskId task) {
-    Task& t = tasks_[task];
-    if (!t.active.load(std::memory_order_relaxed)) return;
+  // mm_cid_schedout() of an active task whose ID word `tcid` and mm mode
+  // `mode` the caller loaded: nothing to do unless the task holds a
+  // TRANSIT ID or, in per-CPU mode, the CPU's ID.
+  static constexpr bool SchedoutIsNoop(uint32_t tcid, uint32_t mode) {
+    return !(HasId(tcid) && (tcid & kTransit)) && !((mode & kOnCpu) && (tcid & kOnCpu));
+  }
+  void Schedout(int cpu, Task& t, uint32_t tcid, uint32_t mode) {
     Mm& mm = *t.mm_ptr;
     uint32_t& slot = mm.pcpu[cpu].cid;
-    const uint32_t tcid = t.cid.load(std::memory_order_relaxed);
-    const uint32_t mode = ReadMode(mm);
     if (HasId(tcid) && (tcid & kTransit)) {
       const uint32_t id = IdOf(tcid);
       if ((mode & kTransit) == 0 && id < static_cast<uint32_t>(mm.max_cids.load(std::memory_order_relaxed))) {

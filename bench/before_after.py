@@ -38,7 +38,22 @@ ROWS = [
     ("mm_cid switch cached, v63_mmlock", "mm_cid/mm_cid_bench",
      ("BM_Switch_Cached/2", "time"), ("BM_Switch_Cached/2", "time")),
 ] + [
+    # Issue #12 goal 1 against the empty hook of the same run (both sides
+    # from 682c204 on: the hook in its own translation unit).
+    (f"mm_cid switch {case}, {d}: ratio to empty hook", "mm_cid/mm_cid_bench",
+     (f"BM_Switch_{bench}VsEmptyHook/{i}", "ratio_to_empty_hook"),
+     (f"BM_Switch_{bench}VsEmptyHook/{i}", "ratio_to_empty_hook"))
+    for case, bench in [("cached", "Cached"), ("cross-mm", "CrossMmSlotReuse")]
+    for i, d in enumerate(["lazy", "owner619", "v63_mmlock"])
+] + [
     (f"vmstat Mod, {s}", "vmstat/vmstat_bench", (f"BM_Update/{i}", "time"), (f"BM_Update/{i}", "time"))
+    for i, s in enumerate(["A0", "A1", "B", "C", "D", "B.local"])
+] + [
+    # Issue #12 goal 3: the inline writer front end (Vmstat::Writer), per
+    # update, and its ratio to the thread-local increment of the same run.
+    (f"vmstat {w} Mod, {s}{': ratio to TL inc' if m.startswith('ratio') else ''}", "vmstat/vmstat_bench",
+     (f"BM_{w}ModVsThreadLocalIncrement/{i}", m), (f"BM_{w}ModVsThreadLocalIncrement/{i}", m))
+    for w in ["Writer", "SlotWriter"] for m in ["ns_per_op", "ratio_to_thread_local_increment"]
     for i, s in enumerate(["A0", "A1", "B", "C", "D", "B.local"])
 ] + [
     (f"idle Select, 64 CPUs, {v}, {b} % busy", "idle_select/idle_select_bench",

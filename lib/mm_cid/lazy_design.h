@@ -299,7 +299,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   }
 
   // mm_cid_get() for the incoming task: the parked ID inline, __mm_cid_get()
-  // in a tail call.
+  // in a tail call.  GetCid(Slot&) is the same fast path, but its slow path
+  // is a call, which would make the switch a non-leaf again.
   [[gnu::always_inline]] void SwitchIn(int cpu, TaskId next, Nanos now) {
     if (next != kNoTask) {
       Task& n = tasks_[next];

@@ -696,7 +696,7 @@ class VmstatWriter {
   // update.  The empty asm keeps the compiler from folding the two
   // extensions back into one movsbq; it emits no instruction.  Measured
   // (docs/performance.md, goal 3): the s8-owner writer's Mod on an Intel
-  // Xeon KVM guest, 2.0 -> ~0.7 ns.
+  // Xeon KVM guest, 2.0 -> 0.9 ns.
   static int64_t LoadS8ZeroExtended(const std::atomic<int8_t>& d) {
     auto raw = static_cast<uint8_t>(d.load(std::memory_order_relaxed));
     asm("" : "+r"(raw));

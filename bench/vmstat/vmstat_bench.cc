@@ -35,10 +35,11 @@
 namespace isolation::vmstat {
 namespace {
 
-// B.local last, so the existing indices (/0../4) keep their meaning.  Its
+// B.local and C.xadd last, so the existing indices (/0../4, /5) keep their
+// meaning.  Its
 // writer-side arm is measured without a LocalWorkQueue: the pending-bit
 // test-and-set only, not the kernel's timer enqueue.
-constexpr const char* kAll[] = {"A0", "A1", "B", "C", "D", "B.local"};
+constexpr const char* kAll[] = {"A0", "A1", "B", "C", "D", "B.local", "C.xadd"};
 constexpr int kLastStrategy = static_cast<int>(sizeof(kAll) / sizeof(kAll[0])) - 1;
 
 std::unique_ptr<Vmstat> MakeVm(const std::string& policy, int cpus) {

@@ -17,13 +17,14 @@ using SlotEntry = VariantEntry<SlotFactory>;
 SlotEntry S8OwnerSlot();
 SlotEntry S32AtomicSlot();
 SlotEntry S64WatermarkSlot();
+SlotEntry S32XaddSlot();
 SlotEntry S32PlainSlot();  // negative control
 
 FoldPolicyEntry A0Policy();
 FoldPolicyEntry A1Policy();
 FoldPolicyEntry BPolicy();
 FoldPolicyEntry BLocalPolicy();
-// C, D and the C-plain negative control: one policy over three slots.
+// C, D, C.xadd and the C-plain negative control: one policy over four slots.
 std::vector<FoldPolicyEntry> RemotePolicies();
 
 }  // namespace isolation::vmstat::internal

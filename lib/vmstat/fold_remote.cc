@@ -3,8 +3,9 @@
 // remotely each P; no per-CPU work anywhere, nothing on the CPU itself.
 // C is Marcelo Tosatti's "fold per-CPU vmstats remotely" (v8 cover
 // <20230515180015.016409657@redhat.com>) over an atomic s32 slot; D is the
-// library's own idea over the watermark slot; C-plain is the negative
-// control, C over a plain-writer slot (spec I7).
+// library's own idea over the watermark slot; C.xadd, also ours, is C over
+// one locked add per update (s32-xadd); C-plain is the negative control, C
+// over a plain-writer slot (spec I7).
 
 #include <memory>
 #include <string_view>
@@ -51,6 +52,10 @@ std::vector<FoldPolicyEntry> RemotePolicies() {
                       "OURS (no kernel discussion): C's remote fold over a 64-bit running sum + "
                       "folded watermark; no locked op on the writer",
                       false, [] { return std::make_unique<RemoteFold>("s64-watermark"); }},
+      FoldPolicyEntry{"C.xadd",
+                      "OURS (no kernel discussion): C's remote fold with one locked add per update "
+                      "(lock xadd) and an xchg fold past the threshold, instead of load + CAS",
+                      false, [] { return std::make_unique<RemoteFold>("s32-xadd"); }},
       FoldPolicyEntry{"C-plain",
                       "negative control: C's remote fold over a plain load/store writer; loses "
                       "updates under a concurrent fold (spec I7)",

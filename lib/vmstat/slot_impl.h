@@ -30,6 +30,7 @@ enum class SlotMode {
   kSharedS32Cas,     // s32-atomic: s32, CAS writers, xchg folders
   kSharedS32Plain,   // s32-plain (negative control): s32, plain writers, xchg folders
   kWatermark,        // s64-watermark: 64-bit running sum + folded watermark
+  kSharedS32Xadd,    // s32-xadd: s32, locked-add writers, xchg folders
 };
 
 template <SlotMode M>
@@ -64,6 +65,10 @@ struct CellType<SlotMode::kSharedS32Plain> {
   using type = S32Cell;
 };
 template <>
+struct CellType<SlotMode::kSharedS32Xadd> {
+  using type = S32Cell;
+};
+template <>
 struct CellType<SlotMode::kWatermark> {
   using type = WatermarkCell;
 };
@@ -81,6 +86,8 @@ constexpr WriterForm WriterFormOf() {
       return WriterForm::kSharedS32Cas;
     case SlotMode::kWatermark:
       return WriterForm::kWatermark;
+    case SlotMode::kSharedS32Xadd:
+      return WriterForm::kSharedS32Xadd;
     case SlotMode::kSharedS32Plain:
       break;
   }
@@ -257,6 +264,21 @@ class VmstatImpl final : public Vmstat {
         }
       }
     } else {
+      if constexpr (M == SlotMode::kSharedS32Xadd) {
+        // C.xadd: one locked add; past the threshold, FoldAddedS32 takes
+        // the slot by xchg.  A delta beyond the threshold folds in any
+        // case and takes the CAS below (so the slot stays within 2t + t/2:
+        // no s32 overflow).
+        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
+        if (std::abs(delta) <= t) {
+          // Relaxed: atomic against the folders' xchg (the slot's single
+          // modification order), as C's CAS; nothing else is ordered by it.
+          const int64_t n = delta + c.d.fetch_add(static_cast<int32_t>(delta), std::memory_order_relaxed);
+          if (std::abs(n) > t) FoldAddedS32(cpu, kind, instance, item, c.d, mode);
+          AfterWrite(cpu);
+          return;
+        }
+      }
       using T = decltype(c.d.load());
       T o = c.d.load(std::memory_order_relaxed);
       int64_t z;
@@ -276,7 +298,7 @@ class VmstatImpl final : public Vmstat {
           // single-writer store is that compare-and-swap (always succeeds).
           c.d.store(static_cast<T>(n), std::memory_order_relaxed);
           break;
-        } else if constexpr (M == SlotMode::kSharedS32Cas) {
+        } else if constexpr (M == SlotMode::kSharedS32Cas || M == SlotMode::kSharedS32Xadd) {
           ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
           // Relaxed CAS: atomic across CPUs against the shepherd's xchg.
           if (c.d.compare_exchange_weak(o, static_cast<T>(n), std::memory_order_relaxed)) break;

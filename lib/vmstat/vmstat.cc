@@ -365,6 +365,25 @@ void Vmstat::NotifyFirstDirty(int cpu) {
 
 void Vmstat::WriterMarkDirty(int cpu) { MarkDirty(cpu); }
 
+// C.xadd's fold (no kernel counterpart; the shape of mod_zone_state's fold):
+// the locked add already left the slot past the threshold.  xchg it for the
+// overstep and add what it held: our add, less anything a remote fold took
+// in between (that fold added it), plus whatever else it held.  Conserved
+// either way: slot + shared side is unchanged by the xchg + add pair.
+void Vmstat::FoldAddedS32(int cpu, StatKind kind, int instance, int item, std::atomic<int32_t>& slot, int mode) {
+  const int64_t overstep = mode * Overstep(ThresholdRaw(cpu, kind, instance));
+  ISOLATION_INTERLEAVE_POINT("vmstat.xadd_writer.before_xchg");  // added, not yet taken
+  // Relaxed xchg: atomic against the folders' xchg; orders nothing else.
+  const int64_t taken = slot.exchange(static_cast<int32_t>(-overstep), std::memory_order_relaxed) + overstep;
+  if (taken != 0) {
+    ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
+    AddShared(kind, instance, item, taken);
+  }
+  // The owner's event counter: relaxed load + store (single writer).
+  std::atomic<int64_t>& folds = State(cpu).threshold_folds;
+  folds.store(folds.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 namespace {
 // The dirty flag of writers whose policy does not mark CPUs dirty: always
 // set, so their fast path's clean->dirty test never fires (one branch for
@@ -395,6 +414,7 @@ absl::StatusOr<VmstatWriter> Vmstat::Writer(int cpu) {
       offset(static_cast<internal::CellBlock<internal::OwnerS8Cell>*>(nullptr));
       break;
     case WriterForm::kSharedS32Cas:
+    case WriterForm::kSharedS32Xadd:
       offset(static_cast<internal::CellBlock<internal::S32Cell>*>(nullptr));
       break;
     case WriterForm::kWatermark:

@@ -72,7 +72,7 @@ TEST(VmstatNegativeControl, FailsTheKitsRealThreadCheckThroughWriter) {
 
 // The same checks pass for the correct policies over the same layout.
 TEST(VmstatNegativeControl, TheCorrectPairsPass) {
-  for (const char* v : {"C", "D", "C:s64-watermark", "D:s32-atomic"}) {
+  for (const char* v : {"C", "D", "C.xadd", "C:s64-watermark", "D:s32-atomic", "D:s32-xadd"}) {
     EXPECT_THAT(testing::CheckVmstatRemoteFoldInterleavings(v), ::testing::IsEmpty()) << v;
   }
 }

@@ -341,6 +341,7 @@ TEST(VmstatWriter, InlineFastPathForEveryLibrarySlotButTheNegativeControl) {
            {"A1", "s8-owner", true},
            {"C", "s32-atomic", true},
            {"D", "s64-watermark", true},
+           {"C.xadd", "s32-xadd", true},
            {"C-plain", "s32-plain", false}}) {
     VmstatConfig c = SmallConfig(policy, 2);
     c.slot = slot;
@@ -357,7 +358,7 @@ TEST(VmstatWriter, InlineFastPathForEveryLibrarySlotButTheNegativeControl) {
 // The fast path below the threshold stores the sum and nothing else; the
 // update that passes it folds out of line exactly as Vmstat::Mod does.
 TEST(VmstatWriter, BelowThresholdInlineAboveFoldsLikeMod) {
-  for (const char* policy : {"A1", "C", "D"}) {
+  for (const char* policy : {"A1", "C", "D", "C.xadd"}) {
     auto vm = Make(SmallConfig(policy, 2, 10));
     VmstatWriter w = vm->Writer(1).value();
     w.Mod(StatKind::kZone, 1, kZoneMlock, 7);
@@ -436,11 +437,11 @@ TEST(VmstatRegistry, ListsEveryBuiltInOfBothAxes) {
   }
   // Built-ins first, in this order (a policy registered by another test of
   // this binary may follow).
-  ASSERT_GE(policies.size(), 7u);
-  EXPECT_EQ(std::vector<std::string>(policies.begin(), policies.begin() + 7),
-            (std::vector<std::string>{"A0", "A1", "B", "B.local", "C", "D", "C-plain"}));
+  ASSERT_GE(policies.size(), 8u);
+  EXPECT_EQ(std::vector<std::string>(policies.begin(), policies.begin() + 8),
+            (std::vector<std::string>{"A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C-plain"}));
   EXPECT_EQ(controls, std::vector<std::string>{"C-plain"});
-  EXPECT_EQ(slots, (std::vector<std::string>{"s8-owner", "s32-atomic", "s64-watermark", "s32-plain"}));
+  EXPECT_EQ(slots, (std::vector<std::string>{"s8-owner", "s32-atomic", "s64-watermark", "s32-xadd", "s32-plain"}));
   EXPECT_EQ(slot_controls, std::vector<std::string>{"s32-plain"});
   // The suites' list leaves the controls out.
   const std::vector<std::string> names = FoldPolicyRegistry().Names();
@@ -457,7 +458,7 @@ TEST(VmstatRegistry, ParseTakesRegisteredNamesAndOldSpellings) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("'Q'"));
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("A0, A1, B, B.local, C, D, C-plain"));
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("A0, A1, B, B.local, C, D, C.xadd, C-plain"));
 }
 
 TEST(VmstatRegistry, CreateResolvesBothAxesAndRejectsBadPairs) {
@@ -469,7 +470,7 @@ TEST(VmstatRegistry, CreateResolvesBothAxesAndRejectsBadPairs) {
   EXPECT_TRUE((*vm)->policy_traits().notify_first_dirty);
   EXPECT_FALSE((*vm)->slot_traits().remote_foldable);
   for (const auto& [policy, slot] : std::vector<std::pair<std::string, std::string>>{
-           {"C", "s32-atomic"}, {"D", "s64-watermark"}, {"C-plain", "s32-plain"}, {"A0", "s8-owner"}}) {
+           {"C", "s32-atomic"}, {"D", "s64-watermark"}, {"C.xadd", "s32-xadd"}, {"C-plain", "s32-plain"}, {"A0", "s8-owner"}}) {
     auto v = Vmstat::Create(SmallConfig(policy, 2));
     ASSERT_TRUE(v.ok()) << v.status();
     EXPECT_EQ((*v)->slot_name(), slot) << policy;
@@ -544,7 +545,8 @@ TEST(VmstatRegistry, OutsidePolicyAppearsEverywhere) {
   EXPECT_FALSE(ParseStrategy("test.nothing").ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(BuiltIns, BuiltInPolicy, ::testing::Values("A0", "A1", "B", "B.local", "C", "D"), ParamName);
+INSTANTIATE_TEST_SUITE_P(BuiltIns, BuiltInPolicy, ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd"),
+                         ParamName);
 
 }  // namespace
 }  // namespace isolation::vmstat

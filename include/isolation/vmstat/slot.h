@@ -14,6 +14,13 @@
 //                  unlocked this_cpu_cmpxchg); folded only by its owner.
 //   s32-atomic     C: `s32`, a relaxed CAS loop on every update (a locked
 //                  cmpxchg on x86), `exchange(0)` folds from any CPU.
+//   s32-xadd       C.xadd (ours, no kernel discussion): C's `s32` with one
+//                  relaxed locked add per update (lock xadd on x86), and
+//                  past the threshold an `exchange` of the slot for the
+//                  overstep.  Between the add and that exchange a reader
+//                  sees the slot up to |delta| past the threshold (C never
+//                  stores a value past it); the sum is exact throughout.
+//                  A delta beyond the threshold takes C's CAS path.
 //   s64-watermark  D (ours): a 64-bit running sum stored by its owner plus a
 //                  `folded` word advanced by CAS by whoever folds.
 //   s32-plain      negative control: C's layout with a plain load/store
@@ -59,7 +66,7 @@ struct SlotFactory {
   explicit operator bool() const { return make != nullptr; }
 };
 
-// s8-owner, s32-atomic, s64-watermark, s32-plain (negative control).
+// s8-owner, s32-atomic, s64-watermark, s32-xadd, s32-plain (negative control).
 const VariantRegistry<SlotFactory>& SlotRegistry();
 
 }  // namespace isolation::vmstat

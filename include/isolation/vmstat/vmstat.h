@@ -20,11 +20,13 @@
 //     (Tosatti's v9-v13 rework: a nohz_full CPU arms its own work and
 //     cancels it on return to user), C (Tosatti's remote fold, 2023: the
 //     housekeeping shepherd folds every CPU remotely), D (OURS, the library's
-//     own idea, no kernel discussion: C's policy over a watermark slot), and
-//     the negative control C-plain (spec I7);
+//     own idea, no kernel discussion: C's policy over a watermark slot),
+//     C.xadd (OURS: C's policy over one locked add per update), and the
+//     negative control C-plain (spec I7);
 //   slot representation (vmstat/slot.h): how a differential is stored and
 //     updated -- s8-owner (A*, B*), s32-atomic (C: CAS writers, xchg
-//     folders), s64-watermark (D: a running sum stored by its owner plus a
+//     folders), s32-xadd (C.xadd: a locked add, an xchg fold past the
+//     threshold), s64-watermark (D: a running sum stored by its owner plus a
 //     `folded` word advanced by CAS), s32-plain (the negative control's
 //     plain load/store writer, which loses updates under a remote fold).
 //
@@ -63,7 +65,8 @@
 //     `cpu`) for CPU `cpu` run only in that CPU's context; two contexts of the same CPU never run concurrently
 //     (the drivers guarantee it).  s8-owner and s64-watermark slots: only
 //     the owner writes its differential (s64-watermark: any folder CASes the
-//     `folded` word).  s32-atomic: the shepherd also changes slots, remotely.
+//     `folded` word).  s32-atomic and s32-xadd: the shepherd also changes
+//     slots, remotely.
 //   - RunCpuWork, RefreshCpu, QuietVmstat, ReturnToUser: owner CPU context
 //     (and so the fold policy's hooks they call, fold_policy.h).
 //   - Shepherd, FoldCpuRemote and every read: any thread, concurrently with
@@ -236,6 +239,7 @@ enum class WriterForm : uint8_t {
   kOwnerS8,       // s8-owner: owner load + store
   kSharedS32Cas,  // s32-atomic: relaxed CAS
   kWatermark,     // s64-watermark: owner store of the running sum
+  kSharedS32Xadd, // s32-xadd: locked add, xchg on the rare fold
 };
 struct OwnerS8Cell {
   std::atomic<int8_t> d{0};
@@ -540,6 +544,15 @@ class Vmstat {
   void NotifyFirstDirty(int cpu);
   // VmstatWriter's clean->dirty transition, out of line (MarkDirty).
   void WriterMarkDirty(int cpu);
+
+ protected:
+  // The s32-xadd slot's fold, after a locked add left `slot` (cpu's cell of
+  // kind/instance/item) past the threshold: exchange it for the overstep
+  // (mode 0: Mod, +1: Inc, -1: Dec) and add what it held to the shared
+  // side.  Out of line; shared by the slot code and VmstatWriter.
+  void FoldAddedS32(int cpu, StatKind kind, int instance, int item, std::atomic<int32_t>& slot, int mode);
+
+ private:
   void ClearDirty(int cpu) {
     dirty_[static_cast<size_t>(cpu)].v.store(false, std::memory_order_relaxed);
   }
@@ -587,6 +600,8 @@ class Vmstat {
 // handing a VmstatSlotWriter<form> whose updates have no such test):
 //   s8-owner       owner load + store of the s8 (A0, A1, B, B.local);
 //   s32-atomic     load + relaxed CAS (C; a failed CAS retries);
+//   s32-xadd       one relaxed locked add; past the threshold an xchg fold
+//                  out of line (C.xadd, ours);
 //   s64-watermark  owner load + store of the running sum, the `folded` word
 //                  only read (D).
 // The fold policy is not consulted: every fast path ends with one relaxed
@@ -595,7 +610,10 @@ class Vmstat {
 // path (which redoes the update from the slot as it is then, so nothing is
 // counted twice: the fast path stores nothing before deciding):
 //   - an update that would pass the threshold (the fold to the shared side,
-//     the overstep of Inc/Dec), and a C CAS that lost to a remote fold,
+//     the overstep of Inc/Dec), and a C CAS that lost to a remote fold
+//     (s32-xadd: only a delta beyond the threshold; its add is done
+//     before it compares, so its fold goes out of line to FoldAddedS32,
+//     never to the virtual path),
 //   - a clean->dirty transition (B: the flag store; B.local: arming its work).
 // Slots without an inline form -- the s32-plain negative control, and a
 // Vmstat subclass of your own that does not call SetWriterLayout -- forward
@@ -637,16 +655,16 @@ class VmstatWriter {
   // mod_zone_page_state / mod_node_page_state on cpu().
   void Mod(StatKind kind, int instance, int item, int64_t delta) {
     ContractMod(kind, instance, item, delta);
-    if (__builtin_expect(!TryFast(kind, instance, item, delta), 0)) vm_->Mod(cpu_, kind, instance, item, delta);
+    if (__builtin_expect(!TryFast(kind, instance, item, delta, 0), 0)) vm_->Mod(cpu_, kind, instance, item, delta);
   }
   // inc_ / dec_*_page_state (overstep on the out-of-line fold).
   void Inc(StatKind kind, int instance, int item) {
     vm_->ContractSlot("Writer Inc", cpu_, kind, instance, item);
-    if (__builtin_expect(!TryFast(kind, instance, item, 1), 0)) vm_->Inc(cpu_, kind, instance, item);
+    if (__builtin_expect(!TryFast(kind, instance, item, 1, 1), 0)) vm_->Inc(cpu_, kind, instance, item);
   }
   void Dec(StatKind kind, int instance, int item) {
     vm_->ContractSlot("Writer Dec", cpu_, kind, instance, item);
-    if (__builtin_expect(!TryFast(kind, instance, item, -1), 0)) vm_->Dec(cpu_, kind, instance, item);
+    if (__builtin_expect(!TryFast(kind, instance, item, -1, -1), 0)) vm_->Dec(cpu_, kind, instance, item);
   }
 
   // Calls fn(VmstatSlotWriter<form()>) and returns its result: the slot
@@ -705,8 +723,9 @@ class VmstatWriter {
 
   // The update below the threshold, or false with nothing stored (the
   // virtual path then does all of it).
+  // `mode`: 0 for Mod, +1 / -1 for Inc / Dec (their overstep on a fold).
   template <internal::WriterForm F>
-  bool TryFastAs(StatKind kind, int instance, int item, int64_t delta) const {
+  bool TryFastAs(StatKind kind, int instance, int item, int64_t delta, int mode) const {
     const size_t k = static_cast<size_t>(kind);
     // Relaxed: racy across threshold refreshes, as the kernel's this_cpu_read.
     const int64_t t = threshold_[k][instance].load(std::memory_order_relaxed);
@@ -728,13 +747,25 @@ class VmstatWriter {
         // single modification order); a failure reloads `o`.
         if (c.d.compare_exchange_weak(o, static_cast<int32_t>(n), std::memory_order_relaxed)) break;
       }
+    } else if constexpr (F == internal::WriterForm::kSharedS32Xadd) {
+      // A delta beyond the threshold folds in any case: the virtual path
+      // (its CAS).  So the slot never holds more than 2t + t/2 and the s32
+      // cannot overflow.
+      if (!Within(delta, t)) return false;
+      auto& c = CellAt<internal::S32Cell>(k, instance, item);
+      // Relaxed locked add (lock xadd): atomic against the shepherd's xchg
+      // (one modification order of the slot) and nothing else is ordered
+      // by it, as the CAS it replaces.  The add is done: past the threshold
+      // the fold follows out of line, never the virtual path.
+      const int64_t n = delta + c.d.fetch_add(static_cast<int32_t>(delta), std::memory_order_relaxed);
+      if (__builtin_expect(!Within(n, t), 0)) vm_->FoldAddedS32(cpu_, kind, instance, item, c.d, mode);
     } else if constexpr (F == internal::WriterForm::kWatermark) {
       auto& c = CellAt<internal::WatermarkCell>(k, instance, item);
       const int64_t s = c.slot.load(std::memory_order_relaxed) + delta;
       if (!Within(s - c.folded.load(std::memory_order_relaxed), t)) return false;
       c.slot.store(s, std::memory_order_relaxed);  // owner-only word
     } else {
-      (void)delta, (void)item, (void)t;
+      (void)delta, (void)item, (void)t, (void)mode;
       return false;  // kVirtual
     }
     // vmstat_mark_dirty(): relaxed (owner-set, owner-cleared; the shepherd
@@ -744,14 +775,16 @@ class VmstatWriter {
     if (__builtin_expect(!dirty_->load(std::memory_order_relaxed), 0)) vm_->WriterMarkDirty(cpu_);
     return true;
   }
-  bool TryFast(StatKind kind, int instance, int item, int64_t delta) const {
+  bool TryFast(StatKind kind, int instance, int item, int64_t delta, int mode) const {
     switch (form_) {
       case internal::WriterForm::kOwnerS8:
-        return TryFastAs<internal::WriterForm::kOwnerS8>(kind, instance, item, delta);
+        return TryFastAs<internal::WriterForm::kOwnerS8>(kind, instance, item, delta, mode);
       case internal::WriterForm::kSharedS32Cas:
-        return TryFastAs<internal::WriterForm::kSharedS32Cas>(kind, instance, item, delta);
+        return TryFastAs<internal::WriterForm::kSharedS32Cas>(kind, instance, item, delta, mode);
       case internal::WriterForm::kWatermark:
-        return TryFastAs<internal::WriterForm::kWatermark>(kind, instance, item, delta);
+        return TryFastAs<internal::WriterForm::kWatermark>(kind, instance, item, delta, mode);
+      case internal::WriterForm::kSharedS32Xadd:
+        return TryFastAs<internal::WriterForm::kSharedS32Xadd>(kind, instance, item, delta, mode);
       case internal::WriterForm::kVirtual:
         break;
     }
@@ -780,17 +813,17 @@ class VmstatSlotWriter {
   int cpu() const { return w_.cpu_; }
   void Mod(StatKind kind, int instance, int item, int64_t delta) {
     w_.ContractMod(kind, instance, item, delta);
-    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, delta), 0)) {
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, delta, 0), 0)) {
       w_.vm_->Mod(w_.cpu_, kind, instance, item, delta);
     }
   }
   void Inc(StatKind kind, int instance, int item) {
     w_.vm_->ContractSlot("Writer Inc", w_.cpu_, kind, instance, item);
-    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, 1), 0)) w_.vm_->Inc(w_.cpu_, kind, instance, item);
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, 1, 1), 0)) w_.vm_->Inc(w_.cpu_, kind, instance, item);
   }
   void Dec(StatKind kind, int instance, int item) {
     w_.vm_->ContractSlot("Writer Dec", w_.cpu_, kind, instance, item);
-    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, -1), 0)) w_.vm_->Dec(w_.cpu_, kind, instance, item);
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, -1, -1), 0)) w_.vm_->Dec(w_.cpu_, kind, instance, item);
   }
 
  private:
@@ -806,6 +839,8 @@ decltype(auto) VmstatWriter::WithSlotForm(Fn&& fn) const {
       return fn(VmstatSlotWriter<internal::WriterForm::kSharedS32Cas>(*this));
     case internal::WriterForm::kWatermark:
       return fn(VmstatSlotWriter<internal::WriterForm::kWatermark>(*this));
+    case internal::WriterForm::kSharedS32Xadd:
+      return fn(VmstatSlotWriter<internal::WriterForm::kSharedS32Xadd>(*this));
     case internal::WriterForm::kVirtual:
       break;
   }

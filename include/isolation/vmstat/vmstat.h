@@ -777,8 +777,8 @@ class VmstatWriter {
   }
   // Measured on a Zen 4 host (docs/performance.md, goal 3): with the fifth
   // form GCC lays the watermark form's code out behind taken branches, and
-  // D's Writer Mod went 0.60-0.66 -> 0.71-0.91 of a thread-local increment
-  // (an if-chain in either order and a shared s32 case did the same);
+  // D's Writer Mod went 0.60-0.66 -> 0.71-0.86 of a thread-local increment
+  // (an if-chain in either order and a shared s32 case: 0.82-0.91);
   // WithSlotForm's loops have no such test and did not move.
   bool TryFast(StatKind kind, int instance, int item, int64_t delta, int mode) const {
     switch (form_) {

@@ -54,8 +54,7 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
 // (idle_select's negative controls V1-trusting and V0-norecheck excepted,
 // which no default list takes anyway); tmigr's enum knows two of its four.
 bool BuiltinSelector(const std::string& name) { return idle_select::ParseVariant(name).ok(); }
-// The compatibility enum's names, and the library's own C.xadd (no enum).
-bool BuiltinFoldPolicy(const std::string& name) { return vmstat::ParseStrategy(name).ok() || name == "C.xadd"; }
+bool BuiltinFoldPolicy(const std::string& name) { return vmstat::IsBuiltinFoldPolicy(name); }
 bool BuiltinParticipation(const std::string& name) {
   return name == "v6.9" || name == "isolation" || name == "isolation-v15" || name == "isolation-no-cpuset-term";
 }

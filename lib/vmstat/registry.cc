@@ -4,7 +4,9 @@
 // static: no static-initialisation order, and the built-ins are referenced
 // from here, so a static link never drops them).
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -55,6 +57,15 @@ constexpr std::array<std::pair<Strategy, std::string_view>, 7> kStrategyNames = 
 
 }  // namespace
 
+namespace {
+// How many entries the registry held when its built-ins were in: they are
+// registered first, when it is made (Names() is in registration order).
+size_t& BuiltinFoldPolicyCount() {
+  static size_t count = 0;
+  return count;
+}
+}  // namespace
+
 VariantRegistry<FoldPolicyFactory>& FoldPolicyRegistry() {
   // Never destroyed: entries may be read until exit, static destructors
   // included.
@@ -65,9 +76,18 @@ VariantRegistry<FoldPolicyFactory>& FoldPolicyRegistry() {
     MustRegister(r->Register(internal::BPolicy()));
     MustRegister(r->Register(internal::BLocalPolicy()));
     for (FoldPolicyEntry& e : internal::RemotePolicies()) MustRegister(r->Register(std::move(e)));
+    BuiltinFoldPolicyCount() = r->Names(/*include_negative_controls=*/true).size();
     return r;
   }();
   return *registry;
+}
+
+bool IsBuiltinFoldPolicy(std::string_view name) {
+  auto canonical = ParseFoldPolicy(name);  // makes the registry
+  if (!canonical.ok()) return false;
+  const std::vector<std::string> names = FoldPolicyRegistry().Names(/*include_negative_controls=*/true);
+  const auto it = std::find(names.begin(), names.end(), *canonical);
+  return static_cast<size_t>(it - names.begin()) < BuiltinFoldPolicyCount();
 }
 
 const VariantRegistry<SlotFactory>& SlotRegistry() { return MutableSlotRegistry(); }

@@ -459,6 +459,12 @@ TEST(VmstatRegistry, ParseTakesRegisteredNamesAndOldSpellings) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("'Q'"));
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("A0, A1, B, B.local, C, D, C.xadd, C-plain"));
+  // The library's own policies, in any spelling ParseFoldPolicy takes; an
+  // outside registration is not one (registered_test covers that side).
+  for (const char* builtin : {"A0", "b-local", "C.xadd", "c-plain-negative-control"}) {
+    EXPECT_TRUE(IsBuiltinFoldPolicy(builtin)) << builtin;
+  }
+  EXPECT_FALSE(IsBuiltinFoldPolicy("Q"));
 }
 
 TEST(VmstatRegistry, CreateResolvesBothAxesAndRejectsBadPairs) {

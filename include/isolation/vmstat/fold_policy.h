@@ -203,7 +203,8 @@ class FoldPolicy {
 using FoldPolicyFactory = std::function<std::unique_ptr<FoldPolicy>()>;
 using FoldPolicyEntry = VariantEntry<FoldPolicyFactory>;
 
-// Every fold policy, built-ins first (A0, A1, B, B.local, C, D, C-plain).
+// Every fold policy, built-ins first (A0, A1, B, B.local, C, D, C.xadd,
+// C-plain).
 VariantRegistry<FoldPolicyFactory>& FoldPolicyRegistry();
 
 // Registers a policy of your own; it then appears wherever policies are
@@ -216,6 +217,10 @@ absl::Status RegisterFoldPolicy(FoldPolicyEntry entry);
 // "B-local", "Blocal" and "C-plain-negative-control").  Errors: InvalidArgument
 // naming the value and listing the registered policies.
 absl::StatusOr<std::string> ParseFoldPolicy(std::string_view name);
+
+// True for a policy of the library itself (any spelling ParseFoldPolicy
+// takes), false for one registered through RegisterFoldPolicy or unknown.
+bool IsBuiltinFoldPolicy(std::string_view name);
 
 }  // namespace isolation::vmstat
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "isolation/core/interleave.h"
+#include "vmstat/slot_impl.h"
 
 namespace isolation::vmstat {
 
@@ -379,9 +380,7 @@ void Vmstat::FoldAddedS32(int cpu, StatKind kind, int instance, int item, std::a
     ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
     AddShared(kind, instance, item, taken);
   }
-  // The owner's event counter: relaxed load + store (single writer).
-  std::atomic<int64_t>& folds = State(cpu).threshold_folds;
-  folds.store(folds.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  internal::OwnerCount(State(cpu).threshold_folds);  // as the slot code's CountFold
 }
 
 namespace {

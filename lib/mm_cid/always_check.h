@@ -227,9 +227,14 @@ class ChangeNotes {
   // Whether a check is attached (the switch paths branch on it once and keep
   // their journaled form out of line).
   bool Enabled() const { return check_ != nullptr; }
+  // Enabled() as a flag the inline switch front end reads (switcher.h).
+  const bool* EnabledFlag() const { return &enabled_; }
   // MmCid::CheckAlwaysIncremental() of a design.
   std::vector<std::string> Check(const AlwaysInvariants& inv, int num_cpus, int max_tasks, int max_mms) {
-    if (check_ == nullptr) check_ = std::make_unique<IncrementalAlwaysCheck>(num_cpus, max_tasks, max_mms);
+    if (check_ == nullptr) {
+      check_ = std::make_unique<IncrementalAlwaysCheck>(num_cpus, max_tasks, max_mms);
+      enabled_ = true;
+    }
     if (!check_->AnyViolation(inv)) return {};
     return CheckAlwaysFull(inv, num_cpus);
   }
@@ -248,6 +253,7 @@ class ChangeNotes {
 
   // Plain pointer semantics: set once by the (single) checking thread.
   std::unique_ptr<IncrementalAlwaysCheck> check_;
+  bool enabled_ = false;  // check_ != nullptr
 };
 
 }  // namespace isolation::mm_cid::internal

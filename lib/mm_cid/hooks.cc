@@ -40,7 +40,7 @@ void EnsureUrcuRegistered() { thread_local UrcuThreadRegistration registration; 
 
 }  // namespace
 
-MmCidHooks::MmCidHooks(MmCid& mech, Options options) : mech_(mech), options_(options) {}
+MmCidHooks::MmCidHooks(MmCid& mech, Options options) : mech_(mech), switcher_(mech), options_(options) {}
 
 MmCidHooks::~MmCidHooks() { Drain(); }
 
@@ -287,7 +287,7 @@ void MmCidHooks::OnTick(CpuContext& ctx, TaskId curr) {
 void MmCidHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
   const bool real_check = RealThreadCheck();
   if (real_check) WithdrawRunningId(cpu);
-  mech_.ContextSwitch(cpu, Tracked(prev) ? prev : kNoTask, Tracked(next) ? next : kNoTask, now);
+  switcher_.ContextSwitch(cpu, Tracked(prev) ? prev : kNoTask, Tracked(next) ? next : kNoTask, now);
   if (real_check) PublishRunningId(cpu, next, "switch");
   if (tracer_ != nullptr) TraceCid(cpu, next, now);
   Check("switch");

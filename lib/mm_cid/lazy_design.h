@@ -48,13 +48,15 @@
 namespace isolation::mm_cid::internal {
 namespace lazy_design {
 
-// MM_CID_UNSET / MM_CID_LAZY_PUT (kernel/sched/sched.h).
-constexpr uint32_t kUnset = 0xFFFFFFFFu;
-constexpr uint32_t kLazyPut = 1u << 31;
-
-constexpr bool CidIsUnset(uint32_t c) { return c == kUnset; }
-constexpr bool CidIsValid(uint32_t c) { return (c & kLazyPut) == 0; }
-constexpr bool CidIsLazy(uint32_t c) { return c != kUnset && (c & kLazyPut) != 0; }
+// The flags, the slot, the task's switch fields, the per-CPU state and the
+// cached switch itself are shared with the inline front end (switcher.h).
+using lazy_layout::CidIsLazy;
+using lazy_layout::CidIsUnset;
+using lazy_layout::CidIsValid;
+using lazy_layout::Cpu;
+using lazy_layout::kLazyPut;
+using lazy_layout::kUnset;
+using lazy_layout::Slot;
 
 // Bounds on the allocation spins so that a simulator (one thread, where a
 // spin can never be resolved by another CPU) reports a failure instead of
@@ -62,14 +64,9 @@ constexpr bool CidIsLazy(uint32_t c) { return c != kUnset && (c & kLazyPut) != 0
 constexpr int kFirstZeroSpin = 1 << 12;
 constexpr int kLockedRetries = 64;
 
-// Per-(mm, CPU) slot (struct mm_cid in v6.4-v6.18), 16 bytes as in the
-// kernel; stored per CPU (per_cpu_slots.h) so that the owning CPU's hot path
-// never shares a line with another CPU's.
-struct Slot {
-  std::atomic<uint32_t> cid{kUnset};
-  std::atomic<uint32_t> recent_cid{kUnset};  // v6.13+ allocation hint
-  std::atomic<Nanos> time{0};                // rq clock at last use
-};
+// Slot (struct mm_cid in v6.4-v6.18, 16 bytes as in the kernel) is stored
+// per CPU (per_cpu_slots.h) so that the owning CPU's hot path never shares a
+// line with another CPU's.
 
 struct Mm {
   // The creator's affinity is copied here, before the mm is published (a
@@ -98,42 +95,29 @@ struct Mm {
 };
 
 struct Mm;
-struct alignas(64) Task {
+// The switch's fields (active, slots, mm_cid, last_mm_cid, resume_pending,
+// ran, switched_in_at) are lazy_layout::TaskSwitchState's.  `slots` is
+// t->mm->pcpu_cid, set beside `mm` and `mm_ptr` wherever they name an mm
+// (Fork, Exec), so that the switch reaches its slot in two dependent loads
+// (task, then slot) instead of task -> registry -> mm -> slot.  They are read
+// only while `active` (a rolled-back fork leaves them stale) by the task's
+// switches, which the harness orders after the Fork/Exec that wrote them.
+struct alignas(64) Task : lazy_layout::TaskSwitchState {
   std::atomic<MmId> mm{kNoMm};
-  std::atomic<bool> active{false};     // mm_cid_active
-  // t->mm and t->mm->pcpu_cid: the Mm of `mm` and its per-CPU slots, set
-  // beside `mm` wherever it names an mm (Fork, Exec), so that the switch
-  // reaches its slot in two dependent loads (task, then slot) instead of
-  // task -> registry -> mm -> slot.  Read only while `active` (a rolled-back
-  // fork leaves them stale) by the task's switches, which the harness orders
-  // after the Fork/Exec that wrote them.
-  Mm* mm_ptr = nullptr;
-  PerCpuRef<Slot> slots;
-  std::atomic<int32_t> mm_cid{-1};     // read by observers
-  int32_t last_mm_cid = -1;
+  Mm* mm_ptr = nullptr;  // t->mm
   int migrate_from_cpu = -1;
   std::atomic<int> nr_cpus_allowed{0};  // the task's own count (v6.4-v6.12); set by SetAffinity from any thread
   std::atomic<bool> work_queued{false};  // cid_work queued as task work
-  // TIF_NOTIFY_RESUME for rseq: set at switch-in (and by the [WQ] tick
-  // kick), consumed by the next return to user (work_resume scans there).
-  bool resume_pending = false;
-  bool ran = false;            // switched in at least once (ForkFailed precondition)
-  Nanos switched_in_at = 0;    // se.prev_sum_exec_runtime stand-in: runtime since switch-in
   Nanos last_cid_reset = 0;    // [WQ]: time of the last allocation by mm_cid_get()
   bool exists = false;
 };
-
-// Per-CPU scheduler state the mechanism needs: rq->curr.
-struct alignas(64) Cpu {
-  std::atomic<TaskId> curr{kNoTask};
-  int64_t context_switches = 0;  // written only in this CPU's context
-};
+static_assert(std::has_single_bit(sizeof(Task)), "the switcher indexes tasks by a shift");
 
 // The Dekker fences of the lazy put (§3.3): the scheduler side after
 // publishing rq->curr, the reclaimer side after its CAS to LAZY.
-struct DekkerFences {
+struct DekkerFences : lazy_layout::FenceAfterPublish {
   static constexpr BarrierMode kMode = BarrierMode::kFences;
-  static void AfterPublishCurr() { FullFence(); }
+  static constexpr SwitchForm kSwitchForm = SwitchForm::kLazyFence;
   static void AfterLazyCas() { FullFence(); }
 };
 
@@ -150,9 +134,9 @@ struct DekkerFences {
 // Under a StoreBufferModel the membarrier drains every thread's buffer and
 // delayed CAS (store_buffer::OnProcessWideBarrier), the switch drains
 // nothing.  Chosen only where PrivateExpeditedMembarrier().available.
-struct AsymmetricBarriers {
+struct AsymmetricBarriers : lazy_layout::CompilerBarrierAfterPublish {
   static constexpr BarrierMode kMode = BarrierMode::kMembarrier;
-  static void AfterPublishCurr() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+  static constexpr SwitchForm kSwitchForm = SwitchForm::kLazyCompilerBarrier;
   static void AfterLazyCas() {
     store_buffer::OnProcessWideBarrier();
     MembarrierPrivateExpedited();
@@ -177,7 +161,15 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
         recent_cid_(allocator_->traits().recent_cid),
         bounded_by_allowed_(allocator_->traits().bounded_by_allowed),
         rate_limited_(placement_->traits().rate_limited),
-        scan_path_(ChooseScanPath(scope_.get(), granularity_.get())) {}
+        scan_path_(ChooseScanPath(scope_.get(), granularity_.get())) {
+    SwitchLayout layout;
+    layout.form = Fences::kSwitchForm;
+    layout.task_shift = static_cast<uint8_t>(std::countr_zero(sizeof(Task)));
+    layout.tasks = reinterpret_cast<char*>(static_cast<lazy_layout::TaskSwitchState*>(&tasks_[0]));
+    layout.cpus = cpus_.get();
+    layout.journaled = notes_.EnabledFlag();
+    SetSwitchLayout(layout);
+  }
 
   const PlacementStrategy* placement() const override { return placement_.get(); }
   BarrierMode barrier_mode() const override { return Fences::kMode; }
@@ -260,33 +252,17 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     notes_.Switch(cpu, prev, next);
     SwitchBody(cpu, prev, next, now);
   }
+  void JournalSwitch(int cpu, TaskId prev, TaskId next) override { notes_.Switch(cpu, prev, next); }
 
+  // The cached path is lazy_layout::SwitchCached (switcher.h), which the
+  // inline front end runs too; its slow paths are the tail calls below.
   [[gnu::always_inline]] void SwitchBody(int cpu, TaskId prev, TaskId next, Nanos now) {
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
-    // Publish rq->curr, then a barrier before touching any slot
-    // (smp_mb__after_switch_mm()): the scheduler half of the Dekker pairing
-    // with RemoteClear()/Migrate()'s steal, which CAS the slot, barrier, and
-    // then load `curr`.  Neither a relaxed store nor a seq_cst CAS followed by
-    // a plain load orders store->load; only a fence on each side does, or a
-    // compiler barrier here and a membarrier there (AsymmetricBarriers).  The store and
-    // the slot loads go through store_buffer.h so that a StoreBufferModel
-    // can show what happens without the fence (lazy_no_dekker_fences).
-    store_buffer::Store(c.curr, next, std::memory_order_relaxed);
-    ISOLATION_INTERLEAVE_POINT("mm_cid.switch.after_publish_curr");
-    Fences::AfterPublishCurr();
-    if (prev != kNoTask) {
-      Task& p = tasks_[prev];
-      if (p.active.load(std::memory_order_relaxed)) {
-        Slot& s = p.slots[cpu];
-        s.time.store(now, std::memory_order_relaxed);  // mm_cid_snapshot_time()
-        // mm_cid_put_lazy(): only a slot a reclaimer marked LAZY is put.
-        const uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
-        if (__builtin_expect(CidIsLazy(cid), 0)) return SwitchPutLazy(cpu, prev, next, now, cid);
-        p.mm_cid.store(-1, std::memory_order_relaxed);
-      }
-    }
-    SwitchIn(cpu, next, now);
+    lazy_layout::SwitchCached<Fences>(
+        c, [this](TaskId t) -> lazy_layout::TaskSwitchState& { return tasks_[t]; }, cpu, prev, next, now,
+        [&](uint32_t cid) { return SwitchPutLazy(cpu, prev, next, now, cid); },
+        [&](uint32_t cid) { return SwitchInAllocate(cpu, next, now, cid); });
   }
 
   // The rest of a switch whose outgoing task's slot was LAZY (`cid`, as
@@ -295,36 +271,16 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     Task& p = tasks_[prev];
     PutLazySlow(*p.mm_ptr, p.slots[cpu], cid);
     p.mm_cid.store(-1, std::memory_order_relaxed);
-    SwitchIn(cpu, next, now);
+    lazy_layout::SwitchInCached(
+        [this](TaskId t) -> lazy_layout::TaskSwitchState& { return tasks_[t]; }, cpu, next, now,
+        [&](uint32_t c) { return SwitchInAllocate(cpu, next, now, c); });
   }
 
-  // mm_cid_get() for the incoming task: the parked ID inline, __mm_cid_get()
-  // in a tail call.  GetCid(Slot&) is the same fast path, but its slow path
-  // is a call, which would make the switch a non-leaf again.
-  [[gnu::always_inline]] void SwitchIn(int cpu, TaskId next, Nanos now) {
-    if (next != kNoTask) {
-      Task& n = tasks_[next];
-      if (n.active.load(std::memory_order_relaxed)) {
-        Slot& s = n.slots[cpu];
-        const uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
-        if (__builtin_expect(!CidIsValid(cid), 0)) return SwitchInAllocate(cpu, next, now, cid);
-        s.time.store(now, std::memory_order_relaxed);
-        SwitchedIn(n, static_cast<int32_t>(cid), now);
-      }
-    }
-    ISOLATION_INTERLEAVE_POINT("mm_cid.switch.end");
-  }
+  // __mm_cid_get() for the incoming task whose slot held no valid ID.
   [[gnu::noinline]] void SwitchInAllocate(int cpu, TaskId next, Nanos now, uint32_t cid) {
     Task& n = tasks_[next];
-    SwitchedIn(n, GetCidSlow(*n.mm_ptr, cpu, n.slots[cpu], cid, n, now), now);
+    lazy_layout::SwitchedIn(n, GetCidSlow(*n.mm_ptr, cpu, n.slots[cpu], cid, n, now), now);
     ISOLATION_INTERLEAVE_POINT("mm_cid.switch.end");
-  }
-  [[gnu::always_inline]] static void SwitchedIn(Task& n, int32_t cid, Nanos now) {
-    n.mm_cid.store(cid, std::memory_order_relaxed);
-    n.last_mm_cid = cid;
-    n.resume_pending = true;
-    n.ran = true;
-    n.switched_in_at = now;
   }
 
   // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to()

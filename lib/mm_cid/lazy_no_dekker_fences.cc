@@ -15,6 +15,7 @@ namespace {
 
 struct NoDekkerFences {
   static constexpr BarrierMode kMode = BarrierMode::kNone;
+  static constexpr SwitchForm kSwitchForm = SwitchForm::kVirtual;  // the switcher forwards every switch
   static void AfterPublishCurr() {}
   static void AfterLazyCas() {}
 };

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -52,39 +53,35 @@
 namespace isolation::mm_cid::internal {
 namespace owner619_design {
 
-constexpr uint32_t kUnset = 1u << 31;    // MM_CID_UNSET
-constexpr uint32_t kOnCpu = 1u << 30;    // MM_CID_ONCPU
-constexpr uint32_t kTransit = 1u << 29;  // MM_CID_TRANSIT
-constexpr uint32_t kFlags = kOnCpu | kTransit;
+// The flags, the slot, the task's and mm's switch fields, the per-CPU
+// state and the cached switch are shared with the inline front end
+// (switcher.h).
+using owner619_layout::Cpu;
+using owner619_layout::HasId;
+using owner619_layout::IdOf;
+using owner619_layout::kFlags;
+using owner619_layout::kOnCpu;
+using owner619_layout::kTransit;
+using owner619_layout::kUnset;
+using owner619_layout::SchedoutIsNoop;
+using owner619_layout::Slot;
+using owner619_layout::TaskOwned;
 
-constexpr bool HasId(uint32_t c) { return (c & kUnset) == 0; }
-constexpr uint32_t IdOf(uint32_t c) { return c & ~kFlags; }
-// A task-owned ID: a value without ONCPU (TRANSIT allowed).
-constexpr bool TaskOwned(uint32_t c) { return HasId(c) && (c & kOnCpu) == 0; }
-
-// mm->mm_cid.pcpu's per-CPU ID, 4 bytes as in the kernel; stored per CPU
-// (per_cpu_slots.h), so CPUs never share its cache lines.
-struct Slot {
-  // Guarded by the CPU's rq lock (RunQueueLock(cpu)): a lock reached
-  // through the slot's CPU index, which the thread-safety analysis cannot
-  // name, so a comment and not ABSL_GUARDED_BY.
-  uint32_t cid = kUnset;
-};
-
-struct Mm {
+// mm->mm_cid.pcpu (Slot: the per-CPU ID, 4 bytes as in the kernel) is
+// stored per CPU (per_cpu_slots.h), so CPUs never share its cache lines.
+// pcpu, mode (0, TRANSIT, ONCPU, ONCPU|TRANSIT: one word, 47ee94efccf6) and
+// max_cids are owner619_layout::MmSwitchState's.
+struct Mm : owner619_layout::MmSwitchState {
   // The creator's affinity is copied here, before the mm is published (a
   // constructor needs no lock; the analysis does not check constructors).
-  Mm(int p, PerCpuRef<Slot> slots, const CpuMask& affinity) : pcpu(slots), cidmask(p), allowed(p) {
+  Mm(int p, PerCpuRef<Slot> slots, const CpuMask& affinity) : MmSwitchState(slots), cidmask(p), allowed(p) {
     allowed.CopyFrom(affinity);
     nr_cpus_allowed = affinity.Weight();
   }
-  PerCpuRef<Slot> pcpu;
-  std::atomic<uint32_t> mode{0};  // 0, TRANSIT, ONCPU, ONCPU|TRANSIT (one word, 47ee94efccf6)
   // owner619_split_mode only (pre-47ee94efccf6): mm_cid.percpu (0/1) and
   // mm_cid.transit (0/TRANSIT), written and read separately.
   std::atomic<uint32_t> percpu{0};
   std::atomic<uint32_t> transit{0};
-  std::atomic<int> max_cids{0};
   AtomicCpuMask cidmask;
   // mutable: the const observers (MmAllowed, CheckQuiescent) take them.
   mutable Mutex mutex;  // fork/exit/deferred work: users, mode changes
@@ -98,16 +95,12 @@ struct Mm {
   std::vector<TaskId> user_list ABSL_GUARDED_BY(mutex);
 };
 
-struct alignas(64) Task {
+// active, mm_ptr (t->mm, set beside `mm` wherever it names an mm: Fork,
+// Exec; read only by the task's own switches while active, which the harness
+// orders after the Fork/Exec that wrote it), cid, cpu and ran are
+// owner619_layout::TaskSwitchState's.
+struct alignas(64) Task : owner619_layout::TaskSwitchState {
   std::atomic<MmId> mm{kNoMm};
-  std::atomic<bool> active{false};
-  // t->mm: the Mm of `mm`, set beside it wherever it names an mm (Fork,
-  // Exec), so the switch reaches the mm without the registry lookup.  Read
-  // only by the task's own switches while `active`; the harness orders them
-  // after the Fork/Exec that wrote it.
-  Mm* mm_ptr = nullptr;
-  std::atomic<uint32_t> cid{kUnset};  // written under the task's CPU rq lock
-  std::atomic<int> cpu{0};            // CPU it is queued on / runs on
   // Thread group (tgid): the parent's for a thread, its own for a task made
   // by ForkVm (vfork / CLONE_VM without CLONE_THREAD).  Read only by the
   // owner619_walk619 walk.
@@ -115,15 +108,11 @@ struct alignas(64) Task {
   // In the thread and task lists (attach_pid()); only owner619_walk619's
   // task-list walk depends on it.
   std::atomic<bool> visible{false};
-  bool ran = false;  // switched in at least once (ForkFailed precondition)
   bool exists = false;
 };
-
-struct alignas(64) Cpu {
-  std::atomic<TaskId> curr{kNoTask};  // written under the CPU's RunQueueLock
-  int64_t switches = 0;
-  int64_t switch_rmw = 0;
-};
+static_assert(std::has_single_bit(sizeof(Task)), "the switcher indexes tasks by a shift");
+// The Mm a task's mm_ptr names (it is always one).
+inline Mm& MmOf(const owner619_layout::TaskSwitchState& t) { return static_cast<Mm&>(*t.mm_ptr); }
 
 // The mainline fixes; a control's policy sets one of them false.
 //   transit_handover: tasks->CPUs hand-overs during a transition use
@@ -147,7 +136,22 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
         slots_(p),
-        mms_(limits.max_mms) {}
+        mms_(limits.max_mms) {
+    SwitchLayout layout;
+    // The switcher's owner619 form reads the one mode word; the split-word
+    // control forwards every switch.
+    layout.form = Fixes::kModeWord ? SwitchForm::kOwner619 : SwitchForm::kVirtual;
+    layout.task_shift = static_cast<uint8_t>(std::countr_zero(sizeof(Task)));
+    layout.tasks = reinterpret_cast<char*>(static_cast<owner619_layout::TaskSwitchState*>(&tasks_[0]));
+    layout.cpus = cpus_.get();
+    layout.journaled = notes_.EnabledFlag();
+    SetSwitchLayout(layout);
+  }
+
+  // ReadMode as the shared cached switch takes it.
+  struct ModeReader {
+    static uint32_t Read(const owner619_layout::MmSwitchState& mm) { return ReadMode(static_cast<const Mm&>(mm)); }
+  };
 
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
     (void)now;
@@ -297,23 +301,20 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     SwitchBody(cpu, prev, next);
   }
 
+  // The cached path is owner619_layout::SwitchCached (switcher.h), which the
+  // inline front end runs too; its slow paths are the tail calls below.
   [[gnu::always_inline]] void SwitchBody(int cpu, TaskId prev, TaskId next) {
-    ++cpus_[cpu].switches;
-    if (prev != kNoTask) {
-      Task& t = tasks_[prev];
-      if (t.active.load(std::memory_order_relaxed)) {
-        const uint32_t tcid = t.cid.load(std::memory_order_relaxed);
-        const uint32_t mode = ReadMode(*t.mm_ptr);
-        if (__builtin_expect(!SchedoutIsNoop(tcid, mode), 0)) return SwitchSchedoutSlow(cpu, prev, next, tcid, mode);
-      }
-    }
-    SwitchInPart(cpu, next);
+    Cpu& c = cpus_[cpu];
+    ++c.switches;
+    owner619_layout::SwitchCached<ModeReader>(
+        c, [this](TaskId t) -> owner619_layout::TaskSwitchState& { return tasks_[t]; }, cpu, prev, next,
+        [&](uint32_t tcid, uint32_t mode) { return SwitchSchedoutSlow(cpu, prev, next, tcid, mode); },
+        [&](owner619_layout::TaskSwitchState& t, owner619_layout::MmSwitchState& mm) {
+          return SchedinSlow(cpu, static_cast<Task&>(t), static_cast<Mm&>(mm));
+        });
   }
   [[gnu::noinline]] void SwitchSchedoutSlow(int cpu, TaskId prev, TaskId next, uint32_t tcid, uint32_t mode) {
     Schedout(cpu, tasks_[prev], tcid, mode);
-    SwitchInPart(cpu, next);
-  }
-  [[gnu::always_inline]] void SwitchInPart(int cpu, TaskId next) {
     cpus_[cpu].curr.store(next, std::memory_order_relaxed);
     if (next != kNoTask) {
       tasks_[next].cpu.store(cpu, std::memory_order_relaxed);
@@ -321,6 +322,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       Schedin(cpu, next);
     }
   }
+  void JournalSwitch(int cpu, TaskId prev, TaskId next) override { notes_.Switch(cpu, prev, next); }
 
   // Tasks keep their IDs across migrations (I13).
   void Migrate(TaskId task, int from, int to, Nanos now) override {
@@ -633,7 +635,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   bool InRange(TaskId t) const { return t >= 0 && t < limits_.max_tasks; }
 
   // READ_ONCE(mm->mm_cid.mode), or percpu + transit in the split layout.
-  uint32_t ReadMode(const Mm& mm) const {
+  static uint32_t ReadMode(const Mm& mm) {
     if constexpr (!Fixes::kModeWord) {
       const uint32_t percpu = store_buffer::Load(mm.percpu, std::memory_order_relaxed);
       return (percpu != 0 ? kOnCpu : 0u) | store_buffer::Load(mm.transit, std::memory_order_relaxed);
@@ -719,24 +721,12 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   // flag on the task's ID or the CPU's slot and the ID in range (the slot
   // takes the task's ID), per-CPU mode with the CPU's ID in the task already
   // -- everything else out of line.
-  [[gnu::always_inline]] void Schedin(int cpu, TaskId task) {
-    Task& t = tasks_[task];
-    if (!t.active.load(std::memory_order_relaxed)) return;
-    Mm& mm = *t.mm_ptr;
-    uint32_t& slot = mm.pcpu[cpu].cid;
-    const uint32_t tcid = t.cid.load(std::memory_order_relaxed);
-    const uint32_t mode = ReadMode(mm);
-    const uint32_t max_cids = static_cast<uint32_t>(mm.max_cids.load(std::memory_order_relaxed));
-    if ((mode & kOnCpu) == 0) {
-      if (__builtin_expect((tcid | slot) < kTransit && tcid < max_cids, 1)) {
-        slot = tcid;
-        return;  // t.cid already holds tcid
-      }
-    } else if (HasId(slot) && (slot & kOnCpu) && HasId(tcid) && (tcid & kOnCpu) && IdOf(slot) == IdOf(tcid) &&
-               IdOf(slot) < max_cids) {
-      return;
-    }
-    SchedinSlow(cpu, t, mm);
+  // (owner619_layout::SchedinCached, shared with the switcher.)
+  void Schedin(int cpu, TaskId task) {
+    owner619_layout::SchedinCached<ModeReader>(
+        cpu, tasks_[task], [&](owner619_layout::TaskSwitchState& t, owner619_layout::MmSwitchState& mm) {
+          return SchedinSlow(cpu, static_cast<Task&>(t), static_cast<Mm&>(mm));
+        });
   }
   [[gnu::noinline]] void SchedinSlow(int cpu, Task& t, Mm& mm) {
     Cpu& c = cpus_[cpu];
@@ -807,7 +797,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     return !(HasId(tcid) && (tcid & kTransit)) && !((mode & kOnCpu) && (tcid & kOnCpu));
   }
   void Schedout(int cpu, Task& t, uint32_t tcid, uint32_t mode) {
-    Mm& mm = *t.mm_ptr;
+    Mm& mm = MmOf(t);
     uint32_t& slot = mm.pcpu[cpu].cid;
     if (HasId(tcid) && (tcid & kTransit)) {
       const uint32_t id = IdOf(tcid);

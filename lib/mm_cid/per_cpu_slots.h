@@ -23,28 +23,11 @@
 #include <memory>
 #include <vector>
 
+#include "isolation/mm_cid/switcher.h"
+
 namespace isolation::mm_cid::internal {
 
-inline constexpr size_t kCacheLine = 64;
-
-// One CPU's slots of one group of mms: a cache line.
-template <typename Slot>
-struct alignas(kCacheLine) PerCpuRow {
-  static constexpr int kMms = static_cast<int>(kCacheLine / sizeof(Slot));
-  Slot slot[kMms];
-};
-
-template <typename Slot>
-class PerCpuRef {
- public:
-  PerCpuRef() = default;
-  PerCpuRef(PerCpuRow<Slot>* rows, int index) : rows_(rows), index_(index) {}
-  Slot& operator[](int cpu) const { return rows_[cpu].slot[index_]; }
-
- private:
-  PerCpuRow<Slot>* rows_ = nullptr;
-  int index_ = 0;
-};
+// PerCpuRow / PerCpuRef: switcher.h (the inline switch reads the slots).
 
 template <typename Slot>
 class PerCpuSlots {

@@ -74,6 +74,7 @@
 #include "isolation/core/driver.h"
 #include "isolation/core/mutex.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/mm_cid/switcher.h"
 #include "isolation/mm_cid/strategies.h"
 
 namespace isolation::mm_cid {
@@ -160,6 +161,7 @@ class MmCidHooks final : public Hooks, private ScanRunner {
   void AddViolation(std::string text);
 
   MmCid& mech_;
+  MmCidSwitcher switcher_;  // mech_'s inline switch (OnContextSwitch)
   Options options_;
   Driver* driver_ = nullptr;
   bool serialized_ = true;  // !Driver::hooks_run_concurrently(), from OnStart

@@ -40,6 +40,10 @@
 // The mechanism is a plain data structure: entry points take the CPU number
 // and the time, exactly at the points the kernel calls its hooks (see the
 // per-function comments for the kernel function each corresponds to).
+// ContextSwitch is a virtual call; MmCid::Switcher() (switcher.h) is the
+// same switch compiled into the caller, as the kernel inlines
+// switch_mm_cid() into context_switch(): the cached path inline, the rest
+// forwarded here.  The Hooks adapter (hooks.h) switches through it.
 //
 // Thread-safety contract (as in the kernel):
 //   - ContextSwitch(cpu, ...), Tick(cpu, ...) and ReturnToUser(cpu, ...) run
@@ -111,6 +115,29 @@
 namespace isolation::mm_cid {
 
 class PlacementStrategy;
+class MmCidSwitcher;  // switcher.h
+
+namespace internal {
+// Which inline switch an MmCid offers its MmCidSwitcher (switcher.h; fixed
+// at Create).  Not for use outside the library and switcher.h.
+enum class SwitchForm : uint8_t {
+  kVirtual,              // none: every switch is MmCid::ContextSwitch
+  kLazyCompilerBarrier,  // lazy, BarrierMode::kMembarrier
+  kLazyFence,            // lazy, BarrierMode::kFences
+  kOwner619,             // owner619 (mainline mode word)
+};
+// What a design hands the switcher (MmCid::SetSwitchLayout): its task array
+// (the address of task 0's TaskSwitchState and log2 of its Task's size), its
+// per-CPU array and its journal flag (set once CheckAlwaysIncremental has
+// attached a journal; read plainly, like the journal itself).
+struct SwitchLayout {
+  SwitchForm form = SwitchForm::kVirtual;
+  uint8_t task_shift = 0;
+  char* tasks = nullptr;
+  void* cpus = nullptr;
+  const bool* journaled = nullptr;
+};
+}  // namespace internal
 
 // ---------------------------------------------------------------------------
 // Compatibility: the flat configuration of before issue #11.  Its enums name
@@ -362,11 +389,30 @@ class MmCid {
   // not num_cpus() locks, or a null one.
   absl::Status BindRunQueueLocks(const std::vector<Mutex*>& locks);
 
+  // The inline context-switch front end (switcher.h; include it to call
+  // this): the cached switch compiled into the caller, everything else this
+  // instance's ContextSwitch.  Valid as long as this instance.
+  MmCidSwitcher Switcher();
+
  protected:
   explicit MmCid(int num_cpus);
   int num_cpus_;
+  // A design with an inline cached switch describes it here, in its
+  // constructor (switcher.h).  Default: SwitchForm::kVirtual.
+  void SetSwitchLayout(const internal::SwitchLayout& layout) { switch_layout_ = layout; }
+  // The journal notes ContextSwitch writes while CheckAlwaysIncremental's
+  // journal is attached, for the switcher's inline path.
+  virtual void JournalSwitch(int cpu, TaskId prev, TaskId next) {
+    (void)cpu;
+    (void)prev;
+    (void)next;
+  }
 
  private:
+  friend class MmCidSwitcher;
+  template <internal::SwitchForm>
+  friend class MmCidFormSwitcher;
+  internal::SwitchLayout switch_layout_;
   std::unique_ptr<Mutex[]> own_rq_locks_;  // the default run-queue locks
   std::vector<Mutex*> rq_locks_;           // [cpu]: own_rq_locks_ or bound ones
   MmCidVariant variant_;  // set by Create()

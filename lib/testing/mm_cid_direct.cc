@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isolation/mm_cid/switcher.h"
 #include "isolation/testing/mm_cid.h"
 #include "mm_cid_internal.h"
 
@@ -25,6 +26,8 @@ using isolation::mm_cid::DesignTraits;
 using isolation::mm_cid::kNoMm;
 using isolation::mm_cid::kNoTask;
 using isolation::mm_cid::kScanDelayNs;
+using isolation::mm_cid::MmCidStats;
+using isolation::mm_cid::MmCidSwitcher;
 
 namespace {
 
@@ -60,7 +63,11 @@ struct RandomModel {
   int next_task = 0;
   Violations violations;
 
-  RandomModel(int p_, const MmCidVariant& v, uint64_t seed) : p(p_), rng(seed), curr(static_cast<size_t>(p_), kNoTask) {
+  // Switches through MmCid::Switcher() (switcher.h) when set.
+  std::unique_ptr<MmCidSwitcher> switcher;
+
+  RandomModel(int p_, const MmCidVariant& v, uint64_t seed, bool via_switcher = false)
+      : p(p_), rng(seed), curr(static_cast<size_t>(p_), kNoTask) {
     auto r = MmCid::Create(p, v, MmCid::Limits{512, 256});
     if (!r.ok()) {
       violations.push_back(absl::StrCat("Create: ", r.status().ToString()));
@@ -68,6 +75,14 @@ struct RandomModel {
     }
     m = std::move(*r);
     runner = std::make_unique<DirectScanRunner>(*m);
+    if (via_switcher) switcher = std::make_unique<MmCidSwitcher>(*m);
+  }
+  void SwitchHook(int cpu, TaskId prev, TaskId next) {
+    if (switcher != nullptr) {
+      switcher->ContextSwitch(cpu, prev, next, now);
+    } else {
+      m->ContextSwitch(cpu, prev, next, now);
+    }
   }
   int Rand(int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); }
   CpuMask RandomAffinity() {
@@ -128,7 +143,7 @@ struct RandomModel {
   }
   void ContextSwitch(int cpu, TaskId next) {
     SwitchOut(cpu);
-    m->ContextSwitch(cpu, curr[static_cast<size_t>(cpu)], next, now);
+    SwitchHook(cpu, curr[static_cast<size_t>(cpu)], next);
     curr[static_cast<size_t>(cpu)] = next;
     SwitchIn(next);
   }
@@ -187,7 +202,7 @@ struct RandomModel {
       if (absl::Status s = m->Exit(cpu, cur, now); !s.ok()) violations.push_back(absl::StrCat("Exit: ", s.ToString()));
       if (m->TaskCid(cur) != -1) violations.push_back(absl::StrCat("I15: task ", cur, " holds an ID after exit"));
       tasks[static_cast<size_t>(cur)].alive = false;
-      m->ContextSwitch(cpu, cur, kNoTask, now);
+      SwitchHook(cpu, cur, kNoTask);
       curr[static_cast<size_t>(cpu)] = kNoTask;
     } else if (ev < 96) {  // exec: fresh mm
       if (cur == kNoTask) return;
@@ -273,6 +288,89 @@ Violations CheckRandomSchedule(const MmCidVariant& v, int p, uint64_t seed, int 
   }
   Add(out, AllViolations(*model.m, true), where + " end");
   return out;
+}
+
+namespace {
+
+// Where two instances driven by one schedule differ (empty: nowhere).
+std::string StatsDiff(const MmCidStats& a, const MmCidStats& b) {
+  std::string d;
+  auto field = [&](const char* name, int64_t x, int64_t y) {
+    if (x != y) absl::StrAppend(&d, " ", name, " ", x, " vs ", y);
+  };
+  field("allocations", a.allocations, b.allocations);
+  field("frees", a.frees, b.frees);
+  field("bitmap_ops", a.bitmap_ops, b.bitmap_ops);
+  field("switch_rmw", a.switch_rmw, b.switch_rmw);
+  field("context_switches", a.context_switches, b.context_switches);
+  field("scans", a.scans, b.scans);
+  field("slot_visits", a.slot_visits, b.slot_visits);
+  field("lock_fallbacks", a.lock_fallbacks, b.lock_fallbacks);
+  field("max_alloc_attempts", a.max_alloc_attempts, b.max_alloc_attempts);
+  field("alloc_failures", a.alloc_failures, b.alloc_failures);
+  field("mode_changes", a.mode_changes, b.mode_changes);
+  field("remote_lock_acquisitions", a.remote_lock_acquisitions, b.remote_lock_acquisitions);
+  field("mm_lock_acquisitions", a.mm_lock_acquisitions, b.mm_lock_acquisitions);
+  field("mm_lock_contended", a.mm_lock_contended, b.mm_lock_contended);
+  field("tick_kick_retakes", a.tick_kick_retakes, b.tick_kick_retakes);
+  return d;
+}
+Violations StateDiff(const RandomModel& a, const RandomModel& b) {
+  Violations out;
+  for (TaskId t = 0; t < a.next_task; ++t) {
+    if (a.m->TaskCid(t) != b.m->TaskCid(t) || a.m->TaskMm(t) != b.m->TaskMm(t) ||
+        a.m->TaskActive(t) != b.m->TaskActive(t)) {
+      out.push_back(absl::StrCat("task ", t, ": ID ", a.m->TaskCid(t), " vs ", b.m->TaskCid(t), ", mm ", a.m->TaskMm(t),
+                                 " vs ", b.m->TaskMm(t), ", active ", a.m->TaskActive(t), " vs ", b.m->TaskActive(t)));
+    }
+  }
+  for (int c = 0; c < a.p; ++c) {
+    if (a.m->CurrentTask(c) != b.m->CurrentTask(c)) {
+      out.push_back(absl::StrCat("CPU ", c, ": current ", a.m->CurrentTask(c), " vs ", b.m->CurrentTask(c)));
+    }
+  }
+  for (MmId mm = 0; mm < static_cast<MmId>(a.counters.size()); ++mm) {
+    if (a.m->CidmaskWeight(mm) != b.m->CidmaskWeight(mm)) {
+      out.push_back(absl::StrCat("mm ", mm, ": ", a.m->CidmaskWeight(mm), " vs ", b.m->CidmaskWeight(mm), " IDs"));
+    }
+    for (int c = 0; c < a.p; ++c) {
+      if (a.m->SlotLazy(mm, c) != b.m->SlotLazy(mm, c)) out.push_back(absl::StrCat("mm ", mm, " CPU ", c, ": LAZY flag"));
+    }
+  }
+  if (std::string d = StatsDiff(a.m->Stats(), b.m->Stats()); !d.empty()) out.push_back(absl::StrCat("stats:", d));
+  return out;
+}
+
+}  // namespace
+
+Violations CheckSwitcherMatchesContextSwitch(const MmCidVariant& v, int p, uint64_t seed, int steps, bool journaled) {
+  RandomModel virt(p, v, seed);
+  RandomModel inl(p, v, seed, /*via_switcher=*/true);
+  if (virt.m == nullptr) return virt.violations;
+  for (RandomModel* model : {&virt, &inl}) {
+    for (int i = 0; i < 6; ++i) model->Spawn(kNoMm, kNoTask);
+    for (int i = 0; i < 20; ++i) model->Spawn(static_cast<MmId>(i % 3), kNoTask);
+  }
+  const std::string where = absl::StrCat(v.Name(), " p=", p, " seed=", seed, journaled ? " journaled" : "",
+                                         " (virtual ContextSwitch vs Switcher)");
+  for (int step = 0; step < steps; ++step) {
+    virt.Step();
+    inl.Step();
+    Violations found = StateDiff(virt, inl);
+    if (journaled) {
+      // The journal the switcher writes through JournalSwitch: the
+      // incremental check must see every change the switch made.
+      for (std::string& s : inl.m->CheckAlwaysIncremental()) found.push_back("incremental: " + s);
+    }
+    for (std::string& s : AllViolations(*inl.m, /*quiescent=*/true)) found.push_back(s);
+    found.insert(found.end(), inl.violations.begin(), inl.violations.end());
+    if (!found.empty()) {
+      Violations out;
+      Add(out, found, absl::StrCat(where, " step=", step));
+      return out;
+    }
+  }
+  return {};
 }
 
 Violations CheckSingleThread(const MmCidVariant& v) {
@@ -775,6 +873,16 @@ TEST_P(MmCidConformance, I1_I6_I15_RandomSchedules_S2Counters) {
       EXPECT_THAT(CheckRandomSchedule(variant(), p, seed * 7919 + static_cast<uint64_t>(p), kRandomSteps),
                   ::testing::IsEmpty());
     }
+  }
+}
+
+// The inline switch front end (MmCid::Switcher()) and the virtual
+// ContextSwitch, driven by one random schedule each, stay in the same state
+// after every event (with and without the incremental check's journal).
+TEST_P(MmCidConformance, SwitcherMatchesContextSwitch) {
+  for (uint64_t seed = 1; seed <= kRandomSeedsP8; ++seed) {
+    EXPECT_THAT(CheckSwitcherMatchesContextSwitch(variant(), 8, seed * 104729, kRandomSteps, /*journaled=*/seed % 2 == 0),
+                ::testing::IsEmpty());
   }
 }
 

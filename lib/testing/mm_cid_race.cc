@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "isolation/core/interleave.h"
 #include "isolation/core/store_buffer.h"
+#include "isolation/mm_cid/switcher.h"
 #include "isolation/testing/mm_cid.h"
 
 namespace isolation::testing::mm_cid {
@@ -59,14 +60,21 @@ enum class Race { kScan, kSteal };
 // switched out leaves no trace at the end of the run.  The other actor may
 // be parked inside a switch, after publishing rq->curr and before storing
 // the task's ID, so "runs without an ID" is transient there, not a violation.
-Violations ExploreParkedIdRace(const MmCidVariant& v, Race race, bool force_fences) {
+// `via_switcher`: the switches go through MmCid::Switcher() (switcher.h),
+// whose inline cached path has the same interleave points and store-buffer
+// routing as the design's own.
+Violations ExploreParkedIdRaceVia(const MmCidVariant& v, Race race, bool force_fences, bool via_switcher) {
   Violations out;
   int violating = 0;
   StoreBufferModel sb;
   std::unique_ptr<ParkedIdRace> f;
   Violations mid;
   auto switch_op = [&](int cpu, TaskId prev, TaskId next, Nanos t) {
-    f->m->ContextSwitch(cpu, prev, next, t);
+    if (via_switcher) {
+      f->m->Switcher().ContextSwitch(cpu, prev, next, t);
+    } else {
+      f->m->ContextSwitch(cpu, prev, next, t);
+    }
     store_buffer::OperationEnds();
     for (std::string& s : f->m->CheckAlways()) {
       if (s.find("without an ID") == std::string::npos) mid.push_back(std::move(s));
@@ -101,7 +109,19 @@ Violations ExploreParkedIdRace(const MmCidVariant& v, Race race, bool force_fenc
         }
       });
   if (!n.ok()) return {n.status().ToString()};
-  if (violating > 0) out.push_back(absl::StrCat(violating, " of the runs over ", *n, " schedules violated"));
+  if (violating > 0) {
+    out.push_back(absl::StrCat(violating, " of the runs over ", *n, " schedules violated",
+                               via_switcher ? " (switching through MmCid::Switcher())" : ""));
+  }
+  return out;
+}
+
+// Both switch paths: the virtual ContextSwitch and the inline front end.
+Violations ExploreParkedIdRace(const MmCidVariant& v, Race race, bool force_fences) {
+  Violations out = ExploreParkedIdRaceVia(v, race, force_fences, /*via_switcher=*/false);
+  for (std::string& s : ExploreParkedIdRaceVia(v, race, force_fences, /*via_switcher=*/true)) {
+    out.push_back("via Switcher: " + s);
+  }
   return out;
 }
 

@@ -24,6 +24,7 @@
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/mm_cid/switcher.h"
 #include "isolation/testing/mm_cid.h"
 
 namespace isolation::testing::mm_cid {
@@ -283,8 +284,11 @@ Violations CheckConcurrentSwitchAndScan(const MmCidVariant& v) {
   // seq_cst fences): if two CPUs' ownership of one ID overlapped, at least one
   // of them sees the other's entry.
   std::atomic<int32_t> running_cid[2] = {-1, -1};
+  // CPU 0 switches through the inline front end (MmCid::Switcher()), CPU 1
+  // through the virtual ContextSwitch: both against the scanner.
   auto cpu_loop = [&](int cpu) {
     TaskId cur = kNoTask;
+    isolation::mm_cid::MmCidSwitcher switcher = m.Switcher();
     auto switch_to = [&](TaskId next) {
       running_cid[cpu].store(-1, std::memory_order_relaxed);
       // Orders the -1 before the switch's relaxed store of rq->curr: a scanner
@@ -294,7 +298,11 @@ Violations CheckConcurrentSwitchAndScan(const MmCidVariant& v) {
       SeqCstFence();
       {
         MutexLock rq(m.RunQueueLock(cpu));  // the caller's rq lock (mm_cid.h contract)
-        m.ContextSwitch(cpu, cur, next, MonotonicNanos());
+        if (cpu == 0) {
+          switcher.ContextSwitch(cpu, cur, next, MonotonicNanos());
+        } else {
+          m.ContextSwitch(cpu, cur, next, MonotonicNanos());
+        }
       }
       cur = next;
     };

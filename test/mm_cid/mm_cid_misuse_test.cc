@@ -23,6 +23,7 @@
 #include "isolation/core/topology.h"
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/mm_cid/switcher.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
 #include "isolation/mm_cid/registry.h"
@@ -300,6 +301,26 @@ TEST_P(MmCidMisuse, ContextSwitchToUnknownNextTaskViolatesContract) {
 TEST_P(MmCidMisuse, ContextSwitchFromUnknownPrevTaskViolatesContract) {
   Fixture f(GetParam(), MmCid::Limits{8, 4});
   EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(0, Opaque(-7), kNoTask, 2), "ContextSwitch: task -7 outside");
+}
+
+// The inline front end (switcher.h) checks the same contract in the
+// caller's build, for every design (v63_mmlock's switcher forwards).
+TEST_P(MmCidMisuse, SwitcherOnCpuBeyondTheMachineViolatesContract) {
+  Fixture f(GetParam());
+  EXPECT_CONTRACT_DEATH(f.m->Switcher().ContextSwitch(Opaque(kCpus), kNoTask, 1, 2),
+                        "Switcher ContextSwitch: cpu 4 outside");
+}
+
+TEST_P(MmCidMisuse, SwitcherToUnknownNextTaskViolatesContract) {
+  Fixture f(GetParam(), MmCid::Limits{8, 4});
+  EXPECT_CONTRACT_DEATH(f.m->Switcher().ContextSwitch(1, kNoTask, Opaque(8), 2),
+                        "Switcher ContextSwitch: next 8 outside");
+}
+
+TEST_P(MmCidMisuse, SwitcherFromUnknownPrevTaskViolatesContract) {
+  Fixture f(GetParam(), MmCid::Limits{8, 4});
+  EXPECT_CONTRACT_DEATH(f.m->Switcher().ContextSwitch(0, Opaque(-7), kNoTask, 2),
+                        "Switcher ContextSwitch: prev -7 outside");
 }
 
 TEST_P(MmCidMisuse, MigrateToCpu1000ViolatesContract) {

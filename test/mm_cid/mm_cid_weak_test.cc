@@ -26,6 +26,7 @@
 #include "isolation/core/membarrier.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/registry.h"
+#include "isolation/mm_cid/switcher.h"
 #include "isolation/core/store_buffer.h"
 #include "isolation/testing/mm_cid.h"
 
@@ -178,6 +179,20 @@ TEST(MmCidWeak, BarrierMode_ChosenAtConstruction) {
   EXPECT_EQ((*MmCid::Create(4, "owner619"))->barrier_mode(), BarrierMode::kNone);
   EXPECT_EQ((*MmCid::Create(4, "v63_mmlock"))->barrier_mode(), BarrierMode::kNone);
   EXPECT_STREQ(BarrierModeName(BarrierMode::kMembarrier), "membarrier");
+}
+
+// The inline switch front end (switcher.h) takes the barrier of the mode
+// chosen at construction; designs without an inline form forward.
+TEST(MmCidWeak, SwitcherForm_FollowsTheBarrierMode) {
+  using internal::SwitchForm;
+  const bool mb = PrivateExpeditedMembarrier().available;
+  EXPECT_EQ((*MmCid::Create(4, "lazy", MmCid::Limits{8, 2, true}))->Switcher().form(), SwitchForm::kLazyFence);
+  EXPECT_EQ((*MmCid::Create(4, "lazy"))->Switcher().form(),
+            mb ? SwitchForm::kLazyCompilerBarrier : SwitchForm::kLazyFence);
+  EXPECT_EQ((*MmCid::Create(4, "owner619"))->Switcher().form(), SwitchForm::kOwner619);
+  for (const char* forwarded : {"lazy_no_dekker_fences", "v63_mmlock", "owner619_split_mode"}) {
+    EXPECT_FALSE((*MmCid::Create(4, forwarded))->Switcher().inline_fast_path()) << forwarded;
+  }
 }
 
 // Schedule 2 (the reclaimer's fence): the clear announces LAZY, finds CPU 1

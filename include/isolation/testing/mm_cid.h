@@ -121,6 +121,13 @@ Violations AllViolations(const MmCid& m, bool quiescent);
 // migrate, tick + return to user, housekeeping scans, fork, exit, exec,
 // affinity change), checked after every event; exec gives ID 0 (S10).
 Violations CheckRandomSchedule(const MmCidVariant& v, int num_cpus, uint64_t seed, int steps);
+// Two instances of `v` on one seeded random schedule, one switched through
+// MmCid::ContextSwitch and one through MmCid::Switcher() (switcher.h): the
+// observable state (IDs, current tasks, cid masks, LAZY flags, every
+// statistic) is the same after every event, and the switcher's instance keeps
+// I1-I6; `journaled` attaches CheckAlwaysIncremental's journal to it.
+Violations CheckSwitcherMatchesContextSwitch(const MmCidVariant& v, int num_cpus, uint64_t seed, int steps,
+                                             bool journaled);
 Violations CheckSingleThread(const MmCidVariant& v);                // S1
 Violations CheckRestrictedAffinity(const MmCidVariant& v);          // S3 (I3)
 // S4: the leader's ID after each poll; the property: it reaches 0.

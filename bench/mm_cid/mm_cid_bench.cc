@@ -28,6 +28,7 @@
 #include "benchmark/benchmark.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/registry.h"
+#include "isolation/mm_cid/switcher.h"
 #include "isolation/mm_cid/variant.h"
 #include "isolation/testing/bench.h"
 #include "isolation/testing/mm_cid_bench.h"
@@ -154,21 +155,33 @@ void RunSwitchOps(SwitchCase sc, Hook& h, SwitchLoopState& st, int64_t n) {
   }
 }
 
-void CompareSwitchToEmptyHook(benchmark::State& state, SwitchCase sc) {
+// `via_switcher`: the subject switches through MmCid::Switcher() (the
+// inline front end, switcher.h) instead of the virtual ContextSwitch.
+void CompareSwitchToEmptyHook(benchmark::State& state, SwitchCase sc, bool via_switcher = false) {
   const MmCidConfig c = Config(static_cast<int>(state.range(0)));
   auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/sc == SwitchCase::kCrossMm);
   if (m == nullptr) return;
+  MmCidSwitcher switcher = m->Switcher();
   std::unique_ptr<bench::SwitchHook> hook = bench::MakeEmptySwitchHook();
   SwitchLoopState subject_state, baseline_state;
   if (sc == SwitchCase::kMigration) {
     m->ContextSwitch(0, kNoTask, 0, ++subject_state.now);  // task 0 runs on CPU 0
     hook->ContextSwitch(0, kNoTask, 0, ++baseline_state.now);
   }
+  auto subject = [&](int64_t n) {
+    if (via_switcher) {
+      // The form resolved once per batch, as a harness's switch loop would
+      // (MmCidSwitcher::WithSwitchForm).
+      switcher.WithSwitchForm([&](auto s) { RunSwitchOps(sc, s, subject_state, n); });
+    } else {
+      RunSwitchOps(sc, *m, subject_state, n);
+    }
+  };
   testing::CompareToBaseline(
-      state, [&](int64_t n) { RunSwitchOps(sc, *m, subject_state, n); },
-      [&](int64_t n) { RunSwitchOps(sc, *hook, baseline_state, n); }, "empty_hook");
+      state, subject, [&](int64_t n) { RunSwitchOps(sc, *hook, baseline_state, n); }, "empty_hook");
   SetSwitchCounters(state, *m);
-  state.SetLabel(c.Name() + " barrier=" + BarrierModeName(m->barrier_mode()));
+  state.SetLabel(c.Name() + " barrier=" + BarrierModeName(m->barrier_mode()) +
+                 (via_switcher ? (switcher.inline_fast_path() ? " switcher=inline" : " switcher=virtual") : ""));
 }
 void BM_Switch_CachedVsEmptyHook(benchmark::State& state) { CompareSwitchToEmptyHook(state, SwitchCase::kCached); }
 void BM_Switch_CrossMmSlotReuseVsEmptyHook(benchmark::State& state) {
@@ -178,6 +191,17 @@ void BM_Switch_MigrationVsEmptyHook(benchmark::State& state) {
   CompareSwitchToEmptyHook(state, SwitchCase::kMigration);
 }
 BENCHMARK(BM_Switch_CachedVsEmptyHook)->Arg(0)->Arg(1)->Arg(2)->UseManualTime();
+// The same cases through the inline front end (MmCidSwitcher): what a
+// harness pays that calls the switch as the kernel does, compiled into its
+// caller.  v63_mmlock has no inline form: its row is the virtual call.
+void BM_Switcher_CachedVsEmptyHook(benchmark::State& state) {
+  CompareSwitchToEmptyHook(state, SwitchCase::kCached, /*via_switcher=*/true);
+}
+void BM_Switcher_CrossMmSlotReuseVsEmptyHook(benchmark::State& state) {
+  CompareSwitchToEmptyHook(state, SwitchCase::kCrossMm, /*via_switcher=*/true);
+}
+BENCHMARK(BM_Switcher_CachedVsEmptyHook)->Arg(0)->Arg(1)->Arg(2)->UseManualTime();
+BENCHMARK(BM_Switcher_CrossMmSlotReuseVsEmptyHook)->Arg(0)->Arg(1)->Arg(2)->UseManualTime();
 BENCHMARK(BM_Switch_CrossMmSlotReuseVsEmptyHook)->Arg(0)->Arg(1)->Arg(2)->UseManualTime();
 BENCHMARK(BM_Switch_MigrationVsEmptyHook)->Arg(0)->Arg(1)->Arg(2)->UseManualTime();
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/mm_cid/switcher.h"
 #include "isolation/testing/bench.h"
 
 namespace isolation::testing {
@@ -30,26 +31,38 @@ class Scenario {
   virtual void Run(int64_t n) = 0;
 };
 
-// Tasks 0 and 1 take turns on CPU 0: of one mm (switch_cached) or of two.
+// Tasks 0 and 1 take turns on CPU 0: of one mm (switch_cached) or of two;
+// through the virtual ContextSwitch or, `via_switcher`, through
+// MmCid::Switcher() with its form resolved once per batch (switcher_cached).
 class AlternateOnCpu0 final : public Scenario {
  public:
-  AlternateOnCpu0(std::unique_ptr<MmCid> m, bool separate_mms) : m_(std::move(m)) {
+  AlternateOnCpu0(std::unique_ptr<MmCid> m, bool separate_mms, bool via_switcher = false)
+      : m_(std::move(m)), via_switcher_(via_switcher) {
     const MmId a = *m_->CreateMm(CpuMask::Full(8), 0);
     const MmId b = separate_mms ? *m_->CreateMm(CpuMask::Full(8), 0) : a;
     (void)m_->Fork(kNoTask, 0, a, CpuMask::Full(8), 0);
     (void)m_->Fork(separate_mms ? kNoTask : 0, 1, b, CpuMask::Full(8), 0);
   }
   void Run(int64_t n) override {
-    for (int64_t i = 0; i < n; ++i) {
-      const TaskId next = cur_ == 0 ? 1 : 0;
-      m_->ContextSwitch(0, cur_, next, ++now_);
-      cur_ = next;
+    if (via_switcher_) {
+      m_->Switcher().WithSwitchForm([&](auto s) { Loop(s, n); });
+    } else {
+      Loop(*m_, n);
     }
     benchmark::DoNotOptimize(cur_);
   }
 
  private:
+  template <typename Hook>
+  void Loop(Hook& h, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const TaskId next = cur_ == 0 ? 1 : 0;
+      h.ContextSwitch(0, cur_, next, ++now_);
+      cur_ = next;
+    }
+  }
   std::unique_ptr<MmCid> m_;
+  bool via_switcher_;
   TaskId cur_ = kNoTask;
   Nanos now_ = 0;
 };
@@ -141,6 +154,9 @@ void Register(const std::string& what, std::string_view variant, std::string_vie
 void RegisterMmCidBenchmarks(std::string_view variant, std::string_view baseline) {
   Register("switch_cached", variant, baseline, 8, [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
     return std::make_unique<AlternateOnCpu0>(std::move(m), /*separate_mms=*/false);
+  });
+  Register("switcher_cached", variant, baseline, 8, [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
+    return std::make_unique<AlternateOnCpu0>(std::move(m), /*separate_mms=*/false, /*via_switcher=*/true);
   });
   Register("switch_cross_mm", variant, baseline, 8, [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
     return std::make_unique<AlternateOnCpu0>(std::move(m), /*separate_mms=*/true);

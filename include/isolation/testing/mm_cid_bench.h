@@ -18,6 +18,9 @@
 // registers, each as MmCid/<benchmark>/<variant>:
 //   switch_cached     two tasks of one mm alternate on CPU 0 (the parked-ID
 //                     fast path: the number the hot-path budget is about);
+//   switcher_cached   the same through MmCid::Switcher() (switcher.h), the
+//                     form resolved once per batch: the inline cached switch
+//                     (a design without an inline form: the virtual call);
 //   switch_cross_mm   tasks of two mms alternate on CPU 0 (slot reuse);
 //   switch_migrate    switch-out, migrate to the other CPU, switch-in;
 //   scan_128          one pass of task_mm_cid_work() for an mm whose only

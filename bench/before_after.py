@@ -46,6 +46,14 @@ ROWS = [
     for case, bench in [("cached", "Cached"), ("cross-mm", "CrossMmSlotReuse")]
     for i, d in enumerate(["lazy", "owner619", "v63_mmlock"])
 ] + [
+    # The same against the inline switch front end (MmCid::Switcher(), from
+    # 7ad6191 on): before = the virtual switch, after = the switcher.
+    (f"mm_cid switch {case}, {d}: ratio to empty hook, after through the switcher", "mm_cid/mm_cid_bench",
+     (f"BM_Switch_{bench}VsEmptyHook/{i}", "ratio_to_empty_hook"),
+     (f"BM_Switcher_{bench}VsEmptyHook/{i}", "ratio_to_empty_hook"))
+    for case, bench in [("cached", "Cached"), ("cross-mm", "CrossMmSlotReuse")]
+    for i, d in enumerate(["lazy", "owner619"])
+] + [
     (f"vmstat Mod, {s}", "vmstat/vmstat_bench", (f"BM_Update/{i}", "time"), (f"BM_Update/{i}", "time"))
     for i, s in enumerate(["A0", "A1", "B", "C", "D", "B.local"])
 ] + [

@@ -161,7 +161,9 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
         recent_cid_(allocator_->traits().recent_cid),
         bounded_by_allowed_(allocator_->traits().bounded_by_allowed),
         rate_limited_(placement_->traits().rate_limited),
-        scan_path_(ChooseScanPath(scope_.get(), granularity_.get())) {
+        scan_path_(ChooseScanPath(scope_.get(), granularity_.get())),
+        full_pass_(scan_path_ == ScanPath::kPossibleFull || scan_path_ == ScanPath::kAllowedFull ||
+                   scan_path_ == ScanPath::kCidmaskFull) {
     SwitchLayout layout;
     layout.form = Fences::kSwitchForm;
     layout.task_shift = static_cast<uint8_t>(std::countr_zero(sizeof(Task)));
@@ -469,6 +471,13 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   ScanResult Scan(MmId mm_id, Nanos now) override {
     Mm* mm = GetMm(mm_id);
     if (mm == nullptr) return ScanResult{};
+    // Not due: the plain read of mm_cid_next_scan and return, before the
+    // loop's frame (a full pass always starts at 0, where ScanLoop's
+    // PassRateLimit would decide the same without a CAS).
+    if (rate_limited_ && full_pass_) {
+      const Nanos next = mm->next_scan.load(std::memory_order_relaxed);
+      if (next != 0 && now < next) return ScanResult{};
+    }
     switch (scan_path_) {
       case ScanPath::kPossibleFull: return ScanLoop(*mm, mm_id, now, Builtin<ScanPossible>(), Builtin<BatchFull>());
       case ScanPath::kPossibleBatchN: return ScanLoop(*mm, mm_id, now, Builtin<ScanPossible>(), Builtin<BatchN>());
@@ -629,8 +638,10 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   // granularity picks this call's window of the scope (the cursor,
   // [BATCH]); a call that starts a pass is rate limited when the placement
   // uses mm_cid_next_scan.
+  // Out of line: Scan's not-due return above then pays no part of its frame.
   template <typename Scope, typename Granularity>
-  ScanResult ScanLoop(Mm& mm, MmId mm_id, Nanos now, const Scope& scope, const Granularity& granularity) {
+  [[gnu::noinline]] ScanResult ScanLoop(Mm& mm, MmId mm_id, Nanos now, const Scope& scope,
+                                        const Granularity& granularity) {
     ScanResult r;
     const ScanSet set = View(mm);
     // batch_full ignores the scope's size (batch.h): not computed then.
@@ -1017,6 +1028,7 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   const bool bounded_by_allowed_;  // AllocatorTraits::bounded_by_allowed (I3 counted)
   const bool rate_limited_;        // PlacementTraits::rate_limited
   const ScanPath scan_path_;       // Scan()'s loop (scan_path.h)
+  const bool full_pass_;          // scan_path_ is a batch_full path: every call starts a pass
   // bitmap_ops, scans, slot_visits: bumped on the scan (and allocation)
   // path by whichever thread runs it, summed by Stats() (stat_shards.h).
   // Last: 4 KiB of shards that would separate the fields above.

@@ -236,8 +236,14 @@ Violations CheckRateLimit(const MmCidVariant& v) {
         out.push_back(absl::StrCat("I9: a pass started ", (now + kNsPerMs - pass_start) / kNsPerMs,
                                    " ms after the previous one (rate limit)"));
       }
-      const ScanResult later = m.Scan(mm, pass_start + kScanDelayNs + kNsPerMs);
-      if (!later.ran || !later.pass_start) out.push_back("I9: no pass started a period after the previous one");
+      // The boundary (task_mm_cid_work: time_before(now, next) returns):
+      // one ns before mm_cid_next_scan is refused, exactly at it a pass runs.
+      const ScanResult just_before = m.Scan(mm, pass_start + kScanDelayNs - 1);
+      if (just_before.ran) out.push_back("I9: a pass started 1 ns before mm_cid_next_scan");
+      const ScanResult later = m.Scan(mm, pass_start + kScanDelayNs);
+      if (!later.ran || !later.pass_start) {
+        out.push_back("I9: no pass started at mm_cid_next_scan, a period after the previous one");
+      }
     }
   }
   return out;

@@ -367,7 +367,7 @@ BENCHMARK(BM_Scan)->ArgsProduct({{0, 1, 2, 3}, {8, 32, 128, 512, 1024, 4096}});
 // of the two divided by the difference of their visits), fixed_part_ns
 // (allowed_ns less its visits at per_slot_ns).  The same with
 // the fastest batch of the run instead of the sum (*_min_ns,
-// ratio_min_allowed_over_possible): on a shared host the minimum leaves out
+// ratio_min_allowed_over_possible, fixed_part_min_ns): on a shared host the minimum leaves out
 // batches slowed by other processes (cold caches after being descheduled).
 
 struct PinnedScanRig {
@@ -459,6 +459,9 @@ void BM_ScanAllowedVsPossible128(benchmark::State& state) {
   state.counters["possible_min_ns"] = possible_min_ns;
   state.counters["not_due_min_ns"] = static_cast<double>(min_not_due) / kScanBatch;
   state.counters["ratio_min_allowed_over_possible"] = possible_min_ns > 0 ? allowed_min_ns / possible_min_ns : 0;
+  // The fixed part from the fastest batches (per slot from their difference).
+  const double per_slot_min_ns = vp > va ? (possible_min_ns - allowed_min_ns) / (vp - va) : 0;
+  state.counters["fixed_part_min_ns"] = allowed_min_ns - va * per_slot_min_ns;
   state.SetLabel(allowed.name + " vs " + possible.name);
 }
 BENCHMARK(BM_ScanAllowedVsPossible128)->UseManualTime();

@@ -63,7 +63,6 @@ using owner619_layout::kFlags;
 using owner619_layout::kOnCpu;
 using owner619_layout::kTransit;
 using owner619_layout::kUnset;
-using owner619_layout::SchedoutIsNoop;
 using owner619_layout::Slot;
 using owner619_layout::TaskOwned;
 
@@ -791,11 +790,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   }
 
   // mm_cid_schedout() of an active task whose ID word `tcid` and mm mode
-  // `mode` the caller loaded: nothing to do unless the task holds a
-  // TRANSIT ID or, in per-CPU mode, the CPU's ID.
-  static constexpr bool SchedoutIsNoop(uint32_t tcid, uint32_t mode) {
-    return !(HasId(tcid) && (tcid & kTransit)) && !((mode & kOnCpu) && (tcid & kOnCpu));
-  }
+  // `mode` the caller loaded (owner619_layout::SchedoutIsNoop said it has
+  // something to do: a TRANSIT ID, or in per-CPU mode the CPU's ID).
   void Schedout(int cpu, Task& t, uint32_t tcid, uint32_t mode) {
     Mm& mm = MmOf(t);
     uint32_t& slot = mm.pcpu[cpu].cid;

@@ -36,7 +36,14 @@
 // from the simulator's one thread).  A switcher is a small value (a copy is
 // the same switcher); it holds pointers into its MmCid and must not outlive
 // it.  Contracts (cpu and task ids in range) are checked with
-// ISOLATION_CONTRACT in the *caller's* build where contract checks are on.
+// ISOLATION_CONTRACT where contract checks are compiled in (core/contract.h).
+// The code is inline templates, which the library instantiates too (the
+// Hooks adapter): build the code that includes this header with the
+// library's contract and instrumentation settings (NDEBUG,
+// ISOLATION_HARDENED; ISOLATION_INTERLEAVE_POINTS comes with the CMake
+// target), or the linker keeps either copy.  A redo passes the cached
+// path's interleave points and store-buffer routing a second time: a forced
+// schedule counts them twice, and the fences form calls OnFullFence twice.
 //
 // Memory ordering: as mm_cid.h states for the lazy design's Dekker pairing
 // (the compiler barrier or the fence after the rq->curr store) and

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -369,6 +370,8 @@ BENCHMARK(BM_Scan)->ArgsProduct({{0, 1, 2, 3}, {8, 32, 128, 512, 1024, 4096}});
 // the fastest batch of the run instead of the sum (*_min_ns,
 // ratio_min_allowed_over_possible, fixed_part_min_ns): on a shared host the minimum leaves out
 // batches slowed by other processes (cold caches after being descheduled).
+// And with the median batch of each side (*_median_ns,
+// ratio_median_allowed_over_possible, fixed_part_median_ns).
 
 struct PinnedScanRig {
   std::unique_ptr<MmCid> m;
@@ -397,6 +400,14 @@ PinnedScanRig MakePinnedScanRig(ScanScope scope, int p) {
 // goal-2 fixed part; at 4096 it is 0.3 ns.
 constexpr int kScanBatch = 4096;
 
+// The median of batch times (the upper one of an even count).
+double MedianOf(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return static_cast<double>(*mid);
+}
+
 // Due calls: `visits` accumulates slot visits; returns thread CPU ns.
 int64_t TimeDueScans(PinnedScanRig& r, int64_t& visits) {
   const int64_t t0 = ThreadCpuNs();
@@ -416,9 +427,12 @@ void BM_ScanAllowedVsPossible128(benchmark::State& state) {
   int64_t ns_allowed = 0, ns_possible = 0, ns_not_due = 0;
   int64_t visits_allowed = 0, visits_possible = 0, visits_not_due = 0;
   int64_t min_allowed = INT64_MAX, min_possible = INT64_MAX, min_not_due = INT64_MAX;
+  std::vector<int64_t> batches_allowed, batches_possible;  // for the medians
   for (auto _ : state) {
     const int64_t a = TimeDueScans(allowed, visits_allowed);
     const int64_t b = TimeDueScans(possible, visits_possible);
+    batches_allowed.push_back(a);  // outside the timed batches
+    batches_possible.push_back(b);
     const int64_t t0 = ThreadCpuNs();
     for (int i = 0; i < kScanBatch; ++i) {  // same clock: not due
       const ScanResult res = allowed.m->Scan(allowed.mm, allowed.now);
@@ -462,6 +476,17 @@ void BM_ScanAllowedVsPossible128(benchmark::State& state) {
   // The fixed part from the fastest batches (per slot from their difference).
   const double per_slot_min_ns = vp > va ? (possible_min_ns - allowed_min_ns) / (vp - va) : 0;
   state.counters["fixed_part_min_ns"] = allowed_min_ns - va * per_slot_min_ns;
+  // The same from the median batch of each side: robust to the host's slow
+  // phases (steal time counts in a KVM guest's thread CPU clock) without
+  // keeping only the luckiest batch.
+  const double allowed_median_ns = MedianOf(batches_allowed) / kScanBatch;
+  const double possible_median_ns = MedianOf(batches_possible) / kScanBatch;
+  state.counters["allowed_median_ns"] = allowed_median_ns;
+  state.counters["possible_median_ns"] = possible_median_ns;
+  state.counters["ratio_median_allowed_over_possible"] =
+      possible_median_ns > 0 ? allowed_median_ns / possible_median_ns : 0;
+  const double per_slot_median_ns = vp > va ? (possible_median_ns - allowed_median_ns) / (vp - va) : 0;
+  state.counters["fixed_part_median_ns"] = allowed_median_ns - va * per_slot_median_ns;
   state.SetLabel(allowed.name + " vs " + possible.name);
 }
 BENCHMARK(BM_ScanAllowedVsPossible128)->UseManualTime();

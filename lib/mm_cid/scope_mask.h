@@ -10,7 +10,8 @@
 // its visitor when it recognises the built-in at construction (issue #12
 // goal 2: the fixed part of a small scan; lazy_design.h, ScanPath).  Both
 // are the templates below, so they visit the same CPUs in the same order
-// (scan_allowed's inline walk hands each CPU over as it is found: kEach).
+// (scan_allowed's inline walk hands each CPU over as it is found: kEach,
+// and walks a whole pass word by word: ForEachInMaskWholePass).
 //
 // Thread safety: stateless, immutable objects (strategies.h).
 
@@ -113,6 +114,24 @@ inline void ForEachInMask(const AtomicCpuMask& set, int num_cpus, int start, int
   }
 }
 
+// A whole pass over a mask the visits never write (scan_allowed's union):
+// each word loaded once, its CPUs visited in order as its bits are found.
+// The same CPUs in the same order as ForEachInMask<kEach> over [0, nbits);
+// a concurrent change is seen as if it happened before or after the one load
+// of its word, an order the chunked walk could also have observed.  Issue #12
+// goal 2: a batch_full scan_allowed call walks no cursor, window or chunk.
+template <typename Visit>
+inline void ForEachInMaskWholePass(const AtomicCpuMask& set, int num_cpus, Visit&& visit) {
+  const int nwords = set.nwords();
+  for (int w = 0; w < nwords; ++w) {
+    for (uint64_t bits = set.LoadWord(w); bits != 0; bits &= bits - 1) {
+      const int cpu = w * 64 + std::countr_zero(bits);
+      if (cpu >= num_cpus) return;
+      visit(&cpu, 1);
+    }
+  }
+}
+
 // `scan_possible` (mainline, [LF]): for_each_possible_cpu.
 class ScanPossible final : public ScopeStrategy {
  public:
@@ -137,7 +156,12 @@ class ScanAllowed final : public ScopeStrategy {
   }
   template <typename Visit>
   void ForEachInline(const ScanSet& mm, int start, int count, Visit&& visit) const {
-    // The visit never writes the union: each CPU as found (kEach above).
+    // The visit never writes the union: each CPU as found (kEach above), a
+    // whole pass word by word.
+    if (start == 0 && count >= mm.num_cpus) {
+      ForEachInMaskWholePass(*mm.allowed, mm.num_cpus, visit);
+      return;
+    }
     ForEachInMask</*kEach=*/true>(*mm.allowed, mm.num_cpus, start, count, visit);
   }
 };

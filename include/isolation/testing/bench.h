@@ -19,7 +19,10 @@
 //   BENCHMARK(BM_MySelect)->UseManualTime();   // UseManualTime is required
 //
 // Counters: `ns_per_op` (the subject), `<baseline>_ns_per_op`, and
-// `ratio_to_<baseline>` = subject / baseline.  The benchmark's own time is
+// `ratio_to_<baseline>` = subject / baseline, each side less the cost of
+// the clock read its interval holds (an empty interval is timed in every
+// iteration; `clock_read_ns` is its mean): left in, it would add the same
+// time to both sides and pull the ratio towards 1.  The benchmark's own time is
 // the subject's (manual time), so Google Benchmark's "Time" column and its
 // JSON are the subject's cost per batch; `items_per_second` counts
 // operations.

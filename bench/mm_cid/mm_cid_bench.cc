@@ -394,10 +394,11 @@ PinnedScanRig MakePinnedScanRig(ScanScope scope, int p) {
   return r;
 }
 
-// Calls per timed batch.  Each batch reads the thread CPU clock twice, a
-// system call under KVM (0.64 us each on the Zen 4 host of 2026-12-03): at
-// 512 calls per batch that was 2.5 ns of every timed call, an eighth of the
-// goal-2 fixed part; at 4096 it is 0.3 ns.
+// Calls per timed batch.  A batch's interval holds one read of the thread
+// CPU clock, a system call under KVM (0.54-0.64 us on the Zen 4 host of
+// 2026-12-03): at 512 calls per batch that was 1.2 ns of every timed call;
+// at 4096 it is 0.14 ns, and the benchmark takes even that out (an empty
+// interval timed in every iteration, clock_read_ns).
 constexpr int kScanBatch = 4096;
 
 // The median of batch times (the upper one of an even count).

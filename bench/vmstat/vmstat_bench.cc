@@ -224,7 +224,7 @@ void CompareUpdate(benchmark::State& state, Op op, bool to_fetch_add) {
       static_cast<double>(clock_ns) / static_cast<double>(std::max<int64_t>(1, state.iterations()));
   state.counters[name + "_ns_per_op"] = static_cast<double>(baseline_ns) / ops;
   state.counters["ratio_to_" + name] =
-      baseline_ns > 0 ? static_cast<double>(subject_ns) / static_cast<double>(baseline_ns) : 0.0;
+      baseline_ns > 0 && subject_ns > 0 ? static_cast<double>(subject_ns) / static_cast<double>(baseline_ns) : 0.0;
   state.SetLabel(s);
 }
 void ModBatch(Vmstat& vm, int64_t n) {

@@ -122,11 +122,12 @@ inline void ForEachInMask(const AtomicCpuMask& set, int num_cpus, int start, int
 // goal 2: a batch_full scan_allowed call walks no cursor, window or chunk.
 template <typename Visit>
 inline void ForEachInMaskWholePass(const AtomicCpuMask& set, int num_cpus, Visit&& visit) {
+  const int limit = std::min(num_cpus, set.nbits());
   const int nwords = set.nwords();
   for (int w = 0; w < nwords; ++w) {
     for (uint64_t bits = set.LoadWord(w); bits != 0; bits &= bits - 1) {
       const int cpu = w * 64 + std::countr_zero(bits);
-      if (cpu >= num_cpus) return;
+      if (cpu >= limit) return;
       visit(&cpu, 1);
     }
   }

@@ -35,11 +35,11 @@
 namespace isolation::vmstat {
 namespace {
 
-// B.local and C.xadd last, so the existing indices (/0../4, /5) keep their
+// B.local, C.xadd and C.addo last, so the existing indices (/0../4, /5, /6) keep their
 // meaning.  Its
 // writer-side arm is measured without a LocalWorkQueue: the pending-bit
 // test-and-set only, not the kernel's timer enqueue.
-constexpr const char* kAll[] = {"A0", "A1", "B", "C", "D", "B.local", "C.xadd"};
+constexpr const char* kAll[] = {"A0", "A1", "B", "C", "D", "B.local", "C.xadd", "C.addo"};
 constexpr int kLastStrategy = static_cast<int>(sizeof(kAll) / sizeof(kAll[0])) - 1;
 
 std::unique_ptr<Vmstat> MakeVm(const std::string& policy, int cpus) {

@@ -18,13 +18,14 @@ SlotEntry S8OwnerSlot();
 SlotEntry S32AtomicSlot();
 SlotEntry S64WatermarkSlot();
 SlotEntry S32XaddSlot();
+SlotEntry S32ScaledSlot();
 SlotEntry S32PlainSlot();  // negative control
 
 FoldPolicyEntry A0Policy();
 FoldPolicyEntry A1Policy();
 FoldPolicyEntry BPolicy();
 FoldPolicyEntry BLocalPolicy();
-// C, D, C.xadd and the C-plain negative control: one policy over four slots.
+// C, D, C.xadd, C.addo and the C-plain negative control: one policy over five slots.
 std::vector<FoldPolicyEntry> RemotePolicies();
 
 }  // namespace isolation::vmstat::internal

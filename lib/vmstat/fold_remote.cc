@@ -4,7 +4,8 @@
 // C is Marcelo Tosatti's "fold per-CPU vmstats remotely" (v8 cover
 // <20230515180015.016409657@redhat.com>) over an atomic s32 slot; D is the
 // library's own idea over the watermark slot; C.xadd, also ours, is C over
-// one locked add per update (s32-xadd); C-plain is the negative control, C
+// one locked add per update (s32-xadd); C.addo, ours, the same add with its
+// overflow flag as the threshold test (s32-scaled); C-plain is the negative control, C
 // over a plain-writer slot (spec I7).
 
 #include <memory>
@@ -56,6 +57,11 @@ std::vector<FoldPolicyEntry> RemotePolicies() {
                       "OURS (no kernel discussion): C's remote fold with one locked add per update "
                       "(lock xadd) and an xchg fold past the threshold, instead of load + CAS",
                       false, [] { return std::make_unique<RemoteFold>("s32-xadd"); }},
+      FoldPolicyEntry{"C.addo",
+                      "OURS (no kernel discussion): C's remote fold with one locked add per update whose "
+                      "overflow flag is the threshold test (lock add + jo), the differential stored in "
+                      "units of the threshold",
+                      false, [] { return std::make_unique<RemoteFold>("s32-scaled"); }},
       FoldPolicyEntry{"C-plain",
                       "negative control: C's remote fold over a plain load/store writer; loses "
                       "updates under a concurrent fold (spec I7)",

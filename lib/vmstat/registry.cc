@@ -38,6 +38,7 @@ VariantRegistry<SlotFactory>& MutableSlotRegistry() {
     MustRegister(r->Register(internal::S32AtomicSlot()));
     MustRegister(r->Register(internal::S64WatermarkSlot()));
     MustRegister(r->Register(internal::S32XaddSlot()));
+    MustRegister(r->Register(internal::S32ScaledSlot()));
     MustRegister(r->Register(internal::S32PlainSlot()));
     return r;
   }();

@@ -31,6 +31,7 @@ enum class SlotMode {
   kSharedS32Plain,   // s32-plain (negative control): s32, plain writers, xchg folders
   kWatermark,        // s64-watermark: 64-bit running sum + folded watermark
   kSharedS32Xadd,    // s32-xadd: s32, locked-add writers, xchg folders
+  kScaledS32,        // s32-scaled: s32 x unit, locked-add writers (overflow = threshold), CAS folders
 };
 
 template <SlotMode M>
@@ -69,6 +70,10 @@ struct CellType<SlotMode::kSharedS32Xadd> {
   using type = S32Cell;
 };
 template <>
+struct CellType<SlotMode::kScaledS32> {
+  using type = ScaledS32Cell;
+};
+template <>
 struct CellType<SlotMode::kWatermark> {
   using type = WatermarkCell;
 };
@@ -88,6 +93,8 @@ constexpr WriterForm WriterFormOf() {
       return WriterForm::kWatermark;
     case SlotMode::kSharedS32Xadd:
       return WriterForm::kSharedS32Xadd;
+    case SlotMode::kScaledS32:
+      return WriterForm::kScaledS32;
     case SlotMode::kSharedS32Plain:
       break;
   }
@@ -151,6 +158,8 @@ class VmstatImpl final : public Vmstat {
     const auto& c = CellOf(cpu, kind, instance, item);
     if constexpr (M == SlotMode::kWatermark) {
       return c.slot.load(std::memory_order_relaxed) - c.folded.load(std::memory_order_relaxed);
+    } else if constexpr (M == SlotMode::kScaledS32) {
+      return ScaledDecode(c.w.load(std::memory_order_relaxed));
     } else {
       return c.d.load(std::memory_order_relaxed);
     }
@@ -240,6 +249,13 @@ class VmstatImpl final : public Vmstat {
   // overflow from the old one, install it with a compare-and-swap, then add
   // the overflow to the shared side.
   void ModState(int cpu, StatKind kind, int instance, int item, int64_t delta, int mode) {
+    if constexpr (M == SlotMode::kScaledS32) {
+      ScaledModState(cpu, kind, instance, item, delta, mode);
+    } else {
+      CellModState(cpu, kind, instance, item, delta, mode);
+    }
+  }
+  void CellModState(int cpu, StatKind kind, int instance, int item, int64_t delta, int mode) {
     auto& c = CellOf(cpu, kind, instance, item);
     if constexpr (M == SlotMode::kWatermark) {
       // D: the owner advances its running sum with a plain store; only a
@@ -326,6 +342,17 @@ class VmstatImpl final : public Vmstat {
       const int64_t v = c.d.load(std::memory_order_relaxed);
       if (v != 0) c.d.store(0, std::memory_order_relaxed);
       return v;
+    } else if constexpr (M == SlotMode::kScaledS32) {
+      // CAS, keeping the word's unit (only the owner changes it).
+      uint64_t w = c.w.load(std::memory_order_relaxed);
+      for (;;) {
+        const int64_t x = ScaledDecode(w);
+        if (x == 0) return 0;
+        // Relaxed CAS: atomic against the owner's locked add and CAS.
+        if (c.w.compare_exchange_weak(w, ScaledEncode(0, static_cast<uint32_t>(w)), std::memory_order_relaxed)) {
+          return x;
+        }
+      }
     } else if constexpr (M == SlotMode::kWatermark) {
       const int64_t s = c.slot.load(std::memory_order_relaxed);
       int64_t f = c.folded.load(std::memory_order_relaxed);
@@ -339,6 +366,91 @@ class VmstatImpl final : public Vmstat {
       if (c.d.load(std::memory_order_relaxed) == 0) return 0;
       return c.d.exchange(0, std::memory_order_relaxed);
     }
+  }
+
+  CellBlock<ScaledS32Cell>& ScaledBlockOf(int cpu, StatKind kind, int instance) {
+    const size_t b = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
+                     static_cast<size_t>(instance);
+    auto& blocks = kind == StatKind::kZone ? zone_blocks_ : node_blocks_;
+    return blocks[b];
+  }
+
+  // C.addo's unit follows the published threshold t, item by item: the
+  // owner re-encodes every item of the block whose differential t holds (a
+  // relaxed CAS each, keeping it; a folder may CAS it meanwhile) and, once
+  // all of them are in t's unit, publishes the unit to its own fast path.
+  // An item t no longer holds (a threshold drop) keeps its old unit -- each
+  // word carries its own, so it still decodes -- until its own next update
+  // folds it, as the kernel's would; until then every update of the block
+  // takes this slow path.
+  void ScaledRescale(int cpu, StatKind kind, int instance, int t) {
+    auto& b = ScaledBlockOf(cpu, kind, instance);
+    const uint32_t k = ScaledUnit(t);
+    bool all_scaled = k != 0;
+    for (int item = 0; item < num_items(kind) && k != 0; ++item) {
+      auto& c = b.c[static_cast<size_t>(item)];
+      uint64_t w = c.w.load(std::memory_order_relaxed);
+      for (;;) {
+        const int64_t x = ScaledDecode(w);
+        if (std::abs(x) > t) {
+          all_scaled = false;
+          break;
+        }
+        const uint64_t want = ScaledEncode(x, k);
+        if (w == want) break;
+        // Relaxed CAS: atomic against the folders' CAS.
+        if (c.w.compare_exchange_weak(w, want, std::memory_order_relaxed)) break;
+      }
+    }
+    // Relaxed: read only by this CPU's own fast path (program order).
+    b.scale.store(all_scaled ? (uint64_t{k} | static_cast<uint64_t>(t) << 32) : kScaledNoFastPath,
+                  std::memory_order_relaxed);
+  }
+
+  // mod_zone_state() over the scaled word: the locked add when the block is
+  // in the published threshold's unit; otherwise (a delta beyond the
+  // threshold, or a block not rescaled yet) C's CAS loop, decoding with the
+  // word's own unit and encoding in the unit of the threshold now published,
+  // then a rescale of the block if its fast path is not on that unit.
+  void ScaledModState(int cpu, StatKind kind, int instance, int item, int64_t delta, int mode) {
+    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
+    auto& b = ScaledBlockOf(cpu, kind, instance);
+    auto& c = b.c[static_cast<size_t>(item)];
+    // The block is in t's unit and the delta within t: VmstatWriter's fast
+    // path (one locked add, its overflow flag the threshold test).
+    const uint64_t unit = b.scale.load(std::memory_order_relaxed);  // this CPU's own word
+    if ((unit >> 32) == static_cast<uint64_t>(t) && std::abs(delta) <= t) {
+      if (ScaledAddOverflows(c.w, delta * static_cast<int64_t>(static_cast<uint32_t>(unit)))) {
+        FoldScaledS32(cpu, kind, instance, item, c.w, mode);
+      }
+      AfterWrite(cpu);
+      return;
+    }
+    const uint32_t k = ScaledUnit(t);
+    uint64_t w = c.w.load(std::memory_order_relaxed);
+    int64_t z;
+    for (;;) {
+      z = 0;
+      int64_t n = delta + ScaledDecode(w);
+      if (std::abs(n) > t) {
+        const int64_t os = mode * Overstep(t);
+        z = n + os;
+        n = -os;
+      }
+      ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
+      // Relaxed CAS: atomic against the shepherd's CAS.  |n| <= t: n fits
+      // t's unit (t = 0: n = 0).
+      if (c.w.compare_exchange_weak(w, ScaledEncode(n, k), std::memory_order_relaxed)) break;
+    }
+    if (z != 0) {
+      ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
+      AddShared(kind, instance, item, z);
+      CountFold(cpu);
+    }
+    if ((b.scale.load(std::memory_order_relaxed) >> 32) != static_cast<uint64_t>(t)) {
+      ScaledRescale(cpu, kind, instance, t);
+    }
+    AfterWrite(cpu);
   }
 
   int FoldAll(int cpu) {

@@ -383,6 +383,35 @@ void Vmstat::FoldAddedS32(int cpu, StatKind kind, int instance, int item, std::a
   internal::OwnerCount(State(cpu).threshold_folds);  // as the slot code's CountFold
 }
 
+// C.addo's fold (no kernel counterpart; the shape of mod_zone_state's fold):
+// the locked add overflowed, so the word holds the wrapped s32 of a
+// differential past the threshold -- unless a remote fold took it in between
+// (then it holds whatever came after, within the threshold: nothing to do).
+// CAS, not xchg: k, the word's low half, must survive a concurrent fold's CAS.
+void Vmstat::FoldScaledS32(int cpu, StatKind kind, int instance, int item, std::atomic<uint64_t>& word, int mode) {
+  ISOLATION_INTERLEAVE_POINT("vmstat.addo_writer.before_cas");  // added, not yet taken
+  uint64_t w = word.load(std::memory_order_relaxed);
+  int64_t taken = 0;
+  for (;;) {
+    const uint32_t k = static_cast<uint32_t>(w);
+    const int t = internal::ScaledThresholdOf(k);  // the threshold the word is scaled for
+    const int64_t x = internal::ScaledDecode(w);
+    if (std::abs(x) <= t) {
+      taken = 0;
+      break;
+    }
+    const int64_t overstep = mode * Overstep(t);
+    taken = x + overstep;
+    // Relaxed CAS: atomic against the folders' CAS; orders nothing else.
+    if (word.compare_exchange_weak(w, internal::ScaledEncode(-overstep, k), std::memory_order_relaxed)) break;
+  }
+  if (taken != 0) {
+    ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
+    AddShared(kind, instance, item, taken);
+    internal::OwnerCount(State(cpu).threshold_folds);
+  }
+}
+
 namespace {
 // The dirty flag of writers whose policy does not mark CPUs dirty: always
 // set, so their fast path's clean->dirty test never fires (one branch for
@@ -418,6 +447,9 @@ absl::StatusOr<VmstatWriter> Vmstat::Writer(int cpu) {
       break;
     case WriterForm::kWatermark:
       offset(static_cast<internal::CellBlock<internal::WatermarkCell>*>(nullptr));
+      break;
+    case WriterForm::kScaledS32:
+      offset(static_cast<internal::CellBlock<internal::ScaledS32Cell>*>(nullptr));
       break;
     case WriterForm::kVirtual:
       break;

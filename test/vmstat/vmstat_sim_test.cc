@@ -339,7 +339,7 @@ TEST_P(VmstatSimP, S9_IdleEntryQuietEveryAttemptVsFirst) {
         EXPECT_LE(m.vm->MaxAbsDiff(kCpu), 5);
       }
       EXPECT_GT(after.local_work_arms, before.local_work_arms);
-    } else if (s == "C" || s == "D" || s == "C.xadd") {
+    } else if (s == "C" || s == "D" || s == "C.xadd" || s == "C.addo") {
       EXPECT_EQ(folds, 0) << "quiet_vmstat does nothing; the shepherd folds remotely";
       // Only the last interrupt's +1 came after the last shepherd pass (5 P).
       EXPECT_LE(m.vm->MaxAbsDiff(kCpu), 1);
@@ -356,7 +356,7 @@ TEST_P(VmstatSimP, S9_IdleEntryQuietEveryAttemptVsFirst) {
 // remotely: complete at once, every isolated CPU folded.
 TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
   const std::string s = GetParam();
-  const bool remote = s == "C" || s == "D" || s == "C.xadd";
+  const bool remote = s == "C" || s == "D" || s == "C.xadd" || s == "C.addo";
   constexpr int kSpinCpu = 3;
   Machine m = MakeMachine(s);
   SpawnHousekeeper(m);
@@ -482,7 +482,7 @@ TEST(VmstatSimHotplug, S15_BLocalArmedWorkDoesNotRunElsewhere) {
   EXPECT_EQ(m.ConservationError(), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(BuiltIns, VmstatSimP, ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd"),
+INSTANTIATE_TEST_SUITE_P(BuiltIns, VmstatSimP, ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C.addo"),
                          ParamName);
 
 }  // namespace

@@ -342,6 +342,7 @@ TEST(VmstatWriter, InlineFastPathForEveryLibrarySlotButTheNegativeControl) {
            {"C", "s32-atomic", true},
            {"D", "s64-watermark", true},
            {"C.xadd", "s32-xadd", true},
+           {"C.addo", "s32-scaled", true},
            {"C-plain", "s32-plain", false}}) {
     VmstatConfig c = SmallConfig(policy, 2);
     c.slot = slot;
@@ -358,7 +359,7 @@ TEST(VmstatWriter, InlineFastPathForEveryLibrarySlotButTheNegativeControl) {
 // The fast path below the threshold stores the sum and nothing else; the
 // update that passes it folds out of line exactly as Vmstat::Mod does.
 TEST(VmstatWriter, BelowThresholdInlineAboveFoldsLikeMod) {
-  for (const char* policy : {"A1", "C", "D", "C.xadd"}) {
+  for (const char* policy : {"A1", "C", "D", "C.xadd", "C.addo"}) {
     auto vm = Make(SmallConfig(policy, 2, 10));
     VmstatWriter w = vm->Writer(1).value();
     w.Mod(StatKind::kZone, 1, kZoneMlock, 7);
@@ -383,6 +384,76 @@ TEST(VmstatWriter, BelowThresholdInlineAboveFoldsLikeMod) {
 
 // B.local through the writer: the clean->dirty transition (out of line) arms
 // the CPU's own work once per dirty episode, as Vmstat::Mod does.
+// ---- s32-scaled (C.addo): the unit arithmetic ----------------------------------------
+
+// Every threshold, every differential it holds, every delta the fast path
+// takes: the locked add overflows exactly when the kernel's |x + delta| > t
+// test folds, and the word -- wrapped or not -- decodes to x + delta.
+TEST(VmstatScaledSlot, OverflowIsTheThresholdTestAndWrappedWordsDecode) {
+  int64_t checked = 0;
+  for (int t = 1; t <= kThresholdCap; ++t) {
+    const uint32_t k = internal::ScaledUnit(t);
+    ASSERT_TRUE(internal::ScaledUnitIsExact(t)) << t;
+    ASSERT_EQ(internal::ScaledThresholdOf(k), t);
+    for (int64_t x = -t; x <= t; ++x) {
+      ASSERT_EQ(internal::ScaledDecode(internal::ScaledEncode(x, k)), x) << "t " << t;
+      for (int64_t d = -t; d <= t; ++d) {
+        std::atomic<uint64_t> w{internal::ScaledEncode(x, k)};
+        const bool overflowed = internal::ScaledAddOverflows(w, d * static_cast<int64_t>(k));
+        ASSERT_EQ(overflowed, std::abs(x + d) > t) << "t " << t << " x " << x << " d " << d;
+        ASSERT_EQ(internal::ScaledDecode(w.load()), x + d) << "t " << t << " x " << x << " d " << d;
+        ASSERT_EQ(static_cast<uint32_t>(w.load()), k) << "the add left the unit";
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2667125);  // sum over t = 1..125 of (2t + 1)^2
+  // t = 0 has no unit (every update folds, through the CAS path).
+  EXPECT_EQ(internal::ScaledUnit(0), 0u);
+  EXPECT_EQ(internal::ScaledDecode(0), 0);
+}
+
+// A threshold drop leaves every item that the new threshold does not hold
+// in its old unit until its own next update folds it (the kernel's
+// behaviour, S4), also when another item of the same zone is updated
+// first; a rise rescales the zone and the fast path takes over again.
+TEST(VmstatScaledSlot, ThresholdDropFoldsEachItemOnItsOwnTouch) {
+  VmstatConfig c;
+  c.fold_policy = "C.addo";
+  c.num_cpus = 64;
+  c.zones = {ZoneSpec{"Normal", 0, 16 * kGiB, 8, 20, 32}};
+  auto vm = Make(c);
+  ASSERT_EQ(vm->Threshold(0, StatKind::kZone, 0), 125);
+  VmstatWriter w = vm->Writer(0).value();
+  w.Mod(StatKind::kZone, 0, 1, 100);
+  w.Mod(StatKind::kZone, 0, 2, 100);
+  w.Mod(StatKind::kZone, 0, 3, -2);
+  ASSERT_TRUE(vm->SetPressure(0, true).ok());
+  ASSERT_EQ(vm->Threshold(0, StatKind::kZone, 0), 1);
+  w.Inc(StatKind::kZone, 0, 1);  // item 1 folds 101
+  EXPECT_EQ(vm->Diff(0, StatKind::kZone, 0, 1), 0);
+  EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 0, 1), 101);
+  EXPECT_EQ(vm->Diff(0, StatKind::kZone, 0, 2), 100) << "I3: an untouched item of the zone stays";
+  EXPECT_EQ(vm->Diff(0, StatKind::kZone, 0, 3), -2);
+  EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 0, 2), 0);
+  vm->FoldCpuRemote(0);  // a remote fold takes the old-unit items too
+  EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 0, 2), 100);
+  EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 0, 3), -2);
+  w.Inc(StatKind::kZone, 0, 2);  // 1 <= t: stays
+  EXPECT_EQ(vm->Diff(0, StatKind::kZone, 0, 2), 1);
+  w.Inc(StatKind::kZone, 0, 2);  // 2 > t: folds, overstep 0
+  EXPECT_EQ(vm->Diff(0, StatKind::kZone, 0, 2), 0);
+  EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 0, 2), 102);
+  ASSERT_TRUE(vm->SetPressure(0, false).ok());
+  for (int i = 0; i < 125; ++i) w.Inc(StatKind::kZone, 0, 4);
+  EXPECT_EQ(vm->Diff(0, StatKind::kZone, 0, 4), 125);
+  EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 0, 4), 0);
+  w.Inc(StatKind::kZone, 0, 4);  // 126 > 125: folds 126 + 62, parks at -62
+  EXPECT_EQ(vm->Diff(0, StatKind::kZone, 0, 4), -62);
+  EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 0, 4), 188);
+  EXPECT_EQ(vm->ReadGlobalSnapshot(StatKind::kZone, 4), 126);
+}
+
 TEST(VmstatWriter, BLocalArmsOnFirstDirtyThroughTheWriter) {
   auto vm = Make(SmallConfig("B.local", 4, 100));
   RecordingLocalQueue q;
@@ -437,11 +508,11 @@ TEST(VmstatRegistry, ListsEveryBuiltInOfBothAxes) {
   }
   // Built-ins first, in this order (a policy registered by another test of
   // this binary may follow).
-  ASSERT_GE(policies.size(), 8u);
-  EXPECT_EQ(std::vector<std::string>(policies.begin(), policies.begin() + 8),
-            (std::vector<std::string>{"A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C-plain"}));
+  ASSERT_GE(policies.size(), 9u);
+  EXPECT_EQ(std::vector<std::string>(policies.begin(), policies.begin() + 9),
+            (std::vector<std::string>{"A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C.addo", "C-plain"}));
   EXPECT_EQ(controls, std::vector<std::string>{"C-plain"});
-  EXPECT_EQ(slots, (std::vector<std::string>{"s8-owner", "s32-atomic", "s64-watermark", "s32-xadd", "s32-plain"}));
+  EXPECT_EQ(slots, (std::vector<std::string>{"s8-owner", "s32-atomic", "s64-watermark", "s32-xadd", "s32-scaled", "s32-plain"}));
   EXPECT_EQ(slot_controls, std::vector<std::string>{"s32-plain"});
   // The suites' list leaves the controls out.
   const std::vector<std::string> names = FoldPolicyRegistry().Names();
@@ -458,10 +529,10 @@ TEST(VmstatRegistry, ParseTakesRegisteredNamesAndOldSpellings) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("'Q'"));
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("A0, A1, B, B.local, C, D, C.xadd, C-plain"));
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("A0, A1, B, B.local, C, D, C.xadd, C.addo, C-plain"));
   // The library's own policies, in any spelling ParseFoldPolicy takes; an
   // outside registration is not one (registered_test covers that side).
-  for (const char* builtin : {"A0", "b-local", "C.xadd", "c-plain-negative-control"}) {
+  for (const char* builtin : {"A0", "b-local", "C.xadd", "C.addo", "c-plain-negative-control"}) {
     EXPECT_TRUE(IsBuiltinFoldPolicy(builtin)) << builtin;
   }
   EXPECT_FALSE(IsBuiltinFoldPolicy("Q"));
@@ -476,7 +547,7 @@ TEST(VmstatRegistry, CreateResolvesBothAxesAndRejectsBadPairs) {
   EXPECT_TRUE((*vm)->policy_traits().notify_first_dirty);
   EXPECT_FALSE((*vm)->slot_traits().remote_foldable);
   for (const auto& [policy, slot] : std::vector<std::pair<std::string, std::string>>{
-           {"C", "s32-atomic"}, {"D", "s64-watermark"}, {"C.xadd", "s32-xadd"}, {"C-plain", "s32-plain"}, {"A0", "s8-owner"}}) {
+           {"C", "s32-atomic"}, {"D", "s64-watermark"}, {"C.xadd", "s32-xadd"}, {"C.addo", "s32-scaled"}, {"C-plain", "s32-plain"}, {"A0", "s8-owner"}}) {
     auto v = Vmstat::Create(SmallConfig(policy, 2));
     ASSERT_TRUE(v.ok()) << v.status();
     EXPECT_EQ((*v)->slot_name(), slot) << policy;
@@ -551,7 +622,7 @@ TEST(VmstatRegistry, OutsidePolicyAppearsEverywhere) {
   EXPECT_FALSE(ParseStrategy("test.nothing").ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(BuiltIns, BuiltInPolicy, ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd"),
+INSTANTIATE_TEST_SUITE_P(BuiltIns, BuiltInPolicy, ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C.addo"),
                          ParamName);
 
 }  // namespace

@@ -204,7 +204,7 @@ using FoldPolicyFactory = std::function<std::unique_ptr<FoldPolicy>()>;
 using FoldPolicyEntry = VariantEntry<FoldPolicyFactory>;
 
 // Every fold policy, built-ins first (A0, A1, B, B.local, C, D, C.xadd,
-// C-plain).
+// C.addo, C-plain).
 VariantRegistry<FoldPolicyFactory>& FoldPolicyRegistry();
 
 // Registers a policy of your own; it then appears wherever policies are

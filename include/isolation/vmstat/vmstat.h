@@ -240,6 +240,7 @@ enum class WriterForm : uint8_t {
   kSharedS32Cas,  // s32-atomic: relaxed CAS
   kWatermark,     // s64-watermark: owner store of the running sum
   kSharedS32Xadd, // s32-xadd: locked add, xchg on the rare fold
+  kScaledS32,     // s32-scaled: locked add whose overflow flag is the threshold
 };
 struct OwnerS8Cell {
   std::atomic<int8_t> d{0};
@@ -255,6 +256,108 @@ template <typename Cell>
 struct alignas(64) CellBlock {
   std::array<Cell, kMaxNodeItems> c;
 };
+
+// s32-scaled (C.addo, ours): the differential x is stored as the s32 x * k
+// in the high half of a 64-bit word whose low half holds k, the unit, chosen
+// per threshold t so that x * k fits an s32 exactly when |x| <= t.  Adding
+// delta * k with one locked 64-bit add then sets the CPU's signed-overflow
+// flag exactly when the kernel's |x + delta| > t test would fold: the
+// update is `lock add` + `jo`, no result read back, no threshold compare.
+// k is odd, so a wrapped value (the add that overflowed, before its fold
+// takes it) is never a multiple of k and decodes unambiguously (below).
+// Each item word carries its own k, so a folder on another CPU decodes it
+// without any other load; k changes only by the owner (ScaledS32Cell::w is
+// written by the owner's add, the owner's rescale and the folders' CAS,
+// which keeps k).
+struct ScaledS32Cell {
+  std::atomic<uint64_t> w{0};  // x * k (s32) << 32 | k; 0 = never scaled (x = 0)
+};
+// The owner's unit for the block's items: k | t << 32, with t the threshold
+// the items were scaled for; kScaledNoFastPath (t = 511, never a threshold)
+// until the first update scales them, and for t = 0 (every update folds).
+inline constexpr uint64_t kScaledNoFastPath = uint64_t{511} << 32;
+template <>
+struct alignas(64) CellBlock<ScaledS32Cell> {
+  std::atomic<uint64_t> scale{kScaledNoFastPath};  // written by the owner only
+  std::array<ScaledS32Cell, kMaxNodeItems> c;
+};
+inline constexpr int64_t kScaledS32Max = (int64_t{1} << 31) - 1;
+// The unit of threshold t (0 for t <= 0: no scaled fast path): the largest
+// odd k with t * k <= 2^31 - 1.  Then (t + 1) * k > 2^31, so |x| = t + 1
+// leaves the s32 on either side (ScaledUnitIsExact checks every t <= 125).
+constexpr uint32_t ScaledUnit(int t) {
+  if (t <= 0) return 0;
+  const int64_t k = kScaledS32Max / t;
+  return static_cast<uint32_t>(k % 2 == 0 ? k - 1 : k);
+}
+// The threshold a unit was chosen for: k = floor(M / t) or one less, and
+// M / (t + 1) < k, so floor(M / k) = t.
+constexpr int ScaledThresholdOf(uint32_t k) { return k == 0 ? 0 : static_cast<int>(kScaledS32Max / k); }
+constexpr bool ScaledUnitIsExact(int t) {
+  const int64_t k = ScaledUnit(t);
+  return k > 1 && k % 2 == 1 && t * k <= kScaledS32Max && (t + 1) * k > kScaledS32Max + 1 && ScaledThresholdOf(static_cast<uint32_t>(k)) == t;
+}
+constexpr bool ScaledUnitsAreExact() {
+  for (int t = 1; t <= kThresholdCap; ++t) {
+    if (!ScaledUnitIsExact(t)) return false;
+  }
+  return true;
+}
+static_assert(ScaledUnitsAreExact(), "s32-scaled: a threshold <= kThresholdCap without an exact unit");
+// The word of differential x (|x| <= ScaledThresholdOf(k); x = 0 when k = 0).
+constexpr uint64_t ScaledEncode(int64_t x, uint32_t k) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(x * static_cast<int64_t>(k))) << 32 | k;
+}
+// The differential a word holds, also right after an add that overflowed:
+// the s32 wrapped by 2^32 up (sum below -2^31) or down (above 2^31 - 1),
+// which leaves it 2^32 mod k resp. -2^32 mod k above a multiple of k, never
+// on one (k odd and > 1), and the two differ (k does not divide 2^33).
+constexpr int64_t ScaledDecode(uint64_t w) {
+  const int64_t s = static_cast<int32_t>(static_cast<uint32_t>(w >> 32));
+  const int64_t k = static_cast<uint32_t>(w);
+  if (k <= 1) return s;  // never scaled: s is 0
+  constexpr int64_t kWrap = int64_t{1} << 32;
+  int64_t r = s % k;
+  if (r < 0) r += k;
+  if (r == 0) return s / k;
+  if (r == kWrap % k) return (s - kWrap) / k;  // wrapped up: the sum was s - 2^32
+  return (s + kWrap) / k;                      // wrapped down: s + 2^32
+}
+// The fast path's add: w += dk * 2^32 (the low half, k, unchanged), true if
+// the s32 overflowed -- exactly when |x + delta| passed the threshold.
+// REQUIRES |dk| <= 2^31 - 1.  On x86-64 `lock add` + `jo` (the flag of the
+// 64-bit add is the s32's: nothing carries out of the low half); elsewhere,
+// and under TSan (which cannot see inline asm), fetch_add and the same test
+// on the value it returns.
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(ISOLATION_TSAN) && \
+    !ISOLATION_INTERNAL_HAS_FEATURE(thread_sanitizer)
+#define ISOLATION_VMSTAT_SCALED_ADD_ASM 1
+#else
+#define ISOLATION_VMSTAT_SCALED_ADD_ASM 0
+#endif
+inline bool ScaledAddOverflows(std::atomic<uint64_t>& w, int64_t dk) {
+  const uint64_t add = static_cast<uint64_t>(dk) << 32;
+#if ISOLATION_VMSTAT_SCALED_ADD_ASM
+  // Relaxed in effect (a locked add on x86 orders more than needed; the
+  // slot's single modification order against the folders' CAS is what
+  // conserves the counts, as C's CAS).  No "memory" clobber: nothing but the
+  // word is touched, and nothing else needs ordering around it.
+  static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t));
+  asm goto("lock addq %1, %0\n\tjo %l[overflowed]"
+           : "+m"(*reinterpret_cast<uint64_t*>(&w))
+           : "r"(add)
+           : "cc"
+           : overflowed);
+  return false;
+overflowed:
+  return true;
+#else
+  // Relaxed: as the locked add above.
+  const int64_t old = static_cast<int64_t>(w.fetch_add(add, std::memory_order_relaxed));
+  int64_t sum;
+  return __builtin_add_overflow(old, static_cast<int64_t>(add), &sum);
+#endif
+}
 }  // namespace internal
 
 class VmstatWriter;
@@ -551,6 +654,12 @@ class Vmstat {
   // (mode 0: Mod, +1: Inc, -1: Dec) and add what it held to the shared
   // side.  Out of line; shared by the slot code and VmstatWriter.
   void FoldAddedS32(int cpu, StatKind kind, int instance, int item, std::atomic<int32_t>& slot, int mode);
+  // The s32-scaled slot's fold, after a locked add overflowed `word` (cpu's
+  // item word of kind/instance/item): CAS it, k kept, to the overstep and
+  // add the differential it held to the shared side (nothing, if a remote
+  // fold took it first).  Out of line; shared by the slot code and
+  // VmstatWriter.
+  void FoldScaledS32(int cpu, StatKind kind, int instance, int item, std::atomic<uint64_t>& word, int mode);
 
  private:
   void ClearDirty(int cpu) {
@@ -696,6 +805,10 @@ class VmstatWriter {
   }
 
   template <typename Cell>
+  internal::CellBlock<Cell>& BlockAt(size_t k, int instance) const {
+    return static_cast<internal::CellBlock<Cell>*>(blocks_[k])[instance];
+  }
+  template <typename Cell>
   Cell& CellAt(size_t k, int instance, int item) const {
     return static_cast<internal::CellBlock<Cell>*>(blocks_[k])[instance].c[static_cast<size_t>(item)];
   }
@@ -759,6 +872,20 @@ class VmstatWriter {
       // the fold follows out of line, never the virtual path.
       const int64_t n = delta + c.d.fetch_add(static_cast<int32_t>(delta), std::memory_order_relaxed);
       if (__builtin_expect(!Within(n, t), 0)) vm_->FoldAddedS32(cpu_, kind, instance, item, c.d, mode);
+    } else if constexpr (F == internal::WriterForm::kScaledS32) {
+      // C.addo: the block's unit, written by this CPU only.  Scaled for
+      // another threshold than the one now published (a refresh happened,
+      // or nothing is scaled yet), or a delta beyond the threshold (it
+      // folds in any case): the virtual path rescales / folds by CAS.
+      auto& b = BlockAt<internal::ScaledS32Cell>(k, instance);
+      const uint64_t unit = b.scale.load(std::memory_order_relaxed);
+      if ((unit >> 32) != static_cast<uint64_t>(t) || !Within(delta, t)) return false;
+      // One locked add; its overflow flag is the threshold test.  The add
+      // is done: an overflow folds out of line, never the virtual path.
+      auto& c = b.c[static_cast<size_t>(item)];
+      if (__builtin_expect(internal::ScaledAddOverflows(c.w, delta * static_cast<int64_t>(static_cast<uint32_t>(unit))), 0)) {
+        vm_->FoldScaledS32(cpu_, kind, instance, item, c.w, mode);
+      }
     } else if constexpr (F == internal::WriterForm::kWatermark) {
       auto& c = CellAt<internal::WatermarkCell>(k, instance, item);
       const int64_t s = c.slot.load(std::memory_order_relaxed) + delta;
@@ -790,6 +917,8 @@ class VmstatWriter {
         return TryFastAs<internal::WriterForm::kWatermark>(kind, instance, item, delta, mode);
       case internal::WriterForm::kSharedS32Xadd:
         return TryFastAs<internal::WriterForm::kSharedS32Xadd>(kind, instance, item, delta, mode);
+      case internal::WriterForm::kScaledS32:
+        return TryFastAs<internal::WriterForm::kScaledS32>(kind, instance, item, delta, mode);
       case internal::WriterForm::kVirtual:
         break;
     }
@@ -846,6 +975,8 @@ decltype(auto) VmstatWriter::WithSlotForm(Fn&& fn) const {
       return fn(VmstatSlotWriter<internal::WriterForm::kWatermark>(*this));
     case internal::WriterForm::kSharedS32Xadd:
       return fn(VmstatSlotWriter<internal::WriterForm::kSharedS32Xadd>(*this));
+    case internal::WriterForm::kScaledS32:
+      return fn(VmstatSlotWriter<internal::WriterForm::kScaledS32>(*this));
     case internal::WriterForm::kVirtual:
       break;
   }

@@ -21,6 +21,14 @@
 //                  sees the slot up to |delta| past the threshold (C never
 //                  stores a value past it); the sum is exact throughout.
 //                  A delta beyond the threshold takes C's CAS path.
+//   s32-scaled     C.addo (ours, no kernel discussion): the s32 x * k in a
+//                  64-bit word with its unit k, chosen per threshold t so
+//                  that one relaxed locked add of delta * k overflows the
+//                  s32 exactly when |x + delta| > t (lock add + jo on x86);
+//                  past it a CAS of the word for the overstep; a CAS (k
+//                  kept) folds from any CPU.  A delta beyond the threshold,
+//                  or a zone not yet rescaled to a new threshold, takes C's
+//                  CAS loop.  vmstat.h, internal::Scaled*, has the arithmetic.
 //   s64-watermark  D (ours): a 64-bit running sum stored by its owner plus a
 //                  `folded` word advanced by CAS by whoever folds.
 //   s32-plain      negative control: C's layout with a plain load/store
@@ -66,7 +74,8 @@ struct SlotFactory {
   explicit operator bool() const { return make != nullptr; }
 };
 
-// s8-owner, s32-atomic, s64-watermark, s32-xadd, s32-plain (negative control).
+// s8-owner, s32-atomic, s64-watermark, s32-xadd, s32-scaled, s32-plain
+// (negative control).
 const VariantRegistry<SlotFactory>& SlotRegistry();
 
 }  // namespace isolation::vmstat

@@ -21,12 +21,15 @@
 //     cancels it on return to user), C (Tosatti's remote fold, 2023: the
 //     housekeeping shepherd folds every CPU remotely), D (OURS, the library's
 //     own idea, no kernel discussion: C's policy over a watermark slot),
-//     C.xadd (OURS: C's policy over one locked add per update), and the
+//     C.xadd (OURS: C's policy over one locked add per update), C.addo
+//     (OURS: the same add, its overflow flag the threshold test), and the
 //     negative control C-plain (spec I7);
 //   slot representation (vmstat/slot.h): how a differential is stored and
 //     updated -- s8-owner (A*, B*), s32-atomic (C: CAS writers, xchg
 //     folders), s32-xadd (C.xadd: a locked add, an xchg fold past the
-//     threshold), s64-watermark (D: a running sum stored by its owner plus a
+//     threshold), s32-scaled (C.addo: the differential in units of the
+//     threshold, one locked add whose overflow flag is the threshold test),
+//     s64-watermark (D: a running sum stored by its owner plus a
 //     `folded` word advanced by CAS), s32-plain (the negative control's
 //     plain load/store writer, which loses updates under a remote fold).
 //
@@ -65,7 +68,7 @@
 //     `cpu`) for CPU `cpu` run only in that CPU's context; two contexts of the same CPU never run concurrently
 //     (the drivers guarantee it).  s8-owner and s64-watermark slots: only
 //     the owner writes its differential (s64-watermark: any folder CASes the
-//     `folded` word).  s32-atomic and s32-xadd: the shepherd also changes
+//     `folded` word).  s32-atomic, s32-xadd and s32-scaled: the shepherd also changes
 //     slots, remotely.
 //   - RunCpuWork, RefreshCpu, QuietVmstat, ReturnToUser: owner CPU context
 //     (and so the fold policy's hooks they call, fold_policy.h).
@@ -711,6 +714,9 @@ class Vmstat {
 //   s32-atomic     load + relaxed CAS (C; a failed CAS retries);
 //   s32-xadd       one relaxed locked add; past the threshold an xchg fold
 //                  out of line (C.xadd, ours);
+//   s32-scaled     a load of the zone's unit (its CPU's own word), one
+//                  relaxed locked add whose overflow flag is the threshold
+//                  test; on overflow a CAS fold out of line (C.addo, ours);
 //   s64-watermark  owner load + store of the running sum, the `folded` word
 //                  only read (D).
 // The fold policy is not consulted: every fast path ends with one relaxed

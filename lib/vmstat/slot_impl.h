@@ -348,6 +348,7 @@ class VmstatImpl final : public Vmstat {
       for (;;) {
         const int64_t x = ScaledDecode(w);
         if (x == 0) return 0;
+        ISOLATION_INTERLEAVE_POINT("vmstat.addo_fold.before_cas");
         // Relaxed CAS: atomic against the owner's locked add and CAS.
         if (c.w.compare_exchange_weak(w, ScaledEncode(0, static_cast<uint32_t>(w)), std::memory_order_relaxed)) {
           return x;
@@ -398,6 +399,8 @@ class VmstatImpl final : public Vmstat {
         }
         const uint64_t want = ScaledEncode(x, k);
         if (w == want) break;
+        // (a point only where a folder has something to race for)
+        if (x != 0) ISOLATION_INTERLEAVE_POINT("vmstat.addo_rescale.before_cas");
         // Relaxed CAS: atomic against the folders' CAS.
         if (c.w.compare_exchange_weak(w, want, std::memory_order_relaxed)) break;
       }

@@ -7,6 +7,7 @@
 // lists, I9 per policy, S10 and S11 outcomes, B.local's own work).
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -17,6 +18,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isolation/core/interleave.h"
 #include "isolation/vmstat/vmstat.h"
 
 namespace isolation::vmstat {
@@ -382,8 +384,6 @@ TEST(VmstatWriter, BelowThresholdInlineAboveFoldsLikeMod) {
   }
 }
 
-// B.local through the writer: the clean->dirty transition (out of line) arms
-// the CPU's own work once per dirty episode, as Vmstat::Mod does.
 // ---- s32-scaled (C.addo): the unit arithmetic ----------------------------------------
 
 // Every threshold, every differential it holds, every delta the fast path
@@ -454,6 +454,61 @@ TEST(VmstatScaledSlot, ThresholdDropFoldsEachItemOnItsOwnTouch) {
   EXPECT_EQ(vm->ReadGlobalSnapshot(StatKind::kZone, 4), 126);
 }
 
+// Every schedule of the owner's rescale (the first update after a threshold
+// change) against a remote fold of the same CPU, at the points of both CAS
+// loops: nothing lost or counted twice, whichever CAS wins, for a threshold
+// drop (items left in their old unit) and a rise (items re-encoded).
+TEST(VmstatScaledSlot, RescaleAgainstRemoteFoldEveryInterleaving) {
+  for (const bool drop : {true, false}) {
+    struct Run {
+      std::unique_ptr<Vmstat> vm;
+      bool wrote = false;
+    };
+    std::shared_ptr<Run> run;
+    // Items 1..3 of CPU 0 hold 100, -50, 1 (drop: under t = 125, then t = 1)
+    // or 1, -1, 1 (rise: under t = 1, then t = 125); the writer's Inc of
+    // item 3 is the first update under the new threshold.
+    const std::array<int64_t, 3> prefill = drop ? std::array<int64_t, 3>{100, -50, 1} : std::array<int64_t, 3>{1, -1, 1};
+    auto make = [&](Interleaver& il) {
+      run = std::make_shared<Run>();
+      VmstatConfig c;
+      c.fold_policy = "C.addo";
+      c.num_cpus = 64;
+      c.zones = {ZoneSpec{"Normal", 0, 16 * kGiB, 8, 20, 32}};
+      run->vm = Make(c);
+      if (!drop) {
+        ASSERT_TRUE(run->vm->SetPressure(0, true).ok());
+      }
+      for (int i = 0; i < 3; ++i) run->vm->Mod(0, StatKind::kZone, 0, i + 1, prefill[static_cast<size_t>(i)]);
+      ASSERT_TRUE(run->vm->SetPressure(0, drop).ok());
+      std::shared_ptr<Run> self = run;
+      il.Add("writer", [self] {
+        self->vm->Writer(0).value().Inc(StatKind::kZone, 0, 3);
+        self->wrote = true;
+      });
+      il.Add("folder", [self] { self->vm->FoldCpuRemote(0); });
+    };
+    auto check = [&](const std::vector<std::string>& log) {
+      std::string schedule;
+      for (const std::string& e : log) schedule += e + " ";
+      const int t = run->vm->Threshold(0, StatKind::kZone, 0);
+      for (int item = 1; item <= 3; ++item) {
+        const int64_t want = prefill[static_cast<size_t>(item - 1)] + (item == 3 && run->wrote ? 1 : 0);
+        const int64_t diff = run->vm->Diff(0, StatKind::kZone, 0, item);
+        EXPECT_EQ(run->vm->SharedRaw(StatKind::kZone, 0, item) + diff, want)
+            << (drop ? "drop" : "rise") << ", item " << item << ": " << schedule;
+        if (item == 3 || !drop) {
+          EXPECT_LE(std::abs(diff), t) << "item " << item << ": " << schedule;
+        }
+      }
+    };
+    auto runs = Interleaver::Explore(make, check);
+    ASSERT_TRUE(runs.ok()) << runs.status();
+  }
+}
+
+// B.local through the writer: the clean->dirty transition (out of line) arms
+// the CPU's own work once per dirty episode, as Vmstat::Mod does.
 TEST(VmstatWriter, BLocalArmsOnFirstDirtyThroughTheWriter) {
   auto vm = Make(SmallConfig("B.local", 4, 100));
   RecordingLocalQueue q;

@@ -315,7 +315,7 @@ constexpr uint64_t ScaledEncode(int64_t x, uint32_t k) {
 // the s32 wrapped by 2^32 up (sum below -2^31) or down (above 2^31 - 1),
 // which leaves it 2^32 mod k resp. -2^32 mod k above a multiple of k, never
 // on one (k odd and > 1), and the two differ (k does not divide 2^33).
-constexpr int64_t ScaledDecode(uint64_t w) {
+inline int64_t ScaledDecode(uint64_t w) {
   const int64_t s = static_cast<int32_t>(static_cast<uint32_t>(w >> 32));
   const int64_t k = static_cast<uint32_t>(w);
   if (k <= 1) return s;  // never scaled: s is 0
@@ -324,7 +324,9 @@ constexpr int64_t ScaledDecode(uint64_t w) {
   if (r < 0) r += k;
   if (r == 0) return s / k;
   if (r == kWrap % k) return (s - kWrap) / k;  // wrapped up: the sum was s - 2^32
-  return (s + kWrap) / k;                      // wrapped down: s + 2^32
+  // Any other residue is no word the slot code writes.
+  ISOLATION_CONTRACT(r == (k - kWrap % k) % k, "vmstat s32-scaled: word %#x is no differential in unit %d", w, k);
+  return (s + kWrap) / k;  // wrapped down: s + 2^32
 }
 // The fast path's add: w += dk * 2^32 (the low half, k, unchanged), true if
 // the s32 overflowed -- exactly when |x + delta| passed the threshold.
@@ -344,16 +346,13 @@ inline bool ScaledAddOverflows(std::atomic<uint64_t>& w, int64_t dk) {
   // Relaxed in effect (a locked add on x86 orders more than needed; the
   // slot's single modification order against the folders' CAS is what
   // conserves the counts, as C's CAS).  No "memory" clobber: nothing but the
-  // word is touched, and nothing else needs ordering around it.
-  static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t));
-  asm goto("lock addq %1, %0\n\tjo %l[overflowed]"
-           : "+m"(*reinterpret_cast<uint64_t*>(&w))
-           : "r"(add)
-           : "cc"
-           : overflowed);
-  return false;
-overflowed:
-  return true;
+  // word is touched, and nothing else needs ordering around it.  The flag
+  // comes out as an output operand (=@cco), not through asm goto: GCC 12.2
+  // is among the versions the kernel keeps asm goto with outputs off for.
+  // Both dialects spelled, for -masm=intel.
+  bool overflowed;
+  asm volatile("lock add{q %2, %0| %0, %2}" : "+m"(w), "=@cco"(overflowed) : "r"(add) : "cc");
+  return overflowed;
 #else
   // Relaxed: as the locked add above.
   const int64_t old = static_cast<int64_t>(w.fetch_add(add, std::memory_order_relaxed));
@@ -889,6 +888,9 @@ class VmstatWriter {
       // One locked add; its overflow flag is the threshold test.  The add
       // is done: an overflow folds out of line, never the virtual path.
       auto& c = b.c[static_cast<size_t>(item)];
+      ISOLATION_CONTRACT(static_cast<uint32_t>(c.w.load(std::memory_order_relaxed)) == static_cast<uint32_t>(unit),
+                         "vmstat C.addo writer: cpu %d item %d is not in its zone's unit %d", cpu_, item,
+                         static_cast<uint32_t>(unit));
       if (__builtin_expect(internal::ScaledAddOverflows(c.w, delta * static_cast<int64_t>(static_cast<uint32_t>(unit))), 0)) {
         vm_->FoldScaledS32(cpu_, kind, instance, item, c.w, mode);
       }

@@ -35,3 +35,11 @@ function(isolation_require_pkg var module debian_package)
 endfunction()
 isolation_require_pkg(HWLOC "hwloc>=2.9" libhwloc-dev)
 isolation_require_pkg(URCU_MEMB "liburcu-memb>=0.13" liburcu-dev)
+# Reading and recording kernel traces (lib/replay): trace.dat through
+# libtracecmd, live recording through libtracefs, event formats through
+# libtraceevent.
+isolation_require_pkg(TRACECMD "libtracecmd>=1.3" libtracecmd-dev)
+isolation_require_pkg(TRACEFS "libtracefs>=1.6" libtracefs-dev)
+isolation_require_pkg(TRACEEVENT "libtraceevent>=1.7" libtraceevent-dev)
+# The recorder reads the kernel's HZ from /proc/config.gz.
+isolation_require_pkg(ZLIB "zlib>=1.2" zlib1g-dev)

@@ -18,7 +18,8 @@ case "$mode" in
 esac
 
 packages=(g++ cmake make pkg-config libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-          libhwloc-dev liburcu-dev nlohmann-json3-dev)
+          libhwloc-dev liburcu-dev nlohmann-json3-dev
+          libtracecmd-dev libtracefs-dev libtraceevent-dev zlib1g-dev)
 # Figures (isolab --plot, tools/plot) need matplotlib for Debian's python3.
 for arg in "$@"; do
   case "$arg" in --plot|--plot=*) packages+=(python3-matplotlib) ;; esac

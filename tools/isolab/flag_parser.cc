@@ -69,6 +69,32 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
   return "";
 }
 
+std::vector<std::string> SplitPositional(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
+                                         std::vector<std::string>* positional, std::vector<std::string>* after_dashes) {
+  const std::set<std::string> allowed_set(allowed.begin(), allowed.end());
+  std::vector<std::string> flags;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      after_dashes->assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      break;
+    }
+    if (arg.empty() || arg[0] != '-') {
+      positional->push_back(arg);
+      continue;
+    }
+    flags.push_back(arg);
+    std::string_view name(arg);
+    name.remove_prefix(name.size() > 1 && name[1] == '-' ? 2 : 1);
+    if (name.find('=') != std::string_view::npos) continue;
+    const std::string n(name);
+    if (!allowed_set.count(n)) continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(n);
+    if (flag != nullptr && !flag->IsOfType<bool>() && i + 1 < args.size()) flags.push_back(args[++i]);
+  }
+  return flags;
+}
+
 absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::string_view text, int min, int max,
                                                   size_t max_items) {
   const std::string name(flag), value = absl::CHexEscape(std::string(text));

@@ -23,6 +23,15 @@ namespace isolation::isolab {
 std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
                                  bool* wants_help);
 
+// Separates a subcommand's positional words from its flags: `args` minus
+// the words that are not flags and not the value of a preceding
+// "--flag value" (a non-bool flag in `allowed` written without '='), which
+// go to *positional in order.  A "--" ends the flags: every word after it
+// goes to *after_dashes (isolab record's command).  Errors: none; the flags
+// left are checked by ParseSubcommandFlags.
+std::vector<std::string> SplitPositional(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
+                                         std::vector<std::string>* positional, std::vector<std::string>* after_dashes);
+
 // An integer-list flag value such as --idle_llc_cpus=16,64,256: decimal
 // numbers (no sign, no spaces, no leading zeros) separated by single commas,
 // between 1 and `max_items` of them, each in [min, max], none twice.

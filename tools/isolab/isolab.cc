@@ -82,6 +82,10 @@ void PrintTopLevelHelp(const std::vector<Subcommand>& experiments) {
   std::printf("  %-10s %s\n", "reproduce",
               "Run every experiment with the seeds' defaults and print one table");
   std::printf("  %-10s %s\n", "variants", kVariantsSummary);
+  std::printf("  %-10s %s\n", "replay", ReplaySubcommand().summary.c_str());
+  std::printf("  %-10s %s\n", "record",
+              "Record the host's scheduler, rseq, timer and workqueue events into a trace.dat (root; isolab record "
+              "-o FILE [--duration=S] [-- command ...])");
 }
 
 void PrintFlagHelp(std::string_view subcommand, std::string_view summary,
@@ -95,14 +99,6 @@ void PrintFlagHelp(std::string_view subcommand, std::string_view summary,
     std::printf("  --%s (default: \"%s\")\n      %s\n", name.c_str(),
                 flag->DefaultValue().c_str(), flag->Help().c_str());
   }
-}
-
-// Parses --name=value, --name value, --bool, --nobool for the allowed flags
-// (flag_parser.h).  Returns an error message naming the bad
-// argument, or "" on success.
-std::string ParseFlags(int argc, char** argv, const std::vector<std::string>& allowed,
-                       bool* wants_help) {
-  return ParseSubcommandFlags(std::vector<std::string>(argv, argv + argc), allowed, wants_help);
 }
 
 // Exit status for an error of --plot / --trace after the run.
@@ -255,7 +251,9 @@ int Main(int argc, char** argv) {
     PrintTopLevelHelp(experiments);
     return kExitOk;
   }
-  const Subcommand* selected = nullptr;
+  if (subcommand == "record") return RecordMain(std::vector<std::string>(argv + 2, argv + argc));
+  const Subcommand replay = ReplaySubcommand();
+  const Subcommand* selected = subcommand == "replay" ? &replay : nullptr;
   for (const Subcommand& e : experiments) {
     if (e.name == subcommand) selected = &e;
   }
@@ -283,7 +281,20 @@ int Main(int argc, char** argv) {
     return kExitBadInput;
   }
   bool wants_help = false;
-  const std::string error = ParseFlags(argc - 2, argv + 2, allowed, &wants_help);
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (subcommand == "replay") {
+    // isolab replay FILE [flags]: one positional argument.
+    std::vector<std::string> positional, after_dashes;
+    args = SplitPositional(args, allowed, &positional, &after_dashes);
+    positional.insert(positional.end(), after_dashes.begin(), after_dashes.end());
+    if (positional.size() > 1) {
+      std::fprintf(stderr, "isolab replay: one recording at a time (got %zu: '%s', '%s', ...)\n", positional.size(),
+                   positional[0].c_str(), positional[1].c_str());
+      return kExitBadInput;
+    }
+    if (!positional.empty()) SetReplayFile(positional[0]);
+  }
+  const std::string error = ParseSubcommandFlags(args, allowed, &wants_help);
   if (wants_help) {
     PrintFlagHelp(subcommand, summary, allowed);
     return kExitOk;

@@ -17,6 +17,7 @@
 #include "experiments/idle_experiment.h"
 #include "experiments/mmcid_experiment.h"
 #include "experiments/tmigr_experiment.h"
+#include "experiments/replay_experiment.h"
 #include "experiments/vmstat_experiment.h"
 
 namespace isolation::isolab {
@@ -45,6 +46,12 @@ Subcommand TmigrSubcommand();
 Subcommand IdleSubcommand();
 Subcommand VmstatSubcommand();
 Subcommand HostcheckSubcommand();
+// Not part of `isolab reproduce` (they take a file / a command):
+Subcommand ReplaySubcommand();
+// `isolab replay FILE`: FILE into --replay_file.
+void SetReplayFile(const std::string& file);
+// `isolab record [flags] [-- command...]`; returns the exit status.
+int RecordMain(const std::vector<std::string>& args);
 
 // Each experiment's options from its flags.  Errors: a list flag that does
 // not parse (InvalidArgument naming the flag and its value).

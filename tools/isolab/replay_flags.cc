@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `isolab replay FILE`: the flags of experiments::RunReplayExperiment.  FILE
+// is the subcommand's one positional argument (isolab.cc puts it in
+// --replay_file).
+
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/status_macros.h"
+#include "experiments/replay_experiment.h"
+#include "isolab/subcommands.h"
+
+using isolation::experiments::ReplayExperimentOptions;
+
+ABSL_FLAG(std::string, replay_file, "", "The recording (also the positional argument: isolab replay FILE)");
+ABSL_FLAG(std::string, replay_format, ReplayExperimentOptions{}.format,
+          "Format of the recording: auto | dat (trace.dat) | report (trace-cmd report text) | perf (perf script text)");
+ABSL_FLAG(int32_t, replay_cpus, 0, "CPU count of the recorded machine, where the file does not say (0: the file's)");
+ABSL_FLAG(std::string, replay_kernel, "", "Kernel release of the recording, where the file does not say (e.g. 6.18)");
+ABSL_FLAG(int32_t, replay_hz, 0, "CONFIG_HZ of the recorded kernel, where the file does not say (0: the file's, else 250)");
+ABSL_FLAG(std::string, recorded_isolcpus, "",
+          "isolcpus= the recorded kernel ran with, where the file does not say ('' = the file's, else none)");
+ABSL_FLAG(std::string, recorded_nohz_full, "", "nohz_full= the recorded kernel ran with, where the file does not say");
+ABSL_FLAG(std::string, replay_mechanisms, absl::StrJoin(ReplayExperimentOptions{}.mechanisms, ","),
+          "Mechanisms to replay: mm_cid, tmigr, idle_select, vmstat");
+ABSL_FLAG(bool, replay_negative_controls, false, "Also replay the registered negative controls (rows marked as such)");
+ABSL_FLAG(int32_t, replay_disagreements, ReplayExperimentOptions{}.disagreements,
+          "How many of the first disagreements with the kernel to print per mechanism");
+ABSL_FLAG(int64_t, replay_max_bad_lines, 0, "Malformed text lines to skip (counted) before the reader fails");
+
+namespace isolation::isolab {
+
+absl::StatusOr<ReplayExperimentOptions> ReplayOptionsFromFlags() {
+  ReplayExperimentOptions o;
+  o.file = absl::GetFlag(FLAGS_replay_file);
+  o.format = absl::GetFlag(FLAGS_replay_format);
+  o.cpus = absl::GetFlag(FLAGS_replay_cpus);
+  o.kernel = absl::GetFlag(FLAGS_replay_kernel);
+  o.hz = absl::GetFlag(FLAGS_replay_hz);
+  o.recorded_isolcpus = absl::GetFlag(FLAGS_recorded_isolcpus);
+  o.recorded_nohz_full = absl::GetFlag(FLAGS_recorded_nohz_full);
+  o.mechanisms = absl::StrSplit(absl::GetFlag(FLAGS_replay_mechanisms), ',', absl::SkipEmpty());
+  o.negative_controls = absl::GetFlag(FLAGS_replay_negative_controls);
+  o.disagreements = absl::GetFlag(FLAGS_replay_disagreements);
+  o.max_bad_lines = absl::GetFlag(FLAGS_replay_max_bad_lines);
+  return o;
+}
+
+void SetReplayFile(const std::string& file) { absl::SetFlag(&FLAGS_replay_file, file); }
+
+Subcommand ReplaySubcommand() {
+  return {"replay",
+          "Replay a recorded kernel trace (trace.dat, trace-cmd report or perf script text) through every "
+          "registered variant: figures per variant and agreement with the kernel (isolab replay FILE)",
+          {"topology", "isolcpus", "nohz_full", "seed", "json", "replay_file", "replay_format", "replay_cpus",
+           "replay_kernel", "replay_hz", "recorded_isolcpus", "recorded_nohz_full", "replay_mechanisms",
+           "replay_negative_controls", "replay_disagreements", "replay_max_bad_lines"},
+          [](const experiments::CommonOptions& common,
+             experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
+            ISOLATION_ASSIGN_OR_RETURN(ReplayExperimentOptions options, ReplayOptionsFromFlags());
+            return experiments::RunReplayExperiment(common, options, progress);
+          }};
+}
+
+}  // namespace isolation::isolab

@@ -14,7 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "experiments/look_options.h"
 #include "experiments/replay_mechanisms.h"
+#include "isolation/runtime/trace.h"
+#include "replay/reader_internal.h"
 #include "isolation/replay/readers.h"
 #include "isolation/replay/replay_driver.h"
 
@@ -80,6 +83,7 @@ std::string TextTable(const std::vector<std::string>& header, const std::vector<
 namespace {
 
 using replay::RecordingInfo;
+using replay::internal::Cat;
 
 absl::Status CheckOptions(const ReplayExperimentOptions& o) {
   if (o.file.empty()) return absl::InvalidArgumentError("isolab replay: no recording given (isolab replay FILE)");
@@ -95,6 +99,12 @@ absl::Status CheckOptions(const ReplayExperimentOptions& o) {
   }
   if (o.max_bad_lines < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--replay_max_bad_lines=", o.max_bad_lines, ": negative"));
+  }
+  if (o.mm_cid_tasks < 16 || o.mm_cid_tasks > (1 << 20)) {
+    return absl::InvalidArgumentError(Cat("--replay_mm_cid_tasks=", o.mm_cid_tasks, ": outside [16, 1048576]"));
+  }
+  if (o.check_every < 1 || o.check_every > (1 << 20)) {
+    return absl::InvalidArgumentError(Cat("--replay_check_every=", o.check_every, ": outside [1, 1048576]"));
   }
   if (o.mechanisms.empty()) return absl::InvalidArgumentError("--replay_mechanisms: empty list");
   std::vector<std::string> seen;
@@ -177,6 +187,15 @@ class Session final : public replay::EventSink {
         replay::ReplayDriver::Create(*topology_, *isolation_, {.hz = hz, .seed = common_.seed});
     if (!driver.ok()) return driver.status();
     driver_ = std::move(*driver);
+    if (common_.trace != nullptr) {
+      if (absl::Status s = CheckTraceCpus(common_.trace, *topology_); !s.ok()) return s;
+      common_.trace->PlanRuns(1);
+      absl::StatusOr<std::unique_ptr<TraceRun>> run =
+          StartTraceRun(common_.trace, Cat("replay of ", info_.path), *topology_, *isolation_);
+      if (!run.ok()) return run.status();
+      trace_run_ = std::move(*run);
+      if (trace_run_ != nullptr) trace_run_->Attach(*driver_);
+    }
     for (const std::string& m : options_.mechanisms) {
       absl::StatusOr<std::unique_ptr<MechanismReplay>> r = m == "mm_cid"     ? MakeMmCidReplay(setup_)
                                                            : m == "tmigr"    ? MakeTmigrReplay(setup_)
@@ -200,6 +219,7 @@ class Session final : public replay::EventSink {
   std::unique_ptr<IsolationConfig> isolation_;
   bool isolation_is_recorded_ = true;
   ReplaySetup setup_;
+  std::unique_ptr<TraceRun> trace_run_;  // before driver_: the driver is destroyed first
   std::unique_ptr<replay::ReplayDriver> driver_;
   std::vector<std::unique_ptr<MechanismReplay>> mechanisms_;
 };
@@ -232,6 +252,7 @@ absl::StatusOr<ExperimentReport> RunReplayExperiment(const CommonOptions& common
   }
   if (session.driver_ == nullptr) return absl::InvalidArgumentError(absl::StrCat(options.file, ": nothing to replay"));
   if (absl::Status s = session.driver_->Finish(); !s.ok()) return s;
+  if (session.trace_run_ != nullptr) session.trace_run_->Finish(session.driver_->Now());
   progress.Done();
 
   ExperimentReport report;

@@ -34,6 +34,12 @@ struct ReplayExperimentOptions {
   bool negative_controls = false;         // --replay_negative_controls: rows for them too
   int disagreements = 5;                  // --replay_disagreements: first disagreements printed per mechanism
   int64_t max_bad_lines = 0;              // --replay_max_bad_lines: malformed text lines tolerated
+  // --replay_mm_cid_tasks: threads of mms created in the recording that the
+  // mm_cid models hold (a quarter as many mms); later ones are not modelled,
+  // counted.  Memory: about 0.15 KiB per task per mm_cid variant.
+  int mm_cid_tasks = 4096;
+  // --replay_check_every: the adapters' invariant checks after every n-th event.
+  int check_every = 16;
 };
 
 // The what-if: CommonOptions::isolcpus / nohz_full other than "seed" give

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "experiments/replay_mechanisms.h"
@@ -37,8 +38,7 @@ using replay::ReplayDriver;
 
 // Model capacity: tasks and mms of the recording that are modelled (their
 // ids are not reused).  Past them, later mms are not modelled (counted).
-constexpr int kModelTasks = 1 << 14;
-constexpr int kModelMms = 1 << 12;
+// (ReplayExperimentOptions::mm_cid_tasks; mms: a quarter of it.)
 
 // The variant of the recorded kernel's version (docs/mm_cid.md, "Variants").
 std::string KernelVariantName(std::array<int, 2> v, std::string& note) {
@@ -58,20 +58,28 @@ std::string KernelVariantName(std::array<int, 2> v, std::string& note) {
   return "owner619";
 }
 
-// What every row counts from the IDs it reports at the rseq_updates.
+// What every row counts from the IDs it reports at the rseq_updates.  The
+// per-task state is a vector by model task id (dense); the set of (mm, ID)
+// pairs is touched only when a thread's ID changes.
 struct CidFigures {
-  absl::flat_hash_map<int64_t, bool> used;  // (mm << 32 | ID) seen
+  absl::flat_hash_set<int64_t> used;  // (mm << 32 | ID) seen
   int32_t largest = -1;
-  int64_t changes = 0;                      // a thread reported another ID than its last one
-  absl::flat_hash_map<int32_t, int32_t> last;  // model task -> last ID
+  int64_t changes = 0;                // a thread reported another ID than its last one
+  int64_t threads = 0;
+  std::vector<int32_t> last;          // model task -> last ID, kUnseen before its first
+  static constexpr int32_t kUnseen = INT32_MIN;
   void Note(int mm, int32_t task, int32_t cid) {
-    if (cid >= 0) used[(static_cast<int64_t>(mm) << 32) | static_cast<uint32_t>(cid)] = true;
-    largest = std::max(largest, cid);
-    auto [it, fresh] = last.try_emplace(task, cid);
-    if (!fresh && it->second != cid) {
+    if (static_cast<size_t>(task) >= last.size()) last.resize(static_cast<size_t>(task) + 1, kUnseen);
+    int32_t& l = last[static_cast<size_t>(task)];
+    if (l == cid) return;
+    if (l == kUnseen) {
+      ++threads;
+    } else {
       ++changes;
-      it->second = cid;
     }
+    l = cid;
+    if (cid >= 0) used.insert((static_cast<int64_t>(mm) << 32) | static_cast<uint32_t>(cid));
+    largest = std::max(largest, cid);
   }
 };
 
@@ -108,13 +116,17 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
       row->kernel = row->name == kernel_full;
       absl::StatusOr<mm_cid::VariantTraits> traits = mm_cid::DescribeVariant(v);
       row->negative_control = traits.ok() && traits->negative_control;
-      absl::StatusOr<std::unique_ptr<mm_cid::MmCid>> m =
-          mm_cid::MmCid::Create(cpus, v, {.max_tasks = kModelTasks, .max_mms = kModelMms});
+      absl::StatusOr<std::unique_ptr<mm_cid::MmCid>> m = mm_cid::MmCid::Create(
+          cpus, v, {.max_tasks = setup_.options->mm_cid_tasks, .max_mms = std::max(1, setup_.options->mm_cid_tasks / 4)});
       if (!m.ok()) {
         row->error = std::string(m.status().message());
       } else {
         row->mech = std::move(*m);
-        row->hooks = std::make_unique<mm_cid::MmCidHooks>(*row->mech);
+        // The adapter's invariant check after every n-th event (the kit checks
+        // after every one; on a recording this is a spot check).
+        mm_cid::MmCidHooks::Options ho;
+        ho.check_every = setup_.options->check_every;
+        row->hooks = std::make_unique<mm_cid::MmCidHooks>(*row->mech, ho);
       }
       rows_.push_back(std::move(row));
     }
@@ -160,13 +172,13 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
   void OnTaskFork(TaskId parent, TaskId child, int group, Nanos now) override {
     const replay::TaskInfo* t = driver_->Task(child);
     if (t == nullptr || !t->mm_known) return;
-    if (next_task_ >= kModelTasks) {
+    if (next_task_ >= setup_.options->mm_cid_tasks) {
       ++over_capacity_;
       return;
     }
     auto [it, fresh] = model_mm_.try_emplace(group, next_mm_);
     if (fresh) {
-      if (next_mm_ >= kModelMms) {
+      if (next_mm_ >= std::max(1, setup_.options->mm_cid_tasks / 4)) {
         model_mm_.erase(it);
         ++over_capacity_;
         return;
@@ -233,11 +245,11 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
     if (!note_.empty()) absl::StrAppend(&text, "  note: ", note_, "\n");
     std::vector<std::vector<std::string>> table;
     auto figures_row = [&](const std::string& label, const CidFigures& f, int64_t visits, int64_t isolated_scans) {
-      const size_t threads = f.last.size();
+      const int64_t threads = f.threads;
       return std::vector<std::string>{label,
                                       absl::StrCat(f.used.size()),
                                       absl::StrCat(f.largest),
-                                      threads == 0 ? "-" : absl::StrFormat("%.2f", static_cast<double>(f.changes) / threads),
+                                      threads == 0 ? "-" : absl::StrFormat("%.2f", static_cast<double>(f.changes) / static_cast<double>(threads)),
                                       visits < 0 ? "-" : absl::StrCat(visits),
                                       isolated_scans < 0 ? "-" : absl::StrCat(isolated_scans)};
     };
@@ -245,7 +257,7 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
     out["kernel"] = {{"cids_used", kernel_.used.size()},
                      {"largest_cid", kernel_.largest},
                      {"cid_changes", kernel_.changes},
-                     {"threads", kernel_.last.size()}};
+                     {"threads", kernel_.threads}};
     nlohmann::json rows = nlohmann::json::array();
     for (auto& r : rows_) {
       nlohmann::json j{{"variant", r->name}, {"kernel_variant", r->kernel}, {"negative_control", r->negative_control}};

@@ -26,15 +26,19 @@ struct InputCloser {
   void operator()(tracecmd_input* h) const { tracecmd_close(h); }
 };
 
-// Fields of one event format, looked up once per event id.
+// Fields of one event format, looked up once per event id and field name
+// (keyed by the name literal's address: each call site names its field
+// with one literal).
 struct Format {
   const TracepointName* tp = nullptr;
-  absl::flat_hash_map<std::string, tep_format_field*> fields;
+  bool seen = false;
+  std::vector<std::pair<const char*, tep_format_field*>> fields;
   tep_format_field* Field(tep_event* ev, const char* name) {
-    auto it = fields.find(name);
-    if (it != fields.end()) return it->second;
+    for (const auto& [n, f] : fields) {
+      if (n == name) return f;
+    }
     tep_format_field* f = tep_find_field(ev, name);
-    fields.emplace(name, f);
+    fields.emplace_back(name, f);
     return f;
   }
 };
@@ -190,8 +194,8 @@ class DatReader {
     tep_event* ev = tep_find_event_by_record(tep_, rec);
     if (ev == nullptr) return Error("an event id the file's formats do not define");
     Format& fmt = formats_[ev->id];
-    if (fmt.tp == nullptr && !fmt.fields.contains("\x01seen")) {
-      fmt.fields.emplace("\x01seen", nullptr);
+    if (!fmt.seen) {
+      fmt.seen = true;
       const TracepointName* tp = FindTracepoint(ev->name != nullptr ? ev->name : "");
       if (tp != nullptr && ev->system != nullptr && tp->system == ev->system) fmt.tp = tp;
     }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "replay/reader_internal.h"
 #include "runtime/sched_model.h"
@@ -167,6 +168,10 @@ void ReplayDriver::SwitchTo(Cpu& c, int cpu, TaskId prev, TaskId next, int32_t p
   if (prev == kIdleTask) ExitIdle(c, cpu);
   for (Hooks* h : hooks_) h->OnContextSwitch(cpu, prev, next, now_);
   ++c.stats.context_switches;
+  if (ABSL_PREDICT_FALSE(tracer_ != nullptr) && tracer_->Wants(cpu)) {
+    const TaskInfo* n = Task(next);
+    tracer_->CpuRuns(cpu, now_, n == nullptr ? -1 : n->pid, n == nullptr ? std::string_view("idle") : Comm(next));
+  }
   if (TaskInfo* p = MutableTask(prev)) {
     if (p->exited || (prev_state & (kPrevStateDead | kPrevStateZombie)) != 0) {
       p->state = TaskInfo::State::kDead;
@@ -248,6 +253,11 @@ void ReplayDriver::RunDue(Nanos until) {
     now_ = std::max(now_, w.due);
     Context ctx(this, w.cpu);
     fn(ctx);
+    if (ABSL_PREDICT_FALSE(tracer_ != nullptr) && tracer_->Wants(w.cpu)) {
+      const TaskInfo* t = Task(cpus_[static_cast<size_t>(w.cpu)].curr);
+      tracer_->Activity(w.cpu, now_, now_, w.timer != kNoTimer ? kTraceTimer : kTraceKworker,
+                        w.timer != kNoTimer ? "model timer" : "model work", t == nullptr ? -1 : t->pid);
+    }
     Cpu& c = cpus_[static_cast<size_t>(w.cpu)];
     if (w.timer != kNoTimer) {
       ++c.stats.timer_callbacks;
@@ -416,6 +426,10 @@ absl::Status ReplayDriver::Play(const Event& e) {
       if (c.tick_stopped) {
         c.tick_stopped = false;
         for (Hooks* h : hooks_) h->OnTickRestart(ctx);
+      }
+      if (ABSL_PREDICT_FALSE(tracer_ != nullptr) && tracer_->Wants(cpu)) {
+        const TaskInfo* t = Task(c.curr);
+        tracer_->Activity(cpu, now_, now_, kTraceTick, "tick", t == nullptr ? -1 : t->pid);
       }
       for (Hooks* h : hooks_) h->OnTick(ctx, c.curr);
       if (c.curr != kIdleTask) {

@@ -42,7 +42,7 @@ namespace {
 using experiments::LookOptions;
 
 const std::set<std::string> kPlotFormats = {"png", "svg", "pdf"};
-const std::set<std::string> kPlotSubcommands = {"mmcid", "tmigr", "idle", "vmstat", "reproduce"};
+const std::set<std::string> kPlotSubcommands = {"mmcid", "tmigr", "idle", "vmstat", "reproduce", "replay"};
 
 }  // namespace
 

@@ -30,6 +30,10 @@ ABSL_FLAG(bool, replay_negative_controls, false, "Also replay the registered neg
 ABSL_FLAG(int32_t, replay_disagreements, ReplayExperimentOptions{}.disagreements,
           "How many of the first disagreements with the kernel to print per mechanism");
 ABSL_FLAG(int64_t, replay_max_bad_lines, 0, "Malformed text lines to skip (counted) before the reader fails");
+ABSL_FLAG(int32_t, replay_mm_cid_tasks, ReplayExperimentOptions{}.mm_cid_tasks,
+          "Threads (of mms created in the recording) each mm_cid model holds; later ones are counted, not modelled");
+ABSL_FLAG(int32_t, replay_check_every, ReplayExperimentOptions{}.check_every,
+          "Run the adapters' invariant checks after every n-th event (1: after each)");
 
 namespace isolation::isolab {
 
@@ -46,6 +50,8 @@ absl::StatusOr<ReplayExperimentOptions> ReplayOptionsFromFlags() {
   o.negative_controls = absl::GetFlag(FLAGS_replay_negative_controls);
   o.disagreements = absl::GetFlag(FLAGS_replay_disagreements);
   o.max_bad_lines = absl::GetFlag(FLAGS_replay_max_bad_lines);
+  o.mm_cid_tasks = absl::GetFlag(FLAGS_replay_mm_cid_tasks);
+  o.check_every = absl::GetFlag(FLAGS_replay_check_every);
   return o;
 }
 
@@ -54,10 +60,13 @@ void SetReplayFile(const std::string& file) { absl::SetFlag(&FLAGS_replay_file, 
 Subcommand ReplaySubcommand() {
   return {"replay",
           "Replay a recorded kernel trace (trace.dat, trace-cmd report or perf script text) through every "
-          "registered variant: figures per variant and agreement with the kernel (isolab replay FILE)",
+          "registered variant: figures per variant and agreement with the kernel (isolab replay FILE; here "
+          "--topology and --isolcpus left at 'seed' mean the recording's own machine and isolation, other "
+          "values a what-if)",
           {"topology", "isolcpus", "nohz_full", "seed", "json", "replay_file", "replay_format", "replay_cpus",
            "replay_kernel", "replay_hz", "recorded_isolcpus", "recorded_nohz_full", "replay_mechanisms",
-           "replay_negative_controls", "replay_disagreements", "replay_max_bad_lines"},
+           "replay_negative_controls", "replay_disagreements", "replay_max_bad_lines", "replay_mm_cid_tasks",
+           "replay_check_every"},
           [](const experiments::CommonOptions& common,
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(ReplayExperimentOptions options, ReplayOptionsFromFlags());

@@ -62,6 +62,12 @@
 // Spawn, SetAffinity, SetCpuOnline and RunFor return FailedPrecondition;
 // Wake is ignored.
 //
+// Tracing (Driver::SetTracer): each recorded switch is a CpuRuns (the pid and
+// its name), each tick an Activity, each adapter work item or timer an
+// Activity named "model work" / "model timer" (zero length: the recording's
+// time does not include the model's costs), besides the adapters' own
+// instants.
+//
 // Kernel counterpart: none itself; it replays the kernel's context_switch,
 // try_to_wake_up, set_task_cpu, copy_process, begin_new_exec, do_exit,
 // rseq_handle_notify_resume, sched_tick and tick_nohz_stop_tick as their

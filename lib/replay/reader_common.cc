@@ -238,6 +238,11 @@ absl::Status Emitter::Marker(Event event, std::string_view text, std::string_vie
       }
     }
   }
+  if (event.cpu < 0 || event.cpu >= options_.max_cpus) {
+    return Error(where, Cat("CPU ", event.cpu, " outside [0, ", options_.max_cpus, ") (ReadOptions::max_cpus)"));
+  }
+  if (absl::Status s = Order(event, where); !s.ok()) return s;
+  max_cpu_seen_ = std::max(max_cpu_seen_, event.cpu);
   event.kind = EventKind::kMarker;
   event.value = marker_count_++;
   if (!info_sent_) {
@@ -250,23 +255,28 @@ absl::Status Emitter::Marker(Event event, std::string_view text, std::string_vie
   return Deliver(event, where);
 }
 
-absl::Status Emitter::Add(Event event, std::string_view where) {
-  if (event.cpu < 0 || event.cpu >= options_.max_cpus) {
-    return Error(where, Cat("CPU ", event.cpu, " outside [0, ", options_.max_cpus,
-                                     ") (ReadOptions::max_cpus)"));
-  }
-  max_cpu_seen_ = std::max(max_cpu_seen_, event.cpu);
+absl::Status Emitter::Order(Event& event, std::string_view where) {
   if (have_time_ && event.time < last_time_) {
     if (last_time_ - event.time > options_.max_time_skew) {
       return Error(where, Cat("time ", event.time, " ns goes back ", last_time_ - event.time,
-                                       " ns from the event before (more than the ", options_.max_time_skew,
-                                       " ns a reader tolerates)"));
+                              " ns from the event before (more than the ", options_.max_time_skew,
+                              " ns a reader tolerates)"));
     }
     event.time = last_time_;
     ++stats_.reordered;
   }
   last_time_ = event.time;
   have_time_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Emitter::Add(Event event, std::string_view where) {
+  if (event.cpu < 0 || event.cpu >= options_.max_cpus) {
+    return Error(where, Cat("CPU ", event.cpu, " outside [0, ", options_.max_cpus,
+                                     ") (ReadOptions::max_cpus)"));
+  }
+  max_cpu_seen_ = std::max(max_cpu_seen_, event.cpu);
+  if (absl::Status s = Order(event, where); !s.ok()) return s;
   if (!info_sent_) {
     pending_.emplace_back(PendingEvent{event, std::string(where)});
     if (pending_.size() >= kInfoScanEvents) return SendInfo();

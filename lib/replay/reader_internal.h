@@ -112,6 +112,9 @@ class Emitter {
   using Pending = std::variant<PendingComm, PendingMarker, PendingEvent>;
 
   absl::Status SendInfo();
+  // The time order: an event older than its predecessor by at most
+  // max_time_skew gets its time, by more is an error.
+  absl::Status Order(Event& event, std::string_view where);
   absl::Status Deliver(const Event& e, std::string_view where);
   absl::Status Check(const Event& e, std::string_view where) const;
   absl::Status Error(std::string_view where, std::string_view what) const;

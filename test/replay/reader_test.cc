@@ -362,3 +362,26 @@ TEST(Numbers, ParseTheTracepointsForms) {
 
 }  // namespace
 }  // namespace isolation::replay
+
+namespace isolation::replay {
+namespace {
+
+// A marker is an event like the others: it keeps the time order (found by
+// trace_text_fuzz: a marker older than its predecessor was delivered as is).
+TEST(TextReader, MarkersKeepTheTimeOrder) {
+  Collect c;
+  ASSERT_TRUE(Read("cpus=1\n  a-1 [000] 1.000500: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n"
+                   "  a-1 [000] 1.000000: print: tracing_mark_write: hello\n",
+                   TraceFormat::kTraceCmdReport, c)
+                  .ok());
+  ASSERT_EQ(c.events.size(), 2u);
+  EXPECT_EQ(c.events[1].time, c.events[0].time);
+  Collect d;
+  absl::Status s = Read("cpus=1\n  a-1 [000] 2.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n"
+                        "  a-1 [000] 1.000000: print: tracing_mark_write: hello\n",
+                        TraceFormat::kTraceCmdReport, d);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("goes back"));
+}
+
+}  // namespace
+}  // namespace isolation::replay

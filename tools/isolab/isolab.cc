@@ -11,7 +11,9 @@
 //
 // Subcommands: one per experiment (topology, mmcid, tmigr, idle, vmstat,
 // hostcheck; subcommands.h), `reproduce`, which runs them all and prints
-// one table, and `variants`, the registered variants of every mechanism.  The experiments are functions of options structs
+// one table, `variants`, the registered variants of every mechanism, and
+// `replay FILE` / `record -o FILE [-- command]`, a recorded kernel trace
+// against every variant (docs/replay.md).  The experiments are functions of options structs
 // (lib/experiments); the flags are defined here, in tools/isolab.
 // Exit status: 0 on success, 2 on bad input (message on stderr), 1 when an
 // experiment fails at run time or reports an invariant violation.  The

@@ -168,6 +168,7 @@ class TmigrReplay final : public MechanismReplay {
         JudgeGroup(e, driver);
         return;
       case EventKind::kTmigrCpuNewTimer: {
+        if (e.wide < 0) return;  // plain tmigr_cpu_new_timer: the expiry is not in the event
         const Nanos next = e.wide == kKtimeMax ? kNanosMax : e.wide;
         for (auto& r : rows_) {
           if (!r->tm || r->active[static_cast<size_t>(e.cpu2)]) continue;

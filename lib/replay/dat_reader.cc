@@ -295,13 +295,18 @@ class DatReader {
         e.wide = i;
         break;
       case EventKind::kTmigrCpuIdle:
-      case EventKind::kTmigrCpuNewTimer:
-        if (!I32(ev, fmt, rec, "cpu", e.cpu2) || !Num(ev, fmt, rec, "parent", e.ptr) || !Num(ev, fmt, rec, "nextevt", u)) {
+      case EventKind::kTmigrCpuNewTimer: {
+        // tmigr_cpu_new_timer (not _idle) carries no nextevt: wide = -1.
+        const bool has_next = fmt.Field(ev, "nextevt") != nullptr;
+        if (!I32(ev, fmt, rec, "cpu", e.cpu2) || !Num(ev, fmt, rec, "parent", e.ptr) ||
+            (has_next && !Num(ev, fmt, rec, "nextevt", u))) {
           return missing("cpu, parent or nextevt");
         }
-        e.wide = static_cast<int64_t>(u);
+        if (e.kind == EventKind::kTmigrCpuIdle && !has_next) return missing("nextevt");
+        e.wide = has_next ? static_cast<int64_t>(u) : -1;
         e.value = std::string_view(ev->name) == "tmigr_cpu_new_timer_idle" ? 1 : 0;
         break;
+      }
       case EventKind::kTmigrCpuActive:
       case EventKind::kTmigrCpuOnline:
       case EventKind::kTmigrCpuOffline:

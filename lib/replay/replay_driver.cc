@@ -398,7 +398,9 @@ absl::Status ReplayDriver::Play(const Event& e) {
       const TaskId fresh = NewTask(e.task, mm, /*mm_known=*/true, /*predates=*/false);
       tasks_[static_cast<size_t>(fresh)].cpu = cpu;
       tasks_[static_cast<size_t>(fresh)].prio = Task(old) != nullptr ? Task(old)->prio : -1;
-      for (Hooks* h : hooks_) h->OnTaskFork(old, fresh, mm, now_);
+      // No parent: exec's mm is a fresh one (mm_alloc), not a copy of the
+      // old task's (dup_mm), so it inherits none of its state.
+      for (Hooks* h : hooks_) h->OnTaskFork(kIdleTask, fresh, mm, now_);
       // The old incarnation's pid entry (if it was old_pid != pid) goes too.
       if (TaskInfo* o = MutableTask(old); o != nullptr && o->pid != e.task) {
         if (auto it = live_.find(o->pid); it != live_.end() && it->second == old) {

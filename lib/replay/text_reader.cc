@@ -531,11 +531,13 @@ class TextParser {
       }
       case EventKind::kTmigrCpuIdle:
       case EventKind::kTmigrCpuNewTimer: {
-        uint64_t next;
-        if (!f.Int("cpu", e.cpu2) || !f.Ptr("parent", e.ptr) || !f.U64("nextevt", next)) {
+        // tmigr_cpu_new_timer (not _idle) carries no nextevt: wide = -1.
+        uint64_t next = 0;
+        const bool needs_next = kind == EventKind::kTmigrCpuIdle || is_new_timer_idle_;
+        if (!f.Int("cpu", e.cpu2) || !f.Ptr("parent", e.ptr) || (needs_next && !f.U64("nextevt", next))) {
           return Missing("cpu, parent or nextevt");
         }
-        e.wide = static_cast<int64_t>(next);
+        e.wide = needs_next ? static_cast<int64_t>(next) : -1;
         e.value = kind == EventKind::kTmigrCpuNewTimer && is_new_timer_idle_ ? 1 : 0;
         return absl::OkStatus();
       }

@@ -114,6 +114,18 @@ std::string Kallsyms(const std::set<unsigned long long>& addrs) {
   }
   std::sort(syms.begin(), syms.end());
   std::set<size_t> keep;
+  // The symbols the readers look for by name, whatever the walk found
+  // (the marker's ip is inside tracing_mark_write).
+  static constexpr std::string_view kAlways[] = {" tracing_mark_write", " tracing_mark_raw_write",
+                                                 " tick_nohz_handler", " tick_sched_timer",
+                                                 " tick_nohz_highres_handler", " vmstat_update",
+                                                 " vmstat_shepherd"};
+  for (size_t i = 0; i < syms.size(); ++i) {
+    const std::string_view line = syms[i].second;
+    for (std::string_view name : kAlways) {
+      if (line.size() > name.size() && line.ends_with(name)) keep.insert(i);
+    }
+  }
   for (unsigned long long a : addrs) {
     auto it = std::upper_bound(syms.begin(), syms.end(), std::make_pair(a, std::string("\xff")));
     if (it == syms.begin()) continue;

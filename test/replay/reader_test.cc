@@ -385,3 +385,31 @@ TEST(TextReader, MarkersKeepTheTimeOrder) {
 
 }  // namespace
 }  // namespace isolation::replay
+
+namespace isolation::replay {
+namespace {
+
+// tmigr_cpu_new_timer has no nextevt (its _idle twin has): both read.
+TEST(TextReader, NewTimerWithAndWithoutNextevt) {
+  Collect c;
+  absl::Status s = Read(
+      "cpus=2\n  a-1 [000] 1.000000: tmigr_cpu_new_timer: cpu=0 parent=0xffff8881003d7700 wakeup=9223372036854775807\n"
+      "  a-1 [000] 1.000001: tmigr_cpu_new_timer_idle: cpu=0 parent=0xffff8881003d7700 nextevt=5 wakeup=9\n",
+      TraceFormat::kTraceCmdReport, c);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(c.events.size(), 2u);
+  EXPECT_EQ(c.events[0].wide, -1);
+  EXPECT_EQ(c.events[0].value, 0);
+  EXPECT_EQ(c.events[1].wide, 5);
+  EXPECT_EQ(c.events[1].value, 1);
+}
+
+TEST(TimerFlagsTest, DeferrableTimersAreNotGlobal) {
+  EXPECT_TRUE(TimerFlags::Global(0x1400000));
+  EXPECT_FALSE(TimerFlags::Global(0x1400000 | TimerFlags::kPinned));
+  EXPECT_FALSE(TimerFlags::Global(0x1400000 | TimerFlags::kDeferrable));
+  EXPECT_EQ(TimerFlags::Cpu(0x1400001), 1);
+}
+
+}  // namespace
+}  // namespace isolation::replay

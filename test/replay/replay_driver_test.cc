@@ -126,7 +126,7 @@ TEST(ReplayDriver, ExecGivesANewTaskInANewMm) {
 )";
   ASSERT_TRUE(Play(*d, text).ok());
   EXPECT_THAT(spy.log, ElementsAre("start", "fork -1->0 mm1", "idle_exit 0", "switch 0 -1->0", "fork 0->1 mm2",
-                                   "switch 0 0->1", "exit 0 1", "fork 1->2 mm3", "switch 0 1->2", "rtu 0 2"));
+                                   "switch 0 0->1", "exit 0 1", "fork -1->2 mm3", "switch 0 1->2", "rtu 0 2"));
   EXPECT_TRUE(d->Task(2)->mm_known);
   EXPECT_EQ(d->TaskOfPid(21), 2);
   EXPECT_EQ(d->Comm(2), "true");

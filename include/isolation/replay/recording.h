@@ -62,7 +62,7 @@ namespace isolation::replay {
 //   kRseqUpdate          pid (current) -            cpu_id        mm_cid              wide = node_id
 //   kTmigrCpuIdle        -             -            cpu           -                   wide = nextevt, ptr = parent
 //   kTmigrCpuActive      -             -            cpu           -                   ptr = parent, wide = wakeup
-//   kTmigrCpuNewTimer    -             -            cpu           -                   wide = nextevt (also _idle: value 1)
+//   kTmigrCpuNewTimer    -             -            cpu           1 for _idle         wide = nextevt (_idle), -1 (plain)
 //   kTmigrCpuOnline/Offline -          -            cpu           -                   ptr = parent
 //   kTmigrGroupActive,   -             numa_node    lvl           childmask           ptr = group, wide = parent,
 //   kTmigrGroupInactive                                                               aux = active, aux2 = migrator
@@ -158,9 +158,10 @@ struct TimerFlags {
   static constexpr int Cpu(uint32_t flags) { return static_cast<int>(flags & kCpuMask); }
   static constexpr bool Pinned(uint32_t flags) { return (flags & kPinned) != 0; }
   static constexpr bool Deferrable(uint32_t flags) { return (flags & kDeferrable) != 0; }
-  // A timer the timer-migration hierarchy may expire on another CPU: not
-  // pinned (timer_list's BASE_GLOBAL / BASE_DEF bases).
-  static constexpr bool Global(uint32_t flags) { return !Pinned(flags); }
+  // A timer the timer-migration hierarchy may expire on another CPU: neither
+  // pinned nor deferrable (timer_list's BASE_GLOBAL; the deferrable base is
+  // not handed to the hierarchy, kernel/time/timer.c).
+  static constexpr bool Global(uint32_t flags) { return !Pinned(flags) && !Deferrable(flags); }
 };
 
 // sched_switch's prev_state, TASK_REPORT bits (6.x): 0 = still runnable

@@ -23,7 +23,7 @@
 //   task_newtask (else sched_process_fork)  OnTaskFork (mm: CLONE_VM shares
 //                                      the parent's, else a new one)
 //   sched_process_exec                 OnTaskExit + OnTaskFork (a new task id
-//                                      in a new mm) + OnContextSwitch to it
+//                                      in a new mm, no parent) + OnContextSwitch to it
 //   sched_process_exit                 OnTaskExit
 //   rseq_update                        OnReturnToUser
 //   the tick (hrtimer_expire_entry)    OnTickRestart if stopped, OnTick, then

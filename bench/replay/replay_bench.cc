@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "experiments/replay_experiment.h"
 #include "isolation/replay/readers.h"
@@ -38,7 +39,7 @@ std::string Data(const std::string& name) { return std::string(ISOLATION_REPLAY_
 // The largest committed recording, decompressed once (trace-cmd reads plain files).
 const std::string& PlainPipe() {
   static const std::string path = [] {
-    const std::string out = "/tmp/isolation_replay_bench_pipe_" + std::to_string(getpid()) + ".dat";
+    const std::string out = absl::StrCat("/tmp/isolation_replay_bench_pipe_", getpid(), ".dat");
     const std::string cmd = "gzip -dc " + Data("pipe.dat.gz") + " > " + out;
     if (std::system(cmd.c_str()) != 0) return std::string();
     std::atexit([] { std::remove(PlainPipe().c_str()); });

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isolation/replay/readers.h"
@@ -24,8 +25,7 @@ using ::testing::HasSubstr;
 
 std::string TempPath(const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
-  return std::string(dir != nullptr ? dir : "/tmp") + "/isolation_recorder_test_" + std::to_string(getpid()) + "_" +
-         name;
+  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/isolation_recorder_test_", getpid(), "_", name);
 }
 
 std::string TracingDir() {
@@ -88,7 +88,7 @@ TEST(Recorder, RecordsACommandIntoAFileTheReadersRead) {
   // Nothing left behind: the instance, the top-level settings.
   if (!dir.empty()) {
     struct stat st {};
-    EXPECT_NE(stat((dir + "/instances/isolab-record-" + std::to_string(getpid())).c_str(), &st), 0);
+    EXPECT_NE(stat(absl::StrCat(dir, "/instances/isolab-record-", getpid()).c_str(), &st), 0);
     EXPECT_EQ(ReadFile(dir + "/tracing_on"), tracing_on);
     EXPECT_EQ(ReadFile(dir + "/current_tracer"), tracer);
     EXPECT_EQ(ReadFile(dir + "/events/sched/sched_switch/enable"), switch_enabled);
@@ -160,7 +160,7 @@ TEST(TraceDatHeader, BadFilesNameTheFileAndTheOffset) {
       {good_start + std::string("\x00\x08\x00\x03\x00\x00", 6), "page size"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
-    const std::string path = TempPath("bad" + std::to_string(i) + ".dat");
+    const std::string path = TempPath(absl::StrCat("bad", i, ".dat"));
     {
       std::ofstream out(path, std::ios::binary);
       out << cases[i].bytes;

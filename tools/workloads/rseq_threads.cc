@@ -102,7 +102,10 @@ int main(int argc, char** argv) {
   for (auto& th : pool) th.join();
   for (int t = 0; t < threads; ++t) {
     std::string ids;
-    for (int32_t c : seen[static_cast<size_t>(t)]) ids += " " + std::to_string(c);
+    for (int32_t c : seen[static_cast<size_t>(t)]) {
+      ids += ' ';  // not " " + std::to_string(c): GCC 12 -O3 -Wrestrict false positive
+      ids += std::to_string(c);
+    }
     std::printf("thread %d saw mm_cid:%s\n", t, ids.c_str());
   }
   return 0;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -41,13 +42,27 @@ class CpulistParser {
   CpulistParser(std::string_view text, int nbits)
       : text_(text), nbits_(static_cast<uint32_t>(nbits)), lastbit_(static_cast<uint32_t>(nbits) - 1u) {}
 
-  absl::StatusOr<CpuMask> Run(int nbits) {
+  // `notes` (may be null) receives what the kernel accepts silently but a
+  // user would not expect: a group stride that wraps 32 bits, text after
+  // the '\n' or '\0' that ends the list.
+  absl::StatusOr<CpuMask> Run(int nbits, std::vector<std::string>* notes) {
     CpuMask mask(nbits);
     size_t pos = 0;
+    auto note_ignored_tail = [&](size_t end) {
+      if (notes == nullptr || end >= text_.size()) return;
+      const std::string_view rest = text_.substr(end + 1);
+      if (rest.find_first_not_of(std::string_view(" \t\n\v\f\r,\0", 8)) == std::string_view::npos) return;
+      notes->push_back(absl::StrFormat(
+          "cpulist \"%s\": the list ends at the %s at position %d, as in the kernel; \"%s\" after it is ignored",
+          ShortQuoted(), text_[end] == '\n' ? "newline" : "NUL byte", end, absl::CHexEscape(std::string(rest.substr(0, 64)))));
+    };
     while (true) {
       // bitmap_find_region(): skip separators (',' and whitespace).
       while (IsSeparator(At(pos))) ++pos;
-      if (IsEndOfString(At(pos))) return mask;
+      if (IsEndOfString(At(pos))) {
+        note_ignored_tail(pos);
+        return mask;
+      }
       Region r;
       const size_t region_start = pos;
       absl::Status s = ParseRegion(pos, r);
@@ -55,11 +70,25 @@ class CpulistParser {
       s = CheckRegion(r, region_start, pos);
       if (!s.ok()) return s;
       // bitmap_set_region()
-      for (uint32_t start = r.start; start <= r.end; start += r.group_len) {
+      bool wrap_noted = false;  // one note per region: the stride can wrap up to nbits times
+      for (uint32_t start = r.start; start <= r.end;) {
         const uint32_t len = std::min(r.end - start + 1, r.used);
         for (uint32_t b = 0; b < len; ++b) mask.Set(static_cast<int>(start + b));
+        const uint32_t next = start + r.group_len;  // wraps as the kernel's unsigned int does
+        if (next < start && next <= r.end && notes != nullptr && !wrap_noted) {
+          wrap_noted = true;
+          notes->push_back(absl::StrFormat(
+              "cpulist \"%s\": region \"%s\": the group stride %u wraps the kernel's 32-bit arithmetic "
+              "after cpu %u, so the region also sets cpu %u and on, as in the kernel",
+              ShortQuoted(), absl::CHexEscape(std::string(text_.substr(region_start, std::min<size_t>(pos - region_start, 64)))), r.group_len,
+              start, next));
+        }
+        start = next;
       }
-      if (r.ended) return mask;
+      if (r.ended) {
+        note_ignored_tail(pos);
+        return mask;
+      }
     }
   }
 
@@ -76,6 +105,12 @@ class CpulistParser {
   static bool IsEndOfRegion(char c) { return IsSeparator(c) || IsEndOfString(c); }
 
   std::string Quoted() const { return absl::CHexEscape(std::string(text_)); }
+  // For notes, which can be many: bounded, so their memory is linear in the list.
+  std::string ShortQuoted() const {
+    constexpr size_t kMax = 64;
+    if (text_.size() <= kMax) return Quoted();
+    return absl::StrCat(absl::CHexEscape(std::string(text_.substr(0, kMax))), "...");
+  }
 
   absl::Status Error(absl::StatusCode code, size_t pos, std::string_view what) const {
     return absl::Status(code, absl::StrFormat("cpulist \"%s\" invalid at position %d: %s", Quoted(),
@@ -206,7 +241,12 @@ absl::StatusOr<CpuMask> CpuMask::Parse(std::string_view list, int nbits) {
         absl::StrFormat("cpulist \"%s\": mask size %d is outside [0, %d]", absl::CHexEscape(std::string(list)),
                         nbits, kMaxCpus));
   }
-  return CpulistParser(list, nbits).Run(nbits);
+  return CpulistParser(list, nbits).Run(nbits, nullptr);
+}
+
+absl::StatusOr<CpuMask> CpuMask::Parse(std::string_view list, int nbits, std::vector<std::string>* notes) {
+  if (nbits < 0 || nbits > kMaxCpus) return Parse(list, nbits);
+  return CpulistParser(list, nbits).Run(nbits, notes);
 }
 
 // bitmap_list_string() ("%*pbl"): ascending, runs of two or more as "a-b".

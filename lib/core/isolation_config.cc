@@ -105,15 +105,27 @@ bool ParamEqN(const std::string& buf, size_t pos, std::string_view name) {
 std::string Printable(std::string_view text) {
   std::string out;
   for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
     if (c == '\n') {
       out += "\\n";
     } else if (c == '\0') {
       out += "\\0";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += absl::StrFormat("\\x%02x", u);  // never drive the terminal
     } else {
       out.push_back(c);
     }
   }
   return out;
+}
+
+// The parameter a warning names: printable, and at most kMaxLabel bytes of
+// it, so that a parameter of thousands of unknown flags costs memory in
+// proportion to its length, not to its length times its flag count.
+std::string ParameterLabel(std::string_view param) {
+  constexpr size_t kMaxLabel = 96;
+  if (param.size() <= kMaxLabel) return Printable(param);
+  return absl::StrCat(Printable(param.substr(0, kMaxLabel)), "... (", param.size(), " bytes)");
 }
 
 }  // namespace
@@ -149,18 +161,23 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
                                            unsigned type_flags, bool lenient) {
   const std::string param(parameter);
   if ((type_flags & kKernelNoiseFlags) && !(configured_flags_ & kKernelNoiseFlags) && !no_hz_full_) {
-    warnings_.push_back({param, "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL"});
+    warnings_.push_back({ParameterLabel(param), "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL"});
     return absl::OkStatus();
   }
-  absl::StatusOr<CpuMask> parsed = CpuMask::Parse(list_text, num_cpus_);
+  std::vector<std::string> notes;
+  absl::StatusOr<CpuMask> parsed = CpuMask::Parse(list_text, num_cpus_, &notes);
+  // The kernel says nothing here; we add a note (see CpuMask::Parse).
+  if (parsed.ok()) {
+    for (std::string& n : notes) warnings_.push_back({ParameterLabel(param), absl::StrCat("note: ", n)});
+  }
   if (!parsed.ok()) {
     if (lenient) {
       // The kernel prints this and ignores the parameter (returns 0).
-      warnings_.push_back({param, absl::StrCat("Housekeeping: nohz_full= or isolcpus= incorrect CPU range (",
+      warnings_.push_back({ParameterLabel(param), absl::StrCat("Housekeeping: nohz_full= or isolcpus= incorrect CPU range (",
                                                parsed.status().message(), "); parameter ignored")});
       return absl::OkStatus();
     }
-    return absl::Status(parsed.status().code(), absl::StrCat(param, ": ", parsed.status().message()));
+    return absl::Status(parsed.status().code(), absl::StrCat(ParameterLabel(param), ": ", parsed.status().message()));
   }
   CpuMask non_housekeeping = *std::move(parsed);
   CpuMask staging = CpuMask::AndNot(CpuMask::Full(num_cpus_), non_housekeeping);
@@ -168,11 +185,11 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
   if (staging.FirstAnd(present_) >= num_cpus_) {
     staging.Set(boot_cpu_);
     non_housekeeping.Clear(boot_cpu_);
-    warnings_.push_back({param, absl::StrFormat("Housekeeping: must include one present CPU, using boot CPU:%d",
+    warnings_.push_back({ParameterLabel(param), absl::StrFormat("Housekeeping: must include one present CPU, using boot CPU:%d",
                                                 boot_cpu_)});
   }
   if (non_housekeeping.Empty()) {
-    warnings_.push_back({param, "no CPU left to isolate; setting ignored"});
+    warnings_.push_back({ParameterLabel(param), "no CPU left to isolate; setting ignored"});
     return absl::OkStatus();
   }
 
@@ -181,7 +198,7 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
     const unsigned common = type_flags & configured_flags_;
     for (int t = 0; t < kNumHousekeepingTypes; ++t) {
       if ((common & (1u << t)) && !staging.Equal(housekeeping_[static_cast<size_t>(t)])) {
-        warnings_.push_back({param, "Housekeeping: nohz_full= must match isolcpus="});
+        warnings_.push_back({ParameterLabel(param), "Housekeeping: nohz_full= must match isolcpus="});
         return absl::OkStatus();
       }
     }
@@ -193,7 +210,7 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
       CpuMask both = present_;
       both.And(staging).And(housekeeping_[static_cast<size_t>(earlier)]);
       if (both.Empty()) {
-        warnings_.push_back({param, absl::StrCat("Housekeeping: must include one present CPU neither in "
+        warnings_.push_back({ParameterLabel(param), absl::StrCat("Housekeeping: must include one present CPU neither in "
                                                  "nohz_full= nor in isolcpus=domain, ignoring setting ",
                                                  Printable(list_text))});
         return absl::OkStatus();
@@ -220,7 +237,7 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
 // kernel's `str++` does.
 absl::Status IsolationConfig::IsolcpusSetup(std::string_view param, const std::string& buf, size_t str,
                                             bool boot) {
-  const std::string word(param);
+  const std::string word = ParameterLabel(param);
   unsigned flags = 0;
   bool illegal = false;
   while (str < buf.size() && internal::KernelIsAlpha(buf[str])) {
@@ -266,7 +283,7 @@ absl::Status IsolationConfig::IsolcpusSetup(std::string_view param, const std::s
     ++str;
   }
   if (flags == 0) flags = kDomainFlag;  // bare list = domain
-  return ApplySetting(word, CStringAt(buf, str), flags, /*lenient=*/boot);
+  return ApplySetting(param, CStringAt(buf, str), flags, /*lenient=*/boot);
 }
 
 absl::Status IsolationConfig::ApplyIsolcpus(std::string_view value) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -28,6 +29,39 @@ nlohmann::json Agreement::Json() const {
                    {"first_disagreements", first_disagreements}};
   j["share"] = judged > 0 ? nlohmann::json(Share()) : nlohmann::json(nullptr);
   return j;
+}
+
+namespace {
+// A list for a message: the first names, then how many there are.
+std::string ShortList(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 8;
+  if (names.size() <= kShown) return absl::StrJoin(names, ", ");
+  return absl::StrCat(absl::StrJoin(names.begin(), names.begin() + kShown, ", "), ", ... (", names.size(),
+                      " in all: isolab variants lists them)");
+}
+}  // namespace
+
+absl::StatusOr<RowFilter> RowFilter::Make(const ReplaySetup& setup, std::string_view mechanism,
+                                          std::string_view flag, const std::vector<std::string>& registered) {
+  RowFilter f;
+  f.negative_controls_ = setup.options->negative_controls;
+  auto it = setup.options->variants.find(std::string(mechanism));
+  if (it == setup.options->variants.end()) return f;
+  f.active_ = true;
+  for (const std::string& name : it->second) {
+    if (std::find(registered.begin(), registered.end(), name) == registered.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("--", std::string(flag), ": '", absl::CHexEscape(name),
+                                                     "' is not a registered ", std::string(mechanism),
+                                                     " variant (registered: ", ShortList(registered), ")"));
+    }
+    f.names_.push_back(name);
+  }
+  return f;
+}
+
+bool RowFilter::Wants(std::string_view name, bool negative_control) const {
+  if (!active_) return !negative_control || negative_controls_;
+  return std::find(names_.begin(), names_.end(), name) != names_.end();
 }
 
 std::string Agreement::Text() const {

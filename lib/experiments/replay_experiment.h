@@ -11,6 +11,7 @@
 #define ISOLATION_LIB_EXPERIMENTS_REPLAY_EXPERIMENT_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ struct ReplayExperimentOptions {
   int mm_cid_tasks = 4096;
   // --replay_check_every: the adapters' invariant checks after every n-th event.
   int check_every = 16;
+  // The usual variant flags (--mmcid_variants, --tmigr_variants,
+  // --idle_variants, --vmstat_strategies), keyed by mechanism name: only
+  // these rows replay (a negative control named here replays too).  A
+  // mechanism absent from the map replays every registered variant.
+  // Errors: a name that is not registered is InvalidArgument naming the flag.
+  std::map<std::string, std::vector<std::string>> variants;
 };
 
 // The what-if: CommonOptions::isolcpus / nohz_full other than "seed" give

@@ -34,6 +34,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/status_macros.h"
 #include "experiments/replay_mechanisms.h"
 #include "isolation/idle_select/idle_select.h"
 #include "isolation/idle_select/selector.h"
@@ -83,12 +84,17 @@ class IdleReplay final : public MechanismReplay, private Hooks {
 
   absl::Status Build() {
     const idle_select::IdleTopology topo = idle_select::IdleTopology::From(*setup_.topology, *setup_.isolation);
-    for (const std::string& name : idle_select::SelectorNames(setup_.options->negative_controls)) {
+    const std::vector<std::string> registered = idle_select::SelectorNames(/*include_negative_controls=*/true);
+    ISOLATION_ASSIGN_OR_RETURN(const RowFilter filter,
+                               RowFilter::Make(setup_, "idle_select", "idle_variants", registered));
+    for (const std::string& name : registered) {
+      absl::StatusOr<const idle_select::SelectorEntry*> entry = idle_select::SelectorRegistry().Find(name);
+      const bool negative_control = entry.ok() && (*entry)->negative_control;
+      if (!filter.Wants(name, negative_control)) continue;
       auto row = std::make_unique<Row>();
       row->name = name;
       row->kernel = name == "V0";  // mainline select_idle_sibling() / SIS_UTIL
-      absl::StatusOr<const idle_select::SelectorEntry*> entry = idle_select::SelectorRegistry().Find(name);
-      row->negative_control = entry.ok() && (*entry)->negative_control;
+      row->negative_control = negative_control;
       idle_select::Options o;
       o.variant = name;
       absl::StatusOr<std::unique_ptr<idle_select::IdleState>> st = idle_select::IdleState::Create(topo, o);

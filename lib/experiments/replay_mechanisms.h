@@ -61,6 +61,25 @@ struct Agreement {
   std::string Text() const;  // "99.7 % (3990 of 4002; 12 not judged)"
 };
 
+// The rows a mechanism replays, from ReplayExperimentOptions::variants.
+class RowFilter {
+ public:
+  // `requested`: the names asked for (null: every registered row).
+  // `flag`: the flag they came from, for messages.  Checks every requested
+  // name is one of `registered` (negative controls included).
+  static absl::StatusOr<RowFilter> Make(const ReplaySetup& setup, std::string_view mechanism, std::string_view flag,
+                                        const std::vector<std::string>& registered);
+  bool active() const { return active_; }
+  // Whether the row `name` replays; `negative_control` rows replay when
+  // named, or with --replay_negative_controls when no list is given.
+  bool Wants(std::string_view name, bool negative_control) const;
+
+ private:
+  bool active_ = false;
+  bool negative_controls_ = false;
+  std::vector<std::string> names_;
+};
+
 // One mechanism's replay.
 class MechanismReplay : public replay::ReplayObserver {
  public:

@@ -24,6 +24,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/status_macros.h"
 #include "experiments/replay_mechanisms.h"
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/mm_cid/mm_cid.h"
@@ -106,16 +107,29 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
       if (v.ok()) kernel_full = v->Name();
     }
     std::vector<mm_cid::MmCidVariant> variants = mm_cid::AllVariants();
-    if (setup_.options->negative_controls) {
-      for (const mm_cid::MmCidVariant& v : mm_cid::NegativeControlVariants()) variants.push_back(v);
+    for (const mm_cid::MmCidVariant& v : mm_cid::NegativeControlVariants()) variants.push_back(v);
+    std::vector<std::string> registered;
+    for (const mm_cid::MmCidVariant& v : variants) registered.push_back(v.Name());
+    // --mmcid_variants may use any spelling ParseVariant accepts.
+    ReplayExperimentOptions canonical = *setup_.options;
+    if (auto it = canonical.variants.find("mm_cid"); it != canonical.variants.end()) {
+      for (std::string& name : it->second) {
+        if (absl::StatusOr<mm_cid::MmCidVariant> v = mm_cid::ParseVariant(name); v.ok()) name = v->Name();
+      }
     }
+    ReplaySetup canonical_setup = setup_;
+    canonical_setup.options = &canonical;
+    ISOLATION_ASSIGN_OR_RETURN(const RowFilter filter,
+                               RowFilter::Make(canonical_setup, "mm_cid", "mmcid_variants", registered));
     const int cpus = setup_.topology->num_cpus();
     for (const mm_cid::MmCidVariant& v : variants) {
+      absl::StatusOr<mm_cid::VariantTraits> traits = mm_cid::DescribeVariant(v);
+      const bool negative_control = traits.ok() && traits->negative_control;
+      if (!filter.Wants(v.Name(), negative_control)) continue;
       auto row = std::make_unique<Row>();
       row->name = v.Name();
       row->kernel = row->name == kernel_full;
-      absl::StatusOr<mm_cid::VariantTraits> traits = mm_cid::DescribeVariant(v);
-      row->negative_control = traits.ok() && traits->negative_control;
+      row->negative_control = negative_control;
       absl::StatusOr<std::unique_ptr<mm_cid::MmCid>> m = mm_cid::MmCid::Create(
           cpus, v, {.max_tasks = setup_.options->mm_cid_tasks, .max_mms = std::max(1, setup_.options->mm_cid_tasks / 4)});
       if (!m.ok()) {

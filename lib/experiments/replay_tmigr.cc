@@ -36,6 +36,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/status_macros.h"
 #include "experiments/replay_mechanisms.h"
 #include "isolation/tmigr/tmigr.h"
 #include "isolation/tmigr/variants.h"
@@ -96,8 +97,11 @@ class TmigrReplay final : public MechanismReplay {
     if (version == 0) note_ = "kernel version unknown: the kernel's variant is taken as v6.9-v6.18's (v6.9)";
     if (version > 0 && version < 609) note_ = "kernels before 6.9 have no timer-migration hierarchy";
     const int n = setup_.topology->num_cpus();
+    std::vector<std::string> registered;
+    for (const auto* e : tmigr::ParticipationRegistry().All()) registered.push_back(e->name);
+    ISOLATION_ASSIGN_OR_RETURN(const RowFilter filter, RowFilter::Make(setup_, "tmigr", "tmigr_variants", registered));
     for (const auto* e : tmigr::ParticipationRegistry().All()) {
-      if (e->negative_control && !setup_.options->negative_controls) continue;
+      if (!filter.Wants(e->name, e->negative_control)) continue;
       auto row = std::make_unique<Row>();
       row->name = e->name;
       row->kernel = e->name == kernel_name_;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 #include "experiments/replay_mechanisms.h"
 #include "isolation/vmstat/fold_policy.h"
 
@@ -61,8 +62,12 @@ class VmstatReplay final : public MechanismReplay {
   explicit VmstatReplay(const ReplaySetup& setup) : setup_(setup) {}
 
   absl::Status Build() {
+    std::vector<std::string> registered;
+    for (const auto* e : vmstat::FoldPolicyRegistry().All()) registered.push_back(e->name);
+    ISOLATION_ASSIGN_OR_RETURN(const RowFilter filter,
+                               RowFilter::Make(setup_, "vmstat", "vmstat_strategies", registered));
     for (const auto* e : vmstat::FoldPolicyRegistry().All()) {
-      if (e->negative_control && !setup_.options->negative_controls) continue;
+      if (!filter.Wants(e->name, e->negative_control)) continue;
       auto row = std::make_unique<Row>();
       row->name = e->name;
       row->kernel = e->name == "A1";  // mainline since 6.5: the shepherd skips cpu_is_isolated() CPUs

@@ -129,6 +129,10 @@ class DatReader {
 
   static int OnRecord(tracecmd_input*, tep_record* record, int cpu, void* self) {
     auto* r = static_cast<DatReader*>(self);
+    // The first error stands: libtracecmd may call again after a stop
+    // request (one call per CPU buffer), and a later call must neither
+    // replace the error nor deliver an event past it.
+    if (!r->status_.ok()) return 1;
     r->status_ = r->Record(record, cpu);
     return r->status_.ok() ? 0 : 1;
   }

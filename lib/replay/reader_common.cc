@@ -251,6 +251,7 @@ absl::Status Emitter::Marker(Event event, std::string_view text, std::string_vie
     if (marker_seen_) return SendInfo();
     return absl::OkStatus();
   }
+  if (!sink_error_.ok()) return sink_error_;
   sink_.OnMarker(event, text);
   return Deliver(event, where);
 }
@@ -282,11 +283,12 @@ absl::Status Emitter::Add(Event event, std::string_view where) {
     if (pending_.size() >= kInfoScanEvents) return SendInfo();
     return absl::OkStatus();
   }
+  if (!sink_error_.ok()) return sink_error_;
   return Deliver(event, where);
 }
 
 absl::Status Emitter::SendInfo() {
-  if (info_sent_) return absl::OkStatus();
+  if (info_sent_) return sink_error_;
   // Flags fill what the file does not say (or everything, with override_file).
   const bool over = options_.override_file;
   if (options_.num_cpus > 0 && (over || info_.num_cpus_source == InfoSource::kUnknown)) {
@@ -335,7 +337,10 @@ absl::Status Emitter::SendInfo() {
         "timestamps are in microseconds (print them in ns: trace-cmd report -t, perf script --ns)");
   }
   info_sent_ = true;
-  if (absl::Status s = sink_.OnInfo(info_); !s.ok()) return s;
+  // Sticky: a sink that refused the info (a bad option, a machine that does
+  // not fit) gets no event after it, whoever calls next.
+  sink_error_ = sink_.OnInfo(info_);
+  if (!sink_error_.ok()) return sink_error_;
   std::vector<Pending> held;
   held.swap(pending_);
   for (Pending& p : held) {

@@ -125,6 +125,7 @@ class Emitter {
   ReadStats& stats_;
   RecordingInfo info_;
   bool info_sent_ = false;
+  absl::Status sink_error_;  // what the sink answered to OnInfo
   bool marker_seen_ = false;
   std::string marker_chunks_;
   int marker_next_chunk_ = 1;

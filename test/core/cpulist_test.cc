@@ -192,5 +192,35 @@ TEST(Cpulist, NonPrintableInputIsEscapedInMessages) {
   EXPECT_THAT(std::string(m.status().message()), HasSubstr("\\x01"));
 }
 
+// What the kernel accepts without a word but a user would not expect gets
+// a note; the mask stays the kernel's.
+TEST(Cpulist, KernelFaithfulLeniencyIsNoted) {
+  std::vector<std::string> notes;
+  absl::StatusOr<CpuMask> m = CpuMask::Parse("1-3:1/4294967295", 8, &notes);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->ToString(), "0-1");  // the stride wraps to cpu 0, as bitmap_set_region() does
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_THAT(notes[0], HasSubstr("wraps the kernel's 32-bit arithmetic"));
+
+  notes.clear();
+  m = CpuMask::Parse("1\n2", 8, &notes);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->ToString(), "1");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_THAT(notes[0], HasSubstr("ends at the newline at position 1"));
+  EXPECT_THAT(notes[0], HasSubstr("\"2\" after it is ignored"));
+
+  notes.clear();
+  ASSERT_TRUE(CpuMask::Parse("1,2\n", 8, &notes).ok());  // a trailing newline drops nothing
+  ASSERT_TRUE(CpuMask::Parse("0-7:1/2", 8, &notes).ok());
+  EXPECT_TRUE(notes.empty());
+  // A stride that wraps many times gives one note per region, of bounded size.
+  std::string many;
+  for (int i = 0; i < 1000; ++i) many += "1-7:1/4294967295,";
+  ASSERT_TRUE(CpuMask::Parse(many, 8, &notes).ok());
+  ASSERT_EQ(notes.size(), 1000u);
+  for (const std::string& n : notes) EXPECT_LT(n.size(), 400u);
+}
+
 }  // namespace
 }  // namespace isolation

@@ -405,5 +405,40 @@ TEST(IsolationConfig, FromHostLoads) {
   EXPECT_EQ(c->num_cpus(), host->num_cpus());
 }
 
+// Memory in proportion to the input: a parameter of thousands of unknown
+// flag words gives one warning per word (as the kernel prints one each),
+// each naming a bounded label of the parameter, not the whole of it.
+TEST(IsolationConfig, ManyUnknownFlagsCostLinearMemory) {
+  const Topology t = Machine("core:16 pu:1");
+  std::string value;
+  for (int i = 0; i < 8000; ++i) value += "foo,";
+  value += "1-3";
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromFlags(t, value, "");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->warnings().size(), 8000u);
+  size_t bytes = 0;
+  for (const IsolationWarning& w : c->warnings()) bytes += w.parameter.size() + w.message.size();
+  EXPECT_LT(bytes, 8000u * 200u);
+  EXPECT_THAT(c->warnings()[0].parameter, HasSubstr("(32012 bytes)"));
+  EXPECT_EQ(c->isolcpus_domain().ToString(), "1-3");
+}
+
+// Control bytes of a parameter never reach a terminal raw.
+TEST(IsolationConfig, WarningsArePrintable) {
+  const Topology t = Machine("core:4 pu:1");
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromFlags(t, "fo\x1bo,1", "");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_FALSE(c->warnings().empty());
+  for (const IsolationWarning& w : c->warnings()) {
+    for (char ch : w.parameter + w.message) EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20) << w.message;
+  }
+  // The kernel-faithful leniencies of the list carry a note.
+  c = IsolationConfig::FromFlags(t, "1\n2", "");
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->warnings().size(), 1u);
+  EXPECT_THAT(c->warnings()[0].message, HasSubstr("note: "));
+  EXPECT_EQ(c->warnings()[0].parameter, "isolcpus=1\\n2");
+}
+
 }  // namespace
 }  // namespace isolation

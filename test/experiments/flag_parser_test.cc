@@ -48,6 +48,53 @@ TEST(FlagParser, ErrorsNameTheArgument) {
   EXPECT_THAT(ParseSubcommandFlags({"-"}, kAllowed, &help), HasSubstr("unknown flag"));
 }
 
+// One rule for every subcommand, in the parser: nothing silently changes
+// what a command line meant.
+TEST(FlagParser, NothingSilent) {
+  absl::FlagSaver saver;
+  bool help = false;
+  // A flag given twice, in any of its forms.
+  EXPECT_THAT(ParseSubcommandFlags({"--seed=1", "--seed=2"}, kAllowed, &help),
+              HasSubstr("flag '--seed' is given twice ('--seed=1', then '--seed=2')"));
+  EXPECT_THAT(ParseSubcommandFlags({"--quick", "--noquick"}, kAllowed, &help), HasSubstr("'--quick' is given twice"));
+  EXPECT_THAT(ParseSubcommandFlags({"-seed", "1", "--seed=1"}, kAllowed, &help), HasSubstr("given twice"));
+  // A value that is a flag: "--topology --json" names no file called --json.
+  EXPECT_THAT(ParseSubcommandFlags({"--topology", "--json"}, kAllowed, &help),
+              HasSubstr("next word '--json' is a flag (write --topology=--json if that is the value)"));
+  EXPECT_EQ(ParseSubcommandFlags({"--topology=--json"}, kAllowed, &help), "");
+  EXPECT_EQ(absl::GetFlag(FLAGS_topology), "--json");
+  // Control bytes are escaped in every message.
+  EXPECT_THAT(ParseSubcommandFlags({"--bo\x1b[2Jgus"}, kAllowed, &help), HasSubstr("--bo\\x1b[2Jgus"));
+  EXPECT_THAT(ParseSubcommandFlags({"st\nray"}, kAllowed, &help), HasSubstr("'st\\nray'"));
+  // FlagGiven says what the last parse set.
+  EXPECT_EQ(ParseSubcommandFlags({"--noquick"}, kAllowed, &help), "");
+  EXPECT_TRUE(FlagGiven("quick"));
+  EXPECT_FALSE(FlagGiven("seed"));
+}
+
+TEST(NameListFlag, EachNameOnceAndBounded) {
+  absl::StatusOr<std::vector<std::string>> v = ParseNameListFlag("idle_variants", "V0,V1");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_THAT(*v, ElementsAre("V0", "V1"));
+  EXPECT_TRUE(ParseNameListFlag("tmigr_bugs", "", /*allow_empty=*/true)->empty());
+  struct Case {
+    const char* text;
+    const char* why;
+  };
+  for (const Case& c : {Case{"", "empty list"}, Case{"V0,,V1", "empty name at position 3"},
+                        Case{"V0,", "empty name at position 3"}, Case{"V0,V0", "'V0' is listed twice"},
+                        Case{"V 0", "space or control byte"}, Case{"V0\n", "space or control byte"}}) {
+    absl::StatusOr<std::vector<std::string>> r = ParseNameListFlag("idle_variants", c.text);
+    ASSERT_FALSE(r.ok()) << "accepted \"" << c.text << "\"";
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.why)) << c.text;
+  }
+  // 500 copies of one name: refused at the second, and never more than max_items names.
+  std::string many = "V0";
+  for (int i = 0; i < 499; ++i) many += ",V0";
+  EXPECT_THAT(std::string(ParseNameListFlag("idle_variants", many).status().message()), HasSubstr("listed twice"));
+  EXPECT_THAT(std::string(ParseNameListFlag("x", "a,b,c", false, 2).status().message()), HasSubstr("too many names"));
+}
+
 TEST(IntListFlag, AcceptsCanonicalLists) {
   absl::StatusOr<std::vector<int>> v = ParseIntListFlag("idle_llc_cpus", "16,64,256", 2, 4096);
   ASSERT_TRUE(v.ok()) << v.status();

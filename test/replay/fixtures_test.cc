@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiments/replay_experiment.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isolation/replay/readers.h"
 
@@ -159,6 +160,38 @@ TEST(Replay, WhatIfIsolationChangesTheModelNotTheKernel) {
   EXPECT_EQ(available["v6.9"], "0-1");
   EXPECT_EQ(available["isolation"], "0");
   EXPECT_FALSE(j["mechanisms"]["mm_cid"].contains("agreement"));
+}
+
+// The usual variant flags choose the rows; a name that is not registered
+// is refused naming the flag, and a negative control named replays.
+TEST(Replay, VariantListsChooseTheRows) {
+  CommonOptions common;
+  ReplayExperimentOptions o;
+  o.file = Data("rseq_threads.dat.gz");
+  o.variants["idle_select"] = {"V0", "V1-trusting"};  // a negative control, named
+  o.variants["tmigr"] = {"v6.9"};
+  o.variants["vmstat"] = {"A1"};
+  o.variants["mm_cid"] = {"owner619"};
+  Progress progress("replay");
+  absl::StatusOr<ExperimentReport> r = RunReplayExperiment(common, o, progress);
+  ASSERT_TRUE(r.ok()) << r.status();
+  auto names = [&](const char* mechanism) {
+    std::vector<std::string> out;
+    for (const nlohmann::json& row : r->json["mechanisms"][mechanism]["rows"]) {
+      if (row.contains("variant")) out.push_back(row["variant"].get<std::string>());
+    }
+    return out;
+  };
+  EXPECT_THAT(names("idle_select"), ::testing::ElementsAre("V0", "V1-trusting"));
+  EXPECT_THAT(names("tmigr"), ::testing::ElementsAre("v6.9"));
+  EXPECT_THAT(names("vmstat"), ::testing::ElementsAre("A1"));
+  EXPECT_THAT(names("mm_cid"), ::testing::ElementsAre("owner619"));
+
+  o.variants = {{"idle_select", {"V9"}}};
+  absl::StatusOr<ExperimentReport> bad = RunReplayExperiment(common, o, progress);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("--idle_variants: 'V9' is not a registered"));
 }
 
 }  // namespace

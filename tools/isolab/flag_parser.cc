@@ -4,6 +4,7 @@
 
 #include "isolab/flag_parser.h"
 
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -18,9 +19,31 @@
 
 namespace isolation::isolab {
 
+namespace {
+
+// A word in a message, with control bytes and quotes escaped (a value can
+// come from a file or a script and must not drive the terminal).
+std::string Escaped(std::string_view word) { return absl::CHexEscape(std::string(word)); }
+
+// "-1", "-0.5": a negative number is a value, not a flag.
+bool LooksLikeFlag(std::string_view word) {
+  return word.size() > 1 && word[0] == '-' && !(word[1] >= '0' && word[1] <= '9') && word[1] != '.';
+}
+
+}  // namespace
+
+// The flags the last ParseSubcommandFlags call set (one thread; see the header).
+std::set<std::string, std::less<>>& LastGiven() {
+  static std::set<std::string, std::less<>>* given = new std::set<std::string, std::less<>>;
+  return *given;
+}
+
 std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
                                  bool* wants_help) {
   const std::set<std::string> allowed_set(allowed.begin(), allowed.end());
+  // Every flag once: "last one wins" silently changes what a script meant.
+  std::map<std::string, std::string> given;  // flag name -> the argument that set it
+  LastGiven().clear();
   const size_t argc = args.size();
   for (size_t i = 0; i < argc; ++i) {
     std::string_view arg = args[i];
@@ -29,7 +52,7 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
       continue;
     }
     if (arg.empty() || arg[0] != '-') {
-      return absl::StrCat("unexpected argument '", std::string(arg), "'");
+      return absl::StrCat("unexpected argument '", Escaped(arg), "'");
     }
     arg.remove_prefix(arg.size() > 1 && arg[1] == '-' ? 2 : 1);
     std::string name(arg), value;
@@ -48,25 +71,70 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
       if (!negated) flag = nullptr;
     }
     if (flag == nullptr) {
-      return absl::StrCat("unknown flag '--", name, "' (see --help)");
+      return absl::StrCat("unknown flag '--", Escaped(name), "' (see --help)");
     }
+    const std::string canonical = negated ? name.substr(2) : name;
+    if (auto [it, fresh] = given.emplace(canonical, args[i]); !fresh) {
+      return absl::StrCat("flag '--", Escaped(canonical), "' is given twice ('", Escaped(it->second), "', then '",
+                          Escaped(args[i]), "'); give it once");
+    }
+    LastGiven().insert(canonical);
     if (negated) {
       value = "false";
     } else if (!has_value) {
       if (flag->IsOfType<bool>()) {
         value = "true";
       } else if (i + 1 < argc) {
+        if (LooksLikeFlag(args[i + 1])) {
+          return absl::StrCat("flag '--", Escaped(name), "' needs a value, but the next word '", Escaped(args[i + 1]),
+                              "' is a flag (write --", Escaped(name), "=", Escaped(args[i + 1]),
+                              " if that is the value)");
+        }
         value = args[++i];
       } else {
-        return absl::StrCat("flag '--", name, "' needs a value");
+        return absl::StrCat("flag '--", Escaped(name), "' needs a value");
       }
     }
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
-      return absl::StrCat("bad value '", value, "' for --", name, ": ", error);
+      return absl::StrCat("bad value '", Escaped(value), "' for --", Escaped(name), ": ", error);
     }
   }
   return "";
+}
+
+bool FlagGiven(std::string_view name) { return LastGiven().count(name) > 0; }
+
+absl::StatusOr<std::vector<std::string>> ParseNameListFlag(std::string_view flag, std::string_view text,
+                                                           bool allow_empty, size_t max_items) {
+  const std::string name(flag), value = Escaped(text);
+  auto bad = [&](std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, "=", value, ": ", std::string(why),
+                                                   " (want names separated by single commas, each once, at most ",
+                                                   max_items, ")"));
+  };
+  std::vector<std::string> out;
+  if (text.empty()) {
+    if (allow_empty) return out;
+    return bad("empty list");
+  }
+  std::set<std::string_view> seen;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = text.find(',', begin);
+    const std::string_view item = text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin);
+    if (item.empty()) return bad(absl::StrCat("empty name at position ", begin));
+    for (char c : item) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u <= ' ' || u >= 0x7f) return bad(absl::StrCat("'", Escaped(item), "' has a space or control byte"));
+    }
+    if (!seen.insert(item).second) return bad(absl::StrCat("'", Escaped(item), "' is listed twice"));
+    if (out.size() == max_items) return bad("too many names");
+    out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  return out;
 }
 
 std::vector<std::string> SplitPositional(const std::vector<std::string>& args, const std::vector<std::string>& allowed,

@@ -19,7 +19,11 @@ namespace isolation::isolab {
 // Parses `args` (the words after the subcommand): --name=value, --name
 // value, --bool, --nobool, -name..., for the flags in `allowed` only;
 // --help/-h/--helpfull set *wants_help.  Returns an error message naming
-// the bad argument, or "" on success (then the flags hold the values).
+// the bad argument (control bytes escaped), or "" on success (then the
+// flags hold the values).  One rule for every subcommand: a flag given
+// twice (in any of its forms) is an error, and so is "--flag VALUE" whose
+// VALUE looks like a flag ("--trace --json"; a negative number is a
+// value; "--trace=--json" says it is meant).
 std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
                                  bool* wants_help);
 
@@ -39,6 +43,18 @@ std::vector<std::string> SplitPositional(const std::vector<std::string>& args, c
 // bad item.
 absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::string_view text, int min, int max,
                                                   size_t max_items = 16);
+
+// Whether the last ParseSubcommandFlags call set flag `name` (in any of its
+// forms): a default left alone and the same value given explicitly can mean
+// different things ("every registered variant" vs "this list").
+bool FlagGiven(std::string_view name);
+
+// A list-of-names flag value such as --idle_variants=V0,V1: names (no
+// spaces or control bytes) separated by single commas, each once, at most
+// `max_items`; "" is the empty list when `allow_empty`.  Errors:
+// InvalidArgument naming the flag, the escaped value and the bad item.
+absl::StatusOr<std::vector<std::string>> ParseNameListFlag(std::string_view flag, std::string_view text,
+                                                           bool allow_empty = false, size_t max_items = 256);
 
 }  // namespace isolation::isolab
 

@@ -39,7 +39,7 @@ namespace isolation::isolab {
 
 absl::StatusOr<IdleExperimentOptions> IdleOptionsFromFlags() {
   IdleExperimentOptions o;
-  o.variants = absl::StrSplit(absl::GetFlag(FLAGS_idle_variants), ',', absl::SkipEmpty());
+  ISOLATION_ASSIGN_OR_RETURN(o.variants, ParseNameListFlag("idle_variants", absl::GetFlag(FLAGS_idle_variants)));
   ISOLATION_ASSIGN_OR_RETURN(o.llc_cpus, ParseIntListFlag("idle_llc_cpus", absl::GetFlag(FLAGS_idle_llc_cpus), 2, 4096));
   o.samples = absl::GetFlag(FLAGS_idle_samples);
   o.iterations = absl::GetFlag(FLAGS_idle_iterations);

@@ -33,6 +33,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -119,7 +120,7 @@ absl::StatusOr<ExperimentReport> RunWithWarnings(const Subcommand& subcommand, c
                                                  Progress& progress) {
   std::vector<IsolationWarning> printed;
   auto print = [&](const IsolationWarning& w) {
-    std::fprintf(stderr, "isolab %s: warning: %s: %s\n", subcommand.name.c_str(), w.parameter.c_str(),
+    std::fprintf(stderr, "isolab %s: warning: %s: %s\n", subcommand.name.c_str(), w.parameter.c_str(),  // printable already (isolation_config.cc)
                  w.message.c_str());
   };
   // Bad values are left to the experiment, which reports them as errors.
@@ -279,7 +280,7 @@ int Main(int argc, char** argv) {
     summary = selected->summary;
   } else {
     std::fprintf(stderr, "isolab: unknown subcommand '%s' (try 'isolab help')\n",
-                 subcommand.c_str());
+                 absl::CHexEscape(subcommand).c_str());
     return kExitBadInput;
   }
   bool wants_help = false;
@@ -291,7 +292,7 @@ int Main(int argc, char** argv) {
     positional.insert(positional.end(), after_dashes.begin(), after_dashes.end());
     if (positional.size() > 1) {
       std::fprintf(stderr, "isolab replay: one recording at a time (got %zu: '%s', '%s', ...)\n", positional.size(),
-                   positional[0].c_str(), positional[1].c_str());
+                   absl::CHexEscape(positional[0]).c_str(), absl::CHexEscape(positional[1]).c_str());
       return kExitBadInput;
     }
     if (!positional.empty()) SetReplayFile(positional[0]);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -53,7 +54,7 @@ int RecordMain(const std::vector<std::string>& raw) {
     return 2;
   }
   if (!positional.empty()) {
-    std::fprintf(stderr, "isolab record: unexpected argument '%s' (a command goes after --)\n", positional[0].c_str());
+    std::fprintf(stderr, "isolab record: unexpected argument '%s' (a command goes after --)\n", absl::CHexEscape(positional[0]).c_str());
     return 2;
   }
   replay::RecordOptions o;
@@ -65,7 +66,13 @@ int RecordMain(const std::vector<std::string>& raw) {
   }
   o.duration = static_cast<Nanos>(seconds * 1e9);
   o.command = command;
-  o.events = absl::StrSplit(absl::GetFlag(FLAGS_record_events), ',', absl::SkipEmpty());
+  absl::StatusOr<std::vector<std::string>> events =
+      ParseNameListFlag("record_events", absl::GetFlag(FLAGS_record_events), /*allow_empty=*/true);
+  if (!events.ok()) {
+    std::fprintf(stderr, "isolab record: %s\n", std::string(events.status().message()).c_str());
+    return 2;
+  }
+  o.events = *std::move(events);
   o.buffer_kb_per_cpu = absl::GetFlag(FLAGS_record_buffer_kb);
   absl::StatusOr<replay::RecordSummary> s = replay::RecordHost(o);
   if (!s.ok()) {

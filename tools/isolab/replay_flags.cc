@@ -6,11 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
 #include "experiments/replay_experiment.h"
+#include "isolab/flag_parser.h"
 #include "isolab/subcommands.h"
 
 using isolation::experiments::ReplayExperimentOptions;
@@ -35,7 +39,25 @@ ABSL_FLAG(int32_t, replay_mm_cid_tasks, ReplayExperimentOptions{}.mm_cid_tasks,
 ABSL_FLAG(int32_t, replay_check_every, ReplayExperimentOptions{}.check_every,
           "Run the adapters' invariant checks after every n-th event (1: after each)");
 
+ABSL_FLAG(std::string, mmcid_variants, "",
+          "(isolab replay) mm_cid variants to replay, comma-separated, as isolab variants names them "
+          "('' = every registered one)");
+
 namespace isolation::isolab {
+namespace {
+
+// The flags that choose rows in the other subcommands choose them here too;
+// left at their defaults (which name those subcommands' default rows) every
+// registered variant replays.
+constexpr struct {
+  const char* mechanism;
+  const char* flag;
+} kVariantFlags[] = {{"mm_cid", "mmcid_variants"},
+                     {"tmigr", "tmigr_variants"},
+                     {"idle_select", "idle_variants"},
+                     {"vmstat", "vmstat_strategies"}};
+
+}  // namespace
 
 absl::StatusOr<ReplayExperimentOptions> ReplayOptionsFromFlags() {
   ReplayExperimentOptions o;
@@ -46,12 +68,18 @@ absl::StatusOr<ReplayExperimentOptions> ReplayOptionsFromFlags() {
   o.hz = absl::GetFlag(FLAGS_replay_hz);
   o.recorded_isolcpus = absl::GetFlag(FLAGS_recorded_isolcpus);
   o.recorded_nohz_full = absl::GetFlag(FLAGS_recorded_nohz_full);
-  o.mechanisms = absl::StrSplit(absl::GetFlag(FLAGS_replay_mechanisms), ',', absl::SkipEmpty());
+  ISOLATION_ASSIGN_OR_RETURN(o.mechanisms, ParseNameListFlag("replay_mechanisms", absl::GetFlag(FLAGS_replay_mechanisms)));
   o.negative_controls = absl::GetFlag(FLAGS_replay_negative_controls);
   o.disagreements = absl::GetFlag(FLAGS_replay_disagreements);
   o.max_bad_lines = absl::GetFlag(FLAGS_replay_max_bad_lines);
   o.mm_cid_tasks = absl::GetFlag(FLAGS_replay_mm_cid_tasks);
   o.check_every = absl::GetFlag(FLAGS_replay_check_every);
+  for (const auto& [mechanism, flag_name] : kVariantFlags) {
+    if (!FlagGiven(flag_name)) continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(flag_name);
+    if (flag == nullptr) return absl::InternalError(absl::StrCat("flag --", flag_name, " is not linked in"));
+    ISOLATION_ASSIGN_OR_RETURN(o.variants[mechanism], ParseNameListFlag(flag_name, flag->CurrentValue()));
+  }
   return o;
 }
 
@@ -66,7 +94,7 @@ Subcommand ReplaySubcommand() {
           {"topology", "isolcpus", "nohz_full", "seed", "json", "replay_file", "replay_format", "replay_cpus",
            "replay_kernel", "replay_hz", "recorded_isolcpus", "recorded_nohz_full", "replay_mechanisms",
            "replay_negative_controls", "replay_disagreements", "replay_max_bad_lines", "replay_mm_cid_tasks",
-           "replay_check_every"},
+           "replay_check_every", "mmcid_variants", "tmigr_variants", "idle_variants", "vmstat_strategies"},
           [](const experiments::CommonOptions& common,
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(ReplayExperimentOptions options, ReplayOptionsFromFlags());

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
 #include "experiments/tmigr_experiment.h"
+#include "isolab/flag_parser.h"
 #include "isolab/subcommands.h"
 
 using isolation::experiments::TmigrExperimentOptions;
@@ -35,11 +36,11 @@ namespace isolation::isolab {
 absl::StatusOr<TmigrExperimentOptions> TmigrOptionsFromFlags() {
   TmigrExperimentOptions o;
   o.duration_ms = absl::GetFlag(FLAGS_tmigr_duration_ms);
-  o.variants = absl::StrSplit(absl::GetFlag(FLAGS_tmigr_variants), ',', absl::SkipEmpty());
+  ISOLATION_ASSIGN_OR_RETURN(o.variants, ParseNameListFlag("tmigr_variants", absl::GetFlag(FLAGS_tmigr_variants)));
   o.hk_period_us = absl::GetFlag(FLAGS_tmigr_hk_period_us);
   o.callback_cost_us = absl::GetFlag(FLAGS_tmigr_callback_cost_us);
   o.real_ms = absl::GetFlag(FLAGS_tmigr_real_ms);
-  o.bugs = absl::StrSplit(absl::GetFlag(FLAGS_tmigr_bugs), ',', absl::SkipEmpty());
+  ISOLATION_ASSIGN_OR_RETURN(o.bugs, ParseNameListFlag("tmigr_bugs", absl::GetFlag(FLAGS_tmigr_bugs), /*allow_empty=*/true));
   return o;
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
 #include "experiments/vmstat_experiment.h"
+#include "isolab/flag_parser.h"
 #include "isolab/subcommands.h"
 
 using isolation::experiments::VmstatExperimentOptions;
@@ -32,7 +33,7 @@ namespace isolation::isolab {
 
 absl::StatusOr<VmstatExperimentOptions> VmstatOptionsFromFlags() {
   VmstatExperimentOptions o;
-  o.strategies = absl::StrSplit(absl::GetFlag(FLAGS_vmstat_strategies), ',', absl::SkipEmpty());
+  ISOLATION_ASSIGN_OR_RETURN(o.strategies, ParseNameListFlag("vmstat_strategies", absl::GetFlag(FLAGS_vmstat_strategies)));
   o.syscalls = absl::GetFlag(FLAGS_vmstat_syscalls);
   o.spin_ms = absl::GetFlag(FLAGS_vmstat_spin_ms);
   o.stat_interval_ms = absl::GetFlag(FLAGS_vmstat_stat_interval_ms);

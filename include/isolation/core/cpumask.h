@@ -170,6 +170,11 @@ class CpuMask {
   // (a number that does not fit 32 bits).  REQUIRES nothing: nbits outside
   // [0, kMaxCpus] is an InvalidArgument error too.
   static absl::StatusOr<CpuMask> Parse(std::string_view list, int nbits);
+  // The same, appending to *notes (when not null) one line for each thing
+  // the kernel accepts without a word but a user would not expect: a
+  // `:used/group` stride that wraps 32 bits ("1-3:1/4294967295" sets cpu
+  // 0), text after the '\n' or '\0' that ends the list ("1\n2" is {1}).
+  static absl::StatusOr<CpuMask> Parse(std::string_view list, int nbits, std::vector<std::string>* notes);
 
   // Canonical cpulist: ascending, ranges collapsed ("1-31,33-63"); "" if empty.
   std::string ToString() const;

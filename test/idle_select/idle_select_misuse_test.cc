@@ -176,6 +176,16 @@ TEST(IdleSelectMisuse, IdleEnterOnCpuBeyondTheMachineViolatesContract) {
   EXPECT_CONTRACT_DEATH(st->IdleEnter(Opaque(8)), "idle_select: cpu 8 outside");
 }
 
+// Found by an outside probe: SharesCache(-1, 100000) read past the tables.
+TEST(IdleSelectMisuse, SharesCacheAndSiblingsOfACpuOutsideTheMachineViolateContract) {
+  absl::StatusOr<IdleTopology> t = IdleTopology::Uniform(2, 4);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->SharesCache(0, 3));
+  EXPECT_FALSE(t->SharesCache(0, 4));
+  EXPECT_CONTRACT_DEATH((void)t->SharesCache(Opaque(-1), 100000), "SharesCache\\(-1, 100000\\): a CPU outside");
+  EXPECT_CONTRACT_DEATH((void)t->siblings(Opaque(8)), "siblings\\(8\\): a CPU outside");
+}
+
 TEST(IdleSelectMisuse, EnqueueOnNegativeCpuViolatesContract) {
   auto st = State();
   EXPECT_CONTRACT_DEATH(st->Enqueue(Opaque(-1)), "idle_select: cpu -1 outside");

@@ -288,6 +288,14 @@ TEST_P(MmCidMisuse, ContextSwitchOnCpuBeyondTheMachineViolatesContract) {
   EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(Opaque(kCpus), kNoTask, 1, 2), "ContextSwitch: cpu 4 outside");
 }
 
+// Found by an outside probe: RunQueueLock(8) and (-1) read past the locks.
+TEST_P(MmCidMisuse, RunQueueLockOfACpuOutsideTheMachineViolatesContract) {
+  Fixture f(GetParam());
+  (void)f.m->RunQueueLock(kCpus - 1);
+  EXPECT_CONTRACT_DEATH((void)f.m->RunQueueLock(Opaque(kCpus)), "RunQueueLock\\(4\\): a CPU outside");
+  EXPECT_CONTRACT_DEATH((void)f.m->RunQueueLock(Opaque(-1)), "RunQueueLock\\(-1\\): a CPU outside");
+}
+
 TEST_P(MmCidMisuse, ContextSwitchOnNegativeCpuViolatesContract) {
   Fixture f(GetParam());
   EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(Opaque(-1), kNoTask, 1, 2), "ContextSwitch: cpu -1 outside");

@@ -177,12 +177,17 @@ struct IdleTopology {
   // REQUIRES: isolated.nbits() == num_cpus (contract-checked).
   void ApplyDomainIsolation(const CpuMask& isolated);
 
-  // REQUIRES: 0 <= a, b, cpu < num_cpus (unchecked: a plain struct).
+  // REQUIRES: 0 <= a, b, cpu < num_cpus (contract-checked: hardened,
+  // debug and sanitizer builds stop naming the CPU instead of reading past
+  // the tables).
   bool SharesCache(int a, int b) const {
+    ISOLATION_CONTRACT(a >= 0 && a < num_cpus && b >= 0 && b < num_cpus,
+                       "IdleTopology::SharesCache(%d, %d): a CPU outside [0, %d)", a, b, num_cpus);
     return a == b || (llc_of[static_cast<size_t>(a)] >= 0 &&
                       llc_of[static_cast<size_t>(a)] == llc_of[static_cast<size_t>(b)]);
   }
   const CpuMask& siblings(int cpu) const {
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus, "IdleTopology::siblings(%d): a CPU outside [0, %d)", cpu, num_cpus);
     return smt_mask[static_cast<size_t>(core_of[static_cast<size_t>(cpu)])];
   }
 };

@@ -107,6 +107,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "isolation/core/clock.h"
+#include "isolation/core/contract.h"
 #include "isolation/core/cpumask.h"
 #include "isolation/core/mutex.h"
 #include "isolation/mm_cid/types.h"
@@ -381,7 +382,10 @@ class MmCid {
   // hot entry points holds when several threads drive the instance (the
   // thread-safety contract above), and what owner619's Exit, Exec and fixups
   // take.  By default a mutex per CPU owned by the instance.
-  Mutex& RunQueueLock(int cpu) const { return *rq_locks_[static_cast<size_t>(cpu)]; }
+  Mutex& RunQueueLock(int cpu) const {
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus_, "MmCid::RunQueueLock(%d): a CPU outside [0, %d)", cpu, num_cpus_);
+    return *rq_locks_[static_cast<size_t>(cpu)];
+  }
   // Makes `locks[cpu]` the run-queue lock of each CPU: a driver's own
   // per-CPU lock, which it already holds around the switch hook, so no
   // second lock is taken per switch.  REQUIRES: before any entry point runs

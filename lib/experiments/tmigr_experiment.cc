@@ -43,6 +43,7 @@
 #include "isolation/tmigr/timers.h"
 #include "isolation/tmigr/workload.h"
 #include "experiments/real_model.h"
+#include "experiments/tmigr_bug_probe.h"
 
 namespace isolation::experiments {
 namespace {
@@ -193,6 +194,25 @@ class TmigrExperiment {
     ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(options));
     ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(options, topo));
     ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
+    // Each bug switch's directed probe on this machine (tmigr_bug_probe.h),
+    // first: a configuration that cannot show the bug is refused before the
+    // runs, never reported clean.
+    std::vector<TmigrBugProbe> probes;
+    for (const std::string& bug : opts.bugs) {
+      std::vector<std::string> reasons;
+      bool shown = false;
+      for (const std::string& variant : variants) {
+        ISOLATION_ASSIGN_OR_RETURN(TmigrBugProbe probe, ProbeTmigrBug(bug, variant, topo, iso));
+        if (!probe.applicable) reasons.push_back(absl::StrCat("with ", probe.participation, " it ", probe.reason));
+        shown = shown || probe.applicable;
+        probes.push_back(std::move(probe));
+      }
+      if (!shown) {
+        return absl::InvalidArgumentError(absl::StrCat("--tmigr_bugs=", bug, " (", probes.back().scenario,
+                                                       ") cannot be shown on this machine: ",
+                                                       absl::StrJoin(reasons, "; ")));
+      }
+    }
     // The real-thread machine, sized to the host (an oversubscribed one is
     // refused here, before the modelled runs).
     std::optional<RealThreadModel> real_model;
@@ -291,6 +311,44 @@ class TmigrExperiment {
       for (const std::string& line : r.first_violations) absl::StrAppend(&text, "  violation: ", line, "\n");
       results.push_back(std::move(r));
       result_names.push_back(variants[i]);
+    }
+
+    // The probes' verdicts.
+    if (!probes.empty()) {
+      absl::StrAppend(&text, "\nnegative-control probes (directed, on this machine's hierarchy):\n");
+      nlohmann::json jp = nlohmann::json::array();
+      for (const TmigrBugProbe& p : probes) {
+        nlohmann::json e;
+        e["applicable"] = p.applicable;
+        if (!p.applicable) e["reason"] = p.reason;
+        e["bug"] = p.bug;
+        e["participation"] = p.participation;
+        e["scenario"] = p.scenario;
+        e["placement"] = p.placement;
+        e["violations"] = p.violations;
+        e["mainline_violations"] = p.mainline_violations;
+        jp.push_back(e);
+        report.invariant_violations += static_cast<int64_t>(p.violations.size() + p.mainline_violations.size());
+        // A probe whose placement should show the bug and does not is itself
+        // a failure: a negative control never passes as a clean run.
+        if (p.applicable && p.violations.empty()) ++report.invariant_violations;
+        if (!p.applicable) {
+          absl::StrAppend(&text, absl::StrFormat("  %-20s %-10s %s: cannot be shown here: it %s\n", p.bug,
+                                                 p.participation, p.scenario, p.reason));
+          continue;
+        }
+        absl::StrAppend(&text, absl::StrFormat("  %-20s %-10s %s: %s (mainline: %s)\n", p.bug, p.participation,
+                                               p.scenario,
+                                               p.violations.empty() ? "NOT caught"
+                                                                    : absl::StrCat(p.violations.size(), " violation(s)"),
+                                               p.mainline_violations.empty()
+                                                   ? "clean"
+                                                   : absl::StrCat(p.mainline_violations.size(), " violation(s)")));
+        absl::StrAppend(&text, "    ", p.placement, "\n");
+        for (const std::string& v : p.violations) absl::StrAppend(&text, "    violation: ", v, "\n");
+        for (const std::string& v : p.mainline_violations) absl::StrAppend(&text, "    mainline violation: ", v, "\n");
+      }
+      j["bug_probes"] = jp;
     }
 
     // Real threads, on the host-sized model (real_model.h).

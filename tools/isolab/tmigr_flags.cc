@@ -28,8 +28,9 @@ ABSL_FLAG(int64_t, tmigr_real_ms, TmigrExperimentOptions{}.real_ms,
           "real-thread run per variant (ms); 0 disables; --quick uses 150");
 ABSL_FLAG(std::string, tmigr_bugs, absl::StrJoin(TmigrExperimentOptions{}.bugs, ","),
           "negative controls for the modelled run: re-create fixed bugs, comma-separated: ghost_timer, "
-          "no_cpu_refresh, early_return, quick_check_top_only ('' = correct code); a run that catches one "
-          "reports invariant violations and exits 1");
+          "no_cpu_refresh, early_return, quick_check_top_only ('' = correct code); each also runs its directed "
+          "probe on this machine's hierarchy (violations: exit 1); a bug this machine cannot show exits 2 "
+          "saying which machine can");
 
 namespace isolation::isolab {
 

@@ -39,6 +39,8 @@ absl::StatusOr<ExperimentReport> RunTopologyExperiment(const CommonOptions& comm
   progress.Update("loading topology", 0.0);
   ISOLATION_ASSIGN_OR_RETURN(Topology topology, LoadTopology(common));
   ISOLATION_ASSIGN_OR_RETURN(IsolationConfig config, LoadIsolation(common, topology));
+  // --trace_cpus out of this machine: refused as by every experiment.
+  ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(common.trace, topology));
   progress.Done();
 
   ExperimentReport report;

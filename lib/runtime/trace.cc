@@ -332,6 +332,15 @@ absl::StatusOr<std::unique_ptr<TraceFile>> TraceFile::Create(const std::string& 
                                                    err != 0 ? std::strerror(err) : "open failed"));
   }
   f->WriteLine("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  // A device that takes no byte (full, read-only media) fails here, before
+  // the run, not after it.
+  errno = 0;
+  f->impl_->out.flush();
+  if (!f->impl_->out.good()) {
+    const int err = errno;
+    return absl::InvalidArgumentError(absl::StrCat("trace: cannot write '", path, "': ",
+                                                   err != 0 ? std::strerror(err) : "write failed"));
+  }
   return f;
 }
 

@@ -2,12 +2,17 @@
 # Runs EXE with ARGS; fails unless the exit status is EXPECT and, for EXPECT
 # 2, something was written to stderr.  Optional regular expressions:
 # OUT_MATCH / ERR_MATCH (alias STDERR_MATCH) must match stdout / stderr,
-# OUT_NOT_MATCH must not match stdout.
+# OUT_NOT_MATCH must not match stdout.  OUT_FILE: stdout goes there instead.
 # ARGS arrives with its separators escaped (\;) so that add_test keeps it
 # one argument; unescape it into a list (without this, isolab received one
 # word and every exit-2 case passed on "unknown subcommand").
 string(REPLACE "\\;" ";" args "${ARGS}")
-execute_process(COMMAND ${EXE} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(DEFINED OUT_FILE)  # stdout to a file (/dev/full: the write must fail the run)
+  execute_process(COMMAND ${EXE} ${args} RESULT_VARIABLE rc OUTPUT_FILE ${OUT_FILE} ERROR_VARIABLE err)
+  set(out "")
+else()
+  execute_process(COMMAND ${EXE} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+endif()
 if(NOT rc EQUAL EXPECT)
   message(FATAL_ERROR "exit status ${rc}, expected ${EXPECT}\nstdout: ${out}\nstderr: ${err}")
 endif()

@@ -20,8 +20,10 @@
 // isolation configuration's warnings go to stderr and into the JSON.
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -242,7 +244,8 @@ int Reproduce(const std::vector<Subcommand>& experiments, const CommonOptions& o
 
 }  // namespace
 
-int Main(int argc, char** argv) {
+// Main without the final check of stdout.
+static int MainUnchecked(int argc, char** argv) {
   const std::vector<Subcommand> experiments = AllSubcommands();
   if (argc < 2) {
     std::fprintf(stderr, "isolab: missing subcommand\n");
@@ -335,6 +338,21 @@ int Main(int argc, char** argv) {
                                       " events over --trace_max_events dropped)").c_str()
                        : "");
     }
+  }
+  return rc;
+}
+
+int Main(int argc, char** argv) {
+  int rc = MainUnchecked(argc, argv);
+  // A report nobody could read is no success: stdout on a full device or a
+  // closed pipe fails the run (checked once, after the last write).
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout.good()) {
+    const int err = errno;
+    std::fprintf(stderr, "isolab: writing the report to stdout failed: %s\n",
+                 err != 0 ? std::strerror(err) : "the stream refused a write (a full device or a closed pipe?)");
+    rc = std::max(rc, kExitRunFailure);
   }
   return rc;
 }

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     auto ts = tmigr::TimerSystem::Create(*topo, options, tmigr::TimerSystem::Config{});
     if (!ts.ok()) return 1;
     tmigr::TimerSystem& sys = **ts;
-    sys.tmigr().SetIsolation(*iso);
+    if (!sys.tmigr().SetIsolation(*iso).ok()) return 1;
     if (!sys.BootAll().ok()) return 1;
     sys.tmigr().InitIsolation();
     const auto& s = sys.tmigr().sizing();

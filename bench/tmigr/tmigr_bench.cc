@@ -61,7 +61,7 @@ std::unique_ptr<Bench> Build(const std::string& participation, int ncpus, int ke
   }
   auto iso = IsolationConfig::FromFlags(*topo, isolated.ToString(), "");
   if (!iso.ok()) return nullptr;
-  b->tm->SetIsolation(*iso);
+  if (!b->tm->SetIsolation(*iso).ok()) return nullptr;
   b->tm->InitIsolation();
   for (int c = 0; c < ncpus; ++c) {
     if (b->tm->IsAvailable(c)) b->hk.push_back(c);

@@ -117,7 +117,7 @@ class TmigrReplay final : public MechanismReplay {
         continue;
       }
       row->tm = std::move(*tm);
-      row->tm->SetIsolation(*setup_.isolation);
+      if (absl::Status s = row->tm->SetIsolation(*setup_.isolation); !s.ok()) row->error = std::string(s.message());
       for (int c = 0; c < n && row->error.empty(); ++c) {
         if (absl::Status s = row->tm->BringUpCpu(c); !s.ok()) row->error = std::string(s.message());
       }

@@ -66,7 +66,7 @@ absl::StatusOr<Probe> Boot(std::string_view hierarchy, std::string_view particip
   o.participation = std::string(participation);
   o.hierarchy = std::string(hierarchy);
   ISOLATION_ASSIGN_OR_RETURN(p.tm, TimerMigration::Create(topology, o, p.backend.get()));
-  p.tm->SetIsolation(isolation);
+  ISOLATION_RETURN_IF_ERROR(p.tm->SetIsolation(isolation));
   for (int c = 0; c < topology.num_cpus(); ++c) ISOLATION_RETURN_IF_ERROR(p.tm->BringUpCpu(c));
   p.tm->InitIsolation();
   return p;

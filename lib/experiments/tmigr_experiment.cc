@@ -92,7 +92,7 @@ RealOutcome RunReal(const RealThreadModel& model, const std::string& variant, Na
   if (*run != nullptr) (*run)->Attach(**driver);
   auto ts = tmigr::TimerSystem::Create(topo, o, tmigr::TimerSystem::Config{(*driver)->tick_period()});
   if (!ts.ok()) return fail(ts.status());
-  (*ts)->tmigr().SetIsolation(iso);
+  if (absl::Status s = (*ts)->tmigr().SetIsolation(iso); !s.ok()) return fail(s);
   if (absl::Status s = (*ts)->BootAll(); !s.ok()) return fail(s);
   (*ts)->tmigr().InitIsolation();
   tmigr::TmigrHooks hooks(**ts, tmigr::TmigrHooks::Config{callback_cost});

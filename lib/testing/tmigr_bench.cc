@@ -49,7 +49,7 @@ absl::StatusOr<std::unique_ptr<Bench>> Build(const std::string& spec, int ncpus)
   }
   auto iso = IsolationConfig::FromFlags(*topo, isolated.ToString(), "");
   if (!iso.ok()) return iso.status();
-  b->tm->SetIsolation(*iso);
+  if (absl::Status s = b->tm->SetIsolation(*iso); !s.ok()) return s;
   b->tm->InitIsolation();
   for (int c = 0; c < ncpus; ++c) {
     if (b->tm->IsAvailable(c)) b->hk.push_back(c);

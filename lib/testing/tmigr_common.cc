@@ -156,7 +156,7 @@ absl::StatusOr<Fixture> MakeIsolated(const TmigrVariant& v, int ncpus, std::stri
   if (!topo.ok()) return topo.status();
   auto iso = IsolationConfig::FromBootParams(*topo, cmdline);
   if (!iso.ok()) return iso.status();
-  f.tm->SetIsolation(*iso);
+  if (absl::Status s = f.tm->SetIsolation(*iso); !s.ok()) return s;
   if (init) f.tm->InitIsolation();
   return f;
 }

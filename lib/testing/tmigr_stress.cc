@@ -76,7 +76,7 @@ void RandomSchedule(Report& r, const TmigrVariant& v, int cpg, uint64_t seed, in
     r.Fail(absl::StrCat("set-up: ", iso.status().ToString()));
     return;
   }
-  ts.tmigr().SetIsolation(*iso);
+  r.Ok(ts.tmigr().SetIsolation(*iso), "isolation");
   r.Ok(ts.BootAll(), "boot");
   ts.tmigr().InitIsolation();
   std::mt19937_64 rng(seed);
@@ -201,7 +201,7 @@ std::vector<std::string> CheckS27RealThreads(const TmigrVariant& v) {
       r.Fail(absl::StrCat("set-up: ", iso.status().ToString()));
       break;
     }
-    ts.tmigr().SetIsolation(*iso);
+    r.Ok(ts.tmigr().SetIsolation(*iso), "isolation");
     r.Ok(ts.BootAll(), "boot");
     ts.tmigr().InitIsolation();
     std::vector<std::string> violations;
@@ -317,7 +317,7 @@ std::vector<std::string> CheckSimulatorHousekeepingTimers(const TmigrVariant& v)
       r.Fail(absl::StrCat("set-up: ", ts.status().ToString()));
       break;
     }
-    (*ts)->tmigr().SetIsolation(*iso);
+    r.Ok((*ts)->tmigr().SetIsolation(*iso), "isolation");
     r.Ok((*ts)->BootAll(), "boot");
     (*ts)->tmigr().InitIsolation();
     tmigr::TmigrHooks hooks(**ts, tmigr::TmigrHooks::Config{5 * kNsPerUs});
@@ -382,7 +382,7 @@ std::vector<std::string> CheckS26IsolatedTimersPulledByHousekeeping(const TmigrV
     return r.Take();
   }
   TimerSystem& ts = **ts_or;
-  ts.tmigr().SetIsolation(*iso);
+  r.Ok(ts.tmigr().SetIsolation(*iso), "isolation");
   r.Ok(ts.BootAll(), "boot");
   ts.tmigr().InitIsolation();
   r.Eq(ts.tmigr().AvailableMask().ToString(), std::string("0-3"), "nohz_full isolated CPUs stay available");

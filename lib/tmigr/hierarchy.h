@@ -103,7 +103,7 @@ class HierarchyBase : public TimerMigration, protected ExclusionOps {
  public:
   ~HierarchyBase() override;
 
-  void SetIsolation(const IsolationConfig& config) final;
+  absl::Status SetIsolation(const IsolationConfig& config) final;
   void SetTracer(Tracer* tracer) final { tracer_ = tracer; }
 
   absl::Status PrepareCpu(int cpu) final;

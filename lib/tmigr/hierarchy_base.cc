@@ -98,17 +98,21 @@ HierarchyBase::HierarchyBase(HierarchyArgs args)
 
 HierarchyBase::~HierarchyBase() = default;
 
-void HierarchyBase::SetIsolation(const IsolationConfig& config) {
+absl::Status HierarchyBase::SetIsolation(const IsolationConfig& config) {
+  if (config.num_cpus() != num_cpus_) {
+    return absl::InvalidArgumentError(absl::StrCat("tmigr: an isolation configuration of ", config.num_cpus(),
+                                                   " CPUs for a hierarchy of ", num_cpus_, " CPUs"));
+  }
   inputs_.domain_isolated = CpuMask(num_cpus_);
   inputs_.nohz_full = CpuMask(num_cpus_);
   inputs_.cpuset_isolated = CpuMask(num_cpus_);
-  const int n = std::min(num_cpus_, config.num_cpus());
-  for (int c = 0; c < n; ++c) {
+  for (int c = 0; c < num_cpus_; ++c) {
     if (!config.IsHousekeeping(c, HousekeepingType::kDomain)) inputs_.domain_isolated.Set(c);
     if (config.nohz_full().Test(c)) inputs_.nohz_full.Set(c);
     if (config.cpuset_isolated().Test(c)) inputs_.cpuset_isolated.Set(c);
   }
   inputs_.tick_cpu = config.tick_cpu();
+  return absl::OkStatus();
 }
 
 void HierarchyBase::TraceMigrator(const Group* group, uint8_t from, uint8_t to, int cpu) {

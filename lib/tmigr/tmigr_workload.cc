@@ -118,7 +118,7 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
   auto ts_or = TimerSystem::Create(topology, options, TimerSystem::Config{cfg.jiffy});
   if (!ts_or.ok()) return ts_or.status();
   TimerSystem& ts = **ts_or;
-  ts.tmigr().SetIsolation(isolation);
+  if (absl::Status s = ts.tmigr().SetIsolation(isolation); !s.ok()) return s;
   if (absl::Status s = ts.BootAll(); !s.ok()) return s;
   ts.tmigr().InitIsolation();
 

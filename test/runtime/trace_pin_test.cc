@@ -207,7 +207,7 @@ Pin RunTmigr(tmigr::Variant variant) {
   o.variant = variant;
   auto ts = tmigr::TimerSystem::Create(sim->topology(), o, tmigr::TimerSystem::Config{sim->tick_period()});
   EXPECT_TRUE(ts.ok()) << ts.status();
-  (*ts)->tmigr().SetIsolation(sim->isolation());
+  EXPECT_TRUE((*ts)->tmigr().SetIsolation(sim->isolation()).ok());
   EXPECT_TRUE((*ts)->BootAll().ok());
   (*ts)->tmigr().InitIsolation();
   tmigr::TmigrHooks hooks(**ts, tmigr::TmigrHooks::Config{5 * kNsPerUs});

@@ -56,7 +56,7 @@ DriverRun RunOn(bool simulated, const std::string& participation, uint64_t seed,
   o.participation = participation;
   auto ts = TimerSystem::Create(*topo, o, TimerSystem::Config{driver->tick_period()});
   EXPECT_TRUE(ts.ok());
-  (*ts)->tmigr().SetIsolation(*iso);
+  EXPECT_TRUE((*ts)->tmigr().SetIsolation(*iso).ok());
   EXPECT_TRUE((*ts)->BootAll().ok());
   (*ts)->tmigr().InitIsolation();
   TmigrHooks hooks(**ts, TmigrHooks::Config{5 * kNsPerUs});

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/contract_death.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -90,11 +91,26 @@ TEST(TmigrMisuse, IsIsolatedOfAMillionIsFalse) {
   Booted b;
   IsolationConfig iso(*Topology::FromSynthetic("core:8 pu:1"));
   ASSERT_TRUE(iso.ApplyIsolcpus("domain,1-7").ok());
-  b.tm->SetIsolation(iso);
+  ASSERT_TRUE(b.tm->SetIsolation(iso).ok());
   b.tm->InitIsolation();
   EXPECT_TRUE(b.tm->IsIsolated(5));
   for (int cpu : {1000000, kCpus, -1, INT_MAX, INT_MIN}) EXPECT_FALSE(b.tm->IsIsolated(cpu)) << cpu;
   for (int cpu : {kCpus, -1, INT_MAX}) EXPECT_FALSE(b.tm->IsAvailable(cpu)) << cpu;
+}
+
+// It accepted a configuration of another CPU count and read what fitted
+// (the simulator refuses the same); now an error and nothing changed.
+TEST(TmigrMisuse, SetIsolationOfAnotherCpuCountIsAnErrorAndChangesNothing) {
+  Booted b;
+  for (const char* machine : {"core:16 pu:1", "core:4 pu:1"}) {
+    IsolationConfig iso(*Topology::FromSynthetic(machine));
+    ASSERT_TRUE(iso.ApplyIsolcpus("domain,1-3").ok());
+    const absl::Status s = b.tm->SetIsolation(iso);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << machine;
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat(iso.num_cpus(), " CPUs for a hierarchy of 8 CPUs")));
+  }
+  b.tm->InitIsolation();
+  for (int cpu = 0; cpu < kCpus; ++cpu) EXPECT_FALSE(b.tm->IsIsolated(cpu)) << cpu;
 }
 
 TEST(TmigrMisuse, IsolatedExcludeWithAMaskWiderThanTheMachineIsAnError) {

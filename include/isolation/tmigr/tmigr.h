@@ -314,8 +314,9 @@ class TimerMigration {
   virtual ~TimerMigration() = default;
 
   // Isolation inputs (copied), read by the participation variant.  Call
-  // before InitIsolation.
-  virtual void SetIsolation(const IsolationConfig& config) = 0;
+  // before InitIsolation.  Errors (nothing changed): a configuration for
+  // another CPU count (InvalidArgument naming both).
+  virtual absl::Status SetIsolation(const IsolationConfig& config) = 0;
   // Trace sink for migrator hand-overs ("tmigr.migrator": level, group,
   // from_mask, to_mask, on the CPU whose walk changed it, at tracer->Now())
   // and remote expiries ("tmigr.remote_expiry": owner, on the runner).

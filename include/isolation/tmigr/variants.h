@@ -161,7 +161,7 @@ using HierarchyFactory = absl::AnyInvocable<std::unique_ptr<TimerMigration>(Hier
 class ForwardingTimerMigration : public TimerMigration {
  public:
   explicit ForwardingTimerMigration(std::unique_ptr<TimerMigration> inner) : inner_(std::move(inner)) {}
-  void SetIsolation(const IsolationConfig& config) override { inner_->SetIsolation(config); }
+  absl::Status SetIsolation(const IsolationConfig& config) override { return inner_->SetIsolation(config); }
   void SetTracer(Tracer* tracer) override { inner_->SetTracer(tracer); }
   absl::Status PrepareCpu(int cpu) override { return inner_->PrepareCpu(cpu); }
   absl::Status SetCpuAvailable(int cpu) override { return inner_->SetCpuAvailable(cpu); }

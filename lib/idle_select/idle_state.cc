@@ -60,6 +60,14 @@ absl::StatusOr<IdleTopology> IdleTopology::FromIds(const std::vector<int>& llc_o
                                                    core_of.size(), ", ", node_of.size(),
                                                    " (need equal, 1..", kMaxCpus, ")"));
   }
+  // An isolation mask of another size was dropped silently: name it.
+  for (const auto& [mask, what] : {std::pair{&domain_isolated, "domain_isolated"},
+                                   std::pair{&boot_domain_isolated, "boot_domain_isolated"}}) {
+    if (mask->nbits() != 0 && static_cast<size_t>(mask->nbits()) != n) {
+      return absl::InvalidArgumentError(absl::StrCat("idle topology: ", what, " mask of ", mask->nbits(),
+                                                     " bits for ", n, " CPUs (want ", n, " bits, or empty for none)"));
+    }
+  }
   IdleTopology t;
   t.num_cpus = static_cast<int>(n);
   const int nbits = t.num_cpus;
@@ -119,8 +127,13 @@ IdleTopology IdleTopology::From(const Topology& topology, const IsolationConfig&
     core[static_cast<size_t>(cpu)] = topology.core_of(cpu);
     node[static_cast<size_t>(cpu)] = topology.node_of(cpu);
   }
-  // The Topology already has dense ids; FromIds cannot fail on it.
-  IdleTopology t = *FromIds(llc, core, node, isolation.DomainIsolated(), isolation.isolcpus_domain());
+  ISOLATION_CONTRACT(isolation.num_cpus() == n, "idle topology: an isolation configuration of %d cpus for %d cpus",
+                     isolation.num_cpus(), n);
+  // The Topology already has dense ids; FromIds cannot fail on it, nor on
+  // masks of its size (another size: no isolation, as before the check).
+  const bool sized = isolation.num_cpus() == n;
+  IdleTopology t = *FromIds(llc, core, node, sized ? isolation.DomainIsolated() : CpuMask(),
+                            sized ? isolation.isolcpus_domain() : CpuMask());
   t.online = topology.online();
   for (auto& s : t.node_span) s.And(t.online);
   t.ApplyDomainIsolation(t.domain_isolated);

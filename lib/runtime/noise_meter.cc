@@ -77,7 +77,7 @@ NoiseMeter::NoiseMeter(int buckets)
 
 NoiseMeter::NoiseMeter(const NoiseHistogramOptions& options)
     : bucket_size_us_(std::clamp(options.bucket_size_us, 1, 999'999)),
-      entries_(std::clamp(options.entries, 1, 1'000'000)),
+      entries_(std::clamp(options.entries, 10, 1'000'000)),  // NoiseHistogramOptions' range
       hist_(static_cast<size_t>(entries_) + 1, 0) {}
 
 void NoiseMeter::Record(Nanos gap_ns) {

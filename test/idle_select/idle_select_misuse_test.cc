@@ -67,6 +67,23 @@ TEST(IdleSelectMisuse, FromIdsRejectsIdsBeyondTheCpuCountBeforeAllocating) {
   EXPECT_FALSE(IdleTopology::FromIds({}, {}, {}).ok());
 }
 
+// An isolation mask of the wrong size dropped the isolation silently.
+TEST(IdleSelectMisuse, FromIdsRejectsAnIsolationMaskOfAnotherSize) {
+  const std::vector<int> llc(8, 0), node(8, 0);
+  std::vector<int> core(8);
+  for (int c = 0; c < 8; ++c) core[static_cast<size_t>(c)] = c;
+  const auto wrong = IdleTopology::FromIds(llc, core, node, CpuMask::Of(16, 3));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.status().message(), HasSubstr("domain_isolated mask of 16 bits for 8 CPUs"));
+  const auto boot = IdleTopology::FromIds(llc, core, node, CpuMask(), CpuMask::Of(4, 1));
+  ASSERT_FALSE(boot.ok());
+  EXPECT_THAT(boot.status().message(), HasSubstr("boot_domain_isolated mask of 4 bits"));
+  const auto right = IdleTopology::FromIds(llc, core, node, CpuMask::Of(8, 3));
+  ASSERT_TRUE(right.ok()) << right.status();
+  EXPECT_TRUE(right->domain_isolated.Test(3));
+  EXPECT_TRUE(IdleTopology::FromIds(llc, core, node).ok());  // empty masks: none
+}
+
 TEST(IdleSelectMisuse, CreateValidatesAHandBuiltTopology) {
   IdleTopology t;
   t.num_cpus = 4;  // and nothing else filled in

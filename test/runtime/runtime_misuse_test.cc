@@ -313,6 +313,19 @@ TEST(NoiseMeterMisuse, CreateRejectsBucketCountsNamingTheValue) {
   EXPECT_EQ(ok->Result().histogram_us.size(), 32u);
 }
 
+// The header promises invalid rtla shapes are clamped into
+// NoiseHistogramOptions' range; entries 3 was kept (the range starts at 10).
+TEST(NoiseMeterMisuse, RtlaShapeOutsideItsRangeIsClampedIntoIt) {
+  const NoiseResult r = NoiseMeter(NoiseHistogramOptions{-4, 3}).Result();
+  EXPECT_EQ(r.bucket_size_us, 1);
+  EXPECT_EQ(r.entries, 10);
+  EXPECT_EQ(r.histogram_us.size(), 11u);
+  EXPECT_TRUE(ValidateNoiseHistogram({r.bucket_size_us, r.entries}).ok());
+  const NoiseResult big = NoiseMeter(NoiseHistogramOptions{INT_MAX, INT_MAX}).Result();
+  EXPECT_EQ(big.bucket_size_us, 999'999);
+  EXPECT_EQ(big.entries, 1'000'000);
+}
+
 TEST(NoiseMeterMisuse, ConstructorWithZeroBucketsViolatesContract) {
   EXPECT_CONTRACT_DEATH(NoiseMeter m(0), "buckets 0 outside");
 }

@@ -155,9 +155,11 @@ struct IdleTopology {
   int smt_width = 1;
 
   // LLC spans = llc_mask ∩ online ∖ DomainIsolated() (update_top_cache_domain).
+  // REQUIRES: isolation of topology's CPU count (contract-checked).
   static IdleTopology From(const Topology& topology, const IsolationConfig& isolation);
   // Explicit ids; `domain_isolated` may be empty (= none).  Errors: sizes
-  // differ, negative or non-dense ids.
+  // differ, negative or non-dense ids, an isolation mask that is neither
+  // empty nor of one bit per CPU.
   static absl::StatusOr<IdleTopology> FromIds(const std::vector<int>& llc_of,
                                               const std::vector<int>& core_of,
                                               const std::vector<int>& node_of,

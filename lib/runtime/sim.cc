@@ -134,6 +134,12 @@ class SlotPool {
 };
 
 constexpr int kMaxInlineSteps = 4096;  // body steps without a time advance before yielding
+// Consecutive such yields of one CPU (each moves its clock 1 ns) with no body
+// step that takes time, sleeps, blocks or exits: a body that never advances
+// virtual time would make RunFor take kMaxInlineSteps steps per nanosecond
+// of its window, so the run stops with an error naming the task (4096 ns of
+// virtual time, ~1.7e7 body steps).
+constexpr int kMaxStalledYields = 4096;
 
 const char kSimEvTick[] = "tick";
 const char kSimEvSwitch[] = "switch";
@@ -182,6 +188,7 @@ struct Simulator::Impl {
     bool online = true;
     sched::RunQueue rq;  // runnable tasks other than `curr`
     TaskId curr = kIdleTask;
+    int stalled_yields = 0;  // kMaxStalledYields
     TickMode mode = TickMode::kNohzIdle;
     bool tick_stopped = true;
     uint64_t tick_gen = 0;
@@ -555,6 +562,16 @@ struct Simulator::Impl {
   void Dispatch(Cpu& c) {
     for (int steps = 0;; ++steps) {
       if (steps >= kMaxInlineSteps) {
+        if (++c.stalled_yields >= kMaxStalledYields && stall.ok()) {
+          const TaskId id = c.curr;
+          stall = absl::FailedPreconditionError(absl::StrCat(
+              "simulator: no progress in virtual time on cpu ", c.id, " at ", c.clock, " ns: ",
+              id == kIdleTask ? std::string("the idle loop")
+                              : absl::StrCat("task ", id, " '", task_at(id).name, "'"),
+              " took ", static_cast<int64_t>(kMaxStalledYields) * kMaxInlineSteps,
+              " body steps without running for any time, sleeping, blocking or exiting (a Step::Run(0) or "
+              "Step::Yield loop)"));
+        }
         // A body that never advances time: let the rest of the machine run.
         if (!c.resched_pending) {
           c.resched_pending = true;
@@ -567,6 +584,7 @@ struct Simulator::Impl {
         if (c.rq.empty() || !c.online) {
           const bool was_idle = c.idle_state;
           EnterIdle(c);
+          c.stalled_yields = 0;
           if (!was_idle && options.idle_entry_cost > 0 && c.online) {
             // The idle entry's window (SimOptions::idle_entry_cost).
             c.entering_idle = true;
@@ -604,6 +622,7 @@ struct Simulator::Impl {
         in_body = saved;
       }
       if (c.curr != id) continue;  // the body's own calls moved it (cannot happen today)
+      if (step.kind != Step::Kind::kYield && (step.kind != Step::Kind::kRun || step.ns > 0)) c.stalled_yields = 0;
       switch (step.kind) {
         case Step::Kind::kRun:
           if (step.ns > 0) t.run_remaining = step.ns;
@@ -887,6 +906,9 @@ struct Simulator::Impl {
   size_t hooks_started = 0;
   bool started = false;
   bool running = false;
+  // Set once a CPU made no progress in virtual time (kMaxStalledYields):
+  // RunFor returns it, now and after.
+  absl::Status stall;
 
   std::vector<Cpu> cpus;
   std::deque<Task> tasks;  // deque: references stay valid when a body spawns
@@ -1202,12 +1224,14 @@ absl::Status Simulator::RunFor(Nanos duration) {
   Impl& s = *impl_;
   if (absl::Status st = sched::CheckRunFor(duration, s.event_time, "virtual time"); !st.ok()) return st;
   if (s.running) return absl::FailedPreconditionError("RunFor: called re-entrantly from a hook");
+  if (!s.stall.ok()) return s.stall;
   s.EnsureStarted();
   s.running = true;
   const Nanos end = s.event_time + duration;
-  while (!s.queue.empty() && s.queue.front_time() < end) s.Process(s.queue.Pop());
-  s.event_time = end;
+  while (!s.queue.empty() && s.queue.front_time() < end && s.stall.ok()) s.Process(s.queue.Pop());
   s.running = false;
+  if (!s.stall.ok()) return s.stall;
+  s.event_time = end;
   return absl::OkStatus();
 }
 

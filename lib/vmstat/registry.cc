@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/core/contract.h"
 #include "isolation/vmstat/vmstat.h"
@@ -93,7 +95,23 @@ bool IsBuiltinFoldPolicy(std::string_view name) {
 
 const VariantRegistry<SlotFactory>& SlotRegistry() { return MutableSlotRegistry(); }
 
-absl::Status RegisterFoldPolicy(FoldPolicyEntry entry) { return FoldPolicyRegistry().Register(std::move(entry)); }
+absl::Status RegisterFoldPolicy(FoldPolicyEntry entry) {
+  // A policy over a negative-control slot breaks what that slot breaks: it
+  // is a negative control itself, or it would join the default lists
+  // unnoticed.
+  if (!entry.negative_control && entry.factory) {
+    const std::unique_ptr<FoldPolicy> probe = entry.factory();
+    if (probe != nullptr) {
+      const std::string slot(probe->traits().slot);
+      if (auto s = SlotRegistry().Find(slot); s.ok() && (*s)->negative_control) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "vmstat fold policy '", absl::CHexEscape(entry.name), "': its default slot '", slot,
+            "' is a negative control; register the policy with negative_control = true (it is one too)"));
+      }
+    }
+  }
+  return FoldPolicyRegistry().Register(std::move(entry));
+}
 
 absl::StatusOr<std::string> ParseFoldPolicy(std::string_view name) {
   // Spellings of the library before the registry (isolab command lines).

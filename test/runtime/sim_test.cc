@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isolation/core/driver.h"
 #include "test_util.h"
@@ -19,6 +20,7 @@ namespace isolation {
 namespace {
 
 using runtime_testing::Spec;
+using ::testing::HasSubstr;
 
 std::unique_ptr<Simulator> MakeSim(const std::string& topo, const std::string& isolcpus,
                                    const std::string& nohz_full, SimOptions options = {}) {
@@ -769,6 +771,36 @@ TEST(SimulatorApi, ZeroTimeBodyDoesNotHang) {
               })).ok());
   ASSERT_TRUE(sim->RunFor(kNsPerUs).ok());
   EXPECT_GT(calls, 0);
+}
+
+// RunFor(1 s) of a body that never advances time took 4096 steps per virtual
+// nanosecond: it never returned.  Now an error naming the task, kept for
+// later calls.
+TEST(SimulatorApi, RunForWithNoVirtualProgressStopsNamingTheTask) {
+  for (const bool yield : {false, true}) {
+    SCOPED_TRACE(yield ? "only task yielding" : "Step::Run(0)");
+    auto sim = MakeSim("core:2 pu:1", "", "");
+    ASSERT_TRUE(sim->Spawn(Spec("spinner", 1, [yield](TaskContext&) {
+                  return yield ? Step::Yield() : Step::Run(0);
+                })).ok());
+    const absl::Status s = sim->RunFor(kNsPerSec);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_THAT(s.message(), HasSubstr("no progress in virtual time on cpu 1"));
+    EXPECT_THAT(s.message(), HasSubstr("'spinner'"));
+    EXPECT_LT(sim->Now(), kNsPerMs);
+    EXPECT_EQ(sim->RunFor(kNsPerUs).code(), absl::StatusCode::kFailedPrecondition);
+  }
+}
+
+// A body that mixes zero-time steps with work makes progress (two tasks
+// yielding to each other do too: each switch costs modelled time).
+TEST(SimulatorApi, ZeroTimeStepsBetweenWorkAreProgress) {
+  auto busy = MakeSim("core:1 pu:1", "", "");
+  int64_t n = 0;
+  ASSERT_TRUE(busy->Spawn(Spec("mixed", 0, [&n](TaskContext&) {
+                return ++n % 100000 == 0 ? Step::Run(1) : Step::Run(0);
+              })).ok());
+  EXPECT_TRUE(busy->RunFor(20 * kNsPerUs).ok());
 }
 
 }  // namespace

@@ -654,6 +654,36 @@ class FoldsNothing final : public FoldPolicy {
   }
 };
 
+// A policy over the negative-control slot s32-plain registered as a normal
+// variant joined the default lists without a word; now it must say it is a
+// negative control.
+class OverPlainSlot final : public FoldPolicy {
+ public:
+  FoldPolicyTraits traits() const override {
+    FoldPolicyTraits t;
+    t.slot = "s32-plain";
+    t.shepherd_work = WorkScope::kNoCpu;
+    return t;
+  }
+  ShepherdAction Shepherd(const Vmstat&, int, absl::FunctionRef<bool(int)>) const override {
+    return ShepherdAction::kSkip;
+  }
+};
+
+TEST(VmstatRegistry, PolicyOverANegativeControlSlotMustBeOne) {
+  const absl::Status refused =
+      RegisterFoldPolicy({"test.plain", "over s32-plain", false, [] { return std::make_unique<OverPlainSlot>(); }});
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.message()), ::testing::HasSubstr("default slot 's32-plain' is a negative control"));
+  const std::vector<std::string> before = FoldPolicyRegistry().Names(/*include_negative_controls=*/true);
+  EXPECT_EQ(std::count(before.begin(), before.end(), "test.plain"), 0);
+  ASSERT_TRUE(
+      RegisterFoldPolicy({"test.plain", "over s32-plain", true, [] { return std::make_unique<OverPlainSlot>(); }})
+          .ok());
+  const std::vector<std::string> defaults = FoldPolicyRegistry().Names();
+  EXPECT_EQ(std::count(defaults.begin(), defaults.end(), "test.plain"), 0);
+}
+
 TEST(VmstatRegistry, OutsidePolicyAppearsEverywhere) {
   ASSERT_TRUE(RegisterFoldPolicy({"test.nothing", "folds nothing (registry test)", false,
                                   [] { return std::make_unique<FoldsNothing>(); }})

@@ -233,6 +233,11 @@ class Simulator final : public Driver {
   TickMode GetTickMode(int cpu) const override;
   bool TickStopped(int cpu) const override;
   absl::Status SetCpuOnline(int cpu, bool online) override;
+  // Errors besides Driver::RunFor's: FailedPrecondition naming the task and
+  // CPU when a CPU makes no progress in virtual time -- a body whose steps
+  // never take time, sleep, block or exit (Step::Run(0) or Step::Yield
+  // forever) for 4096 x 4096 steps in a row; the machine stops there and
+  // every later RunFor returns the same error.
   absl::Status RunFor(Nanos duration) override;
   CpuStats Stats(int cpu) const override;
   uint64_t Random() override;

@@ -210,7 +210,9 @@ VariantRegistry<FoldPolicyFactory>& FoldPolicyRegistry();
 // Registers a policy of your own; it then appears wherever policies are
 // listed (the conformance suites' lists, the benchmarks, `isolab vmstat`,
 // `isolab variants`).  Errors: as VariantRegistry::Register (empty or
-// malformed name, duplicate, no factory).
+// malformed name, duplicate, no factory); a policy whose default slot is a
+// negative control ("s32-plain") that is not itself flagged negative_control
+// (InvalidArgument naming both: it would join the default lists).
 absl::Status RegisterFoldPolicy(FoldPolicyEntry entry);
 
 // The registered name for `name` (case-insensitive; also the old spellings

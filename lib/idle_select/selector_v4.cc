@@ -107,6 +107,7 @@ class ScxSelector final : public IdleSelector {
   SelectorTraits traits() const override {
     SelectorTraits t;
     t.claims_cpus = true;
+    t.domain = SelectionDomain::kAnyAllowed;  // LLC, node, then anywhere
     t.idle_core_hint = false;
     t.idle_hint_clear = HintClear::kOnIdleExit;
     return t;

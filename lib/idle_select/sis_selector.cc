@@ -52,6 +52,9 @@ Selection SisSelector::Select(WakeTask& task, const WakeContext& ctx) {
   IdleState& st = state();
   Selection sel;
   const CpuMask* aff = task.affinity;
+  // No online CPU allowed: nothing to return (I6), rather than a CPU outside
+  // the affinity reported as idle.
+  if (aff != nullptr && !aff->Intersects(st.topology().online)) return sel;
   const int prev = task.prev_cpu;
   int target = ctx.target >= 0 ? ctx.target : prev;
   if (!AllowedIn(aff, target)) target = AllowedIn(aff, prev) ? prev : FirstAllowed(st, aff);

@@ -258,6 +258,30 @@ TEST(IdleSelectMisuse, SelectWithAffinityOfWrongSizeViolatesContract) {
   EXPECT_CONTRACT_DEATH((void)st->Select(recent, WakeContext()), "Select: recent_used_cpu 99 outside");
 }
 
+// An empty affinity allows no CPU: every built-in answers "none" (cpu -1,
+// not idle, nothing claimed).  V0, V1, V3 and V5 returned CPU 0 as an idle
+// CPU found (issue #27); V4 already returned -1.
+TEST(IdleSelectMisuse, SelectWithEmptyAffinityFindsNoCpu) {
+  for (const std::string& v : SelectorNames(/*include_negative_controls=*/true)) {
+    SCOPED_TRACE(v);
+    auto st = State(v);  // every CPU idle
+    const CpuMask none(st->num_cpus());
+    for (int prev : {0, 3, 7}) {
+      WakeTask task;
+      task.prev_cpu = prev;
+      task.affinity = &none;
+      WakeContext ctx;
+      ctx.target = prev == 3 ? -1 : 0;
+      ctx.waker_cpu = 5;
+      ctx.sync = prev == 7;
+      const Selection s = st->Select(task, ctx);
+      EXPECT_EQ(s.cpu, -1) << "prev " << prev;
+      EXPECT_FALSE(s.idle_found()) << "prev " << prev;
+      EXPECT_FALSE(s.claimed) << "prev " << prev;
+    }
+  }
+}
+
 // ---- the harness ------------------------------------------------------------------------
 
 TEST(IdleSelectHarnessMisuse, HugeMaxTasksViolatesContract) {

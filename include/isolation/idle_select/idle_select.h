@@ -245,7 +245,7 @@ enum class Outcome : uint8_t {
 
 // Counters of one selection.
 struct Selection {
-  int cpu = -1;        // scan-style: always valid; claim-style: -1 = none (caller uses prev)
+  int cpu = -1;        // scan-style: valid unless the affinity allows no online CPU; claim-style: -1 = none (caller uses prev)
   Outcome outcome = Outcome::kFallback;
   bool claimed = false;     // claim-style: the returned CPU's idle bit was won
   int probes = 0;           // remote per-CPU state examined by the scan (claim attempts for V4)
@@ -319,7 +319,9 @@ class IdleState {
   // select_task_rq() for a wakeup, after wake_affine() chose ctx.target.
   // REQUIRES (contract-checked): 0 <= task.prev_cpu < num_cpus();
   // task.recent_used_cpu, ctx.target and ctx.waker_cpu -1 or a CPU; an
-  // affinity (if any) of num_cpus() bits.
+  // affinity (if any) of num_cpus() bits.  An affinity with no online CPU
+  // (empty) is answered with cpu -1, kFallback, nothing claimed, by every
+  // built-in selector (I6, checked by the kit's I6_EmptyAffinityNoCpu).
   Selection Select(WakeTask& task, const WakeContext& ctx);
 
   // --- per-CPU entry points (own context) ----------------------------------

@@ -65,6 +65,20 @@ enum class HintClear : uint8_t {
   kAtTick,      // at the latest at its next tick (V1: cleared from sched_tick)
 };
 
+// Where a selection may land besides the affinity (I3): the domain check
+// (D1_DomainFromTraits) and the rare-path stress assert it after every
+// selection.
+enum class SelectionDomain : uint8_t {
+  // select_idle_sibling(): the wakeup's target T or a CPU of T's LLC span
+  // (prev, recent_used_cpu and prev's SMT siblings count only inside it).
+  // T is ctx.target (prev when -1); when T is not allowed, prev if allowed,
+  // else the first allowed online CPU.  T without sd_llc: T only.
+  kTargetLlc,
+  // scx_select_cpu_dfl(): any allowed online CPU; with
+  // WakeContext::node_restricted, a CPU of prev's node.
+  kAnyAllowed,
+};
+
 // What a selector promises; the conformance kit decides from these (never
 // from the name) which invariants apply.
 struct SelectorTraits {
@@ -76,7 +90,12 @@ struct SelectorTraits {
   // true: claim style (sched_ext): a returned CPU's idle period was won by an
   // atomic claim, one winner per idle period (I5); -1 ("none") is an answer;
   // domains are ignored, only affinity keeps tasks off isolated CPUs.
+  // Either style: an affinity with no online CPU gets cpu -1, kFallback,
+  // nothing claimed (I6).
   bool claims_cpus = false;
+  // Where the returned CPU lies (SelectionDomain).  A claim-style selector
+  // that searches beyond the target's LLC declares kAnyAllowed (V4 does).
+  SelectionDomain domain = SelectionDomain::kTargetLlc;
   // Keeps and consumes the LLC's idle-core hint as mainline does (I9): set on
   // idle entry only when every sibling is idle, cleared after a complete
   // idle-core scan that found none, untouched with Options::smt_preference off.

@@ -33,6 +33,7 @@ struct CheckImpl {
   // "" when the check applies, else the reason it does not.
   std::string (*not_applicable)(const Profile&);
   Violations (*run)(const std::string& selector);
+  const char* size;  // the schedule size, one line (Check::size)
 };
 
 // The tables of each suite's file (idle_select_direct.cc, _races.cc, _sim.cc).
@@ -59,6 +60,15 @@ std::unique_ptr<is::IdleState> StateOrViolation(const std::string& selector,
 // still current).
 void RandomStep(is::IdleState& st, std::mt19937_64& rng);
 int RandomCpu(const is::IdleState& st, std::mt19937_64& rng);
+
+// idle_select_stress.cc: the long schedules.
+// RarePaths_100kSelections: every applicable property after each of 10^5
+// selections on one instance.
+Violations CheckRarePaths(const std::string& selector);
+// D1_DomainFromTraits: the returned CPU lies in SelectorTraits::domain.
+Violations CheckDomain(const std::string& selector);
+// I6_EmptyAffinityNoCpu: an empty affinity yields cpu -1, nothing claimed.
+Violations CheckEmptyAffinity(const std::string& selector);
 
 }  // namespace isolation::testing::idle_select_conformance
 

@@ -563,28 +563,53 @@ const std::vector<CheckImpl>& DirectChecks() {
   static const auto* checks = new std::vector<CheckImpl>{
       {"I1_SubsetQuiescent", "IdleSelectConformance",
        "the selector's masks are consistent (CheckQuiescent) after random schedules with rebuilds", &Always,
-       &CheckI1},
+       &CheckI1,
+       "10 seeds x 2000 steps (500 selections, 21 rebuilds each), 32-CPU 2-LLC SMT2 2-node machine"},
       {"I2_IsolatedOnlyAsTarget", "IdleSelectConformance",
-       "a domain-isolated CPU comes back only as the target itself", &ScanStyleOnly, &CheckI2},
+       "a domain-isolated CPU comes back only as the target itself", &ScanStyleOnly, &CheckI2,
+       "5000 selections on one instance, 32-CPU 2-LLC SMT2 machine, 7 isolated CPUs"},
       {"I3_Affinity_I6_Totality", "IdleSelectConformance",
-       "every returned CPU is allowed; scan-style selections always return a CPU", &Always, &CheckI3I6},
+       "every returned CPU is allowed; scan-style selections always return a CPU", &Always, &CheckI3I6,
+       "20 seeds x 667 selections, 64-CPU 4-LLC 2-node machines (SMT1, SMT2), random affinities"},
       {"I4_HintOnly", "IdleSelectConformance", "a CPU returned as idle passes the fresh per-CPU check",
-       &ScanStyleOnly, &CheckI4},
+       &ScanStyleOnly, &CheckI4,
+       "2 rules x 10 seeds x 3000 selections, 32/64-CPU 2-LLC machines (SMT1, SMT2)"},
       {"I7_OrderTargetPrevRecent", "IdleSelectConformance", "target, then prev, then recent_used_cpu",
-       &ScanStyleOnly, &CheckI7},
+       &ScanStyleOnly, &CheckI7,
+       "forced: 3 selections, 16-CPU 1-LLC machine"},
       {"I8_ProbesWithinBudget", "IdleSelectConformance",
-       "at most MaxScanProbes(budget) probes; SIS_UTIL's cut at budget 0", &BoundedProbes, &CheckI8},
+       "at most MaxScanProbes(budget) probes; SIS_UTIL's cut at budget 0", &BoundedProbes, &CheckI8,
+       "10 seeds x 3000 selections, 64-CPU 1-LLC machine; 1 forced budget-0 selection"},
       {"I9_IdleCoreHint", "IdleSelectConformance", "the idle-core hint is set, cleared and ignored as mainline's",
-       &ScanWithIdleCoreHint, &CheckI9},
+       &ScanWithIdleCoreHint, &CheckI9,
+       "forced: 4 selections, 16-CPU 1-LLC SMT2 machine (smt_preference on and off)"},
       {"I10_StalenessBounds", "IdleSelectConformance", "an idle hint forgets a busy CPU within its declared bound",
-       &HasIdleHint, &CheckI10},
-      {"I12_WriteEconomy", "IdleSelectConformance", "no shared write without a change of state", &Always, &CheckI12},
+       &HasIdleHint, &CheckI10,
+       "forced: 2 selections, 8-CPU 1-LLC machine"},
+      {"I12_WriteEconomy", "IdleSelectConformance", "no shared write without a change of state", &Always, &CheckI12,
+       "forced: 1600 busy ticks, 100 idle re-entries, 100 budget updates, 16-CPU SMT2 machine"},
       {"I13_NoWritesWithoutDomain", "IdleSelectConformance", "a CPU without sd_llc writes nothing shared",
-       &ScanStyleOnly, &CheckI13},
+       &ScanStyleOnly, &CheckI13,
+       "forced: 50 busy/idle cycles of one isolated CPU, 8-CPU machine"},
       {"S5_IdleCoreMode", "IdleSelectConformance", "whole idle cores first whatever the budget; hint cleared after",
-       &ScanWithIdleCoreHint, &CheckS5},
+       &ScanWithIdleCoreHint, &CheckS5,
+       "forced: 2 selections, 16-CPU 1-LLC SMT2 machine"},
       {"S7_IsolationDirect", "IdleSelectConformance", "isolcpus=domain CPUs stay out of spans, masks and placements",
-       &ScanStyleOnly, &CheckS7},
+       &ScanStyleOnly, &CheckS7,
+       "forced: 5 selections, 16-CPU 1-LLC machine with 8 isolated CPUs"},
+      {"I6_EmptyAffinityNoCpu", "IdleSelectConformance",
+       "an affinity without an online CPU yields cpu -1, not idle, nothing claimed", &Always, &CheckEmptyAffinity,
+       "512 selections: 2 machines (8-CPU; 64-CPU 4-LLC SMT2 2-node) x 4 machine states x 64 wakeups"},
+      {"D1_DomainFromTraits", "IdleSelectConformance",
+       "every returned CPU lies in the declared SelectorTraits::domain (target or its LLC span; prev's node)",
+       &Always, &CheckDomain,
+       "14400 selections on one instance, 64-CPU 4-LLC SMT2 2-node machine, 6 schedule shapes x 16 LLC idle "
+       "patterns, 16 rebuilds"},
+      {"RarePaths_100kSelections", "IdleSelectConformance",
+       "every applicable property (I1-I7, D1) after each selection, on schedules reaching the rare paths", &Always,
+       &CheckRarePaths,
+       "100000 selections on one instance, 64-CPU 4-LLC SMT2 2-node machine, 6 schedule shapes x 16 LLC idle "
+       "patterns, 42 rebuilds"},
   };
   return *checks;
 }
@@ -619,7 +644,7 @@ const std::vector<Check>& AllChecks() {
   static const auto* all = [] {
     auto* out = new std::vector<Check>();
     for (const auto* table : {&DirectChecks(), &RaceChecks(), &SimChecks()}) {
-      for (const CheckImpl& c : *table) out->push_back({c.name, c.suite, c.what});
+      for (const CheckImpl& c : *table) out->push_back({c.name, c.suite, c.what, c.size});
     }
     return out;
   }();
@@ -703,3 +728,6 @@ TEST_P(IdleSelectConformance, I12_WriteEconomy) { RunAsTest("I12_WriteEconomy", 
 TEST_P(IdleSelectConformance, I13_NoWritesWithoutDomain) { RunAsTest("I13_NoWritesWithoutDomain", GetParam()); }
 TEST_P(IdleSelectConformance, S5_IdleCoreMode) { RunAsTest("S5_IdleCoreMode", GetParam()); }
 TEST_P(IdleSelectConformance, S7_IsolationDirect) { RunAsTest("S7_IsolationDirect", GetParam()); }
+TEST_P(IdleSelectConformance, I6_EmptyAffinityNoCpu) { RunAsTest("I6_EmptyAffinityNoCpu", GetParam()); }
+TEST_P(IdleSelectConformance, D1_DomainFromTraits) { RunAsTest("D1_DomainFromTraits", GetParam()); }
+TEST_P(IdleSelectConformance, RarePaths_100kSelections) { RunAsTest("RarePaths_100kSelections", GetParam()); }

@@ -240,12 +240,15 @@ const std::vector<CheckImpl>& RaceChecks() {
   static const auto* checks = new std::vector<CheckImpl>{
       {"S14_TwoWakersInterleaved", "IdleSelectRaceConformance",
        "every interleaving of two wakeups: no choice of a CPU with a wakeup in flight; one claim per idle period",
-       &Always, &CheckS14},
+       &Always, &CheckS14,
+       "every interleaving of two wakeups (Interleaver), 16-CPU 1-LLC machine"},
       {"S16_HandshakeWithFences", "IdleSelectRaceConformance",
        "store-buffer model: with both fences the idle/waker handshake never loses a wakeup", &ClaimStyleOnly,
-       &CheckS16},
+       &CheckS16,
+       "every interleaving of the handshake on the store-buffer model, 128-CPU 2-LLC machine"},
       {"I5_UniqueClaimThreads", "IdleSelectRaceConformance", "real threads: exactly one claim per idle period",
-       &ClaimStyleOnly, &CheckI5},
+       &ClaimStyleOnly, &CheckI5,
+       "400 epochs x 4 real threads, 8-CPU 2-LLC 2-node machine"},
   };
   return *checks;
 }

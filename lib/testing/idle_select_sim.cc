@@ -274,18 +274,24 @@ Violations CheckRealThreads(const std::string& sel) {
 const std::vector<CheckImpl>& SimChecks() {
   static const auto* checks = new std::vector<CheckImpl>{
       {"Sim_NoLostWakeup_AllWorkloadsComplete", "IdleSelectSimConformance",
-       "hackbench, pipe and batch-wake workloads complete on the simulator", &Always, &CheckSimWorkloads},
+       "hackbench, pipe and batch-wake workloads complete on the simulator", &Always, &CheckSimWorkloads,
+       "hackbench 2x4x20, pipe 500 round trips, schbench 2x4x30; 16-CPU 2-LLC SMT2 simulator"},
       {"Sim_ConcurrentWakeups_NoLostWakeup", "IdleSelectSimConformance",
        "S14/S16 on the simulator: with the select->enqueue and idle-entry windows open, no lost wakeup", &Always,
-       &CheckSimConcurrentWakeups},
+       &CheckSimConcurrentWakeups,
+       "rr at 75 % for 10 ms virtual time, 16-CPU 1-LLC simulator, both windows open"},
       {"Sim_I3_AffinityUnderDriver", "IdleSelectSimConformance", "tasks confined by affinity stay there", &Always,
-       &CheckSimAffinity},
-      {"Sim_Deterministic", "IdleSelectSimConformance", "a seed fixes the run", &Always, &CheckSimDeterministic},
+       &CheckSimAffinity,
+       "hackbench 1x3x20 confined to CPUs 2-5, 16-CPU 2-LLC simulator"},
+      {"Sim_Deterministic", "IdleSelectSimConformance", "a seed fixes the run", &Always, &CheckSimDeterministic,
+       "2 runs of pipe 2 pairs x 200 round trips, 8-CPU simulator"},
       {"Sim_S7_HousekeepingStaysOffIsolatedCpus", "IdleSelectSimConformance",
        "wakeups alone keep unrestricted housekeeping tasks off isolcpus=domain CPUs", &ScanStyleOnly,
-       &CheckSimIsolation},
+       &CheckSimIsolation,
+       "12 tasks x 200 ring wakeups (<= 400 ms virtual), 16-CPU simulator, 8 isolated CPUs"},
       {"RealThreads_NoLostWakeup", "IdleSelectSimConformance", "bounded real-thread workloads complete", &Always,
-       &CheckRealThreads},
+       &CheckRealThreads,
+       "hackbench 1x3x10 and pipe 200 round trips, 4 real CPU threads"},
   };
   return *checks;
 }

@@ -69,6 +69,7 @@ struct Check {
   std::string name;   // the TEST_P name, e.g. "I4_HintOnly"
   std::string suite;  // "IdleSelectConformance", "IdleSelectRaceConformance", "IdleSelectSimConformance"
   std::string what;   // one line: the property
+  std::string size;   // one line: the schedule size (selections, machines, seeds)
 };
 // Every check, in suite order.
 const std::vector<Check>& AllChecks();

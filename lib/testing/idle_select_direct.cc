@@ -606,7 +606,7 @@ const std::vector<CheckImpl>& DirectChecks() {
        "14400 selections on one instance, 64-CPU 4-LLC SMT2 2-node machine, 6 schedule shapes x 16 LLC idle "
        "patterns, 16 rebuilds"},
       {"RarePaths_100kSelections", "IdleSelectConformance",
-       "every applicable property (I1-I7, D1) after each selection, on schedules reaching the rare paths", &Always,
+       "every applicable property (I1-I8, D1) after each selection, on schedules reaching the rare paths", &Always,
        &CheckRarePaths,
        "100000 selections on one instance, 64-CPU 4-LLC SMT2 2-node machine, 6 schedule shapes x 16 LLC idle "
        "patterns, 42 rebuilds"},

@@ -406,6 +406,16 @@ class RarePathStress {
         want = recent_before;
       }
     }
+    // I8's limit where the selection can only probe in CPU mode: the
+    // target's LLC exists, its idle-core hint is clear and prev does not
+    // share it (no select_idle_smt() probe, which the budget does not bound).
+    int probe_limit = is::kUnboundedProbes;
+    if (scan && !plan_.domain_only) {
+      const int l = st_->llc_of(tgt);
+      if (l >= 0 && !st_->has_idle_cores(l) && !st_->topology().SharesCache(t.prev_cpu, tgt)) {
+        probe_limit = st_->selector().MaxScanProbes(st_->nr_idle_scan(l));
+      }
+    }
     const is::Selection s = st_->Select(t, ctx);
     ++selections_;
     const int c = s.cpu;
@@ -455,6 +465,11 @@ class RarePathStress {
       // I2: a domain-isolated CPU only as the target.
       if (iso_.Test(c) && c != tgt)
         fail(absl::StrCat("I2: isolated cpu ", c, " returned for target ", tgt));
+      // I8: CPU-mode probes within the declared bound.
+      if (s.probes > probe_limit) {
+        fail(absl::StrCat("I8: ", s.probes, " probes, limit MaxScanProbes(",
+                          st_->nr_idle_scan(st_->llc_of(tgt)), ") = ", probe_limit));
+      }
       // I7: target, prev, recent_used_cpu in that order.
       if (want >= 0 && c != want) {
         fail(absl::StrCat("I7: got cpu ", c, ", want ", want, " (", CpuState(want), ")"));

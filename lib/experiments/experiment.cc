@@ -8,6 +8,8 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 
 namespace isolation::experiments {
@@ -57,6 +59,37 @@ void FinishReport(std::vector<IsolationWarning> config_warnings, ExperimentRepor
   report.json["warnings"] = list;
   report.json["invariant_violations"] = report.invariant_violations;
   report.warnings = std::move(warnings);
+}
+
+std::string FormatCost(const RunCost& cost) {
+  auto time = [](double s) {
+    if (s < 60) return absl::StrFormat("%.3g s", s);
+    if (s < 3600) return absl::StrFormat("%.3g min", s / 60);
+    if (s < 86400 * 2) return absl::StrFormat("%.3g h", s / 3600);
+    return absl::StrFormat("%.3g days", s / 86400);
+  };
+  auto size = [](double b) {
+    if (b < 1024.0 * 1024 * 1024) return absl::StrFormat("%.3g MiB", b / (1024.0 * 1024));
+    return absl::StrFormat("%.3g GiB", b / (1024.0 * 1024 * 1024));
+  };
+  return absl::StrCat("~", time(cost.seconds), ", ~", size(cost.bytes),
+                      cost.basis.empty() ? "" : absl::StrCat(" (", cost.basis, ")"));
+}
+
+bool OverBudget(const RunCost& cost) {
+  return !(cost.seconds <= kRunBudgetSeconds) || !(cost.bytes <= kRunBudgetBytes);
+}
+
+void AddCost(RunCost& total, const RunCost& part) {
+  const bool part_dominates = part.seconds > total.seconds;
+  total.seconds += part.seconds;
+  total.bytes = std::max(total.bytes, part.bytes);  // the parts run one after the other
+  if (part.basis.empty()) return;
+  if (total.basis.empty()) {
+    total.basis = part.basis;
+  } else {
+    total.basis = part_dominates ? absl::StrCat(part.basis, "; ", total.basis) : absl::StrCat(total.basis, "; ", part.basis);
+  }
 }
 
 Progress::Progress(std::string_view experiment)

@@ -85,6 +85,27 @@ absl::StatusOr<IsolationConfig> LoadIsolation(const CommonOptions& options, cons
 // boot parameter); empty when it does not load (the experiment reports that).
 std::vector<IsolationWarning> ConfigurationWarnings(const CommonOptions& options);
 
+// What a run is expected to cost, stated before it starts.  isolab refuses a
+// run whose estimate passes the budget (kRunBudgetSeconds, kRunBudgetBytes)
+// unless --force is given, prints the estimate once on stderr when stderr is
+// not a terminal, and prints the time the run took beside it.  The figures
+// are estimates from per-unit costs measured on the reference host (a 2-vCPU
+// KVM guest, docs/isolab.md "Cost and budget"); their purpose is the order of
+// magnitude, not a prediction.
+struct RunCost {
+  double seconds = 0;  // wall time
+  double bytes = 0;    // peak resident memory
+  std::string basis;   // what dominates, e.g. "scan: 6 strategies x 301 reps x 8192 CPUs"
+};
+// The budget: 30 minutes, 8 GiB (a third of the reference machine's memory).
+inline constexpr double kRunBudgetSeconds = 30 * 60;
+inline constexpr double kRunBudgetBytes = 8.0 * 1024 * 1024 * 1024;
+// "~12 s, ~40 MiB (basis)".
+std::string FormatCost(const RunCost& cost);
+bool OverBudget(const RunCost& cost);
+// Adds `part` (seconds and bytes; the larger part's basis first).
+void AddCost(RunCost& total, const RunCost& part);
+
 // Progress lines on stderr, only when stderr is a terminal (never in --json
 // output, which goes to stdout).
 class Progress {

@@ -943,6 +943,43 @@ class IdleExperiment {
 
 }  // namespace
 
+absl::StatusOr<RunCost> EstimateIdleExperiment(const CommonOptions& common, const IdleExperimentOptions& options) {
+  (void)common;
+  std::vector<int> llcs = options.llc_cpus;
+  double samples = std::max(options.samples, 1);
+  double iterations = std::max(options.iterations, 1);
+  double loops = std::max(options.hackbench_loops, 1);
+  double round_trips = std::max(options.pipe_round_trips, 1);
+  double busy_points = 7;
+  if (common.quick) {
+    llcs = {64};
+    samples = std::min(samples, 3000.0);
+    iterations = std::min(iterations, 3.0);
+    loops = std::min(loops, 40.0);
+    round_trips = std::min(round_trips, 300.0);
+    busy_points = 5;
+  }
+  if (std::find(llcs.begin(), llcs.end(), 64) == llcs.end()) llcs.push_back(64);
+  const double variants = std::max<double>(1, static_cast<double>(options.variants.size()));
+  double llc_sum = 0;
+  for (int llc : llcs) llc_sum += 0.25e-6 + 3.3e-9 * std::max(llc, 0);
+  // Fitted to runs on the reference host (docs/isolab.md, "Cost and
+  // budget"): a timed Select ~0.25 us + 3.3 ns per LLC CPU; a hackbench group
+  // loop ~155 us, a pipe round trip ~73 us; the sections of fixed size ~3 s.
+  RunCost sweep{llc_sum * busy_points * variants * samples, 16e6 + samples * 16.0,
+                absl::StrCat("select sweep: ", llcs.size(), " LLC sizes x ", busy_points, " loads x ", variants,
+                             " variants x ", samples, " samples")};
+  const double wl_variants = 2 + static_cast<double>(OutsideSelectors().size());
+  const double passes = options.placement_penalty == "both" && options.driver == "sim" ? 2 : 1;
+  RunCost workloads{wl_variants * iterations * passes * (7 * loops * 1.55e-4 + round_trips * 7.25e-5) + 3.0, 16e6,
+                    absl::StrCat("workloads: ", wl_variants, " variants x ", iterations, " iterations x ", passes,
+                                 " passes")};
+  RunCost total;
+  AddCost(total, sweep);
+  AddCost(total, workloads);
+  return total;
+}
+
 absl::StatusOr<ExperimentReport> RunIdleExperiment(const CommonOptions& common, const IdleExperimentOptions& options,
                                                    Progress& progress) {
   ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, IdleExperiment().Run(common, options, progress));

@@ -45,6 +45,9 @@ struct IdleExperimentOptions {
 // Errors: InvalidArgument naming the option as its flag (--idle_samples=-5);
 // the model machine's errors.  Values are validated as given, then --quick
 // shortens them.
+// What RunIdleExperiment(common, options) is expected to cost (experiment.h:
+// RunCost).  Errors: none today (a StatusOr like the others').
+absl::StatusOr<RunCost> EstimateIdleExperiment(const CommonOptions& common, const IdleExperimentOptions& options);
 absl::StatusOr<ExperimentReport> RunIdleExperiment(const CommonOptions& common, const IdleExperimentOptions& options,
                                                    Progress& progress);
 

@@ -80,6 +80,14 @@ CpuMask IsolatedCpus(const IsolationConfig& config) {
   return m;
 }
 
+// --quick's placement span: 500 ms, shortened in proportion above 1024 CPUs
+// (the simulated work is CPUs x span) but never below 200 ms, two scan
+// periods of the 100 ms rate limit.
+int QuickPlacementMs(int cpus, int duration_ms) {
+  const int scaled = cpus > 1024 ? std::max(200, static_cast<int>(500LL * 1024 / cpus)) : 500;
+  return std::min(duration_ms, scaled);
+}
+
 struct ScanRow {
   std::string strategy;
   int cpus = 0;
@@ -267,11 +275,11 @@ class MmCidExperiment {
     if (duration_ms < 1) {
       return absl::InvalidArgumentError(absl::StrCat("--mmcid_duration_ms=", duration_ms, ": must be >= 1"));
     }
+    const int p = topo.num_cpus();
     if (options.quick) {
-      duration_ms = std::min(duration_ms, 500);
+      duration_ms = QuickPlacementMs(p, duration_ms);
       reps = std::min(reps, 51);
     }
-    const int p = topo.num_cpus();
     const CpuMask isolated = IsolatedCpus(iso);
     const int pinned = isolated.Empty() ? p - 1 : isolated.Nth(isolated.Weight() / 2);
 
@@ -460,6 +468,40 @@ class MmCidExperiment {
 };
 
 }  // namespace
+
+absl::StatusOr<RunCost> EstimateMmCidExperiment(const CommonOptions& common, const MmCidExperimentOptions& options) {
+  ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
+  ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(common, topo));
+  const double p = topo.num_cpus();
+  const double isolated = IsolatedCpus(iso).Weight();
+  const double strategies = static_cast<double>(Strategies(std::max(options.batch, 1)).size());
+  const double placements = 6.0 + static_cast<double>(OutsidePlacements().size());
+  double reps = std::max(options.scan_reps, 1);
+  double duration_ms = std::max(options.duration_ms, 1);
+  if (common.quick) {
+    reps = std::min(reps, 51.0);
+    duration_ms = QuickPlacementMs(topo.num_cpus(), static_cast<int>(duration_ms));
+  }
+  // Per-unit costs fitted to runs on the reference host (docs/isolab.md,
+  // "Cost and budget"): a possible-CPU scan ~6 ns per CPU, ~1 us per call;
+  // the S11 workload ~0.15 us per isolated CPU and modelled ms, plus the
+  // scans of every hog's own mm over every CPU, ~0.28 ns per CPU pair and
+  // ms; memory: each of the ~2P mms holds a slot per CPU.
+  RunCost scan{reps * (p * 6e-9 + strategies * 1e-6), reps * strategies * 8.0,
+               absl::StrCat("scan: ", strategies, " strategies x ", reps, " reps x ", p, " CPUs")};
+  const double iso_cpus = std::max(isolated, 1.0);
+  RunCost placement{placements * duration_ms * (iso_cpus * 1.5e-7 + iso_cpus * p * 2.8e-10) + 0.2,
+                    2 * p * p * 9.0 + p * 20e3 + 16e6,
+                    absl::StrCat("placement: ", placements, " runs x ", duration_ms, " ms x ", isolated,
+                                 " isolated CPUs x ", p, " CPUs")};
+  const double n = common.quick ? std::min(p, 16.0) : std::min(p, 128.0);
+  RunCost compaction{strategies * n * 9000 * 1e-7, n * p * 16.0 + 16e6, ""};
+  RunCost total;
+  AddCost(total, scan);
+  AddCost(total, placement);
+  AddCost(total, compaction);
+  return total;
+}
 
 absl::StatusOr<ExperimentReport> RunMmCidExperiment(const CommonOptions& common, const MmCidExperimentOptions& options,
                                                     Progress& progress) {

@@ -32,6 +32,9 @@ struct MmCidExperimentOptions {
 
 // Errors: InvalidArgument naming the option as its flag (--mmcid_batch=0);
 // the model machine's errors.
+// What RunMmCidExperiment(common, options) is expected to cost (experiment.h:
+// RunCost).  Errors: the machine's (LoadTopology, LoadIsolation).
+absl::StatusOr<RunCost> EstimateMmCidExperiment(const CommonOptions& common, const MmCidExperimentOptions& options);
 absl::StatusOr<ExperimentReport> RunMmCidExperiment(const CommonOptions& common, const MmCidExperimentOptions& options,
                                                     Progress& progress);
 

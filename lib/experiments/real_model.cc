@@ -49,6 +49,20 @@ nlohmann::json RealThreadModel::Json() const {
           {"label", label}};
 }
 
+int RealModelCpus(const CommonOptions& options, const Topology& model) {
+  if (options.real_cpus > 0) return options.real_cpus;
+  if (model.description() == "host") return model.num_cpus();
+  const int h = options.host_cpus > 0 ? options.host_cpus : HostUsableCpus();
+  return std::min(h, model.num_cpus());
+}
+
+RunCost RealThreadRunCost(int cpus, double ms, int runs) {
+  // ~0.2 ms to start and join a pinned thread, ~256 KiB resident each
+  // (stack touched, per-CPU data), measured on the reference host.
+  return {runs * (ms / 1000.0 + cpus * 2e-4), cpus * 256.0 * 1024 + 16e6,
+          absl::StrCat("real threads: ", runs, " runs x ", ms, " ms on ", cpus, " CPUs")};
+}
+
 absl::StatusOr<RealThreadModel> HostSizedModel(const CommonOptions& options, const Topology& model,
                                                const IsolationConfig& isolation) {
   if (options.real_cpus < 0 || options.real_cpus > kMaxCpus) {

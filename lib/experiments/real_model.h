@@ -86,6 +86,13 @@ int HostUsableCpus();
 absl::StatusOr<RealThreadModel> HostSizedModel(const CommonOptions& options, const Topology& model,
                                                const IsolationConfig& isolation);
 
+// The CPU count HostSizedModel would give (for cost estimates): --real_cpus,
+// else min(host, modelled) CPUs, the modelled count for --topology=host.
+int RealModelCpus(const CommonOptions& options, const Topology& model);
+// A real-thread run of `ms` on `cpus` model CPUs: the wall time and one
+// thread's start-up and stack per model CPU (experiment.h: RunCost).
+RunCost RealThreadRunCost(int cpus, double ms, int runs);
+
 }  // namespace isolation::experiments
 
 #endif  // ISOLATION_LIB_EXPERIMENTS_REAL_MODEL_H_

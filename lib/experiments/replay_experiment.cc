@@ -7,14 +7,17 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/status_macros.h"
 #include "experiments/look_options.h"
 #include "experiments/replay_mechanisms.h"
 #include "isolation/runtime/trace.h"
@@ -259,6 +262,23 @@ class Session final : public replay::EventSink {
 };
 
 }  // namespace
+
+absl::StatusOr<RunCost> EstimateReplayExperiment(const CommonOptions& common, const ReplayExperimentOptions& options) {
+  (void)common;
+  ISOLATION_RETURN_IF_ERROR(CheckOptions(options));
+  std::error_code ec;
+  const double bytes = static_cast<double>(std::filesystem::file_size(options.file, ec));
+  if (ec) return absl::InvalidArgumentError(absl::StrCat(options.file, ": ", ec.message()));
+  // gzip'ed recordings expand ~8x; every registered variant sees each event:
+  // ~40 ns per uncompressed byte on the reference host (rseq_threads.dat.gz,
+  // docs/isolab.md "Cost and budget").  Memory is bounded by design (the
+  // readers stream; --replay_mm_cid_tasks bounds the mm_cid models), not
+  // by the file's length.
+  const bool gz = absl::EndsWith(options.file, ".gz");
+  const double expanded = gz ? bytes * 8 : bytes;
+  return RunCost{expanded * 40e-9 + 0.1, 64e6 + static_cast<double>(options.mm_cid_tasks) * 8e3,
+                 absl::StrCat("replay of ", expanded / 1e6, " MB of events through every variant")};
+}
 
 absl::StatusOr<ExperimentReport> RunReplayExperiment(const CommonOptions& common,
                                                      const ReplayExperimentOptions& options, Progress& progress) {

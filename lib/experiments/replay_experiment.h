@@ -55,6 +55,10 @@ struct ReplayExperimentOptions {
 // configuration); CommonOptions::topology other than "seed" is the machine.
 // Errors: InvalidArgument naming the file and place (reader), the flag and
 // value (options), a machine that does not fit the recording.
+// What RunReplayExperiment(common, options) is expected to cost (experiment.h:
+// RunCost), from the file's size.  Errors: CheckOptions', a file that cannot
+// be read.
+absl::StatusOr<RunCost> EstimateReplayExperiment(const CommonOptions& common, const ReplayExperimentOptions& options);
 absl::StatusOr<ExperimentReport> RunReplayExperiment(const CommonOptions& common,
                                                      const ReplayExperimentOptions& options, Progress& progress);
 

@@ -434,6 +434,26 @@ class TmigrExperiment {
 
 }  // namespace
 
+absl::StatusOr<RunCost> EstimateTmigrExperiment(const CommonOptions& common, const TmigrExperimentOptions& options) {
+  ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
+  const double p = topo.num_cpus();
+  const double variants = std::max<double>(1, static_cast<double>(options.variants.size()));
+  double duration_ms = static_cast<double>(std::max<int64_t>(options.duration_ms, 1));
+  double real_ms = static_cast<double>(std::max<int64_t>(options.real_ms, 0));
+  if (common.quick) {
+    duration_ms = std::min(duration_ms, 2000.0);
+    real_ms = std::min(real_ms, 150.0);
+  }
+  // The oslat workload on the hierarchy: ~0.25 us per CPU and modelled ms
+  // (reference host); the hierarchy and its timers ~16 KB per CPU.
+  RunCost total{variants * duration_ms * p * 0.25e-6, p * 16e3 + 8e6,
+                absl::StrCat("modelled: ", variants, " variants x ", duration_ms, " ms x ", p, " CPUs")};
+  if (real_ms > 0) {
+    AddCost(total, RealThreadRunCost(RealModelCpus(common, topo), real_ms, static_cast<int>(variants)));
+  }
+  return total;
+}
+
 absl::StatusOr<ExperimentReport> RunTmigrExperiment(const CommonOptions& common, const TmigrExperimentOptions& options,
                                                     Progress& progress) {
   ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, TmigrExperiment().Run(common, options, progress));

@@ -38,6 +38,9 @@ struct TmigrExperimentOptions {
 // Errors: InvalidArgument naming the option as its flag
 // (--tmigr_real_ms=-1, --tmigr_bugs: unknown bug 'frob'); the model
 // machine's errors; common.hist's (--bucket_size=0).
+// What RunTmigrExperiment(common, options) is expected to cost (experiment.h:
+// RunCost).  Errors: the machine's (LoadTopology).
+absl::StatusOr<RunCost> EstimateTmigrExperiment(const CommonOptions& common, const TmigrExperimentOptions& options);
 absl::StatusOr<ExperimentReport> RunTmigrExperiment(const CommonOptions& common, const TmigrExperimentOptions& options,
                                                     Progress& progress);
 

@@ -657,6 +657,36 @@ class VmstatExperiment {
 
 }  // namespace
 
+absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common, const VmstatExperimentOptions& options) {
+  ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
+  ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(common, topo));
+  const double p = topo.num_cpus();
+  double isolated = 0;
+  for (int cpu = 0; cpu < topo.num_cpus(); ++cpu) isolated += iso.CpuIsIsolated(cpu) ? 1 : 0;
+  const double strategies = std::max<double>(1, static_cast<double>(options.strategies.size()));
+  double syscalls = std::max(options.syscalls, 0);
+  double spin_ms = std::max(options.spin_ms, 1);
+  double host_iterations = std::max(options.host_iterations, 0);
+  if (common.quick) {
+    syscalls = std::min(syscalls, 200.0);
+    host_iterations = std::min(host_iterations, 4000.0);
+    spin_ms = std::min(spin_ms, 60.0);
+  }
+  // Fitted to runs on the reference host (docs/isolab.md, "Cost and
+  // budget"): a simulated syscall ~94 ns, a modelled ms of spin ~17 ns per
+  // CPU, ~20 us of set-up per CPU and strategy; a host mlock+munlock
+  // iteration ~8.5 us; ~5 KB per CPU.
+  RunCost sim{strategies * (syscalls * isolated * 9.4e-8 + spin_ms * p * 1.7e-8 + p * 2e-5), p * 5e3 + 8e6,
+              absl::StrCat("simulated: ", strategies, " strategies x ", syscalls, " syscalls x ", isolated,
+                           " isolated CPUs")};
+  RunCost host{strategies * host_iterations * 8.5e-6, 8e6,
+               absl::StrCat("host: ", strategies, " strategies x ", host_iterations, " syscall iterations")};
+  RunCost total;
+  AddCost(total, sim);
+  AddCost(total, host);
+  return total;
+}
+
 absl::StatusOr<ExperimentReport> RunVmstatExperiment(const CommonOptions& common,
                                                      const VmstatExperimentOptions& options, Progress& progress) {
   ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, VmstatExperiment().Run(common, options, progress));

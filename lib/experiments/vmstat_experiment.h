@@ -33,6 +33,9 @@ struct VmstatExperimentOptions {
 // With common.nohz_full empty, nohz_full= is put on the isolated CPUs (the
 // seeds' setup).  Errors: InvalidArgument naming the option as its flag
 // (--vmstat_spin_ms=0); the model machine's errors.
+// What RunVmstatExperiment(common, options) is expected to cost (experiment.h:
+// RunCost).  Errors: the machine's (LoadTopology, LoadIsolation).
+absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common, const VmstatExperimentOptions& options);
 absl::StatusOr<ExperimentReport> RunVmstatExperiment(const CommonOptions& common,
                                                      const VmstatExperimentOptions& options, Progress& progress);
 

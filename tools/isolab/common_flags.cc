@@ -4,6 +4,8 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "isolab/flag_parser.h"
+#include "isolation/core/topology.h"
 
 ABSL_FLAG(std::string, topology, isolation::experiments::CommonOptions{}.topology,
           "Model machine: 'seed' (the seeds' 128-CPU box, \"package:2 l3cache:4 core:16 pu:1\"), "
@@ -24,6 +26,12 @@ ABSL_FLAG(int32_t, real_cpus, isolation::experiments::CommonOptions{}.real_cpus,
 ABSL_FLAG(bool, allow_oversubscribed, isolation::experiments::CommonOptions{}.allow_oversubscribed,
           "Run a real-thread model larger than the host (model CPUs share host CPUs); its figures are "
           "labelled OVERSUBSCRIBED");
+ABSL_FLAG(bool, force, false,
+          "Run even when the cost estimate printed before the run passes the budget (30 min or 8 GiB on the "
+          "reference host; docs/isolab.md, \"Cost and budget\")");
+
+// Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).
+ISOLAB_FLAG_RANGE(real_cpus, 0, isolation::kMaxCpus);
 
 namespace isolation::isolab {
 

@@ -22,6 +22,7 @@ ABSL_DECLARE_FLAG(bool, quick);
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_DECLARE_FLAG(int32_t, real_cpus);
 ABSL_DECLARE_FLAG(bool, allow_oversubscribed);
+ABSL_DECLARE_FLAG(bool, force);
 
 namespace isolation::isolab {
 

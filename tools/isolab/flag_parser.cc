@@ -4,6 +4,8 @@
 
 #include "isolab/flag_parser.h"
 
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -15,7 +17,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace isolation::isolab {
 
@@ -30,7 +34,38 @@ bool LooksLikeFlag(std::string_view word) {
   return word.size() > 1 && word[0] == '-' && !(word[1] >= '0' && word[1] <= '9') && word[1] != '.';
 }
 
+std::map<std::string, FlagRange, std::less<>>& Ranges() {
+  static auto* ranges = new std::map<std::string, FlagRange, std::less<>>;
+  return *ranges;
+}
+
+bool IsNumericFlag(const absl::CommandLineFlag& flag) {
+  return flag.IsOfType<int32_t>() || flag.IsOfType<int64_t>() || flag.IsOfType<uint64_t>() ||
+         flag.IsOfType<uint32_t>() || flag.IsOfType<double>() || flag.IsOfType<float>();
+}
+
+std::string NumberText(double v) {
+  if (v == static_cast<double>(static_cast<int64_t>(v)) && std::abs(v) < 1e15) {
+    return absl::StrCat(static_cast<int64_t>(v));
+  }
+  return absl::StrFormat("%g", v);
+}
+
 }  // namespace
+
+bool DeclareFlagRange(std::string_view flag, double min, double max) {
+  Ranges().emplace(std::string(flag), FlagRange{min, max});
+  return true;
+}
+
+const FlagRange* FindFlagRange(std::string_view flag) {
+  auto it = Ranges().find(flag);
+  return it == Ranges().end() ? nullptr : &it->second;
+}
+
+std::string FlagRangeText(const FlagRange& range) {
+  return absl::StrCat(NumberText(range.min), "..", NumberText(range.max));
+}
 
 // The flags the last ParseSubcommandFlags call set (one thread; see the header).
 std::set<std::string, std::less<>>& LastGiven() {
@@ -98,6 +133,14 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
       return absl::StrCat("bad value '", Escaped(value), "' for --", Escaped(name), ": ", error);
+    }
+    // One rule for every numeric flag: its documented range (FlagRange).
+    if (const FlagRange* range = FindFlagRange(canonical); range != nullptr && IsNumericFlag(*flag)) {
+      double v = 0;
+      if (!absl::SimpleAtod(flag->CurrentValue(), &v) || !(v >= range->min && v <= range->max)) {
+        return absl::StrCat("--", Escaped(canonical), "=", Escaped(value), ": out of range (want ",
+                            FlagRangeText(*range), ")");
+      }
     }
   }
   return "";

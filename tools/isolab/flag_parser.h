@@ -44,6 +44,30 @@ std::vector<std::string> SplitPositional(const std::vector<std::string>& args, c
 absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::string_view text, int min, int max,
                                                   size_t max_items = 16);
 
+// The documented range of a numeric flag, [min, max] (integer flags: whole
+// numbers).  ParseSubcommandFlags checks every numeric flag it sets against
+// its range, one rule for every subcommand ("--x=V: out of range, want
+// MIN..MAX"), and --help prints it.  Declared beside the flag's definition,
+// at namespace scope:
+//   ISOLAB_FLAG_RANGE(mmcid_scan_reps, 1, 1000000);
+// A range bounds what one value can ask; what a whole run costs is the cost
+// estimate's business (experiments::RunCost, --force).
+struct FlagRange {
+  double min = 0;
+  double max = 0;
+};
+// Records `flag`'s range; returns true (for a static initializer).  A second
+// declaration of one flag keeps the first.
+bool DeclareFlagRange(std::string_view flag, double min, double max);
+// The declared range of `flag`, or nullptr.
+const FlagRange* FindFlagRange(std::string_view flag);
+// "MIN..MAX" as --help and the errors print it.
+std::string FlagRangeText(const FlagRange& range);
+
+#define ISOLAB_FLAG_RANGE(name, min, max)                                             \
+  [[maybe_unused]] static const bool isolab_flag_range_##name =                        \
+      ::isolation::isolab::DeclareFlagRange(#name, static_cast<double>(min), static_cast<double>(max))
+
 // Whether the last ParseSubcommandFlags call set flag `name` (in any of its
 // forms): a default left alone and the same value given explicitly can mean
 // different things ("every registered variant" vs "this list").

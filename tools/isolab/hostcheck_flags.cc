@@ -14,6 +14,9 @@ Subcommand HostcheckSubcommand() {
           {"json"},
           [](const experiments::CommonOptions& common, experiments::Progress& progress) {
             return experiments::RunHostcheckExperiment(common, experiments::HostCheckOptions{}, progress);
+          },
+          [](const experiments::CommonOptions&) -> absl::StatusOr<experiments::RunCost> {
+            return experiments::RunCost{0.5, 32e6, "reads /proc, /sys and /dev/kmsg"};
           }};
 }
 

@@ -35,6 +35,12 @@ ABSL_FLAG(std::string, idle_placement_penalty, IdleExperimentOptions{}.placement
           "Simulator cache-refill penalty of placement in the workload tables: off | on | both (both: the tables "
           "off plus a penalty-on section beside them)");
 
+// Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).
+ISOLAB_FLAG_RANGE(idle_samples, 1, 10000000);
+ISOLAB_FLAG_RANGE(idle_iterations, 1, 100000);
+ISOLAB_FLAG_RANGE(idle_hackbench_loops, 1, 1000000);
+ISOLAB_FLAG_RANGE(idle_pipe_round_trips, 1, 10000000);
+
 namespace isolation::isolab {
 
 absl::StatusOr<IdleExperimentOptions> IdleOptionsFromFlags() {
@@ -61,6 +67,10 @@ Subcommand IdleSubcommand() {
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(IdleExperimentOptions options, IdleOptionsFromFlags());
             return experiments::RunIdleExperiment(common, options, progress);
+          },
+          [](const experiments::CommonOptions& common) -> absl::StatusOr<experiments::RunCost> {
+            ISOLATION_ASSIGN_OR_RETURN(experiments::IdleExperimentOptions options, IdleOptionsFromFlags());
+            return experiments::EstimateIdleExperiment(common, options);
           }};
 }
 

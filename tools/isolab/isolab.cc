@@ -19,6 +19,9 @@
 // experiment fails at run time or reports an invariant violation.  The
 // isolation configuration's warnings go to stderr and into the JSON.
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -40,6 +43,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "experiments/experiment.h"
+#include "isolation/core/clock.h"
 #include "experiments/look_options.h"
 #include "experiments/variants.h"
 #include "isolation/isolab/isolab.h"
@@ -62,7 +66,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitRunFailure = 1;
 constexpr int kExitBadInput = 2;
 
-const std::vector<std::string> kReproduceFlags = {"json", "quick", "seed"};
+const std::vector<std::string> kReproduceFlags = {"json", "quick", "seed", "force"};
 constexpr char kVariantsSummary[] = "List every registered variant of every mechanism (--json: as JSON)";
 
 // `isolab variants`: the registries' rows (experiments/variants.h).
@@ -101,8 +105,9 @@ void PrintFlagHelp(std::string_view subcommand, std::string_view summary,
   for (const auto& name : flags) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) continue;
-    std::printf("  --%s (default: \"%s\")\n      %s\n", name.c_str(),
-                flag->DefaultValue().c_str(), flag->Help().c_str());
+    const FlagRange* range = FindFlagRange(name);
+    std::printf("  --%s (default: \"%s\"%s)\n      %s\n", name.c_str(), flag->DefaultValue().c_str(),
+                range != nullptr ? absl::StrCat("; range ", FlagRangeText(*range)).c_str() : "", flag->Help().c_str());
   }
 }
 
@@ -140,7 +145,54 @@ absl::StatusOr<ExperimentReport> RunWithWarnings(const Subcommand& subcommand, c
   return report;
 }
 
+// The cost estimate, before a run: printed once on stderr when stderr is not
+// a terminal (a terminal gets the progress line instead); past the budget,
+// the run is refused unless --force.  Returns the exit status to stop with,
+// or -1 to go on.  *estimate receives the estimate (for the report).
+int CheckCost(const std::string& name, const absl::StatusOr<experiments::RunCost>& cost,
+              experiments::RunCost* estimate) {
+  if (!cost.ok()) {
+    std::fprintf(stderr, "isolab %s: %s\n", name.c_str(), cost.status().ToString().c_str());
+    return cost.status().code() == absl::StatusCode::kInvalidArgument ||
+                   cost.status().code() == absl::StatusCode::kOutOfRange
+               ? kExitBadInput
+               : kExitRunFailure;
+  }
+  *estimate = *cost;
+  const std::string text = experiments::FormatCost(*cost);
+  if (experiments::OverBudget(*cost)) {
+    if (!absl::GetFlag(FLAGS_force)) {
+      std::fprintf(stderr,
+                   "isolab %s: estimated cost %s is over the budget (%s min or %s GiB); give --force to run it "
+                   "anyway\n",
+                   name.c_str(), text.c_str(), absl::StrCat(experiments::kRunBudgetSeconds / 60).c_str(),
+                   absl::StrCat(experiments::kRunBudgetBytes / (1024.0 * 1024 * 1024)).c_str());
+      return kExitBadInput;
+    }
+    std::fprintf(stderr, "isolab %s: estimated cost %s is over the budget; running it (--force)\n", name.c_str(),
+                 text.c_str());
+  } else if (isatty(STDERR_FILENO) == 0) {
+    std::fprintf(stderr, "isolab %s: estimated cost %s\n", name.c_str(), text.c_str());
+  }
+  std::fflush(stderr);
+  return -1;
+}
+
+// The estimate beside what the run took ("cost" in the JSON report).
+nlohmann::json CostJson(const experiments::RunCost& estimate, double seconds) {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return {{"estimated_seconds", estimate.seconds},
+          {"estimated_bytes", estimate.bytes},
+          {"basis", estimate.basis},
+          {"measured_seconds", seconds},
+          {"peak_rss_bytes", static_cast<double>(usage.ru_maxrss) * 1024.0}};
+}
+
 int RunOne(const Subcommand& experiment, const CommonOptions& options, const PlotOptions& plot) {
+  experiments::RunCost estimate;
+  if (int rc = CheckCost(experiment.name, experiment.estimate(options), &estimate); rc >= 0) return rc;
+  const Nanos start = MonotonicNanos();
   Progress progress(experiment.name);
   absl::StatusOr<ExperimentReport> report = RunWithWarnings(experiment, options, progress);
   progress.Done();
@@ -151,6 +203,7 @@ int RunOne(const Subcommand& experiment, const CommonOptions& options, const Plo
                ? kExitBadInput
                : kExitRunFailure;
   }
+  report->json["cost"] = CostJson(estimate, static_cast<double>(MonotonicNanos() - start) / 1e9);
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << report->json.dump(2) << std::endl;
   } else {
@@ -181,6 +234,20 @@ int Reproduce(const std::vector<Subcommand>& experiments, const CommonOptions& o
   int64_t violations = 0;
   int exit_code = kExitOk;
   std::vector<std::string> failed;
+  // One estimate for the whole sequence, checked before the first runs.
+  {
+    absl::StatusOr<experiments::RunCost> total = experiments::RunCost{};
+    for (const auto& e : experiments) {
+      absl::StatusOr<experiments::RunCost> part = e.estimate(options);
+      if (!part.ok()) {
+        total = part.status();
+        break;
+      }
+      experiments::AddCost(*total, *part);
+    }
+    experiments::RunCost estimate;
+    if (int rc = CheckCost("reproduce", total, &estimate); rc >= 0) return rc;
+  }
   for (size_t i = 0; i < experiments.size(); ++i) {
     const auto& e = experiments[i];
     // --trace: each experiment gets an equal share of what is left.
@@ -274,7 +341,7 @@ static int MainUnchecked(int argc, char** argv) {
     summary = kVariantsSummary;
   } else if (selected != nullptr) {
     allowed = selected->flags;
-    for (const char* common : {"json", "quick", "seed"}) {
+    for (const char* common : {"json", "quick", "seed", "force"}) {
       if (std::find(allowed.begin(), allowed.end(), common) == allowed.end()) allowed.push_back(common);
     }
     for (const std::string& f : LookFlagNames(subcommand)) {

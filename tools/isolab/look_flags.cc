@@ -17,6 +17,7 @@
 #include "isolation/core/cpumask.h"
 #include "isolation/runtime/noise_meter.h"
 #include "isolation/runtime/trace.h"
+#include "isolab/flag_parser.h"
 
 ABSL_FLAG(std::string, trace, "",
           "Write a timeline trace (Chrome trace-event JSON: ui.perfetto.dev, chrome://tracing) of the "
@@ -35,6 +36,11 @@ ABSL_FLAG(int32_t, bucket_size, 1, "Histogram bucket size in us (rtla --bucket-s
 ABSL_FLAG(int32_t, entries, 256, "Histogram buckets (rtla --entries), 10..1000000; larger gaps count as 'over'");
 ABSL_FLAG(bool, no_zero_lines, false,
           "Leave out histogram rows where no CPU has a sample (rtla's default; rtla --with-zeros prints them)");
+
+// Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).
+ISOLAB_FLAG_RANGE(trace_max_events, 1, 100000000);
+ISOLAB_FLAG_RANGE(bucket_size, 1, 999999);
+ISOLAB_FLAG_RANGE(entries, 10, 1000000);
 
 namespace isolation::isolab {
 namespace {

@@ -8,6 +8,8 @@
 #include "core/status_macros.h"
 #include "experiments/mmcid_experiment.h"
 #include "isolab/subcommands.h"
+#include "isolab/flag_parser.h"
+#include "isolation/core/topology.h"
 
 using isolation::experiments::MmCidExperimentOptions;
 
@@ -22,6 +24,11 @@ ABSL_FLAG(int, mmcid_scan_reps, MmCidExperimentOptions{}.scan_reps,
 ABSL_FLAG(std::string, mmcid_tick_kick, MmCidExperimentOptions{}.tick_kick,
           "lazy runs with the [WQ] tick kick on every placement: tick_kick|no_tick_kick "
           "(work_unbound always has it)");
+
+// Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).
+ISOLAB_FLAG_RANGE(mmcid_duration_ms, 1, 3600000);
+ISOLAB_FLAG_RANGE(mmcid_batch, 1, isolation::kMaxCpus);
+ISOLAB_FLAG_RANGE(mmcid_scan_reps, 1, 1000000);
 
 namespace isolation::isolab {
 
@@ -44,6 +51,10 @@ Subcommand MmCidSubcommand() {
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(MmCidExperimentOptions options, MmCidOptionsFromFlags());
             return experiments::RunMmCidExperiment(common, options, progress);
+          },
+          [](const experiments::CommonOptions& common) -> absl::StatusOr<experiments::RunCost> {
+            ISOLATION_ASSIGN_OR_RETURN(MmCidExperimentOptions options, MmCidOptionsFromFlags());
+            return experiments::EstimateMmCidExperiment(common, options);
           }};
 }
 

@@ -25,6 +25,10 @@ ABSL_FLAG(std::string, record_events, absl::StrJoin(isolation::replay::DefaultRe
 ABSL_FLAG(int32_t, record_buffer_kb, isolation::replay::RecordOptions{}.buffer_kb_per_cpu,
           "Per-CPU ring buffer of the recording's tracefs instance, KiB");
 
+// Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).
+ISOLAB_FLAG_RANGE(duration, 0, 3600);
+ISOLAB_FLAG_RANGE(record_buffer_kb, 64, 1048576);
+
 namespace isolation::isolab {
 
 int RecordMain(const std::vector<std::string>& raw) {

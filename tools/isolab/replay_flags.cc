@@ -16,6 +16,7 @@
 #include "experiments/replay_experiment.h"
 #include "isolab/flag_parser.h"
 #include "isolab/subcommands.h"
+#include "isolation/core/topology.h"
 
 using isolation::experiments::ReplayExperimentOptions;
 
@@ -42,6 +43,14 @@ ABSL_FLAG(int32_t, replay_check_every, ReplayExperimentOptions{}.check_every,
 ABSL_FLAG(std::string, mmcid_variants, "",
           "(isolab replay) mm_cid variants to replay, comma-separated, as isolab variants names them "
           "('' = every registered one)");
+
+// Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).
+ISOLAB_FLAG_RANGE(replay_cpus, 0, isolation::kMaxCpus);
+ISOLAB_FLAG_RANGE(replay_hz, 0, 10000);
+ISOLAB_FLAG_RANGE(replay_disagreements, 0, 1000);
+ISOLAB_FLAG_RANGE(replay_max_bad_lines, 0, int64_t{1} << 50);
+ISOLAB_FLAG_RANGE(replay_mm_cid_tasks, 16, 1048576);
+ISOLAB_FLAG_RANGE(replay_check_every, 1, 1048576);
 
 namespace isolation::isolab {
 namespace {
@@ -99,6 +108,10 @@ Subcommand ReplaySubcommand() {
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(ReplayExperimentOptions options, ReplayOptionsFromFlags());
             return experiments::RunReplayExperiment(common, options, progress);
+          },
+          [](const experiments::CommonOptions& common) -> absl::StatusOr<experiments::RunCost> {
+            ISOLATION_ASSIGN_OR_RETURN(ReplayExperimentOptions options, ReplayOptionsFromFlags());
+            return experiments::EstimateReplayExperiment(common, options);
           }};
 }
 

@@ -34,6 +34,10 @@ struct Subcommand {
   // value (InvalidArgument naming the flag, isolab exits 2), a failed run.
   absl::StatusOr<experiments::ExperimentReport> (*run)(const experiments::CommonOptions& common,
                                                        experiments::Progress& progress);
+  // What `run` is expected to cost with the current flags (experiment.h:
+  // RunCost), computed before the run: isolab refuses a run past the budget
+  // without --force.  Errors: as `run`'s for the values it reads.
+  absl::StatusOr<experiments::RunCost> (*estimate)(const experiments::CommonOptions& common);
 };
 
 // Every subcommand, in `isolab reproduce` order: topology, mmcid, tmigr,

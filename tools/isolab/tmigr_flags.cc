@@ -32,6 +32,12 @@ ABSL_FLAG(std::string, tmigr_bugs, absl::StrJoin(TmigrExperimentOptions{}.bugs, 
           "probe on this machine's hierarchy (violations: exit 1); a bug this machine cannot show exits 2 "
           "saying which machine can");
 
+// Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).
+ISOLAB_FLAG_RANGE(tmigr_duration_ms, 1, 3600000);
+ISOLAB_FLAG_RANGE(tmigr_hk_period_us, 101, 1000000);
+ISOLAB_FLAG_RANGE(tmigr_callback_cost_us, 0, 100000);
+ISOLAB_FLAG_RANGE(tmigr_real_ms, 0, 600000);
+
 namespace isolation::isolab {
 
 absl::StatusOr<TmigrExperimentOptions> TmigrOptionsFromFlags() {
@@ -55,6 +61,10 @@ Subcommand TmigrSubcommand() {
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(TmigrExperimentOptions options, TmigrOptionsFromFlags());
             return experiments::RunTmigrExperiment(common, options, progress);
+          },
+          [](const experiments::CommonOptions& common) -> absl::StatusOr<experiments::RunCost> {
+            ISOLATION_ASSIGN_OR_RETURN(experiments::TmigrExperimentOptions options, TmigrOptionsFromFlags());
+            return experiments::EstimateTmigrExperiment(common, options);
           }};
 }
 

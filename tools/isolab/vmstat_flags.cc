@@ -29,6 +29,12 @@ ABSL_FLAG(int32_t, vmstat_host_iterations, VmstatExperimentOptions{}.host_iterat
 ABSL_FLAG(bool, vmstat_real_syscall, VmstatExperimentOptions{}.real_syscall,
           "Host: issue a real mlock/munlock pair per iteration (falls back to getppid if denied)");
 
+// Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).
+ISOLAB_FLAG_RANGE(vmstat_syscalls, 0, 10000000);
+ISOLAB_FLAG_RANGE(vmstat_spin_ms, 1, 3600000);
+ISOLAB_FLAG_RANGE(vmstat_stat_interval_ms, 1, 60000);
+ISOLAB_FLAG_RANGE(vmstat_host_iterations, 0, 100000000);
+
 namespace isolation::isolab {
 
 absl::StatusOr<VmstatExperimentOptions> VmstatOptionsFromFlags() {
@@ -53,6 +59,10 @@ Subcommand VmstatSubcommand() {
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(VmstatExperimentOptions options, VmstatOptionsFromFlags());
             return experiments::RunVmstatExperiment(common, options, progress);
+          },
+          [](const experiments::CommonOptions& common) -> absl::StatusOr<experiments::RunCost> {
+            ISOLATION_ASSIGN_OR_RETURN(experiments::VmstatExperimentOptions options, VmstatOptionsFromFlags());
+            return experiments::EstimateVmstatExperiment(common, options);
           }};
 }
 

@@ -575,40 +575,21 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(VmstatApiConformance);
 
 namespace {
 
-TEST_P(VmstatApiConformance, S1_I11_Thresholds) { ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatThresholds(GetParam())); }
-TEST_P(VmstatApiConformance, S2_Overstep) { ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatOverstep(GetParam())); }
-TEST_P(VmstatApiConformance, S3_ModPath) { ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatModPath(GetParam())); }
-TEST_P(VmstatApiConformance, I5_FoldCadence) { ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatFoldCadence(GetParam())); }
-TEST_P(VmstatApiConformance, S4_I3_ThresholdDrop) {
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatThresholdDrop(GetParam()));
-}
-TEST_P(VmstatApiConformance, S5_I4_DriftDemo) { ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatDriftDemo(GetParam())); }
-TEST_P(VmstatApiConformance, I6_Refresh) { ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatRefresh(GetParam())); }
-TEST_P(VmstatApiConformance, I10_Hotplug) { ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatHotplug(GetParam())); }
-TEST_P(VmstatApiConformance, S10_CustomerStall) {
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatCustomerStall(GetParam()));
-}
-TEST_P(VmstatApiConformance, S11_QuietGate) {
-  ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE("QuietGate");
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatQuietGate(GetParam()));
-}
-TEST_P(VmstatApiConformance, RemoteFoldNeedUpdateFilterKnob) {
-  ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE("NeedUpdateFilter");
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatNeedUpdateFilter(GetParam()));
-}
-TEST_P(VmstatApiConformance, I1_I3_I4_I6_I8_I9_I10_RandomSchedules) {
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatRandomSchedules(GetParam()));
-}
-TEST_P(VmstatApiConformance, I7_I2_RemoteFoldInterleavings) {
-  ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE("RemoteFoldInterleavings");
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatRemoteFoldInterleavings(GetParam()));
-}
-TEST_P(VmstatApiConformance, I9_I2_OwnerShepherdInterleavings) {
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatOwnerShepherdInterleavings(GetParam()));
-}
-TEST_P(VmstatApiConformance, I1_WriterFrontEndInLockStepWithVmstat) {
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatWriterLockstep(GetParam()));
-}
+TEST_P(VmstatApiConformance, S1_I11_Thresholds) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, S2_Overstep) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, S3_ModPath) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, I5_FoldCadence) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, S4_I3_ThresholdDrop) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, S5_I4_DriftDemo) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, I6_Refresh) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, I10_Hotplug) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, S10_CustomerStall) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, S11_QuietGate) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, RemoteFoldNeedUpdateFilterKnob) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, I1_I3_I4_I6_I8_I9_I10_RandomSchedules) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, I7_I2_RemoteFoldInterleavings) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, I9_I2_OwnerShepherdInterleavings) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, I1_WriterFrontEndInLockStepWithVmstat) { ISOLATION_VMSTAT_RUN_CHECK(); }
 
 }  // namespace
 }  // namespace isolation::testing

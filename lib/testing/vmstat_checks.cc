@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "isolation/vmstat/slot.h"
 #include "testing/vmstat_common.h"
 
 namespace isolation::testing::vmstat_conformance {
@@ -22,6 +23,7 @@ struct Entry {
 };
 
 Violations Random(std::string_view v) { return CheckVmstatRandomSchedules(v); }
+Violations Dense(std::string_view v) { return CheckVmstatDenseRandomSchedules(v); }
 Violations Lockstep(std::string_view v) { return CheckVmstatWriterLockstep(v); }
 Violations Census(std::string_view v) { return CheckVmstatNoiseCensus(v); }
 
@@ -67,6 +69,11 @@ const std::vector<Entry>& Entries() {
         "every update; I8/I9 at every shepherd pass and return to user; I4, I9 at the end",
         "40 seeds x 3000 steps (1-8 CPUs)", "always"},
        Random, Needs::kNothing},
+      {{"I1_I8_I9_DenseRandomSchedules", "VmstatApiConformance",
+        "the random schedules dense in the rare paths: I8/I9 at every shepherd decision and return to user, I1 "
+        "after every step",
+        "10 seeds x 8000 steps (2-4 CPUs, half isolated; 20% shepherd passes, 20% returns to user)", "always"},
+       Dense, Needs::kNothing},
       {{"I7_I2_RemoteFoldInterleavings", "VmstatApiConformance",
         "I7/I2: a writer against a remote fold, every schedule of the interleave points", "6 scenarios, all schedules",
         "folds_remotely"},
@@ -194,6 +201,22 @@ std::string CurrentCheckName() {
 }  // namespace isolation::testing::vmstat_conformance
 
 namespace isolation::testing {
+
+absl::StatusOr<bool> IsVmstatNegativeControl(std::string_view variant) {
+  auto v = VmstatVariant::Parse(variant);
+  if (!v.ok()) return v.status();
+  auto policy = vmstat::FoldPolicyRegistry().Find(v->fold_policy);
+  if (!policy.ok()) return policy.status();
+  std::string slot = v->slot;
+  if (slot.empty()) {
+    const std::unique_ptr<vmstat::FoldPolicy> p = (*policy)->factory();
+    if (p == nullptr) return absl::InternalError(vmstat_kit::Cat("fold policy '", v->fold_policy, "': null"));
+    slot = std::string(p->traits().slot);
+  }
+  auto s = vmstat::SlotRegistry().Find(slot);
+  if (!s.ok()) return s.status();
+  return (*policy)->negative_control || (*s)->negative_control;
+}
 
 std::string VmstatNotApplicable(std::string_view check, std::string_view variant) {
   // The names before the list (CheckVmstat* without the prefix).

@@ -28,7 +28,7 @@
 namespace isolation::tmigr {
 namespace {
 
-constexpr int64_t kRarePeriod = 2000;
+constexpr int64_t kRarePeriod = 5000;
 
 class Trigger {
  public:

@@ -27,7 +27,7 @@
 namespace isolation::vmstat {
 namespace {
 
-constexpr int64_t kRarePeriod = 2000;
+constexpr int64_t kRarePeriod = 5000;
 
 // Counts the relevant events of one mutation; Fire() is true on one in
 // `period`.  Process-wide: the kit's checks make many short-lived counters.

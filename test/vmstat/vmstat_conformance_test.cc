@@ -67,4 +67,17 @@ TEST(VmstatCheckList, NotApplicableFromTheTraits) {
   EXPECT_THAT(vc::Run("S3_ModPath", "B"), ::testing::IsEmpty());
 }
 
+// A composition with a negative-control part is a negative control, and no
+// default list holds one.
+TEST(VmstatCheckList, NegativeControlParts) {
+  EXPECT_TRUE(*isolation::testing::IsVmstatNegativeControl("C:s32-plain"));
+  EXPECT_TRUE(*isolation::testing::IsVmstatNegativeControl("C-plain"));
+  EXPECT_TRUE(*isolation::testing::IsVmstatNegativeControl("C-plain:s32-atomic"));
+  EXPECT_FALSE(*isolation::testing::IsVmstatNegativeControl("C:s32-atomic"));
+  EXPECT_FALSE(isolation::testing::IsVmstatNegativeControl("C:no-such-slot").ok());
+  for (const std::string& v : isolation::vmstat::FoldPolicyRegistry().Names()) {
+    EXPECT_FALSE(*isolation::testing::IsVmstatNegativeControl(v)) << v;
+  }
+}
+
 }  // namespace

@@ -67,6 +67,11 @@ absl::StatusOr<std::unique_ptr<vmstat::Vmstat>> MakeVmstat(std::string_view vari
                                                            vmstat::VmstatConfig base);
 // The traits of a variant's fold policy (Create's errors).
 absl::StatusOr<vmstat::FoldPolicyTraits> VmstatPolicyTraits(std::string_view variant);
+// A variant is a negative control if its fold policy is one or its slot
+// (named, or the policy's default) is one: "C:s32-plain" breaks what the slot
+// breaks.  The default lists (FoldPolicyRegistry().Names()) hold none.
+// Errors: an unparsable variant or an unknown name.
+absl::StatusOr<bool> IsVmstatNegativeControl(std::string_view variant);
 // GoogleTest-safe form of a variant name: "B.local" -> "B_local".
 std::string VmstatParamName(std::string_view variant);
 
@@ -128,6 +133,11 @@ Violations CheckVmstatNeedUpdateFilter(std::string_view variant); // knob (folds
 // after every update, I4, I6, I8 and I9 as promised, I10; at the end every
 // queued item is run and no pending bit may be left without one.
 Violations CheckVmstatRandomSchedules(std::string_view variant, int seeds = 40, int steps = 3000);
+// The same on 2-4 CPUs (odd ones isolated and nohz_full) without hotplug or pressure, dense in shepherd passes
+// (20%), returns to user (20%), quiet_vmstat and queued work (10% each):
+// I8 and I9 are asserted at tens of thousands of decisions, I1 after every
+// step (every fold).
+Violations CheckVmstatDenseRandomSchedules(std::string_view variant, int seeds = 10, int steps = 8000);
 // Forced interleavings (every schedule at the granularity of the
 // mechanism's interleave points, Interleaver::Explore) with an observer
 // checking I2 between any two steps: a writer against a remote fold

@@ -44,9 +44,21 @@ absl::StatusOr<TmigrVariant> ParseTmigrVariant(std::string_view spec) {
   return v;
 }
 
+absl::StatusOr<bool> IsTmigrNegativeControl(const TmigrVariant& variant) {
+  auto p = tmigr::ParticipationRegistry().Find(variant.participation);
+  if (!p.ok()) return p.status();
+  auto h = tmigr::HierarchyRegistry().Find(variant.hierarchy);
+  if (!h.ok()) return h.status();
+  return (*p)->negative_control || (*h)->negative_control;
+}
+
 std::vector<TmigrVariant> RegisteredTmigrVariants() {
   std::vector<TmigrVariant> out;
-  for (const std::string& name : tmigr::ParticipationRegistry().Names()) out.push_back({name, "mainline"});
+  for (const std::string& name : tmigr::ParticipationRegistry().Names()) {
+    const TmigrVariant v{name, "mainline"};
+    // "mainline" is no negative control; the check keeps it so should it change.
+    if (auto control = IsTmigrNegativeControl(v); control.ok() && !*control) out.push_back(v);
+  }
   return out;
 }
 
@@ -103,6 +115,7 @@ const std::vector<TmigrCheck>& TmigrChecks() {
       // TmigrStress
       {"I1_I12_RandomSchedulesCpg2", CheckRandomSchedulesCpg2, true},
       {"I1_I12_RandomSchedulesCpg8", CheckRandomSchedulesCpg8, true},
+      {"I1_I12_RandomSchedulesIdleHeavy", CheckRandomSchedulesIdleHeavy, true},
       {"S27_RealThreads", CheckS27RealThreads, true},
       {"SimulatorHousekeepingTimers", CheckSimulatorHousekeepingTimers, true},
       {"S26_IsolatedTimersPulledByHousekeeping", CheckS26IsolatedTimersPulledByHousekeeping, true},

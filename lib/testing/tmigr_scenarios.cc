@@ -376,34 +376,22 @@ std::vector<std::string> CheckI5LastIdleCpuWakesForTheFirstTimer(const TmigrVari
 // ---------------------------------------------------------------------------
 // The suite
 // ---------------------------------------------------------------------------
-namespace {
-void ExpectClean(const std::vector<std::string>& violations) {
-  EXPECT_TRUE(violations.empty()) << absl::StrJoin(violations, "\n");
-}
-}  // namespace
-
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TmigrScenarios);
-TEST_P(TmigrScenarios, S1_Trees) { ExpectClean(CheckS1Trees(GetParam())); }
-TEST_P(TmigrScenarios, S2_GrowingTop) { ExpectClean(CheckS2GrowingTop(GetParam())); }
-TEST_P(TmigrScenarios, S3_NumaMismatch) { ExpectClean(CheckS3NumaMismatch(GetParam())); }
-TEST_P(TmigrScenarios, S4_FirstActivation) { ExpectClean(CheckS4FirstActivation(GetParam())); }
-TEST_P(TmigrScenarios, S5_HandOver) { ExpectClean(CheckS5HandOver(GetParam())); }
-TEST_P(TmigrScenarios, S6_LocalTimerFirst) { ExpectClean(CheckS6LocalTimerFirst(GetParam())); }
-TEST_P(TmigrScenarios, S7_S8_LastCpuIdlesAndIdlePuller) {
-  ExpectClean(CheckS7S8LastCpuIdlesAndIdlePuller(GetParam()));
-}
-TEST_P(TmigrScenarios, S9_ActivePull) { ExpectClean(CheckS9ActivePull(GetParam())); }
-TEST_P(TmigrScenarios, S10_SameExpiryOtherCpu) { ExpectClean(CheckS10SameExpiryOtherCpu(GetParam())); }
-TEST_P(TmigrScenarios, S11_GhostTimer) { ExpectClean(CheckS11GhostTimer(GetParam())); }
-TEST_P(TmigrScenarios, S14_QuickCheck) { ExpectClean(CheckS14QuickCheck(GetParam())); }
-TEST_P(TmigrScenarios, S15_SingleLevelEarlyReturn) { ExpectClean(CheckS15SingleLevelEarlyReturn(GetParam())); }
-TEST_P(TmigrScenarios, S16_OfflineLastActive) { ExpectClean(CheckS16OfflineLastActive(GetParam())); }
-TEST_P(TmigrScenarios, RemoteExpiryHandsNoGlobalBehindLocal) {
-  ExpectClean(CheckRemoteExpiryHandsNoGlobalBehindLocal(GetParam()));
-}
-TEST_P(TmigrScenarios, I5_LastIdleCpuWakesForTheFirstTimer) {
-  ExpectClean(CheckI5LastIdleCpuWakesForTheFirstTimer(GetParam()));
-}
+TEST_P(TmigrScenarios, S1_Trees) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S2_GrowingTop) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S3_NumaMismatch) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S4_FirstActivation) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S5_HandOver) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S6_LocalTimerFirst) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S7_S8_LastCpuIdlesAndIdlePuller) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S9_ActivePull) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S10_SameExpiryOtherCpu) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S11_GhostTimer) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S14_QuickCheck) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S15_SingleLevelEarlyReturn) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S16_OfflineLastActive) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, RemoteExpiryHandsNoGlobalBehindLocal) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, I5_LastIdleCpuWakesForTheFirstTimer) { tmigr_conformance::RunAsTest(GetParam()); }
 
 int TmigrRacesAnchor();
 int TmigrIsolationAnchor();

@@ -56,20 +56,6 @@ std::string VmstatParamName(std::string_view variant) {
   return n;
 }
 
-std::string VmstatNotApplicable(std::string_view check, std::string_view variant) {
-  auto traits = VmstatPolicyTraits(variant);
-  if (!traits.ok()) return "";  // the check itself reports the creation error
-  if (check == "RemoteFoldInterleavings" || check == "RemoteFoldRealThreads" ||
-      check == "RemoteFoldRealThreadsThroughWriter" ||
-      check == "NeedUpdateFilter") {
-    return traits->folds_remotely ? "" : "the fold policy does not fold remotely (folds_remotely = false)";
-  }
-  if (check == "QuietGate") {
-    return traits->quiet_folds_dirty ? "" : "the fold policy does not promise quiet_folds_dirty";
-  }
-  return "";
-}
-
 namespace vmstat_kit {
 
 int64_t ConservationError(const Vmstat& vm, const Truth& truth, std::string* where) {

@@ -148,11 +148,22 @@ bool TraitsOrFail(Report& r, std::string_view variant, FoldPolicyTraits* traits)
   } while (0)
 
 // Inside a TEST_P: skip, with the reason, a check the variant does not
-// promise (VmstatNotApplicable).
-#define ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE(check)                                 \
-  do {                                                                                 \
-    const std::string why = ::isolation::testing::VmstatNotApplicable(check, GetParam()); \
-    if (!why.empty()) GTEST_SKIP() << why;                                             \
+// promise (vmstat_conformance::NotApplicable of the test's own name).
+#define ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE()                                                   \
+  do {                                                                                            \
+    const auto why = ::isolation::testing::vmstat_conformance::NotApplicable(                     \
+        ::isolation::testing::vmstat_conformance::CurrentCheckName(), GetParam());                \
+    if (!why.ok()) FAIL() << why.status();                                                        \
+    if (!why->empty()) GTEST_SKIP() << *why;                                                      \
+  } while (0)
+
+// The body of a TEST_P: skip if not applicable, else run the list's check of
+// the same name and expect no violation.
+#define ISOLATION_VMSTAT_RUN_CHECK()                                                                \
+  do {                                                                                            \
+    ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE();                                                    \
+    ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(::isolation::testing::vmstat_conformance::Run(          \
+        ::isolation::testing::vmstat_conformance::CurrentCheckName(), GetParam()));               \
   } while (0)
 
 #endif  // ISOLATION_LIB_TESTING_VMSTAT_COMMON_H_

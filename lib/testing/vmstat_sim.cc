@@ -507,19 +507,14 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(VmstatSimConformance);
 
 namespace {
 
-TEST_P(VmstatSimConformance, S7_RtInitPattern) { ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatRtInit(GetParam())); }
-TEST_P(VmstatSimConformance, S9_IdleEntry) { ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatIdleEntry(GetParam())); }
-TEST_P(VmstatSimConformance, S12_InterruptDirtying) {
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatInterruptDirtying(GetParam()));
-}
-TEST_P(VmstatSimConformance, S13_NeverReturnsToUser) {
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatKernelBound(GetParam()));
-}
-TEST_P(VmstatSimConformance, S14_StatRefreshVsSpinningTask) {
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatStatRefresh(GetParam()));
-}
-TEST_P(VmstatSimConformance, S15_I10_Hotplug) { ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatSimHotplug(GetParam())); }
+TEST_P(VmstatSimConformance, S7_RtInitPattern) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatSimConformance, S9_IdleEntry) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatSimConformance, S12_InterruptDirtying) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatSimConformance, S13_NeverReturnsToUser) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatSimConformance, S14_StatRefreshVsSpinningTask) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatSimConformance, S15_I10_Hotplug) { ISOLATION_VMSTAT_RUN_CHECK(); }
 TEST_P(VmstatSimConformance, S17_NoiseCensusSimulatedHour) {
+  ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE();
   VmstatNoiseCensus c;
   ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatNoiseCensus(GetParam(), &c));
   if (c.drift_samples.empty()) return;

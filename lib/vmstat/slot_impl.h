@@ -157,7 +157,7 @@ class VmstatImpl final : public Vmstat {
   int64_t RawDiff(int cpu, StatKind kind, int instance, int item) const {
     const auto& c = CellOf(cpu, kind, instance, item);
     if constexpr (M == SlotMode::kWatermark) {
-      return c.slot.load(std::memory_order_relaxed) - c.folded.load(std::memory_order_relaxed);
+      return internal::WrapSub(c.slot.load(std::memory_order_relaxed), c.folded.load(std::memory_order_relaxed));
     } else if constexpr (M == SlotMode::kScaledS32) {
       return ScaledDecode(c.w.load(std::memory_order_relaxed));
     } else {
@@ -260,21 +260,21 @@ class VmstatImpl final : public Vmstat {
     if constexpr (M == SlotMode::kWatermark) {
       // D: the owner advances its running sum with a plain store; only a
       // fold touches `folded`, by CAS, so a remote fold can never be lost.
-      const int64_t s = c.slot.load(std::memory_order_relaxed) + delta;
+      const int64_t s = internal::WrapAdd(c.slot.load(std::memory_order_relaxed), delta);
       c.slot.store(s, std::memory_order_relaxed);
       int64_t f = c.folded.load(std::memory_order_relaxed);
       for (;;) {
         const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-        const int64_t d = s - f;
+        const int64_t d = internal::WrapSub(s, f);
         if (std::abs(d) <= t) break;
         const int64_t os = mode * Overstep(t);
-        const int64_t target = s + os;  // leaves slot - folded == -os
+        const int64_t target = internal::WrapAdd(s, os);  // leaves slot - folded == -os
         ISOLATION_INTERLEAVE_POINT("vmstat.d_writer.before_folded_cas");
         // Relaxed: conservation only needs the single modification order
         // of `folded`; the winner alone adds target - f.
         if (c.folded.compare_exchange_weak(f, target, std::memory_order_relaxed)) {
           ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");
-          AddShared(kind, instance, item, target - f);
+          AddShared(kind, instance, item, internal::WrapSub(target, f));
           CountFold(cpu);
           break;
         }
@@ -359,7 +359,7 @@ class VmstatImpl final : public Vmstat {
       int64_t f = c.folded.load(std::memory_order_relaxed);
       while (s != f) {
         // Relaxed CAS on `folded`: the winner owns the delta s - f.
-        if (c.folded.compare_exchange_weak(f, s, std::memory_order_relaxed)) return s - f;
+        if (c.folded.compare_exchange_weak(f, s, std::memory_order_relaxed)) return internal::WrapSub(s, f);
       }
       return 0;
     } else {
@@ -464,8 +464,8 @@ class VmstatImpl final : public Vmstat {
         const int64_t v = TakeSlot(CellOf(cpu, StatKind::kZone, z, item));
         if (v != 0) {
           ISOLATION_INTERLEAVE_POINT("vmstat.fold.mid_fold");  // taken, not yet added (I2)
-          Shared(StatKind::kZone, z).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
-          zone_global[static_cast<size_t>(item)] += v;
+          AddCounter(Shared(StatKind::kZone, z).v[static_cast<size_t>(item)], v);
+          zone_global[static_cast<size_t>(item)] = internal::SaturatingAdd(zone_global[static_cast<size_t>(item)], v);
         }
       }
     }
@@ -474,8 +474,8 @@ class VmstatImpl final : public Vmstat {
         const int64_t v = TakeSlot(CellOf(cpu, StatKind::kNode, node, item));
         if (v != 0) {
           ISOLATION_INTERLEAVE_POINT("vmstat.fold.mid_fold");
-          Shared(StatKind::kNode, node).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
-          node_global[static_cast<size_t>(item)] += v;
+          AddCounter(Shared(StatKind::kNode, node).v[static_cast<size_t>(item)], v);
+          node_global[static_cast<size_t>(item)] = internal::SaturatingAdd(node_global[static_cast<size_t>(item)], v);
         }
       }
     }
@@ -485,13 +485,13 @@ class VmstatImpl final : public Vmstat {
     int changes = 0;
     for (int item = 0; item < config_.zone_items; ++item) {
       if (const int64_t v = zone_global[static_cast<size_t>(item)]; v != 0) {
-        Global(StatKind::kZone).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
+        AddCounter(Global(StatKind::kZone).v[static_cast<size_t>(item)], v);
         ++changes;
       }
     }
     for (int item = 0; item < config_.node_items; ++item) {
       if (const int64_t v = node_global[static_cast<size_t>(item)]; v != 0) {
-        Global(StatKind::kNode).v[static_cast<size_t>(item)].fetch_add(v, std::memory_order_relaxed);
+        AddCounter(Global(StatKind::kNode).v[static_cast<size_t>(item)], v);
         ++changes;
       }
     }

@@ -142,6 +142,17 @@ double Vmstat::MaxThresholdFraction(int cpu) const {
 int Vmstat::Threshold(int cpu, StatKind kind, int instance) const {
   return ValidSlot(cpu, kind, instance, 0) ? ThresholdRaw(cpu, kind, instance) : 0;
 }
+void Vmstat::Saturate(std::atomic<int64_t>& counter, bool up) {
+  // The fetch_add wrapped (modulo 2^64, defined for atomics): pin the
+  // counter to the bound it crossed unless another add already moved it back
+  // to the right side.
+  const int64_t bound = up ? INT64_MAX : INT64_MIN;
+  int64_t cur = counter.load(std::memory_order_relaxed);
+  while ((up ? cur < 0 : cur >= 0) && !counter.compare_exchange_weak(cur, bound, std::memory_order_relaxed)) {
+  }
+  saturated_adds_.fetch_add(1, std::memory_order_relaxed);
+}
+
 int64_t Vmstat::DriftMark(int zone) const {
   return zone >= 0 && zone < num_zones() ? drift_mark_[static_cast<size_t>(zone)] : 0;
 }

@@ -358,6 +358,47 @@ TEST(VmstatWriter, InlineFastPathForEveryLibrarySlotButTheNegativeControl) {
   }
 }
 
+// Mod(+2^52) repeated wrapped the global counter to a negative value (read
+// as 0) after 2^11 calls; the shared and global counters saturate at the
+// int64 bounds instead and saturated_adds() says so.  Every slot (D's
+// running sum wraps modulo 2^64 and its differential stays exact), through
+// Mod and through the writer, both directions.
+TEST(VmstatCounters, HugeModsSaturateInsteadOfWrapping) {
+  constexpr int64_t kHuge = int64_t{1} << 52;
+  for (const auto& [policy, slot] : std::vector<std::pair<std::string, std::string>>{
+           {"A1", "s8-owner"}, {"C", "s32-atomic"}, {"D", "s64-watermark"}, {"C.xadd", "s32-xadd"},
+           {"C.addo", "s32-scaled"}, {"C-plain", "s32-plain"}}) {
+    for (const int64_t sign : {int64_t{1}, int64_t{-1}}) {
+      for (const bool through_writer : {false, true}) {
+        SCOPED_TRACE(policy + ":" + slot + (sign > 0 ? " +" : " -") + (through_writer ? " writer" : " Mod"));
+        VmstatConfig c = SmallConfig(policy, 2);
+        c.slot = slot;
+        auto vm = Make(c);
+        auto w = vm->Writer(0);
+        ASSERT_TRUE(w.ok()) << w.status();
+        for (int i = 0; i < 4096; ++i) {
+          through_writer ? w->Mod(StatKind::kZone, 1, kZoneMlock, sign * kHuge)
+                         : vm->Mod(0, StatKind::kZone, 1, kZoneMlock, sign * kHuge);
+        }
+        const int64_t bound = sign > 0 ? INT64_MAX : INT64_MIN;
+        EXPECT_EQ(vm->GlobalRaw(StatKind::kZone, kZoneMlock), bound);
+        EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 1, kZoneMlock), bound);
+        EXPECT_EQ(vm->ReadGlobal(StatKind::kZone, kZoneMlock), sign > 0 ? INT64_MAX : 0);
+        EXPECT_GT(vm->saturated_adds(), 0);
+        EXPECT_LE(std::abs(vm->Diff(0, StatKind::kZone, 1, kZoneMlock)), vm->Threshold(0, StatKind::kZone, 1));
+        // Saturation is not sticky: the way back is ordinary arithmetic.
+        vm->Mod(0, StatKind::kZone, 1, kZoneMlock, -sign * kHuge);
+        EXPECT_EQ(vm->GlobalRaw(StatKind::kZone, kZoneMlock), bound - sign * kHuge);
+      }
+    }
+  }
+  // Counts far from the bounds never saturate.
+  auto vm = Make(SmallConfig("B", 2));
+  for (int i = 0; i < 1000; ++i) vm->Mod(0, StatKind::kZone, 1, kZoneMlock, kHuge);
+  EXPECT_EQ(vm->GlobalRaw(StatKind::kZone, kZoneMlock), 1000 * kHuge);
+  EXPECT_EQ(vm->saturated_adds(), 0);
+}
+
 // The fast path below the threshold stores the sum and nothing else; the
 // update that passes it folds out of line exactly as Vmstat::Mod does.
 TEST(VmstatWriter, BelowThresholdInlineAboveFoldsLikeMod) {

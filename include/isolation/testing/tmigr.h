@@ -27,7 +27,8 @@
 //                   Participation declares (excludes_isolated_cpus,
 //                   flushes_unisolation_first), never by its name;
 //   TmigrStress     I1-I12 over seeded random schedules (12 seeds x 1500
-//                   steps, 2 and 8 children per group), S27 on real threads
+//                   steps, 2 and 8 children per group; 40 seeds x 3000
+//                   idle-heavy steps on 4 CPUs), S27 on real threads
 //                   (bounded), the hierarchy under the simulator
 //                   (TmigrHooks, S26 with nohz_full), and the S24 oslat seed.
 // The store-buffer model (core/store_buffer.h) is not used: the hierarchy's
@@ -49,6 +50,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -73,6 +75,10 @@ absl::StatusOr<TmigrVariant> ParseTmigrVariant(std::string_view spec);
 // variant registered from a static initialiser may not exist yet when the
 // macro's argument is evaluated.
 TmigrVariant TmigrVariantFromSpec(std::string_view spec);
+// A composed variant is a negative control if either part is one (a
+// participation over a negative-control hierarchy breaks what that hierarchy
+// breaks); RegisteredTmigrVariants() never lists one.  Errors: an unknown name.
+absl::StatusOr<bool> IsTmigrNegativeControl(const TmigrVariant& variant);
 // Every participation of the registry that is not a negative control, with
 // the mainline hierarchy (the built-ins and whatever is registered by then).
 std::vector<TmigrVariant> RegisteredTmigrVariants();
@@ -131,10 +137,45 @@ std::vector<std::string> CheckS23HousekeepingRule(const TmigrVariant& v);
 // TmigrStress
 std::vector<std::string> CheckRandomSchedulesCpg2(const TmigrVariant& v);
 std::vector<std::string> CheckRandomSchedulesCpg8(const TmigrVariant& v);
+// 4 CPUs, mostly idle, 40 seeds x 3000 steps: the last-idler and idle-CPU
+// new-timer paths tens of thousands of times.
+std::vector<std::string> CheckRandomSchedulesIdleHeavy(const TmigrVariant& v);
 std::vector<std::string> CheckS27RealThreads(const TmigrVariant& v);
 std::vector<std::string> CheckSimulatorHousekeepingTimers(const TmigrVariant& v);
 std::vector<std::string> CheckS26IsolatedTimersPulledByHousekeeping(const TmigrVariant& v);
 std::vector<std::string> CheckS24OslatSeed(const TmigrVariant& v);
+
+// ---- the list of checks (the model is testing/idle_select.h) ----------------
+// Every TEST_P of the four suites by its name, with its schedule size and
+// when it applies.  Every check applies to every variant: what it expects of
+// the isolation (excludes_isolated_cpus, flushes_unisolation_first) it reads
+// from the variant's traits.
+//
+//   EXPECT_THAT(tmigr_conformance::Run("S11_GhostTimer", "v6.9/ghost_timer"), Not(IsEmpty()));
+namespace tmigr_conformance {
+using Violations = std::vector<std::string>;
+struct Check {
+  std::string name;          // the TEST_P name, e.g. "S11_GhostTimer"
+  std::string suite;         // "TmigrScenarios", "TmigrRaces", "TmigrIsolation", "TmigrStress"
+  std::string what;          // one line: the property
+  std::string size;          // the schedule size, e.g. "12 seeds x 1500 steps (20 CPUs)"
+  std::string applies_when;  // "always", and which traits shape the expectations
+  bool slow = false;         // seconds rather than milliseconds
+};
+// Every check, in suite order (the order of TmigrChecks()).
+const std::vector<Check>& AllChecks();
+// "" if check `name` applies to `variant` ("participation[/hierarchy]"), else
+// why not.  Errors: an unknown check (NotFound) or variant (ParseTmigrVariant's).
+absl::StatusOr<std::string> NotApplicable(std::string_view name, std::string_view variant);
+// Runs check `name` on `variant` whether or not it applies; an unknown check
+// or variant is one violation saying so.
+Violations Run(std::string_view name, std::string_view variant);
+// Every applicable check: {check name, violations} for each that reported any.
+std::vector<std::pair<std::string, Violations>> RunAll(std::string_view variant);
+// Body of every TEST_P: the check named by the running test, skipped with the
+// reason if it does not apply, else run and expected clean.
+void RunAsTest(const TmigrVariant& variant);
+}  // namespace tmigr_conformance
 
 // The S21 event log of a variant: the work items of the two exclusions
 // ("set N" / "clear N" as queued, "flush" at each flush), as the check sees

@@ -43,6 +43,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -66,15 +67,53 @@ absl::StatusOr<std::unique_ptr<vmstat::Vmstat>> MakeVmstat(std::string_view vari
                                                            vmstat::VmstatConfig base);
 // The traits of a variant's fold policy (Create's errors).
 absl::StatusOr<vmstat::FoldPolicyTraits> VmstatPolicyTraits(std::string_view variant);
+// A variant is a negative control if its fold policy is one or its slot
+// (named, or the policy's default) is one: "C:s32-plain" breaks what the slot
+// breaks.  The default lists (FoldPolicyRegistry().Names()) hold none.
+// Errors: an unparsable variant or an unknown name.
+absl::StatusOr<bool> IsVmstatNegativeControl(std::string_view variant);
 // GoogleTest-safe form of a variant name: "B.local" -> "B_local".
 std::string VmstatParamName(std::string_view variant);
 
-// Why a check does not apply to `variant` ("" if it does).  Names of the
-// checks below without the "CheckVmstat" prefix.
+// Why a check does not apply to `variant` ("" if it does, or if the variant
+// cannot be created).  Names of the checks below without the "CheckVmstat"
+// prefix (older spelling; vmstat_conformance::NotApplicable takes the
+// TEST_P names).
 std::string VmstatNotApplicable(std::string_view check, std::string_view variant);
 
 // ---- the checks: each returns its violations, named by spec label -------------------
 using Violations = std::vector<std::string>;
+
+// ---- the list of checks -------------------------------------------------------------
+// Every TEST_P of the three suites, by its name: what it checks, its
+// schedule size, and when it applies (decided from FoldPolicyTraits).
+//
+//   for (const auto& c : vmstat_conformance::AllChecks()) ...
+//   EXPECT_THAT(vmstat_conformance::Run("S11_QuietGate", "C-plain"), IsEmpty());
+namespace vmstat_conformance {
+struct Check {
+  std::string name;          // the TEST_P name, e.g. "S8_ReturnToUserHookChain"
+  std::string suite;         // "VmstatApiConformance", "VmstatSimConformance", "VmstatRealConformance"
+  std::string what;          // one line: the property
+  std::string size;          // the schedule size, e.g. "40 seeds x 3000 steps (1-8 CPUs)"
+  std::string applies_when;  // "always" or the FoldPolicyTraits field it needs
+};
+// Every check, in suite order.
+const std::vector<Check>& AllChecks();
+// "" if check `name` applies to `variant`, else why not (from the fold
+// policy's traits).  Errors: an unknown check (NotFound) or a variant that
+// cannot be created (Create's error).
+absl::StatusOr<std::string> NotApplicable(std::string_view name, std::string_view variant);
+// Runs check `name` on `variant` (whether or not it applies) and returns its
+// violations; an unknown check is one violation saying so.
+Violations Run(std::string_view name, std::string_view variant);
+// Runs every check that applies to `variant`: {check name, violations} for
+// each check that reported any (a variant that cannot be created reports
+// that under every check).
+std::vector<std::pair<std::string, Violations>> RunAll(std::string_view variant);
+// Inside a TEST_P: the check's name (the test's name without "/param").
+std::string CurrentCheckName();
+}  // namespace vmstat_conformance
 
 // Direct API.
 Violations CheckVmstatThresholds(std::string_view variant);       // S1 per CPU, I11
@@ -94,6 +133,11 @@ Violations CheckVmstatNeedUpdateFilter(std::string_view variant); // knob (folds
 // after every update, I4, I6, I8 and I9 as promised, I10; at the end every
 // queued item is run and no pending bit may be left without one.
 Violations CheckVmstatRandomSchedules(std::string_view variant, int seeds = 40, int steps = 3000);
+// The same on 2-4 CPUs (odd ones isolated and nohz_full) without hotplug or pressure, dense in shepherd passes
+// (20%), returns to user (20%), quiet_vmstat and queued work (10% each):
+// I8 and I9 are asserted at tens of thousands of decisions, I1 after every
+// step (every fold).
+Violations CheckVmstatDenseRandomSchedules(std::string_view variant, int seeds = 10, int steps = 8000);
 // Forced interleavings (every schedule at the granularity of the
 // mechanism's interleave points, Interleaver::Explore) with an observer
 // checking I2 between any two steps: a writer against a remote fold

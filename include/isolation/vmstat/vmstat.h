@@ -255,6 +255,21 @@ struct WatermarkCell {
   std::atomic<int64_t> slot{0};    // written only by the owner
   std::atomic<int64_t> folded{0};  // advanced by CAS by any folder
 };
+// The watermark words are running sums that may wrap (2^11 updates of 2^52
+// do): they are added and subtracted modulo 2^64, where slot - folded (the
+// small differential) stays exact.
+inline int64_t WrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t WrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+// a + b pinned to the int64 bounds.
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return sum;
+}
 template <typename Cell>
 struct alignas(64) CellBlock {
   std::array<Cell, kMaxNodeItems> c;
@@ -460,6 +475,11 @@ class Vmstat {
   double MaxThresholdFraction(int cpu) const;
   int Threshold(int cpu, StatKind kind, int instance) const;
   int64_t DriftMark(int zone) const;
+  // Adds to a shared or global counter that would have overflowed int64 and
+  // saturated it at INT64_MAX / INT64_MIN instead (0 in any sane use: 2^63
+  // pages).  Once non-zero the saturated counters no longer equal the sum of
+  // what was added (conservation, spec I1, is lost for them).
+  int64_t saturated_adds() const { return saturated_adds_.load(std::memory_order_relaxed); }
 
   // ---- folders (a cpu out of range: false / 0, nothing folded) -------------
   // need_update(): any non-zero differential of `cpu` (racy byte scan).
@@ -583,10 +603,22 @@ class Vmstat {
   };
   // zone_page_state_add / node_page_state_add: unordered atomic adds.
   void AddShared(StatKind kind, int instance, int item, int64_t delta) {
-    // Relaxed: these are statistics; nothing is published through them.
-    Shared(kind, instance).v[static_cast<size_t>(item)].fetch_add(delta, std::memory_order_relaxed);
-    Global(kind).v[static_cast<size_t>(item)].fetch_add(delta, std::memory_order_relaxed);
+    AddCounter(Shared(kind, instance).v[static_cast<size_t>(item)], delta);
+    AddCounter(Global(kind).v[static_cast<size_t>(item)], delta);
   }
+  // One add to a shared or global counter, saturating at the int64 bounds
+  // (a wrap would turn a huge count into a negative one, read as 0).  The
+  // fast path is the unordered fetch_add; an add that overflowed pins the
+  // counter to the bound it crossed and counts itself in saturated_adds().
+  void AddCounter(std::atomic<int64_t>& counter, int64_t delta) {
+    // Relaxed: these are statistics; nothing is published through them.
+    const int64_t old = counter.fetch_add(delta, std::memory_order_relaxed);
+    int64_t sum;
+    if (__builtin_add_overflow(old, delta, &sum)) [[unlikely]] {
+      Saturate(counter, delta > 0);
+    }
+  }
+  void Saturate(std::atomic<int64_t>& counter, bool up);
   SharedCounters& Shared(StatKind kind, int instance) {
     return kind == StatKind::kZone ? zone_shared_[static_cast<size_t>(instance)]
                                    : node_shared_[static_cast<size_t>(instance)];
@@ -628,6 +660,7 @@ class Vmstat {
   int Overstep(int t) const { return config_.overstep ? (t >> 1) : 0; }
 
   VmstatConfig config_;
+  std::atomic<int64_t> saturated_adds_{0};
   CpuMask isolated_, nohz_full_;
   int online_count_ = 0;
 
@@ -896,8 +929,8 @@ class VmstatWriter {
       }
     } else if constexpr (F == internal::WriterForm::kWatermark) {
       auto& c = CellAt<internal::WatermarkCell>(k, instance, item);
-      const int64_t s = c.slot.load(std::memory_order_relaxed) + delta;
-      if (!Within(s - c.folded.load(std::memory_order_relaxed), t)) return false;
+      const int64_t s = internal::WrapAdd(c.slot.load(std::memory_order_relaxed), delta);
+      if (!Within(internal::WrapSub(s, c.folded.load(std::memory_order_relaxed)), t)) return false;
       c.slot.store(s, std::memory_order_relaxed);  // owner-only word
     } else {
       (void)delta, (void)item, (void)t, (void)mode;

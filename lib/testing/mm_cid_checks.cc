@@ -100,9 +100,10 @@ std::vector<Entry> MakeEntries() {
   e.push_back({{"I2_I3_AllocationBound_RarePaths", kDirect,
                 "the ID bound at every allocation on the allocator's rare paths (users dropped to or below IDs handed "
                 "out before; a narrow CPU union), each reached >= once per 2 waves, >= 5 allocations per wave; I1-I6 after every event",
-                absl::StrCat("P=16: ", internal::kRarePathSeeds, " seeds x ", internal::kRarePathWaves,
+                absl::StrCat("P=16: ", internal::kRarePathSeeds, " instance x ", internal::kRarePathWaves,
                              " waves (a fresh mm each, 1 in 3 on 4-12 CPUs; users up to 1.5 x the union, down to 1-3, "
-                             "up again; ~5000 events per seed) (ThreadSanitizer builds: 1 x 10)")},
+                             "up again), ~27000 events and ~4000 allocations on the one instance for lazy "
+                             "(ThreadSanitizer builds: 1 x 40)")},
                [](const MmCidVariant& v, const VariantTraits&, Properties&) {
                  return CheckAllocationRarePaths(v, internal::kRarePathSeeds, internal::kRarePathWaves);
                }});

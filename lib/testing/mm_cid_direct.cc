@@ -312,10 +312,16 @@ Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves)
     std::vector<bool> alive;
     Violations found;
     int event = 0;
-    // After every event: I1-I6 and the bound; false stops the run.
-    auto ok = [&](const char* what) {
+    // After every event: CheckAlways (incrementally: its cost follows what
+    // the event changed, not the 64 x waves tasks) and the bound; after each
+    // wave also CheckQuiescent (I5, I6: a leaked ID outlives its mm's wave).
+    // false stops the run.
+    auto ok = [&](const char* what, bool quiescent = false) {
       ++event;
-      Violations v2 = AllViolations(m, /*quiescent=*/true);
+      Violations v2 = m.CheckAlwaysIncremental();
+      if (quiescent) {
+        for (std::string& q : AllViolations(m, /*quiescent=*/true)) v2.push_back(std::move(q));
+      }
       v2.insert(v2.end(), found.begin(), found.end());
       if (v2.empty()) return true;
       Add(out, v2, absl::StrCat(where, " event ", event, " (", what, ")"));
@@ -418,6 +424,7 @@ Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves)
       }
       now += 10 * kNsPerMs;
       place.Housekeeping(now);
+      if (out.empty()) ok("wave end, quiescent", /*quiescent=*/true);
     }
     if (!out.empty()) return out;
     // The schedule must reach what it is for, or it shows nothing.

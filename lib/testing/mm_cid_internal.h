@@ -21,12 +21,12 @@ namespace isolation::testing::mm_cid::internal {
 constexpr int kRandomSteps = 500;
 constexpr uint64_t kRandomSeedsP8 = 1;
 constexpr int kRarePathSeeds = 1;
-constexpr int kRarePathWaves = 10;
+constexpr int kRarePathWaves = 40;
 #else
 constexpr int kRandomSteps = 2000;
 constexpr uint64_t kRandomSeedsP8 = 5;
-constexpr int kRarePathSeeds = 3;
-constexpr int kRarePathWaves = 40;
+constexpr int kRarePathSeeds = 1;
+constexpr int kRarePathWaves = 200;
 #endif
 
 // S13's expectations from a variant's traits (direct API and simulator):

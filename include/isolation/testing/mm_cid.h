@@ -218,7 +218,8 @@ Violations CheckFenceTargets(const MmCidVariant& v);                // S14
 // `waves` waves per seed: a fresh mm each (1 in 3 with a union of 4-12
 // CPUs), users rising to 1/2-3/2 x the union spread over it, dropping to
 // 1-3 with survivors switching in between the exits, rising again, exiting.
-// AllocationBound at every allocation, I1-I6 after every event; users
+// AllocationBound at every allocation, CheckAlways after every event
+// (incrementally), CheckQuiescent after every wave; users
 // dropped and narrow unions (AllocationWatch's counts) reached at least once
 // per two waves, >= 5 allocations per wave (designs with ids_at_fork: >= 1
 // schedin allocation per wave, no reach counts; the full-bitmap fallback is counted,

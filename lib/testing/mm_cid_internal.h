@@ -108,17 +108,6 @@ class AllocationWatchHooks {
   Violations first_;
 };
 
-// A property the variant declares is checked both ways: declared, the check
-// finds nothing; declared not to hold, the check must find something.
-inline void ExpectDeclared(bool declared, const Violations& property, const std::string& what) {
-  if (declared) {
-    EXPECT_THAT(property, ::testing::IsEmpty()) << what;
-  } else {
-    EXPECT_THAT(property, ::testing::Not(::testing::IsEmpty()))
-        << what << ": the variant declares it does not hold, yet it held";
-  }
-}
-
 }  // namespace isolation::testing::mm_cid::internal
 
 #endif  // ISOLATION_LIB_TESTING_MM_CID_INTERNAL_H_

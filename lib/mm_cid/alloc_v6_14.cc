@@ -14,7 +14,11 @@ namespace {
 
 class AllocV6_14 final : public HintedAllocator {
  public:
-  AllocatorTraits traits() const override { return HintedTraits(); }
+  AllocatorTraits traits() const override {
+    AllocatorTraits t = HintedTraits();
+    t.id_promise = AllocatorTraits::IdPromise::kMaxNrCid;  // the hint only below max_nr_cid
+    return t;
+  }
 
  protected:
   bool shrink() const override { return true; }

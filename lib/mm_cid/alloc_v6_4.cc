@@ -15,6 +15,7 @@ class AllocV6_4 final : public AllocatorStrategy {
   AllocatorTraits traits() const override {
     AllocatorTraits t;
     t.compacts = true;
+    t.id_promise = AllocatorTraits::IdPromise::kFirstFree;
     return t;
   }
   int TryGet(CidSpace& space) const override {

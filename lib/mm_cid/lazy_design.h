@@ -527,6 +527,10 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     const Mm* m = GetMm(mm);
     return m != nullptr ? m->cidmask.Weight() : 0;
   }
+  int FirstFreeCid(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? std::min(m->cidmask.FirstZero(), num_cpus_) : 0;
+  }
 
   std::vector<std::string> CheckAlways() const override { return CheckAlwaysFull(*this, num_cpus_); }
   std::vector<std::string> CheckAlwaysIncremental() override {

@@ -389,6 +389,15 @@ absl::StatusOr<MmCidVariant> ParseVariant(std::string_view name) {
           absl::StrCat("mm_cid variant '", whole, "': token '", t, "' is registered on more than one axis"));
     }
     if (axis == 5) {  // a flat name's control suffix: "owner619+owner619_direct"
+      // Replacing a negative-control design by a mainline one would drop the
+      // control silently: the name says control, the variant would not be.
+      absl::StatusOr<const DesignEntry*> before = DesignRegistry().Find(v.design);
+      absl::StatusOr<const DesignEntry*> after = DesignRegistry().Find(canonical);
+      if (before.ok() && after.ok() && (*before)->negative_control && !(*after)->negative_control) {
+        return absl::InvalidArgumentError(absl::StrCat("mm_cid variant '", whole, "': design token '", t,
+                                                       "' would replace the negative control ", v.design,
+                                                       " (a variant using a negative-control part is one itself)"));
+      }
       v.design = canonical;
       continue;
     }
@@ -406,6 +415,20 @@ absl::StatusOr<MmCidVariant> ParseVariant(std::string_view name) {
   if (!lazy_token.empty() && design.ok() && !(*design)->factory.traits.lazy_axes) {
     return absl::InvalidArgumentError(absl::StrCat("mm_cid variant '", whole, "': design ", v.design,
                                                    " has no lazy axes (token '", lazy_token, "')"));
+  }
+  // A negative-control tick policy the placement overrides (its traits imply
+  // tick_kick) would be dropped silently, and the variant with it.
+  if (seen[4]) {
+    absl::StatusOr<const TickPolicyEntry*> tick = TickPolicyRegistry().Find(v.lazy.tick);
+    absl::StatusOr<const PlacementEntry*> placement = PlacementRegistry().Find(v.lazy.placement);
+    if (tick.ok() && (*tick)->negative_control && placement.ok()) {
+      const std::unique_ptr<PlacementStrategy> p = (*placement)->factory();
+      if (p != nullptr && p->traits().tick_kick && (*tick)->name != "tick_kick") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "mm_cid variant '", whole, "': placement ", v.lazy.placement, " implies tick_kick, which would replace the "
+            "negative-control tick policy ", v.lazy.tick, " (a variant using a negative-control part is one itself)"));
+      }
+    }
   }
   return v;
 }

@@ -271,6 +271,10 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
     const Mm* m = GetMm(mm);
     return m != nullptr ? Snapshot(*m).bits.Weight() : 0;
   }
+  int FirstFreeCid(MmId mm) const override {
+    const Mm* m = GetMm(mm);
+    return m != nullptr ? std::min(Snapshot(*m).bits.FirstZero(), num_cpus_) : 0;
+  }
 
   // I1 (IDs of the running active tasks of an mm are distinct), I2 (< P),
   // the bitmap holds every running task's ID (the v6.3 analogue of I4: no

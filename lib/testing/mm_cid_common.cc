@@ -2,6 +2,7 @@
 // What the mm_cid suites share (testing/mm_cid.h): the direct-driving scan
 // runner, the parameter lists and names, and the fixture's SetUp.
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <utility>
@@ -81,6 +82,63 @@ Violations AllViolations(const MmCid& m, bool quiescent) {
     v.insert(v.end(), q.begin(), q.end());
   }
   return v;
+}
+
+int AllocationBound(const VariantTraits& t, int num_cpus, int users, int allowed, int first_free) {
+  using isolation::mm_cid::AllocatorTraits;
+  using isolation::mm_cid::DesignTraits;
+  const int opt = std::min(users, allowed);
+  // An ID above every reserved one is the first free when none is free below.
+  const auto or_first_free = [first_free](int b) { return std::max(b, first_free + 1); };
+  int bound = num_cpus;  // I2
+  if (!t.design.lazy_axes) {
+    const int promised = t.design.id_bound == DesignTraits::IdBound::kMaxCids ? std::min(opt + opt / 4, num_cpus) : opt;
+    return std::min(bound, or_first_free(promised));
+  }
+  if (t.allocator.bounded_by_allowed) bound = std::min(bound, allowed);  // I3
+  switch (t.allocator.id_promise) {
+    case AllocatorTraits::IdPromise::kNone:
+      break;
+    case AllocatorTraits::IdPromise::kFirstFree:
+      bound = std::min(bound, first_free + 1);
+      break;
+    case AllocatorTraits::IdPromise::kMaxNrCid:
+      bound = std::min(bound, or_first_free(opt));
+      break;
+  }
+  return bound;
+}
+
+void AllocationWatch::Before(TaskId task) {
+  task_ = task;
+  const MmId mm = m_.TaskMm(task);
+  allocations_before_ = m_.Stats().allocations;
+  first_free_ = mm == kNoMm ? 0 : m_.FirstFreeCid(mm);
+  reserved_ = mm == kNoMm ? 0 : m_.CidmaskWeight(mm);
+}
+
+void AllocationWatch::After(TaskId task, Violations& out) {
+  if (task != task_ || task < 0) return;
+  task_ = -1;
+  if (m_.Stats().allocations == allocations_before_) return;  // the parked ID, or none
+  const int32_t id = m_.TaskCid(task);
+  const MmId mm = m_.TaskMm(task);
+  if (id < 0 || mm == kNoMm) return;
+  const int users = m_.MmUsers(mm);
+  const int allowed = m_.MmAllowedWeight(mm);
+  ++allocations_;
+  if (first_free_ >= std::min(users, allowed)) ++at_full_bitmap_;
+  if (static_cast<size_t>(mm) >= highest_.size()) highest_.resize(static_cast<size_t>(mm) + 1, -1);
+  int32_t& highest = highest_[static_cast<size_t>(mm)];
+  if (highest >= 0 && users <= highest) ++users_dropped_;
+  highest = std::max(highest, id);
+  if (allowed < m_.num_cpus()) ++narrow_union_;
+  const int bound = AllocationBound(t_, m_.num_cpus(), users, allowed, first_free_);
+  if (id >= bound) {
+    out.push_back(absl::StrCat("ID bound at allocation: task ", task, " of mm ", mm, " got ID ", id, ", bound ", bound,
+                               " (users ", users, ", allowed CPUs ", allowed, ", lowest free ID before ", first_free_,
+                               ", ", reserved_, " IDs reserved before, P ", m_.num_cpus(), ")"));
+  }
 }
 
 std::vector<std::string> Params(const std::vector<MmCidVariant>& variants) {

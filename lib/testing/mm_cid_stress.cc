@@ -26,6 +26,7 @@
 #include "isolation/runtime/sim.h"
 #include "isolation/mm_cid/switcher.h"
 #include "isolation/testing/mm_cid.h"
+#include "mm_cid_internal.h"
 
 namespace isolation::testing::mm_cid {
 
@@ -91,9 +92,17 @@ PoolChurnRun RunThreadPoolChurn(const MmCidVariant& v, int pools, int threads, i
     return r;
   }
   MmCid& m = **created;
+  auto traits = isolation::mm_cid::DescribeVariant(v);
+  if (!traits.ok()) {
+    r.invariants.push_back(traits.status().ToString());
+    return r;
+  }
+  internal::AllocationWatchHooks bound(m, *traits);  // the ID bound at every allocation
   MmCidHooks hooks(m);  // CheckAlways (I1, I2, I14) after every event
   QuiescentAfterForkExit quiescent(m);
+  sim.AddHooks(bound.before());
   sim.AddHooks(&hooks);
+  sim.AddHooks(bound.after());
   sim.AddHooks(&quiescent);
   auto state = std::make_shared<std::vector<Pool>>(static_cast<size_t>(pools));
   auto created_threads = std::make_shared<int64_t>(0);
@@ -152,6 +161,10 @@ PoolChurnRun RunThreadPoolChurn(const MmCidVariant& v, int pools, int threads, i
                                         hooks.FirstViolations().empty() ? "?" : hooks.FirstViolations().front()));
   }
   if (hooks.errors() != 0) r.invariants.push_back(absl::StrCat("S7: ", hooks.errors(), " adapter errors"));
+  if (bound.violations() != 0) {
+    r.invariants.push_back(absl::StrCat("S7: ", bound.violations(), " allocations above their bound, first: ",
+                                        bound.first()[0]));
+  }
   if (quiescent.count != 0) {
     r.invariants.push_back(absl::StrCat("S7: ", quiescent.count, " quiescent violations after forks/exits, first: ",
                                         quiescent.first.front()));
@@ -345,31 +358,11 @@ Violations CheckConcurrentSwitchAndScan(const MmCidVariant& v) {
 
 // ---- the suite -----------------------------------------------------------------
 
-TEST_P(MmCidStressConformance, S7_ThreadPoolChurn_P256) {
-  auto traits = isolation::mm_cid::DescribeVariant(variant());
-  ASSERT_TRUE(traits.ok());
-  for (auto [pools, threads] : {std::pair{8, 8}, std::pair{32, 32}}) {
-    const int rounds = 2;
-    const PoolChurnRun r = RunThreadPoolChurn(variant(), pools, threads, rounds);
-    const std::string shape = absl::StrCat(pools, "x", threads);
-    EXPECT_THAT(r.invariants, ::testing::IsEmpty()) << shape;
-    RecordProperty("thread_creations_per_sim_s_" + shape, static_cast<int>(r.creations_per_sim_second));
-    RecordProperty("bitmap_ops_per_1000_switches_" + shape, static_cast<int>(r.bitmap_ops_per_switch * 1000));
-    RecordProperty("mode_changes_" + shape, static_cast<int>(r.mode_changes));
-    if (traits->design.ownership_modes && pools * threads > 256) {
-      EXPECT_GE(r.mode_changes, 2 * rounds) << shape << ": both mode changes each round";
-      EXPECT_GT(r.remote_lock_acquisitions, 0) << shape;
-    }
-  }
-}
+TEST_P(MmCidStressConformance, S7_ThreadPoolChurn_P256) { RunAsTest("S7_ThreadPoolChurn_P256", GetParam()); }
 
-TEST_P(MmCidStressConformance, S2_PerIdCounters_RealThreads) {
-  EXPECT_THAT(CheckRealThreadCounters(variant()), ::testing::IsEmpty());
-}
+TEST_P(MmCidStressConformance, S2_PerIdCounters_RealThreads) { RunAsTest("S2_PerIdCounters_RealThreads", GetParam()); }
 
-TEST_P(MmCidStressConformance, I1_ConcurrentSwitchAndScan_RealThreads) {
-  EXPECT_THAT(CheckConcurrentSwitchAndScan(variant()), ::testing::IsEmpty());
-}
+TEST_P(MmCidStressConformance, I1_ConcurrentSwitchAndScan_RealThreads) { RunAsTest("I1_ConcurrentSwitchAndScan_RealThreads", GetParam()); }
 
 // A binary that links the kit without instantiating this suite is not an error.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MmCidStressConformance);

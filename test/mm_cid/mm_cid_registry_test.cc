@@ -159,6 +159,30 @@ TEST(MmCidVariantNames, ErrorsNameTheBadToken) {
   EXPECT_THAT(m.status().message(), HasSubstr("work_somewhere"));
 }
 
+// A variant that uses a negative-control part is a negative control itself
+// (DescribeVariant), and a name that would drop a control part is refused
+// with a message (a later design token replacing a control design).
+TEST(MmCidVariantNames, NegativeControlPartsAreNeverDropped) {
+  for (const char* name : {"lazy+scan_cidmask", "lazy_no_dekker_fences+alloc_v6_4+batch_8", "owner619+owner619_direct",
+                           "lazy+alloc_v6_13+scan_cidmask+work_rcu"}) {
+    auto v = ParseVariant(name);
+    ASSERT_TRUE(v.ok()) << name << ": " << v.status();
+    auto t = DescribeVariant(*v);
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_TRUE(t->negative_control) << name;
+  }
+  for (const char* name : {"owner619_direct+owner619", "lazy_no_dekker_fences+lazy", "owner619_walk619+v63_mmlock"}) {
+    auto v = ParseVariant(name);
+    ASSERT_FALSE(v.ok()) << name << " parsed to " << v->Name();
+    EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument) << name;
+    EXPECT_THAT(v.status().message(), HasSubstr("negative control")) << name;
+  }
+  // A control replacing a mainline design is the flat names' suffix: kept.
+  auto v = ParseVariant("owner619_direct+owner619_split_mode");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->design, "owner619_split_mode");
+}
+
 TEST(MmCidVariantNames, CreateByNameKeepsTheVariant) {
   auto m = MmCid::Create(8, "lazy+scan_allowed+batch_8");
   ASSERT_TRUE(m.ok()) << m.status();

@@ -343,6 +343,10 @@ class MmCid {
   virtual int MmAllowedWeight(MmId mm) const = 0;
   virtual CpuMask MmAllowed(MmId mm) const = 0;
   virtual int CidmaskWeight(MmId mm) const = 0;
+  // The lowest ID not reserved in `mm`'s ID bitmap (num_cpus() when every
+  // one is); what a first-free allocation takes.  A design that does not
+  // say returns the default, CidmaskWeight(mm): an upper bound of it.
+  virtual int FirstFreeCid(MmId mm) const { return CidmaskWeight(mm); }
   // lazy: whether `cpu`'s slot of `mm` carries the LAZY flag (a scan
   // announced a reclaim the slot's running owner has not resolved yet).
   // false for owner619 and for bad arguments.

@@ -104,6 +104,17 @@ struct AllocatorTraits {
   // S5 / S6: a CPU gets its recent ID back when that ID is free (the
   // [LOC] cache-locality property).
   bool reuses_recent_cid = false;
+  // What each ID TryGet() returns promises beyond I2 / I3; the kit asserts
+  // it at the moment of every allocation of its schedules (testing/mm_cid.h:
+  // AllocationBound), with `first free` the lowest ID free before the event.
+  enum class IdPromise {
+    kNone,       // nothing more (alloc_v6_13: the hint re-grants any old ID)
+    kFirstFree,  // the lowest free ID (alloc_v6_4)
+    // below max_nr_cid = min(users, nr_cpus_allowed), or the lowest free ID
+    // (the fallback when every ID below max_nr_cid is taken): alloc_v6_14.
+    kMaxNrCid,
+  };
+  IdPromise id_promise = IdPromise::kNone;
 };
 
 class AllocatorStrategy {

@@ -40,7 +40,16 @@
 // Each check is also a function returning the violations it found (empty =
 // the property holds), so a test can assert that a negative control makes a
 // check fail (test/mm_cid/mm_cid_negative_controls_test.cc does, for every
-// registered control).
+// registered control).  The checks are one list, named as their TEST_Ps
+// (AllChecks, with each schedule's size), NotApplicable decides from the
+// traits which apply, Run / RunAll run them with every expectation of the
+// TEST_P (test/mutation/mm_cid_mutation_test.cc runs mutants through it):
+//
+//   EXPECT_THAT(isolation::testing::mm_cid::Run("S4_Compaction_I8", "lazy+mine"), IsEmpty());
+//
+// Every schedule driven on one thread asserts the ID bound at the moment of
+// each allocation (AllocationBound, AllocationWatch), not only its later
+// consequences.
 //
 // Kernel counterpart: none (the scenarios reproduce the kernel's selftests
 // and the reports cited in the spec).
@@ -116,6 +125,55 @@ class DirectScanRunner final : public isolation::mm_cid::ScanRunner {
 // MmCid::CheckAlways() plus, when `quiescent`, CheckQuiescent().
 Violations AllViolations(const MmCid& m, bool quiescent);
 
+// ---- ID bound at allocation ---------------------------------------------------
+// The bound an ID allocated now must be below, from the traits the variant
+// declares, for an mm of `users` users on a union of `allowed` CPUs whose
+// lowest free ID before the event was `first_free` (MmCid::FirstFreeCid):
+//   every variant                       P (I2);
+//   AllocatorTraits::bounded_by_allowed `allowed` (I3);
+//   IdPromise::kFirstFree               first_free + 1 (alloc_v6_4);
+//   IdPromise::kMaxNrCid                max(min(users, allowed), first_free + 1)
+//                                       (alloc_v6_14: max_nr_cid, or the fallback);
+//   designs without lazy axes           DesignTraits::id_bound: min(users, allowed)
+//                                       (kUsersAndAllowed) or max_cids =
+//                                       min(opt + opt/4, P) (kMaxCids), or the
+//                                       first free ID when none is free below.
+int AllocationBound(const VariantTraits& t, int num_cpus, int users, int allowed, int first_free);
+
+// Asserts the bound at the moment of each allocation: Before() snapshots the
+// task's mm (allocations so far, lowest free ID, users, reserved IDs), After()
+// -- once the event (a switch-in of `task`, a tick of it running) is done --
+// checks the task's ID against AllocationBound if the instance allocated.
+// Single-threaded driving only (every event a quiescent point).
+class AllocationWatch {
+ public:
+  AllocationWatch(const MmCid& m, const VariantTraits& t) : m_(m), t_(t) {}
+  void Before(TaskId task);
+  // Appends a violation naming the ID, the bound and its inputs to `out`.
+  void After(TaskId task, Violations& out);
+  int64_t allocations() const { return allocations_; }  // allocations checked
+  // ... of them, where the rare paths are reached: every ID below
+  // min(users, allowed) was taken (the fallback); users had dropped to or
+  // below an ID the mm handed out before (max_nr_cid must shrink, a high
+  // recent ID must be refused); the mm's CPU union was narrower than P.
+  int64_t at_full_bitmap() const { return at_full_bitmap_; }
+  int64_t users_dropped() const { return users_dropped_; }
+  int64_t narrow_union() const { return narrow_union_; }
+
+ private:
+  const MmCid& m_;
+  const VariantTraits t_;
+  TaskId task_ = -1;
+  int64_t allocations_before_ = 0;
+  int first_free_ = 0;
+  int reserved_ = 0;
+  int64_t allocations_ = 0;
+  int64_t at_full_bitmap_ = 0;
+  int64_t users_dropped_ = 0;
+  int64_t narrow_union_ = 0;
+  std::vector<int32_t> highest_;  // per mm: the highest ID allocated so far
+};
+
 // ---- direct API (MmCidConformance) ------------------------------------------
 // I1-I6, I15 and S2's per-ID counter on a seeded random schedule (switch,
 // migrate, tick + return to user, housekeeping scans, fork, exit, exec,
@@ -156,6 +214,17 @@ struct NeverPreemptedRun {
 NeverPreemptedRun RunNeverPreempted(const MmCidVariant& v);
 Violations CheckNeverPreempted(const MmCidVariant& v);              // S13 (I4 at every tick)
 Violations CheckFenceTargets(const MmCidVariant& v);                // S14
+// The ID bound at allocation on the allocator's rare paths, on 16 CPUs in
+// `waves` waves per seed: a fresh mm each (1 in 3 with a union of 4-12
+// CPUs), users rising to 1/2-3/2 x the union spread over it, dropping to
+// 1-3 with survivors switching in between the exits, rising again, exiting.
+// AllocationBound at every allocation, CheckAlways after every event
+// (incrementally), CheckQuiescent after every wave; users
+// dropped and narrow unions (AllocationWatch's counts) reached at least once
+// per two waves, >= 5 allocations per wave (designs with ids_at_fork: >= 1
+// schedin allocation per wave, no reach counts; the full-bitmap fallback is counted,
+// not required: this schedule reaches it about once per 40 waves).
+Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves);
 
 // ---- direct API, variants with a scan (MmCidScanConformance) ---------------
 Violations CheckIdleReclaim(const MmCidVariant& v);                 // I7
@@ -286,6 +355,33 @@ std::vector<std::string> ScanParams(const Args&... args) {
 }
 // GoogleTest parameter name: the variant name with [^A-Za-z0-9] -> '_'.
 std::string ParamName(const ::testing::TestParamInfo<std::string>& info);
+
+// ---- the check list -----------------------------------------------------------
+// Every check of the five suites, by the name of its TEST_P: what it asserts,
+// the schedule sizes, and whether it applies to a variant (decided here, from
+// the declared traits, never by name; the TEST_Ps skip with the reason).
+struct Check {
+  std::string name;   // the TEST_P name, e.g. "S4_Compaction_I8"
+  std::string suite;  // "MmCidConformance", "MmCidScanConformance", "MmCidSimConformance",
+                      // "MmCidRaceConformance", "MmCidStressConformance"
+  std::string what;   // one line: the property
+  std::string size;   // the schedules, e.g. "P=8: 5 seeds x 2000 steps; P=64: 1 x 2000"
+};
+// Every check, in suite order.
+const std::vector<Check>& AllChecks();
+// "" if check `name` applies to `variant`, else why not (e.g. "no compaction
+// scan (DesignTraits::lazy_axes is false)").  Errors: an unknown check, an
+// unparsable or undescribable variant.
+absl::StatusOr<std::string> NotApplicable(std::string_view name, std::string_view variant);
+// Runs check `name` on `variant` (whether or not it applies) with every
+// expectation of its TEST_P, declared properties both ways; an unknown check
+// or variant is one violation saying so.
+Violations Run(std::string_view name, std::string_view variant);
+// Every check that applies to `variant`: {check name, violations} of each
+// check that reported any.
+std::vector<std::pair<std::string, Violations>> RunAll(std::string_view variant);
+// The body of every TEST_P: skip with the reason, or run and expect nothing.
+void RunAsTest(std::string_view name, const std::string& variant);
 
 // The suites' fixture: parses the parameter in SetUp (a failure there names it).
 class MmCidSuiteBase : public ::testing::TestWithParam<std::string> {

@@ -8,7 +8,8 @@
 // isolab's flags are defined in tools/isolab/common_flags.cc (string, uint64, bool); the
 // experiments' own flags are plain absl flags of the types declared here,
 // which stand in for them (int32, int64, double, and an integer list).
-// Properties: never crash; a parse error is a non-empty message; the
+// Properties: never crash; a parse error is a non-empty message without a
+// raw control byte; a ranged flag never holds a value outside its range; the
 // validation fails only with InvalidArgument or OutOfRange (isolab's exit 2),
 // so malformed input can never be taken for a run-time failure (exit 1).
 // --topology=host is skipped (it would read the machine, not the input).
@@ -24,6 +25,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "experiments/experiment.h"
 #include "isolab/common_flags.h"
 #include "isolab/flag_parser.h"
@@ -32,6 +34,11 @@ ABSL_FLAG(int32_t, fuzz_int32, 20000, "stand-in for an experiment's int32 flag")
 ABSL_FLAG(int64_t, fuzz_int64, 62000, "stand-in for an experiment's int64 flag");
 ABSL_FLAG(double, fuzz_double, 0.5, "stand-in for a double flag");
 ABSL_FLAG(std::string, fuzz_int_list, "16,64,256", "stand-in for --idle_llc_cpus");
+// Ranged as the experiments' flags are (ISOLAB_FLAG_RANGE): the parser must
+// refuse every value outside, in every spelling of the flag.
+ISOLAB_FLAG_RANGE(fuzz_int32, 1, 10000000);
+ISOLAB_FLAG_RANGE(fuzz_int64, 0, 3600000);
+ISOLAB_FLAG_RANGE(fuzz_double, 0, 3600);
 
 namespace {
 
@@ -71,7 +78,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!current.empty()) args.push_back(current);
   bool wants_help = false;
   const std::string error = isolation::isolab::ParseSubcommandFlags(args, kAllowed, &wants_help);
-  if (!error.empty() || wants_help) return 0;
+  if (!error.empty() || wants_help) {
+    if (error.empty()) return 0;
+    // Messages are escaped: a value's control bytes never reach the terminal.
+    for (char c : error) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) Fail("a control byte in an error message", args);
+    }
+    return 0;
+  }
+  // Every ranged flag holds a value inside its range.
+  for (const char* name : {"fuzz_int32", "fuzz_int64", "fuzz_double"}) {
+    const isolation::isolab::FlagRange* range = isolation::isolab::FindFlagRange(name);
+    double v = 0;
+    if (range == nullptr || !absl::SimpleAtod(absl::FindCommandLineFlag(name)->CurrentValue(), &v) ||
+        v < range->min || v > range->max) {
+      Fail("a ranged flag accepted a value outside its range", args);
+    }
+  }
   if (absl::GetFlag(FLAGS_topology) == "host") return 0;
   absl::StatusOr<std::vector<int>> list =
       isolation::isolab::ParseIntListFlag("fuzz_int_list", absl::GetFlag(FLAGS_fuzz_int_list), 2, 4096);

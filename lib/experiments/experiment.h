@@ -88,9 +88,9 @@ std::vector<IsolationWarning> ConfigurationWarnings(const CommonOptions& options
 // What a run is expected to cost, stated before it starts.  isolab refuses a
 // run whose estimate passes the budget (kRunBudgetSeconds, kRunBudgetBytes)
 // unless --force is given, prints the estimate once on stderr when stderr is
-// not a terminal, and prints the time the run took beside it.  The figures
+// not a terminal, and reports the time the run took beside it (JSON "cost").  The figures
 // are estimates from per-unit costs measured on the reference host (a 2-vCPU
-// KVM guest, docs/isolab.md "Cost and budget"); their purpose is the order of
+// KVM guest; README.md, "isolab"); their purpose is the order of
 // magnitude, not a prediction.
 struct RunCost {
   double seconds = 0;  // wall time

@@ -798,7 +798,7 @@ class IdleExperiment {
                                idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
     std::unique_ptr<idle_select::IdleSelector> selector = idle_select::MakeSelector(*state);
     idle_select::HarnessOptions ho;
-    ho.max_tasks = 4096;
+    ho.max_tasks = HarnessTasks(topo, 4096);
     ho.wake_affine_kernel = w == idle_select::LoadWorkload::kRequestResponse;
     idle_select::IdleSelectHooks hooks(*state, *selector, ho);
     SimOptions so;
@@ -823,7 +823,7 @@ class IdleExperiment {
     ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<idle_select::IdleState> state,
                                idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
     idle_select::HarnessOptions ho;
-    ho.max_tasks = 4096;
+    ho.max_tasks = HarnessTasks(topo, 4096);
     ho.wake_affine_kernel = true;
     idle_select::IdleSelectHooks hooks(*state, ho);
     SimOptions so;
@@ -858,6 +858,13 @@ class IdleExperiment {
     return row;
   }
 
+  // Task ids the harness keeps state for: the workload's `tasks` and, as the
+  // drivers number them, a few per CPU of the machine (a real-thread model of
+  // 8192 CPUs numbered past 1024 and failed).
+  static int HarnessTasks(const Topology& topo, int tasks) {
+    return std::min(idle_select::kMaxHarnessTasks, tasks + 4 * topo.num_cpus());
+  }
+
   // The penalty of the "on" runs: the simulator's default costs, enabled.
   static CacheRefillPenalty PenaltyOn() {
     CacheRefillPenalty p;
@@ -877,7 +884,7 @@ class IdleExperiment {
                                idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
     std::unique_ptr<idle_select::IdleSelector> selector = idle_select::MakeSelector(*state);
     idle_select::HarnessOptions ho;
-    ho.max_tasks = 1024;
+    ho.max_tasks = HarnessTasks(topo, 1024);
     idle_select::IdleSelectHooks hooks(*state, *selector, ho);
     std::unique_ptr<Driver> driver;
     Simulator* sim = nullptr;
@@ -963,8 +970,8 @@ absl::StatusOr<RunCost> EstimateIdleExperiment(const CommonOptions& common, cons
   const double variants = std::max<double>(1, static_cast<double>(options.variants.size()));
   double llc_sum = 0;
   for (int llc : llcs) llc_sum += 0.25e-6 + 3.3e-9 * std::max(llc, 0);
-  // Fitted to runs on the reference host (docs/isolab.md, "Cost and
-  // budget"): a timed Select ~0.25 us + 3.3 ns per LLC CPU; a hackbench group
+  // Fitted to runs on the reference host (README.md, "isolab";
+  // docs/history/2026-12-04-isolab-8192.md): a timed Select ~0.25 us + 3.3 ns per LLC CPU; a hackbench group
   // loop ~155 us, a pipe round trip ~73 us; the sections of fixed size ~3 s.
   RunCost sweep{llc_sum * busy_points * variants * samples, 16e6 + samples * 16.0,
                 absl::StrCat("select sweep: ", llcs.size(), " LLC sizes x ", busy_points, " loads x ", variants,
@@ -977,6 +984,16 @@ absl::StatusOr<RunCost> EstimateIdleExperiment(const CommonOptions& common, cons
   RunCost total;
   AddCost(total, sweep);
   AddCost(total, workloads);
+  if (options.driver == "real") {
+    // The workloads on real threads: ~50 ms per run plus ~0.15 us per pair
+    // of model CPUs, ~8 KB per model CPU (--quick on 2 host CPUs: 1024
+    // model CPUs 5.8 s, 8192 262 s).
+    absl::StatusOr<Topology> wl = Topology::FromFlag(options.workload_topology);
+    const double n = wl.ok() ? RealModelCpus(common, *wl) : 1;
+    const double runs = wl_variants * iterations * 4;
+    AddCost(total, RunCost{runs * (0.05 + n * n * 1.5e-7), n * 8e3 + 16e6,
+                           absl::StrCat("real threads: ", runs, " runs on ", n, " CPUs")});
+  }
   return total;
 }
 

@@ -482,8 +482,8 @@ absl::StatusOr<RunCost> EstimateMmCidExperiment(const CommonOptions& common, con
     reps = std::min(reps, 51.0);
     duration_ms = QuickPlacementMs(topo.num_cpus(), static_cast<int>(duration_ms));
   }
-  // Per-unit costs fitted to runs on the reference host (docs/isolab.md,
-  // "Cost and budget"): a possible-CPU scan ~6 ns per CPU, ~1 us per call;
+  // Per-unit costs fitted to runs on the reference host (README.md, "isolab"):
+  // a possible-CPU scan ~6 ns per CPU, ~1 us per call;
   // the S11 workload ~0.15 us per isolated CPU and modelled ms, plus the
   // scans of every hog's own mm over every CPU, ~0.28 ns per CPU pair and
   // ms; memory: each of the ~2P mms holds a slot per CPU.

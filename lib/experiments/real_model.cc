@@ -56,11 +56,17 @@ int RealModelCpus(const CommonOptions& options, const Topology& model) {
   return std::min(h, model.num_cpus());
 }
 
-RunCost RealThreadRunCost(int cpus, double ms, int runs) {
+RunCost RealThreadRunCost(const CommonOptions& options, int cpus, double ms, int runs) {
   // ~0.2 ms to start and join a pinned thread, ~256 KiB resident each
   // (stack touched, per-CPU data), measured on the reference host.
-  return {runs * (ms / 1000.0 + cpus * 2e-4), cpus * 256.0 * 1024 + 16e6,
-          absl::StrCat("real threads: ", runs, " runs x ", ms, " ms on ", cpus, " CPUs")};
+  const int h = std::max(1, options.host_cpus > 0 ? options.host_cpus : HostUsableCpus());
+  const double share = static_cast<double>(cpus) / h;
+  // Without allow_oversubscribed such a model is refused before it runs
+  // (HostSizedModel): its error, not a cost, is the answer.
+  const double handoffs = cpus > h && options.allow_oversubscribed ? 1.1e-7 * share * share * share : 0;
+  return {runs * (ms / 1000.0 + cpus * 2e-4 + handoffs), cpus * 256.0 * 1024 + 16e6,
+          absl::StrCat("real threads: ", runs, " runs x ", ms, " ms on ", cpus, " CPUs",
+                       cpus > h ? absl::StrCat(" sharing ", h, " host CPUs") : "")};
 }
 
 absl::StatusOr<RealThreadModel> HostSizedModel(const CommonOptions& options, const Topology& model,

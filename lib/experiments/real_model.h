@@ -89,9 +89,12 @@ absl::StatusOr<RealThreadModel> HostSizedModel(const CommonOptions& options, con
 // The CPU count HostSizedModel would give (for cost estimates): --real_cpus,
 // else min(host, modelled) CPUs, the modelled count for --topology=host.
 int RealModelCpus(const CommonOptions& options, const Topology& model);
-// A real-thread run of `ms` on `cpus` model CPUs: the wall time and one
-// thread's start-up and stack per model CPU (experiment.h: RunCost).
-RunCost RealThreadRunCost(int cpus, double ms, int runs);
+// `runs` real-thread runs of `ms` each on `cpus` model CPUs (experiment.h:
+// RunCost): the wall time, one thread's start-up and stack per model CPU,
+// and, oversubscribed, the hand-offs of threads that spin on shared host
+// CPUs, which grow as (cpus / host CPUs)^3 (measured: 1000 model CPUs on 2
+// host CPUs, 13 s per 150 ms run).
+RunCost RealThreadRunCost(const CommonOptions& options, int cpus, double ms, int runs);
 
 }  // namespace isolation::experiments
 

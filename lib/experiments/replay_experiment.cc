@@ -271,7 +271,7 @@ absl::StatusOr<RunCost> EstimateReplayExperiment(const CommonOptions& common, co
   if (ec) return absl::InvalidArgumentError(absl::StrCat(options.file, ": ", ec.message()));
   // gzip'ed recordings expand ~8x; every registered variant sees each event:
   // ~40 ns per uncompressed byte on the reference host (rseq_threads.dat.gz,
-  // docs/isolab.md "Cost and budget").  Memory is bounded by design (the
+  // README.md "isolab").  Memory is bounded by design (the
   // readers stream; --replay_mm_cid_tasks bounds the mm_cid models), not
   // by the file's length.
   const bool gz = absl::EndsWith(options.file, ".gz");

@@ -449,7 +449,7 @@ absl::StatusOr<RunCost> EstimateTmigrExperiment(const CommonOptions& common, con
   RunCost total{variants * duration_ms * p * 0.25e-6, p * 16e3 + 8e6,
                 absl::StrCat("modelled: ", variants, " variants x ", duration_ms, " ms x ", p, " CPUs")};
   if (real_ms > 0) {
-    AddCost(total, RealThreadRunCost(RealModelCpus(common, topo), real_ms, static_cast<int>(variants)));
+    AddCost(total, RealThreadRunCost(common, RealModelCpus(common, topo), real_ms, static_cast<int>(variants)));
   }
   return total;
 }

@@ -672,8 +672,8 @@ absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common, co
     host_iterations = std::min(host_iterations, 4000.0);
     spin_ms = std::min(spin_ms, 60.0);
   }
-  // Fitted to runs on the reference host (docs/isolab.md, "Cost and
-  // budget"): a simulated syscall ~94 ns, a modelled ms of spin ~17 ns per
+  // Fitted to runs on the reference host (README.md, "isolab";
+  // docs/history/2026-12-04-isolab-8192.md): a simulated syscall ~94 ns, a modelled ms of spin ~17 ns per
   // CPU, ~20 us of set-up per CPU and strategy; a host mlock+munlock
   // iteration ~8.5 us; ~5 KB per CPU.
   RunCost sim{strategies * (syscalls * isolated * 9.4e-8 + spin_ms * p * 1.7e-8 + p * 2e-5), p * 5e3 + 8e6,

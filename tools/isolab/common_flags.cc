@@ -28,7 +28,7 @@ ABSL_FLAG(bool, allow_oversubscribed, isolation::experiments::CommonOptions{}.al
           "labelled OVERSUBSCRIBED");
 ABSL_FLAG(bool, force, false,
           "Run even when the cost estimate printed before the run passes the budget (30 min or 8 GiB on the "
-          "reference host; docs/isolab.md, \"Cost and budget\")");
+          "reference host; README.md, isolab)");
 
 // Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).
 ISOLAB_FLAG_RANGE(real_cpus, 0, isolation::kMaxCpus);

@@ -489,10 +489,12 @@ class IdleExperiment {
       nlohmann::json row = SchbenchRow(v.label, run);
       if (!real) row["moves_per_wakeup"] = PerWakeup(TotalMoves(run.placement), run.counters.selections);
       sb.push_back(row);
-      absl::StrAppend(&text, absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f  (%d wakeups)\n",
+      absl::StrAppend(&text, absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f  (%d wakeups)%s\n",
                                              v.label, row["p50_us"].get<double>(),
                                              row["p90_us"].get<double>(), row["p99_us"].get<double>(),
-                                             row["samples"].get<int>()));
+                                             row["samples"].get<int>(),
+                                             run.completed ? "" : "  INCOMPLETE: the run hit its timeout (a violation)"));
+      row["completed"] = run.completed;
     }
     j["schbench"] = sb;
 

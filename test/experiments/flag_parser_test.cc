@@ -126,3 +126,22 @@ TEST(IntListFlag, RejectsEverythingElseNamingFlagValueAndItem) {
 
 }  // namespace
 }  // namespace isolation::isolab
+
+namespace isolation::isolab {
+namespace {
+
+// Found by isolab_flags_fuzz: absl's own message about a bad value quotes it
+// raw, so a control byte reached the terminal through ours.
+TEST(FlagParser, AbslsMessageAboutABadValueIsEscapedToo) {
+  absl::FlagSaver saver;
+  bool help = false;
+  const std::string error = ParseSubcommandFlags({"--seed=--topology=pu\x1a" "0core:"}, kAllowed, &help);
+  ASSERT_THAT(error, HasSubstr("for --seed"));
+  for (char c : error) {
+    EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << "raw control byte in: " << error;
+  }
+  EXPECT_THAT(error, HasSubstr("\\x1a"));
+}
+
+}  // namespace
+}  // namespace isolation::isolab

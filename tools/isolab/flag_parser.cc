@@ -29,6 +29,21 @@ namespace {
 // come from a file or a script and must not drive the terminal).
 std::string Escaped(std::string_view word) { return absl::CHexEscape(std::string(word)); }
 
+// Another library's message about a value (absl's flag parsing quotes it
+// raw): its control bytes escaped, the rest as written.
+std::string ControlBytesEscaped(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += absl::StrFormat("\\x%02x", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // "-1", "-0.5": a negative number is a value, not a flag.
 bool LooksLikeFlag(std::string_view word) {
   return word.size() > 1 && word[0] == '-' && !(word[1] >= '0' && word[1] <= '9') && word[1] != '.';
@@ -132,7 +147,7 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
     }
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
-      return absl::StrCat("bad value '", Escaped(value), "' for --", Escaped(name), ": ", error);
+      return absl::StrCat("bad value '", Escaped(value), "' for --", Escaped(name), ": ", ControlBytesEscaped(error));
     }
     // One rule for every numeric flag: its documented range (FlagRange).
     if (const FlagRange* range = FindFlagRange(canonical); range != nullptr && IsNumericFlag(*flag)) {

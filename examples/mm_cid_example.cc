@@ -21,12 +21,13 @@
 
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/switcher.h"
+#include "isolation/mm_cid/variant.h"
 
 using isolation::CpuMask;
 using isolation::mm_cid::kNoTask;
 using isolation::mm_cid::MmCid;
-using isolation::mm_cid::MmCidConfig;
 using isolation::mm_cid::MmCidSwitcher;
+using isolation::mm_cid::MmCidVariant;
 
 namespace {
 
@@ -40,7 +41,8 @@ uint32_t HostMmCid() {
 
 int main() {
   constexpr int kCpus = 128;
-  auto created = MmCid::Create(kCpus, MmCidConfig{});
+  // The mainline lazy design on its default axes; any registered name works too.
+  auto created = MmCid::Create(kCpus, MmCidVariant{});
   if (!created.ok()) {
     std::fprintf(stderr, "%s\n", std::string(created.status().message()).c_str());
     return 1;

@@ -38,12 +38,17 @@
 namespace isolation::mm_cid {
 namespace {
 
-MmCidConfig Config(int design, int scope = 0, int batch = 0) {
-  MmCidConfig c;
-  c.design = design == 0 ? Design::kLazy : design == 1 ? Design::kOwner619 : Design::kV63MmLock;
-  c.scope = static_cast<ScanScope>(scope);
-  c.batch = batch;
-  return c;
+// The benchmarks' variants by argument: design 0 lazy, 1 owner619, 2
+// v63_mmlock; scope 0 scan_possible, 1 scan_allowed, 2 scan_cidmask; batch
+// 0 batch_full, N batch_N.
+MmCidVariant Config(int design, int scope = 0, int batch = 0) {
+  static constexpr const char* kDesigns[] = {"lazy", "owner619", "v63_mmlock"};
+  static constexpr const char* kScopes[] = {"scan_possible", "scan_allowed", "scan_cidmask"};
+  MmCidVariant v;
+  v.design = kDesigns[design];
+  v.lazy.scope = kScopes[scope];
+  v.lazy.granularity = batch == 0 ? std::string("batch_full") : "batch_" + std::to_string(batch);
+  return v;
 }
 
 // Thread CPU time: the host may be shared; preemptions stay out.
@@ -53,7 +58,7 @@ int64_t ThreadCpuNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-void SetDesignLabel(benchmark::State& state, const MmCidConfig& c) { state.SetLabel(c.Name()); }
+void SetDesignLabel(benchmark::State& state, const MmCidVariant& c) { state.SetLabel(c.Name()); }
 
 // Per-switch ratios of what the hot path did: atomic RMWs inside
 // ContextSwitch (v63_mmlock: one per cid_lock round trip), bitmap
@@ -69,7 +74,7 @@ void SetSwitchCounters(benchmark::State& state, const MmCid& m) {
 // The switch benchmarks' set-up: an 8-CPU mechanism with tasks 0 and 1, either
 // two threads of one mm (task 0 forks task 1) or the only tasks of two mms.
 // nullptr (the run marked skipped) if the mechanism cannot be created.
-std::unique_ptr<MmCid> CreateWithTwoTasks(benchmark::State& state, const MmCidConfig& c, bool separate_mms) {
+std::unique_ptr<MmCid> CreateWithTwoTasks(benchmark::State& state, const MmCidVariant& c, bool separate_mms) {
   auto r = MmCid::Create(8, c);
   if (!r.ok()) {
     state.SkipWithError(std::string(r.status().message()).c_str());
@@ -98,7 +103,7 @@ void AlternateTasksOnCpu0(benchmark::State& state, Hook& m) {
 // Two tasks of one mm alternate on CPU 0: the ID stays parked (no atomics).
 // The label names the barrier mode in use (MmCid::barrier_mode()).
 void BM_Switch_Cached(benchmark::State& state) {
-  const MmCidConfig c = Config(static_cast<int>(state.range(0)));
+  const MmCidVariant c = Config(static_cast<int>(state.range(0)));
   auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/false);
   if (m == nullptr) return;
   AlternateTasksOnCpu0(state, *m);
@@ -159,7 +164,7 @@ void RunSwitchOps(SwitchCase sc, Hook& h, SwitchLoopState& st, int64_t n) {
 // `via_switcher`: the subject switches through MmCid::Switcher() (the
 // inline front end, switcher.h) instead of the virtual ContextSwitch.
 void CompareSwitchToEmptyHook(benchmark::State& state, SwitchCase sc, bool via_switcher = false) {
-  const MmCidConfig c = Config(static_cast<int>(state.range(0)));
+  const MmCidVariant c = Config(static_cast<int>(state.range(0)));
   auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/sc == SwitchCase::kCrossMm);
   if (m == nullptr) return;
   MmCidSwitcher switcher = m->Switcher();
@@ -212,7 +217,7 @@ BENCHMARK(BM_Switch_MigrationVsEmptyHook)->Arg(0)->Arg(1)->Arg(2)->UseManualTime
 // Tasks of two mms alternate on CPU 0: each mm's ID stays parked in its slot
 // (lazy) -- the "slot reuse" case of [LF].
 void BM_Switch_CrossMmSlotReuse(benchmark::State& state) {
-  const MmCidConfig c = Config(static_cast<int>(state.range(0)));
+  const MmCidVariant c = Config(static_cast<int>(state.range(0)));
   auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/true);
   if (m == nullptr) return;
   AlternateTasksOnCpu0(state, *m);
@@ -224,7 +229,7 @@ BENCHMARK(BM_Switch_CrossMmSlotReuse)->Arg(0)->Arg(1)->Arg(2);
 // A task migrates between CPUs 0 and 1 every switch-in (migrate_to steals
 // the source's ID: two CASes + the Dekker fence).
 void BM_Switch_Migration(benchmark::State& state) {
-  const MmCidConfig c = Config(static_cast<int>(state.range(0)));
+  const MmCidVariant c = Config(static_cast<int>(state.range(0)));
   // 2 users < 8 allowed: migration moves IDs.
   auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/false);
   if (m == nullptr) return;
@@ -253,7 +258,7 @@ BENCHMARK(BM_Switch_Migration)->Arg(0)->Arg(1)->Arg(2);
 // spin; host-dependent), rmw_per_switch.
 std::unique_ptr<MmCid> g_shared;  // set up by thread 0 before the start barrier
 void BM_Switch_CrossMmSharedMm(benchmark::State& state) {
-  const MmCidConfig c = Config(static_cast<int>(state.range(0)));
+  const MmCidVariant c = Config(static_cast<int>(state.range(0)));
   const int n = state.threads();
   const int cpu = state.thread_index();
   if (cpu == 0) {
@@ -293,7 +298,7 @@ BENCHMARK(BM_Switch_CrossMmSharedMm)->Arg(0)->Arg(1)->Arg(2)->Threads(1)->Thread
 // this path too).  `cycle_ns` and `scan_only_ns` are the two sides.
 void BM_Switch_Allocation(benchmark::State& state) {
   constexpr int kAllocRounds = 64;
-  const MmCidConfig c = Config(0);
+  const MmCidVariant c = Config(0);
   auto m = *MmCid::Create(8, c);
   MmId mm = *m->CreateMm(CpuMask::Full(8), 0);
   (void)m->Fork(kNoTask, 0, mm, CpuMask::Full(8), 0);
@@ -333,7 +338,7 @@ BENCHMARK(BM_Switch_Allocation)->UseManualTime();
 void BM_Scan(benchmark::State& state) {
   const int strategy = static_cast<int>(state.range(0));
   const int p = static_cast<int>(state.range(1));
-  const MmCidConfig c = strategy == 3 ? Config(0, 0, 8) : Config(0, strategy, 0);
+  const MmCidVariant c = strategy == 3 ? Config(0, 0, 8) : Config(0, strategy, 0);
   auto m = *MmCid::Create(p, c, MmCid::Limits{4, 2});
   const CpuMask pin = CpuMask::Of(p, p / 2);
   MmId mm = *m->CreateMm(pin, 0);
@@ -380,9 +385,9 @@ struct PinnedScanRig {
   std::string name;
 };
 
-PinnedScanRig MakePinnedScanRig(ScanScope scope, int p) {
-  MmCidConfig c = Config(0);
-  c.scope = scope;
+PinnedScanRig MakePinnedScanRig(const std::string& scope, int p) {
+  MmCidVariant c = Config(0);
+  c.lazy.scope = scope;
   PinnedScanRig r;
   r.name = c.Name();
   r.m = *MmCid::Create(p, c, MmCid::Limits{4, 2});
@@ -423,8 +428,8 @@ int64_t TimeDueScans(PinnedScanRig& r, int64_t& visits) {
 
 void BM_ScanAllowedVsPossible128(benchmark::State& state) {
   constexpr int kP = 128;
-  PinnedScanRig allowed = MakePinnedScanRig(ScanScope::kAllowed, kP);
-  PinnedScanRig possible = MakePinnedScanRig(ScanScope::kPossible, kP);
+  PinnedScanRig allowed = MakePinnedScanRig("scan_allowed", kP);
+  PinnedScanRig possible = MakePinnedScanRig("scan_possible", kP);
   int64_t ns_allowed = 0, ns_possible = 0, ns_not_due = 0;
   int64_t visits_allowed = 0, visits_possible = 0, visits_not_due = 0;
   int64_t min_allowed = INT64_MAX, min_possible = INT64_MAX, min_not_due = INT64_MAX;
@@ -510,7 +515,7 @@ BENCHMARK(BM_ScanAllowedVsPossible128)->UseManualTime();
 // the whole scan there; workqueue/rcu only enqueue.  rcu = real urcu-memb
 // call_rcu with a no-op callback (heads recycled after a barrier).
 void BM_Placement_TaskWorkInlineScan128(benchmark::State& state) {
-  MmCidConfig c;
+  MmCidVariant c;
   auto m = *MmCid::Create(128, c);
   MmId mm = *m->CreateMm(CpuMask::Full(128), 0);
   (void)m->Fork(kNoTask, 0, mm, CpuMask::Full(128), 0);

@@ -57,24 +57,24 @@ namespace isolation::experiments {
 namespace {
 
 using idle_select::SelectorName;
-using idle_select::Variant;
-
-std::string JsonVariantName(Variant v) {
-  // The issue's names: V0..V4 (V4 = the global-mask sched_ext variant).
-  if (v == Variant::kV4Global) return "V4";
-  return std::string(idle_select::VariantName(v));
-}
-
-// One selector of --idle_variants, resolved through the registry.
+// One selector row, resolved through the registry.
 struct Sel {
-  std::string name;                      // registered ("V4g" for V4)
-  std::string label;                     // in tables and JSON: JsonVariantName for built-ins
-  std::optional<Variant> builtin;        // the compatibility enum of a built-in
-  bool outside = false;                  // registered outside the library (OutsideSelectors)
-  bool Is(Variant v) const { return builtin.has_value() && *builtin == v; }
+  std::string name;      // registered ("V4g")
+  std::string label;     // in tables and JSON: the entry's row label ("V4")
+  bool outside = false;  // registered outside the library, not a negative control: rows beside mainline's
+  bool Is(std::string_view registered) const { return name == registered; }
 };
 
-Sel BuiltinSel(Variant v) { return {std::string(idle_select::VariantName(v)), JsonVariantName(v), v, false}; }
+Sel SelOf(const idle_select::SelectorEntry& e) {
+  return {e.name, e.row_label(), !e.is_builtin() && !e.negative_control};
+}
+
+// A selector the seeds' figures name (the sections below compare the
+// variants the seeds measured: V0 and V1 in the workload table, ...).
+absl::StatusOr<Sel> SeedSel(std::string_view name) {
+  ISOLATION_ASSIGN_OR_RETURN(const idle_select::SelectorEntry* e, idle_select::FindSelector(name));
+  return SelOf(*e);
+}
 
 struct Stats {
   double mean = 0, std = 0, q90 = 0, q99 = 0;
@@ -178,15 +178,9 @@ class IdleExperiment {
     // --- options (validated as given, then --quick shortens them) --------------
     // Every registered selector is accepted; a built-in keeps its issue name.
     std::vector<Sel> variants;
-    const std::vector<std::string> outside = OutsideSelectors();
     for (const std::string& name : opts.variants) {
       ISOLATION_ASSIGN_OR_RETURN(std::string registered, ResolveSelector("--idle_variants", name));
-      Sel sel{registered, registered, std::nullopt, false};
-      if (auto v = idle_select::ParseVariant(registered); v.ok()) {
-        sel = BuiltinSel(*v);
-      } else {
-        sel.outside = std::find(outside.begin(), outside.end(), registered) != outside.end();
-      }
+      ISOLATION_ASSIGN_OR_RETURN(Sel sel, SeedSel(registered));
       variants.push_back(sel);
     }
     if (variants.empty()) return absl::InvalidArgumentError("--idle_variants is empty");
@@ -296,11 +290,11 @@ class IdleExperiment {
           absl::StrAppend(&text, absl::StrFormat("%-13s %5d %5d %6d %10.3f %11.1f %9.2f %8.3f\n", v.label,
                                                  llc, busy, r.budget, r.probes_mean, r.select_ns_median,
                                                  r.found_pct, r.stale_hits_mean));
-          if (llc == 64 && busy == 75 && v.Is(Variant::kV0)) {
+          if (llc == 64 && busy == 75 && v.Is("V0")) {
             v0_ns_75 = r.select_ns_median;
             v0_probes_75 = r.probes_mean;
           }
-          if (llc == 64 && busy == 75 && v.Is(Variant::kV1)) {
+          if (llc == 64 && busy == 75 && v.Is("V1")) {
             v1_ns_75 = r.select_ns_median;
             v1_probes_75 = r.probes_mean;
           }
@@ -348,7 +342,11 @@ class IdleExperiment {
     }
     // V0 and V1 (the seed's table), then the selectors of --idle_variants
     // registered outside the library: rows beside mainline's.
-    std::vector<Sel> wl_variants = {BuiltinSel(Variant::kV0), BuiltinSel(Variant::kV1)};
+    std::vector<Sel> wl_variants;
+    for (const char* name : {"V0", "V1"}) {
+      ISOLATION_ASSIGN_OR_RETURN(Sel sel, SeedSel(name));
+      wl_variants.push_back(sel);
+    }
     for (const Sel& v : variants) {
       if (v.outside) wl_variants.push_back(v);
     }
@@ -474,8 +472,9 @@ class IdleExperiment {
     nlohmann::json sb = nlohmann::json::array();
     absl::StrAppend(&text, "\nschbench-like batch wake, wake->run latency (us):\n");
     std::vector<Sel> sb_variants;
-    for (Variant v : {Variant::kV0, Variant::kV1, Variant::kV1TickStop, Variant::kV2, Variant::kV4Global}) {
-      sb_variants.push_back(BuiltinSel(v));
+    for (const char* name : {"V0", "V1", "V1-tickstop", "V2", "V4g"}) {
+      ISOLATION_ASSIGN_OR_RETURN(Sel sel, SeedSel(name));
+      sb_variants.push_back(sel);
     }
     for (const Sel& v : variants) {
       if (v.outside) sb_variants.push_back(v);
@@ -638,24 +637,29 @@ class IdleExperiment {
       for (idle_select::LoadWorkload w :
            {idle_select::LoadWorkload::kHackbench, idle_select::LoadWorkload::kPipe,
             idle_select::LoadWorkload::kSchbench, idle_select::LoadWorkload::kRequestResponse}) {
-        std::vector<Variant> sweep_variants = {Variant::kV0, Variant::kV1};
+        std::vector<std::string> sweep_names = {"V0", "V1"};
         if (w == idle_select::LoadWorkload::kRequestResponse) {
-          sweep_variants.push_back(Variant::kV3);
-          sweep_variants.push_back(Variant::kV1Unbounded);
+          sweep_names.push_back("V3");
+          sweep_names.push_back("V1-unbounded");
+        }
+        std::vector<Sel> sweep_variants;
+        for (const std::string& name : sweep_names) {
+          ISOLATION_ASSIGN_OR_RETURN(Sel sel, SeedSel(name));
+          sweep_variants.push_back(sel);
         }
         for (int load : {25, 50, 100, 200}) {
           progress.Update(absl::StrCat("load sweep ", std::string(idle_select::LoadWorkloadName(w)), " ", load, " %"), 0.95);
           double v0_value = 0;
-          for (Variant v : sweep_variants) {
+          for (const Sel& v : sweep_variants) {
             ISOLATION_ASSIGN_OR_RETURN(idle_select::LoadPointResult r,
-                                       RunLoadPoint(*wl_topo, v, w, load, window, options.seed));
+                                       RunLoadPoint(*wl_topo, v.name, w, load, window, options.seed));
             violations += r.counters.invariant_violations;
             const double n = static_cast<double>(std::max<int64_t>(1, r.counters.selections));
             nlohmann::json row;
             row["workload"] = std::string(idle_select::LoadWorkloadName(w));
             row["load_pct"] = load;
             row["tasks"] = r.tasks;
-            row["variant"] = JsonVariantName(v);
+            row["variant"] = v.label;
             row["metric"] = w == idle_select::LoadWorkload::kHackbench  ? "duration_ms"
                             : w == idle_select::LoadWorkload::kSchbench ? "p99_us"
                                                                         : "round_trips_per_ms";
@@ -663,11 +667,11 @@ class IdleExperiment {
             row["probes_per_wakeup"] = static_cast<double>(r.counters.probes) / n;
             row["migrations_pct"] = 100.0 * static_cast<double>(r.counters.migrations) / n;
             row["max_queued_ahead"] = r.counters.max_queued_ahead;
-            if (v == Variant::kV0) v0_value = r.value;
+            if (v.Is("V0")) v0_value = r.value;
             row["vs_v0_pct"] = v0_value != 0 ? Pct(r.value, v0_value) : 0.0;
             absl::StrAppend(&text, absl::StrFormat("  %-9s %4d%% %-12s %10.2f (%+7.2f%% vs V0)  probes %6.2f  "
                                                    "migrations %5.1f%%\n",
-                                                   row["workload"].get<std::string>(), load, JsonVariantName(v),
+                                                   row["workload"].get<std::string>(), load, v.label,
                                                    r.value, row["vs_v0_pct"].get<double>(),
                                                    row["probes_per_wakeup"].get<double>(),
                                                    row["migrations_pct"].get<double>()));
@@ -745,7 +749,7 @@ class IdleExperiment {
       iso["isolcpus_domain"] = machine_iso.isolcpus_domain().ToString();
       iso["llc_spans"] = spans;
       iso["isolated_cpus_in_spans"] = isolated_in_spans;
-      auto scx = idle_select::IdleState::Create(it, idle_select::Options{.variant = Variant::kV4Global});
+      auto scx = idle_select::IdleState::Create(it, idle_select::Options{.variant = "V4g"});
       iso["sched_ext_loads"] = scx.ok();
       if (!scx.ok()) iso["sched_ext_refusal"] = std::string(scx.status().message());
       j["isolation"] = iso;
@@ -790,7 +794,7 @@ class IdleExperiment {
  private:
   // One S22 cell on the simulator (RR with the kernel wake_affine rule, as
   // the S12 test; the rest with the harness default, as S19-S21).
-  static absl::StatusOr<idle_select::LoadPointResult> RunLoadPoint(const Topology& topo, Variant v,
+  static absl::StatusOr<idle_select::LoadPointResult> RunLoadPoint(const Topology& topo, const std::string& v,
                                                                    idle_select::LoadWorkload w, int load,
                                                                    Nanos window, uint64_t seed) {
     IsolationConfig iso(topo);

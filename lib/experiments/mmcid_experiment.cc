@@ -40,35 +40,42 @@ namespace isolation::experiments {
 namespace {
 
 using mm_cid::MmCid;
-using mm_cid::MmCidConfig;
 using mm_cid::MmCidHooks;
-using mm_cid::Placement;
 
 struct Strategy {
-  std::string name;  // JSON name
+  std::string name;   // JSON name
   std::string scope;  // registered scan scope
   int batch;
+  bool negative_control = false;  // the scope is one: its rows are expected to fail, not counted
 };
 
-// The built-in scopes, then the scopes registered outside the library
-// (registered.h), each under its registered name.
+// The scan scopes' default rows (the built-ins the seeds compare, then the
+// scopes registered outside the library), each under its row label, and the
+// batched scan of the mainline scope.
 std::vector<Strategy> Strategies(int batch) {
-  std::vector<Strategy> out = {{"possible", "scan_possible", 0},
-                               {"allowed", "scan_allowed", 0},
-                               {"cidmask", "scan_cidmask", 0},
-                               {absl::StrCat("batch", batch), "scan_possible", batch}};
-  for (const std::string& scope : OutsideScopes()) out.push_back({scope, scope, 0});
+  std::vector<Strategy> out;
+  for (const RowVariant& row : DefaultScopeRows()) out.push_back({row.label, row.name, 0, row.negative_control});
+  out.push_back({absl::StrCat("batch", batch), "scan_possible", batch, false});
   return out;
 }
 
-// The lazy design's variant of a flat configuration, with `allocator` (a
-// registered name: the built-ins' are what ToVariant gives) on its
-// allocator axis and `scope`, when not empty, on its scope axis.
-absl::StatusOr<mm_cid::MmCidVariant> LazyVariant(const MmCidConfig& c, const std::string& allocator,
-                                                 const std::string& scope = "") {
-  ISOLATION_ASSIGN_OR_RETURN(mm_cid::MmCidVariant v, mm_cid::ToVariant(c));
+// The lazy design with `allocator` (a registered name) on its allocator
+// axis, `scope`, when not empty, on its scope axis, batch_<batch> (0:
+// batch_full) and the tick kick when asked; the other axes' defaults.
+mm_cid::MmCidVariant LazyVariant(int batch, bool tick_kick, const std::string& allocator,
+                                 const std::string& scope = "") {
+  mm_cid::MmCidVariant v;
   v.lazy.allocator = allocator;
   if (!scope.empty()) v.lazy.scope = scope;
+  v.lazy.granularity = batch == 0 ? std::string("batch_full") : absl::StrCat("batch_", batch);
+  if (tick_kick) v.lazy.tick = "tick_kick";
+  return v;
+}
+
+// A design without the lazy axes, by its registered name.
+mm_cid::MmCidVariant DesignVariant(const std::string& design) {
+  mm_cid::MmCidVariant v;
+  v.design = design;
   return v;
 }
 
@@ -97,9 +104,7 @@ struct ScanRow {
 
 // S12: one task pinned to one isolated CPU; one scan call, timed on the host.
 absl::StatusOr<ScanRow> MeasureScan(const Strategy& s, const std::string& alloc, int p, int pinned_cpu, int reps) {
-  MmCidConfig c;
-  c.batch = s.batch;
-  ISOLATION_ASSIGN_OR_RETURN(const mm_cid::MmCidVariant v, LazyVariant(c, alloc, s.scope));
+  const mm_cid::MmCidVariant v = LazyVariant(s.batch, /*tick_kick=*/false, alloc, s.scope);
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(p, v));
   const CpuMask pin = CpuMask::Of(p, pinned_cpu);
   ISOLATION_ASSIGN_OR_RETURN(mm_cid::MmId mm, m->CreateMm(pin, 0));
@@ -342,12 +347,10 @@ class MmCidExperiment {
       std::string placement;  // registered
       int batch;
     };
-    // The built-ins the seed compares, then the placements registered
-    // outside the library (registered.h), each under its registered name.
-    std::vector<PlacementCase> placements = {{"task", "work_taskwork", 0},
-                                             {"workqueue", "work_unbound", 0},
-                                             {"rcu", "work_rcu", 0}};
-    for (const std::string& placement : OutsidePlacements()) placements.push_back({placement, placement, 0});
+    // The placements' default rows: the built-ins the seed compares, then
+    // the placements registered outside the library, each under its label.
+    std::vector<PlacementCase> placements;
+    for (const RowVariant& row : DefaultPlacementRows()) placements.push_back({row.label, row.name, 0});
     nlohmann::json placement_json = nlohmann::json::array();
     absl::StrAppend(&text, "\nplacement (S11 on the simulator, ", duration_ms,
                     " ms; modelled stall = visits x 130 ns):\n");
@@ -355,10 +358,7 @@ class MmCidExperiment {
     int step = 0;
     for (const PlacementCase& pc : placements) {
       progress.Update(absl::StrCat("placement ", pc.name), 0.1 + 0.25 * step++);
-      MmCidConfig c;
-      c.batch = pc.batch;
-      c.tick_kick = tick_kick;
-      ISOLATION_ASSIGN_OR_RETURN(mm_cid::MmCidVariant v, LazyVariant(c, alloc));
+      mm_cid::MmCidVariant v = LazyVariant(pc.batch, tick_kick, alloc);
       v.lazy.placement = pc.placement;
       ISOLATION_ASSIGN_OR_RETURN(
           SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed, options.trace,
@@ -378,11 +378,8 @@ class MmCidExperiment {
     // The batched task-work variant ([BATCH]) for the reproduce row.
     Nanos batch_stall = 0;
     {
-      MmCidConfig c;
-      c.placement = Placement::kTaskWork;
-      c.batch = batch;
-      c.tick_kick = tick_kick;
-      ISOLATION_ASSIGN_OR_RETURN(const mm_cid::MmCidVariant v, LazyVariant(c, alloc));
+      mm_cid::MmCidVariant v = LazyVariant(batch, tick_kick, alloc);
+      v.lazy.placement = "work_taskwork";
       ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       batch_stall = r.isolated_max_stall_ns;
@@ -391,9 +388,7 @@ class MmCidExperiment {
     // The 6.19 rewrite has no background work at all (I10).
     Nanos owner_stall = 0;
     {
-      MmCidConfig c;
-      c.design = mm_cid::Design::kOwner619;
-      ISOLATION_ASSIGN_OR_RETURN(const mm_cid::MmCidVariant v, mm_cid::ToVariant(c));
+      const mm_cid::MmCidVariant v = DesignVariant("owner619");
       ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       owner_stall = r.isolated_max_stall_ns;
@@ -403,9 +398,7 @@ class MmCidExperiment {
     // between the hog and the probe (different mms) takes the mms' cid_lock,
     // the probe mm's one lock shared by every isolated CPU.
     {
-      MmCidConfig c;
-      c.design = mm_cid::Design::kV63MmLock;
-      ISOLATION_ASSIGN_OR_RETURN(const mm_cid::MmCidVariant v, mm_cid::ToVariant(c));
+      const mm_cid::MmCidVariant v = DesignVariant("v63_mmlock");
       ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       absl::StrAppend(&text, absl::StrFormat("  (v63_mmlock: isolated_max_stall %d ns, scans %d, cid_lock round trips "
@@ -423,12 +416,9 @@ class MmCidExperiment {
     int64_t cidmask_failures = 0;
     for (const Strategy& s : Strategies(batch)) {
       progress.Update(absl::StrCat("compaction ", s.name), 0.85);
-      MmCidConfig c;
-      c.batch = s.batch;
-      c.tick_kick = tick_kick;
-      ISOLATION_ASSIGN_OR_RETURN(const mm_cid::MmCidVariant v, LazyVariant(c, alloc, s.scope));
+      const mm_cid::MmCidVariant v = LazyVariant(s.batch, tick_kick, alloc, s.scope);
       ISOLATION_ASSIGN_OR_RETURN(CompactionRun r, RunS4(n, v, options.seed));
-      const bool wrong = s.scope == "scan_cidmask";
+      const bool wrong = s.negative_control;
       if (wrong) {
         cidmask_failures += r.converged ? 0 : 1;
       } else {

@@ -25,13 +25,25 @@ absl::Status BadName(std::string_view flag, const absl::Status& s) {
   return absl::InvalidArgumentError(absl::StrCat(Absl(flag), ": ", s.message()));
 }
 
-// Non-negative-control entries of `registry` for which `builtin` is false.
-template <typename Factory, typename IsBuiltin>
-std::vector<std::string> Outside(const VariantRegistry<Factory>& registry, IsBuiltin builtin) {
+// The names of `entries`.
+template <typename Entry>
+std::vector<std::string> NamesOf(const std::vector<const Entry*>& entries) {
   std::vector<std::string> out;
-  for (const VariantEntry<Factory>* e : registry.All()) {
-    if (!e->negative_control && !builtin(e->name)) out.push_back(e->name);
-  }
+  out.reserve(entries.size());
+  for (const Entry* e : entries) out.push_back(e->name);
+  return out;
+}
+
+// Registered outside the library, not negative controls.
+template <typename Factory>
+std::vector<std::string> Outside(const VariantRegistry<Factory>& registry) {
+  return NamesOf(registry.FromOrigin(VariantOrigin::kOutside));
+}
+
+template <typename Factory>
+std::vector<RowVariant> Rows(const VariantRegistry<Factory>& registry) {
+  std::vector<RowVariant> out;
+  for (const VariantEntry<Factory>* e : registry.DefaultRows()) out.push_back({e->name, e->row_label(), e->negative_control});
   return out;
 }
 
@@ -44,22 +56,6 @@ std::string Help(const VariantRegistry<Factory>& registry,
   if (!controls.empty()) absl::StrAppend(&out, "; ", Absl(controls_label), ": ", absl::StrJoin(controls, ", "));
   return out;
 }
-
-std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-// The enum parsers of the compatibility names know exactly the built-ins
-// (idle_select's negative controls V1-trusting and V0-norecheck excepted,
-// which no default list takes anyway); tmigr's enum knows two of its four.
-bool BuiltinSelector(const std::string& name) { return idle_select::ParseVariant(name).ok(); }
-bool BuiltinFoldPolicy(const std::string& name) { return vmstat::IsBuiltinFoldPolicy(name); }
-bool BuiltinParticipation(const std::string& name) {
-  return name == "v6.9" || name == "isolation" || name == "isolation-v15" || name == "isolation-no-cpuset-term";
-}
-bool BuiltinScope(const std::string& name) { return mm_cid::ParseScanScope(name).ok(); }
-bool BuiltinPlacement(const std::string& name) { return mm_cid::ParsePlacement(name).ok(); }
 
 }  // namespace
 
@@ -82,27 +78,22 @@ absl::StatusOr<std::string> ResolveParticipation(std::string_view flag, std::str
 }
 
 absl::StatusOr<std::string> ResolveAllocator(std::string_view flag, std::string_view name) {
-  // The built-ins' command-line spellings first (mm_cid.h: ParseAllocator).
-  if (auto a = mm_cid::ParseAllocator(name); a.ok()) return std::string(mm_cid::AllocatorName(*a));
   auto e = mm_cid::AllocatorRegistry().Find(name);
   if (!e.ok()) return BadName(flag, e.status());
   return (*e)->name;
 }
 
-std::vector<std::string> OutsideSelectors() { return Outside(idle_select::SelectorRegistry(), BuiltinSelector); }
-std::vector<std::string> OutsideFoldPolicies() { return Outside(vmstat::FoldPolicyRegistry(), BuiltinFoldPolicy); }
-std::vector<std::string> OutsideParticipations() {
-  return Outside(tmigr::ParticipationRegistry(), BuiltinParticipation);
-}
-std::vector<std::string> OutsideScopes() { return Outside(mm_cid::ScopeRegistry(), BuiltinScope); }
-std::vector<std::string> OutsidePlacements() { return Outside(mm_cid::PlacementRegistry(), BuiltinPlacement); }
+std::vector<std::string> OutsideSelectors() { return Outside(idle_select::SelectorRegistry()); }
+std::vector<std::string> OutsideFoldPolicies() { return Outside(vmstat::FoldPolicyRegistry()); }
+std::vector<std::string> OutsideParticipations() { return Outside(tmigr::ParticipationRegistry()); }
+std::vector<std::string> OutsideScopes() { return Outside(mm_cid::ScopeRegistry()); }
+std::vector<std::string> OutsidePlacements() { return Outside(mm_cid::PlacementRegistry()); }
 
-std::vector<std::string> DefaultIdleVariants() {
-  return Concat({"V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2", "V3", "V4", "V4n", "V5"},
-                OutsideSelectors());
-}
-std::vector<std::string> DefaultVmstatStrategies() { return Concat({"A0", "A1", "B", "C"}, OutsideFoldPolicies()); }
-std::vector<std::string> DefaultTmigrVariants() { return Concat({"v6.9", "isolation"}, OutsideParticipations()); }
+std::vector<std::string> DefaultIdleVariants() { return NamesOf(idle_select::SelectorRegistry().DefaultRows()); }
+std::vector<std::string> DefaultVmstatStrategies() { return NamesOf(vmstat::FoldPolicyRegistry().DefaultRows()); }
+std::vector<std::string> DefaultTmigrVariants() { return NamesOf(tmigr::ParticipationRegistry().DefaultRows()); }
+std::vector<RowVariant> DefaultScopeRows() { return Rows(mm_cid::ScopeRegistry()); }
+std::vector<RowVariant> DefaultPlacementRows() { return Rows(mm_cid::PlacementRegistry()); }
 
 std::string RegisteredSelectorsHelp() { return Help(idle_select::SelectorRegistry()); }
 std::string RegisteredFoldPoliciesHelp() {

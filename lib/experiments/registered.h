@@ -7,12 +7,13 @@
 //  - Resolve*: one name (case-insensitive, as the registry) to its registered
 //    spelling; an unknown name is InvalidArgument naming the flag and the
 //    value and listing the registered names.
-//  - Outside*: the registered variants that are not built into the library
-//    and not negative controls (a user's), in registration order: added to
-//    each experiment's default list, so a user's binary shows its row
-//    without flags.
-//  - Default*: the options structs' default lists: the seeds' built-ins
-//    plus Outside*.  Registered names read at call time.
+//  - Outside*: the registered variants whose origin is outside the library
+//    and that are not negative controls (a user's), in registration order.
+//  - Default*: the options structs' default lists and the experiments'
+//    default rows: the entries whose `is_default_row()` holds (the seeds'
+//    built-ins, and a user's variant unless it is a negative control or
+//    says otherwise), in registration order.  Read at call time; nothing
+//    here lists a name.
 //
 // Thread safety: the registries are thread-safe; so are these functions.
 
@@ -44,6 +45,15 @@ std::vector<std::string> OutsidePlacements();  // mm_cid placements: rows of the
 std::vector<std::string> DefaultIdleVariants();
 std::vector<std::string> DefaultVmstatStrategies();
 std::vector<std::string> DefaultTmigrVariants();
+
+// A default row: the registered name and the label its rows show.
+struct RowVariant {
+  std::string name;
+  std::string label;
+  bool negative_control = false;
+};
+std::vector<RowVariant> DefaultScopeRows();      // mm_cid scan scopes: the scan and compaction tables
+std::vector<RowVariant> DefaultPlacementRows();  // mm_cid placements: the placement table
 
 // "registered: a, b, c (negative controls: x, y)" for a flag's help text.
 std::string RegisteredSelectorsHelp();

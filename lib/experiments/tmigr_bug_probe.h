@@ -38,8 +38,9 @@ struct TmigrBugProbe {
   std::vector<std::string> mainline_violations;  // the same sequence on "mainline" (must be empty)
 };
 
-// The names the probes know: every deterministic bug switch of
-// tmigr::BugSwitches (the race controls need interleavings: tmigr_test).
+// The names the probes know: the hierarchy negative controls whose bug a
+// deterministic event sequence shows (the race controls need forced
+// interleavings: tmigr_test).
 const std::vector<std::string>& TmigrProbedBugs();
 
 // Runs `bug`'s probe on a hierarchy of `topology` with `participation`

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -41,6 +42,7 @@
 #include "isolation/tmigr/tmigr.h"
 #include "isolation/tmigr/hooks.h"
 #include "isolation/tmigr/timers.h"
+#include "isolation/tmigr/variants.h"
 #include "isolation/tmigr/workload.h"
 #include "experiments/real_model.h"
 #include "experiments/tmigr_bug_probe.h"
@@ -133,26 +135,27 @@ RealOutcome RunReal(const RealThreadModel& model, const std::string& variant, Na
   return out;
 }
 
-// --tmigr_bugs: the deterministic bug switches (the two race switches need
-// real threads and are exercised by tmigr_test's interleaving tests).
-absl::StatusOr<tmigr::BugSwitches> ParseBugs(const std::vector<std::string>& names) {
-  tmigr::BugSwitches bugs;
+// --tmigr_bugs: the hierarchy negative control the modelled runs use, by
+// its registered name (at most one; "mainline" when none).  Whether the
+// experiment can show it is its directed probe's answer (tmigr_bug_probe.h).
+absl::StatusOr<std::string> HierarchyOfBugs(const std::vector<std::string>& names) {
+  std::vector<std::string> controls;
+  for (const VariantEntry<tmigr::HierarchyFactory>* e : tmigr::HierarchyRegistry().All()) {
+    if (e->negative_control) controls.push_back(e->name);
+  }
   for (const std::string& part : names) {
-    if (part == "ghost_timer") {
-      bugs.ghost_timer = true;
-    } else if (part == "no_cpu_refresh") {
-      bugs.no_cpu_refresh = true;
-    } else if (part == "early_return") {
-      bugs.early_return = true;
-    } else if (part == "quick_check_top_only") {
-      bugs.quick_check_top_only = true;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--tmigr_bugs: unknown bug '", part,
-          "' (want ghost_timer, no_cpu_refresh, early_return, quick_check_top_only)"));
+    auto entry = tmigr::HierarchyRegistry().Find(part);
+    if (!entry.ok() || !(*entry)->negative_control) {
+      return absl::InvalidArgumentError(absl::StrCat("--tmigr_bugs: unknown bug '", absl::CHexEscape(part),
+                                                     "' (want one of ", absl::StrJoin(controls, ", "), ")"));
     }
   }
-  return bugs;
+  if (names.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tmigr_bugs: one negative control at a time, got ", absl::StrJoin(names, ", ")));
+  }
+  if (names.empty()) return std::string("mainline");
+  return (*tmigr::HierarchyRegistry().Find(names[0]))->name;
 }
 
 std::string Us(Nanos ns) { return absl::StrFormat("%.1f us", static_cast<double>(ns) / 1000.0); }
@@ -184,7 +187,7 @@ class TmigrExperiment {
     if (real_ms < 0 || real_ms > 600'000) {
       return absl::InvalidArgumentError(absl::StrCat("--tmigr_real_ms=", real_ms, ": want 0..600000"));
     }
-    ISOLATION_ASSIGN_OR_RETURN(const tmigr::BugSwitches bugs, ParseBugs(opts.bugs));
+    ISOLATION_ASSIGN_OR_RETURN(const std::string hierarchy, HierarchyOfBugs(opts.bugs));
     const std::string bugs_text = absl::StrJoin(opts.bugs, ",");
     ISOLATION_RETURN_IF_ERROR(ValidateNoiseHistogram(options.hist.shape));
     if (options.quick) {
@@ -259,7 +262,7 @@ class TmigrExperiment {
                       0.6 * static_cast<double>(i) / static_cast<double>(variants.size()));
       tmigr::Options o;
       o.participation = variants[i];
-      o.bugs = bugs;
+      o.hierarchy = hierarchy;
       ISOLATION_ASSIGN_OR_RETURN(
           std::unique_ptr<TraceRun> run,
           StartTraceRun(options.trace,

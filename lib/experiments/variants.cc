@@ -41,10 +41,12 @@ std::string VariantsText(const std::vector<VariantInfo>& variants) {
     w_name = std::max(w_name, v.name.size());
   }
   std::string text = absl::StrCat(Pad("mechanism", w_mech), "  ", Pad("axis", w_axis), "  ", Pad("name", w_name),
-                                  "  ", Pad("", w_control), "  description\n");
+                                  "  ", Pad("", w_control), "  origin   default  description\n");
   for (const VariantInfo& v : variants) {
     absl::StrAppend(&text, Pad(v.mechanism, w_mech), "  ", Pad(v.axis, w_axis), "  ", Pad(v.name, w_name), "  ",
-                    Pad(v.negative_control ? kNegativeControl : "", w_control), "  ", v.description, "\n");
+                    Pad(v.negative_control ? kNegativeControl : "", w_control), "  ",
+                    Pad(std::string(VariantOriginName(v.origin)), 7), "  ", Pad(v.default_row ? "yes" : "", 7), "  ",
+                    v.description, "\n");
   }
   absl::StrAppend(&text, "\n", variants.size(), " variants\n");
   return text;
@@ -54,11 +56,16 @@ nlohmann::json VariantsJson(const std::vector<VariantInfo>& variants) {
   nlohmann::json j;
   j["variants"] = nlohmann::json::array();
   for (const VariantInfo& v : variants) {
-    j["variants"].push_back({{"mechanism", v.mechanism},
-                             {"axis", v.axis},
-                             {"name", v.name},
-                             {"description", v.description},
-                             {"negative_control", v.negative_control}});
+    nlohmann::json row = {{"mechanism", v.mechanism},
+                          {"axis", v.axis},
+                          {"name", v.name},
+                          {"description", v.description},
+                          {"negative_control", v.negative_control},
+                          {"origin", std::string(VariantOriginName(v.origin))},
+                          {"default", v.default_row},
+                          {"label", v.label},
+                          {"aliases", v.aliases}};
+    j["variants"].push_back(std::move(row));
   }
   return j;
 }

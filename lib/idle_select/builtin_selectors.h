@@ -29,6 +29,22 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV1Trusting(IdleState& state);  
 // wakeups in the simulator's idle-entry window).
 absl::StatusOr<std::unique_ptr<IdleSelector>> NewV0NoRecheck(IdleState& state);  // selector_v0_norecheck.cc
 
+// The registry entries, one per built-in, each defined in the file of its
+// selector (description, negative-control flag, origin, label, aliases);
+// registry.cc registers them in this order.
+SelectorEntry V0Entry();           // sis_selector.cc
+SelectorEntry V1Entry();           // selector_v1.cc
+SelectorEntry V1EagerEntry();      // selector_v1.cc
+SelectorEntry V1TickStopEntry();   // selector_v1.cc
+SelectorEntry V1UnboundedEntry();  // selector_v1_unbounded.cc
+SelectorEntry V2Entry();           // selector_v2.cc
+SelectorEntry V3Entry();           // selector_v3.cc
+SelectorEntry V4GlobalEntry();     // selector_v4.cc
+SelectorEntry V4NodeEntry();       // selector_v4.cc
+SelectorEntry V5Entry();           // selector_v5.cc
+SelectorEntry V1TrustingEntry();   // selector_v1_trusting.cc (negative control)
+SelectorEntry V0NoRecheckEntry();  // selector_v0_norecheck.cc (negative control)
+
 }  // namespace isolation::idle_select
 
 #endif  // ISOLATION_LIB_IDLE_SELECT_BUILTIN_SELECTORS_H_

@@ -34,4 +34,13 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV0NoRecheck(IdleState& state) {
   return std::unique_ptr<IdleSelector>(std::make_unique<V0NoRecheckSelector>(state));
 }
 
+// Registry entry (registry.cc registers it).
+SelectorEntry V0NoRecheckEntry() {
+  SelectorEntry e{"V0-norecheck",
+                  "NEGATIVE CONTROL: V0 whose idle entry sleeps without re-checking the run queue (broken wakeup handshake: "
+                  "loses wakeups in the simulator's idle-entry window)",
+                  /*negative_control=*/true, SelectorFactory(&NewV0NoRecheck)};
+  return e;
+}
+
 }  // namespace isolation::idle_select

@@ -34,4 +34,12 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV1Trusting(IdleState& state) {
   return std::unique_ptr<IdleSelector>(std::make_unique<V1TrustingSelector>(state));
 }
 
+// Registry entry (registry.cc registers it).
+SelectorEntry V1TrustingEntry() {
+  SelectorEntry e{"V1-trusting",
+                  "NEGATIVE CONTROL: V1 returning the first idle-mask member without the per-CPU re-check (breaks I4)",
+                  /*negative_control=*/true, SelectorFactory(&NewV1Trusting)};
+  return e;
+}
+
 }  // namespace isolation::idle_select

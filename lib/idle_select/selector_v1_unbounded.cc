@@ -27,4 +27,12 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV1Unbounded(IdleState& state) {
   return std::unique_ptr<IdleSelector>(std::make_unique<V1UnboundedSelector>(state));
 }
 
+// Registry entry (registry.cc registers it).
+SelectorEntry V1UnboundedEntry() {
+  SelectorEntry e{"V1-unbounded",
+                  "V1 without any probe budget (Aubrey Li v9 2/2, v11 9/9: the -84 % TCP_RR case)",
+                  /*negative_control=*/false, SelectorFactory(&NewV1Unbounded)};
+  return e;
+}
+
 }  // namespace isolation::idle_select

@@ -26,4 +26,12 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV3(IdleState& state) {
   return std::unique_ptr<IdleSelector>(std::make_unique<V3Selector>(state));
 }
 
+// Registry entry (registry.cc registers it).
+SelectorEntry V3Entry() {
+  SelectorEntry e{"V3",
+                  "the idle mask with at most K probes (Vincent Guittot; Options::v3_max_probes, default 4)",
+                  /*negative_control=*/false, SelectorFactory(&NewV3)};
+  return e;
+}
+
 }  // namespace isolation::idle_select

@@ -375,4 +375,23 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewScx(IdleState& state, bool per_
 absl::StatusOr<std::unique_ptr<IdleSelector>> NewV4Global(IdleState& state) { return NewScx(state, false); }
 absl::StatusOr<std::unique_ptr<IdleSelector>> NewV4Node(IdleState& state) { return NewScx(state, true); }
 
+// Registry entry (registry.cc registers it).
+SelectorEntry V4GlobalEntry() {
+  SelectorEntry e{"V4g",
+                  "sched_ext built-in idle tracking, one global cpu/smt mask pair, claim by test-and-clear "
+                  "(ext_idle.c @ 0022b328504d)",
+                  /*negative_control=*/false, SelectorFactory(&NewV4Global)};
+  e.label = "V4";  // the seeds' name
+  e.aliases = {"V4"};
+  return e;
+}
+
+// Registry entry (registry.cc registers it).
+SelectorEntry V4NodeEntry() {
+  SelectorEntry e{"V4n",
+                  "sched_ext built-in idle tracking with per-NUMA-node masks (SCX_OPS_BUILTIN_IDLE_PER_NODE)",
+                  /*negative_control=*/false, SelectorFactory(&NewV4Node)};
+  return e;
+}
+
 }  // namespace isolation::idle_select

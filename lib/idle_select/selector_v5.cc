@@ -98,4 +98,13 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV5(IdleState& state) {
   return std::unique_ptr<IdleSelector>(std::make_unique<V5Selector>(state));
 }
 
+// Registry entry (registry.cc registers it).
+SelectorEntry V5Entry() {
+  SelectorEntry e{"V5",
+                  "LLC span minus an overloaded-CPU mask (Abel Wu / Chen Yu SIS_FILTER), applied only when the budget is "
+                  "below the LLC size",
+                  /*negative_control=*/false, SelectorFactory(&NewV5)};
+  return e;
+}
+
 }  // namespace isolation::idle_select

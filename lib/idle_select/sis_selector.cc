@@ -186,4 +186,13 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV0(IdleState& state) {
   return std::unique_ptr<IdleSelector>(std::make_unique<SisSelector>(state));
 }
 
+// Registry entry (registry.cc registers it).
+SelectorEntry V0Entry() {
+  SelectorEntry e{"V0",
+                  "mainline select_idle_sibling(): LLC span ∩ affinity from target+1 under the SIS_UTIL budget, "
+                  "idle-core mode (kernel/sched/fair.c ~v6.15)",
+                  /*negative_control=*/false, SelectorFactory(&NewV0)};
+  return e;
+}
+
 }  // namespace isolation::idle_select

@@ -27,10 +27,12 @@ class AllocV6_13 final : public HintedAllocator {
 }  // namespace
 
 AllocatorEntry AllocV6_13Entry() {
-  return {"alloc_v6_13",
-          "v6.13: + recent_cid hint and max_nr_cid expansion bounded by nr_cpus_allowed ([LOC] 7e019dcc470f); "
-          "cannot compact after thread exit",
-          /*negative_control=*/false, [] { return std::unique_ptr<AllocatorStrategy>(new AllocV6_13); }};
+  AllocatorEntry e{"alloc_v6_13",
+                   "v6.13: + recent_cid hint and max_nr_cid expansion bounded by nr_cpus_allowed ([LOC] 7e019dcc470f); "
+                   "cannot compact after thread exit",
+                   /*negative_control=*/false, [] { return std::unique_ptr<AllocatorStrategy>(new AllocV6_13); }};
+  e.aliases = {"v6_13"};
+  return e;
 }
 
 }  // namespace isolation::mm_cid::internal

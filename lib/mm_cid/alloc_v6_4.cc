@@ -28,8 +28,10 @@ class AllocV6_4 final : public AllocatorStrategy {
 }  // namespace
 
 AllocatorEntry AllocV6_4Entry() {
-  return {"alloc_v6_4", "v6.4-v6.12: first zero below nr_cpu_ids ([LF] 223baf9d17f2)", /*negative_control=*/false,
-          [] { return std::unique_ptr<AllocatorStrategy>(new AllocV6_4); }};
+  AllocatorEntry e{"alloc_v6_4", "v6.4-v6.12: first zero below nr_cpu_ids ([LF] 223baf9d17f2)", /*negative_control=*/false,
+                   [] { return std::unique_ptr<AllocatorStrategy>(new AllocV6_4); }};
+  e.aliases = {"v6_4"};
+  return e;
 }
 
 }  // namespace isolation::mm_cid::internal

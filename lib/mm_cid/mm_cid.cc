@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// MmCid::Create() (through the design registry) and the compatibility layer
-// of the flat MmCidConfig: its enum names, parsers and ToVariant().
+// MmCid::Create() (through the design registry) and the deprecated flat
+// MmCidConfig: ToVariant() and its Create().
 
 #include "isolation/mm_cid/mm_cid.h"
 
@@ -10,6 +10,11 @@
 #include "isolation/mm_cid/registry.h"
 
 namespace isolation::mm_cid {
+
+// This file implements the deprecated flat configuration.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace {
 
 std::string_view DesignName(Design d) {
   switch (d) {
@@ -46,6 +51,8 @@ std::string_view PlacementName(Placement p) {
   return "?";
 }
 
+}  // namespace
+
 std::string MmCidConfig::Name() const {
   if (design != Design::kLazy) {
     std::string n(DesignName(design));
@@ -62,38 +69,6 @@ std::string MmCidConfig::Name() const {
   if (tick_kick && placement != Placement::kUnbound && placement != Placement::kResume) n += "+tick_kick";
   if (lazy_no_dekker_fences) n += "+lazy_no_dekker_fences";
   return n;
-}
-
-absl::StatusOr<Design> ParseDesign(std::string_view s) {
-  if (s == "lazy") return Design::kLazy;
-  if (s == "owner619") return Design::kOwner619;
-  if (s == "v63_mmlock") return Design::kV63MmLock;
-  return absl::InvalidArgumentError(absl::StrCat("unknown mm_cid design '", std::string(s),
-                                                 "' (want lazy|owner619|v63_mmlock)"));
-}
-absl::StatusOr<Allocator> ParseAllocator(std::string_view s) {
-  if (s == "alloc_v6_4" || s == "v6_4") return Allocator::kV6_4;
-  if (s == "alloc_v6_13" || s == "v6_13") return Allocator::kV6_13;
-  if (s == "alloc_v6_14" || s == "v6_14") return Allocator::kV6_14;
-  return absl::InvalidArgumentError(absl::StrCat("unknown mm_cid allocator '", std::string(s),
-                                                 "' (want alloc_v6_4|alloc_v6_13|alloc_v6_14)"));
-}
-absl::StatusOr<ScanScope> ParseScanScope(std::string_view s) {
-  if (s == "scan_possible" || s == "possible") return ScanScope::kPossible;
-  if (s == "scan_allowed" || s == "allowed") return ScanScope::kAllowed;
-  if (s == "scan_cidmask" || s == "cidmask") return ScanScope::kCidmask;
-  return absl::InvalidArgumentError(absl::StrCat("unknown mm_cid scan scope '", std::string(s),
-                                                 "' (want possible|allowed|cidmask)"));
-}
-absl::StatusOr<Placement> ParsePlacement(std::string_view s) {
-  if (s == "work_taskwork" || s == "task") return Placement::kTaskWork;
-  if (s == "work_delayed") return Placement::kDelayed;
-  if (s == "work_unbound" || s == "workqueue") return Placement::kUnbound;
-  if (s == "work_rcu" || s == "rcu") return Placement::kRcu;
-  if (s == "work_resume" || s == "resume") return Placement::kResume;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown mm_cid placement '", std::string(s),
-      "' (want task|workqueue|rcu|resume or work_taskwork|work_delayed|work_unbound|work_rcu|work_resume)"));
 }
 
 absl::StatusOr<bool> ParseTickKick(std::string_view s) {

@@ -25,7 +25,7 @@ template <typename Factory, typename... Makers>
 VariantRegistry<Factory>* NewRegistry(const char* axis, Makers... builtins) {
   auto* registry = new VariantRegistry<Factory>(axis);
   // Built-in names are constant and valid: registering them cannot fail.
-  (registry->Register(builtins()).IgnoreError(), ...);
+  (registry->Register(AsBuiltin(builtins())).IgnoreError(), ...);
   return registry;
 }
 

@@ -29,8 +29,10 @@ class WorkDelayed final : public PlacementStrategy {
 }  // namespace
 
 PlacementEntry WorkDelayedEntry() {
-  return {"work_delayed", "[DW]: per-mm delayed work re-armed every 100 ms on housekeeping workers",
-          /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkDelayed); }};
+  PlacementEntry e{"work_delayed", "[DW]: per-mm delayed work re-armed every 100 ms on housekeeping workers",
+                   /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkDelayed); }};
+  e.default_row = false;  // run by name: the seeds' placement table compares the others
+  return e;
 }
 
 }  // namespace isolation::mm_cid::internal

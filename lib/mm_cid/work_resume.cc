@@ -29,9 +29,12 @@ class WorkResume final : public PlacementStrategy {
 }  // namespace
 
 PlacementEntry WorkResumeEntry() {
-  return {"work_resume",
-          "[BATCH]: scan directly on the rseq return to user after each switch-in (with the [WQ] tick kick)",
-          /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkResume); }};
+  PlacementEntry e{"work_resume",
+                   "[BATCH]: scan directly on the rseq return to user after each switch-in (with the [WQ] tick kick)",
+                   /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkResume); }};
+  e.aliases = {"resume"};
+  e.default_row = false;  // run by name: the seeds' placement table compares the others
+  return e;
 }
 
 }  // namespace isolation::mm_cid::internal

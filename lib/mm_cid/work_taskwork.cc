@@ -38,9 +38,12 @@ class WorkTaskWork final : public PlacementStrategy {
 }  // namespace
 
 PlacementEntry WorkTaskWorkEntry() {
-  return {"work_taskwork",
-          "mainline: the tick queues task work on the interrupted thread; runs on its return to user, on its CPU",
-          /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkTaskWork); }};
+  PlacementEntry e{"work_taskwork",
+                   "mainline: the tick queues task work on the interrupted thread; runs on its return to user, on its CPU",
+                   /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkTaskWork); }};
+  e.label = "task";
+  e.aliases = {"task"};
+  return e;
 }
 
 }  // namespace isolation::mm_cid::internal

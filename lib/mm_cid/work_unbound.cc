@@ -34,10 +34,13 @@ class WorkUnbound final : public PlacementStrategy {
 }  // namespace
 
 PlacementEntry WorkUnboundEntry() {
-  return {"work_unbound",
-          "[WQ]: per-mm work on the unbound workqueue, queued from return to user when due (housekeeping "
-          "workers; with the tick kick)",
-          /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkUnbound); }};
+  PlacementEntry e{"work_unbound",
+                   "[WQ]: per-mm work on the unbound workqueue, queued from return to user when due (housekeeping "
+                   "workers; with the tick kick)",
+                   /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkUnbound); }};
+  e.label = "workqueue";
+  e.aliases = {"workqueue"};
+  return e;
 }
 
 }  // namespace isolation::mm_cid::internal

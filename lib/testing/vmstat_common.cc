@@ -35,7 +35,6 @@ std::string VmstatVariant::ToString() const { return slot.empty() ? fold_policy 
 absl::StatusOr<std::unique_ptr<vmstat::Vmstat>> MakeVmstat(std::string_view variant, vmstat::VmstatConfig base) {
   auto v = VmstatVariant::Parse(variant);
   if (!v.ok()) return v.status();
-  base.strategy.reset();
   base.fold_policy = v->fold_policy;
   base.slot = v->slot;
   return vmstat::Vmstat::Create(std::move(base));

@@ -18,4 +18,13 @@ std::unique_ptr<TimerMigration> MakeLocklessUpdateReadsHierarchy(HierarchyArgs a
   return MakeHierarchy<LocklessUpdateReadsQuirks>(std::move(args));
 }
 
+// Registry entry (variants.cc registers it).
+HierarchyEntry LocklessUpdateReadsHierarchyEntry() {
+  HierarchyEntry e{"lockless_update_reads",
+            "negative control: event update reads the states before the locks, race R2 "
+                      "unprotected (S13)",
+            /*negative_control=*/true, [](HierarchyArgs a) { return MakeLocklessUpdateReadsHierarchy(std::move(a)); }};
+  return e;
+}
+
 }  // namespace isolation::tmigr

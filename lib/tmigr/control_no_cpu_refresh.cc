@@ -18,4 +18,13 @@ std::unique_ptr<TimerMigration> MakeNoCpuRefreshHierarchy(HierarchyArgs args) {
   return MakeHierarchy<NoCpuRefreshQuirks>(std::move(args));
 }
 
+// Registry entry (variants.cc registers it).
+HierarchyEntry NoCpuRefreshHierarchyEntry() {
+  HierarchyEntry e{"no_cpu_refresh",
+            "negative control: equal expiry does not refresh the group event's cpu, before "
+                      "61f7fdf8fd00 (S10)",
+            /*negative_control=*/true, [](HierarchyArgs a) { return MakeNoCpuRefreshHierarchy(std::move(a)); }};
+  return e;
+}
+
 }  // namespace isolation::tmigr

@@ -18,4 +18,12 @@ std::unique_ptr<TimerMigration> MakeNoSeqIncrementHierarchy(HierarchyArgs args) 
   return MakeHierarchy<NoSeqIncrementQuirks>(std::move(args));
 }
 
+// Registry entry (variants.cc registers it).
+HierarchyEntry NoSeqIncrementHierarchyEntry() {
+  HierarchyEntry e{"no_seq_increment",
+            "negative control: state CAS without seq++, race R1 unprotected (S12)",
+            /*negative_control=*/true, [](HierarchyArgs a) { return MakeNoSeqIncrementHierarchy(std::move(a)); }};
+  return e;
+}
+
 }  // namespace isolation::tmigr

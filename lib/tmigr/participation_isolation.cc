@@ -50,4 +50,13 @@ std::unique_ptr<Participation> MakeIsolationParticipation() {
   return std::make_unique<IsolationAwareParticipation>();
 }
 
+// Registry entry (variants.cc registers it).
+ParticipationEntry IsolationParticipationEntry() {
+  ParticipationEntry e{"isolation",
+            "TM-ISOL as merged for v6.19 (7dec062cfcf2): domain-isolated CPUs leave the hierarchy "
+                      "(nohz_full and tick CPU stay); exclude order un-isolate, flush, isolate",
+            /*negative_control=*/false, [] { return MakeIsolationParticipation(); }};
+  return e;
+}
+
 }  // namespace isolation::tmigr

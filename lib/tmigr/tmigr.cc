@@ -25,23 +25,6 @@ namespace {
 int OrderBase2(int n) { return n <= 1 ? 0 : std::bit_width(static_cast<unsigned>(n - 1)); }
 int DivRoundUp(int a, int b) { return (a + b - 1) / b; }
 
-// The compatibility bug switches name one negative control.
-absl::StatusOr<std::string> HierarchyNameOf(const BugSwitches& bugs) {
-  std::vector<std::string> on;
-  if (bugs.ghost_timer) on.push_back("ghost_timer");
-  if (bugs.no_cpu_refresh) on.push_back("no_cpu_refresh");
-  if (bugs.early_return) on.push_back("early_return");
-  if (bugs.quick_check_top_only) on.push_back("quick_check_top_only");
-  if (bugs.no_seq_increment) on.push_back("no_seq_increment");
-  if (bugs.lockless_update_reads) on.push_back("lockless_update_reads");
-  if (on.empty()) return std::string("mainline");
-  if (on.size() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat("tmigr: one negative control at a time, got ", on[0], " and ",
-                                                   on[1]));
-  }
-  return on[0];
-}
-
 std::string ExpiryString(Nanos t) { return t == kNanosMax ? "MAX" : absl::StrCat(t); }
 
 }  // namespace
@@ -85,17 +68,8 @@ absl::StatusOr<std::unique_ptr<TimerMigration>> TimerMigration::Create(std::vect
     }
     max_node = std::max(max_node, n);
   }
-  std::string participation = options.participation;
-  if (participation.empty()) {
-    if (options.variant != Variant::kV69 && options.variant != Variant::kIsolation) {
-      return absl::InvalidArgumentError(absl::StrCat("tmigr: unknown variant ", static_cast<int>(options.variant)));
-    }
-    participation = std::string(VariantName(options.variant));
-  }
-  std::string hierarchy = options.hierarchy;
-  if (hierarchy.empty()) {
-    ISOLATION_ASSIGN_OR_RETURN(hierarchy, HierarchyNameOf(options.bugs));
-  }
+  const std::string& participation = options.participation;
+  const std::string& hierarchy = options.hierarchy;
   ISOLATION_ASSIGN_OR_RETURN(const ParticipationEntry* pentry, ParticipationRegistry().Find(participation));
   ISOLATION_ASSIGN_OR_RETURN(const HierarchyEntry* hentry, HierarchyRegistry().Find(hierarchy));
   HierarchyArgs args;

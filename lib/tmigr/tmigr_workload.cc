@@ -146,7 +146,7 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
   }
 
   OslatWorkloadResult res;
-  res.variant = options.variant;
+  res.participation = options.participation;
   std::mt19937_64 rng(cfg.seed);
   std::vector<Nanos> phase(static_cast<size_t>(n), 0);
   for (int c : hk) phase[static_cast<size_t>(c)] = static_cast<Nanos>(rng() % static_cast<uint64_t>(cfg.hk_period));

@@ -63,10 +63,13 @@ class LocalFold final : public FoldPolicy {
 }  // namespace
 
 FoldPolicyEntry BLocalPolicy() {
-  return FoldPolicyEntry{"B.local",
-                         "Tosatti v9-v13: a nohz_full CPU arms its own work on its first dirtying "
-                         "write; return to user folds and cancels it",
-                         false, [] { return std::make_unique<LocalFold>(); }};
+  FoldPolicyEntry e{"B.local",
+                    "Tosatti v9-v13: a nohz_full CPU arms its own work on its first dirtying "
+                    "write; return to user folds and cancels it",
+                    false, [] { return std::make_unique<LocalFold>(); }};
+  e.aliases = {"B-local", "Blocal"};  // isolab's spellings before the registry
+  e.default_row = false;  // run by name: the seeds' table compares A0, A1, B and C
+  return e;
 }
 
 }  // namespace isolation::vmstat::internal

@@ -44,7 +44,7 @@ class RemoteFold final : public FoldPolicy {
 }  // namespace
 
 std::vector<FoldPolicyEntry> RemotePolicies() {
-  return {
+  std::vector<FoldPolicyEntry> entries = {
       FoldPolicyEntry{"C",
                       "Tosatti's remote fold (2023): CAS writers on s32 slots; the shepherd folds "
                       "every CPU remotely, no per-CPU work",
@@ -67,6 +67,12 @@ std::vector<FoldPolicyEntry> RemotePolicies() {
                       "updates under a concurrent fold (spec I7)",
                       true, [] { return std::make_unique<RemoteFold>("s32-plain"); }},
   };
+  // The seeds' table compares A0, A1, B and C; the library's own designs run by name.
+  for (FoldPolicyEntry& e : entries) {
+    if (e.name != "C") e.default_row = false;
+    if (e.name == "C-plain") e.aliases = {"C-plain-negative-control"};  // isolab's spelling before the registry
+  }
+  return entries;
 }
 
 }  // namespace isolation::vmstat::internal

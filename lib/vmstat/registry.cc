@@ -36,37 +36,17 @@ VariantRegistry<SlotFactory>& MutableSlotRegistry() {
   // Never destroyed, as FoldPolicyRegistry's.
   static VariantRegistry<SlotFactory>* const registry = [] {
     auto* r = new VariantRegistry<SlotFactory>("vmstat slot");
-    MustRegister(r->Register(internal::S8OwnerSlot()));
-    MustRegister(r->Register(internal::S32AtomicSlot()));
-    MustRegister(r->Register(internal::S64WatermarkSlot()));
-    MustRegister(r->Register(internal::S32XaddSlot()));
-    MustRegister(r->Register(internal::S32ScaledSlot()));
-    MustRegister(r->Register(internal::S32PlainSlot()));
+    MustRegister(r->Register(AsBuiltin(internal::S8OwnerSlot())));
+    MustRegister(r->Register(AsBuiltin(internal::S32AtomicSlot())));
+    MustRegister(r->Register(AsBuiltin(internal::S64WatermarkSlot())));
+    MustRegister(r->Register(AsBuiltin(internal::S32XaddSlot())));
+    MustRegister(r->Register(AsBuiltin(internal::S32ScaledSlot())));
+    MustRegister(r->Register(AsBuiltin(internal::S32PlainSlot())));
     return r;
   }();
   return *registry;
 }
 
-// The enum of the compatibility names, in registration order of the names.
-constexpr std::array<std::pair<Strategy, std::string_view>, 7> kStrategyNames = {{
-    {Strategy::kA0, "A0"},
-    {Strategy::kA1, "A1"},
-    {Strategy::kB, "B"},
-    {Strategy::kBLocal, "B.local"},
-    {Strategy::kC, "C"},
-    {Strategy::kD, "D"},
-    {Strategy::kCPlainWriterNegativeControl, "C-plain"},
-}};
-
-}  // namespace
-
-namespace {
-// How many entries the registry held when its built-ins were in: they are
-// registered first, when it is made (Names() is in registration order).
-size_t& BuiltinFoldPolicyCount() {
-  static size_t count = 0;
-  return count;
-}
 }  // namespace
 
 VariantRegistry<FoldPolicyFactory>& FoldPolicyRegistry() {
@@ -74,23 +54,19 @@ VariantRegistry<FoldPolicyFactory>& FoldPolicyRegistry() {
   // included.
   static VariantRegistry<FoldPolicyFactory>* const registry = [] {
     auto* r = new VariantRegistry<FoldPolicyFactory>("vmstat fold policy");
-    MustRegister(r->Register(internal::A0Policy()));
-    MustRegister(r->Register(internal::A1Policy()));
-    MustRegister(r->Register(internal::BPolicy()));
-    MustRegister(r->Register(internal::BLocalPolicy()));
-    for (FoldPolicyEntry& e : internal::RemotePolicies()) MustRegister(r->Register(std::move(e)));
-    BuiltinFoldPolicyCount() = r->Names(/*include_negative_controls=*/true).size();
+    MustRegister(r->Register(AsBuiltin(internal::A0Policy())));
+    MustRegister(r->Register(AsBuiltin(internal::A1Policy())));
+    MustRegister(r->Register(AsBuiltin(internal::BPolicy())));
+    MustRegister(r->Register(AsBuiltin(internal::BLocalPolicy())));
+    for (FoldPolicyEntry& e : internal::RemotePolicies()) MustRegister(r->Register(AsBuiltin(std::move(e))));
     return r;
   }();
   return *registry;
 }
 
 bool IsBuiltinFoldPolicy(std::string_view name) {
-  auto canonical = ParseFoldPolicy(name);  // makes the registry
-  if (!canonical.ok()) return false;
-  const std::vector<std::string> names = FoldPolicyRegistry().Names(/*include_negative_controls=*/true);
-  const auto it = std::find(names.begin(), names.end(), *canonical);
-  return static_cast<size_t>(it - names.begin()) < BuiltinFoldPolicyCount();
+  auto entry = FoldPolicyRegistry().Find(name);
+  return entry.ok() && (*entry)->is_builtin();
 }
 
 const VariantRegistry<SlotFactory>& SlotRegistry() { return MutableSlotRegistry(); }
@@ -114,12 +90,8 @@ absl::Status RegisterFoldPolicy(FoldPolicyEntry entry) {
 }
 
 absl::StatusOr<std::string> ParseFoldPolicy(std::string_view name) {
-  // Spellings of the library before the registry (isolab command lines).
-  const std::string upper = absl::AsciiStrToUpper(std::string(name));
-  std::string_view wanted = name;
-  if (upper == "B-LOCAL" || upper == "BLOCAL") wanted = "B.local";
-  if (upper == "C-PLAIN-NEGATIVE-CONTROL") wanted = "C-plain";
-  auto entry = FoldPolicyRegistry().Find(wanted);
+  // Older spellings are the entries' aliases.
+  auto entry = FoldPolicyRegistry().Find(name);
   if (!entry.ok()) return absl::InvalidArgumentError(entry.status().message());
   return (*entry)->name;
 }
@@ -129,23 +101,6 @@ std::vector<VariantInfo> ListVariants() {
   AppendVariantInfos(FoldPolicyRegistry(), "vmstat", "fold_policy", out);
   AppendVariantInfos(SlotRegistry(), "vmstat", "slot", out);
   return out;
-}
-
-std::string_view StrategyName(Strategy s) {
-  for (const auto& [value, name] : kStrategyNames) {
-    if (value == s) return name;
-  }
-  return "?";
-}
-
-absl::StatusOr<Strategy> ParseStrategy(std::string_view name) {
-  auto canonical = ParseFoldPolicy(name);
-  if (!canonical.ok()) return canonical.status();
-  for (const auto& [value, n] : kStrategyNames) {
-    if (n == *canonical) return value;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("vmstat fold policy '", *canonical, "' has no compatibility enum value; use its name"));
 }
 
 }  // namespace isolation::vmstat

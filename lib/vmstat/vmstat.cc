@@ -556,7 +556,6 @@ absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
     return absl::InvalidArgumentError(absl::StrCat("vmstat: page_shift ", config.page_shift, " out of [9, 27]"));
   }
   // The two axes, from their registries.
-  if (config.strategy.has_value()) config.fold_policy = std::string(StrategyName(*config.strategy));
   ISOLATION_ASSIGN_OR_RETURN(config.fold_policy, ParseFoldPolicy(config.fold_policy));
   ISOLATION_ASSIGN_OR_RETURN(const FoldPolicyEntry* entry, FoldPolicyRegistry().Find(config.fold_policy));
   std::unique_ptr<FoldPolicy> policy = entry->factory();

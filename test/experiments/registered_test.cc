@@ -91,13 +91,27 @@ TEST(RegisteredVariants, OnlyOutsideRegistrationsAreOutside) {
 TEST(RegisteredVariants, DefaultListsAreTheSeedsPlusOutsideVariants) {
   RegisterThrowaways();
   EXPECT_EQ(IdleExperimentOptions{}.variants,
-            (std::vector<std::string>{"V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2", "V3", "V4", "V4n",
+            (std::vector<std::string>{"V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2", "V3", "V4g", "V4n",
                                       "V5", "throwaway_sel"}));
   EXPECT_EQ(VmstatExperimentOptions{}.strategies, (std::vector<std::string>{"A0", "A1", "B", "C", "throwaway_fold"}));
   EXPECT_EQ(TmigrExperimentOptions{}.variants, (std::vector<std::string>{"v6.9", "isolation", "throwaway_part"}));
   // A negative control is named explicitly or not at all.
   EXPECT_THAT(DefaultIdleVariants(), Not(Contains("throwaway_sel_control")));
   EXPECT_THAT(RegisteredSelectorsHelp(), HasSubstr("throwaway_sel"));
+}
+
+// The mm_cid tables' rows: the default rows under their labels (the seeds'
+// names), the scope negative control the scan tables show beside the
+// correct scopes flagged, then the outside variants under their names.
+TEST(RegisteredVariants, MmCidRowsComeFromTheRegistry) {
+  RegisterThrowaways();
+  std::vector<std::string> scopes, placements;
+  for (const RowVariant& r : DefaultScopeRows()) scopes.push_back(r.name + "=" + r.label + (r.negative_control ? "!" : ""));
+  for (const RowVariant& r : DefaultPlacementRows()) placements.push_back(r.name + "=" + r.label);
+  EXPECT_EQ(scopes, (std::vector<std::string>{"scan_possible=possible", "scan_allowed=allowed", "scan_cidmask=cidmask!",
+                                              "throwaway_scope=throwaway_scope"}));
+  EXPECT_EQ(placements, (std::vector<std::string>{"work_taskwork=task", "work_unbound=workqueue", "work_rcu=rcu",
+                                                  "throwaway_placement=throwaway_placement"}));
 }
 
 TEST(RegisteredVariants, IdleRunsARegisteredSelectorBesideMainline) {

@@ -653,17 +653,23 @@ TEST(IdleSelectRegistry, FindIsCaseInsensitiveWithTheV4Alias) {
   EXPECT_NE(missing.status().message().find("V1-tickstop"), std::string::npos) << missing.status();
 }
 
-// The compatibility enum only names registered selectors.
-TEST(IdleSelectRegistry, CompatibilityNamesAreRegistered) {
-  for (int i = 0; i <= static_cast<int>(Variant::kV5); ++i) {
-    const auto v = static_cast<Variant>(i);
-    EXPECT_TRUE(FindSelector(VariantName(v)).ok()) << VariantName(v);
-    auto parsed = ParseVariant(VariantName(v));
-    ASSERT_TRUE(parsed.ok());
-    EXPECT_EQ(*parsed, v);
-    EXPECT_EQ(SelectorName(v).str(), VariantName(v));
+// Every built-in is registered as such, with the seeds' label and old
+// spelling where it has one; the default rows are the correct built-ins.
+TEST(IdleSelectRegistry, BuiltinsCarryOriginLabelAndAliases) {
+  std::vector<std::string> defaults;
+  for (const SelectorEntry* e : SelectorRegistry().All()) {
+    if (e->is_builtin() && e->is_default_row()) defaults.push_back(e->name);
+    if (e->is_builtin()) {
+      EXPECT_EQ(e->is_default_row(), !e->negative_control) << e->name;
+    }
   }
-  EXPECT_EQ(*ParseVariant("V4"), Variant::kV4Global);
+  EXPECT_EQ(defaults, (std::vector<std::string>{"V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2", "V3",
+                                                "V4g", "V4n", "V5"}));
+  auto v4 = FindSelector("v4");
+  ASSERT_TRUE(v4.ok()) << v4.status();
+  EXPECT_EQ((*v4)->name, "V4g");
+  EXPECT_EQ((*v4)->row_label(), "V4");
+  EXPECT_EQ(SelectorName("V1").str(), "V1");
 }
 
 // A selector registered from outside with one call is a selector like the

@@ -102,7 +102,7 @@ TEST(MmCidHost, I1_I3_PinnedThreadsHoldDistinctIds_KernelAndPort) {
     }
   }
   // The port, same layout: main task + n tasks pinned one per CPU.
-  MmCidConfig c;  // lazy + alloc_v6_14: what a 6.14-6.18 kernel runs
+  MmCidVariant c;  // lazy + alloc_v6_14: what a 6.14-6.18 kernel runs
   auto m = *MmCid::Create(n, c);
   MmId mm = *m->CreateMm(CpuMask::Full(n), 0);
   ASSERT_TRUE(m->Fork(kNoTask, 0, mm, CpuMask::Full(n), 0).ok());
@@ -146,7 +146,7 @@ TEST(MmCidHost, S3_ThreadsPinnedToOneCpu_KernelAndPort) {
   EXPECT_LT(max_id.load(), static_cast<uint32_t>(union_weight)) << "kernel: IDs bounded by the mm's CPU union";
 
   // Port: main task (all CPUs) + 4 tasks pinned to CPU 0 taking turns there.
-  MmCidConfig c;
+  MmCidVariant c;
   const int p = std::max(union_weight, 2);
   auto m = *MmCid::Create(p, c);
   MmId mm = *m->CreateMm(CpuMask::Range(p, 0, union_weight - 1), 0);

@@ -131,7 +131,9 @@ TEST_P(MmCidMisuse, CreateRejectsUnknownStrategiesAndBadBatches) {
   }
 }
 
-// The flat configuration of before keeps its errors.
+// The deprecated flat configuration keeps its errors.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 TEST(MmCidMisuseCompat, CreateRejectsBadBatchAndEnums) {
   for (Design d : {Design::kLazy, Design::kOwner619, Design::kV63MmLock}) {
     MmCidConfig c;
@@ -148,6 +150,7 @@ TEST(MmCidMisuseCompat, CreateRejectsBadBatchAndEnums) {
     EXPECT_THAT(MmCid::Create(kCpus, c).status().message(), HasSubstr("placement -2"));
   }
 }
+#pragma GCC diagnostic pop
 
 TEST_P(MmCidMisuse, CreateMmRejectsBadAffinity) {
   Fixture f(GetParam());

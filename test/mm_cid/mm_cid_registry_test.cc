@@ -193,8 +193,10 @@ TEST(MmCidVariantNames, CreateByNameKeepsTheVariant) {
   EXPECT_EQ((*o)->placement(), nullptr) << "no background work";
 }
 
-// The flat configuration of before: same names, and ToVariant() maps each
+// The deprecated flat configuration: same names, and ToVariant() maps each
 // field and toggle onto the registered variant.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 TEST(MmCidCompatConfig, NamesAndMapping) {
   MmCidConfig c;
   EXPECT_EQ(c.Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork");
@@ -252,6 +254,7 @@ TEST(MmCidCompatConfig, NamesAndMapping) {
   two.owner619_direct = two.owner619_split_mode = true;
   EXPECT_THAT(ToVariant(two).status().message(), HasSubstr("pick one"));
 }
+#pragma GCC diagnostic pop
 
 }  // namespace
 }  // namespace isolation::mm_cid

@@ -24,7 +24,7 @@ TEST(MmCidStats, ScanCountersSumEveryThreadsCallsWhileRead) {
   constexpr int kCpus = 8;
   constexpr int kThreads = 72;  // > 64 shard indices alive at once
   constexpr int kCalls = 50;
-  MmCidConfig c;  // mainline: lazy, scan_possible, batch_full, work_taskwork
+  MmCidVariant c;  // mainline: lazy, scan_possible, batch_full, work_taskwork
   auto created = MmCid::Create(kCpus, c, MmCid::Limits{kThreads, kThreads});
   ASSERT_TRUE(created.ok()) << created.status();
   std::unique_ptr<MmCid> m = std::move(*created);

@@ -3,7 +3,7 @@
 // through the entry points directly: owner619's mode thresholds (I12), quiet
 // hot path (I13) and the forced S8 live-lock schedule; forced interleavings
 // of the lazy design's lazy-put race at its named interleave points; the
-// compatibility names of MmCidConfig.  The invariants and scenarios that
+// registries' aliases of the old spellings.  The invariants and scenarios that
 // apply to every variant are the conformance kit's
 // (include/isolation/testing/mm_cid.h), run for every built-in by
 // mm_cid_conformance_test.cc.
@@ -239,17 +239,19 @@ TEST(MmCidRace, MigrateSteal_SourceSwitchIn) {
   EXPECT_NE(f.m->TaskCid(0), f.m->TaskCid(1)) << "I1";
 }
 
-TEST(MmCidConfig, ParseAndNames) {
-  EXPECT_EQ(*ParsePlacement("workqueue"), Placement::kUnbound);
-  EXPECT_EQ(*ParsePlacement("rcu"), Placement::kRcu);
-  EXPECT_EQ(*ParsePlacement("task"), Placement::kTaskWork);
-  EXPECT_EQ(*ParseScanScope("cidmask"), ScanScope::kCidmask);
-  EXPECT_FALSE(ParseScanScope("bogus").ok());
-  EXPECT_NE(std::string(ParseAllocator("v9").status().message()).find("v9"), std::string::npos);
-  MmCidConfig c;
+// The spellings of the flat configuration are the registries' aliases.
+TEST(MmCidVariantNames, OldSpellingsAreAliases) {
+  EXPECT_EQ((*PlacementRegistry().Find("workqueue"))->name, "work_unbound");
+  EXPECT_EQ((*PlacementRegistry().Find("rcu"))->name, "work_rcu");
+  EXPECT_EQ((*PlacementRegistry().Find("task"))->name, "work_taskwork");
+  EXPECT_EQ((*ScopeRegistry().Find("cidmask"))->name, "scan_cidmask");
+  EXPECT_FALSE(ScopeRegistry().Find("bogus").ok());
+  EXPECT_NE(std::string(AllocatorRegistry().Find("v9").status().message()).find("v9"), std::string::npos);
+  EXPECT_EQ(ParseVariant("lazy+v6_13+cidmask+rcu")->Name(), "lazy+alloc_v6_13+scan_cidmask+batch_full+work_rcu");
+  MmCidVariant c;
   EXPECT_EQ(c.Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork");
   EXPECT_FALSE(MmCid::Create(0, c).ok());
-  c.batch = -1;
+  c.lazy.granularity = "batch_0";
   EXPECT_FALSE(MmCid::Create(8, c).ok());
 }
 

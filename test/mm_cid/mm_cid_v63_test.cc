@@ -43,10 +43,10 @@ constexpr uint64_t kRandomSeeds = 6;
 constexpr int kRandomSteps = 4000;
 #endif
 
-MmCidConfig V63() {
-  MmCidConfig c;
-  c.design = Design::kV63MmLock;
-  return c;
+MmCidVariant V63() {
+  MmCidVariant v;
+  v.design = "v63_mmlock";
+  return v;
 }
 
 std::vector<std::string> AllViolations(const MmCid& m) {
@@ -68,7 +68,7 @@ TEST(MmCidV63, Create_NameAndParse) {
   auto m = MmCid::Create(8, V63());
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ((*m)->variant().Name(), "v63_mmlock");
-  EXPECT_EQ(*ParseDesign("v63_mmlock"), Design::kV63MmLock);
+  EXPECT_EQ(ParseVariant("v63_mmlock")->design, "v63_mmlock");
 }
 
 // The two costs of the design, one switch at a time on CPU 0.

@@ -154,12 +154,12 @@ TEST(TracePin, BareMixedWorkload) {
 
 // --- mm_cid -------------------------------------------------------------------
 
-Pin RunMmCid(mm_cid::Placement placement) {
+Pin RunMmCid(const std::string& placement) {
   SimOptions so;
   so.seed = 3;
   auto sim = MakeSim("core:8 pu:1", "2-7", "4-7", so);
-  mm_cid::MmCidConfig c;
-  c.placement = placement;
+  mm_cid::MmCidVariant c;
+  c.lazy.placement = placement;
   auto m = mm_cid::MmCid::Create(8, c);
   EXPECT_TRUE(m.ok()) << m.status();
   mm_cid::MmCidHooks hooks(**m);
@@ -191,20 +191,20 @@ Pin RunMmCid(mm_cid::Placement placement) {
   return Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, MmCidTaskWork) { ExpectPin(RunMmCid(mm_cid::Placement::kTaskWork), Pin{0x581bec0b9e8b198a, 4421}); }
+TEST(TracePin, MmCidTaskWork) { ExpectPin(RunMmCid("work_taskwork"), Pin{0x581bec0b9e8b198a, 4421}); }
 
-TEST(TracePin, MmCidUnbound) { ExpectPin(RunMmCid(mm_cid::Placement::kUnbound), Pin{0xef1d7d3cd1cd5aeb, 4441}); }
+TEST(TracePin, MmCidUnbound) { ExpectPin(RunMmCid("work_unbound"), Pin{0xef1d7d3cd1cd5aeb, 4441}); }
 
-TEST(TracePin, MmCidRcu) { ExpectPin(RunMmCid(mm_cid::Placement::kRcu), Pin{0x2fb20864a5b40b41, 4445}); }
+TEST(TracePin, MmCidRcu) { ExpectPin(RunMmCid("work_rcu"), Pin{0x2fb20864a5b40b41, 4445}); }
 
 // --- tmigr (through TmigrHooks) -------------------------------------------------
 
-Pin RunTmigr(tmigr::Variant variant) {
+Pin RunTmigr(const std::string& participation) {
   SimOptions so;
   so.seed = 5;
   auto sim = MakeSim("pu:8", "2-7", "6-7", so);
   tmigr::Options o;
-  o.variant = variant;
+  o.participation = participation;
   auto ts = tmigr::TimerSystem::Create(sim->topology(), o, tmigr::TimerSystem::Config{sim->tick_period()});
   EXPECT_TRUE(ts.ok()) << ts.status();
   EXPECT_TRUE((*ts)->tmigr().SetIsolation(sim->isolation()).ok());
@@ -242,13 +242,13 @@ Pin RunTmigr(tmigr::Variant variant) {
   return Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, TmigrV69) { ExpectPin(RunTmigr(tmigr::Variant::kV69), Pin{0x85e384b54b609431, 2572}); }
+TEST(TracePin, TmigrV69) { ExpectPin(RunTmigr("v6.9"), Pin{0x85e384b54b609431, 2572}); }
 
-TEST(TracePin, TmigrIsolation) { ExpectPin(RunTmigr(tmigr::Variant::kIsolation), Pin{0x4fed6a9ecb02efbc, 2602}); }
+TEST(TracePin, TmigrIsolation) { ExpectPin(RunTmigr("isolation"), Pin{0x4fed6a9ecb02efbc, 2602}); }
 
 // --- idle_select (wakeup placement through the hooks) ---------------------------
 
-Pin RunIdleSelect(idle_select::Variant variant, const std::string& isolcpus) {
+Pin RunIdleSelect(const std::string& variant, const std::string& isolcpus) {
   SimOptions so;
   so.seed = 7;
   so.hz = 250;
@@ -284,18 +284,18 @@ Pin RunIdleSelect(idle_select::Variant variant, const std::string& isolcpus) {
   return Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, IdleSelectV0) { ExpectPin(RunIdleSelect(idle_select::Variant::kV0, ""), Pin{0x5d6e54edbc3b1305, 19511}); }
+TEST(TracePin, IdleSelectV0) { ExpectPin(RunIdleSelect("V0", ""), Pin{0x5d6e54edbc3b1305, 19511}); }
 
-TEST(TracePin, IdleSelectV2) { ExpectPin(RunIdleSelect(idle_select::Variant::kV2, "5-7"), Pin{0xf2b680231ceb7428, 17508}); }
+TEST(TracePin, IdleSelectV2) { ExpectPin(RunIdleSelect("V2", "5-7"), Pin{0xf2b680231ceb7428, 17508}); }
 
 // --- vmstat ---------------------------------------------------------------------
 
-Pin RunVmstat(vmstat::Strategy strategy) {
+Pin RunVmstat(const std::string& fold_policy) {
   SimOptions so;
   so.seed = 9;
   auto sim = MakeSim("package:1 core:8 pu:1", "1-7", "1-7", so);
   vmstat::VmstatConfig c;
-  c.strategy = strategy;
+  c.fold_policy = fold_policy;
   c.num_cpus = 8;
   c.zones = {vmstat::ZoneSpec{"Normal", 0, 16 * 262144, 8192, 10240, 12288}};
   c.stat_interval = 20 * kNsPerMs;
@@ -335,20 +335,20 @@ Pin RunVmstat(vmstat::Strategy strategy) {
   return Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, VmstatA0) { ExpectPin(RunVmstat(vmstat::Strategy::kA0), Pin{0x7ea23b0f2776fcce, 1347}); }
+TEST(TracePin, VmstatA0) { ExpectPin(RunVmstat("A0"), Pin{0x7ea23b0f2776fcce, 1347}); }
 
-TEST(TracePin, VmstatStrategyB) { ExpectPin(RunVmstat(vmstat::Strategy::kB), Pin{0xb791dac24948774f, 1235}); }
+TEST(TracePin, VmstatStrategyB) { ExpectPin(RunVmstat("B"), Pin{0xb791dac24948774f, 1235}); }
 
 // --- tmigr's oslat workload: its figures ---------------------------------------------
 
 std::string OslatFigures(const std::string& topo, const std::string& isolcpus, const std::string& nohz,
-                         tmigr::Variant variant, Nanos duration, Nanos hk_period) {
+                         const std::string& participation, Nanos duration, Nanos hk_period) {
   auto t = Topology::FromSynthetic(topo);
   EXPECT_TRUE(t.ok());
   auto iso = IsolationConfig::FromFlags(*t, isolcpus, nohz);
   EXPECT_TRUE(iso.ok());
   tmigr::Options o;
-  o.variant = variant;
+  o.participation = participation;
   tmigr::OslatWorkloadConfig cfg;
   cfg.duration = duration;
   cfg.hk_period = hk_period;
@@ -373,27 +373,27 @@ constexpr char kSeedTopo[] = "package:2 l3cache:4 core:16 pu:1";
 constexpr char kSeedIsol[] = "1-31,33-63,65-95,97-127";
 
 TEST(TracePin, OslatSeedV69) {
-  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, "", tmigr::Variant::kV69, 3 * kNsPerSec, 10 * kNsPerMs), 
+  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, "", "v6.9", 3 * kNsPerSec, 10 * kNsPerMs), 
             "total 1315 on_isolated 1199 remote_on_isolated 1199 global 1199 global_on_isolated 1199 lost 0 max_lateness 999474 isolated_cb_ns 23980000 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:29 1:299 32:29 33:300 64:29 65:300 96:29 97:300 remote 1:299 33:300 65:300 97:300 latest owner 64 global expires 2608000526 ran on 65 at 2609000000");
 }
 
 TEST(TracePin, OslatSeedIsolation) {
-  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, "", tmigr::Variant::kIsolation, 3 * kNsPerSec, 10 * kNsPerMs), 
+  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, "", "isolation", 3 * kNsPerSec, 10 * kNsPerMs), 
             "total 1315 on_isolated 0 remote_on_isolated 0 global 1199 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0,32,64,96 per_cpu 0:250 32:780 64:130 96:155 remote 0:123 32:517 64:44 96:20 latest owner 32 global expires 4635867 ran on 32 at 4635867");
 }
 
 TEST(TracePin, OslatNohzFullBothVariants) {
-  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, tmigr::Variant::kV69, kNsPerSec, 10 * kNsPerMs), 
+  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, "v6.9", kNsPerSec, 10 * kNsPerMs), 
             "total 435 on_isolated 0 remote_on_isolated 0 global 399 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:86 32:252 64:46 96:51 remote 0:44 32:166 64:16 96:6 latest owner 32 global expires 4635867 ran on 32 at 4635867");
-  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, tmigr::Variant::kIsolation, kNsPerSec, 10 * kNsPerMs),
+  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, "isolation", kNsPerSec, 10 * kNsPerMs),
             
             "total 435 on_isolated 0 remote_on_isolated 0 global 399 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:86 32:252 64:46 96:51 remote 0:44 32:166 64:16 96:6 latest owner 32 global expires 4635867 ran on 32 at 4635867");
 }
 
 TEST(TracePin, OslatShortPeriod) {
-  EXPECT_EQ(OslatFigures("pu:40", "1-9,11-39", "", tmigr::Variant::kV69, kNsPerSec, 2 * kNsPerMs), 
+  EXPECT_EQ(OslatFigures("pu:40", "1-9,11-39", "", "v6.9", kNsPerSec, 2 * kNsPerMs), 
             "total 413 on_isolated 49 remote_on_isolated 49 global 395 global_on_isolated 49 lost 0 max_lateness 686610 isolated_cb_ns 980000 violations 0 rearms 0/0 ghosts 0 available 0-39 per_cpu 0:172 1:36 8:13 10:192 remote 1:36 8:13 latest owner 0 global expires 338313390 ran on 0 at 339000000");
-  EXPECT_EQ(OslatFigures("pu:40", "1-9,11-39", "", tmigr::Variant::kIsolation, kNsPerSec, 2 * kNsPerMs), 
+  EXPECT_EQ(OslatFigures("pu:40", "1-9,11-39", "", "isolation", kNsPerSec, 2 * kNsPerMs), 
             "total 413 on_isolated 0 remote_on_isolated 0 global 395 global_on_isolated 0 lost 0 max_lateness 686610 isolated_cb_ns 0 violations 0 rearms 2/0 ghosts 0 available 0,10 per_cpu 0:279 10:134 remote 0:71 latest owner 0 global expires 338313390 ran on 0 at 339000000");
 }
 

@@ -109,5 +109,43 @@ TEST(VariantRegistry, ErrorsNameTheValue) {
   EXPECT_THAT(r.Find("zzz"), StatusIs(absl::StatusCode::kNotFound, HasSubstr("zzz")));
 }
 
+// What the rest of the library asks an entry: origin, default row, label,
+// aliases (which Find() accepts and Register() keeps unique).
+TEST(VariantRegistry, OriginDefaultRowsLabelsAndAliases) {
+  VariantRegistry<IntFactory> r("test axis");
+  ASSERT_OK(r.Register(AsBuiltin(VariantEntry<IntFactory>{
+      .name = "mainline", .description = "", .factory = [] { return 1; }, .label = "main", .aliases = {"v1"}})));
+  ASSERT_OK(r.Register({.name = "alt", .description = "", .factory = [] { return 2; }, .default_row = false}));
+  ASSERT_OK(r.Register({.name = "broken", .description = "", .negative_control = true, .factory = [] { return 3; }}));
+  ASSERT_OK(r.Register({.name = "shown", .description = "", .negative_control = true, .factory = [] { return 4; },
+                        .default_row = true}));
+  ASSERT_OK_AND_ASSIGN(const auto* e, r.Find("V1"));
+  EXPECT_EQ(e->name, "mainline");
+  EXPECT_TRUE(e->is_builtin());
+  EXPECT_EQ(e->row_label(), "main");
+  ASSERT_OK_AND_ASSIGN(const auto* alt, r.Find("alt"));
+  EXPECT_FALSE(alt->is_builtin());
+  EXPECT_EQ(alt->row_label(), "alt");
+  std::vector<std::string> rows;
+  for (const auto* d : r.DefaultRows()) rows.push_back(d->name);
+  EXPECT_THAT(rows, ::testing::ElementsAre("mainline", "shown"));
+  std::vector<std::string> outside;
+  for (const auto* o : r.FromOrigin(VariantOrigin::kOutside, /*include_negative_controls=*/true)) {
+    outside.push_back(o->name);
+  }
+  EXPECT_THAT(outside, ::testing::ElementsAre("alt", "broken", "shown"));
+  EXPECT_EQ(r.FromOrigin(VariantOrigin::kOutside).size(), 1u);
+  EXPECT_THAT(r.Register({.name = "other", .description = "", .factory = [] { return 5; }, .aliases = {"MAINLINE"}}),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("'MAINLINE'")));
+  EXPECT_THAT(r.Register({.name = "v1", .description = "", .factory = [] { return 5; }}),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("'v1'")));
+  EXPECT_THAT(r.Register({.name = "x", .description = "", .factory = [] { return 5; }, .aliases = {"a b"}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'a b'")));
+  EXPECT_THAT(r.Register({.name = "y", .description = "", .factory = [] { return 5; }, .aliases = {""}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty alias")));
+  EXPECT_EQ(VariantOriginName(VariantOrigin::kBuiltin), "builtin");
+  EXPECT_EQ(VariantOriginName(VariantOrigin::kOutside), "outside");
+}
+
 }  // namespace
 }  // namespace isolation::testing

@@ -76,8 +76,8 @@ TEST(TmigrMisuse, CreateRejectsBadSizesOptionsAndBackend) {
         << cpg;
   }
   Options bad_variant;
-  bad_variant.variant = static_cast<Variant>(9);
-  EXPECT_THAT(TimerMigration::Create({0, 0}, bad_variant, &backend).status().message(), HasSubstr("variant 9"));
+  bad_variant.participation = "v9";
+  EXPECT_THAT(TimerMigration::Create({0, 0}, bad_variant, &backend).status().message(), HasSubstr("'v9'"));
   EXPECT_FALSE(TimerMigration::Create({0, 0}, Options{}, nullptr).ok());
 }
 

@@ -238,27 +238,32 @@ TEST(TmigrVariants, CreateResolvesNamesOnce) {
   o.participation = "v7";
   EXPECT_THAT(std::string(TimerMigration::Create(std::vector<int>(4, 0), o, &b).status().message()),
               HasSubstr("unknown tmigr participation 'v7' (registered: v6.9, isolation"));
-  o.participation.clear();
+  o.participation = "v6.9";
   o.hierarchy = "frob";
   EXPECT_THAT(std::string(TimerMigration::Create(std::vector<int>(4, 0), o, &b).status().message()),
               HasSubstr("unknown tmigr hierarchy 'frob'"));
 }
 
-// The compatibility fields name registry entries; nothing else reads them.
-TEST(TmigrVariants, CompatibilityFieldsNameRegistryEntries) {
+// Options name registry entries in any case; the instance keeps the
+// registered spellings.  The defaults are mainline v6.9.
+TEST(TmigrVariants, OptionsNameRegistryEntries) {
   NullBackend b;
   Options o;
-  o.variant = Variant::kIsolation;
-  o.bugs.ghost_timer = true;
+  EXPECT_EQ(o.participation, "v6.9");
+  EXPECT_EQ(o.hierarchy, "mainline");
+  o.participation = "ISOLATION";
+  o.hierarchy = "Ghost_Timer";
   auto tm = TimerMigration::Create(std::vector<int>(4, 0), o, &b);
   ASSERT_TRUE(tm.ok()) << tm.status();
   EXPECT_EQ((*tm)->options().participation, "isolation");
   EXPECT_EQ((*tm)->options().hierarchy, "ghost_timer");
-  o.bugs.early_return = true;
+  auto entry = ParticipationRegistry().Find("isolation-v15");
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  EXPECT_TRUE((*entry)->is_builtin());
+  EXPECT_FALSE((*entry)->is_default_row());  // run by name only
+  o.participation.clear();
   EXPECT_THAT(std::string(TimerMigration::Create(std::vector<int>(4, 0), o, &b).status().message()),
-              HasSubstr("one negative control at a time"));
-  for (Variant v : kAllVariants) EXPECT_EQ(*ParseVariant(VariantName(v)), v);
-  EXPECT_FALSE(ParseVariant("v7").ok());
+              HasSubstr("unknown tmigr participation ''"));
 }
 
 TEST(TmigrVariants, RegistrationErrorsNameTheValue) {

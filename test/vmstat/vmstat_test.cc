@@ -577,9 +577,9 @@ TEST(VmstatConfig, RejectsBadInput) {
   c = SmallConfig("A1", 4);
   c.isolated = CpuMask(3);
   EXPECT_FALSE(Vmstat::Create(c).ok());
-  EXPECT_FALSE(ParseStrategy("E").ok());
-  EXPECT_EQ(ParseStrategy("b").value(), Strategy::kB);
-  EXPECT_EQ(ParseStrategy("C-plain").value(), Strategy::kCPlainWriterNegativeControl);
+  EXPECT_FALSE(ParseFoldPolicy("E").ok());
+  EXPECT_EQ(ParseFoldPolicy("b").value(), "B");
+  EXPECT_EQ(ParseFoldPolicy("C-plain").value(), "C-plain");
 }
 
 
@@ -666,14 +666,14 @@ TEST(VmstatRegistry, CreateResolvesBothAxesAndRejectsBadPairs) {
   EXPECT_THAT(std::string(Vmstat::Create(c).status().message()), HasSubstr("'nope'"));
 }
 
-// The compatibility enum maps onto the registered names (nothing dispatches
-// on it).
-TEST(VmstatRegistry, CompatibilityNames) {
-  EXPECT_EQ(StrategyName(Strategy::kBLocal), "B.local");
-  EXPECT_EQ(StrategyName(Strategy::kCPlainWriterNegativeControl), "C-plain");
-  EXPECT_EQ(ParseStrategy("d").value(), Strategy::kD);
-  VmstatConfig c = SmallConfig("A1", 2);
-  c.strategy = Strategy::kC;
+// The spellings isolab accepted before the registry are the entries'
+// aliases; a config names its policy in any case.
+TEST(VmstatRegistry, AliasesAndCaseInsensitiveNames) {
+  EXPECT_EQ(ParseFoldPolicy("B-local").value(), "B.local");
+  EXPECT_EQ(ParseFoldPolicy("BLOCAL").value(), "B.local");
+  EXPECT_EQ(ParseFoldPolicy("d").value(), "D");
+  EXPECT_TRUE(IsBuiltinFoldPolicy("b-local"));
+  VmstatConfig c = SmallConfig("c", 2);
   auto vm = Vmstat::Create(c);
   ASSERT_TRUE(vm.ok()) << vm.status();
   EXPECT_EQ((*vm)->fold_policy_name(), "C");
@@ -744,8 +744,12 @@ TEST(VmstatRegistry, OutsidePolicyAppearsEverywhere) {
   (*vm)->Mod(1, StatKind::kZone, 0, 0, 3);
   EXPECT_EQ((*vm)->Shepherd([](int) { return false; }, [](int, uint64_t) { ADD_FAILURE() << "queued"; }), 0);
   EXPECT_EQ((*vm)->MaxAbsDiff(1), 3);
-  // It has no compatibility enum value.
-  EXPECT_FALSE(ParseStrategy("test.nothing").ok());
+  // It is the user's, not a built-in, and a default row unless it says otherwise.
+  EXPECT_FALSE(IsBuiltinFoldPolicy("test.nothing"));
+  auto entry = FoldPolicyRegistry().Find("test.nothing");
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  EXPECT_EQ((*entry)->origin, VariantOrigin::kOutside);
+  EXPECT_TRUE((*entry)->is_default_row());
 }
 
 INSTANTIATE_TEST_SUITE_P(BuiltIns, BuiltInPolicy, ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C.addo"),

@@ -3,8 +3,13 @@
 // registry.h
 // -----------------------------------------------------------------------------
 //
-// A registry of the variants of one mechanism axis: name -> factory, with a
-// one-line description and a negative-control flag.  Each mechanism keeps one
+// A registry of the variants of one mechanism axis: name -> factory, with
+// everything the rest of the library asks about a variant: a one-line
+// description, whether it is a negative control, where it comes from (built
+// into the library or registered from outside), whether it is one of the
+// experiments' default rows, the short label of its rows, and other accepted
+// spellings.  Built-ins and outside variants register through the same
+// `Register()` call; nothing else in the library keeps a list of names.  Each mechanism keeps one
 // registry per axis (for example idle_select's selectors, vmstat's fold
 // policies); everything that lists or parses variants -- the conformance
 // suites' parameter lists, the benchmarks, isolab's flags and
@@ -24,6 +29,7 @@
 #define ISOLATION_CORE_REGISTRY_H_
 
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,14 +46,42 @@
 
 namespace isolation {
 
+// Where a registered variant comes from.
+enum class VariantOrigin {
+  kOutside,  // registered by a user's code (the default)
+  kBuiltin,  // one of the library's own variants
+};
+
+// "outside" or "builtin", as `isolab variants --json` prints it.
+inline std::string_view VariantOriginName(VariantOrigin origin) {
+  return origin == VariantOrigin::kBuiltin ? "builtin" : "outside";
+}
+
 // Describes one registered variant; `Factory` is the axis's constructor type
-// (typically an absl::AnyInvocable or a plain function pointer).
+// (typically an absl::AnyInvocable or a plain function pointer).  Fields
+// after `factory` have default member initializers, so
+// `{name, description, control, factory}` still describes an outside variant
+// that is a default row (and -Wmissing-field-initializers stays quiet).
 template <typename Factory>
 struct VariantEntry {
   std::string name;         // as typed on isolab's command line and shown in tables
   std::string description;  // one line: what it is and where it comes from
   bool negative_control = false;  // known to break an invariant, kept to prove the suites can fail
   Factory factory;
+  VariantOrigin origin = VariantOrigin::kOutside;
+  // One of the experiments' default rows (isolab runs it without a variant
+  // flag)?  Unset: yes, unless a negative control.
+  std::optional<bool> default_row = std::nullopt;
+  // The label of its rows in experiments' tables when shorter than the name
+  // (idle_select's "V4g" shows as "V4", the seeds' name); empty: the name.
+  std::string label = {};
+  // Other spellings Find() accepts (case-insensitive), e.g. the names a
+  // variant had on isolab's command line before it was registered.
+  std::vector<std::string> aliases = {};
+
+  bool is_default_row() const { return default_row.value_or(!negative_control); }
+  bool is_builtin() const { return origin == VariantOrigin::kBuiltin; }
+  const std::string& row_label() const { return label.empty() ? name : label; }
 };
 
 template <typename Factory>
@@ -60,19 +94,20 @@ class VariantRegistry {
   VariantRegistry(const VariantRegistry&) = delete;
   VariantRegistry& operator=(const VariantRegistry&) = delete;
 
-  // Adds a variant.  Errors: an empty name, a name with characters outside
-  // [A-Za-z0-9_.+-], a name already registered (case-insensitively), or a
-  // null factory; the message names the value.
+  // Adds a variant.  Errors: an empty name, a name or alias with characters
+  // outside [A-Za-z0-9_.+-], a name or alias already registered as a name or
+  // alias (case-insensitively), or a null factory; the message names the
+  // value.
   absl::Status Register(Entry entry) ABSL_LOCKS_EXCLUDED(mu_) {
     if (entry.name.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(axis_, ": empty variant name"));
     }
-    for (char c : entry.name) {
-      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' &&
-          c != '+' && c != '-') {
-        return absl::InvalidArgumentError(absl::StrCat(axis_, ": variant name '", entry.name,
-                                                       "' has a character outside [A-Za-z0-9_.+-]"));
+    if (absl::Status s = CheckSpelling(entry.name, "variant name"); !s.ok()) return s;
+    for (const std::string& alias : entry.aliases) {
+      if (alias.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(axis_, ": variant '", entry.name, "' has an empty alias"));
       }
+      if (absl::Status s = CheckSpelling(alias, "alias"); !s.ok()) return s;
     }
     if (!static_cast<bool>(entry.factory)) {
       return absl::InvalidArgumentError(
@@ -82,6 +117,15 @@ class VariantRegistry {
     if (FindLocked(entry.name) != nullptr) {
       return absl::AlreadyExistsError(
           absl::StrCat(axis_, ": variant '", entry.name, "' is already registered"));
+    }
+    for (size_t i = 0; i < entry.aliases.size(); ++i) {
+      const std::string& alias = entry.aliases[i];
+      bool repeated = absl::EqualsIgnoreCase(alias, entry.name);
+      for (size_t k = 0; k < i; ++k) repeated = repeated || absl::EqualsIgnoreCase(alias, entry.aliases[k]);
+      if (repeated || FindLocked(alias) != nullptr) {
+        return absl::AlreadyExistsError(absl::StrCat(axis_, ": alias '", alias, "' of variant '", entry.name,
+                                                     "' is already registered or repeated"));
+      }
     }
     entries_.push_back(std::move(entry));
     return absl::OkStatus();
@@ -119,15 +163,53 @@ class VariantRegistry {
     return out;
   }
 
+  // The default rows (VariantEntry::is_default_row), in registration order:
+  // what an experiment runs when no variant flag is given.
+  std::vector<const Entry*> DefaultRows() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    std::vector<const Entry*> out;
+    for (const Entry& e : entries_) {
+      if (e.is_default_row()) out.push_back(&e);
+    }
+    return out;
+  }
+
+  // Entries of one origin, in registration order; negative controls only
+  // when asked for.
+  std::vector<const Entry*> FromOrigin(VariantOrigin origin, bool include_negative_controls = false) const
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    std::vector<const Entry*> out;
+    for (const Entry& e : entries_) {
+      if (e.origin == origin && (include_negative_controls || !e.negative_control)) out.push_back(&e);
+    }
+    return out;
+  }
+
   const std::string& axis() const { return axis_; }
 
  private:
+  absl::Status CheckSpelling(const std::string& spelling, std::string_view what) const {
+    for (char c : spelling) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '+' && c != '-') {
+        return absl::InvalidArgumentError(absl::StrCat(axis_, ": ", ToAbsl(what), " '", spelling,
+                                                       "' has a character outside [A-Za-z0-9_.+-]"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // Debian's Abseil has its own string_view type, distinct from std's.
   static absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
   const Entry* FindLocked(std::string_view name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const Entry& e : entries_) {
       if (absl::EqualsIgnoreCase(e.name, ToAbsl(name))) return &e;
+    }
+    for (const Entry& e : entries_) {
+      for (const std::string& alias : e.aliases) {
+        if (absl::EqualsIgnoreCase(alias, ToAbsl(name))) return &e;
+      }
     }
     return nullptr;
   }
@@ -138,6 +220,15 @@ class VariantRegistry {
   std::deque<Entry> entries_ ABSL_GUARDED_BY(mu_);
 };
 
+// `entry` marked as one of the library's own variants: what a mechanism's
+// registry passes to Register() for each built-in, the call outside code
+// makes for its variants.
+template <typename Factory>
+VariantEntry<Factory> AsBuiltin(VariantEntry<Factory> entry) {
+  entry.origin = VariantOrigin::kBuiltin;
+  return entry;
+}
+
 // One row of `isolab variants`: a registered variant of one axis of one
 // mechanism.  Each mechanism lists its axes with
 // `std::vector<VariantInfo> isolation::<mechanism>::ListVariants()`.
@@ -147,6 +238,10 @@ struct VariantInfo {
   std::string name;
   std::string description;
   bool negative_control = false;
+  VariantOrigin origin = VariantOrigin::kOutside;
+  bool default_row = false;             // VariantEntry::is_default_row
+  std::string label = {};               // VariantEntry::row_label
+  std::vector<std::string> aliases = {};
 };
 
 // Appends every entry of `registry` as VariantInfo rows.
@@ -154,7 +249,8 @@ template <typename Factory>
 void AppendVariantInfos(const VariantRegistry<Factory>& registry, std::string_view mechanism,
                         std::string_view axis, std::vector<VariantInfo>& out) {
   for (const VariantEntry<Factory>* e : registry.All()) {
-    out.push_back({std::string(mechanism), std::string(axis), e->name, e->description, e->negative_control});
+    out.push_back({std::string(mechanism), std::string(axis), e->name, e->description, e->negative_control, e->origin,
+                   e->is_default_row(), e->row_label(), e->aliases});
   }
 }
 

@@ -97,38 +97,13 @@ inline constexpr int kLlcImbalancePct = 117;      // imbalance_pct of the LLC do
 // negative utilisation.
 int SisUtilBudget(int64_t sum_util, int llc_weight, int imbalance_pct = kLlcImbalancePct);
 
-// ---------------------------------------------------------------------------
-// Compatibility names of the built-in selectors.  Selection never dispatches
-// on this enum: it only converts to a registered name (SelectorName below).
-// Code that still spells variants this way (isolab's idle experiment) keeps
-// compiling; new code uses the registered names ("V0", "V1", ...), which also
-// cover selectors registered from outside the library.
-enum class Variant {
-  kV0,
-  kV1,
-  kV1Eager,
-  kV1TickStop,
-  kV1Unbounded,
-  kV2,
-  kV3,
-  kV4Global,
-  kV4Node,
-  kV5,
-};
-// "V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2", "V3", "V4g",
-// "V4n", "V5"; "?" for a value outside the enum.
-std::string_view VariantName(Variant v);
-// Inverse of VariantName (also accepts "V4" for V4g).  Error names the value.
-absl::StatusOr<Variant> ParseVariant(std::string_view name);
-
 // The registered name of a selector (selector.h: SelectorRegistry()), as in
-// Options::variant.  Converts implicitly from a string and from Variant.
+// Options::variant.  Converts implicitly from a string.
 class SelectorName {
  public:
   SelectorName(const char* name) : name_(name == nullptr ? "" : name) {}  // NOLINT: implicit by design
   SelectorName(std::string name) : name_(std::move(name)) {}               // NOLINT
   SelectorName(std::string_view name) : name_(name) {}                     // NOLINT
-  SelectorName(Variant v) : name_(VariantName(v)) {}                       // NOLINT
   const std::string& str() const { return name_; }
   friend bool operator==(const SelectorName& a, const SelectorName& b) { return a.name_ == b.name_; }
 

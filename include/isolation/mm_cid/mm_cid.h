@@ -141,22 +141,27 @@ struct SwitchLayout {
 }  // namespace internal
 
 // ---------------------------------------------------------------------------
-// Compatibility: the flat configuration of before issue #11.  Its enums name
-// the built-ins only; Create() turns it into an MmCidVariant (ToVariant) and
-// nothing in the library dispatches on it.  New code uses MmCidVariant.
+// Deprecated: the flat configuration the library had before the variant
+// registries.  Code written against it still compiles, with a deprecation
+// warning at each use; it names only the built-ins, and Create() turns it
+// into an MmCidVariant (ToVariant), which is what new code writes
+// (variant.h).  The enums' parsers and names are gone: the registries
+// accept the old spellings ("task", "cidmask", "v6_13") as aliases.
 // ---------------------------------------------------------------------------
-enum class Design { kLazy, kOwner619, kV63MmLock };
-enum class Allocator { kV6_4, kV6_13, kV6_14 };
-enum class ScanScope { kPossible, kAllowed, kCidmask };
-enum class Placement {
-  kTaskWork,  // work_taskwork: tick queues task work, runs on return to user
-  kDelayed,   // work_delayed: per-mm delayed work every 100 ms (housekeeping)
-  kUnbound,   // work_unbound: queued from return to user when due (housekeeping)
-  kRcu,       // work_rcu: tick queues an RCU callback (offloaded to housekeeping)
-  kResume,    // work_resume: scan directly on return to user after a switch-in
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+enum class [[deprecated("name a registered design (MmCidVariant::design)")]] Design { kLazy, kOwner619, kV63MmLock };
+enum class [[deprecated("name a registered allocator (LazyConfig::allocator)")]] Allocator { kV6_4, kV6_13, kV6_14 };
+enum class [[deprecated("name a registered scan scope (LazyConfig::scope)")]] ScanScope { kPossible, kAllowed, kCidmask };
+enum class [[deprecated("name a registered placement (LazyConfig::placement)")]] Placement {
+  kTaskWork,  // work_taskwork
+  kDelayed,   // work_delayed
+  kUnbound,   // work_unbound
+  kRcu,       // work_rcu
+  kResume,    // work_resume
 };
 
-struct MmCidConfig {
+struct [[deprecated("use MmCidVariant (mm_cid/variant.h)")]] MmCidConfig {
   Design design = Design::kLazy;
   Allocator allocator = Allocator::kV6_14;
   ScanScope scope = ScanScope::kPossible;
@@ -172,27 +177,19 @@ struct MmCidConfig {
   bool lazy_no_dekker_fences = false;  // -> design lazy_no_dekker_fences
   bool owner619_split_mode = false;    // -> design owner619_split_mode
 
-  // The flat spec identifier, e.g. "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork",
-  // "owner619+owner619_direct" (ParseVariant() accepts it).
+  // ToVariant(*this)'s Name(), e.g. "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork".
   std::string Name() const;
 };
 
 // The registered variant a flat configuration stands for.  Errors name the
 // bad value: batch outside [0, kMaxCpus], an enum value out of range, two
 // negative-control toggles at once.
-absl::StatusOr<MmCidVariant> ToVariant(const MmCidConfig& config);
+[[deprecated("use MmCidVariant (mm_cid/variant.h)")]] absl::StatusOr<MmCidVariant> ToVariant(
+    const MmCidConfig& config);
+#pragma GCC diagnostic pop
 
-// Parses one axis value by spec id or command-line name; errors name the value.
-absl::StatusOr<Design> ParseDesign(std::string_view s);
-absl::StatusOr<Allocator> ParseAllocator(std::string_view s);
-absl::StatusOr<ScanScope> ParseScanScope(std::string_view s);
-absl::StatusOr<Placement> ParsePlacement(std::string_view s);
 // "tick_kick" -> true, "no_tick_kick" -> false (the lazy tick_kick toggle).
 absl::StatusOr<bool> ParseTickKick(std::string_view s);
-std::string_view DesignName(Design d);
-std::string_view AllocatorName(Allocator a);
-std::string_view ScanScopeName(ScanScope s);
-std::string_view PlacementName(Placement p);
 
 // ---------------------------------------------------------------------------
 
@@ -253,11 +250,16 @@ class MmCid {
   static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, std::string_view name) {
     return Create(num_cpus, name, Limits{});
   }
-  // Compatibility: ToVariant(config) first (its errors).
-  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidConfig& config, Limits limits);
-  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidConfig& config) {
+  // Deprecated (MmCidConfig above): ToVariant(config) first (its errors).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  [[deprecated("use MmCidVariant (mm_cid/variant.h)")]] static absl::StatusOr<std::unique_ptr<MmCid>> Create(
+      int num_cpus, const MmCidConfig& config, Limits limits);
+  [[deprecated("use MmCidVariant (mm_cid/variant.h)")]] static absl::StatusOr<std::unique_ptr<MmCid>> Create(
+      int num_cpus, const MmCidConfig& config) {
     return Create(num_cpus, config, Limits{});
   }
+#pragma GCC diagnostic pop
   virtual ~MmCid() = default;
 
   const MmCidVariant& variant() const { return variant_; }

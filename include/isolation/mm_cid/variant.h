@@ -56,7 +56,7 @@ struct MmCidVariant {
 
 // Parses a Name(): the design first, then the lazy axes' strategy names in
 // any order (each token is looked up in every axis's registry; an omitted
-// axis keeps its default).  The flat names of MmCidConfig::Name() parse too
+// axis keeps its default).  The flat names of the deprecated MmCidConfig parse too
 // ("owner619+owner619_direct", "...+lazy_no_dekker_fences": a later design
 // token replaces the design).  Errors: NotFound naming the unknown token and
 // listing the registered names; InvalidArgument for an empty name, two

@@ -103,46 +103,16 @@ namespace isolation::tmigr {
 inline constexpr int kMaxChildrenPerGroup = 8;  // TMIGR_CHILDREN_PER_GROUP (8-bit masks)
 inline constexpr uint8_t kMigratorNone = 0xFF;  // TMIGR_NONE
 
-// ---- compatibility names ------------------------------------------------------
-// The two participation variants as an enum, and the bug switches as flags,
-// kept only for callers not yet reading the registries (isolab's tmigr
-// experiment).  Create() turns them into registry names once; nothing
-// dispatches on them.  New code names variants by string (variants.h).
-enum class Variant { kV69, kIsolation };
-// "v6.9" / "isolation".
-std::string_view VariantName(Variant variant);
-// Accepts "v6.9" and "isolation"; errors name the value.
-absl::StatusOr<Variant> ParseVariant(std::string_view name);
-inline constexpr std::array<Variant, 2> kAllVariants = {Variant::kV69, Variant::kIsolation};
-// Each flag names the hierarchy negative control of the same name
-// ("ghost_timer", ...); at most one may be set.
-struct BugSwitches {
-  bool ghost_timer = false;            // before f55acb1e44f3: handle_remote returns early, wakeup kept
-  bool no_cpu_refresh = false;         // before 61f7fdf8fd00: equal expiry does not refresh evt->cpu
-  bool early_return = false;           // 4b6f4c5a67c0's bug: ignored level-0 event returns even at the top
-  bool quick_check_top_only = false;   // before 8ca1836769d7: quick check uses only the top's expiry
-  bool no_seq_increment = false;       // race R1 unprotected: CAS without seq++
-  bool lockless_update_reads = false;  // race R2 unprotected: states read before taking the locks
-  bool any() const {
-    return ghost_timer || no_cpu_refresh || early_return || quick_check_top_only ||
-           no_seq_increment || lockless_update_reads;
-  }
-};
-
 struct Options {
   // A name in ParticipationRegistry() (variants.h), case-insensitive.
-  // Empty: the compatibility field `variant` names it.
-  std::string participation;
-  // A name in HierarchyRegistry() (variants.h).  Empty: the flag set in the
-  // compatibility field `bugs` names it, else "mainline".
-  std::string hierarchy;
+  std::string participation = "v6.9";
+  // A name in HierarchyRegistry() (variants.h): "mainline", or a negative
+  // control that re-creates a bug.
+  std::string hierarchy = "mainline";
   // Power of two in [2, 8]; 2 reproduces the drawings of the kernel's design comment.
   int children_per_group = kMaxChildrenPerGroup;
   // Record the lock order of every tmigr lock (I11); small cost per lock.
   bool record_lock_order = false;
-  // Compatibility (see above); ignored when the name fields are set.
-  Variant variant = Variant::kV69;
-  BugSwitches bugs;
 };
 
 // tmigr_init() sizing.

@@ -88,7 +88,7 @@ struct OslatWorkloadConfig {
 };
 
 struct OslatWorkloadResult {
-  Variant variant = Variant::kV69;
+  std::string participation;      // Options::participation of the run
   int64_t timers_total = 0;        // timer callbacks run
   int64_t timers_on_isolated = 0;  // callbacks run on a domain-isolated CPU
   int64_t remote_on_isolated = 0;  // of those, other CPUs' timers pulled by an isolated CPU

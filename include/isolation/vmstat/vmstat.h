@@ -128,18 +128,6 @@ namespace isolation::vmstat {
 // `isolab variants`.
 std::vector<VariantInfo> ListVariants();
 
-// ---- compatibility names ---------------------------------------------------
-// The built-in fold policies as the enum of the library before the
-// registries.  Nothing dispatches on it: VmstatConfig::strategy, when set, is
-// turned into the policy's registered name by Create.  Kept for callers not
-// converted yet (the isolab experiment); new code uses the names.
-enum class Strategy { kA0, kA1, kB, kC, kD, kCPlainWriterNegativeControl, kBLocal };
-// The registered name: "A0", "A1", "B", "C", "D", "C-plain", "B.local".
-std::string_view StrategyName(Strategy s);
-// A built-in's name (as ParseFoldPolicy) to its enum; a user's policy is an
-// InvalidArgument error here (it has no enum value).
-absl::StatusOr<Strategy> ParseStrategy(std::string_view name);
-
 enum class StatKind { kZone, kNode };
 
 // A realistic subset of enum zone_stat_item / node_stat_item (v6.15 names).
@@ -187,8 +175,6 @@ struct VmstatConfig {
   // The slot representation: a SlotRegistry() name; empty = the policy's
   // default (FoldPolicyTraits::slot).
   std::string slot;
-  // Compatibility (see Strategy): when set, replaces fold_policy.
-  std::optional<Strategy> strategy;
   int num_cpus = 1;               // possible CPUs (all online at creation)
   std::vector<ZoneSpec> zones = {ZoneSpec{}};
   int num_nodes = 1;              // [1, kMaxNumaNodes]; every zone's node must be < num_nodes

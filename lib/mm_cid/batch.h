@@ -14,6 +14,7 @@
 #define ISOLATION_LIB_MM_CID_BATCH_H_
 
 #include <atomic>
+#include <string_view>
 
 #include "isolation/mm_cid/strategies.h"
 
@@ -25,6 +26,8 @@ class BatchFull final : public GranularityStrategy {
   // Start() and Claim() ignore the scope's size: the inlined scan skips
   // computing it.
   static constexpr bool kUsesScopeSize = false;
+  static constexpr bool kWholePass = true;  // every call starts a pass at 0
+  static constexpr std::string_view kName = "batch_full";  // its registry entry's name
   int batch() const override { return 0; }
   int Start(const std::atomic<int>&, int) const override { return 0; }
   bool Claim(std::atomic<int>&, int, int, int num_cpus, ScanWindow& window) const override {
@@ -39,6 +42,8 @@ class BatchFull final : public GranularityStrategy {
 class BatchN final : public GranularityStrategy {
  public:
   static constexpr bool kUsesScopeSize = true;
+  static constexpr bool kWholePass = false;
+  static constexpr std::string_view kName = "batch_N";
   explicit BatchN(int n) : n_(n) {}
   int batch() const override { return n_; }
   int Start(const std::atomic<int>& cursor, int scope_size) const override {

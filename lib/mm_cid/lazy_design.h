@@ -162,8 +162,7 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
         bounded_by_allowed_(allocator_->traits().bounded_by_allowed),
         rate_limited_(placement_->traits().rate_limited),
         scan_path_(ChooseScanPath(scope_.get(), granularity_.get())),
-        full_pass_(scan_path_ == ScanPath::kPossibleFull || scan_path_ == ScanPath::kAllowedFull ||
-                   scan_path_ == ScanPath::kCidmaskFull) {
+        full_pass_(IsWholePassPath(scan_path_)) {
     SwitchLayout layout;
     layout.form = Fences::kSwitchForm;
     layout.task_shift = static_cast<uint8_t>(std::countr_zero(sizeof(Task)));
@@ -478,15 +477,7 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
       const Nanos next = mm->next_scan.load(std::memory_order_relaxed);
       if (next != 0 && now < next) return ScanResult{};
     }
-    switch (scan_path_) {
-      case ScanPath::kPossibleFull: return ScanLoop(*mm, mm_id, now, Builtin<ScanPossible>(), Builtin<BatchFull>());
-      case ScanPath::kPossibleBatchN: return ScanLoop(*mm, mm_id, now, Builtin<ScanPossible>(), Builtin<BatchN>());
-      case ScanPath::kAllowedFull: return ScanLoop(*mm, mm_id, now, Builtin<ScanAllowed>(), Builtin<BatchFull>());
-      case ScanPath::kAllowedBatchN: return ScanLoop(*mm, mm_id, now, Builtin<ScanAllowed>(), Builtin<BatchN>());
-      case ScanPath::kCidmaskFull: return ScanLoop(*mm, mm_id, now, Builtin<ScanCidmask>(), Builtin<BatchFull>());
-      case ScanPath::kCidmaskBatchN: return ScanLoop(*mm, mm_id, now, Builtin<ScanCidmask>(), Builtin<BatchN>());
-      case ScanPath::kGeneric: break;
-    }
+    if (scan_path_ != kGenericScanPath) return ScanInlined(*mm, mm_id, now, std::make_index_sequence<kInlineScanPaths>{});
     return ScanLoop(*mm, mm_id, now, *scope_, *granularity_);
   }
 
@@ -711,22 +702,15 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     }
   }
 
-  // Recognises the built-in scope and granularity classes by their dynamic
-  // type (not by name: a registry entry may make any class), once.
-  static ScanPath ChooseScanPath(const ScopeStrategy* scope, const GranularityStrategy* granularity) {
-    const bool full = dynamic_cast<const BatchFull*>(granularity) != nullptr;
-    const bool batch_n = dynamic_cast<const BatchN*>(granularity) != nullptr;
-    if (!full && !batch_n) return ScanPath::kGeneric;
-    if (dynamic_cast<const ScanPossible*>(scope) != nullptr) {
-      return full ? ScanPath::kPossibleFull : ScanPath::kPossibleBatchN;
-    }
-    if (dynamic_cast<const ScanAllowed*>(scope) != nullptr) {
-      return full ? ScanPath::kAllowedFull : ScanPath::kAllowedBatchN;
-    }
-    if (dynamic_cast<const ScanCidmask*>(scope) != nullptr) {
-      return full ? ScanPath::kCidmaskFull : ScanPath::kCidmaskBatchN;
-    }
-    return ScanPath::kGeneric;
+  // The loop of the path chosen at construction, its strategies' classes
+  // known (scan_path.h): one comparison per inlined path before it.
+  template <size_t... kPath>
+  ScanResult ScanInlined(Mm& mm, MmId mm_id, Nanos now, std::index_sequence<kPath...>) {
+    ScanResult r{};
+    ((scan_path_ == static_cast<ScanPath>(kPath) &&
+      (r = ScanLoop(mm, mm_id, now, Builtin<PathScope<kPath>>(), Builtin<PathGranularity<kPath>>()), true)) ||
+     ...);
+    return r;
   }
 
   // What the scope sees of `mm`.

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <string_view>
 
 #include "isolation/mm_cid/strategies.h"
 
@@ -136,6 +137,7 @@ inline void ForEachInMaskWholePass(const AtomicCpuMask& set, int num_cpus, Visit
 // `scan_possible` (mainline, [LF]): for_each_possible_cpu.
 class ScanPossible final : public ScopeStrategy {
  public:
+  static constexpr std::string_view kName = "scan_possible";  // its registry entry's name
   int Size(const ScanSet& mm) const override { return mm.num_cpus; }
   void ForEach(const ScanSet& mm, int start, int count,
                absl::FunctionRef<void(const int* cpus, int n)> visit) const override {
@@ -150,6 +152,7 @@ class ScanPossible final : public ScopeStrategy {
 // `scan_allowed` ([SEED] thread): the mm's grow-only CPU union.
 class ScanAllowed final : public ScopeStrategy {
  public:
+  static constexpr std::string_view kName = "scan_allowed";
   int Size(const ScanSet& mm) const override { return mm.allowed->Weight(); }
   void ForEach(const ScanSet& mm, int start, int count,
                absl::FunctionRef<void(const int* cpus, int n)> visit) const override {
@@ -171,6 +174,7 @@ class ScanAllowed final : public ScopeStrategy {
 // read as CPU numbers.
 class ScanCidmask final : public ScopeStrategy {
  public:
+  static constexpr std::string_view kName = "scan_cidmask";
   int Size(const ScanSet& mm) const override { return std::max(1, mm.cidmask->Weight()); }
   void ForEach(const ScanSet& mm, int start, int count,
                absl::FunctionRef<void(const int* cpus, int n)> visit) const override {

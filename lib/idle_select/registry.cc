@@ -79,7 +79,7 @@ VariantRegistry<SelectorFactory>& SelectorRegistry() {
 absl::Status RegisterSelector(SelectorEntry entry) { return SelectorRegistry().Register(std::move(entry)); }
 
 absl::StatusOr<const SelectorEntry*> FindSelector(std::string_view name) {
-  // "V4" is the and isolab's name of the global-mask sched_ext variant.
+  // "V4" is docs/idle_select.md's and isolab's name of the global-mask sched_ext variant.
   if (absl::EqualsIgnoreCase(absl::string_view(name.data(), name.size()), "V4")) name = "V4g";
   return SelectorRegistry().Find(name);
 }

@@ -3,8 +3,8 @@
 // compaction scan (task_mm_cid_work()) runs.  The design resolves its scope
 // and granularity once, at construction: a built-in pair (scope_mask.h,
 // batch.h) gets a loop instantiated for it, the strategies' methods and the
-// per-chunk visitor inlined (issue #12 goal 2: the fixed part of a small
-// scan); any other pair -- a strategy registered from outside the library
+// per-chunk visitor inlined (the fixed part of a small scan,
+// docs/performance.md goal 2); any other pair -- a strategy registered from outside the library
 // -- runs the generic loop through the virtual ScopeStrategy /
 // GranularityStrategy calls.  Both are one template (lazy_design.h,
 // ScanLoop), so they visit the same slots in the same order and free the

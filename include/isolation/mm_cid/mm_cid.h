@@ -141,7 +141,7 @@ struct SwitchLayout {
 }  // namespace internal
 
 // ---------------------------------------------------------------------------
-// Compatibility: the flat configuration of before issue #11.  Its enums name
+// Compatibility: the flat configuration of before the registries.  Its enums name
 // the built-ins only; Create() turns it into an MmCidVariant (ToVariant) and
 // nothing in the library dispatches on it.  New code uses MmCidVariant.
 // ---------------------------------------------------------------------------

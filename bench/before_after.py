@@ -9,8 +9,8 @@ configures one; for an older revision, the same cmake options).  For every
 row of ROWS, the two builds' programs run alternately, `--rounds` times each
 (the order flips every round, so a slow phase of a shared host hits both),
 and the row reports the median per-operation time of each build and their
-ratio after/before; a row whose ratio is above --limit (default 1.05, the
-issue #11 bound) is marked.  Exit 1 if a benchmark of a row is missing.
+ratio after/before; a row whose ratio is above --limit (default 1.05: at most 5 %
+slower) is marked.  Exit 1 if a benchmark of a row is missing.
 
 The rows name each revision's own benchmark, because names changed when the
 variants became registered strategies: before, idle_select's BM_Select/<V>
@@ -38,7 +38,7 @@ ROWS = [
     ("mm_cid switch cached, v63_mmlock", "mm_cid/mm_cid_bench",
      ("BM_Switch_Cached/2", "time"), ("BM_Switch_Cached/2", "time")),
 ] + [
-    # Issue #12 goal 1 against the empty hook of the same run (both sides
+    # Goal 1 of docs/performance.md against the empty hook of the same run (both sides
     # from 682c204 on: the hook in its own translation unit).
     (f"mm_cid switch {case}, {d}: ratio to empty hook", "mm_cid/mm_cid_bench",
      (f"BM_Switch_{bench}VsEmptyHook/{i}", "ratio_to_empty_hook"),
@@ -57,7 +57,7 @@ ROWS = [
     (f"vmstat Mod, {s}", "vmstat/vmstat_bench", (f"BM_Update/{i}", "time"), (f"BM_Update/{i}", "time"))
     for i, s in enumerate(["A0", "A1", "B", "C", "D", "B.local"])
 ] + [
-    # Issue #12 goal 3: the inline writer front end (Vmstat::Writer), per
+    # Goal 3 of docs/performance.md: the inline writer front end (Vmstat::Writer), per
     # update, and its ratio to the thread-local increment of the same run.
     (f"vmstat {w} Mod, {s}{': ratio to TL inc' if m.startswith('ratio') else ''}", "vmstat/vmstat_bench",
      (f"BM_{w}ModVsThreadLocalIncrement/{i}", m), (f"BM_{w}ModVsThreadLocalIncrement/{i}", m))
@@ -72,7 +72,7 @@ ROWS = [
      (f"BM_IdleEntryExit/{old}/{n}", "time"), (f"BM_IdleEntryExit/{v}/{n}", "time"))
     for v, old in [("v6.9", "v6_9"), ("isolation", "isolation")] for n in [8, 4096]
 ] + [
-    # Issue #12 goal 5.  The events/s row is a rate: there, higher is better
+    # Goal 5 of docs/performance.md.  The events/s row is a rate: there, higher is better
     # (a ratio above --limit is an improvement).
     ("sim busy periodic, 4096 CPUs (0.1 s/iter)", "runtime/runtime_bench",
      ("BM_SimPeriodicBusy/4096", "time"), ("BM_SimPeriodicBusy/4096", "time")),

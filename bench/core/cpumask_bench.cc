@@ -10,7 +10,7 @@
 // word_ns, naive_ns per call and `speedup` = naive / word-at-a-time, so the
 // ratio does not depend on comparing separate runs.
 //
-// BM_WeightVsPopcntPerWord (issue #12 goal 4): CpuMask::Weight() against
+// BM_WeightVsPopcntPerWord (goal 4 of docs/performance.md): CpuMask::Weight() against
 // one popcnt instruction per word of the same mask (64 for 4096 bits, the
 // hardware limit), with `ratio_to_popcnt_per_word`;
 // BM_WeightPortableVsPopcntPerWord does the same for the portable loop that

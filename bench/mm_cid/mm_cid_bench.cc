@@ -112,7 +112,7 @@ void BM_Switch_Cached(benchmark::State& state) {
 }
 BENCHMARK(BM_Switch_Cached)->Arg(0)->Arg(1)->Arg(2);
 
-// The baseline of issue #12 goal 1 ("cached switch <= 2x an empty hook"):
+// The baseline of goal 1 of docs/performance.md ("cached switch <= 2x an empty hook"):
 // the same loop calling an empty hook through a virtual call the compiler
 // cannot resolve (switch_hook.h: the class is in another translation unit,
 // as MmCid's designs are) -- what a ContextSwitch hook costs before it does
@@ -358,7 +358,7 @@ void BM_Scan(benchmark::State& state) {
 }
 BENCHMARK(BM_Scan)->ArgsProduct({{0, 1, 2, 3}, {8, 32, 128, 512, 1024, 4096}});
 
-// Issue #12 goal 2: the compaction scan's fixed part.  Two mechanisms of
+// Goal 2 of docs/performance.md: the compaction scan's fixed part.  Two mechanisms of
 // 128 CPUs (mainline lazy, batch_full, work_taskwork), scope scan_allowed and
 // scan_possible, each with one mm whose only task is pinned to CPU 64 and
 // running there.  Every call of a timed batch is due (the clock advances

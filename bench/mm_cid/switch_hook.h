@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The baseline of issue #12 goal 1 ("mm_cid cached switch <= 2x an empty
+// The baseline of goal 1 of docs/performance.md ("mm_cid cached switch <= 2x an empty
 // hook call"): a context-switch hook that does nothing, called through a
 // virtual call the benchmark's translation unit cannot resolve.  The
 // concrete class lives in empty_hook.cc, so the compiler of mm_cid_bench.cc

@@ -131,7 +131,7 @@ void BM_RemoteExpiry(benchmark::State& state, const std::string& variant) {
   state.counters["remote_expiries"] = static_cast<double>(b->tm->counters().remote_expiries.load());
 }
 
-// Issue #12 goal 7 (idle enter+exit at 4096 CPUs <= 3x at 8 CPUs) in one
+// Goal 7 of docs/performance.md (idle enter+exit at 4096 CPUs <= 3x at 8 CPUs) in one
 // run: the 4096-CPU hierarchy's enter+exit against the 8-CPU one's in
 // alternating batches (testing::CompareToBaseline), `ratio_to_8_cpus`.
 // BM_IdleEntryExit/<variant>/8 and /4096 time the two in separate runs of

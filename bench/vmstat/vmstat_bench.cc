@@ -13,7 +13,7 @@
 // indices of the library before the registry, so old and new runs compare).
 //
 // BM_Writer*Vs*: the same comparisons through the inline writer front end
-// (Vmstat::Writer), issue #12 goal 3.
+// (Vmstat::Writer), docs/performance.md goal 3.
 //
 // Besides, the kit's helpers (testing/vmstat_bench.h) register
 // BM_Vmstat<Op>/<policy> for every registered fold policy beside mainline
@@ -165,7 +165,7 @@ void BM_Inc(benchmark::State& state) {
 }
 BENCHMARK(BM_Inc)->DenseRange(0, kLastStrategy);
 
-// Issue #12 goal 3: Mod and Inc against the baselines they are judged by,
+// Goal 3 of docs/performance.md: Mod and Inc against the baselines they are judged by,
 // timed in alternating batches in one run: a thread-local plain increment
 // (A0, A1, B, B.local, D: goal <= 1.5) and one uncontended relaxed fetch_add
 // (C: goal <= 1.2).  Both baselines for every strategy, so the table shows
@@ -390,7 +390,7 @@ void BM_ShepherdScan(benchmark::State& state) {
 }
 BENCHMARK(BM_ShepherdScan)->ArgsProduct({{1, 16, 128, 1024}, {0, 1}})->UseManualTime();
 
-// The method BM_ShepherdScan used before issue #12 (Pause/ResumeTiming
+// BM_ShepherdScan's earlier method (Pause/ResumeTiming
 // around the dirtying of every pass), kept to show in the same run what the
 // pair adds to a small pass.  Its time is not the pass's cost.
 void BM_ShepherdScanPauseResume(benchmark::State& state) {

@@ -13,7 +13,7 @@
 //     plus a schbench-like batch wake (wake->run p50/p90/p99), and the
 //     S22 load sweep (`load_sweep`: every workload and the RR analogue at
 //     25/50/100/200 % of the CPUs, simulator), and the concurrent wake-up
-//     table (`stacking`, issue #14: the RR analogue at 50/75/90 % with the
+//     table (`stacking`: the RR analogue at 50/75/90 % with the
 //     simulator's select->enqueue and idle-entry windows open; stackings and
 //     lost wakeups per registered selector, plus the negative control
 //     V0-norecheck, whose broken handshake loses wakeups).
@@ -682,9 +682,9 @@ class IdleExperiment {
       j["load_sweep"] = sweep;
     }
 
-    // Concurrent wake-ups (issue #14 item 2; S14, S16 with library code on
-    // the simulator): every registered selector and the broken-handshake
-    // control at 50 / 75 / 90 % load, the windows open.
+    // Concurrent wake-ups (S14, S16 with library code on the simulator):
+    // every registered selector and the broken-handshake control at
+    // 50 / 75 / 90 % load, the windows open.
     {
       nlohmann::json stacking = nlohmann::json::array();
       const Nanos window = (quick ? 5 : 20) * kNsPerMs;

@@ -11,7 +11,7 @@
 //               hog in its own mm + a 1 ms periodic probe of one shared mm;
 //               a multi-threaded mm on the housekeeping CPUs): the longest
 //               compaction stall on an isolated CPU, modelled at 130 ns per
-//               slot visit (the spec's calibration of 30-35 us / 256 visits).
+//               slot visit (calibrated at 30-35 us per 256 visits).
 //   compaction  the S4 compaction test on the simulator per strategy.
 //
 // --trace records the three placement runs (task, workqueue, rcu).

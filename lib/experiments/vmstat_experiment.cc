@@ -526,7 +526,7 @@ class VmstatExperiment {
     j["strategies"] = list;
     j["details"] = details;
 
-    // Expected outcomes (issue 6): A0 interrupts isolated CPUs, A1/B/C do not;
+    // Expected outcomes: A0 interrupts isolated CPUs, A1/B/C do not;
     // A1 leaves residue, B does not; lost_updates 0.
     // A check about CPUs the configuration does not have (no isolated CPU,
     // or for B / B.local no isolated nohz_full CPU) does not apply: it is

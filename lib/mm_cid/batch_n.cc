@@ -23,7 +23,7 @@ GranularityEntry BatchNEntry() {
     }
     return std::unique_ptr<GranularityStrategy>(new BatchN(n));
   };
-  factory.enumerate_n = 8;  // the spec's default batch_8
+  factory.enumerate_n = 8;  // the default, batch_8
   return {"batch_N", "[BATCH]: N CPUs of the scope per call (batch_8 ...), rate limit only at cursor 0",
           /*negative_control=*/false, std::move(factory)};
 }

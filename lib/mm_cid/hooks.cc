@@ -110,8 +110,8 @@ void MmCidHooks::PrepareRcu() {
   if (serialized_ || rcu_data_ != nullptr) return;
   rcu_items_.resize(1024);
   EnsureUrcuRegistered();
-  // The worker's cpu_affinity argument is applied lazily in liburcu 0.13.2
-  // (dependencies.md §8); pin it ourselves right away.
+  // The worker's cpu_affinity argument is applied lazily in liburcu 0.13.2;
+  // pin it ourselves right away.
   // A host CPU outside cpu_set_t cannot be pinned (CPU_SET would write out
   // of bounds): counted as an error, no worker.
   const bool pinnable = options_.rcu_host_cpu >= 0 && options_.rcu_host_cpu < CPU_SETSIZE;

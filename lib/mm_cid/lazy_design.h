@@ -2,7 +2,7 @@
 // lazy_design.h (mm_cid module, not installed): the `lazy` design
 // (v6.4-v6.18): per-(mm, CPU) slots with the lazy-put flag, the cid bitmap,
 // the global cid_lock fallback, migration, and the periodic compaction scan.
-// Spec §3.1-3.3.  Its variants are objects chosen once at construction
+// Its variants are objects chosen once at construction
 // (strategies.h: allocator, scan scope, granularity, placement, tick
 // policy), and the Dekker fences are a compile-time policy: `Fences` is
 // DekkerFences or AsymmetricBarriers (lazy.cc, mainline, picked at
@@ -113,7 +113,7 @@ struct alignas(64) Task : lazy_layout::TaskSwitchState {
 };
 static_assert(std::has_single_bit(sizeof(Task)), "the switcher indexes tasks by a shift");
 
-// The Dekker fences of the lazy put (§3.3): the scheduler side after
+// The Dekker fences of the lazy put (docs/mm_cid.md, I4): the scheduler side after
 // publishing rq->curr, the reclaimer side after its CAS to LAZY.
 struct DekkerFences : lazy_layout::FenceAfterPublish {
   static constexpr BarrierMode kMode = BarrierMode::kFences;

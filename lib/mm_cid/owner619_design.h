@@ -2,7 +2,7 @@
 // owner619_design.h (mm_cid module, not installed): the `owner619` design
 // (6.19 rewrite, [REWRITE]): IDs owned either by tasks (per-task mode) or by
 // CPUs (per-CPU mode), switched by user-count thresholds, with the TRANSIT
-// bit covering the fixup walk.  Spec §3.4-3.5.
+// bit covering the fixup walk.
 //
 // The design's historical fixes are a compile-time policy `Fixes`, one per
 // registered design: owner619.cc (mainline 7.0: every fix), and the negative

@@ -7,8 +7,8 @@
 // Each built-in has two entry points doing the same walk: the virtual
 // ForEach() every caller may use (the visitor through absl::FunctionRef),
 // and ForEachInline(), a template the lazy design's scan instantiates with
-// its visitor when it recognises the built-in at construction (issue #12
-// goal 2: the fixed part of a small scan; lazy_design.h, ScanPath).  Both
+// its visitor when it recognises the built-in at construction (the
+// fixed part of a small scan, docs/performance.md goal 2; lazy_design.h, ScanPath).  Both
 // are the templates below, so they visit the same CPUs in the same order
 // (scan_allowed's inline walk hands each CPU over as it is found: kEach,
 // and walks a whole pass word by word: ForEachInMaskWholePass).
@@ -47,8 +47,8 @@ inline void ForEachInRange(int num_cpus, int start, int count, Visit&& visit) {
 // A scope that is a mask of the mm, walked in CPU order
 // (for_each_cpu(cpu, mask) in the proposals).  The walk finds the next set
 // bit as AtomicCpuMask::Next() does, but loads each word of the mask at most
-// once between two visits instead of once per bit searched (issue #12
-// goal 2: the fixed part of a small scan): after a visit every word is
+// once between two visits instead of once per bit searched (the fixed
+// part of a small scan, docs/performance.md goal 2): after a visit every word is
 // loaded again, so a visit that clears bits (scan_cidmask) is seen exactly
 // as before, and a concurrent change between two visits is seen as if it
 // happened after the later of the loads it skipped -- an order the
@@ -119,8 +119,8 @@ inline void ForEachInMask(const AtomicCpuMask& set, int num_cpus, int start, int
 // each word loaded once, its CPUs visited in order as its bits are found.
 // The same CPUs in the same order as ForEachInMask<kEach> over [0, nbits);
 // a concurrent change is seen as if it happened before or after the one load
-// of its word, an order the chunked walk could also have observed.  Issue #12
-// goal 2: a batch_full scan_allowed call walks no cursor, window or chunk.
+// of its word, an order the chunked walk could also have observed.  For the
+// fixed part of a small scan: a batch_full scan_allowed call walks no cursor, window or chunk.
 template <typename Visit>
 inline void ForEachInMaskWholePass(const AtomicCpuMask& set, int num_cpus, Visit&& visit) {
   const int limit = std::min(num_cpus, set.nbits());

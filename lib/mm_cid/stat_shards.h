@@ -9,8 +9,8 @@
 // written only by the thread holding that index.  More than kStatShards
 // threads bumping at once: the others use an overflow counter with
 // fetch_add (correct, slower).  Used for the lazy design's scan statistics
-// (task_mm_cid_work() keeps none; issue #12 goal 2: no locked RMW per scan
-// the kernel does not pay).
+// (task_mm_cid_work() keeps none, so a scan pays no locked RMW for them the
+// kernel does not pay: docs/performance.md, goal 2).
 //
 // Memory order:
 //  - Add(): a relaxed load and a relaxed store of the caller's own shard.
@@ -101,7 +101,7 @@ class StatShards {
 
   // Two counters, one index lookup.  Inlined: out of line, the call and
   // its register saves were a visible share of a small scan's fixed part
-  // (issue #12 goal 2).
+  // (docs/performance.md, goal 2).
   ABSL_ATTRIBUTE_ALWAYS_INLINE void Add(int counter1, int64_t v1, int counter2, int64_t v2) {
     const int i = stat_shards_detail::Index();
     if (i >= 0) {

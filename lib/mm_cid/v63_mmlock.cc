@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The `v63_mmlock` design (v6.3, [INTRO] af7f588d8f73 "sched: Introduce
-// per-memory-map concurrency ID"): the optional baseline of the spec's
-// variants table.  One per-mm spinlock (mm->cid_lock) guards the cid bitmap;
+// per-memory-map concurrency ID"): the optional baseline of the variants
+// table (docs/mm_cid.md).  One per-mm spinlock (mm->cid_lock) guards the cid bitmap;
 // every context switch between tasks of *different* mms releases prev's ID
 // and allocates next's (first zero, set) under that lock -- two lock round
 // trips, every CPU running the mm on the same lock, which is the contention

@@ -12,7 +12,7 @@
 //                      current one; PickNext() is the next to switch in,
 //                      PreemptAtTick() the round-robin rule of the tick.
 //   wake-up path       two steps, so an engine may interleave other work
-//                      between them (issue #14: concurrent wake-ups):
+//                      between them (concurrent wake-ups):
 //                        SelectWakeCpu()  select_task_rq(): the hooks'
 //                                         placement, else prev, else the
 //                                         fallback CPU;

@@ -33,7 +33,7 @@
 // generation number so that stopping the tick simply makes the pending tick
 // stale.  An idle CPU with a stopped tick has no event in the queue at all.
 //
-// Choices the brief leaves open (documented here and in sim.h):
+// Modelling choices of this simulator (documented here and in sim.h):
 //  - Work items and timer callbacks whose CPU is offline when they fall due
 //    run on a housekeeping (HK_TYPE_WQ / HK_TYPE_TIMER) online CPU instead,
 //    like unbound work and like the timer migration done at CPU-down time.
@@ -58,7 +58,7 @@
 //  - Wake() on a task that is running or runnable records a pending wakeup
 //    consumed by its next Step::Block() (which then does not block): the
 //    lost-wakeup protection the kernel gets from set_current_state().
-//  - Concurrent wake-ups (issue #14, both off by default): with
+//  - Concurrent wake-ups (both off by default): with
 //    SimOptions::wake_select_cost a wakeup's enqueue is its own event
 //    (kWakeEnqueue, not bound to a CPU, so the waker is not held up) after
 //    the select; with idle_entry_cost a CPU that found its run queue empty

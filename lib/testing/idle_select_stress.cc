@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The idle_select kit's long schedules (issue #27): 10^5 selections on one
+// The idle_select kit's long schedules: 10^5 selections on one
 // selector instance over schedules built to reach the rare paths, every
 // applicable property asserted after every selection; the domain check from
 // the declared traits (SelectorTraits::domain); the empty-affinity answer.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // MmCidStressConformance (testing/mm_cid.h): the long runs -- S7's
-// thread-pool churn at the spec's size (P = 256, 8 x 8 and 32 x 32) on the
+// thread-pool churn at full size (P = 256, 8 x 8 and 32 x 32) on the
 // simulator -- and the bounded real-thread runs: S2's per-ID counters with
 // tasks of one mm on both CPUs at once (MmCidHooks's real-thread I1 check
 // asserted), and a scanner racing two switching CPUs.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// TmigrIsolation: the spec's isolation scenarios S18-S23 (testing/tmigr.h).
+// TmigrIsolation: the isolation scenarios S18-S23 (testing/tmigr.h, docs/tmigr.md).
 // What a variant must do follows from the properties its Participation
-// declares: excludes_isolated_cpus (TM-ISOL's truth table, spec §3.11) or
+// declares: excludes_isolated_cpus (TM-ISOL's predicate, docs/tmigr.md) or
 // not (every online CPU takes part), and flushes_unisolation_first (the
 // merged exclude order).
 

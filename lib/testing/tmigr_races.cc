@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// TmigrRaces: the spec's races as forced interleavings (testing/tmigr.h).
+// TmigrRaces: the races of docs/tmigr.md as forced interleavings (testing/tmigr.h).
 // Interleaver::Explore runs every schedule of the actors at the granularity
 // of the hierarchy's interleave points (tmigr.inactive_up.before_cas.l1 and
 // the like); each run starts from a fresh hierarchy and ends quiescent, so

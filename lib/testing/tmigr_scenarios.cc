@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// TmigrScenarios: the spec's scenarios on the direct API (testing/tmigr.h).
+// TmigrScenarios: the scenarios of docs/tmigr.md on the direct API (testing/tmigr.h).
 // Fixed CPUs and expiries on a recording backend; every check ends with the
 // hierarchy invariants (CheckHierarchyInvariants).
 
@@ -25,7 +25,8 @@ using tmigr::kMigratorNone;
   auto& lhs = *lhs##_or
 
 // ---------------------------------------------------------------------------
-// S1 sizing: the golden table of spec §2.7 and the trees it builds.
+// S1 sizing: the kernel's group sizing (tmigr_init(): CPUs per node, CPU and
+// node levels) on a table of machines, and the trees it builds.
 // ---------------------------------------------------------------------------
 std::vector<std::string> CheckS1Trees(const TmigrVariant& v) {
   Report r("S1");
@@ -330,7 +331,7 @@ std::vector<std::string> CheckS16OfflineLastActive(const TmigrVariant& v) {
   return r.Take();
 }
 
-// Spec §3.0/§3.8: after a remote expiry the owner's next global expiry is
+// After a remote expiry (tmigr_handle_remote_cpu()) the owner's next global expiry is
 // fetched with fetch_next_timer_interrupt_remote(), which hands it over only
 // if it precedes the owner's next local timer.  CPU 1's next global (50 us)
 // is behind its local timer (30 us): the hierarchy must not carry it; CPU 1

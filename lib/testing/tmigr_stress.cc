@@ -76,7 +76,7 @@ const Machine kSmallIdle{4, 2, "package:2 pu:2", "isolcpus=domain,2-3 nohz_full=
 // Seeded random schedule over TimerSystem: idle entry/exit, timers, ticks,
 // wake-ups, quick checks, hotplug and cpuset churn; the invariants (I1-I11)
 // and "no timer older than two jiffies pending" after every step, and at
-// every step the participation's result against the spec's predicate.
+// every step the participation's result against TM-ISOL's predicate (docs/tmigr.md).
 void RandomSchedule(Report& r, const TmigrVariant& v, const Machine& m, int cpg, uint64_t seed, int steps,
                     int64_t* handovers) {
   std::vector<uint8_t> migrators;  // last seen migrator of each group, by level * 1024 + index
@@ -198,7 +198,7 @@ void RandomSchedule(Report& r, const TmigrVariant& v, const Machine& m, int cpg,
       }
     }
     // Who takes part, after every hotplug and cpuset change: an excluding
-    // variant keeps exactly the spec's isolated CPUs out ((domain or cpuset)
+    // variant keeps exactly TM-ISOL's isolated CPUs out ((domain or cpuset)
     // and not nohz_full, and not the tick CPU while nohz_full runs); any
     // other keeps every online CPU in.
     for (int c = 0; c < ncpus; ++c) {
@@ -445,8 +445,9 @@ std::vector<std::string> CheckSimulatorHousekeepingTimers(const TmigrVariant& v)
 // S26 on the simulator: CPUs 1-3 are domain-isolated AND nohz_full, busy
 // with their tick stopped (idle in the hierarchy), and arm global timers of
 // their own; CPU 0 is housekeeping.  In every variant they stay available
-// (the truth table of spec §3.11) and housekeeping CPU 0 pulls their timers;
-// each runs exactly once, none is lost.
+// (TM-ISOL keeps a nohz_full CPU in, domain-isolated or not: docs/tmigr.md)
+// and housekeeping CPU 0 pulls their timers; each runs exactly once, none
+// is lost.
 std::vector<std::string> CheckS26IsolatedTimersPulledByHousekeeping(const TmigrVariant& v) {
   Report r("S26");
   auto topo = Topology::FromSynthetic("pu:4");

@@ -12,7 +12,7 @@
 // instance, because refresh_cpu_vm_stats adds the instances before the
 // global).
 //
-// The vmstat protocol has no store/fence/load pairing (spec 3.4: nothing
+// The vmstat protocol has no store/fence/load pairing (nothing
 // orders one slot against another location), so unlike mm_cid there is no
 // store-buffer check to run: sequentially consistent interleavings are the
 // whole concurrency story of a single slot.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Fold policy A0: mm/vmstat.c before v6.5 -- vmstat_shepherd() queues
-// vmstat_update on every dirty online CPU, isolated or not (spec 4, A0).
+// vmstat_update on every dirty online CPU, isolated or not (docs/vmstat.md, A0).
 
 #include <memory>
 

@@ -2,7 +2,7 @@
 // Fold policy A1: mainline since v6.5 (be5e015d107d "vmstat: skip periodic
 // vmstat update for isolated CPUs") -- A0 whose vmstat_shepherd() skips
 // cpu_is_isolated() CPUs; their residue stays until a threshold overflow,
-// stat_refresh or offline (spec 4, A1).
+// stat_refresh or offline (docs/vmstat.md, A1).
 
 #include <memory>
 

@@ -3,7 +3,7 @@
 // tick/nohz_full: Ensure quiet_vmstat() is called on exit to user-mode when
 // the idle tick is stopped", <20220924152227.819815-5-atomlin@redhat.com>,
 // with 2/5 vmstat_dirty, 3/5 the shepherd skipping tick-stopped CPUs and 5/5
-// quiet_vmstat on every tick-stop attempt).  Spec 4, B.
+// quiet_vmstat on every tick-stop attempt).  docs/vmstat.md, B.
 
 #include <memory>
 

@@ -4,7 +4,7 @@
 // v13 <20230105125218.031928326@redhat.com>, FLUSH_WORK_ON_RESUME_USER on).
 // The shepherd ignores nohz_full CPUs; such a CPU's first clean->dirty write
 // arms its own vmstat_update after P (not if pending or going offline),
-// return to user folds and cancels it, idle entry only folds.  Spec 4.
+// return to user folds and cancels it, idle entry only folds.  docs/vmstat.md, B.local.
 
 #include <memory>
 

@@ -12,7 +12,7 @@ namespace isolation::vmstat::internal {
 // vmstat_shepherd() queues vmstat_update on every online CPU that
 // need_update()s (A0: pre-6.5, every CPU); quiet_vmstat() folds only if the
 // CPU's work is pending and it need_update()s -- the kernel's gate, which on
-// a CPU the shepherd never queues work on never opens (spec 3.3).
+// a CPU the shepherd never queues work on never opens.
 class MainlineFold : public FoldPolicy {
  public:
   FoldPolicyTraits traits() const override {

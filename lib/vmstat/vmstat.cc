@@ -2,7 +2,7 @@
 // Per-CPU VM-statistics differentials and their deferred folding; see
 // include/isolation/vmstat/vmstat.h.  Written from the behaviour of mm/vmstat.c
 // (v6.15 text) and the seed/remote-fold series described in
-// shared/spec/vmstat.md; no kernel code is copied.
+// docs/vmstat.md; no kernel code is copied.
 
 #include "isolation/vmstat/vmstat.h"
 
@@ -331,7 +331,7 @@ bool Vmstat::RunCpuWork(int cpu, uint64_t generation) {
   return false;
 }
 
-// The owner's fold: vmstat_dirty is cleared *before* the slots (spec 3.4), so
+// The owner's fold: vmstat_dirty is cleared *before* the slots, so
 // a writer racing the fold (an interrupt in the kernel) sets it again.
 int Vmstat::FoldOwn(int cpu) {
   if (mark_dirty_) ClearDirty(cpu);

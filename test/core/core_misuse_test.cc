@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Misuse of the core API (issue #10, item 2): every call either returns an
+// Misuse of the core API: every call either returns an
 // error naming the bad value, returns the documented safe value, or -- on a
 // hot path -- fails its contract check with a message naming the value
 // (death tests, run where the checks are compiled in).  Nothing may crash,

@@ -93,7 +93,7 @@ TEST(SyntheticParser, IntelSiblingNumberingFromInterleavedIndexes) {
   EXPECT_EQ(reversed->smt_siblings(3).ToString(), "2-3");
 }
 
-// The strings of issue #10 that hwloc took minutes (or 870 MB) to refuse.
+// Strings that hwloc took minutes (or 870 MB) to refuse.
 TEST(SyntheticParser, OversizedMachinesRejectedBeforeAnythingIsBuilt) {
   struct Case {
     const char* description;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Issue #27, "every input bounded": every numeric flag of every isolab
+// Every input bounded: every numeric flag of every isolab
 // subcommand has a documented range (flag_parser.h: ISOLAB_FLAG_RANGE) that
 // the flag parser applies, and every subcommand states its cost before it
 // runs (subcommands.h: Subcommand::estimate; experiment.h: RunCost).

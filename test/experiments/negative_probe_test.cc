@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The directed probes behind isolab's negative controls (issue #27 item 5):
+// The directed probes behind isolab's negative controls:
 // on every machine where a probe finds a placement, the bug's hierarchy is
 // caught and mainline is clean; where none exists the probe says why.  The
 // oslat workload alone reported the four tmigr bug switches clean on the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// `isolab idle --quick`: the JSON keys of issue 5 and its expected outcomes.
+// `isolab idle --quick`: its JSON keys and expected outcomes (docs/idle_select.md).
 
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +28,7 @@ const nlohmann::json* FindRow(const nlohmann::json& rows, const std::string& wor
   return nullptr;
 }
 
-// Issue #14 item 3: the workload tables with the placement penalty off (the
+// The workload tables with the placement penalty off (the
 // tables) and on (the placement_penalty section of the default "both"), same
 // seeds.  Called on the quick run above (no run of its own: CI time).
 void CheckPlacementPenaltyTables(const nlohmann::json& j, const std::string& text) {
@@ -86,7 +86,7 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   auto report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, IdleExperimentOptions{}, progress);
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json& j = report->json;
-  // Keys exactly as the issue.
+  // The keys, exactly.
   ASSERT_TRUE(j.contains("select"));
   ASSERT_TRUE(j.contains("workloads"));
   ASSERT_TRUE(j.contains("invariant_violations"));
@@ -125,7 +125,7 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0);
   EXPECT_EQ(report->invariant_violations, 0);
 
-  // Expected from the issue: above ~85 % busy SIS_UTIL's budget is 0, so V0
+  // Expected: above ~85 % busy SIS_UTIL's budget is 0, so V0
   // probes nothing and finds idle CPUs only through target/prev (here: prev
   // is random, so about the idle share), while V1 still finds them with few
   // probes: the RFC's V1 ran under SIS_PROP, whose scan counter never fell
@@ -182,7 +182,7 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   EXPECT_EQ(sweep_cells.size(), 16u);
   EXPECT_GE(rr200_v0_mig, 0.0);
   EXPECT_GT(rr200_v1u_mig, 2 * rr200_v0_mig);
-  // Issue #14 item 2: the `stacking` table -- per registered selector and
+  // The `stacking` table -- per registered selector and
   // the broken-handshake control, at 50/75/90 % load, stackings and lost
   // wakeups: 0 lost for every correct variant, > 0 for the control.
   ASSERT_TRUE(j.contains("stacking"));

@@ -261,7 +261,7 @@ TEST(IdleSelectHarnessScenarios, S21_BatchWakeLatencyRecorded) {
   }
 }
 
-// S21 with the spec's parameters: M = 2 message tasks x T = 16 workers
+// S21 with these parameters: M = 2 message tasks x T = 16 workers
 // (T = CPUs), 100 us think time, 2 LLCs x 8 CPUs, and the tick-stop
 // gating rule of V1-tickstop as a harness parameter ("stop the tick only if
 // the predicted idle exceeds 2 ms", as in S13).  What wake->run latency the
@@ -407,7 +407,7 @@ TEST(IdleSelectHarnessScenarios, S22_LoadSweep) {
   }
 }
 
-// S14 + S16 with library code on the simulator (issue #14 item 2): the RR
+// S14 + S16 with library code on the simulator: the RR
 // analogue (kernel wake_affine, as S12) at 50 / 75 / 90 % of 16 CPUs for
 // 5 ms, with the select->enqueue window (SimOptions::wake_select_cost) and
 // the idle-entry window (idle_entry_cost) open.  Every registered selector

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Misuse of the idle_select API (issue #10, item 2): topology factories and
+// Misuse of the idle_select API: topology factories and
 // IdleState::Create validate (a hand-built IdleTopology too) and return an
 // error naming the value; the domain-level calls return absl::Status; the
 // per-CPU entry points, the predicates, the inspection accessors and
@@ -259,8 +259,8 @@ TEST(IdleSelectMisuse, SelectWithAffinityOfWrongSizeViolatesContract) {
 }
 
 // An empty affinity allows no CPU: every built-in answers "none" (cpu -1,
-// not idle, nothing claimed).  V0, V1, V3 and V5 returned CPU 0 as an idle
-// CPU found (issue #27); V4 already returned -1.
+// not idle, nothing claimed).  V0, V1, V3 and V5 once returned CPU 0 as an
+// idle CPU found; V4 already returned -1.
 TEST(IdleSelectMisuse, SelectWithEmptyAffinityFindsNoCpu) {
   for (const std::string& v : SelectorNames(/*include_negative_controls=*/true)) {
     SCOPED_TRACE(v);

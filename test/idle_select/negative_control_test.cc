@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The suites can fail: every negative control the library ships fails the
-// kit's conformance suite (issue #11, item 4).  Controls are found in the
+// kit's conformance suite.  Controls are found in the
 // registry by their flag, so a control added later is held to this too.
 
 #include <string>

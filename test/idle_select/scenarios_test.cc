@@ -526,7 +526,7 @@ TEST(IdleSelectScenarios, V4SmtPreferenceOption) {
   }
 }
 
-// Spec 2.1: a CPU running only SCHED_IDLE tasks counts as idle for the
+// A CPU running only SCHED_IDLE tasks counts as idle for the
 // scan; the 2026 rule (<20260203184939.2138022-1-christian.loehle@arm.com>)
 // stops that for SCHED_IDLE wakees (option).
 TEST(IdleSelectScenarios, SchedIdleCpuAndWakeeRule) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Host cross-check: threads of this test process read the real kernel's
-// mm_cid from their rseq area (dependencies.md §9) and the same invariants
+// mm_cid from their rseq area (struct rseq's mm_cid, Linux 6.3+) and the same invariants
 // are checked on the kernel and on our port for the same thread layouts.
 // Exact values are not compared (the kernel's policy changes by release).
 

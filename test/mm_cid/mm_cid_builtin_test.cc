@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// What the spec says about particular built-in variants beyond the generic
+// What docs/mm_cid.md says about particular built-in variants beyond the generic
 // properties the conformance kit checks, measured with the kit's own runs
 // (include/isolation/testing/mm_cid.h): S12's exact slot visits per pass of
 // each built-in scan scope, and S6's "alloc_v6_4 hands the low IDs to

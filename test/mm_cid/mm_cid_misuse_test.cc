@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Misuse of the mm_cid API (issue #10, item 2), for every design (lazy,
+// Misuse of the mm_cid API, for every design (lazy,
 // owner619, v63_mmlock): factories and non-hot entry points return an error
 // naming the bad value and change nothing; observers return the documented
 // "none" value; the hot entry points (ContextSwitch, Migrate, Tick,

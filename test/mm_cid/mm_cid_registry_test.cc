@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The mm_cid registries (include/isolation/mm_cid/registry.h) and variant
-// names (variant.h): every variant of before issue #11 is registered (none
+// names (variant.h): every variant of before the registries is registered (none
 // lost) with a description and its negative-control flag; the enumerations
 // the suites and benchmarks use; ParseVariant() round trips and errors that
 // name the bad token; the flat MmCidConfig of before maps onto the same

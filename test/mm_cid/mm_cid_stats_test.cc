@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The lazy design's scan statistics (lib/mm_cid/stat_shards.h, issue #12
-// goal 2): bumped without a locked RMW in per-thread shards, summed by
+// The lazy design's scan statistics (lib/mm_cid/stat_shards.h):
+// bumped without a locked RMW in per-thread shards, summed by
 // Stats().  Every call of every thread is counted once -- also with more
 // threads alive at once than there are shard indices (those use the
 // overflow counter) -- and a concurrent Stats() reader sees non-decreasing

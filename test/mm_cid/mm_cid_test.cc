@@ -40,7 +40,7 @@ MmCidVariant Owner619(bool direct = false) {
   return v;
 }
 
-// I12 mode rule with the spec's example: a union of 8 CPUs on a 128-CPU box
+// I12 mode rule, an example: a union of 8 CPUs on a 128-CPU box
 // goes per-CPU at 11 users (max_cids 10) and back to per-task below 6.
 TEST(MmCidOwner619, I12_ModeThresholds) {
   auto m = *MmCid::Create(128, Owner619());

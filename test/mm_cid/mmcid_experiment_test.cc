@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// `isolab mmcid --quick` and the expected outcomes (acceptance).
+// `isolab mmcid --quick` and its expected outcomes (docs/mm_cid.md).
 
 #include <iostream>
 #include <memory>

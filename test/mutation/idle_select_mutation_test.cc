@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Mutation test of the idle_select kit (issue #27, item 2): small, plausible
+// Mutation test of the idle_select kit: small, plausible
 // mutations of the built-in selectors, each a selector class of its own
 // written here through the public interfaces (a wrapper around a built-in
 // created from the registry, or a SisSelector with one step changed; no

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The mm_cid kit's strength by mutation (issue #27): small, plausible
+// The mm_cid kit's strength by mutation: small, plausible
 // mutations of the built-in strategies, each written here as a strategy
 // class of its own through the public interfaces (mm_cid/strategies.h: a
 // built-in wrapped from its registry entry, or the v6.13+ allocator copied

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Mutation test of the tmigr conformance kit (issue #27): small, plausible
+// Mutation test of the tmigr conformance kit: small, plausible
 // mutations of the built-in variants written through the public strategy
 // interfaces (tmigr/variants.h): participations derived from the merged
 // IsolationAwareParticipation, and hierarchies that decorate "mainline"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Mutation test of the vmstat conformance kit (issue #27): small, plausible
+// Mutation test of the vmstat conformance kit: small, plausible
 // mutations of the built-in fold policies, each a FoldPolicy of its own that
 // wraps a built-in (made from FoldPolicyRegistry()) and injects one bug,
 // registered through RegisterFoldPolicy as a negative control.  The kit's

@@ -86,7 +86,7 @@ TEST_P(Fixture, EventCountsAndAgreementWithTheKernel) {
   EXPECT_EQ(AgreementOf(m["tmigr"]), p.tmigr);
   EXPECT_EQ(AgreementOf(m["idle_select"]), p.idle);
   EXPECT_EQ(AgreementOf(m["vmstat"]), p.vmstat);
-  // The bound: the recorded kernel's mm_cid variant reproduces at
+  // The bound: the recorded kernel's mm_cid variant reproduces at
   // least 99 % of the kernel's rseq_update IDs.
   const Judged mm = AgreementOf(m["mm_cid"]);
   EXPECT_GE(static_cast<double>(mm.agreed), 0.99 * static_cast<double>(mm.judged)) << p.file;

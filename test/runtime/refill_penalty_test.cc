@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Simulator: the cache-refill penalty of placement (SimOptions::refill_penalty,
-// issue #14 item 3) -- its size per topology distance, nothing when off, and
+// Simulator: the cache-refill penalty of placement (SimOptions::refill_penalty)
+// -- its size per topology distance, nothing when off, and
 // traces unchanged while it is off.
 
 #include <memory>

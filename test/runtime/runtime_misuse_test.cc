@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Misuse of the runtime (Simulator, RealThreadDriver, NoiseMeter), issue #10
-// item 2: bad options and arguments are errors naming the value or the
+// Misuse of the runtime (Simulator, RealThreadDriver, NoiseMeter):
+// bad options and arguments are errors naming the value or the
 // documented safe value; virtual time saturates at kNanosMax ("never")
 // instead of wrapping; nothing crashes or hangs.
 

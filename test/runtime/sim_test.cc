@@ -168,7 +168,7 @@ TEST(SimulatorDeterminism, DifferentSeedGivesDifferentTrace) {
   EXPECT_FALSE(a.trace == b.trace);
 }
 
-// Concurrent wake-ups (issue #14): the windows are off unless asked for,
+// Concurrent wake-ups: the windows are off unless asked for,
 // and a run with them on is still fixed by its seed -- and differs from the
 // run without them (so the window is really in the trace).
 TEST(SimulatorConcurrentWakeups, WindowsOffByDefaultDeterministicWhenOn) {

@@ -2,8 +2,8 @@
 // Pinned simulator traces: for one fixed, seeded workload per mechanism
 // (mm_cid, tmigr, idle_select, vmstat, each through its Hooks adapter) and
 // for a bare mixed workload, the exact Simulator::TraceHash() and event count
-// recorded on main before the scheduler model was shared between the drivers
-// (issue #14 item 1).  A refactor of lib/runtime that keeps these values kept
+// recorded on main before the scheduler model was shared between the drivers.
+// A refactor of lib/runtime that keeps these values kept
 // every scheduling decision, tick-stop, fallback CPU and random draw of the
 // simulator -- the "same seed, same TraceHash, before and after" proof.
 //

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The conformance suites can fail (issue #11, item 4): every shipped negative
+// The conformance suites can fail: every shipped negative
 // control -- each hierarchy that re-creates a fixed bug, and the
 // participation without the cpuset term -- fails the kit's checks, each the
 // check of its spec scenario; a user's decorator that never handles remote

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// `isolab tmigr --quick`: the expected outcomes (JSON keys, v6.9 runs
+// `isolab tmigr --quick`: the expected outcomes (JSON keys, v6.9 runs
 // housekeeping timers on isolated CPUs 1 and 65 among others, isolation runs
 // none there, no lost timers, no invariant violations).
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Misuse of the timer-migration API (issue #10, item 2): TimerMigration,
+// Misuse of the timer-migration API: TimerMigration,
 // TimerSystem, TmigrHooks and the oslat workload.  Factories and setup
 // calls return an error naming the bad value (sizes bounded before
 // allocating); observers give the documented safe value; the per-CPU entry

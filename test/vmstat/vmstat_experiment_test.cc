@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// `isolab vmstat --quick` as a test: the issue's JSON keys and its expected
+// `isolab vmstat --quick` as a test: its JSON keys and its expected
 // outcomes (A0 interrupts isolated CPUs, A1/B/C do not; A1 leaves residue,
 // B does not; lost_updates 0), plus D when asked for.
 
@@ -69,7 +69,7 @@ TEST(VmstatExperiment, S7_S8_QuickRunMatchesIssueContract) {
   EXPECT_FALSE(report->text.empty());
 }
 
-// Issue #14 item 4: the host part runs on the host-sized model, says so, and
+// The host part runs on the host-sized model, says so, and
 // an oversubscribed model is refused unless allowed, then labelled.
 TEST(VmstatExperiment, HostPartRunsOnTheHostSizedModel) {
   Progress progress("vmstat");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Misuse of the vmstat API (issue #10, item 2), for every registered fold
+// Misuse of the vmstat API, for every registered fold
 // policy, negative control included: Create
 // bounds every size before allocating and names the bad value; readers,
 // folders, the deferred machinery and the per-CPU observers give 0 / false /
@@ -114,7 +114,7 @@ TEST_P(VmstatMisuse, ReadsOfUnknownInstancesAndItemsAreZero) {
       EXPECT_EQ(vm->Diff(0, kind, 0, item), 0) << item;
     }
   }
-  EXPECT_EQ(vm->Read(StatKind::kZone, 5, 0), 0);  // an unknown zone reads 0 (issue #10)
+  EXPECT_EQ(vm->Read(StatKind::kZone, 5, 0), 0);  // an unknown zone reads 0
   EXPECT_EQ(vm->DriftMark(-1), 0);
   EXPECT_EQ(vm->DriftMark(2), 0);
   EXPECT_EQ(vm->ReadGlobalSnapshot(StatKind::kZone, 0), 1000);

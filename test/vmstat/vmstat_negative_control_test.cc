@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Every negative control shipped with vmstat fails the conformance kit
-// (issue #11, item 4): the C-plain fold policy (C's remote fold over a plain
+// Every negative control shipped with vmstat fails the conformance kit:
+// the C-plain fold policy (C's remote fold over a plain
 // load/store writer) and the s32-plain slot under C's policy lose or
 // double-count updates when a remote fold lands between the writer's load
 // and its store (spec I7) -- deterministically under the kit's forced

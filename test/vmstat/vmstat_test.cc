@@ -285,7 +285,7 @@ TEST_P(BuiltInPolicy, S11_QuietGateRace) {
   }
 }
 
-// B.local (spec §4, I8, I9, I10): a nohz_full CPU arms its own work on the
+// B.local (docs/vmstat.md; I8, I9, I10): a nohz_full CPU arms its own work on the
 // first clean->dirty transition only (not while pending, not once offline);
 // return to user folds and cancels it; idle entry (quiet_vmstat) only folds;
 // the shepherd never queues on it.  Fails if every write armed, if the arm
@@ -584,7 +584,7 @@ TEST(VmstatConfig, RejectsBadInput) {
 
 
 // ---------------------------------------------------------------------------
-// The registries (issue #11): both axes listed with descriptions and the
+// The registries: both axes listed with descriptions and the
 // negative-control flag; parse, register from outside, pair validation.
 // ---------------------------------------------------------------------------
 

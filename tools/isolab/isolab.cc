@@ -273,7 +273,7 @@ int Reproduce(const std::vector<Subcommand>& experiments, const CommonOptions& o
                              {"measured", r.measured}});
     }
   }
-  out["missing"] = nlohmann::json::array();  // every experiment the issues call for is built
+  out["missing"] = nlohmann::json::array();  // every experiment isolab lists is built
   out["failed"] = failed;
   out["invariant_violations"] = violations;
   out["quick"] = options.quick;

@@ -111,7 +111,8 @@ inline const PopcountKernels& Popcount() { return *active_popcount.load(std::mem
 // The popcnt kernels, exposed so that Weight() of a short mask can see they
 // were chosen and count inline, as the kernel's hweight64() does once
 // ALTERNATIVE patched popcnt in: for 1-4 words the indirect call costs more
-// than the count (issue #12 goal 2: the compaction scan's cidmask weight).
+// than the count (the compaction scan's cidmask weight, docs/performance.md
+// goal 2).
 extern const PopcountKernels popcnt_kernels;
 inline constexpr size_t kInlineWeightMaxWords = 4;
 // The instruction itself (__builtin_popcountll is a libgcc call without

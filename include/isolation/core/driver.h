@@ -215,7 +215,7 @@ class Hooks {
   // is about to become visible on `cpu`'s run queue.  Follows the task's
   // SelectTaskCpu at once, or, on the simulator with
   // SimOptions::wake_select_cost, after the select->enqueue window in which
-  // other wakeups may select (issue #14).  Not for forks or migrations.
+  // other wakeups may select.  Not for forks or migrations.
   virtual void OnWakeEnqueue(TaskId task, int cpu, Nanos now) { (void)task; (void)cpu; (void)now; }
   // The go-idle half of the wakeup handshake: `cpu` published itself idle
   // (OnIdleEnter) and is about to sleep; true = re-check the run queue first

@@ -100,7 +100,7 @@ struct HarnessCounters {
   // Every queued-task move the driver reported (OnMigrate): wakeup
   // migrations plus load-balancer pulls (simulator newidle_balance).
   int64_t migrate_events = 0;
-  // Concurrent wake-ups (issue #14; SimOptions::wake_select_cost and
+  // Concurrent wake-ups (SimOptions::wake_select_cost and
   // idle_entry_cost open the windows, so both stay 0 without them):
   // stackings = placements on a CPU with no task (Driver::IsIdle) that
   // another wakeup already chose and has not enqueued yet (two wakers
@@ -113,7 +113,7 @@ struct HarnessCounters {
 
 inline constexpr int kMaxHarnessTasks = 1 << 20;
 
-// The concurrent-wakeup windows (issue #14) of the kit's
+// The concurrent-wakeup windows of the kit's
 // Sim_ConcurrentWakeups_NoLostWakeup and of `isolab idle`'s stacking table:
 // SimOptions::wake_select_cost (select -> enqueue, plus a jitter of up to as
 // much again) and SimOptions::idle_entry_cost (run-queue check -> sleep).

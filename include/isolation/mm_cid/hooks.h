@@ -25,7 +25,7 @@
 //
 // Cost model: the driver's kernel-time service (driver.h) times each scan:
 // the simulator charges visits x visit_cost_ns ("modelled", default 130 ns
-// per slot visit, the spec's calibration); the real driver measures it with
+// per slot visit, calibrated at 30-35 us per 256 visits); the real driver measures it with
 // CLOCK_MONOTONIC (host, indicative).  The
 // adapter records, per CPU, scan executions and the longest scan, from which
 // `IsolatedMaxStallNs()` is the longest compaction stall on an isolated CPU.
@@ -41,7 +41,7 @@
 // (Driver::hooks_run_concurrently() false: the simulator) CheckAlways()
 // after every event; where they run concurrently (real threads), where
 // CheckAlways() would read other CPUs' in-flight state, I1 at every switch
-// hook (spec §5): each CPU publishes the (mm, ID) its running task holds
+// hook: each CPU publishes the (mm, ID) its running task holds
 // after the mechanism switched it in and withdraws it before the mechanism
 // switches it out (or a tick may re-take it), and a CPU that publishes a
 // pair another CPU still shows counts a violation -- with sequentially

@@ -89,8 +89,8 @@ using TickPolicyFactory = absl::AnyInvocable<std::unique_ptr<TickPolicy>() const
 // Granularities may be parameterised: an entry whose name ends in "_N" is a
 // family -- "batch_N" makes "batch_8" with n = 8 (n outside [1, kMaxCpus] is
 // the factory's InvalidArgument); an entry named otherwise gets n = 0.
-// `enumerate_n` is the parameter the enumerations below use (the spec's
-// default batch_8).
+// `enumerate_n` is the parameter the enumerations below use (the
+// default, batch_8).
 struct GranularityFactory {
   absl::AnyInvocable<absl::StatusOr<std::unique_ptr<GranularityStrategy>>(int n) const> create;
   int enumerate_n = 0;

@@ -16,7 +16,8 @@
 //   auto w = ParseVariant("lazy+alloc_v6_13+batch_8+work_rcu");   // axes in any order, defaults elsewhere
 //
 // Kernel counterpart: none (the kernel picks its variant at build time);
-// the names are the spec's identifiers (shared/spec/mm_cid.md §4).
+// the names are the identifiers of docs/mm_cid.md ("Variants and their spec
+// identifiers").
 //
 // Thread-safety contract: plain values.  Name() and ParseVariant() read the
 // registries (registry.h), which are thread-safe.

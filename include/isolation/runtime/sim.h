@@ -81,7 +81,7 @@ const char* CacheDistanceName(CacheDistance d);
 // core).  REQUIRES: both CPUs in range.
 CacheDistance CacheDistanceBetween(const Topology& topology, int from, int to);
 
-// The modelled cost of placement (issue #14 item 3): a task whose user work
+// The modelled cost of placement: a task whose user work
 // starts on a CPU other than the one it last ran user work on first refills
 // its working set into that CPU's caches, which the simulator charges as
 // extra user run time (the Step::Run lasts longer), sized by CacheDistance.
@@ -144,7 +144,7 @@ struct SimOptions {
   bool newidle_balance = false;
   Nanos newidle_cost = 10 * kNsPerUs;
   Nanos newidle_migration_cost = 500 * kNsPerUs;
-  // Concurrent wake-ups (issue #14).  Both 0 by default: a wakeup's select
+  // Concurrent wake-ups.  Both 0 by default: a wakeup's select
   // and enqueue then happen at its time and the go-idle path is one step, so
   // every trace is what it was before these options existed.
   // wake_select_cost > 0: a wakeup's enqueue (Hooks::OnWakeEnqueue, then the

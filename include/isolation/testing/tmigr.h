@@ -15,13 +15,15 @@
 //   ISOLATION_TMIGR_CONFORMANCE(PinOdd, "pin-odd");
 //
 // The suites (one TEST_P per check below; the name says the spec label):
-//   TmigrScenarios  direct API: S1-S11, S14-S16, §3.8, I12, on a recording
+//   TmigrScenarios  direct API: S1-S11, S14-S16, I12, the remote-expiry hand-over (its
+//                   report is named "§3.8"), on a recording
 //                   timer backend with fixed CPUs and expiries;
 //   TmigrRaces      forced interleavings (core/interleave.h): S12, S13, S28,
 //                   S17 over every schedule at the granularity of the
 //                   interleave points; I2 (two servicers of one event) over
 //                   the four schedules that park no actor holding a lock;
-//                   the migrator re-check of §3.8;
+//                   the migrator re-check of tmigr_handle_remote_up()
+//                   (report "§3.8 goto again");
 //   TmigrIsolation  S18-S23 and the cpuset term of the isolation predicate;
 //                   what a variant must do is decided by the properties its
 //                   Participation declares (excludes_isolated_cpus,

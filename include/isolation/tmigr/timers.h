@@ -11,8 +11,9 @@
 // CPU ran it, when, how late, how many times (must be once).
 //
 // Kernel counterpart: kernel/time/timer.c as of v6.9+: timer_base is_idle,
-// fetch_next_timer_interrupt() / timer_use_tmigr() (the contract of spec
-// §3.0), timer_clear_idle(), run_timer_softirq(), timer_expire_remote(),
+// fetch_next_timer_interrupt() / timer_use_tmigr() (the contract between
+// the timer bases and the hierarchy), timer_clear_idle(),
+// run_timer_softirq(), timer_expire_remote(),
 // fetch_next_timer_interrupt_remote(), timers_dead_cpu(); and the
 // tick-sched callers (tick_nohz_stop_tick, tick_nohz_irq_exit).
 //

@@ -52,11 +52,17 @@ Selection SisSelector::Select(WakeTask& task, const WakeContext& ctx) {
   IdleState& st = state();
   Selection sel;
   const CpuMask* aff = task.affinity;
-  // No online CPU allowed: nothing to return (I6), rather than a CPU outside
-  // the affinity reported as idle.
-  if (aff != nullptr && !aff->Intersects(st.topology().online)) return sel;
   const int prev = task.prev_cpu;
   int target = ctx.target >= 0 ? ctx.target : prev;
+  // No online CPU allowed: nothing to return (I6), rather than a CPU outside
+  // the affinity reported as idle.  The whole-mask test only when neither
+  // target nor prev is an allowed online CPU (the kernel never sees an empty
+  // affinity, so its fast path pays nothing for this).
+  if (aff != nullptr) {
+    const CpuMask& online = st.topology().online;
+    const auto allowed_online = [&](int cpu) { return aff->TestInRange(cpu) && online.TestInRange(cpu); };
+    if (!allowed_online(target) && !allowed_online(prev) && !aff->Intersects(online)) return sel;
+  }
   if (!AllowedIn(aff, target)) target = AllowedIn(aff, prev) ? prev : FirstAllowed(st, aff);
   const IdleTopology& topo = st.topology();
 

@@ -176,7 +176,7 @@ class IdleExperiment {
                                        Progress& progress) {
     const bool quick = options.quick;
     // --- options (validated as given, then --quick shortens them) --------------
-    // Every registered selector is accepted; a built-in keeps its issue name.
+    // Every registered selector is accepted; each row shows its entry's label.
     std::vector<Sel> variants;
     for (const std::string& name : opts.variants) {
       ISOLATION_ASSIGN_OR_RETURN(std::string registered, ResolveSelector("--idle_variants", name));

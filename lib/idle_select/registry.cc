@@ -20,13 +20,10 @@ VariantRegistry<SelectorFactory>& SelectorRegistry() {
   // initialisation order problem.
   static VariantRegistry<SelectorFactory>* registry = [] {
     auto* r = new VariantRegistry<SelectorFactory>("idle_select selector");
-    // Registration order = the order of every list (suites, benchmarks,
-    // isolab).  Names are valid and distinct: Register cannot fail here.
-    for (SelectorEntry (*entry)() : {&V0Entry, &V1Entry, &V1EagerEntry, &V1TickStopEntry, &V1UnboundedEntry,
-                                     &V2Entry, &V3Entry, &V4GlobalEntry, &V4NodeEntry, &V5Entry, &V1TrustingEntry,
-                                     &V0NoRecheckEntry}) {
-      (void)r->Register(AsBuiltin(entry()));
-    }
+    // Names are valid and distinct: registering them cannot fail.
+#define ISOLATION_IDLE_SELECT_ADDRESS_(entry) &entry,
+    (void)RegisterBuiltins(*r, {ISOLATION_IDLE_SELECT_BUILTINS(ISOLATION_IDLE_SELECT_ADDRESS_)});
+#undef ISOLATION_IDLE_SELECT_ADDRESS_
     return r;
   }();
   return *registry;

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// builtins.h (mm_cid module, not installed): the registry entry of each
-// built-in design and strategy, each defined in its own file next to its
-// code (description and negative-control flag included).  registry.cc
-// registers them, in this order, at each registry's first use; referencing
-// them from there is also what links every built-in out of a static
-// library.
+// builtins.h (mm_cid module, not installed): the lists of the built-in
+// designs and strategies, each entry defined in its own file next to its
+// code.  registry.cc registers them, in this order, at each registry's first
+// use; referencing them from there is also what links every built-in out of
+// a static library.
 
 #ifndef ISOLATION_LIB_MM_CID_BUILTINS_H_
 #define ISOLATION_LIB_MM_CID_BUILTINS_H_
@@ -13,31 +12,62 @@
 
 namespace isolation::mm_cid::internal {
 
-// Designs.
-DesignEntry LazyDesignEntry();                 // lazy.cc
-DesignEntry Owner619DesignEntry();             // owner619.cc
-DesignEntry V63MmLockDesignEntry();            // v63_mmlock.cc
-DesignEntry LazyNoDekkerFencesDesignEntry();   // lazy_no_dekker_fences.cc (negative control)
-DesignEntry Owner619DirectDesignEntry();       // owner619_direct.cc (negative control)
-DesignEntry Owner619Walk619DesignEntry();      // owner619_walk619.cc (negative control)
-DesignEntry Owner619SplitModeDesignEntry();    // owner619_split_mode.cc (negative control)
+// The built-ins of each registry in registration order (the order of every
+// list), one line each: X(<entry function>), defined in the variant's file
+// (description, negative-control flag, label, aliases, default row).  A new
+// built-in is its file plus one line here.
+#define ISOLATION_MM_CID_DESIGNS(X) \
+  X(LazyDesignEntry)               /* lazy.cc */ \
+  X(Owner619DesignEntry)           /* owner619.cc */ \
+  X(V63MmLockDesignEntry)          /* v63_mmlock.cc */ \
+  X(LazyNoDekkerFencesDesignEntry) /* lazy_no_dekker_fences.cc, negative control */ \
+  X(Owner619DirectDesignEntry)     /* owner619_direct.cc, negative control */ \
+  X(Owner619Walk619DesignEntry)    /* owner619_walk619.cc, negative control */ \
+  X(Owner619SplitModeDesignEntry)  /* owner619_split_mode.cc, negative control */
 
-// The lazy design's axes (strategies.h).
-AllocatorEntry AllocV6_4Entry();     // alloc_v6_4.cc
-AllocatorEntry AllocV6_13Entry();    // alloc_v6_13.cc
-AllocatorEntry AllocV6_14Entry();    // alloc_v6_14.cc
-ScopeEntry ScanPossibleEntry();      // scan_possible.cc
-ScopeEntry ScanAllowedEntry();       // scan_allowed.cc
-ScopeEntry ScanCidmaskEntry();       // scan_cidmask.cc (negative control)
-GranularityEntry BatchFullEntry();   // batch_full.cc
-GranularityEntry BatchNEntry();      // batch_n.cc
-PlacementEntry WorkTaskWorkEntry();  // work_taskwork.cc
-PlacementEntry WorkDelayedEntry();   // work_delayed.cc
-PlacementEntry WorkUnboundEntry();   // work_unbound.cc
-PlacementEntry WorkRcuEntry();       // work_rcu.cc
-PlacementEntry WorkResumeEntry();    // work_resume.cc
-TickPolicyEntry NoTickKickEntry();   // no_tick_kick.cc
-TickPolicyEntry TickKickEntry();     // tick_kick.cc
+#define ISOLATION_MM_CID_ALLOCATORS(X) \
+  X(AllocV6_4Entry)  /* alloc_v6_4.cc */ \
+  X(AllocV6_13Entry) /* alloc_v6_13.cc */ \
+  X(AllocV6_14Entry) /* alloc_v6_14.cc */
+
+#define ISOLATION_MM_CID_SCOPES(X) \
+  X(ScanPossibleEntry) /* scan_possible.cc */ \
+  X(ScanAllowedEntry)  /* scan_allowed.cc */ \
+  X(ScanCidmaskEntry)  /* scan_cidmask.cc, negative control */
+
+#define ISOLATION_MM_CID_GRANULARITIES(X) \
+  X(BatchFullEntry) /* batch_full.cc */ \
+  X(BatchNEntry)    /* batch_n.cc */
+
+#define ISOLATION_MM_CID_PLACEMENTS(X) \
+  X(WorkTaskWorkEntry) /* work_taskwork.cc */ \
+  X(WorkDelayedEntry)  /* work_delayed.cc */ \
+  X(WorkUnboundEntry)  /* work_unbound.cc */ \
+  X(WorkRcuEntry)      /* work_rcu.cc */ \
+  X(WorkResumeEntry)   /* work_resume.cc */
+
+#define ISOLATION_MM_CID_TICK_POLICIES(X) \
+  X(NoTickKickEntry) /* no_tick_kick.cc */ \
+  X(TickKickEntry)   /* tick_kick.cc */
+
+#define ISOLATION_MM_CID_DECLARE_(entry) DesignEntry entry();
+ISOLATION_MM_CID_DESIGNS(ISOLATION_MM_CID_DECLARE_)
+#undef ISOLATION_MM_CID_DECLARE_
+#define ISOLATION_MM_CID_DECLARE_(entry) AllocatorEntry entry();
+ISOLATION_MM_CID_ALLOCATORS(ISOLATION_MM_CID_DECLARE_)
+#undef ISOLATION_MM_CID_DECLARE_
+#define ISOLATION_MM_CID_DECLARE_(entry) ScopeEntry entry();
+ISOLATION_MM_CID_SCOPES(ISOLATION_MM_CID_DECLARE_)
+#undef ISOLATION_MM_CID_DECLARE_
+#define ISOLATION_MM_CID_DECLARE_(entry) GranularityEntry entry();
+ISOLATION_MM_CID_GRANULARITIES(ISOLATION_MM_CID_DECLARE_)
+#undef ISOLATION_MM_CID_DECLARE_
+#define ISOLATION_MM_CID_DECLARE_(entry) PlacementEntry entry();
+ISOLATION_MM_CID_PLACEMENTS(ISOLATION_MM_CID_DECLARE_)
+#undef ISOLATION_MM_CID_DECLARE_
+#define ISOLATION_MM_CID_DECLARE_(entry) TickPolicyEntry entry();
+ISOLATION_MM_CID_TICK_POLICIES(ISOLATION_MM_CID_DECLARE_)
+#undef ISOLATION_MM_CID_DECLARE_
 
 }  // namespace isolation::mm_cid::internal
 

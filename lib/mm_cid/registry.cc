@@ -6,6 +6,7 @@
 #include "isolation/mm_cid/registry.h"
 
 #include <cctype>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,13 +22,17 @@ namespace {
 
 // Each registry lives for the process (never destroyed: no destruction-order
 // hazard with other statics that may still enumerate).
-template <typename Factory, typename... Makers>
-VariantRegistry<Factory>* NewRegistry(const char* axis, Makers... builtins) {
+template <typename Factory>
+VariantRegistry<Factory>* NewRegistry(const char* axis,
+                                      std::initializer_list<VariantEntry<Factory> (*)()> builtins) {
   auto* registry = new VariantRegistry<Factory>(axis);
   // Built-in names are constant and valid: registering them cannot fail.
-  (registry->Register(AsBuiltin(builtins())).IgnoreError(), ...);
+  RegisterBuiltins(*registry, builtins).IgnoreError();
   return registry;
 }
+
+// builtins.h's lists as initializer lists of entry functions.
+#define ISOLATION_MM_CID_ADDRESS_(entry) &internal::entry,
 
 // "batch_8" -> the family "batch_N" with n = 8.
 struct FamilyName {
@@ -98,38 +103,30 @@ std::string EnumeratedName(const GranularityEntry& e) { return FamilyMember(e.na
 }  // namespace
 
 VariantRegistry<DesignFactory>& DesignRegistry() {
-  static auto* registry = NewRegistry<DesignFactory>(
-      "mm_cid design", &internal::LazyDesignEntry, &internal::Owner619DesignEntry, &internal::V63MmLockDesignEntry,
-      &internal::LazyNoDekkerFencesDesignEntry, &internal::Owner619DirectDesignEntry,
-      &internal::Owner619Walk619DesignEntry, &internal::Owner619SplitModeDesignEntry);
+  static auto* registry = NewRegistry<DesignFactory>("mm_cid design", {ISOLATION_MM_CID_DESIGNS(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 VariantRegistry<AllocatorFactory>& AllocatorRegistry() {
-  static auto* registry = NewRegistry<AllocatorFactory>("mm_cid allocator", &internal::AllocV6_4Entry,
-                                                        &internal::AllocV6_13Entry, &internal::AllocV6_14Entry);
+  static auto* registry = NewRegistry<AllocatorFactory>("mm_cid allocator", {ISOLATION_MM_CID_ALLOCATORS(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 VariantRegistry<ScopeFactory>& ScopeRegistry() {
-  static auto* registry = NewRegistry<ScopeFactory>("mm_cid scan scope", &internal::ScanPossibleEntry,
-                                                    &internal::ScanAllowedEntry, &internal::ScanCidmaskEntry);
+  static auto* registry = NewRegistry<ScopeFactory>("mm_cid scan scope", {ISOLATION_MM_CID_SCOPES(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 VariantRegistry<GranularityFactory>& GranularityRegistry() {
-  static auto* registry = NewRegistry<GranularityFactory>("mm_cid scan granularity", &internal::BatchFullEntry,
-                                                          &internal::BatchNEntry);
+  static auto* registry = NewRegistry<GranularityFactory>("mm_cid scan granularity", {ISOLATION_MM_CID_GRANULARITIES(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 VariantRegistry<PlacementFactory>& PlacementRegistry() {
-  static auto* registry = NewRegistry<PlacementFactory>(
-      "mm_cid placement", &internal::WorkTaskWorkEntry, &internal::WorkDelayedEntry, &internal::WorkUnboundEntry,
-      &internal::WorkRcuEntry, &internal::WorkResumeEntry);
+  static auto* registry = NewRegistry<PlacementFactory>("mm_cid placement", {ISOLATION_MM_CID_PLACEMENTS(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 VariantRegistry<TickPolicyFactory>& TickPolicyRegistry() {
-  static auto* registry =
-      NewRegistry<TickPolicyFactory>("mm_cid tick policy", &internal::NoTickKickEntry, &internal::TickKickEntry);
+  static auto* registry = NewRegistry<TickPolicyFactory>("mm_cid tick policy", {ISOLATION_MM_CID_TICK_POLICIES(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
+#undef ISOLATION_MM_CID_ADDRESS_
 
 absl::Status RegisterDesign(DesignEntry entry) { return DesignRegistry().Register(std::move(entry)); }
 absl::Status RegisterAllocator(AllocatorEntry entry) { return AllocatorRegistry().Register(std::move(entry)); }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Internal to lib/tmigr: the factories of the built-in variants, one per
-// file, registered by the registries of variants.cc on first use (no static
+// Internal to lib/tmigr: the lists of the built-in variants, one per file,
+// registered by the registries of variants.cc on first use (no static
 // initialisation order to rely on, nothing for the linker to drop).
 
 #ifndef ISOLATION_LIB_TMIGR_BUILTINS_H_
@@ -13,36 +13,32 @@
 
 namespace isolation::tmigr {
 
-// participation_*.cc
-std::unique_ptr<Participation> MakeV69Participation();
-std::unique_ptr<Participation> MakeIsolationParticipation();
-std::unique_ptr<Participation> MakeIsolationV15Participation();
-std::unique_ptr<Participation> MakeIsolationNoCpusetTermParticipation();
+// The built-in variants of each registry in registration order, one line
+// each: X(<entry function>), defined in the variant's file (description,
+// negative-control flag, default row).  A new built-in is its file plus one
+// line here.
+#define ISOLATION_TMIGR_PARTICIPATIONS(X) \
+  X(V69ParticipationEntry)                   /* participation_v69.cc */ \
+  X(IsolationParticipationEntry)             /* participation_isolation.cc */ \
+  X(IsolationV15ParticipationEntry)          /* participation_isolation_v15.cc */ \
+  X(IsolationNoCpusetTermParticipationEntry) /* participation_isolation_no_cpuset_term.cc, negative control */
 
-// hierarchy_mainline.cc, control_*.cc
-std::unique_ptr<TimerMigration> MakeMainlineHierarchy(HierarchyArgs args);
-std::unique_ptr<TimerMigration> MakeGhostTimerHierarchy(HierarchyArgs args);
-std::unique_ptr<TimerMigration> MakeNoCpuRefreshHierarchy(HierarchyArgs args);
-std::unique_ptr<TimerMigration> MakeEarlyReturnHierarchy(HierarchyArgs args);
-std::unique_ptr<TimerMigration> MakeQuickCheckTopOnlyHierarchy(HierarchyArgs args);
-std::unique_ptr<TimerMigration> MakeNoSeqIncrementHierarchy(HierarchyArgs args);
-std::unique_ptr<TimerMigration> MakeLocklessUpdateReadsHierarchy(HierarchyArgs args);
-std::unique_ptr<TimerMigration> MakeKernelR4Hierarchy(HierarchyArgs args);
+#define ISOLATION_TMIGR_HIERARCHIES(X) \
+  X(MainlineHierarchyEntry)            /* hierarchy_mainline.cc */ \
+  X(GhostTimerHierarchyEntry)          /* control_ghost_timer.cc, negative control */ \
+  X(NoCpuRefreshHierarchyEntry)        /* control_no_cpu_refresh.cc, negative control */ \
+  X(EarlyReturnHierarchyEntry)         /* control_early_return.cc, negative control */ \
+  X(QuickCheckTopOnlyHierarchyEntry)   /* control_quick_check_top_only.cc, negative control */ \
+  X(NoSeqIncrementHierarchyEntry)      /* control_no_seq_increment.cc, negative control */ \
+  X(LocklessUpdateReadsHierarchyEntry) /* control_lockless_update_reads.cc, negative control */ \
+  X(KernelR4HierarchyEntry)            /* control_kernel_r4.cc, negative control */
 
-// The registry entries, one per built-in, each defined in its variant's
-// file; variants.cc registers them in this order.
-ParticipationEntry V69ParticipationEntry();  // participation_v69.cc
-ParticipationEntry IsolationParticipationEntry();  // participation_isolation.cc
-ParticipationEntry IsolationV15ParticipationEntry();  // participation_isolation_v15.cc
-ParticipationEntry IsolationNoCpusetTermParticipationEntry();  // participation_isolation_no_cpuset_term.cc
-HierarchyEntry MainlineHierarchyEntry();  // hierarchy_mainline.cc
-HierarchyEntry GhostTimerHierarchyEntry();  // control_ghost_timer.cc
-HierarchyEntry NoCpuRefreshHierarchyEntry();  // control_no_cpu_refresh.cc
-HierarchyEntry EarlyReturnHierarchyEntry();  // control_early_return.cc
-HierarchyEntry QuickCheckTopOnlyHierarchyEntry();  // control_quick_check_top_only.cc
-HierarchyEntry NoSeqIncrementHierarchyEntry();  // control_no_seq_increment.cc
-HierarchyEntry LocklessUpdateReadsHierarchyEntry();  // control_lockless_update_reads.cc
-HierarchyEntry KernelR4HierarchyEntry();  // control_kernel_r4.cc
+#define ISOLATION_TMIGR_DECLARE_PARTICIPATION_(entry) ParticipationEntry entry();
+#define ISOLATION_TMIGR_DECLARE_HIERARCHY_(entry) HierarchyEntry entry();
+ISOLATION_TMIGR_PARTICIPATIONS(ISOLATION_TMIGR_DECLARE_PARTICIPATION_)
+ISOLATION_TMIGR_HIERARCHIES(ISOLATION_TMIGR_DECLARE_HIERARCHY_)
+#undef ISOLATION_TMIGR_DECLARE_PARTICIPATION_
+#undef ISOLATION_TMIGR_DECLARE_HIERARCHY_
 
 }  // namespace isolation::tmigr
 

@@ -12,11 +12,10 @@
 namespace isolation::tmigr {
 namespace {
 
-template <typename Factory>
-void MustRegister(VariantRegistry<Factory>& registry, VariantEntry<Factory> entry) {
-  // Built-in names are fixed and distinct: a failure is a bug in this file.
-  const absl::Status s = registry.Register(std::move(entry));
+void MustRegister(const absl::Status& s) {
+  // Built-in names are fixed and distinct: a failure is a bug of builtins.h.
   ISOLATION_CONTRACT(s.ok(), "tmigr built-in variant: %s", std::string(s.message()).c_str());
+  (void)s;
 }
 
 }  // namespace
@@ -24,10 +23,9 @@ void MustRegister(VariantRegistry<Factory>& registry, VariantEntry<Factory> entr
 VariantRegistry<ParticipationFactory>& ParticipationRegistry() {
   static VariantRegistry<ParticipationFactory>* const registry = [] {
     auto* r = new VariantRegistry<ParticipationFactory>("tmigr participation");
-    MustRegister(*r, AsBuiltin(V69ParticipationEntry()));
-    MustRegister(*r, AsBuiltin(IsolationParticipationEntry()));
-    MustRegister(*r, AsBuiltin(IsolationV15ParticipationEntry()));
-    MustRegister(*r, AsBuiltin(IsolationNoCpusetTermParticipationEntry()));
+#define ISOLATION_TMIGR_ADDRESS_(entry) &entry,
+    MustRegister(RegisterBuiltins(*r, {ISOLATION_TMIGR_PARTICIPATIONS(ISOLATION_TMIGR_ADDRESS_)}));
+#undef ISOLATION_TMIGR_ADDRESS_
     return r;
   }();
   return *registry;
@@ -40,14 +38,9 @@ absl::Status RegisterParticipation(ParticipationEntry entry) {
 VariantRegistry<HierarchyFactory>& HierarchyRegistry() {
   static VariantRegistry<HierarchyFactory>* const registry = [] {
     auto* r = new VariantRegistry<HierarchyFactory>("tmigr hierarchy");
-    MustRegister(*r, AsBuiltin(MainlineHierarchyEntry()));
-    MustRegister(*r, AsBuiltin(GhostTimerHierarchyEntry()));
-    MustRegister(*r, AsBuiltin(NoCpuRefreshHierarchyEntry()));
-    MustRegister(*r, AsBuiltin(EarlyReturnHierarchyEntry()));
-    MustRegister(*r, AsBuiltin(QuickCheckTopOnlyHierarchyEntry()));
-    MustRegister(*r, AsBuiltin(NoSeqIncrementHierarchyEntry()));
-    MustRegister(*r, AsBuiltin(LocklessUpdateReadsHierarchyEntry()));
-    MustRegister(*r, AsBuiltin(KernelR4HierarchyEntry()));
+#define ISOLATION_TMIGR_ADDRESS_(entry) &entry,
+    MustRegister(RegisterBuiltins(*r, {ISOLATION_TMIGR_HIERARCHIES(ISOLATION_TMIGR_ADDRESS_)}));
+#undef ISOLATION_TMIGR_ADDRESS_
     return r;
   }();
   return *registry;

@@ -14,18 +14,33 @@ namespace isolation::vmstat::internal {
 
 using SlotEntry = VariantEntry<SlotFactory>;
 
-SlotEntry S8OwnerSlot();
-SlotEntry S32AtomicSlot();
-SlotEntry S64WatermarkSlot();
-SlotEntry S32XaddSlot();
-SlotEntry S32ScaledSlot();
-SlotEntry S32PlainSlot();  // negative control
+// The built-ins of each axis in registration order, one line each:
+// X(<entry function>), defined in the variant's file.  A new built-in is its
+// file plus one line here.
+#define ISOLATION_VMSTAT_SLOTS(X)                \
+  X(S8OwnerSlot)      /* slot_s8_owner.cc */     \
+  X(S32AtomicSlot)    /* slot_s32_atomic.cc */   \
+  X(S64WatermarkSlot) /* slot_s64_watermark.cc */ \
+  X(S32XaddSlot)      /* slot_s32_xadd.cc */     \
+  X(S32ScaledSlot)    /* slot_s32_scaled.cc */   \
+  X(S32PlainSlot)     /* slot_s32_plain.cc, negative control */
 
-FoldPolicyEntry A0Policy();
-FoldPolicyEntry A1Policy();
-FoldPolicyEntry BPolicy();
-FoldPolicyEntry BLocalPolicy();
-// C, D, C.xadd, C.addo and the C-plain negative control: one policy over five slots.
+#define ISOLATION_VMSTAT_FOLD_POLICIES(X) \
+  X(A0Policy)     /* fold_a0.cc */        \
+  X(A1Policy)     /* fold_a1.cc */        \
+  X(BPolicy)      /* fold_b.cc */         \
+  X(BLocalPolicy) /* fold_b_local.cc */
+
+#define ISOLATION_VMSTAT_DECLARE_SLOT_(entry) SlotEntry entry();
+#define ISOLATION_VMSTAT_DECLARE_POLICY_(entry) FoldPolicyEntry entry();
+ISOLATION_VMSTAT_SLOTS(ISOLATION_VMSTAT_DECLARE_SLOT_)
+ISOLATION_VMSTAT_FOLD_POLICIES(ISOLATION_VMSTAT_DECLARE_POLICY_)
+#undef ISOLATION_VMSTAT_DECLARE_SLOT_
+#undef ISOLATION_VMSTAT_DECLARE_POLICY_
+
+// Registered after the list above: C, D, C.xadd, C.addo and the C-plain
+// negative control, one policy over five slots (fold_remote.cc; a new member
+// of the family is one line there).
 std::vector<FoldPolicyEntry> RemotePolicies();
 
 }  // namespace isolation::vmstat::internal

@@ -22,6 +22,9 @@
 #include "vmstat/builtin.h"
 
 namespace isolation::vmstat {
+
+// The built-in lists of builtin.h as initializer lists of entry functions.
+#define ISOLATION_VMSTAT_ADDRESS_(entry) &internal::entry,
 namespace {
 
 // A built-in that does not register is a bug of this file, not input
@@ -36,12 +39,7 @@ VariantRegistry<SlotFactory>& MutableSlotRegistry() {
   // Never destroyed, as FoldPolicyRegistry's.
   static VariantRegistry<SlotFactory>* const registry = [] {
     auto* r = new VariantRegistry<SlotFactory>("vmstat slot");
-    MustRegister(r->Register(AsBuiltin(internal::S8OwnerSlot())));
-    MustRegister(r->Register(AsBuiltin(internal::S32AtomicSlot())));
-    MustRegister(r->Register(AsBuiltin(internal::S64WatermarkSlot())));
-    MustRegister(r->Register(AsBuiltin(internal::S32XaddSlot())));
-    MustRegister(r->Register(AsBuiltin(internal::S32ScaledSlot())));
-    MustRegister(r->Register(AsBuiltin(internal::S32PlainSlot())));
+    MustRegister(RegisterBuiltins(*r, {ISOLATION_VMSTAT_SLOTS(ISOLATION_VMSTAT_ADDRESS_)}));
     return r;
   }();
   return *registry;
@@ -54,10 +52,7 @@ VariantRegistry<FoldPolicyFactory>& FoldPolicyRegistry() {
   // included.
   static VariantRegistry<FoldPolicyFactory>* const registry = [] {
     auto* r = new VariantRegistry<FoldPolicyFactory>("vmstat fold policy");
-    MustRegister(r->Register(AsBuiltin(internal::A0Policy())));
-    MustRegister(r->Register(AsBuiltin(internal::A1Policy())));
-    MustRegister(r->Register(AsBuiltin(internal::BPolicy())));
-    MustRegister(r->Register(AsBuiltin(internal::BLocalPolicy())));
+    MustRegister(RegisterBuiltins(*r, {ISOLATION_VMSTAT_FOLD_POLICIES(ISOLATION_VMSTAT_ADDRESS_)}));
     for (FoldPolicyEntry& e : internal::RemotePolicies()) MustRegister(r->Register(AsBuiltin(std::move(e))));
     return r;
   }();
@@ -102,5 +97,7 @@ std::vector<VariantInfo> ListVariants() {
   AppendVariantInfos(SlotRegistry(), "vmstat", "slot", out);
   return out;
 }
+
+#undef ISOLATION_VMSTAT_ADDRESS_
 
 }  // namespace isolation::vmstat

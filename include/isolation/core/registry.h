@@ -29,6 +29,7 @@
 #define ISOLATION_CORE_REGISTRY_H_
 
 #include <deque>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -227,6 +228,18 @@ template <typename Factory>
 VariantEntry<Factory> AsBuiltin(VariantEntry<Factory> entry) {
   entry.origin = VariantOrigin::kBuiltin;
   return entry;
+}
+
+// Registers the entries the functions of `builtins` return, in order, each
+// marked built-in (AsBuiltin): a mechanism's list of its own variants.
+// Returns the first error (a bug of the list: names are fixed).
+template <typename Factory>
+absl::Status RegisterBuiltins(VariantRegistry<Factory>& registry,
+                              std::initializer_list<VariantEntry<Factory> (*)()> builtins) {
+  for (VariantEntry<Factory> (*entry)() : builtins) {
+    if (absl::Status s = registry.Register(AsBuiltin(entry())); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 // One row of `isolab variants`: a registered variant of one axis of one

@@ -312,7 +312,8 @@ TEST(OslatWorkloadMisuse, DriverMustBeAFreshZeroCostSimulatorAtTheJiffy) {
 TEST(OslatWorkloadMisuse, IsolationOfAnotherMachineIsAnError) {
   auto t = Topology::FromSynthetic("core:4 pu:1");
   auto other = Topology::FromSynthetic("core:8 pu:1");
-  ASSERT_TRUE(t.ok() && other.ok());
+  ISOLATION_ASSERT_OK(t);
+  ISOLATION_ASSERT_OK(other);
   OslatWorkloadConfig cfg;
   cfg.duration = 10 * kNsPerMs;
   // The simulator the workload runs on refuses the pair.

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "isolation/idle_select/selector.h"
 #include "isolation/testing/idle_select.h"
+#include "isolation/testing/violations.h"
 #include "testing/idle_select_checks.h"
 
 namespace isolation::testing {
@@ -699,11 +699,7 @@ void RunAsTest(std::string_view name, const std::string& selector) {
     return;
   }
   if (!skip->empty()) GTEST_SKIP() << *skip;
-  const Violations v = Run(name, selector);
-  if (v.empty()) return;
-  std::vector<std::string> first(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(v.size(), 8)));
-  ADD_FAILURE() << name << " on selector '" << selector << "': " << v.size() << " violation(s):\n  "
-                << absl::StrJoin(first, "\n  ");
+  ISOLATION_EXPECT_NO_VIOLATIONS(Run(name, selector)) << name << " on selector '" << selector << "'";
 }
 
 }  // namespace idle_select_conformance

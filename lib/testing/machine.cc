@@ -46,4 +46,16 @@ absl::StatusOr<Machine> MachineBuilder::Build() const {
   return Machine{std::move(*topology), std::move(*config)};
 }
 
+absl::StatusOr<std::unique_ptr<isolation::Simulator>> MachineBuilder::Simulator(SimOptions options) const {
+  absl::StatusOr<Machine> m = Build();
+  if (!m.ok()) return m.status();
+  return m->Simulator(std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<RealThreadDriver>> MachineBuilder::RealThreads(RealDriverOptions options) const {
+  absl::StatusOr<Machine> m = Build();
+  if (!m.ok()) return m.status();
+  return m->RealThreads(std::move(options));
+}
+
 }  // namespace isolation::testing

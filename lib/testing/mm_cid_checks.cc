@@ -16,6 +16,8 @@
 #include "gtest/gtest.h"
 #include "isolation/mm_cid/registry.h"
 #include "isolation/testing/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 #include "mm_cid_internal.h"
 
 namespace isolation::testing::mm_cid {
@@ -377,11 +379,10 @@ std::vector<std::pair<std::string, Violations>> RunAll(std::string_view variant)
 void RunAsTest(std::string_view name, const std::string& variant) {
   const Entry* e = FindEntry(name);
   ASSERT_NE(e, nullptr) << "mm_cid kit: no check list entry named " << name;
-  absl::StatusOr<std::string> reason = NotApplicable(name, variant);
-  ASSERT_TRUE(reason.ok()) << reason.status();
-  if (!reason->empty()) GTEST_SKIP() << *reason;
+  ISOLATION_ASSERT_OK_AND_ASSIGN(std::string reason, NotApplicable(name, variant));
+  if (!reason.empty()) GTEST_SKIP() << reason;
   Properties props;
-  EXPECT_THAT(RunEntry(*e, variant, props), ::testing::IsEmpty()) << e->check.name << " (" << e->check.size << ")";
+  ISOLATION_EXPECT_NO_VIOLATIONS(RunEntry(*e, variant, props)) << e->check.name << " (" << e->check.size << ")";
   for (const auto& [key, value] : props) ::testing::Test::RecordProperty(key, value);
 }
 

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "isolation/testing/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::testing::mm_cid {
 
@@ -174,14 +175,14 @@ std::string ParamName(const ::testing::TestParamInfo<std::string>& info) {
 
 void MmCidSuiteBase::SetUp() {
   absl::StatusOr<MmCidVariant> v = isolation::mm_cid::ParseVariant(GetParam());
-  ASSERT_TRUE(v.ok()) << "variant '" << GetParam() << "': " << v.status();
+  ISOLATION_ASSERT_OK(v) << "variant '" << GetParam() << "'";
   variant_ = *v;
   absl::StatusOr<VariantTraits> t = isolation::mm_cid::DescribeVariant(variant_);
-  ASSERT_TRUE(t.ok()) << "variant '" << GetParam() << "': " << t.status();
+  ISOLATION_ASSERT_OK(t) << "variant '" << GetParam() << "'";
   traits_ = *t;
   // A variant that cannot be created fails here, naming the reason.
   absl::StatusOr<std::unique_ptr<MmCid>> m = MmCid::Create(8, variant_);
-  ASSERT_TRUE(m.ok()) << "variant '" << GetParam() << "': " << m.status();
+  ISOLATION_ASSERT_OK(m) << "variant '" << GetParam() << "'";
 }
 
 }  // namespace isolation::testing::mm_cid

@@ -6,8 +6,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "isolation/core/contract.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 #include "testing/tmigr_common.h"
 
 namespace isolation::testing::tmigr_conformance {
@@ -157,11 +158,9 @@ void RunAsTest(const TmigrVariant& variant) {
   const std::string test = info->name();  // "S11_GhostTimer/v6_9"
   const std::string name = test.substr(0, test.find('/'));
   const std::string spec = variant.ToString();
-  auto why = NotApplicable(name, spec);
-  ASSERT_TRUE(why.ok()) << why.status();
-  if (!why->empty()) GTEST_SKIP() << *why;
-  const Violations v = Run(name, spec);
-  EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto why, NotApplicable(name, spec));
+  if (!why.empty()) GTEST_SKIP() << why;
+  ISOLATION_EXPECT_NO_VIOLATIONS(Run(name, spec));
 }
 
 }  // namespace isolation::testing::tmigr_conformance

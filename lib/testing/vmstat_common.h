@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "isolation/testing/violations.h"
 #include "isolation/testing/vmstat.h"
 #include "isolation/vmstat/vmstat.h"
 
@@ -140,13 +141,6 @@ bool TraitsOrFail(Report& r, std::string_view variant, FoldPolicyTraits* traits)
 
 }  // namespace isolation::testing::vmstat_kit
 
-// Inside a TEST_P of the suites: every violation of `expr` is a failure.
-#define ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(expr)    \
-  do {                                                 \
-    const ::isolation::testing::Violations v = (expr); \
-    for (const std::string& m : v) ADD_FAILURE() << m; \
-  } while (0)
-
 // Inside a TEST_P: skip, with the reason, a check the variant does not
 // promise (vmstat_conformance::NotApplicable of the test's own name).
 #define ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE()                                                   \
@@ -162,7 +156,7 @@ bool TraitsOrFail(Report& r, std::string_view variant, FoldPolicyTraits* traits)
 #define ISOLATION_VMSTAT_RUN_CHECK()                                                                \
   do {                                                                                            \
     ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE();                                                    \
-    ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(::isolation::testing::vmstat_conformance::Run(          \
+    ISOLATION_EXPECT_NO_VIOLATIONS(::isolation::testing::vmstat_conformance::Run(          \
         ::isolation::testing::vmstat_conformance::CurrentCheckName(), GetParam()));               \
   } while (0)
 

@@ -24,6 +24,8 @@
 
 #include "isolation/runtime/real_driver.h"
 #include "isolation/testing/machine.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 #include "isolation/vmstat/hooks.h"
 #include "testing/vmstat_common.h"
 
@@ -402,16 +404,15 @@ TEST_P(VmstatRealConformance, I7_I2_RemoteFoldRealThreadsThroughWriter) { ISOLAT
 TEST_P(VmstatRealConformance, S6_S7_I8_I10_RealThreadDriver) { ISOLATION_VMSTAT_RUN_CHECK(); }
 TEST_P(VmstatRealConformance, S8_ReturnToUserHookChain) {
   ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE();
-  ISOLATION_VMSTAT_EXPECT_NO_VIOLATIONS(CheckVmstatHookChain(GetParam()));
-  auto cost = MeasureVmstatHookChain(GetParam(), 20000);
-  ASSERT_TRUE(cost.ok()) << cost.status();
+  ISOLATION_EXPECT_NO_VIOLATIONS(CheckVmstatHookChain(GetParam()));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto cost, MeasureVmstatHookChain(GetParam(), 20000));
   // Reported, not asserted (no timing assertions in tests).
-  RecordProperty("ns_per_syscall", std::to_string(cost->ns_per_syscall));
-  RecordProperty("cycles_per_syscall", std::to_string(cost->cycles_per_syscall));
+  RecordProperty("ns_per_syscall", std::to_string(cost.ns_per_syscall));
+  RecordProperty("cycles_per_syscall", std::to_string(cost.cycles_per_syscall));
   std::printf("S8 %s: hook chain %.1f ns, %.0f cycles per syscall (update + return to user), %lld folds in %lld "
               "syscalls\n",
-              GetParam().c_str(), cost->ns_per_syscall, cost->cycles_per_syscall,
-              static_cast<long long>(cost->return_to_user_folds), static_cast<long long>(cost->syscalls));
+              GetParam().c_str(), cost.ns_per_syscall, cost.cycles_per_syscall,
+              static_cast<long long>(cost.return_to_user_folds), static_cast<long long>(cost.syscalls));
 }
 
 }  // namespace

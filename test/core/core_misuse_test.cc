@@ -20,6 +20,7 @@
 #include "isolation/core/interleave.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation {
 namespace {
@@ -28,9 +29,8 @@ using ::testing::HasSubstr;
 using testing_internal::Opaque;
 
 Topology Machine(const char* description) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic(description);
-  EXPECT_TRUE(t.ok()) << t.status();
-  return *std::move(t);
+  Topology t = Topology::FromSynthetic(description).value();
+  return t;
 }
 
 // ---- the contract macro itself ------------------------------------------------
@@ -192,11 +192,10 @@ TEST(TopologyMisuse, NodeMaskOfUnknownNodeViolatesContract) {
 
 TEST(IsolationConfigMisuse, CpuIsIsolatedOutsideTheMachineIsFalse) {
   const Topology t = Machine("core:8 pu:1");
-  auto c = IsolationConfig::FromFlags(t, "domain,1-7", "");
-  ASSERT_TRUE(c.ok()) << c.status();
-  for (int cpu : {-1, 8, 64, 1000, INT_MAX, INT_MIN}) EXPECT_FALSE(c->CpuIsIsolated(cpu)) << cpu;
-  EXPECT_TRUE(c->CpuIsIsolated(7));
-  EXPECT_FALSE(c->CpuIsIsolated(0));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto c, IsolationConfig::FromFlags(t, "domain,1-7", ""));
+  for (int cpu : {-1, 8, 64, 1000, INT_MAX, INT_MIN}) EXPECT_FALSE(c.CpuIsIsolated(cpu)) << cpu;
+  EXPECT_TRUE(c.CpuIsIsolated(7));
+  EXPECT_FALSE(c.CpuIsIsolated(0));
 }
 
 TEST(IsolationConfigMisuse, IsHousekeepingOutsideTheMachineIsFalse) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "isolation/testing/status_matchers.h"
+
 #include "isolation/core/cpumask.h"
 
 namespace isolation {
@@ -42,7 +44,7 @@ TEST(Cpulist, RoundTripOfRandomMasks) {
       }
       const std::string text = m.ToString();
       absl::StatusOr<CpuMask> back = CpuMask::Parse(text, nbits);
-      ASSERT_TRUE(back.ok()) << back.status() << " for " << text;
+      ISOLATION_ASSERT_OK(back) << "for " << text;
       EXPECT_EQ(*back, m) << text;
     }
   }
@@ -183,7 +185,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Cpulist, BadMaskSizeIsAnError) {
   EXPECT_EQ(CpuMask::Parse("1", -1).status().code(), kInval);
   EXPECT_EQ(CpuMask::Parse("1", kMaxCpus + 1).status().code(), kInval);
-  EXPECT_TRUE(CpuMask::Parse("8191", kMaxCpus).ok());
+  ISOLATION_EXPECT_OK(CpuMask::Parse("8191", kMaxCpus));
 }
 
 TEST(Cpulist, NonPrintableInputIsEscapedInMessages) {
@@ -197,27 +199,27 @@ TEST(Cpulist, NonPrintableInputIsEscapedInMessages) {
 TEST(Cpulist, KernelFaithfulLeniencyIsNoted) {
   std::vector<std::string> notes;
   absl::StatusOr<CpuMask> m = CpuMask::Parse("1-3:1/4294967295", 8, &notes);
-  ASSERT_TRUE(m.ok()) << m.status();
+  ISOLATION_ASSERT_OK(m);
   EXPECT_EQ(m->ToString(), "0-1");  // the stride wraps to cpu 0, as bitmap_set_region() does
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_THAT(notes[0], HasSubstr("wraps the kernel's 32-bit arithmetic"));
 
   notes.clear();
   m = CpuMask::Parse("1\n2", 8, &notes);
-  ASSERT_TRUE(m.ok());
+  ISOLATION_ASSERT_OK(m);
   EXPECT_EQ(m->ToString(), "1");
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_THAT(notes[0], HasSubstr("ends at the newline at position 1"));
   EXPECT_THAT(notes[0], HasSubstr("\"2\" after it is ignored"));
 
   notes.clear();
-  ASSERT_TRUE(CpuMask::Parse("1,2\n", 8, &notes).ok());  // a trailing newline drops nothing
-  ASSERT_TRUE(CpuMask::Parse("0-7:1/2", 8, &notes).ok());
+  ISOLATION_ASSERT_OK(CpuMask::Parse("1,2\n", 8, &notes));  // a trailing newline drops nothing
+  ISOLATION_ASSERT_OK(CpuMask::Parse("0-7:1/2", 8, &notes));
   EXPECT_TRUE(notes.empty());
   // A stride that wraps many times gives one note per region, of bounded size.
   std::string many;
   for (int i = 0; i < 1000; ++i) many += "1-7:1/4294967295,";
-  ASSERT_TRUE(CpuMask::Parse(many, 8, &notes).ok());
+  ISOLATION_ASSERT_OK(CpuMask::Parse(many, 8, &notes));
   ASSERT_EQ(notes.size(), 1000u);
   for (const std::string& n : notes) EXPECT_LT(n.size(), 400u);
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation {
 namespace {
@@ -48,9 +49,8 @@ TEST(HostFiles, MissingOrUnreadableFilesAreStatusesNamingThePath) {
   absl::StatusOr<std::string> log = ReadKernelLog("/nonexistent/kmsg");
   ASSERT_FALSE(log.ok());
   EXPECT_EQ(log.status().code(), absl::StatusCode::kNotFound);
-  absl::StatusOr<std::string> file = ReadHostFile(TempFile("host_file", "0-3\n"));
-  ASSERT_TRUE(file.ok()) << file.status();
-  EXPECT_EQ(*file, "0-3\n");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(std::string file, ReadHostFile(TempFile("host_file", "0-3\n")));
+  EXPECT_EQ(file, "0-3\n");
 }
 
 // devkmsg_read() record format: "prio,seq,usec,flags;text" plus " KEY=v"
@@ -59,9 +59,8 @@ TEST(HostFiles, KernelLogRecordsKeepTheirText) {
   const std::string path = TempFile(
       "kmsg", "6,1,0,-;Linux version 6.18\n SUBSYSTEM=cpu\n6,2,328881,-;Timer migration: 1 hierarchy levels; "
               "8 children per group; 1 crossnode level\nnot a record\n");
-  absl::StatusOr<std::string> log = ReadKernelLog(path);
-  ASSERT_TRUE(log.ok()) << log.status();
-  EXPECT_EQ(*log, "Linux version 6.18\nTimer migration: 1 hierarchy levels; 8 children per group; 1 crossnode level\n");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(std::string log, ReadKernelLog(path));
+  EXPECT_EQ(log, "Linux version 6.18\nTimer migration: 1 hierarchy levels; 8 children per group; 1 crossnode level\n");
 }
 
 TEST(HostFiles, ProcCmdlineLosesOnlyItsNewline) {
@@ -161,30 +160,26 @@ std::vector<int> AffinityCpus() {
 TEST(UsableHostCpus, AffinityMaskWhenNothingIsIsolated) {
   const std::vector<int> affinity = AffinityCpus();
   for (const std::string& text : {std::string("\n"), std::string("(null)\n")}) {
-    auto cpus = UsableHostCpus(TempFile("isolated_none", text));
-    ASSERT_TRUE(cpus.ok()) << cpus.status();
-    EXPECT_EQ(*cpus, affinity) << "isolated = \"" << text << "\"";
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto cpus, UsableHostCpus(TempFile("isolated_none", text)));
+    EXPECT_EQ(cpus, affinity) << "isolated = \"" << text << "\"";
   }
-  auto missing = UsableHostCpus(::testing::TempDir() + "/no_such_isolated_file");
-  ASSERT_TRUE(missing.ok()) << missing.status();
-  EXPECT_EQ(*missing, affinity);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto missing, UsableHostCpus(::testing::TempDir() + "/no_such_isolated_file"));
+  EXPECT_EQ(missing, affinity);
 }
 
 TEST(UsableHostCpus, AnIsolatedCpuNoThreadCanUseIsLeftOut) {
   // CPU 1000 exists on no test host: the probe's pin fails, so it is not
   // offered; an isolated CPU already in the mask is listed once.
   const std::vector<int> affinity = AffinityCpus();
-  auto cpus = UsableHostCpus(TempFile("isolated_far", absl::StrCat(affinity.front(), ",1000\n")));
-  ASSERT_TRUE(cpus.ok()) << cpus.status();
-  EXPECT_EQ(*cpus, affinity);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto cpus, UsableHostCpus(TempFile("isolated_far", absl::StrCat(affinity.front(), ",1000\n"))));
+  EXPECT_EQ(cpus, affinity);
   // The caller's own affinity is untouched by the probe.
   EXPECT_EQ(AffinityCpus(), affinity);
 }
 
 TEST(UsableHostCpus, AMalformedIsolatedFileIsIgnored) {
-  auto cpus = UsableHostCpus(TempFile("isolated_bad", "1-x\n"));
-  ASSERT_TRUE(cpus.ok()) << cpus.status();
-  EXPECT_EQ(*cpus, AffinityCpus());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto cpus, UsableHostCpus(TempFile("isolated_bad", "1-x\n")));
+  EXPECT_EQ(cpus, AffinityCpus());
 }
 
 TEST(HostIsolation, RunningKernelIsolatedMatchesItsCommandLine) { ExpectHostAgrees("isolated"); }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "isolation/testing/status_matchers.h"
 
 #include <atomic>
 #include <string>
@@ -37,7 +38,7 @@ TEST(Interleaver, TwoActorScriptIsHonoured) {
   il.Add("a", [&] { increment("a"); });
   il.Add("b", [&] { increment("b"); });
   absl::Status s = il.Run({{"a", "test.after_read"}, {"b", ""}, {"a", ""}});
-  ASSERT_TRUE(s.ok()) << s;
+  ISOLATION_ASSERT_OK(s);
   EXPECT_THAT(order, ElementsAre("a.read", "b.read", "b.write", "a.write"));
   EXPECT_EQ(counter, 1);  // the lost update the script forced
   EXPECT_THAT(il.log(), ElementsAre("a:test.after_read", "b:test.after_read"));
@@ -53,7 +54,7 @@ TEST(Interleaver, SerialScriptHasNoLostUpdate) {
   Interleaver il;
   il.Add("a", increment);
   il.Add("b", increment);
-  ASSERT_TRUE(il.Run({{"a", ""}, {"b", ""}}).ok());
+  ISOLATION_ASSERT_OK(il.Run({{"a", ""}, {"b", ""}}));
   EXPECT_EQ(counter, 2);
 }
 
@@ -68,7 +69,7 @@ TEST(Interleaver, StopsAtTheNamedPointOnly) {
     order.push_back(4);
   });
   il.Add("b", [&] { order.push_back(3); });
-  ASSERT_TRUE(il.Run({{"a", "p2"}, {"b", ""}, {"a", ""}}).ok());
+  ISOLATION_ASSERT_OK(il.Run({{"a", "p2"}, {"b", ""}, {"a", ""}}));
   EXPECT_THAT(order, ElementsAre(1, 2, 3, 4));
   EXPECT_THAT(il.log(), ElementsAre("a:p1", "a:p2"));
 }
@@ -115,7 +116,7 @@ TEST(Interleaver, PointsOfNonActorThreadsPassThrough) {
     });
     other.join();
   });
-  ASSERT_TRUE(il.Run({{"a", ""}}).ok());
+  ISOLATION_ASSERT_OK(il.Run({{"a", ""}}));
   EXPECT_TRUE(other_done.load());
   EXPECT_TRUE(il.log().empty());
 }
@@ -140,7 +141,7 @@ TEST(Interleaver, ManyRandomSchedulesOfThreeActors) {
     // absl::StrCat, not "t" + std::to_string(id): GCC 12 at -O3 reports a
     // -Wrestrict false positive inside std::string's operator+ (GCC PR 105329).
     auto n = [](int id) { return absl::StrCat("t", id); };
-    ASSERT_TRUE(il.Run({{n(f), "s1"}, {n(g), "s2"}, {n(h), ""}, {n(f), "s2"}, {n(g), ""}, {n(f), ""}}).ok());
+    ISOLATION_ASSERT_OK(il.Run({{n(f), "s1"}, {n(g), "s2"}, {n(h), ""}, {n(f), "s2"}, {n(g), ""}, {n(f), ""}}));
     EXPECT_THAT(trace, ElementsAre(f * 10, g * 10, g * 10 + 1, h * 10, h * 10 + 1, h * 10 + 2, f * 10 + 1,
                                    g * 10 + 2, f * 10 + 2));
   }
@@ -161,7 +162,7 @@ TEST(Interleaver, UnknownActorIsAnErrorAndNothingRuns) {
 TEST(Interleaver, SecondRunIsAnError) {
   Interleaver il;
   il.Add("a", [] {});
-  ASSERT_TRUE(il.Run({{"a", ""}}).ok());
+  ISOLATION_ASSERT_OK(il.Run({{"a", ""}}));
   EXPECT_EQ(il.Run({{"a", ""}}).code(), absl::StatusCode::kFailedPrecondition);
 }
 

@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "isolation/core/interleave.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation {
 namespace {
@@ -42,7 +43,7 @@ TEST(StoreBuffer, ForwardingAndFenceVisibility) {
   });
   il.Add("r1", [&] { seen_before_fence = store_buffer::Load(x, std::memory_order_relaxed); });
   il.Add("r2", [&] { seen_after_fence = store_buffer::Load(x, std::memory_order_relaxed); });
-  ASSERT_TRUE(il.Run({{"w", "w.stored"}, {"r1", ""}, {"w", "w.fenced"}, {"r2", ""}, {"w", ""}}).ok());
+  ISOLATION_ASSERT_OK(il.Run({{"w", "w.stored"}, {"r1", ""}, {"w", "w.fenced"}, {"r2", ""}, {"w", ""}}));
   EXPECT_EQ(seen_by_writer, 1);
   EXPECT_EQ(seen_before_fence, 0);
   EXPECT_EQ(seen_after_fence, 1);
@@ -58,7 +59,7 @@ TEST(StoreBuffer, ActorEndDrains) {
   Interleaver il;
   il.Add("w", [&] { store_buffer::Store(x, 7, std::memory_order_relaxed); });
   il.Add("r", [&] { seen = store_buffer::Load(x, std::memory_order_relaxed); });
-  ASSERT_TRUE(il.Run({{"w", ""}, {"r", ""}}).ok());
+  ISOLATION_ASSERT_OK(il.Run({{"w", ""}, {"r", ""}}));
   EXPECT_EQ(seen, 7);
 }
 
@@ -83,7 +84,7 @@ TEST(StoreBuffer, DelayedCasIsAtomicButLate) {
     second_cas = store_buffer::CompareExchange(x, e, 2u, std::memory_order_relaxed);
     after_rmw = store_buffer::Load(x, std::memory_order_relaxed);
   });
-  ASSERT_TRUE(il.Run({{"a", "a.cas"}, {"b", ""}, {"a", ""}}).ok());
+  ISOLATION_ASSERT_OK(il.Run({{"a", "a.cas"}, {"b", ""}, {"a", ""}}));
   EXPECT_EQ(stale, 0u) << "the delayed CAS value is not yet visible";
   EXPECT_FALSE(second_cas) << "two CASes expecting the same value can never both win";
   EXPECT_EQ(after_rmw, 1u) << "after an RMW read it, everyone sees the value";
@@ -126,7 +127,7 @@ SbOutcome ExploreSb(bool fences, bool model) {
         [&](const std::vector<std::string>&) {
           if (r1 == 0 && r2 == 0) ++out.both_zero;
         });
-    EXPECT_TRUE(n.ok()) << n.status();
+    ISOLATION_ASSERT_OK(n);
     out.schedules = n.ok() ? *n : 0;
   };
   if (model) {
@@ -160,7 +161,7 @@ TEST(StoreBuffer, SbLitmus_InterleavingsAloneNeverReachBothZero) {
 // C(a+b+2, a+1) interleavings of their segments.
 TEST(InterleaverExplore, CountsAllInterleavings) {
   std::vector<std::string> seen;
-  auto n = Interleaver::Explore(
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto n, Interleaver::Explore(
       [&](Interleaver& il) {
         il.Add("p", [] {
           ISOLATION_INTERLEAVE_POINT("p1");
@@ -172,9 +173,8 @@ TEST(InterleaverExplore, CountsAllInterleavings) {
         std::string s;
         for (const auto& e : log) s += e + ",";
         seen.push_back(s);
-      });
-  ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(*n, 10);  // C(5, 2): 3 segments of p, 2 of q
+      }));
+  EXPECT_EQ(n, 10);  // C(5, 2): 3 segments of p, 2 of q
   auto too_many = Interleaver::Explore(
       [&](Interleaver& il) {
         il.Add("p", [] { ISOLATION_INTERLEAVE_POINT("p1"); });
@@ -192,7 +192,7 @@ TEST(InterleaverExplore, NextPointSliceMayFinish) {
     ISOLATION_INTERLEAVE_POINT("a1");
     ++steps;
   });
-  ASSERT_TRUE(il.Run({{"a", Interleaver::kNextPoint}, {"a", Interleaver::kNextPoint}}).ok());
+  ISOLATION_ASSERT_OK(il.Run({{"a", Interleaver::kNextPoint}, {"a", Interleaver::kNextPoint}}));
   EXPECT_EQ(steps, 2);
 }
 

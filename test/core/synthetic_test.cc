@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "isolation/core/topology.h"
+#include "isolation/testing/status_matchers.h"
 #include "synthetic.h"
 
 namespace isolation {
@@ -76,21 +77,19 @@ const char* const kAccepted[] = {
 TEST(SyntheticParser, EveryAcceptedFormBuildsWhatHwlocBuilds) {
   for (const char* d : kAccepted) {
     absl::StatusOr<Topology> ours = Topology::FromSynthetic(d);
-    ASSERT_TRUE(ours.ok()) << "\"" << d << "\": " << ours.status();
+    ISOLATION_ASSERT_OK(ours) << "\"" << d << "\"";
     absl::StatusOr<Topology> hwloc = internal::LoadSyntheticWithHwloc(d);
-    ASSERT_TRUE(hwloc.ok()) << "hwloc rejects \"" << d << "\": " << hwloc.status();
+    ISOLATION_ASSERT_OK(hwloc) << "hwloc rejects \"" << d << "\"";
     ExpectSameMachine(*ours, *hwloc, d);
   }
 }
 
 TEST(SyntheticParser, IntelSiblingNumberingFromInterleavedIndexes) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic("pack:2 core:4 pu:2(indexes=core:pack)");
-  ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->core_mask(0).ToString(), "0,8");
-  EXPECT_EQ(t->package_of(4), 1);
-  absl::StatusOr<Topology> reversed = Topology::FromSynthetic("core:2 pu:2(indexes=3,2,1,0)");
-  ASSERT_TRUE(reversed.ok()) << reversed.status();
-  EXPECT_EQ(reversed->smt_siblings(3).ToString(), "2-3");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic("pack:2 core:4 pu:2(indexes=core:pack)"));
+  EXPECT_EQ(t.core_mask(0).ToString(), "0,8");
+  EXPECT_EQ(t.package_of(4), 1);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology reversed, Topology::FromSynthetic("core:2 pu:2(indexes=3,2,1,0)"));
+  EXPECT_EQ(reversed.smt_siblings(3).ToString(), "2-3");
 }
 
 // Strings that hwloc took minutes (or 870 MB) to refuse.
@@ -184,13 +183,12 @@ TEST(SyntheticParser, WideLevelsBuildQuickly) {
   for (const char* d : {"pu:8192", "core:8192 pu:1", "core:8192 [numa] pu:1", "core:4096 [numa] pu:2",
                         "pack:8 core:1024 pu:1", "pu:0x2000(indexes=8192*1)"}) {
     absl::StatusOr<Topology> t = Topology::FromSynthetic(d);
-    ASSERT_TRUE(t.ok()) << d << ": " << t.status();
+    ISOLATION_ASSERT_OK(t) << d;
     EXPECT_EQ(t->num_cpus(), 8192) << d;
   }
-  absl::StatusOr<Topology> t = Topology::FromSynthetic("core:4096 [numa] pu:2");
-  ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->num_nodes(), 4096);
-  EXPECT_EQ(t->smt_width(), 2);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic("core:4096 [numa] pu:2"));
+  EXPECT_EQ(t.num_nodes(), 4096);
+  EXPECT_EQ(t.smt_width(), 2);
 }
 
 }  // namespace

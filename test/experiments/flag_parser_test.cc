@@ -11,6 +11,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolab/common_flags.h"
 
 namespace isolation::isolab {
@@ -73,9 +74,8 @@ TEST(FlagParser, NothingSilent) {
 }
 
 TEST(NameListFlag, EachNameOnceAndBounded) {
-  absl::StatusOr<std::vector<std::string>> v = ParseNameListFlag("idle_variants", "V0,V1");
-  ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_THAT(*v, ElementsAre("V0", "V1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(std::vector<std::string> v, ParseNameListFlag("idle_variants", "V0,V1"));
+  EXPECT_THAT(v, ElementsAre("V0", "V1"));
   EXPECT_TRUE(ParseNameListFlag("tmigr_bugs", "", /*allow_empty=*/true)->empty());
   struct Case {
     const char* text;
@@ -96,9 +96,8 @@ TEST(NameListFlag, EachNameOnceAndBounded) {
 }
 
 TEST(IntListFlag, AcceptsCanonicalLists) {
-  absl::StatusOr<std::vector<int>> v = ParseIntListFlag("idle_llc_cpus", "16,64,256", 2, 4096);
-  ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_THAT(*v, ElementsAre(16, 64, 256));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(std::vector<int> v, ParseIntListFlag("idle_llc_cpus", "16,64,256", 2, 4096));
+  EXPECT_THAT(v, ElementsAre(16, 64, 256));
   EXPECT_THAT(*ParseIntListFlag("x", "4096", 2, 4096), ElementsAre(4096));
 }
 

@@ -13,6 +13,7 @@
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/numbers.h"
+#include "isolation/testing/status_matchers.h"
 #include "experiments/experiment.h"
 #include "isolab/common_flags.h"
 #include "isolab/flag_parser.h"
@@ -79,7 +80,7 @@ TEST(RunCosts, EverySubcommandEstimatesWithinTheBudgetAtItsDefaults) {
       experiments::CommonOptions common;
       common.quick = quick;
       absl::StatusOr<experiments::RunCost> cost = s.estimate(common);
-      ASSERT_TRUE(cost.ok()) << s.name << ": " << cost.status();
+      ISOLATION_ASSERT_OK(cost) << s.name;
       EXPECT_GT(cost->seconds, 0) << s.name;
       EXPECT_GT(cost->bytes, 0) << s.name;
       EXPECT_FALSE(experiments::OverBudget(*cost)) << s.name << ": " << experiments::FormatCost(*cost);
@@ -107,10 +108,9 @@ TEST(RunCosts, TheWorstCasesOfTheRangesArePastTheBudget) {
   for (const Case& c : cases) {
     bool help = false;
     ASSERT_EQ(ParseSubcommandFlags(c.args, c.subcommand.flags, &help), "") << c.subcommand.name;
-    absl::StatusOr<experiments::RunCost> cost = c.subcommand.estimate(big);
-    ASSERT_TRUE(cost.ok()) << cost.status();
-    EXPECT_TRUE(experiments::OverBudget(*cost))
-        << c.subcommand.name << " " << c.args[0] << ": " << experiments::FormatCost(*cost);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(experiments::RunCost cost, c.subcommand.estimate(big));
+    EXPECT_TRUE(experiments::OverBudget(cost))
+        << c.subcommand.name << " " << c.args[0] << ": " << experiments::FormatCost(cost);
     ASSERT_EQ(ParseSubcommandFlags({}, c.subcommand.flags, &help), "");
     // Reset what the case set (the saver restores at the end only).
     for (const std::string& a : c.args) {
@@ -135,14 +135,12 @@ TEST(RunCosts, AnOversubscribedRealThreadModelIsCostedByItsShare) {
   ASSERT_EQ(ParseSubcommandFlags({}, TmigrSubcommand().flags, &help), "");
   for (int real_cpus : {2, 300, 8192}) {
     common.real_cpus = real_cpus;
-    absl::StatusOr<experiments::RunCost> cost = TmigrSubcommand().estimate(common);
-    ASSERT_TRUE(cost.ok()) << cost.status();
-    EXPECT_EQ(experiments::OverBudget(*cost), real_cpus == 8192) << real_cpus << ": " << experiments::FormatCost(*cost);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(experiments::RunCost cost, TmigrSubcommand().estimate(common));
+    EXPECT_EQ(experiments::OverBudget(cost), real_cpus == 8192) << real_cpus << ": " << experiments::FormatCost(cost);
   }
   common.host_cpus = 8192;  // the same model on a host that has the CPUs
-  absl::StatusOr<experiments::RunCost> cost = TmigrSubcommand().estimate(common);
-  ASSERT_TRUE(cost.ok());
-  EXPECT_FALSE(experiments::OverBudget(*cost)) << experiments::FormatCost(*cost);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(experiments::RunCost cost, TmigrSubcommand().estimate(common));
+  EXPECT_FALSE(experiments::OverBudget(cost)) << experiments::FormatCost(cost);
 }
 
 TEST(RunCosts, FormatAndAdd) {

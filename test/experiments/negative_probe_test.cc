@@ -15,6 +15,7 @@
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
 #include "isolation/idle_select/selector.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::experiments {
 namespace {
@@ -46,20 +47,17 @@ class TmigrProbe : public ::testing::TestWithParam<std::tuple<std::string, std::
 TEST_P(TmigrProbe, CaughtWhereShownMainlineCleanElseSaysWhy) {
   const auto& [bug, participation, machine_index] = GetParam();
   const Machine& m = kMachines[machine_index];
-  auto topo = Topology::FromSynthetic(m.topology);
-  ASSERT_TRUE(topo.ok()) << topo.status();
-  auto iso = IsolationConfig::FromBootParams(*topo, std::string("isolcpus=") + m.isolcpus);
-  ASSERT_TRUE(iso.ok()) << iso.status();
-  auto probe = ProbeTmigrBug(bug, participation, *topo, *iso);
-  ASSERT_TRUE(probe.ok()) << probe.status();
-  SCOPED_TRACE(probe->placement);
-  if (!probe->applicable) {
-    EXPECT_THAT(probe->reason, HasSubstr("this machine has"));
-    EXPECT_THAT(probe->violations, IsEmpty());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic(m.topology));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromBootParams(topo, std::string("isolcpus=") + m.isolcpus));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto probe, ProbeTmigrBug(bug, participation, topo, iso));
+  SCOPED_TRACE(probe.placement);
+  if (!probe.applicable) {
+    EXPECT_THAT(probe.reason, HasSubstr("this machine has"));
+    EXPECT_THAT(probe.violations, IsEmpty());
     return;
   }
-  EXPECT_THAT(probe->violations, Not(IsEmpty())) << bug << " not caught on " << m.topology;
-  EXPECT_THAT(probe->mainline_violations, IsEmpty());
+  EXPECT_THAT(probe.violations, Not(IsEmpty())) << bug << " not caught on " << m.topology;
+  EXPECT_THAT(probe.mainline_violations, IsEmpty());
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBugs, TmigrProbe,
@@ -70,27 +68,21 @@ INSTANTIATE_TEST_SUITE_P(AllBugs, TmigrProbe,
 // On the default machine each bug is shown by at least one default
 // participation, except early_return, which needs a single-level hierarchy.
 TEST(TmigrProbe, DefaultMachineShowsEveryBugButTheSingleLevelOne) {
-  auto topo = Topology::FromSynthetic(kMachines[0].topology);
-  ASSERT_TRUE(topo.ok());
-  auto iso = IsolationConfig::FromBootParams(*topo, std::string("isolcpus=") + kMachines[0].isolcpus);
-  ASSERT_TRUE(iso.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic(kMachines[0].topology));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromBootParams(topo, std::string("isolcpus=") + kMachines[0].isolcpus));
   for (const std::string& bug : TmigrProbedBugs()) {
-    auto probe = ProbeTmigrBug(bug, "v6.9", *topo, *iso);
-    ASSERT_TRUE(probe.ok()) << probe.status();
-    EXPECT_EQ(probe->applicable, bug != "early_return") << bug << ": " << probe->reason;
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto probe, ProbeTmigrBug(bug, "v6.9", topo, iso));
+    EXPECT_EQ(probe.applicable, bug != "early_return") << bug << ": " << probe.reason;
   }
-  auto topo8 = Topology::FromSynthetic("pu:8");
-  ASSERT_TRUE(topo8.ok());
-  auto probe = ProbeTmigrBug("early_return", "v6.9", *topo8, IsolationConfig(*topo8));
-  ASSERT_TRUE(probe.ok());
-  EXPECT_TRUE(probe->applicable);
-  EXPECT_THAT(probe->violations, Not(IsEmpty()));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo8, Topology::FromSynthetic("pu:8"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto probe, ProbeTmigrBug("early_return", "v6.9", topo8, IsolationConfig(topo8)));
+  EXPECT_TRUE(probe.applicable);
+  EXPECT_THAT(probe.violations, Not(IsEmpty()));
 }
 
 TEST(TmigrProbe, UnknownBugIsAnErrorNamingIt) {
-  auto topo = Topology::FromSynthetic("pu:8");
-  ASSERT_TRUE(topo.ok());
-  auto probe = ProbeTmigrBug("frob\n", "v6.9", *topo, IsolationConfig(*topo));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("pu:8"));
+  auto probe = ProbeTmigrBug("frob\n", "v6.9", topo, IsolationConfig(topo));
   ASSERT_FALSE(probe.ok());
   EXPECT_THAT(probe.status().message(), HasSubstr("'frob\\n'"));
 }
@@ -100,13 +92,12 @@ TEST(TmigrProbe, UnknownBugIsAnErrorNamingIt) {
 TEST(StaleHintProbe, HonestSelectorsPassTrustingControlFails) {
   for (const idle_select::SelectorEntry* e : idle_select::SelectorRegistry().All()) {
     SCOPED_TRACE(e->name);
-    auto probe = ProbeStaleIdleHint(e->name, 64);
-    ASSERT_TRUE(probe.ok()) << probe.status();
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto probe, ProbeStaleIdleHint(e->name, 64));
     if (e->name == "V1-trusting") {
-      EXPECT_TRUE(probe->applicable);
-      EXPECT_GT(probe->violation_count, 0);
+      EXPECT_TRUE(probe.applicable);
+      EXPECT_GT(probe.violation_count, 0);
     } else if (!e->negative_control) {
-      EXPECT_EQ(probe->violation_count, 0) << (probe->violations.empty() ? "" : probe->violations.front());
+      EXPECT_EQ(probe.violation_count, 0) << (probe.violations.empty() ? "" : probe.violations.front());
     }
   }
 }

@@ -21,6 +21,7 @@
 #include "isolation/idle_select/selector.h"
 #include "isolation/idle_select/sis_selector.h"
 #include "isolation/mm_cid/registry.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/tmigr/variants.h"
 #include "isolation/vmstat/vmstat.h"
 
@@ -124,7 +125,7 @@ TEST(RegisteredVariants, IdleRunsARegisteredSelectorBesideMainline) {
   o.pipe_round_trips = 50;
   Progress progress("idle");
   auto report = RunIdleExperiment(SmallMachine(), o, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
+  ISOLATION_ASSERT_OK(report);
   EXPECT_THAT(Column(report->json["select"], "variant"), Contains("throwaway_sel"));
   EXPECT_THAT(Column(report->json["workloads"], "variant"), Contains("throwaway_sel"));
   EXPECT_THAT(Column(report->json["schbench"], "variant"), Contains("throwaway_sel"));
@@ -132,7 +133,7 @@ TEST(RegisteredVariants, IdleRunsARegisteredSelectorBesideMainline) {
   // Named explicitly, a negative control runs too (select sweep only).
   o.variants = {"throwaway_sel_control"};
   report = RunIdleExperiment(SmallMachine(), o, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
+  ISOLATION_ASSERT_OK(report);
   EXPECT_THAT(Column(report->json["select"], "variant"), Contains("throwaway_sel_control"));
   EXPECT_THAT(Column(report->json["workloads"], "variant"), Not(Contains("throwaway_sel_control")));
 }
@@ -144,12 +145,11 @@ TEST(RegisteredVariants, VmstatRunsARegisteredPolicy) {
   o.syscalls = 20;
   o.host_iterations = 200;
   Progress progress("vmstat");
-  auto report = RunVmstatExperiment(SmallMachine(), o, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_THAT(Column(report->json["strategies"], "strategy"), Contains("throwaway_fold"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(SmallMachine(), o, progress));
+  EXPECT_THAT(Column(report.json["strategies"], "strategy"), Contains("throwaway_fold"));
   // Checked by its traits (A1's: no work on isolated CPUs).
-  EXPECT_THAT(Column(report->json["checks"], "check"), Contains("throwaway_fold: no isolated interruption"));
-  EXPECT_EQ(report->invariant_violations, 0);
+  EXPECT_THAT(Column(report.json["checks"], "check"), Contains("throwaway_fold: no isolated interruption"));
+  EXPECT_EQ(report.invariant_violations, 0);
 }
 
 TEST(RegisteredVariants, TmigrRunsARegisteredParticipation) {
@@ -159,10 +159,9 @@ TEST(RegisteredVariants, TmigrRunsARegisteredParticipation) {
   o.duration_ms = 200;
   o.real_ms = 0;
   Progress progress("tmigr");
-  auto report = RunTmigrExperiment(SmallMachine(), o, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_THAT(Column(report->json["variants"], "variant"), Contains("throwaway_part"));
-  EXPECT_EQ(report->invariant_violations, 0);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunTmigrExperiment(SmallMachine(), o, progress));
+  EXPECT_THAT(Column(report.json["variants"], "variant"), Contains("throwaway_part"));
+  EXPECT_EQ(report.invariant_violations, 0);
 }
 
 TEST(RegisteredVariants, MmCidRunsRegisteredScopesPlacementsAndAllocators) {
@@ -172,13 +171,12 @@ TEST(RegisteredVariants, MmCidRunsRegisteredScopesPlacementsAndAllocators) {
   o.duration_ms = 100;
   o.scan_reps = 5;
   Progress progress("mmcid");
-  auto report = RunMmCidExperiment(SmallMachine(), o, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_EQ(report->json["allocator"], "throwaway_alloc");
-  EXPECT_THAT(Column(report->json["scan"], "strategy"), Contains("throwaway_scope"));
-  EXPECT_THAT(Column(report->json["compaction"], "strategy"), Contains("throwaway_scope"));
-  EXPECT_THAT(Column(report->json["placement"], "placement"), Contains("throwaway_placement"));
-  EXPECT_EQ(report->invariant_violations, 0);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunMmCidExperiment(SmallMachine(), o, progress));
+  EXPECT_EQ(report.json["allocator"], "throwaway_alloc");
+  EXPECT_THAT(Column(report.json["scan"], "strategy"), Contains("throwaway_scope"));
+  EXPECT_THAT(Column(report.json["compaction"], "strategy"), Contains("throwaway_scope"));
+  EXPECT_THAT(Column(report.json["placement"], "placement"), Contains("throwaway_placement"));
+  EXPECT_EQ(report.invariant_violations, 0);
 }
 
 TEST(RegisteredVariants, AnUnknownNameIsInvalidArgumentNamingIt) {

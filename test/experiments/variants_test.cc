@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "isolation/idle_select/selector.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/vmstat/fold_policy.h"
 
 namespace isolation::experiments {
@@ -56,7 +57,7 @@ TEST(Variants, OutsideRegistrationsGetARow) {
       [](idle_select::IdleState&) -> absl::StatusOr<std::unique_ptr<idle_select::IdleSelector>> {
         return absl::UnimplementedError("listing only");
       }};
-  ASSERT_TRUE(idle_select::RegisterSelector(selector).ok());
+  ISOLATION_ASSERT_OK(idle_select::RegisterSelector(selector));
   ASSERT_TRUE(vmstat::RegisterFoldPolicy(
                   {"variants_test_policy", "a fold policy registered by this test", true,
                    []() -> std::unique_ptr<vmstat::FoldPolicy> { return nullptr; }})

@@ -10,6 +10,7 @@
 #include "isolation/idle_select/selector.h"
 #include "gtest/gtest.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::experiments {
 namespace {
@@ -83,9 +84,8 @@ void CheckPlacementPenaltyTables(const nlohmann::json& j, const std::string& tex
 
 TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   Progress progress("idle");
-  auto report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, IdleExperimentOptions{}, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  const nlohmann::json& j = report->json;
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, IdleExperimentOptions{}, progress));
+  const nlohmann::json& j = report.json;
   // The keys, exactly.
   ASSERT_TRUE(j.contains("select"));
   ASSERT_TRUE(j.contains("workloads"));
@@ -123,7 +123,7 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
     }
   }
   EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0);
-  EXPECT_EQ(report->invariant_violations, 0);
+  EXPECT_EQ(report.invariant_violations, 0);
 
   // Expected: above ~85 % busy SIS_UTIL's budget is 0, so V0
   // probes nothing and finds idle CPUs only through target/prev (here: prev
@@ -158,14 +158,14 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
     EXPECT_GT((*FindSelect(j, v, 64, 0))["found_pct"].get<double>(), 99.0) << v;
   }
   // Reproduce rows: hackbench, pipe, scan cost.
-  ASSERT_EQ(report->rows.size(), 3u);
-  EXPECT_NE(report->rows[0].kernel_reported.find("-1.07 / -0.79 / -0.54"), std::string::npos);
-  EXPECT_NE(report->rows[1].kernel_reported.find("+1.05"), std::string::npos);
-  EXPECT_NE(report->rows[2].kernel_reported.find("223.12 ns -> 63.4 ns"), std::string::npos);
-  EXPECT_FALSE(report->text.empty());
-  std::printf("%s\n", report->text.c_str());
+  ASSERT_EQ(report.rows.size(), 3u);
+  EXPECT_NE(report.rows[0].kernel_reported.find("-1.07 / -0.79 / -0.54"), std::string::npos);
+  EXPECT_NE(report.rows[1].kernel_reported.find("+1.05"), std::string::npos);
+  EXPECT_NE(report.rows[2].kernel_reported.find("223.12 ns -> 63.4 ns"), std::string::npos);
+  EXPECT_FALSE(report.text.empty());
+  std::printf("%s\n", report.text.c_str());
   EXPECT_EQ(j["isolation"]["isolated_cpus_in_spans"].get<int>(), 0);
-  CheckPlacementPenaltyTables(j, report->text);
+  CheckPlacementPenaltyTables(j, report.text);
   // S22: load_sweep covers every workload at 25/50/100/200 %; at 200 % the
   // RR analogue migrates far more under V1-unbounded than under V0 (S12).
   ASSERT_TRUE(j.contains("load_sweep"));
@@ -258,9 +258,8 @@ TEST(IdleExperiment, PlacementPenaltyOnPutsItInTheTables) {
   options.hackbench_loops = 10;
   options.pipe_round_trips = 50;
   options.placement_penalty = "on";
-  auto on = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress);
-  ASSERT_TRUE(on.ok()) << on.status();
-  const nlohmann::json& j = on->json;
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto on, RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress));
+  const nlohmann::json& j = on.json;
   EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0);
   EXPECT_EQ(j["workload_placement_penalty"], "on");
   EXPECT_EQ(j["placement_penalty"]["mode"], "on");
@@ -273,8 +272,8 @@ TEST(IdleExperiment, PlacementPenaltyOnPutsItInTheTables) {
     ++charged;
   }
   EXPECT_EQ(charged, 6);
-  EXPECT_NE(on->text.find("placement penalty on"), std::string::npos);
-  EXPECT_EQ(on->text.find("placement penalty (simulator"), std::string::npos);
+  EXPECT_NE(on.text.find("placement penalty on"), std::string::npos);
+  EXPECT_EQ(on.text.find("placement penalty (simulator"), std::string::npos);
 }
 
 // Not a check: the full (non-quick) run behind docs/idle_select.md, printed
@@ -289,15 +288,14 @@ TEST(IdleExperiment, DISABLED_FullRun) {
   if (const char* s = std::getenv("IDLE_SAMPLES")) options.samples = std::atoi(s);
   if (const char* r = std::getenv("IDLE_PIPE_ROUND_TRIPS")) options.pipe_round_trips = std::atoi(r);
   Progress progress("idle");
-  auto report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = false}, options, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  std::printf("%s\n", report->text.c_str());
-  for (const auto& r : report->rows) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunIdleExperiment(CommonOptions{.seed = 1, .quick = false}, options, progress));
+  std::printf("%s\n", report.text.c_str());
+  for (const auto& r : report.rows) {
     std::printf("reproduce: %s | kernel: %s | ours: %s\n", r.figure.c_str(), r.kernel_reported.c_str(),
                 r.measured.c_str());
   }
-  std::printf("JSON %s\n", report->json.dump().c_str());
-  EXPECT_EQ(report->invariant_violations, 0);
+  std::printf("JSON %s\n", report.json.dump().c_str());
+  EXPECT_EQ(report.invariant_violations, 0);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "isolation/idle_select/hooks.h"
 #include "isolation/idle_select/selector.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::idle_select {
 namespace {
@@ -36,23 +37,19 @@ struct Rig {
 Rig MakeRig(const std::string& v, const std::string& synthetic, const std::string& isolcpus = "", uint64_t seed = 1,
             const HarnessOptions& harness = HarnessOptions(), bool newidle_balance = false) {
   Rig r;
-  auto topo = Topology::FromSynthetic(synthetic);
-  EXPECT_TRUE(topo.ok()) << topo.status();
-  auto iso = IsolationConfig::FromFlags(*topo, isolcpus, "");
-  EXPECT_TRUE(iso.ok()) << iso.status();
+  auto topo = Topology::FromSynthetic(synthetic).value();
+  auto iso = IsolationConfig::FromFlags(topo, isolcpus, "").value();
   Options o;
   o.variant = v;
-  auto st = IdleState::Create(IdleTopology::From(*topo, *iso), o);
-  EXPECT_TRUE(st.ok()) << st.status();
-  r.state = std::move(*st);
+  auto st = IdleState::Create(IdleTopology::From(topo, iso), o).value();
+  r.state = std::move(st);
   r.hooks = std::make_unique<IdleSelectHooks>(*r.state, harness);
   SimOptions so;
   so.seed = seed;
   so.hz = 250;
   so.newidle_balance = newidle_balance;
-  auto sim = Simulator::Create(*topo, *iso, so);
-  EXPECT_TRUE(sim.ok()) << sim.status();
-  r.sim = std::move(*sim);
+  auto sim = Simulator::Create(topo, iso, so).value();
+  r.sim = std::move(sim);
   r.sim->AddHooks(r.hooks.get());
   return r;
 }
@@ -70,11 +67,11 @@ TEST(IdleSelectHarnessScenarios, S11_PingPongSaturatesV1Mask) {
       PipeParams pp;
       pp.round_trips = 1000000;
       auto p = RunPipe(*r.sim, r.hooks.get(), pp, 0);
-      EXPECT_TRUE(p.ok());
+      ISOLATION_EXPECT_OK(p);
     }
     double weight_sum = 0;
     for (int i = 0; i < 20; ++i) {
-      EXPECT_TRUE(r.sim->RunFor(1 * kNsPerMs + 37 * kNsPerUs).ok());
+      ISOLATION_EXPECT_OK(r.sim->RunFor(1 * kNsPerMs + 37 * kNsPerUs));
       weight_sum += r.state->SelectorMask("idle_cpus", 0).Weight();
     }
     const HarnessCounters c = r.hooks->counters();
@@ -127,7 +124,7 @@ RrCounts RunRr(const std::string& v, int pairs) {
   rp.pairs = pairs;
   rp.transactions = 1 << 30;
   auto r = RunRequestResponse(*rig.sim, rig.hooks.get(), rp, 30 * kNsPerMs);
-  EXPECT_TRUE(r.ok()) << r.status();
+  ISOLATION_EXPECT_OK(r);
   const HarnessCounters c = rig.hooks->counters();
   EXPECT_EQ(c.invariant_violations, 0);
   EXPECT_EQ(rig.state->CheckSubsetInvariant(), "");
@@ -177,12 +174,10 @@ TEST(IdleSelectHarnessScenarios, S12_UnboundedTrustAt200PctLoad) {
 // its LLC, and only when enabled.
 TEST(IdleSelectHarnessScenarios, S12_SimNewidleBalancePullsColdQueuedTask) {
   for (bool newidle : {false, true}) {
-    auto topo = Topology::FromSynthetic("package:1 l3cache:1 core:2 pu:1");
-    ASSERT_TRUE(topo.ok());
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("package:1 l3cache:1 core:2 pu:1"));
     SimOptions so;
     so.newidle_balance = newidle;
-    auto sim = Simulator::Create(*topo, IsolationConfig(*topo), so);
-    ASSERT_TRUE(sim.ok());
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, Simulator::Create(topo, IsolationConfig(topo), so));
     auto spawn = [&](int cpu, Nanos run) {
       TaskSpec spec;
       spec.cpu = cpu;
@@ -191,15 +186,15 @@ TEST(IdleSelectHarnessScenarios, S12_SimNewidleBalancePullsColdQueuedTask) {
         done = true;
         return Step::Run(run);
       });
-      auto id = (*sim)->Spawn(std::move(spec));
-      EXPECT_TRUE(id.ok());
+      auto id = sim->Spawn(std::move(spec));
+      ISOLATION_EXPECT_OK(id);
       return id.ok() ? *id : kIdleTask;
     };
     spawn(0, 10 * kNsPerMs);                  // runs on CPU 0
     const TaskId queued = spawn(0, 1 * kNsPerMs);  // waits behind it, never ran
     spawn(1, 1 * kNsPerMs);                   // CPU 1 goes newly idle at ~1 ms
-    ASSERT_TRUE((*sim)->RunFor(2 * kNsPerMs).ok());
-    EXPECT_EQ((*sim)->TaskCpu(queued), newidle ? 1 : 0) << "newidle_balance=" << newidle;
+    ISOLATION_ASSERT_OK(sim->RunFor(2 * kNsPerMs));
+    EXPECT_EQ(sim->TaskCpu(queued), newidle ? 1 : 0) << "newidle_balance=" << newidle;
   }
 }
 
@@ -253,11 +248,10 @@ TEST(IdleSelectHarnessScenarios, S21_BatchWakeLatencyRecorded) {
     sp.message_tasks = 2;
     sp.workers_per_message = 4;
     sp.rounds = 50;
-    auto s = RunSchbench(*r.sim, r.hooks.get(), sp, 2 * kNsPerSec);
-    ASSERT_TRUE(s.ok()) << s.status();
-    EXPECT_TRUE(s->completed) << v;
-    ASSERT_EQ(s->latencies.size(), 2u * 4u * 50u);
-    for (Nanos l : s->latencies) ASSERT_GE(l, 0);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto s, RunSchbench(*r.sim, r.hooks.get(), sp, 2 * kNsPerSec));
+    EXPECT_TRUE(s.completed) << v;
+    ASSERT_EQ(s.latencies.size(), 2u * 4u * 50u);
+    for (Nanos l : s.latencies) ASSERT_GE(l, 0);
   }
 }
 
@@ -357,7 +351,7 @@ SweepCell RunSweepCell(const std::string& v, LoadWorkload w, int load_pct) {
   ho.wake_affine_kernel = w == LoadWorkload::kRequestResponse;  // as in S12
   Rig rig = MakeRig(v, "package:1 l3cache:1 core:16 pu:1", "", 1, ho);
   auto r = RunLoadPoint(*rig.sim, *rig.hooks, w, load_pct, 10 * kNsPerMs);
-  EXPECT_TRUE(r.ok()) << r.status();
+  ISOLATION_EXPECT_OK(r);
   SweepCell c;
   if (!r.ok()) return c;
   c.r = *r;
@@ -419,16 +413,14 @@ struct WindowCell {
   int64_t stackings, lost_sim, lost_harness, selections;
 };
 WindowCell RunWindowCell(const std::string& v, int load, bool windows) {
-  auto topo = Topology::FromSynthetic("package:1 l3cache:1 core:16 pu:1");
-  EXPECT_TRUE(topo.ok());
-  IsolationConfig iso(*topo);
+  auto topo = Topology::FromSynthetic("package:1 l3cache:1 core:16 pu:1").value();
+  IsolationConfig iso(topo);
   Options o;
   o.variant = v;
-  auto st = IdleState::Create(IdleTopology::From(*topo, iso), o);
-  EXPECT_TRUE(st.ok()) << st.status();
+  auto st = IdleState::Create(IdleTopology::From(topo, iso), o).value();
   HarnessOptions ho;
   ho.wake_affine_kernel = true;
-  IdleSelectHooks hooks(**st, ho);
+  IdleSelectHooks hooks(*st, ho);
   SimOptions so;
   so.seed = 1;
   so.hz = 250;
@@ -436,14 +428,13 @@ WindowCell RunWindowCell(const std::string& v, int load, bool windows) {
     so.wake_select_cost = kConcurrentWakeSelectCost;
     so.idle_entry_cost = kConcurrentIdleEntryCost;
   }
-  auto sim = Simulator::Create(*topo, iso, so);
-  EXPECT_TRUE(sim.ok()) << sim.status();
-  (*sim)->AddHooks(&hooks);
-  auto r = RunLoadPoint(**sim, hooks, LoadWorkload::kRequestResponse, load, 5 * kNsPerMs);
-  EXPECT_TRUE(r.ok()) << r.status();
+  auto sim = Simulator::Create(topo, iso, so).value();
+  sim->AddHooks(&hooks);
+  auto r = RunLoadPoint(*sim, hooks, LoadWorkload::kRequestResponse, load, 5 * kNsPerMs);
+  ISOLATION_EXPECT_OK(r);
   if (!r.ok()) return {};
   EXPECT_GT(r->value, 0) << v << " " << load << " %: no round trip";
-  return {r->counters.stackings, (*sim)->lost_wakeups(), r->counters.lost_wakeups, r->counters.selections};
+  return {r->counters.stackings, sim->lost_wakeups(), r->counters.lost_wakeups, r->counters.selections};
 }
 
 TEST(IdleSelectHarnessScenarios, S14_S16_ConcurrentWakeupsStackButLoseNothing) {
@@ -451,9 +442,8 @@ TEST(IdleSelectHarnessScenarios, S14_S16_ConcurrentWakeupsStackButLoseNothing) {
   variants.push_back("V0-norecheck");
   std::printf("concurrent wake-ups, rr on 16 CPUs, 5 ms: stackings / lost wakeups at 50 75 90 %%\n");
   for (const std::string& v : variants) {
-    auto entry = FindSelector(v);
-    ASSERT_TRUE(entry.ok()) << entry.status();
-    const bool control = (*entry)->negative_control;
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto entry, FindSelector(v));
+    const bool control = entry->negative_control;
     std::string line = absl::StrFormat("  %-14s", v);
     for (int load : {50, 75, 90}) {
       SCOPED_TRACE(absl::StrCat(v, " at ", load, " %"));

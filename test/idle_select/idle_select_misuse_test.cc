@@ -21,6 +21,7 @@
 #include "isolation/idle_select/idle_select.h"
 #include "isolation/idle_select/sis_selector.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::idle_select {
 namespace {
@@ -35,9 +36,8 @@ Options Of(const std::string& v) {
 }
 
 std::unique_ptr<IdleState> State(const std::string& v = "V1", int llcs = 2, int cores = 4) {
-  auto st = IdleState::Create(IdleTopology::Uniform(llcs, cores), Of(v));
-  EXPECT_TRUE(st.ok()) << st.status();
-  return std::move(*st);
+  auto st = IdleState::Create(IdleTopology::Uniform(llcs, cores), Of(v)).value();
+  return st;
 }
 
 // ---- topology factories ----------------------------------------------------------
@@ -55,7 +55,7 @@ TEST(IdleSelectMisuse, UniformRejectsEmptyAndNegativeShapesNamingThem) {
     // IdleState::Create passes the factory's error through.
     EXPECT_EQ(IdleState::Create(t, Options()).status(), t.status());
   }
-  EXPECT_TRUE(IdleTopology::Uniform(2, 4, 2, 2).ok());
+  ISOLATION_EXPECT_OK(IdleTopology::Uniform(2, 4, 2, 2));
 }
 
 TEST(IdleSelectMisuse, FromIdsRejectsIdsBeyondTheCpuCountBeforeAllocating) {
@@ -78,10 +78,9 @@ TEST(IdleSelectMisuse, FromIdsRejectsAnIsolationMaskOfAnotherSize) {
   const auto boot = IdleTopology::FromIds(llc, core, node, CpuMask(), CpuMask::Of(4, 1));
   ASSERT_FALSE(boot.ok());
   EXPECT_THAT(boot.status().message(), HasSubstr("boot_domain_isolated mask of 4 bits"));
-  const auto right = IdleTopology::FromIds(llc, core, node, CpuMask::Of(8, 3));
-  ASSERT_TRUE(right.ok()) << right.status();
-  EXPECT_TRUE(right->domain_isolated.Test(3));
-  EXPECT_TRUE(IdleTopology::FromIds(llc, core, node).ok());  // empty masks: none
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const auto right, IdleTopology::FromIds(llc, core, node, CpuMask::Of(8, 3)));
+  EXPECT_TRUE(right.domain_isolated.Test(3));
+  ISOLATION_EXPECT_OK(IdleTopology::FromIds(llc, core, node));  // empty masks: none
 }
 
 TEST(IdleSelectMisuse, CreateValidatesAHandBuiltTopology) {
@@ -137,7 +136,7 @@ TEST(IdleSelectMisuse, UpdateIdleCpuScanOfUnknownLlcIsAnError) {
     EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("llc ", l))) << l;
   }
   EXPECT_EQ(st->TotalSharedWrites(), 0);
-  EXPECT_TRUE(st->UpdateIdleCpuScan(1, 1024).ok());
+  ISOLATION_EXPECT_OK(st->UpdateIdleCpuScan(1, 1024));
 }
 
 TEST(IdleSelectMisuse, SetBudgetRejectsUnknownLlcAndNegativeBudget) {
@@ -151,7 +150,7 @@ TEST(IdleSelectMisuse, SetIdleCoresHintRejectsUnknownLlc) {
   auto st = State();
   EXPECT_THAT(st->SetIdleCoresHint(2, true).message(), HasSubstr("llc 2"));
   EXPECT_THAT(st->SetIdleCoresHint(-1, false).message(), HasSubstr("llc -1"));
-  EXPECT_TRUE(st->SetIdleCoresHint(1, true).ok());
+  ISOLATION_EXPECT_OK(st->SetIdleCoresHint(1, true));
 }
 
 TEST(IdleSelectMisuse, SelectorFactoryErrorsArePassedThrough) {
@@ -182,7 +181,7 @@ TEST(IdleSelectMisuse, RebuildWithMaskOfWrongSizeIsAnErrorAndChangesNothing) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("64 bits"));
   EXPECT_EQ(st->topology().llc_of, llc_of);
-  EXPECT_TRUE(st->Rebuild(CpuMask()).ok());  // 0 bits: no isolation
+  ISOLATION_EXPECT_OK(st->Rebuild(CpuMask()));  // 0 bits: no isolation
   EXPECT_TRUE(st->CheckSubsetInvariant().empty());
 }
 
@@ -195,12 +194,11 @@ TEST(IdleSelectMisuse, IdleEnterOnCpuBeyondTheMachineViolatesContract) {
 
 // Found by an outside probe: SharesCache(-1, 100000) read past the tables.
 TEST(IdleSelectMisuse, SharesCacheAndSiblingsOfACpuOutsideTheMachineViolateContract) {
-  absl::StatusOr<IdleTopology> t = IdleTopology::Uniform(2, 4);
-  ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_TRUE(t->SharesCache(0, 3));
-  EXPECT_FALSE(t->SharesCache(0, 4));
-  EXPECT_CONTRACT_DEATH((void)t->SharesCache(Opaque(-1), 100000), "SharesCache\\(-1, 100000\\): a CPU outside");
-  EXPECT_CONTRACT_DEATH((void)t->siblings(Opaque(8)), "siblings\\(8\\): a CPU outside");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IdleTopology t, IdleTopology::Uniform(2, 4));
+  EXPECT_TRUE(t.SharesCache(0, 3));
+  EXPECT_FALSE(t.SharesCache(0, 4));
+  EXPECT_CONTRACT_DEATH((void)t.SharesCache(Opaque(-1), 100000), "SharesCache\\(-1, 100000\\): a CPU outside");
+  EXPECT_CONTRACT_DEATH((void)t.siblings(Opaque(8)), "siblings\\(8\\): a CPU outside");
 }
 
 TEST(IdleSelectMisuse, EnqueueOnNegativeCpuViolatesContract) {
@@ -294,7 +292,7 @@ TEST(IdleSelectHarnessMisuse, HugeMaxTasksViolatesContract) {
 TEST(IdleSelectHarnessMisuse, RegisterTaskOutsideMaxTasksIsAnError) {
   auto st = State();
   IdleSelectHooks hooks(*st, HarnessOptions());
-  EXPECT_TRUE(hooks.status().ok());
+  ISOLATION_EXPECT_OK(hooks.status());
   for (TaskId t : {-1, 1024, INT_MAX}) {
     EXPECT_THAT(hooks.RegisterTask(t, CpuMask::Full(8)).message(), HasSubstr(absl::StrCat("task id ", t))) << t;
   }
@@ -303,17 +301,14 @@ TEST(IdleSelectHarnessMisuse, RegisterTaskOutsideMaxTasksIsAnError) {
 TEST(IdleSelectHarnessMisuse, DriverOfAnotherSizeIsReportedAndIgnored) {
   auto st = State("V1", 1, 4);  // 4 CPUs
   IdleSelectHooks hooks(*st, HarnessOptions());
-  auto topo = Topology::FromSynthetic("core:8 pu:1");
-  ASSERT_TRUE(topo.ok());
-  auto sim = Simulator::Create(*topo, IsolationConfig(*topo));
-  ASSERT_TRUE(sim.ok());
-  (*sim)->AddHooks(&hooks);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("core:8 pu:1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, Simulator::Create(topo, IsolationConfig(topo)));
+  sim->AddHooks(&hooks);
   PipeParams p;
   p.round_trips = 50;
   p.pairs = 3;
-  auto r = RunPipe(**sim, &hooks, p, 200 * kNsPerMs);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_TRUE(r->completed);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto r, RunPipe(*sim, &hooks, p, 200 * kNsPerMs));
+  EXPECT_TRUE(r.completed);
   EXPECT_THAT(hooks.status().message(), HasSubstr("the driver has 8 cpus, the state 4"));
   EXPECT_EQ(hooks.counters().selections, 0);
 }
@@ -325,11 +320,9 @@ struct WorkloadRig {
   IdleSelectHooks hooks{*state, HarnessOptions()};
   std::unique_ptr<Simulator> sim;
   WorkloadRig() {
-    auto topo = Topology::FromSynthetic("core:4 pu:1");
-    EXPECT_TRUE(topo.ok());
-    auto created = Simulator::Create(*topo, IsolationConfig(*topo));
-    EXPECT_TRUE(created.ok());
-    sim = std::move(*created);
+    auto topo = Topology::FromSynthetic("core:4 pu:1").value();
+    auto created = Simulator::Create(topo, IsolationConfig(topo)).value();
+    sim = std::move(created);
     sim->AddHooks(&hooks);
   }
 };
@@ -357,7 +350,7 @@ TEST(IdleSelectWorkloadMisuse, CpuMasksOfWrongSizeOrOfflineAreErrors) {
   auto wide = RunHackbench(*rig.sim, &rig.hooks, hb, kNsPerMs, CpuMask::Full(64));
   ASSERT_FALSE(wide.ok());
   EXPECT_THAT(wide.status().message(), HasSubstr("64 bits"));
-  ASSERT_TRUE(rig.sim->SetCpuOnline(3, false).ok());
+  ISOLATION_ASSERT_OK(rig.sim->SetCpuOnline(3, false));
   auto offline = RunPipe(*rig.sim, &rig.hooks, PipeParams(), kNsPerMs, CpuMask::Of(4, 3));
   ASSERT_FALSE(offline.ok());
   EXPECT_THAT(offline.status().message(), HasSubstr("'3' has no online cpu"));
@@ -380,9 +373,8 @@ TEST(IdleSelectWorkloadMisuse, HugeWorkPerMessageDoesNotOverflowTheJitter) {
   p.round_trips = 2;
   p.work_per_message = kNanosMax;
   p.work_jitter_pct = 100;
-  auto r = RunPipe(*rig.sim, &rig.hooks, p, 20 * kNsPerMs);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_FALSE(r->completed);  // each step runs "forever"
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto r, RunPipe(*rig.sim, &rig.hooks, p, 20 * kNsPerMs));
+  EXPECT_FALSE(r.completed);  // each step runs "forever"
 }
 
 TEST(IdleSelectWorkloadMisuse, MeasureSelectRejectsBadParameters) {

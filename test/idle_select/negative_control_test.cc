@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "isolation/idle_select/selector.h"
 #include "isolation/testing/idle_select.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::idle_select {
 namespace {
@@ -50,9 +51,8 @@ TEST(IdleSelectNegativeControls, EveryControlFailsTheConformanceSuite) {
 // the check that must catch it is I4, and I4 applies to it (it declares
 // itself scan-style).
 TEST(IdleSelectNegativeControls, V1TrustingFailsI4HintOnly) {
-  auto applies = conformance::NotApplicable("I4_HintOnly", "V1-trusting");
-  ASSERT_TRUE(applies.ok()) << applies.status();
-  EXPECT_EQ(*applies, "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto applies, conformance::NotApplicable("I4_HintOnly", "V1-trusting"));
+  EXPECT_EQ(applies, "");
   EXPECT_THAT(conformance::Run("I4_HintOnly", "V1-trusting"), Not(IsEmpty()));
   // Its honest sibling passes the same check.
   EXPECT_THAT(conformance::Run("I4_HintOnly", "V1"), IsEmpty());

@@ -16,6 +16,7 @@
 #include "isolation/idle_select/idle_select.h"
 #include "isolation/idle_select/selector.h"
 #include "isolation/testing/idle_select.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::idle_select {
 namespace {
@@ -28,7 +29,7 @@ std::unique_ptr<IdleState> MustCreate(const std::string& selector, absl::StatusO
                                       Options o = {}) {
   o.variant = selector;
   auto st = IdleState::Create(std::move(topo), o);
-  EXPECT_TRUE(st.ok()) << st.status();
+  ISOLATION_EXPECT_OK(st);
   return st.ok() ? std::move(*st) : nullptr;
 }
 
@@ -79,7 +80,7 @@ TEST(IdleSelectScenarios, S1_BudgetGolden) {
 
   // Stored only on change: 100 identical updates -> 1 store.
   auto st = MustCreate("V0", IdleTopology::Uniform(1, 16));
-  for (int i = 0; i < 100; ++i) EXPECT_TRUE(st->UpdateIdleCpuScan(0, 16 * 1024 * 50 / 100).ok());
+  for (int i = 0; i < 100; ++i) ISOLATION_EXPECT_OK(st->UpdateIdleCpuScan(0, 16 * 1024 * 50 / 100));
   EXPECT_EQ(st->llc(0).budget_stores, 1);
   EXPECT_EQ(st->llc(0).nr_idle_scan, SisUtilBudget(16 * 1024 * 50 / 100, 16));
 }
@@ -97,7 +98,7 @@ std::unique_ptr<IdleState> Llc16(const std::string& v, std::vector<int> idle, Op
 // ---------------------------------------------------------------------------
 TEST(IdleSelectScenarios, S2_ScanOrder) {
   auto st = Llc16("V0", {3, 12});
-  EXPECT_TRUE(st->SetBudget(0, 16).ok());
+  ISOLATION_EXPECT_OK(st->SetBudget(0, 16));
   WakeTask t{.prev_cpu = 9};
   Selection s = st->Select(t, {.target = 9});
   EXPECT_EQ(s.cpu, 12);
@@ -121,7 +122,7 @@ TEST(IdleSelectScenarios, S2_ScanFromTargetOption) {
   Options o;
   o.scan_from_target_plus_one = false;
   auto st = Llc16("V0", {3, 12}, o);
-  EXPECT_TRUE(st->SetBudget(0, 16).ok());
+  ISOLATION_EXPECT_OK(st->SetBudget(0, 16));
   WakeTask t{.prev_cpu = 9};
   Selection s = st->Select(t, {.target = 9});
   EXPECT_EQ(s.cpu, 12);
@@ -132,18 +133,18 @@ TEST(IdleSelectScenarios, S2_ScanFromTargetOption) {
   EXPECT_EQ(s.probes, 7);  // 13, 14, 15, 0, 1, 2, 3
   // A budget of 1 from target 2 reaches 3 only when the scan starts at 2+1:
   // from 2 the one probe goes to 2 itself.
-  EXPECT_TRUE(st->SetBudget(0, 1).ok());
+  ISOLATION_EXPECT_OK(st->SetBudget(0, 1));
   t = {.prev_cpu = 2};
   EXPECT_EQ(st->Select(t, {.target = 2}).cpu, 2);
   auto mainline = Llc16("V0", {3, 12});
-  EXPECT_TRUE(mainline->SetBudget(0, 1).ok());
+  ISOLATION_EXPECT_OK(mainline->SetBudget(0, 1));
   t = {.prev_cpu = 2};
   EXPECT_EQ(mainline->Select(t, {.target = 2}).cpu, 3);
 }
 
 TEST(IdleSelectScenarios, S3_BudgetCut) {
   auto st = Llc16("V0", {3, 12});
-  EXPECT_TRUE(st->SetBudget(0, 2).ok());
+  ISOLATION_EXPECT_OK(st->SetBudget(0, 2));
   WakeTask t{.prev_cpu = 0};
   Selection s = st->Select(t, {.target = 0});
   EXPECT_EQ(s.cpu, 0);
@@ -162,8 +163,8 @@ TEST(IdleSelectScenarios, S4_BudgetZeroWithHint) {
   auto st = Smt16("V0");
   MakeIdle(*st, 10);
   MakeIdle(*st, 11);
-  EXPECT_TRUE(st->SetIdleCoresHint(0, true).ok());
-  EXPECT_TRUE(st->SetBudget(0, 0).ok());
+  ISOLATION_EXPECT_OK(st->SetIdleCoresHint(0, true));
+  ISOLATION_EXPECT_OK(st->SetBudget(0, 0));
   WakeTask t{.prev_cpu = 0};
   Selection s = st->Select(t, {.target = 0});
   EXPECT_EQ(s.cpu, 0);
@@ -177,7 +178,7 @@ TEST(IdleSelectScenarios, S6_IdleSiblingOfPrev) {
   auto st = Smt16("V0");
   MakeIdle(*st, 7);  // sibling of prev 6
   EXPECT_FALSE(st->llc(0).has_idle_cores);
-  EXPECT_TRUE(st->SetBudget(0, 0).ok());  // so only select_idle_smt can find it
+  ISOLATION_EXPECT_OK(st->SetBudget(0, 0));  // so only select_idle_smt can find it
   WakeTask t{.prev_cpu = 6};
   Selection s = st->Select(t, {.target = 0});
   EXPECT_EQ(s.cpu, 7);
@@ -186,7 +187,7 @@ TEST(IdleSelectScenarios, S6_IdleSiblingOfPrev) {
   // The sibling is domain-isolated: skipped.
   CpuMask iso(16);
   iso.Set(7);
-  EXPECT_TRUE(st->Rebuild(iso).ok());
+  ISOLATION_EXPECT_OK(st->Rebuild(iso));
   t = {.prev_cpu = 6};
   s = st->Select(t, {.target = 0});
   EXPECT_EQ(s.cpu, 0);
@@ -195,7 +196,7 @@ TEST(IdleSelectScenarios, S6_IdleSiblingOfPrev) {
   off.smt_preference = false;
   auto plain = Smt16("V0", off);
   MakeIdle(*plain, 7);
-  EXPECT_TRUE(plain->SetBudget(0, 0).ok());
+  ISOLATION_EXPECT_OK(plain->SetBudget(0, 0));
   t = {.prev_cpu = 6};
   s = plain->Select(t, {.target = 0});
   EXPECT_EQ(s.cpu, 0) << "smt_preference off: no idle-sibling step";
@@ -212,14 +213,14 @@ TEST(IdleSelectScenarios, S7_IsolationScx) {
     SCOPED_TRACE(v);
     // Boot-time isolcpus=domain: refused, as scx_enable() does.
     auto boot = IdleTopology::FromIds(std::vector<int>(16, 0), cores, std::vector<int>(16, 0), CpuMask(), iso);
-    ASSERT_TRUE(boot.ok());
+    ISOLATION_ASSERT_OK(boot);
     Options o;
     o.variant = v;
     auto refused = IdleState::Create(*boot, o);
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
     // Cpuset partition: 8-15 stay in the masks; only affinity keeps tasks away.
     auto part = IdleTopology::FromIds(std::vector<int>(16, 0), cores, std::vector<int>(16, 0), iso, CpuMask());
-    ASSERT_TRUE(part.ok());
+    ISOLATION_ASSERT_OK(part);
     auto st = MustCreate(v, *part);
     for (int c = 0; c < 8; ++c) MakeBusy(*st, c);
     EXPECT_TRUE(iso.IsSubsetOf(st->SelectorMask("cpu", 0)));
@@ -284,7 +285,7 @@ TEST(IdleSelectScenarios, S10_V1RebuildStaleness) {
     auto st = MustCreate("V1", IdleTopology::Uniform(1, 16), o);
     MakeBusySettled(*st, 6);
     EXPECT_FALSE(IdleMask(*st).Test(6));
-    EXPECT_TRUE(st->Rebuild(CpuMask(16)).ok());
+    ISOLATION_EXPECT_OK(st->Rebuild(CpuMask(16)));
     EXPECT_TRUE(IdleMask(*st).Test(6)) << "rebuild re-initialises the mask to the span";
     for (int i = 0; i < 5; ++i) st->Tick(6);
     EXPECT_EQ(IdleMask(*st).Test(6), !fix) << (fix ? "fix: the tick clears it" : "last_idle_state 0 keeps the stale bit");
@@ -309,7 +310,7 @@ TEST(IdleSelectScenarios, I8_BudgetZeroV1KeepsSisPropFloor) {
       // 61 of 64 busy (95 %): three idle CPUs with their tick stopped, none
       // of them target or prev.
       for (int c : {20, 40, 60}) MakeIdle(*st, c);
-      EXPECT_TRUE(st->UpdateIdleCpuScan(0, int64_t{61} * kSchedCapacityScale).ok());
+      ISOLATION_EXPECT_OK(st->UpdateIdleCpuScan(0, int64_t{61} * kSchedCapacityScale));
       ASSERT_EQ(st->llc(0).nr_idle_scan, 0);
       WakeTask t{.prev_cpu = 5};
       Selection s = st->Select(t, {.target = 30});
@@ -344,8 +345,8 @@ TEST(IdleSelectScenarios, I8_V1IdleCoreScanAtBudgetZero) {
     auto st = Smt16(v);
     MakeIdle(*st, 8);
     MakeIdle(*st, 9);
-    EXPECT_TRUE(st->SetIdleCoresHint(0, true).ok());
-    EXPECT_TRUE(st->SetBudget(0, 0).ok());
+    ISOLATION_EXPECT_OK(st->SetIdleCoresHint(0, true));
+    ISOLATION_EXPECT_OK(st->SetBudget(0, 0));
     WakeTask t{.prev_cpu = 0};
     Selection s = st->Select(t, {.target = 0});
     EXPECT_EQ(s.outcome, Outcome::kIdleFound);
@@ -364,13 +365,12 @@ TEST(IdleSelectScenarios, S13_TickStopGating) {
   auto gated = MustCreate("V1-tickstop", IdleTopology::Uniform(1, 16));
   Options o;
   o.variant = "V2 with the V1-tickstop upkeep";
-  auto two_pass = IdleState::Create(*IdleTopology::Uniform(1, 16), o,
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto two_pass, IdleState::Create(*IdleTopology::Uniform(1, 16), o,
                                     [](IdleState& s) -> absl::StatusOr<std::unique_ptr<IdleSelector>> {
                                       return std::unique_ptr<IdleSelector>(
                                           std::make_unique<SetAtTickStop<V2Selector>>(s));
-                                    });
-  ASSERT_TRUE(two_pass.ok()) << two_pass.status();
-  for (IdleState* st : {gated.get(), two_pass->get()}) {
+                                    }));
+  for (IdleState* st : {gated.get(), two_pass.get()}) {
     for (int c = 0; c < 16; ++c) MakeBusySettled(*st, c);
     ShortIdle(*st, 2);  // idles briefly: the tick keeps running
     EXPECT_FALSE(IdleMask(*st).Test(2));
@@ -378,7 +378,7 @@ TEST(IdleSelectScenarios, S13_TickStopGating) {
   WakeTask t{.prev_cpu = 0};
   EXPECT_EQ(gated->Select(t, {.target = 0}).cpu, 0) << "invisible to the mask scan";
   t = {.prev_cpu = 0};
-  EXPECT_EQ((*two_pass)->Select(t, {.target = 0}).cpu, 2) << "V2 pass 2 scans the rest of the span";
+  EXPECT_EQ(two_pass->Select(t, {.target = 0}).cpu, 2) << "V2 pass 2 scans the rest of the span";
   gated->TickStop(2);
   EXPECT_TRUE(IdleMask(*gated).Test(2));
   t = {.prev_cpu = 0};
@@ -453,9 +453,8 @@ TEST(IdleSelectScenarios, S16_LostWakeupNeedsBothFences) {
     SCOPED_TRACE(v);
     for (bool idle_fence : {false, true}) {
       for (bool waker_fence : {false, true}) {
-        auto lost = conformance::LostWakeupReachable(v, idle_fence, waker_fence);
-        ASSERT_TRUE(lost.ok()) << lost.status();
-        EXPECT_EQ(*lost, !(idle_fence && waker_fence))
+        ISOLATION_ASSERT_OK_AND_ASSIGN(auto lost, conformance::LostWakeupReachable(v, idle_fence, waker_fence));
+        EXPECT_EQ(lost, !(idle_fence && waker_fence))
             << "idle fence " << idle_fence << ", waker fence " << waker_fence;
       }
     }
@@ -561,7 +560,7 @@ TEST(IdleSelectScenarios, V5_OverloadedMaskUpkeep) {
   st->SetNrSchedIdle(7, 2);  // 3 runnable, 2 of them SCHED_IDLE
   st->Tick(7);
   EXPECT_FALSE(over().Test(7));
-  EXPECT_TRUE(st->Rebuild(CpuMask()).ok());
+  ISOLATION_EXPECT_OK(st->Rebuild(CpuMask()));
   EXPECT_TRUE(over().Empty()) << "sd_init(): empty";
 }
 
@@ -582,14 +581,14 @@ TEST(IdleSelectScenarios, V5_FilterAndAbelsRule) {
       MakeIdle(*s, 7);  // no tick: the overloaded bit stays
     }
     ASSERT_TRUE(st->SelectorMask("overloaded", 0).Test(7));
-    for (IdleState* s : {st.get(), v0.get()}) ASSERT_TRUE(s->SetBudget(0, 8).ok());
+    for (IdleState* s : {st.get(), v0.get()}) ISOLATION_ASSERT_OK(s->SetBudget(0, 8));
     WakeTask t{.prev_cpu = 0};
     Selection s = st->Select(t, {.target = 0});
     EXPECT_EQ(s.cpu, 0) << "budget 8 < 16: the filter hides CPU 7";
     EXPECT_EQ(s.probes, 8) << "1-6, 8, 9: 7 is not probed";
     t = {.prev_cpu = 0};
     EXPECT_EQ(v0->Select(t, {.target = 0}).cpu, 7);
-    ASSERT_TRUE(st->SetBudget(0, 16).ok());
+    ISOLATION_ASSERT_OK(st->SetBudget(0, 16));
     t = {.prev_cpu = 0};
     s = st->Select(t, {.target = 0});
     EXPECT_EQ(s.cpu, abel ? 7 : 0) << "budget = LLC size: filtered only without Abel's rule";
@@ -604,7 +603,7 @@ TEST(IdleSelectScenarios, V5_FilterAndAbelsRule) {
   MakeIdle(*smt, 6);
   MakeIdle(*smt, 7);
   ASSERT_TRUE(smt->llc(0).has_idle_cores);
-  ASSERT_TRUE(smt->SetBudget(0, 4).ok());
+  ISOLATION_ASSERT_OK(smt->SetBudget(0, 4));
   WakeTask t{.prev_cpu = 0};
   const Selection s = smt->Select(t, {.target = 0});
   EXPECT_TRUE(s.cpu == 6 || s.cpu == 7) << s.cpu;
@@ -637,16 +636,15 @@ TEST(IdleSelectRegistry, BuiltinsInOrderWithDescriptions) {
 
 TEST(IdleSelectRegistry, FindIsCaseInsensitiveWithTheV4Alias) {
   auto e = FindSelector("v1-EAGER");
-  ASSERT_TRUE(e.ok());
+  ISOLATION_ASSERT_OK(e);
   EXPECT_EQ((*e)->name, "V1-eager");
   e = FindSelector("V4");
-  ASSERT_TRUE(e.ok());
+  ISOLATION_ASSERT_OK(e);
   EXPECT_EQ((*e)->name, "V4g");
   Options o;
   o.variant = "v4";
-  auto st = IdleState::Create(IdleTopology::Uniform(1, 4), o);
-  ASSERT_TRUE(st.ok());
-  EXPECT_EQ((*st)->selector_name(), "V4g");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto st, IdleState::Create(IdleTopology::Uniform(1, 4), o));
+  EXPECT_EQ(st->selector_name(), "V4g");
   const auto missing = FindSelector("V9");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("'V9'"), std::string::npos) << missing.status();
@@ -665,10 +663,9 @@ TEST(IdleSelectRegistry, BuiltinsCarryOriginLabelAndAliases) {
   }
   EXPECT_EQ(defaults, (std::vector<std::string>{"V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2", "V3",
                                                 "V4g", "V4n", "V5"}));
-  auto v4 = FindSelector("v4");
-  ASSERT_TRUE(v4.ok()) << v4.status();
-  EXPECT_EQ((*v4)->name, "V4g");
-  EXPECT_EQ((*v4)->row_label(), "V4");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const SelectorEntry* v4, FindSelector("v4"));
+  EXPECT_EQ(v4->name, "V4g");
+  EXPECT_EQ(v4->row_label(), "V4");
   EXPECT_EQ(SelectorName("V1").str(), "V1");
 }
 
@@ -680,7 +677,7 @@ class SecondIdleSibling final : public SisSelector {
 };
 
 TEST(IdleSelectRegistry, OutsideRegistrationAppearsEverywhere) {
-  ASSERT_TRUE(RegisterSelector(SelectorEntryOf<SecondIdleSibling>("test-sis-copy", "a copy of V0 (test)")).ok());
+  ISOLATION_ASSERT_OK(RegisterSelector(SelectorEntryOf<SecondIdleSibling>("test-sis-copy", "a copy of V0 (test)")));
   const auto dup = RegisterSelector(SelectorEntryOf<SecondIdleSibling>("TEST-sis-copy", "again"));
   EXPECT_EQ(dup.code(), absl::StatusCode::kAlreadyExists);
   const std::vector<std::string> names = SelectorNames();

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "isolation/core/clock.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::mm_cid {
 namespace {
@@ -105,9 +106,9 @@ TEST(MmCidHost, I1_I3_PinnedThreadsHoldDistinctIds_KernelAndPort) {
   MmCidVariant c;  // lazy + alloc_v6_14: what a 6.14-6.18 kernel runs
   auto m = *MmCid::Create(n, c);
   MmId mm = *m->CreateMm(CpuMask::Full(n), 0);
-  ASSERT_TRUE(m->Fork(kNoTask, 0, mm, CpuMask::Full(n), 0).ok());
+  ISOLATION_ASSERT_OK(m->Fork(kNoTask, 0, mm, CpuMask::Full(n), 0));
   for (int i = 0; i < n; ++i) {
-    ASSERT_TRUE(m->Fork(0, 1 + i, mm, CpuMask::Of(n, i), 0).ok());
+    ISOLATION_ASSERT_OK(m->Fork(0, 1 + i, mm, CpuMask::Of(n, i), 0));
     m->ContextSwitch(i, kNoTask, 1 + i, 1);
   }
   std::set<int32_t> port_ids;
@@ -150,8 +151,8 @@ TEST(MmCidHost, S3_ThreadsPinnedToOneCpu_KernelAndPort) {
   const int p = std::max(union_weight, 2);
   auto m = *MmCid::Create(p, c);
   MmId mm = *m->CreateMm(CpuMask::Range(p, 0, union_weight - 1), 0);
-  ASSERT_TRUE(m->Fork(kNoTask, 0, mm, CpuMask::Range(p, 0, union_weight - 1), 0).ok());
-  for (int i = 0; i < kThreads; ++i) ASSERT_TRUE(m->Fork(0, 1 + i, mm, CpuMask::Of(p, 0), 0).ok());
+  ISOLATION_ASSERT_OK(m->Fork(kNoTask, 0, mm, CpuMask::Range(p, 0, union_weight - 1), 0));
+  for (int i = 0; i < kThreads; ++i) ISOLATION_ASSERT_OK(m->Fork(0, 1 + i, mm, CpuMask::Of(p, 0), 0));
   TaskId cur = kNoTask;
   int32_t port_max = 0;
   for (int k = 0; k < 40; ++k) {

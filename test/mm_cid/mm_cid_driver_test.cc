@@ -18,6 +18,8 @@
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
 #include "isolation/core/topology.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 
 namespace isolation::mm_cid {
 
@@ -26,15 +28,12 @@ namespace {
 
 
 std::unique_ptr<Simulator> MakeSim(const std::string& topo, const std::string& isolcpus, uint64_t seed) {
-  auto t = Topology::FromSynthetic(topo);
-  EXPECT_TRUE(t.ok()) << t.status();
-  auto iso = IsolationConfig::FromFlags(*t, isolcpus, "");
-  EXPECT_TRUE(iso.ok()) << iso.status();
+  auto t = Topology::FromSynthetic(topo).value();
+  auto iso = IsolationConfig::FromFlags(t, isolcpus, "").value();
   SimOptions so;
   so.seed = seed;
-  auto sim = Simulator::Create(*t, *iso, so);
-  EXPECT_TRUE(sim.ok()) << sim.status();
-  return std::move(*sim);
+  auto sim = Simulator::Create(t, iso, so).value();
+  return sim;
 }
 
 // S11 stall model: task work stalls an isolated CPU by a full scan (2P
@@ -56,10 +55,10 @@ TEST(MmCidSim, S11_BatchBoundsIsolatedStall) {
           if (k == 0) return (n++ % 2 == 0) ? Step::Run(8 * kNsPerMs) : Step::Sleep(2 * kNsPerMs);
           return (n++ % 2 == 0) ? Step::Run(20 * kNsPerUs) : Step::Sleep(980 * kNsPerUs);
         });
-        ASSERT_TRUE(sim->Spawn(std::move(t)).ok());
+        ISOLATION_ASSERT_OK(sim->Spawn(std::move(t)));
       }
     }
-    ASSERT_TRUE(sim->RunFor(500 * kNsPerMs).ok());
+    ISOLATION_ASSERT_OK(sim->RunFor(500 * kNsPerMs));
     EXPECT_EQ(hooks.violations(), 0);
     if (batch == 0) {
       EXPECT_EQ(hooks.IsolatedMaxStallNs(), 2 * 32 * kModelledVisitNs);
@@ -77,12 +76,11 @@ TEST(MmCidSim, S11_BatchBoundsIsolatedStall) {
 // CheckRealThreadCounters, run for every variant).
 // ---------------------------------------------------------------------------
 TEST(MmCidReal, V63MmLock_LockRoundTripsAreBitmapOps) {
-  auto topo = Topology::FromSynthetic("core:2 pu:1");
-  ASSERT_TRUE(topo.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("core:2 pu:1"));
   RealDriverOptions opts;
   opts.hz = 1000;
   opts.timeslice = 500 * kNsPerUs;
-  auto d = RealThreadDriver::Create(*topo, IsolationConfig(*topo), opts);
+  auto d = RealThreadDriver::Create(topo, IsolationConfig(topo), opts);
   if (!d.ok()) GTEST_SKIP() << "RealThreadDriver unavailable: " << d.status();
   auto m = *MmCid::Create(2, "v63_mmlock");
   MmCidHooks::Options ho;
@@ -98,9 +96,9 @@ TEST(MmCidReal, V63MmLock_LockRoundTripsAreBitmapOps) {
       if (++n % 3 == 0) return Step::Yield();
       return Step::Run(50 * kNsPerUs);
     });
-    ASSERT_TRUE((*d)->Spawn(std::move(t)).ok());
+    ISOLATION_ASSERT_OK((*d)->Spawn(std::move(t)));
   }
-  ASSERT_TRUE((*d)->RunFor(250 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK((*d)->RunFor(250 * kNsPerMs));
   hooks.Drain();
   EXPECT_EQ(hooks.errors(), 0);
   EXPECT_EQ(hooks.violations(), 0);
@@ -109,9 +107,9 @@ TEST(MmCidReal, V63MmLock_LockRoundTripsAreBitmapOps) {
   EXPECT_GT(s.mm_lock_acquisitions, 0);
   EXPECT_EQ(s.mm_lock_acquisitions, s.allocations + s.frees);
   const auto a = m->CheckAlways();
-  EXPECT_TRUE(a.empty()) << a.front();
+  ISOLATION_EXPECT_NO_VIOLATIONS(a);
   const auto q = m->CheckQuiescent();
-  EXPECT_TRUE(q.empty()) << q.front();
+  ISOLATION_EXPECT_NO_VIOLATIONS(q);
 }
 
 // The run-queue lock contract (mm_cid.h): on the real-thread driver the
@@ -120,9 +118,8 @@ TEST(MmCidReal, V63MmLock_LockRoundTripsAreBitmapOps) {
 // no lock and its fixups (which take RunQueueLock) exclude the switch.  On
 // the simulator (hooks on one thread) the instance keeps its own locks.
 TEST(MmCidReal, Owner619_RunQueueLocksAreTheDriversOnRealThreads) {
-  auto topo = Topology::FromSynthetic("core:2 pu:1");
-  ASSERT_TRUE(topo.ok());
-  auto d = RealThreadDriver::Create(*topo, IsolationConfig(*topo), RealDriverOptions{});
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("core:2 pu:1"));
+  auto d = RealThreadDriver::Create(topo, IsolationConfig(topo), RealDriverOptions{});
   if (!d.ok()) GTEST_SKIP() << "RealThreadDriver unavailable: " << d.status();
   auto m = *MmCid::Create(2, "owner619");
   Mutex* own0 = &m->RunQueueLock(0);
@@ -140,9 +137,9 @@ TEST(MmCidReal, Owner619_RunQueueLocksAreTheDriversOnRealThreads) {
       if (n > 200) return Step::Exit();
       return Step::Run(20 * kNsPerUs);
     });
-    ASSERT_TRUE((*d)->Spawn(std::move(t)).ok());
+    ISOLATION_ASSERT_OK((*d)->Spawn(std::move(t)));
   }
-  ASSERT_TRUE((*d)->RunFor(100 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK((*d)->RunFor(100 * kNsPerMs));
   hooks.Drain();
   for (int c = 0; c < 2; ++c) {
     ASSERT_NE((*d)->RunQueueLock(c), nullptr);
@@ -153,7 +150,7 @@ TEST(MmCidReal, Owner619_RunQueueLocksAreTheDriversOnRealThreads) {
   EXPECT_EQ(hooks.violations(), 0);
   EXPECT_GT(m->Stats().remote_lock_acquisitions, 0) << "no fixup took a CPU's rq lock";
   const auto a = m->CheckAlways();
-  EXPECT_TRUE(a.empty()) << a.front();
+  ISOLATION_EXPECT_NO_VIOLATIONS(a);
 
   auto sim = MakeSim("core:2 pu:1", "", 1);
   EXPECT_EQ(sim->RunQueueLock(0), nullptr);
@@ -161,7 +158,7 @@ TEST(MmCidReal, Owner619_RunQueueLocksAreTheDriversOnRealThreads) {
   Mutex* own = &m2->RunQueueLock(1);
   MmCidHooks hooks2(*m2);
   sim->AddHooks(&hooks2);
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   EXPECT_EQ(&m2->RunQueueLock(1), own);
 }
 
@@ -176,7 +173,7 @@ TEST(MmCidRunQueueLocks, BindValidates) {
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("CPU 1"), std::string::npos) << st;
   EXPECT_EQ(&m->RunQueueLock(0), own) << "a refused bind changes nothing";
-  ASSERT_TRUE(m->BindRunQueueLocks({&a, &b}).ok());
+  ISOLATION_ASSERT_OK(m->BindRunQueueLocks({&a, &b}));
   EXPECT_EQ(&m->RunQueueLock(0), &a);
   EXPECT_EQ(&m->RunQueueLock(1), &b);
 }

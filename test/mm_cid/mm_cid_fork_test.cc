@@ -17,6 +17,8 @@
 #include "gtest/gtest.h"
 #include "isolation/core/interleave.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 
 namespace isolation::mm_cid {
 namespace {
@@ -53,16 +55,16 @@ TEST(MmCidForkOwner619, S10_FailedForkAfterModeFlip) {
   auto m = *MmCid::Create(p, Owner619(false));
   Nanos now = 1000;
   const MmId mm = *m->CreateMm(CpuMask::Full(p), now);
-  for (int k = 0; k < 8; ++k) ASSERT_TRUE(m->Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now).ok());
+  for (int k = 0; k < 8; ++k) ISOLATION_ASSERT_OK(m->Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now));
   for (int k = 0; k < 8; ++k) m->ContextSwitch(k, kNoTask, k, now);
   const int64_t flips = m->Stats().mode_changes;
-  ASSERT_TRUE(m->Fork(0, 8, mm, CpuMask::Full(p), now).ok());
+  ISOLATION_ASSERT_OK(m->Fork(0, 8, mm, CpuMask::Full(p), now));
   ASSERT_EQ(m->Stats().mode_changes, flips + 1) << "setup: the ninth user must flip to per-CPU";
-  ASSERT_TRUE(m->ForkFailed(8, now).ok());
+  ISOLATION_ASSERT_OK(m->ForkFailed(8, now));
   EXPECT_EQ(m->MmUsers(mm), 8);
   {
     const auto v = Violations(*m, true);
-    ASSERT_TRUE(v.empty()) << "S10 rollback after flip: " << v.front();
+    ISOLATION_ASSERT_NO_VIOLATIONS(v) << "S10 rollback after flip";
   }
   for (int round = 0; round < 3; ++round) {
     for (int k = 0; k < 8; ++k) {
@@ -71,7 +73,7 @@ TEST(MmCidForkOwner619, S10_FailedForkAfterModeFlip) {
       m->ContextSwitch(k, kNoTask, k, now);
     }
     const auto v = Violations(*m, true);
-    ASSERT_TRUE(v.empty()) << "S10 round " << round << ": " << v.front();
+    ISOLATION_ASSERT_NO_VIOLATIONS(v) << "S10 round " << round;
   }
   for (int k = 0; k < 8; ++k) EXPECT_LT(m->TaskCid(k), 8);
 }
@@ -95,16 +97,16 @@ void RunVforkFixup(bool walk619) {
   const TaskId kSharer = 6;
   for (int k = 0; k < 8; ++k) {
     if (k == kSharer) {
-      ASSERT_TRUE(m->ForkVm(0, k, mm, CpuMask::Full(p), now).ok());
+      ISOLATION_ASSERT_OK(m->ForkVm(0, k, mm, CpuMask::Full(p), now));
     } else {
-      ASSERT_TRUE(m->Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now).ok());
+      ISOLATION_ASSERT_OK(m->Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now));
     }
   }
   for (int k = 0; k < 5; ++k) m->ContextSwitch(k, kNoTask, k, now);  // 5, 6, 7 queued
   ASSERT_EQ(m->MmUsers(mm), 8) << "S10: the sharer is a user";
   ASSERT_EQ(m->CidmaskWeight(mm), 8) << "setup: per-task mode, every user owns an ID";
   const int64_t flips = m->Stats().mode_changes;
-  ASSERT_TRUE(m->Fork(0, 8, mm, CpuMask::Full(p), now).ok());
+  ISOLATION_ASSERT_OK(m->Fork(0, 8, mm, CpuMask::Full(p), now));
   ASSERT_EQ(m->Stats().mode_changes, flips + 1) << "setup: the ninth user must flip to per-CPU";
   const auto v = Violations(*m, true);
   const std::string sharer = absl::StrCat("task ", kSharer, " owns ID");
@@ -113,14 +115,14 @@ void RunVforkFixup(bool walk619) {
                                         << (v.empty() ? std::string("no violation") : v.front());
     return;
   }
-  ASSERT_TRUE(v.empty()) << "S10 vfork fixup: " << v.front();
+  ISOLATION_ASSERT_NO_VIOLATIONS(v) << "S10 vfork fixup";
   // The sharer runs in per-CPU mode: it takes its CPU's ID, distinct (I1).
   now += kNsPerMs;
   m->ContextSwitch(6, kNoTask, kSharer, now);
   m->ContextSwitch(5, kNoTask, 5, now);
   EXPECT_GE(m->TaskCid(kSharer), 0);
   const auto w = Violations(*m, true);
-  ASSERT_TRUE(w.empty()) << "S10 vfork sharer runs: " << w.front();
+  ISOLATION_ASSERT_NO_VIOLATIONS(w) << "S10 vfork sharer runs";
 }
 
 TEST(MmCidForkOwner619, S10_VforkSharerReachedByFixupWalk) { RunVforkFixup(false); }
@@ -146,7 +148,7 @@ void RunForkRacingFixup(bool walk619) {
   const MmId mm = *m->CreateMm(CpuMask::Full(p), 0);
   const int start_users = walk619 ? 7 : 8;
   for (int k = 0; k < start_users; ++k) {
-    ASSERT_TRUE(m->Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), 0).ok());
+    ISOLATION_ASSERT_OK(m->Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), 0));
   }
   m->ContextSwitch(0, kNoTask, 0, 1);
   m->ContextSwitch(1, kNoTask, 1, 1);
@@ -159,9 +161,9 @@ void RunForkRacingFixup(bool walk619) {
   const char* window =
       walk619 ? "mm_cid.owner619.fork.user_not_visible" : "mm_cid.owner619.fork.visible_not_user";
   const absl::Status run = il.Run({{"forkA", window}, {"forkB", ""}, {"forkA", ""}});
-  ASSERT_TRUE(run.ok()) << run;
-  ASSERT_TRUE(fork_a.ok()) << fork_a;
-  ASSERT_TRUE(fork_b.ok()) << fork_b;
+  ISOLATION_ASSERT_OK(run);
+  ISOLATION_ASSERT_OK(fork_a);
+  ISOLATION_ASSERT_OK(fork_b);
   ASSERT_EQ(m->MmUsers(mm), start_users + 2);
   ASSERT_EQ(m->Stats().mode_changes, flips + 1) << "setup: exactly B's fork flips to per-CPU";
   const auto v = Violations(*m, true);
@@ -171,7 +173,7 @@ void RunForkRacingFixup(bool walk619) {
                                         << (v.empty() ? std::string("no violation") : v.front());
     return;
   }
-  ASSERT_TRUE(v.empty()) << "S10 fork racing fixup: " << v.front();
+  ISOLATION_ASSERT_NO_VIOLATIONS(v) << "S10 fork racing fixup";
   // Everyone runs (10 users on 8 CPUs: two rounds), IDs distinct and < max_cids.
   Nanos now = 10;
   std::vector<TaskId> all;
@@ -183,7 +185,7 @@ void RunForkRacingFixup(bool walk619) {
     now += kNsPerMs;
     m->ContextSwitch(cpu, m->CurrentTask(cpu), all[i], now);
     const auto w = Violations(*m, false);
-    ASSERT_TRUE(w.empty()) << "S10 after race, task " << all[i] << ": " << w.front();
+    ISOLATION_ASSERT_NO_VIOLATIONS(w) << "S10 after race, task " << all[i];
     EXPECT_GE(m->TaskCid(all[i]), 0);
   }
   EXPECT_EQ(m->Stats().alloc_failures, 0) << "I14";

@@ -30,6 +30,8 @@
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 #include "mm_cid/always_check.h"
 #include "isolation/mm_cid/registry.h"
 #include "isolation/testing/mm_cid.h"
@@ -111,16 +113,13 @@ TEST_P(IncrementalCheckSimTest, RandomWorkload_SameResultAfterEveryEvent) {
   int64_t compared = 0;
   ScopedAudit audit;
   for (uint64_t seed : {1u, 2u}) {
-    auto topo = Topology::FromSynthetic("core:16 pu:1");
-    ASSERT_TRUE(topo.ok()) << topo.status();
-    auto iso = IsolationConfig::FromFlags(*topo, "2-7,10-15", "");
-    ASSERT_TRUE(iso.ok()) << iso.status();
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("core:16 pu:1"));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromFlags(topo, "2-7,10-15", ""));
     SimOptions so;
     so.seed = seed;
     so.newidle_balance = true;
-    auto sim_or = Simulator::Create(*topo, *iso, so);
-    ASSERT_TRUE(sim_or.ok()) << sim_or.status();
-    Simulator& sim = **sim_or;
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim_or, Simulator::Create(topo, iso, so));
+    Simulator& sim = *sim_or;
     auto m = *MmCid::Create(kP, std::string_view(GetParam()));
     MmCidHooks::Options ho;
     ho.check_invariants = false;  // CompareChecks does it
@@ -147,9 +146,8 @@ TEST_P(IncrementalCheckSimTest, RandomWorkload_SameResultAfterEveryEvent) {
     };
     std::vector<TaskId> ids;
     for (int i = 0; i < 40; ++i) {
-      auto id = spawn(i, i % kP);
-      ASSERT_TRUE(id.ok()) << id.status();
-      ids.push_back(*id);
+      ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, spawn(i, i % kP));
+      ids.push_back(id);
     }
     std::mt19937_64 rng(seed);
     for (int k = 0; k < 40; ++k) {
@@ -163,7 +161,7 @@ TEST_P(IncrementalCheckSimTest, RandomWorkload_SameResultAfterEveryEvent) {
       for (int j = 0; j < 3; ++j) mask.Set(static_cast<int>(rng() % kP));
       sim.At(at, [&sim, t, mask] { (void)sim.SetAffinity(t, mask); });
     }
-    ASSERT_TRUE(sim.RunFor(300 * kNsPerMs).ok());
+    ISOLATION_ASSERT_OK(sim.RunFor(300 * kNsPerMs));
     EXPECT_EQ(compare.mismatches_, 0) << compare.first_mismatch_;
     compared += compare.compared_;
     EXPECT_EQ(hooks.errors(), 0);
@@ -220,12 +218,12 @@ Explored ExploreLazy(const std::string& allocator, bool no_fences, Race race) {
         v.lazy.allocator = allocator;
         m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
         mm = *m->CreateMm(CpuMask::Full(4), 0);
-        for (TaskId t = 0; t < 3; ++t) EXPECT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
+        for (TaskId t = 0; t < 3; ++t) ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
         m->ContextSwitch(1, kNoTask, 0, 1);
         m->ContextSwitch(1, 0, kNoTask, 2);
         m->Scan(mm, 3);  // initialises mm_cid_next_scan only
         sb.DrainAll();
-        EXPECT_TRUE(m->CheckAlwaysIncremental().empty());  // enables tracking
+        ISOLATION_EXPECT_NO_VIOLATIONS(m->CheckAlwaysIncremental());  // enables tracking
         il.Add("switch", [&] { m->ContextSwitch(1, kNoTask, 1, kT); });
         if (race == Race::kClear) {
           il.Add("scan", [&] { m->Scan(mm, 2 * kT); });
@@ -247,7 +245,7 @@ Explored ExploreLazy(const std::string& allocator, bool no_fences, Race race) {
         sb.DrainAll();
         Record(r, m->CheckAlwaysIncremental(), m->CheckAlways(), true, log);
       });
-  EXPECT_TRUE(n.ok()) << n.status();
+  ISOLATION_EXPECT_OK(n);
   r.schedules = n.ok() ? *n : 0;
   return r;
 }
@@ -292,11 +290,11 @@ Explored ExploreOwner619(bool split) {
         v.design = split ? "owner619_split_mode" : "owner619";
         m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
         mm = *m->CreateMm(CpuMask::Full(4), 0);
-        for (TaskId t = 0; t < 4; ++t) EXPECT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
+        for (TaskId t = 0; t < 4; ++t) ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
         m->ContextSwitch(0, kNoTask, 0, 1);
         sb.DrainAll();
-        EXPECT_TRUE(m->CheckAlwaysIncremental().empty());
-        il.Add("fork", [&] { EXPECT_TRUE(m->Fork(0, 4, mm, CpuMask::Full(4), 2).ok()); });
+        ISOLATION_EXPECT_NO_VIOLATIONS(m->CheckAlwaysIncremental());
+        il.Add("fork", [&] { ISOLATION_EXPECT_OK(m->Fork(0, 4, mm, CpuMask::Full(4), 2)); });
         il.Add("x", [&] {
           m->ContextSwitch(1, kNoTask, 3, 3);
           ISOLATION_INTERLEAVE_POINT("incremental.s9.x.ran_on_cpu1");
@@ -312,7 +310,7 @@ Explored ExploreOwner619(bool split) {
         r.violating += full.empty() ? 0 : 1;
         Record(r, m->CheckAlwaysIncremental(), full, false, log);
       });
-  EXPECT_TRUE(n.ok()) << n.status();
+  ISOLATION_EXPECT_OK(n);
   r.schedules = n.ok() ? *n : 0;
   return r;
 }

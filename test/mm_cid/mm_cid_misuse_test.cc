@@ -27,6 +27,8 @@
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
 #include "isolation/mm_cid/registry.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 
 namespace isolation::mm_cid {
 
@@ -67,12 +69,11 @@ struct Fixture {
   std::unique_ptr<MmCid> m;
   MmId mm = kNoMm;
   explicit Fixture(const MmCidVariant& config, MmCid::Limits limits = {}) {
-    auto created = MmCid::Create(kCpus, config, limits);
-    EXPECT_TRUE(created.ok()) << created.status();
-    m = std::move(*created);
+    auto created = MmCid::Create(kCpus, config, limits).value();
+    m = std::move(created);
     mm = *m->CreateMm(CpuMask::Full(kCpus), 0);
-    EXPECT_TRUE(m->Fork(kNoTask, 0, mm, CpuMask::Full(kCpus), 0).ok());
-    EXPECT_TRUE(m->Fork(0, 1, mm, CpuMask::Full(kCpus), 0).ok());
+    ISOLATION_EXPECT_OK(m->Fork(kNoTask, 0, mm, CpuMask::Full(kCpus), 0));
+    ISOLATION_EXPECT_OK(m->Fork(0, 1, mm, CpuMask::Full(kCpus), 0));
     m->ContextSwitch(0, kNoTask, 0, 1);
   }
   // Nothing moved: the accounting the failed call must not have changed.
@@ -81,7 +82,7 @@ struct Fixture {
     EXPECT_EQ(m->CurrentTask(0), 0);
     EXPECT_GE(m->TaskCid(0), 0);
     EXPECT_TRUE(m->TaskActive(1));
-    EXPECT_TRUE(m->CheckAlways().empty());
+    ISOLATION_EXPECT_NO_VIOLATIONS(m->CheckAlways());
   }
 };
 
@@ -109,7 +110,7 @@ TEST_P(MmCidMisuse, CreateBoundsLimitsBeforeAllocating) {
     EXPECT_THAT(m.status().message(), HasSubstr(std::to_string(bad)));
   }
   auto at_bound = MmCid::Create(kCpus, GetParam(), MmCid::Limits{1, kMaxMms});
-  EXPECT_TRUE(at_bound.ok()) << at_bound.status();
+  ISOLATION_EXPECT_OK(at_bound);
 }
 
 TEST_P(MmCidMisuse, CreateRejectsUnknownStrategiesAndBadBatches) {
@@ -127,7 +128,7 @@ TEST_P(MmCidMisuse, CreateRejectsUnknownStrategiesAndBadBatches) {
     v.lazy.placement = "work_elsewhere";
     EXPECT_THAT(MmCid::Create(kCpus, v).status().message(), HasSubstr("work_elsewhere"));
   } else {
-    EXPECT_TRUE(m.ok()) << "a design without lazy axes ignores them";
+    ISOLATION_EXPECT_OK(m) << "a design without lazy axes ignores them";
   }
 }
 
@@ -161,7 +162,7 @@ TEST_P(MmCidMisuse, CreateMmRejectsBadAffinity) {
 
 TEST_P(MmCidMisuse, MmLimitIsAnErrorNotACrash) {
   Fixture f(GetParam(), MmCid::Limits{8, 2});
-  ASSERT_TRUE(f.m->CreateMm(CpuMask::Full(kCpus), 0).ok());
+  ISOLATION_ASSERT_OK(f.m->CreateMm(CpuMask::Full(kCpus), 0));
   const auto third = f.m->CreateMm(CpuMask::Full(kCpus), 0);
   EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
   const auto exec = f.m->Exec(0, 0, CpuMask::Full(kCpus), 5);
@@ -219,9 +220,9 @@ TEST_P(MmCidMisuse, ExitOnCpuOutsideTheMachineIsAnErrorAndDoesNotHang) {
 
 TEST_P(MmCidMisuse, SecondExitIsANoOp) {
   Fixture f(GetParam());
-  ASSERT_TRUE(f.m->Exit(0, 0, 2).ok());
+  ISOLATION_ASSERT_OK(f.m->Exit(0, 0, 2));
   EXPECT_EQ(f.m->MmUsers(f.mm), 1);
-  EXPECT_TRUE(f.m->Exit(0, 0, 3).ok());
+  ISOLATION_EXPECT_OK(f.m->Exit(0, 0, 3));
   EXPECT_EQ(f.m->MmUsers(f.mm), 1);
 }
 
@@ -371,14 +372,12 @@ TEST_P(MmCidMisuse, HooksDoNotForwardTasksBeyondTheLimitToTheHotPath) {
   // errors, and the adapter keeps their ids off the hot entry points (whose
   // contract would otherwise abort, or read out of bounds without checks).
   auto t = Topology::FromSynthetic("core:4 pu:1");
-  ASSERT_TRUE(t.ok());
-  auto sim = Simulator::Create(*t, IsolationConfig(*t));
-  ASSERT_TRUE(sim.ok());
-  auto m = MmCid::Create(kCpus, GetParam(), MmCid::Limits{4, 8});
-  ASSERT_TRUE(m.ok());
-  MmCidHooks hooks(**m);
+  ISOLATION_ASSERT_OK(t);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, Simulator::Create(*t, IsolationConfig(*t)));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, MmCid::Create(kCpus, GetParam(), MmCid::Limits{4, 8}));
+  MmCidHooks hooks(*m);
   EXPECT_EQ(hooks.ScansOn(0), 0);  // before OnStart
-  (*sim)->AddHooks(&hooks);
+  sim->AddHooks(&hooks);
   for (int i = 0; i < 6; ++i) {
     TaskSpec spec;
     spec.name = absl::StrCat("t", i);
@@ -386,26 +385,23 @@ TEST_P(MmCidMisuse, HooksDoNotForwardTasksBeyondTheLimitToTheHotPath) {
     spec.body = MakeTaskBody([n = 0](TaskContext&) mutable {
       return ++n < 40 ? (n % 3 == 0 ? Step::Sleep(kNsPerMs) : Step::Run(2 * kNsPerMs)) : Step::Exit();
     });
-    ASSERT_TRUE((*sim)->Spawn(std::move(spec)).ok());
+    ISOLATION_ASSERT_OK(sim->Spawn(std::move(spec)));
   }
-  ASSERT_TRUE((*sim)->RunFor(300 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(300 * kNsPerMs));
   EXPECT_EQ(hooks.errors(), 2);
   EXPECT_EQ(hooks.violations(), 0) << (hooks.FirstViolations().empty() ? "" : hooks.FirstViolations()[0]);
   for (int cpu : {-1, kCpus, INT_MAX}) EXPECT_EQ(hooks.ScansOn(cpu), 0) << cpu;
 }
 
 TEST(MmCidHooksMisuse, RcuWorkerOnAnUnpinnableHostCpuIsAnError) {
-  auto t = Topology::FromSynthetic("core:2 pu:1");
-  ASSERT_TRUE(t.ok());
-  auto d = RealThreadDriver::Create(*t, IsolationConfig(*t));
-  ASSERT_TRUE(d.ok()) << d.status();
-  auto m = MmCid::Create(2, Lazy("work_rcu"));
-  ASSERT_TRUE(m.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, Topology::FromSynthetic("core:2 pu:1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, RealThreadDriver::Create(t, IsolationConfig(t)));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, MmCid::Create(2, Lazy("work_rcu")));
   MmCidHooks::Options o;
   o.rcu_host_cpu = -1;  // CPU_SET(-1) wrote outside the cpu_set_t
-  MmCidHooks hooks(**m, o);
-  (*d)->AddHooks(&hooks);
-  ASSERT_TRUE((*d)->RunFor(2 * kNsPerMs).ok());
+  MmCidHooks hooks(*m, o);
+  d->AddHooks(&hooks);
+  ISOLATION_ASSERT_OK(d->RunFor(2 * kNsPerMs));
   hooks.Drain();
   EXPECT_EQ(hooks.errors(), 1);
 }

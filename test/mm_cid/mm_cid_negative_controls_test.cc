@@ -28,6 +28,7 @@
 #include "isolation/core/interleave.h"
 #include "isolation/mm_cid/registry.h"
 #include "isolation/testing/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::mm_cid {
 namespace {
@@ -38,7 +39,7 @@ using ::testing::Not;
 
 MmCidVariant Parse(const std::string& name) {
   absl::StatusOr<MmCidVariant> v = ParseVariant(name);
-  EXPECT_TRUE(v.ok()) << v.status();
+  ISOLATION_EXPECT_OK(v);
   return v.ok() ? *v : MmCidVariant{};
 }
 
@@ -82,9 +83,8 @@ TEST(MmCidNegativeControls, EveryRegisteredControlIsShownFailing) {
   for (const MmCidVariant& v : controls) {
     EXPECT_TRUE(ExpectedFailures().count(ControlName(v)))
         << v.Name() << " is a registered negative control with no test showing which kit check it fails";
-    auto t = DescribeVariant(v);
-    ASSERT_TRUE(t.ok()) << t.status();
-    EXPECT_TRUE(t->negative_control) << v.Name();
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, DescribeVariant(v));
+    EXPECT_TRUE(t.negative_control) << v.Name();
   }
 }
 
@@ -134,7 +134,7 @@ TEST(MmCidNegativeControls, NoDekkerFencesPassesSequentiallyConsistentSchedules)
   std::unique_ptr<MmCid> m;
   MmId mm = 0;
   int violating = 0;
-  auto n = Interleaver::Explore(
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto n, Interleaver::Explore(
       [&](Interleaver& il) {
         m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
         mm = *m->CreateMm(CpuMask::Full(4), 0);
@@ -145,9 +145,8 @@ TEST(MmCidNegativeControls, NoDekkerFencesPassesSequentiallyConsistentSchedules)
         il.Add("switch", [&] { m->ContextSwitch(1, kNoTask, 1, kNsPerSec); });
         il.Add("scan", [&] { m->Scan(mm, 2 * kNsPerSec); });
       },
-      [&](const std::vector<std::string>&) { violating += kit::AllViolations(*m, true).empty() ? 0 : 1; });
-  ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_GT(*n, 3);
+      [&](const std::vector<std::string>&) { violating += kit::AllViolations(*m, true).empty() ? 0 : 1; }));
+  EXPECT_GT(n, 3);
   EXPECT_EQ(violating, 0);
 }
 

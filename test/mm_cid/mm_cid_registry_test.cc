@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/registry.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::mm_cid {
 namespace {
@@ -61,12 +62,10 @@ TEST(MmCidRegistry, AllVariantsIsTheProductOfTheCorrectStrategies) {
   std::set<std::string> names;
   for (const MmCidVariant& v : all) {
     EXPECT_TRUE(names.insert(v.Name()).second) << "duplicate " << v.Name();
-    auto parsed = ParseVariant(v.Name());
-    ASSERT_TRUE(parsed.ok()) << parsed.status();
-    EXPECT_EQ(*parsed, v) << v.Name();
-    auto t = DescribeVariant(v);
-    ASSERT_TRUE(t.ok()) << t.status();
-    EXPECT_FALSE(t->negative_control) << v.Name();
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto parsed, ParseVariant(v.Name()));
+    EXPECT_EQ(parsed, v) << v.Name();
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, DescribeVariant(v));
+    EXPECT_FALSE(t.negative_control) << v.Name();
   }
   EXPECT_TRUE(names.count("lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork"));
   EXPECT_TRUE(names.count("lazy+alloc_v6_13+scan_allowed+batch_8+work_resume"));
@@ -104,28 +103,28 @@ TEST(MmCidRegistry, NegativeControlVariantsOnePerControl) {
 
 TEST(MmCidVariantNames, ParseOrderFreeDefaultsAndTickKick) {
   auto v = ParseVariant("lazy+work_rcu+batch_8");
-  ASSERT_TRUE(v.ok()) << v.status();
+  ISOLATION_ASSERT_OK(v);
   EXPECT_EQ(v->Name(), "lazy+alloc_v6_14+scan_possible+batch_8+work_rcu");
   v = ParseVariant("lazy+tick_kick");
-  ASSERT_TRUE(v.ok());
+  ISOLATION_ASSERT_OK(v);
   EXPECT_EQ(v->Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork+tick_kick");
   v = ParseVariant("lazy+work_unbound+tick_kick");
-  ASSERT_TRUE(v.ok());
+  ISOLATION_ASSERT_OK(v);
   EXPECT_EQ(v->Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_unbound") << "implied, not printed";
   v = ParseVariant("LAZY+Alloc_V6_4");
-  ASSERT_TRUE(v.ok());
+  ISOLATION_ASSERT_OK(v);
   EXPECT_EQ(v->lazy.allocator, "alloc_v6_4") << "case-insensitive, canonical spelling kept";
   v = ParseVariant("lazy+batch_32");
-  ASSERT_TRUE(v.ok());
+  ISOLATION_ASSERT_OK(v);
   EXPECT_EQ(v->lazy.granularity, "batch_32");
 }
 
 TEST(MmCidVariantNames, FlatNamesOfBeforeParse) {
   auto v = ParseVariant("owner619+owner619_direct");
-  ASSERT_TRUE(v.ok()) << v.status();
+  ISOLATION_ASSERT_OK(v);
   EXPECT_EQ(v->design, "owner619_direct");
   v = ParseVariant("lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork+lazy_no_dekker_fences");
-  ASSERT_TRUE(v.ok()) << v.status();
+  ISOLATION_ASSERT_OK(v);
   EXPECT_EQ(v->design, "lazy_no_dekker_fences");
 }
 
@@ -166,10 +165,9 @@ TEST(MmCidVariantNames, NegativeControlPartsAreNeverDropped) {
   for (const char* name : {"lazy+scan_cidmask", "lazy_no_dekker_fences+alloc_v6_4+batch_8", "owner619+owner619_direct",
                            "lazy+alloc_v6_13+scan_cidmask+work_rcu"}) {
     auto v = ParseVariant(name);
-    ASSERT_TRUE(v.ok()) << name << ": " << v.status();
-    auto t = DescribeVariant(*v);
-    ASSERT_TRUE(t.ok()) << t.status();
-    EXPECT_TRUE(t->negative_control) << name;
+    ISOLATION_ASSERT_OK(v) << name;
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, DescribeVariant(*v));
+    EXPECT_TRUE(t.negative_control) << name;
   }
   for (const char* name : {"owner619_direct+owner619", "lazy_no_dekker_fences+lazy", "owner619_walk619+v63_mmlock"}) {
     auto v = ParseVariant(name);
@@ -179,18 +177,16 @@ TEST(MmCidVariantNames, NegativeControlPartsAreNeverDropped) {
   }
   // A control replacing a mainline design is the flat names' suffix: kept.
   auto v = ParseVariant("owner619_direct+owner619_split_mode");
-  ASSERT_TRUE(v.ok()) << v.status();
+  ISOLATION_ASSERT_OK(v);
   EXPECT_EQ(v->design, "owner619_split_mode");
 }
 
 TEST(MmCidVariantNames, CreateByNameKeepsTheVariant) {
-  auto m = MmCid::Create(8, "lazy+scan_allowed+batch_8");
-  ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ((*m)->variant().Name(), "lazy+alloc_v6_14+scan_allowed+batch_8+work_taskwork");
-  ASSERT_NE((*m)->placement(), nullptr);
-  auto o = MmCid::Create(8, "owner619");
-  ASSERT_TRUE(o.ok());
-  EXPECT_EQ((*o)->placement(), nullptr) << "no background work";
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, MmCid::Create(8, "lazy+scan_allowed+batch_8"));
+  EXPECT_EQ(m->variant().Name(), "lazy+alloc_v6_14+scan_allowed+batch_8+work_taskwork");
+  ASSERT_NE(m->placement(), nullptr);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto o, MmCid::Create(8, "owner619"));
+  EXPECT_EQ(o->placement(), nullptr) << "no background work";
 }
 
 // The deprecated flat configuration: same names, and ToVariant() maps each
@@ -242,12 +238,10 @@ TEST(MmCidCompatConfig, NamesAndMapping) {
                         Case{batched, "lazy+alloc_v6_13+scan_cidmask+batch_8+work_resume"},
                         Case{direct, "owner619_direct"}, Case{f, "lazy_no_dekker_fences+alloc_v6_14+scan_possible+batch_full+work_taskwork"},
                         Case{v63, "v63_mmlock"}}) {
-    auto v = ToVariant(k.config);
-    ASSERT_TRUE(v.ok()) << v.status();
-    EXPECT_EQ(v->Name(), k.variant);
-    auto m = MmCid::Create(8, k.config);
-    ASSERT_TRUE(m.ok()) << m.status();
-    EXPECT_EQ((*m)->variant().Name(), k.variant);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto v, ToVariant(k.config));
+    EXPECT_EQ(v.Name(), k.variant);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, MmCid::Create(8, k.config));
+    EXPECT_EQ(m->variant().Name(), k.variant);
   }
   MmCidConfig two;
   two.design = Design::kOwner619;

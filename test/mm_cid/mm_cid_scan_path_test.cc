@@ -29,6 +29,7 @@
 #include "isolation/mm_cid/registry.h"
 #include "isolation/mm_cid/strategies.h"
 #include "isolation/testing/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
 #include "mm_cid/batch.h"
 #include "mm_cid/scan_path.h"
 #include "mm_cid/scope_mask.h"
@@ -114,7 +115,7 @@ const bool kRegistered = [] {
 
 std::unique_ptr<MmCid> Make(int p, const std::string& name) {
   auto m = MmCid::Create(p, name);
-  EXPECT_TRUE(m.ok()) << name << ": " << m.status();
+  ISOLATION_EXPECT_OK(m) << name;
   return m.ok() ? std::move(*m) : nullptr;
 }
 
@@ -335,12 +336,10 @@ TEST(MmCidScanPath, FastAndGenericLoopsAgreeOnRandomSchedules) {
 // reclaim), on the generic loop.
 TEST(MmCidScanPath, GenericNegativeControlFailsTheKit) {
   ASSERT_TRUE(kRegistered);
-  auto v = isolation::mm_cid::ParseVariant("lazy+generic_scan_cidmask");
-  ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_FALSE(isolation::testing::mm_cid::CheckIdleReclaim(*v).empty());
-  auto builtin = isolation::mm_cid::ParseVariant("lazy+scan_cidmask");
-  ASSERT_TRUE(builtin.ok()) << builtin.status();
-  EXPECT_FALSE(isolation::testing::mm_cid::CheckIdleReclaim(*builtin).empty());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto v, isolation::mm_cid::ParseVariant("lazy+generic_scan_cidmask"));
+  EXPECT_FALSE(isolation::testing::mm_cid::CheckIdleReclaim(v).empty());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto builtin, isolation::mm_cid::ParseVariant("lazy+scan_cidmask"));
+  EXPECT_FALSE(isolation::testing::mm_cid::CheckIdleReclaim(builtin).empty());
 }
 
 }  // namespace

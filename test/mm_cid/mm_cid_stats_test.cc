@@ -16,6 +16,7 @@
 
 #include "gtest/gtest.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::mm_cid {
 namespace {
@@ -25,18 +26,16 @@ TEST(MmCidStats, ScanCountersSumEveryThreadsCallsWhileRead) {
   constexpr int kThreads = 72;  // > 64 shard indices alive at once
   constexpr int kCalls = 50;
   MmCidVariant c;  // mainline: lazy, scan_possible, batch_full, work_taskwork
-  auto created = MmCid::Create(kCpus, c, MmCid::Limits{kThreads, kThreads});
-  ASSERT_TRUE(created.ok()) << created.status();
-  std::unique_ptr<MmCid> m = std::move(*created);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto created, MmCid::Create(kCpus, c, MmCid::Limits{kThreads, kThreads}));
+  std::unique_ptr<MmCid> m = std::move(created);
   // One mm per thread, each with one task: every call of a thread is due
   // (its clock advances 200 ms) and the thread is its mm's only scanner.
   std::vector<MmId> mms;
   for (int i = 0; i < kThreads; ++i) {
-    auto mm = m->CreateMm(CpuMask::Full(kCpus), 0);
-    ASSERT_TRUE(mm.ok()) << mm.status();
-    ASSERT_TRUE(m->Fork(kNoTask, i, *mm, CpuMask::Full(kCpus), 0).ok());
-    mms.push_back(*mm);
-    m->Scan(*mm, 1);  // sets mm_cid_next_scan (not a pass)
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto mm, m->CreateMm(CpuMask::Full(kCpus), 0));
+    ISOLATION_ASSERT_OK(m->Fork(kNoTask, i, mm, CpuMask::Full(kCpus), 0));
+    mms.push_back(mm);
+    m->Scan(mm, 1);  // sets mm_cid_next_scan (not a pass)
   }
   const MmCidStats before = m->Stats();
   std::atomic<int> alive{0};

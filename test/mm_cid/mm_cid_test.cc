@@ -19,17 +19,14 @@
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/registry.h"
 #include "isolation/testing/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 
 namespace isolation::mm_cid {
 
 namespace {
 
 using ::isolation::testing::mm_cid::AllViolations;
-
-void ExpectNoViolations(const MmCid& m, bool quiescent, const std::string& where) {
-  const auto v = AllViolations(m, quiescent);
-  ASSERT_TRUE(v.empty()) << where << ": " << v.front() << " (" << v.size() << " violations)";
-}
 
 // ---------------------------------------------------------------------------
 // owner619 (6.19 rewrite)
@@ -48,23 +45,23 @@ TEST(MmCidOwner619, I12_ModeThresholds) {
   MmId mm = *m->CreateMm(eight, 0);
   Nanos now = 1;
   for (int t = 0; t < 12; ++t) {
-    ASSERT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, eight, now).ok());
-    ExpectNoViolations(*m, true, absl::StrCat("fork ", t));
+    ISOLATION_ASSERT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, eight, now));
+    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*m, /*quiescent=*/true)) << absl::StrCat("fork ", t);
     EXPECT_EQ(m->Stats().mode_changes, t + 1 >= 11 ? 1 : 0) << "users " << t + 1;
   }
   // Run everyone once (several per CPU), then exit down to 5 users.
   for (int t = 0; t < 12; ++t) {
     m->ContextSwitch(t % 8, kNoTask, t, ++now);
     EXPECT_GE(m->TaskCid(t), 0);
-    ExpectNoViolations(*m, false, "schedin");
+    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*m, /*quiescent=*/false)) << "schedin";
     m->ContextSwitch(t % 8, t, kNoTask, ++now);
   }
-  ExpectNoViolations(*m, true, "per-CPU steady state");
+  ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*m, /*quiescent=*/true)) << "per-CPU steady state";
   for (int t = 11; t >= 5; --t) {
     m->ContextSwitch(t % 8, kNoTask, t, ++now);
-    EXPECT_TRUE(m->Exit(t % 8, t, now).ok());
+    ISOLATION_EXPECT_OK(m->Exit(t % 8, t, now));
     m->ContextSwitch(t % 8, t, kNoTask, ++now);
-    ExpectNoViolations(*m, true, absl::StrCat("exit ", t));
+    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*m, /*quiescent=*/true)) << absl::StrCat("exit ", t);
     // users = t after this exit: still per-CPU at 6 users, per-task at 5.
     EXPECT_EQ(m->Stats().mode_changes, t >= 6 ? 1 : 2) << "users " << t << ", pcpu_thrs = 6";
   }
@@ -73,7 +70,7 @@ TEST(MmCidOwner619, I12_ModeThresholds) {
     m->ContextSwitch(t % 8, kNoTask, t, ++now);
     EXPECT_LT(m->TaskCid(t), 6) << "I3: below max_cids = 5 + 1";
   }
-  ExpectNoViolations(*m, true, "per-task again");
+  ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*m, /*quiescent=*/true)) << "per-task again";
 }
 
 // I13 quiet hot path: per-task mode, no transition: switches and migrations
@@ -81,7 +78,7 @@ TEST(MmCidOwner619, I12_ModeThresholds) {
 TEST(MmCidOwner619, I13_QuietHotPath) {
   auto m = *MmCid::Create(8, Owner619());
   MmId mm = *m->CreateMm(CpuMask::Full(8), 0);
-  for (int t = 0; t < 4; ++t) ASSERT_TRUE(m->Fork(kNoTask, t, mm, CpuMask::Full(8), 0).ok());
+  for (int t = 0; t < 4; ++t) ISOLATION_ASSERT_OK(m->Fork(kNoTask, t, mm, CpuMask::Full(8), 0));
   std::vector<int32_t> first(4, -1);
   std::vector<int> cpu_of = {0, 1, 2, 3};
   std::mt19937_64 rng(5);
@@ -102,7 +99,7 @@ TEST(MmCidOwner619, I13_QuietHotPath) {
     if (m->CurrentTask(to) != kNoTask) m->ContextSwitch(to, m->CurrentTask(to), kNoTask, ++now);
     m->ContextSwitch(to, kNoTask, t, ++now);
     ASSERT_EQ(m->TaskCid(t), first[static_cast<size_t>(t)]) << "I13: a task keeps its ID";
-    ExpectNoViolations(*m, false, "I13");
+    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*m, /*quiescent=*/false)) << "I13";
   }
   const MmCidStats after = m->Stats();
   EXPECT_EQ(after.bitmap_ops, before.bitmap_ops) << "I13: no bitmap operation on the hot path";
@@ -117,17 +114,17 @@ TEST(MmCidOwner619, I13_QuietHotPath) {
 void RunS8(bool direct, MmCidStats* stats, std::vector<std::string>* violations) {
   auto m = *MmCid::Create(4, Owner619(direct));
   MmId mm = *m->CreateMm(CpuMask::Full(4), 0);
-  for (int t = 0; t < 4; ++t) ASSERT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
+  for (int t = 0; t < 4; ++t) ISOLATION_ASSERT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
   m->ContextSwitch(0, kNoTask, 0, 1);  // the forker runs on CPU 0
   Interleaver il;
-  il.Add("fork", [&] { ASSERT_TRUE(m->Fork(0, 4, mm, CpuMask::Full(4), 2).ok()); });
+  il.Add("fork", [&] { ISOLATION_ASSERT_OK(m->Fork(0, 4, mm, CpuMask::Full(4), 2)); });
   il.Add("x", [&] {
     m->ContextSwitch(1, kNoTask, 3, 3);
     m->ContextSwitch(1, 3, kNoTask, 4);
     m->Migrate(3, 1, 2, 5);
     m->ContextSwitch(2, kNoTask, 3, 6);
   });
-  ASSERT_TRUE(il.Run({{"fork", "mm_cid.owner619.fixup_task"}, {"x", ""}, {"fork", ""}}).ok());
+  ISOLATION_ASSERT_OK(il.Run({{"fork", "mm_cid.owner619.fixup_task"}, {"x", ""}, {"fork", ""}}));
   *stats = m->Stats();
   *violations = m->CheckAlways();
 }
@@ -138,7 +135,7 @@ TEST(MmCidOwner619, S8_TransitionLiveLock_TransitCompletes) {
   RunS8(false, &s, &v);
   EXPECT_EQ(s.alloc_failures, 0);
   EXPECT_LE(s.max_alloc_attempts, 40);
-  EXPECT_TRUE(v.empty()) << v.front();
+  ISOLATION_EXPECT_NO_VIOLATIONS(v);
   EXPECT_EQ(s.mode_changes, 1);
 }
 
@@ -163,8 +160,8 @@ struct RaceFixture {
     v.lazy.allocator = allocator;
     m = *MmCid::Create(4, v);
     mm = *m->CreateMm(CpuMask::Full(4), 0);
-    EXPECT_TRUE(m->Fork(kNoTask, 0, mm, CpuMask::Full(4), 0).ok());
-    EXPECT_TRUE(m->Fork(0, 1, mm, CpuMask::Full(4), 0).ok());
+    ISOLATION_EXPECT_OK(m->Fork(kNoTask, 0, mm, CpuMask::Full(4), 0));
+    ISOLATION_EXPECT_OK(m->Fork(0, 1, mm, CpuMask::Full(4), 0));
   }
 };
 
@@ -180,8 +177,8 @@ TEST(MmCidRace, LazyPut_SwitchInBetweenAnnounceAndVerify) {
     // 1 s later: slot is old, the scan's clear_old reclaims it.
     il.Add("scan", [&] { f.m->Scan(f.mm, 1); f.m->Scan(f.mm, 2 * kNsPerSec); });
     il.Add("switch", [&] { f.m->ContextSwitch(1, kNoTask, 1, 2 * kNsPerSec); });
-    ASSERT_TRUE(il.Run({{"scan", "mm_cid.remote_clear.after_lazy_cas"}, {"switch", ""}, {"scan", ""}}).ok());
-    ExpectNoViolations(*f.m, true, "announce/verify race");
+    ISOLATION_ASSERT_OK(il.Run({{"scan", "mm_cid.remote_clear.after_lazy_cas"}, {"switch", ""}, {"scan", ""}}));
+    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/true)) << "announce/verify race";
     EXPECT_GE(f.m->TaskCid(1), 0);
   }
 }
@@ -197,8 +194,8 @@ TEST(MmCidRace, LazyPut_SwitchInBetweenVerifyAndCommit) {
     Interleaver il;
     il.Add("scan", [&] { f.m->Scan(f.mm, 1); f.m->Scan(f.mm, 2 * kNsPerSec); });
     il.Add("switch", [&] { f.m->ContextSwitch(1, kNoTask, 1, 2 * kNsPerSec); });
-    ASSERT_TRUE(il.Run({{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}).ok());
-    ExpectNoViolations(*f.m, true, "verify/commit race");
+    ISOLATION_ASSERT_OK(il.Run({{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}));
+    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/true)) << "verify/commit race";
     const MmCidStats s = f.m->Stats();
     EXPECT_EQ(s.allocations - s.frees, 1);
   }
@@ -219,8 +216,8 @@ TEST(MmCidRace, LazyPut_OwnerRunningSwitchesOut) {
   il.Add("switch", [&] { f.m->ContextSwitch(2, 1, kNoTask, 2 * kNsPerSec); });
   // Run the scan to completion while task 1 runs on CPU 2 (it backs off
   // there), then the switch-out.
-  ASSERT_TRUE(il.Run({{"scan", ""}, {"switch", ""}}).ok());
-  ExpectNoViolations(*f.m, true, "owner running");
+  ISOLATION_ASSERT_OK(il.Run({{"scan", ""}, {"switch", ""}}));
+  ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/true)) << "owner running";
 }
 
 // Migration steal racing a switch-in on the source CPU (the Dekker pair of
@@ -232,10 +229,10 @@ TEST(MmCidRace, MigrateSteal_SourceSwitchIn) {
   Interleaver il;
   il.Add("migrate", [&] { f.m->Migrate(0, 0, 3, 3); });
   il.Add("switch", [&] { f.m->ContextSwitch(0, kNoTask, 1, 3); });
-  ASSERT_TRUE(il.Run({{"migrate", "mm_cid.migrate_steal.after_lazy_cas"}, {"switch", ""}, {"migrate", ""}}).ok());
-  ExpectNoViolations(*f.m, true, "steal race");
+  ISOLATION_ASSERT_OK(il.Run({{"migrate", "mm_cid.migrate_steal.after_lazy_cas"}, {"switch", ""}, {"migrate", ""}}));
+  ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/true)) << "steal race";
   f.m->ContextSwitch(3, kNoTask, 0, 4);
-  ExpectNoViolations(*f.m, false, "steal race, task 0 runs");
+  ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/false)) << "steal race, task 0 runs";
   EXPECT_NE(f.m->TaskCid(0), f.m->TaskCid(1)) << "I1";
 }
 

@@ -19,6 +19,7 @@
 #include "isolation/mm_cid/registry.h"
 #include "isolation/mm_cid/strategies.h"
 #include "isolation/testing/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace {
 
@@ -65,9 +66,8 @@ TEST(MmCidUserVariant, RegisteredOnceAndEverywhere) {
   int covering = 0;
   for (const auto& v : isolation::mm_cid::CoveringVariants()) covering += v.lazy.scope == "scan_allowed_and_cpu0";
   EXPECT_EQ(covering, 1);
-  auto m = isolation::mm_cid::MmCid::Create(8, "lazy+scan_allowed_and_cpu0+batch_8");
-  ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ((*m)->variant().Name(), "lazy+alloc_v6_14+scan_allowed_and_cpu0+batch_8+work_taskwork");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, isolation::mm_cid::MmCid::Create(8, "lazy+scan_allowed_and_cpu0+batch_8"));
+  EXPECT_EQ(m->variant().Name(), "lazy+alloc_v6_14+scan_allowed_and_cpu0+batch_8+work_taskwork");
 }
 
 }  // namespace

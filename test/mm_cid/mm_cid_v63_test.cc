@@ -20,6 +20,8 @@
 #include "gtest/gtest.h"
 #include "isolation/core/clock.h"
 #include "isolation/mm_cid/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 #include "mm_cid/internal.h"
 
 namespace isolation::mm_cid {
@@ -65,9 +67,8 @@ int64_t LocksForSwitch(MmId prev_mm, MmId next_mm) {
 }
 
 TEST(MmCidV63, Create_NameAndParse) {
-  auto m = MmCid::Create(8, V63());
-  ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ((*m)->variant().Name(), "v63_mmlock");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, MmCid::Create(8, V63()));
+  EXPECT_EQ(m->variant().Name(), "v63_mmlock");
   EXPECT_EQ(ParseVariant("v63_mmlock")->design, "v63_mmlock");
 }
 
@@ -76,9 +77,9 @@ TEST(MmCidV63, SameMmHandsOver_CrossMmTakesTwoLockRoundTrips) {
   auto m = *MmCid::Create(8, V63());
   const MmId a = *m->CreateMm(CpuMask::Full(8), 0);
   const MmId b = *m->CreateMm(CpuMask::Full(8), 0);
-  ASSERT_TRUE(m->Fork(kNoTask, 0, a, CpuMask::Full(8), 0).ok());
-  ASSERT_TRUE(m->Fork(0, 1, a, CpuMask::Full(8), 0).ok());
-  ASSERT_TRUE(m->Fork(kNoTask, 2, b, CpuMask::Full(8), 0).ok());
+  ISOLATION_ASSERT_OK(m->Fork(kNoTask, 0, a, CpuMask::Full(8), 0));
+  ISOLATION_ASSERT_OK(m->Fork(0, 1, a, CpuMask::Full(8), 0));
+  ISOLATION_ASSERT_OK(m->Fork(kNoTask, 2, b, CpuMask::Full(8), 0));
   EXPECT_EQ(m->CidmaskWeight(a), 0)
       << "fork allocates nothing (sched_mm_cid_fork only sets active)";
   EXPECT_EQ(m->Stats().mm_lock_acquisitions, 0);
@@ -114,19 +115,19 @@ TEST(MmCidV63, SameMmHandsOver_CrossMmTakesTwoLockRoundTrips) {
   EXPECT_EQ(m->Stats().mm_lock_acquisitions - s2.mm_lock_acquisitions, 1);
   EXPECT_EQ(m->Stats().mm_lock_contended, 0) << "one thread: never contended";
   const auto v = AllViolations(*m);
-  EXPECT_TRUE(v.empty()) << v.front();
+  ISOLATION_EXPECT_NO_VIOLATIONS(v);
 }
 
 // sched_mm_cid_exit_signals / _before_execve / _after_execve.
 TEST(MmCidV63, ExitAndExecHooks_I15) {
   auto m = *MmCid::Create(4, V63());
   const MmId a = *m->CreateMm(CpuMask::Full(4), 0);
-  for (TaskId t = 0; t < 3; ++t) ASSERT_TRUE(m->Fork(kNoTask, t, a, CpuMask::Full(4), 0).ok());
+  for (TaskId t = 0; t < 3; ++t) ISOLATION_ASSERT_OK(m->Fork(kNoTask, t, a, CpuMask::Full(4), 0));
   for (TaskId t = 0; t < 3; ++t) m->ContextSwitch(t, kNoTask, t, 1);
   ASSERT_EQ(m->CidmaskWeight(a), 3);
   int64_t locks = m->Stats().mm_lock_acquisitions;
   // Exit of the running task 1: its ID is put at once, under the lock.
-  EXPECT_TRUE(m->Exit(1, 1, 2).ok());
+  ISOLATION_EXPECT_OK(m->Exit(1, 1, 2));
   EXPECT_EQ(m->TaskCid(1), -1) << "I15";
   EXPECT_FALSE(m->TaskActive(1));
   EXPECT_EQ(m->CidmaskWeight(a), 2);
@@ -137,17 +138,17 @@ TEST(MmCidV63, ExitAndExecHooks_I15) {
   // Exit of a task that does not run (it holds no ID): no lock.
   m->ContextSwitch(2, 2, kNoTask, 4);
   locks = m->Stats().mm_lock_acquisitions;
-  EXPECT_TRUE(m->Exit(2, 2, 5).ok());
+  ISOLATION_EXPECT_OK(m->Exit(2, 2, 5));
   EXPECT_EQ(m->Stats().mm_lock_acquisitions, locks);
   // Exec of the running task 0: put in the old mm, get in the new one.
   auto nmm = m->Exec(0, 0, CpuMask::Full(4), 6);
-  ASSERT_TRUE(nmm.ok()) << nmm.status();
+  ISOLATION_ASSERT_OK(nmm);
   EXPECT_EQ(m->TaskCid(0), 0);
   EXPECT_EQ(m->CidmaskWeight(a), 0);
   EXPECT_EQ(m->CidmaskWeight(*nmm), 1);
   EXPECT_EQ(m->Stats().mm_lock_acquisitions - locks, 2);
   const auto v = AllViolations(*m);
-  EXPECT_TRUE(v.empty()) << v.front();
+  ISOLATION_EXPECT_NO_VIOLATIONS(v);
 }
 
 // Seeded random schedules (8 CPUs, tasks of several mms, switches, idle,
@@ -178,7 +179,7 @@ TEST(MmCidV63, RandomSchedules_LockRoundTripsMatchCrossMmSwitches) {
       if (mm == kNoMm) mm = *m->CreateMm(CpuMask::Full(p), now);
       const TaskId t = static_cast<TaskId>(tasks.size());
       tasks.push_back({true, rand(p), mm});
-      ASSERT_TRUE(m->Fork(kNoTask, t, mm, CpuMask::Full(p), now).ok());
+      ISOLATION_ASSERT_OK(m->Fork(kNoTask, t, mm, CpuMask::Full(p), now));
     };
     auto mm_of = [&](TaskId t) {
       return t == kNoTask || !tasks[static_cast<size_t>(t)].alive
@@ -247,7 +248,7 @@ TEST(MmCidV63, RandomSchedules_LockRoundTripsMatchCrossMmSwitches) {
       } else if (ev < 94) {  // exit the current task (it holds an ID)
         if (cur == kNoTask) continue;
         ASSERT_GE(m->TaskCid(cur), 0);
-        EXPECT_TRUE(m->Exit(cpu, cur, now).ok());
+        ISOLATION_EXPECT_OK(m->Exit(cpu, cur, now));
         expected_locks += 1;
         ASSERT_EQ(m->TaskCid(cur), -1) << "I15";
         tasks[static_cast<size_t>(cur)].alive = false;
@@ -255,14 +256,13 @@ TEST(MmCidV63, RandomSchedules_LockRoundTripsMatchCrossMmSwitches) {
         curr[static_cast<size_t>(cpu)] = kNoTask;
       } else {  // exec of the current task
         if (cur == kNoTask) continue;
-        auto r = m->Exec(cpu, cur, CpuMask::Full(p), now);
-        ASSERT_TRUE(r.ok()) << r.status();
+        ISOLATION_ASSERT_OK_AND_ASSIGN(auto r, m->Exec(cpu, cur, CpuMask::Full(p), now));
         expected_locks += 2;
-        tasks[static_cast<size_t>(cur)].mm = *r;
+        tasks[static_cast<size_t>(cur)].mm = r;
         ASSERT_EQ(m->TaskCid(cur), 0) << "S10: exec gives ID 0 in the fresh mm";
       }
       const auto v = AllViolations(*m);
-      ASSERT_TRUE(v.empty()) << "seed " << seed << " step " << step << ": " << v.front();
+      ISOLATION_ASSERT_NO_VIOLATIONS(v) << "seed " << seed << " step " << step;
       ASSERT_EQ(m->Stats().mm_lock_acquisitions, expected_locks)
           << "seed " << seed << " step " << step;
     }
@@ -279,7 +279,7 @@ TEST(MmCidV63, RandomSchedules_LockRoundTripsMatchCrossMmSwitches) {
     EXPECT_GT(handovers, kRandomSteps / 80) << "the schedule must exercise hand-overs";
     EXPECT_GT(cross, kRandomSteps / 40) << "the schedule must exercise cross-mm switches";
     const auto v = AllViolations(*m);
-    EXPECT_TRUE(v.empty()) << v.front();
+    ISOLATION_EXPECT_NO_VIOLATIONS(v);
   }
 }
 
@@ -343,10 +343,9 @@ TEST(MmCidV63Stress, CpusSwitchingIntoOneMm_ShareItsLock) {
   std::vector<MmId> own(kCpus);
   for (int i = 0; i < kCpus; ++i) {
     own[static_cast<size_t>(i)] = *m->CreateMm(CpuMask::Of(kCpus, i), 0);
-    ASSERT_TRUE(m->Fork(kNoTask, 3 * i, a, CpuMask::Of(kCpus, i), 0).ok());      // S_i
-    ASSERT_TRUE(m->Fork(kNoTask, 3 * i + 1, a, CpuMask::Of(kCpus, i), 0).ok());  // T_i
-    ASSERT_TRUE(
-        m->Fork(kNoTask, 3 * i + 2, own[static_cast<size_t>(i)], CpuMask::Of(kCpus, i), 0).ok());
+    ISOLATION_ASSERT_OK(m->Fork(kNoTask, 3 * i, a, CpuMask::Of(kCpus, i), 0));      // S_i
+    ISOLATION_ASSERT_OK(m->Fork(kNoTask, 3 * i + 1, a, CpuMask::Of(kCpus, i), 0));  // T_i
+    ISOLATION_ASSERT_OK(m->Fork(kNoTask, 3 * i + 2, own[static_cast<size_t>(i)], CpuMask::Of(kCpus, i), 0));
   }
   std::atomic<bool> stop{false};
   std::atomic<int64_t> dup{0};
@@ -397,7 +396,7 @@ TEST(MmCidV63Stress, CpusSwitchingIntoOneMm_ShareItsLock) {
   EXPECT_LE(s.mm_lock_contended, s.mm_lock_acquisitions);
   EXPECT_EQ(m->CidmaskWeight(a), 0);
   const auto v = AllViolations(*m);
-  EXPECT_TRUE(v.empty()) << v.front();
+  ISOLATION_EXPECT_NO_VIOLATIONS(v);
   RecordProperty("cycles", static_cast<int>(total_cycles));
   RecordProperty("lock_acquisitions", static_cast<int>(s.mm_lock_acquisitions));
   RecordProperty("lock_contended", static_cast<int>(s.mm_lock_contended));

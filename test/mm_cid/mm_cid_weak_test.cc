@@ -29,6 +29,8 @@
 #include "isolation/mm_cid/switcher.h"
 #include "isolation/core/store_buffer.h"
 #include "isolation/testing/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 
 namespace isolation::mm_cid {
 namespace {
@@ -67,7 +69,7 @@ struct LazyRace {
   LazyRace(const std::string& a, bool no_fences, bool force_fences = false) {
     m = *MmCid::Create(4, LazyVariant(a, no_fences), MmCid::Limits{8, 2, force_fences});  // small: one per explored schedule
     mm = *m->CreateMm(CpuMask::Full(4), 0);
-    for (TaskId t = 0; t < 3; ++t) EXPECT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
+    for (TaskId t = 0; t < 3; ++t) ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
     m->ContextSwitch(1, kNoTask, 0, 1);
     m->ContextSwitch(1, 0, kNoTask, 2);
     m->Scan(mm, 3);  // initialises mm_cid_next_scan only
@@ -104,7 +106,7 @@ std::vector<std::string> RunClearVsSwitch(const std::string& a, bool no_fences, 
   il.Add("switch", [&] { f.m->ContextSwitch(1, kNoTask, 1, kT); });
   il.Add("scan", [&] { f.m->Scan(f.mm, 2 * kT); });
   const absl::Status st = il.Run(script);
-  EXPECT_TRUE(st.ok()) << st;
+  ISOLATION_EXPECT_OK(st);
   sb.DrainAll();
   if (stats != nullptr) *stats = sb.stats();
   *task1_cid = f.m->TaskCid(1);
@@ -135,7 +137,7 @@ TEST(MmCidWeak, I4_WithFences_SwitchBeforeClear_Clean) {
       const auto v = RunClearVsSwitch(a, /*no_fences=*/false,
                                       {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}}, &cid, ff);
       EXPECT_EQ(cid, 0) << AllocatorName(a) << " " << ModeName(ff);
-      EXPECT_TRUE(v.empty()) << AllocatorName(a) << " " << ModeName(ff) << ": " << Join(v);
+      ISOLATION_EXPECT_NO_VIOLATIONS(v) << AllocatorName(a) << " " << ModeName(ff);
     }
   }
 }
@@ -150,7 +152,7 @@ TEST(MmCidWeak, I4_BarrierModes_AreWhatTheModelSees) {
     StoreBufferModel::Stats st;
     const auto v = RunClearVsSwitch(kAllocators.front(), /*no_fences=*/false,
                                     {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}}, &cid, ff, &st);
-    EXPECT_TRUE(v.empty()) << ModeName(ff) << ": " << Join(v);
+    ISOLATION_EXPECT_NO_VIOLATIONS(v) << ModeName(ff);
     if (ExpectedMode(ff) == BarrierMode::kMembarrier) {
       EXPECT_EQ(st.fences, 0) << "the switch and the reclaimer must not fence in kMembarrier mode";
       EXPECT_GE(st.process_barriers, 1) << "the remote clear must issue the membarrier";
@@ -220,7 +222,7 @@ TEST(MmCidWeak, I4_WithFences_ClearBeforeSwitch_Clean) {
           a, /*no_fences=*/false, {{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}, &cid,
           ff);
       EXPECT_GE(cid, 0) << AllocatorName(a) << " " << ModeName(ff);
-      EXPECT_TRUE(v.empty()) << AllocatorName(a) << " " << ModeName(ff) << ": " << Join(v);
+      ISOLATION_EXPECT_NO_VIOLATIONS(v) << AllocatorName(a) << " " << ModeName(ff);
     }
   }
 }
@@ -243,7 +245,7 @@ std::vector<std::string> RunStealVsSwitch(const std::string& a, bool no_fences, 
     f.m->ContextSwitch(3, kNoTask, 0, kT);
   });
   const absl::Status st = il.Run(script);
-  EXPECT_TRUE(st.ok()) << st;
+  ISOLATION_EXPECT_OK(st);
   sb.DrainAll();
   return Violations(*f.m);
 }
@@ -264,10 +266,10 @@ TEST(MmCidWeak, I4_WithFences_MigrateSteal_Clean) {
     for (const std::string& a : kAllocators) {
       const auto v1 =
           RunStealVsSwitch(a, false, {{"switch", "mm_cid.switch.end"}, {"migrate", ""}, {"switch", ""}}, ff);
-      EXPECT_TRUE(v1.empty()) << AllocatorName(a) << " " << ModeName(ff) << ": " << Join(v1);
+      ISOLATION_EXPECT_NO_VIOLATIONS(v1) << AllocatorName(a) << " " << ModeName(ff);
       const auto v2 = RunStealVsSwitch(
           a, false, {{"migrate", "mm_cid.migrate_steal.before_commit"}, {"switch", ""}, {"migrate", ""}}, ff);
-      EXPECT_TRUE(v2.empty()) << AllocatorName(a) << " " << ModeName(ff) << ": " << Join(v2);
+      ISOLATION_EXPECT_NO_VIOLATIONS(v2) << AllocatorName(a) << " " << ModeName(ff);
     }
   }
 }
@@ -277,9 +279,9 @@ TEST(MmCidWeak, I4_WithFences_MigrateSteal_Clean) {
 TEST(MmCidWeak, I4_BothModes_ExplorationClean) {
   for (const bool ff : kForceFences) {
     for (const std::string& a : kAllocators) {
-      EXPECT_TRUE(testing::mm_cid::CheckScanVsSwitchSchedulesInMode(LazyVariant(a, false), ff).empty())
+      ISOLATION_EXPECT_NO_VIOLATIONS(testing::mm_cid::CheckScanVsSwitchSchedulesInMode(LazyVariant(a, false), ff))
           << a << " " << ModeName(ff);
-      EXPECT_TRUE(testing::mm_cid::CheckMigrateVsSwitchSchedulesInMode(LazyVariant(a, false), ff).empty())
+      ISOLATION_EXPECT_NO_VIOLATIONS(testing::mm_cid::CheckMigrateVsSwitchSchedulesInMode(LazyVariant(a, false), ff))
           << a << " " << ModeName(ff);
     }
   }
@@ -317,11 +319,11 @@ struct Owner619Race {
     v.design = split ? "owner619_split_mode" : "owner619";
     m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
     mm = *m->CreateMm(CpuMask::Full(4), 0);
-    for (TaskId t = 0; t < 4; ++t) EXPECT_TRUE(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0).ok());
+    for (TaskId t = 0; t < 4; ++t) ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
     m->ContextSwitch(0, kNoTask, 0, 1);  // the forker runs on CPU 0
   }
   void AddActors(Interleaver& il) {
-    il.Add("fork", [this] { EXPECT_TRUE(m->Fork(0, 4, mm, CpuMask::Full(4), 2).ok()); });
+    il.Add("fork", [this] { ISOLATION_EXPECT_OK(m->Fork(0, 4, mm, CpuMask::Full(4), 2)); });
     il.Add("x", [this] {
       m->ContextSwitch(1, kNoTask, 3, 3);
       ISOLATION_INTERLEAVE_POINT("s9.x.ran_on_cpu1");
@@ -340,7 +342,7 @@ std::vector<std::string> RunS9Forced(bool split, const std::vector<Interleaver::
   Interleaver il;
   f.AddActors(il);
   const absl::Status st = il.Run(script);
-  EXPECT_TRUE(st.ok()) << st;
+  ISOLATION_EXPECT_OK(st);
   sb.DrainAll();
   *stats = f.m->Stats();
   return Violations(*f.m);
@@ -361,7 +363,7 @@ TEST(MmCidWeak, S9_ModeWordWithFences_SameRaceClean) {
   const auto v = RunS9Forced(/*split=*/false, {{"fork", "mm_cid.owner619.fixup_task"}, {"x", ""}, {"fork", ""}}, &s);
   EXPECT_EQ(s.alloc_failures, 0);
   EXPECT_EQ(s.mode_changes, 1);
-  EXPECT_TRUE(v.empty()) << Join(v);
+  ISOLATION_EXPECT_NO_VIOLATIONS(v);
 }
 
 }  // namespace

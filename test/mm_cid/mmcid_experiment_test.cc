@@ -7,6 +7,7 @@
 
 #include "experiments/mmcid_experiment.h"
 #include "gtest/gtest.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::experiments {
 namespace {
@@ -15,10 +16,9 @@ TEST(MmCidExperiment, QuickRunMeetsIssueExpectations) {
   Progress progress("mmcid");
   CommonOptions options;
   options.quick = true;
-  auto report = RunMmCidExperiment(options, MmCidExperimentOptions{}, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  const nlohmann::json& j = report->json;
-  std::cout << report->text;
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunMmCidExperiment(options, MmCidExperimentOptions{}, progress));
+  const nlohmann::json& j = report.json;
+  std::cout << report.text;
   ASSERT_TRUE(j.contains("scan") && j.contains("placement") && j.contains("compaction") &&
               j.contains("invariant_violations"));
 
@@ -52,12 +52,12 @@ TEST(MmCidExperiment, QuickRunMeetsIssueExpectations) {
   for (const auto& c : j["compaction"]) {
     EXPECT_EQ(c["converged"].get<bool>(), c["strategy"] != "cidmask") << c.dump();
   }
-  EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0) << report->text;
-  EXPECT_EQ(report->rows.size(), 2u);
+  EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0) << report.text;
+  EXPECT_EQ(report.rows.size(), 2u);
   // The v6.3 baseline (text only): no background work, cid_lock at switches.
-  EXPECT_NE(report->text.find("(v63_mmlock: isolated_max_stall 0 ns, scans 0, cid_lock round trips "),
+  EXPECT_NE(report.text.find("(v63_mmlock: isolated_max_stall 0 ns, scans 0, cid_lock round trips "),
             std::string::npos)
-      << report->text;
+      << report.text;
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "isolation/idle_select/selector.h"
 #include "isolation/idle_select/sis_selector.h"
 #include "isolation/testing/idle_select.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::idle_select {
 namespace {
@@ -433,7 +434,7 @@ std::vector<std::pair<std::string, kit::Violations>> RunDirectSuite(const std::s
 TEST(IdleSelectMutation, EveryMutationIsKilled) {
   std::vector<Mutation> mutations = Mutations();
   for (Mutation& m : mutations) {
-    ASSERT_TRUE(RegisterSelector(m.entry).ok()) << m.name;
+    ISOLATION_ASSERT_OK(RegisterSelector(m.entry)) << m.name;
   }
   int killed = 0;
   std::printf("| mutation | bug class | rare/common | killed by |\n|---|---|---|---|\n");

@@ -30,6 +30,7 @@
 #include "isolation/mm_cid/registry.h"
 #include "isolation/mm_cid/strategies.h"
 #include "isolation/testing/mm_cid.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace {
 
@@ -378,13 +379,11 @@ Verdict FirstKill(const std::string& variant) {
 // Every mutant is a negative control: flagged by DescribeVariant, absent
 // from the default enumerations, present among the controls.
 TEST(MmCidMutation, MutantsAreNegativeControls) {
-  ASSERT_TRUE(Registered().ok()) << Registered();
+  ISOLATION_ASSERT_OK(Registered()) << Registered();
   for (const Mutation& mu : Mutations()) {
-    absl::StatusOr<mc::MmCidVariant> v = mc::ParseVariant(mu.variant);
-    ASSERT_TRUE(v.ok()) << v.status();
-    absl::StatusOr<mc::VariantTraits> t = mc::DescribeVariant(*v);
-    ASSERT_TRUE(t.ok()) << t.status();
-    EXPECT_TRUE(t->negative_control) << mu.variant;
+    ISOLATION_ASSERT_OK_AND_ASSIGN(mc::MmCidVariant v, mc::ParseVariant(mu.variant));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(mc::VariantTraits t, mc::DescribeVariant(v));
+    EXPECT_TRUE(t.negative_control) << mu.variant;
     for (const mc::MmCidVariant& d : mc::AllVariants()) {
       EXPECT_EQ(d.Name().find("mut_"), std::string::npos) << "AllVariants lists " << d.Name();
     }
@@ -392,7 +391,7 @@ TEST(MmCidMutation, MutantsAreNegativeControls) {
       EXPECT_EQ(d.Name().find("mut_"), std::string::npos) << "CoveringVariants lists " << d.Name();
     }
     bool among_controls = false;
-    for (const mc::MmCidVariant& d : mc::NegativeControlVariants()) among_controls |= d.Name() == v->Name();
+    for (const mc::MmCidVariant& d : mc::NegativeControlVariants()) among_controls |= d.Name() == v.Name();
     EXPECT_TRUE(among_controls) << mu.variant;
   }
 }
@@ -400,21 +399,20 @@ TEST(MmCidMutation, MutantsAreNegativeControls) {
 // A negative-control tick policy that a placement would override (work_unbound
 // implies tick_kick) is refused by name, not dropped.
 TEST(MmCidMutation, ParseRefusesToDropAControlPart) {
-  ASSERT_TRUE(Registered().ok()) << Registered();
+  ISOLATION_ASSERT_OK(Registered()) << Registered();
   absl::StatusOr<mc::MmCidVariant> v = mc::ParseVariant("lazy+work_unbound+mut_tick_kick_never_retakes");
   ASSERT_FALSE(v.ok()) << v->Name();
   EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(v.status().message(), ::testing::HasSubstr("mut_tick_kick_never_retakes"));
   EXPECT_THAT(v.status().message(), ::testing::HasSubstr("negative-control"));
   v = mc::ParseVariant("lazy+work_rcu+mut_tick_kick_never_retakes");
-  ASSERT_TRUE(v.ok()) << v.status();
-  absl::StatusOr<mc::VariantTraits> t = mc::DescribeVariant(*v);
-  ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_TRUE(t->negative_control);
+  ISOLATION_ASSERT_OK(v);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(mc::VariantTraits t, mc::DescribeVariant(*v));
+  EXPECT_TRUE(t.negative_control);
 }
 
 TEST(MmCidMutation, EveryMutationIsKilled) {
-  ASSERT_TRUE(Registered().ok()) << Registered();
+  ISOLATION_ASSERT_OK(Registered()) << Registered();
   int killed = 0;
   std::string table = "| mutation | bug class | form | killed by |\n|---|---|---|---|\n";
   for (const Mutation& mu : Mutations()) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/testing/tmigr.h"
 #include "isolation/tmigr/tmigr.h"
 #include "isolation/tmigr/variants.h"
@@ -258,7 +259,7 @@ class TmigrMutation : public ::testing::Test {
         RegisterHierarchy(Decorator<ActivateDroppedRarely>("mut.activate-dropped-rare", "activate not reported, rarely")),
         RegisterHierarchy(Decorator<QuickCheckIgnoresHierarchy>("mut.quick-check-ignores-hierarchy", "quick check")),
     };
-    for (const absl::Status& s : all) ASSERT_TRUE(s.ok()) << s;
+    for (const absl::Status& s : all) ISOLATION_ASSERT_OK(s);
   }
 };
 
@@ -274,7 +275,7 @@ TEST_F(TmigrMutation, EveryMutationIsKilled) {
     Row row{m.variant, m.bug_class, "", "", m.rare};
     for (const auto& check : testing::tmigr_conformance::AllChecks()) {
       auto why = testing::tmigr_conformance::NotApplicable(check.name, m.variant);
-      ASSERT_TRUE(why.ok()) << m.variant << ": " << why.status();
+      ISOLATION_ASSERT_OK(why) << m.variant;
       if (!why->empty()) continue;
       const testing::tmigr_conformance::Violations v = testing::tmigr_conformance::Run(check.name, m.variant);
       if (!v.empty()) {
@@ -306,11 +307,9 @@ TEST_F(TmigrMutation, EveryMutationIsKilled) {
 // A variant composed with a negative-control part is one: the kit says so,
 // and the default lists never hold it.
 TEST_F(TmigrMutation, ACompositionWithANegativeControlPartIsOne) {
-  auto v = testing::ParseTmigrVariant("isolation/mut.handover-dropped");
-  ASSERT_TRUE(v.ok()) << v.status();
-  auto control = testing::IsTmigrNegativeControl(*v);
-  ASSERT_TRUE(control.ok()) << control.status();
-  EXPECT_TRUE(*control);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto v, testing::ParseTmigrVariant("isolation/mut.handover-dropped"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto control, testing::IsTmigrNegativeControl(v));
+  EXPECT_TRUE(control);
   for (const testing::TmigrVariant& d : testing::RegisteredTmigrVariants()) {
     EXPECT_NE(d.participation.rfind("mut.", 0), 0u) << d.ToString();
     EXPECT_NE(d.hierarchy.rfind("mut.", 0), 0u) << d.ToString();

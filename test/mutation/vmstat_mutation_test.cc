@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/testing/vmstat.h"
 #include "isolation/vmstat/fold_policy.h"
 #include "isolation/vmstat/vmstat.h"
@@ -232,7 +233,7 @@ class VmstatMutation : public ::testing::Test {
   static void SetUpTestSuite() {
     for (const Mutation& m : Mutations()) {
       const absl::Status s = RegisterFoldPolicy({m.name, "mutation: " + m.bug_class, /*negative_control=*/true, m.factory});
-      ASSERT_TRUE(s.ok()) << s;
+      ISOLATION_ASSERT_OK(s);
     }
   }
 };
@@ -251,7 +252,7 @@ TEST_F(VmstatMutation, EveryMutationIsKilled) {
     Row row{m.name, m.bug_class, "", "", m.rare};
     for (const auto& check : testing::vmstat_conformance::AllChecks()) {
       auto why = testing::vmstat_conformance::NotApplicable(check.name, m.name);
-      ASSERT_TRUE(why.ok()) << m.name << ": " << why.status();
+      ISOLATION_ASSERT_OK(why) << m.name;
       if (!why->empty()) continue;
       const testing::Violations v = testing::vmstat_conformance::Run(check.name, m.name);
       if (!v.empty()) {

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isolation/replay/readers.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::experiments {
 namespace {
@@ -25,7 +26,7 @@ nlohmann::json Replay(const std::string& file) {
   o.file = Data(file);
   Progress progress("replay");
   absl::StatusOr<ExperimentReport> r = RunReplayExperiment(common, o, progress);
-  EXPECT_TRUE(r.ok()) << file << ": " << r.status();
+  ISOLATION_EXPECT_OK(r) << file;
   return r.ok() ? r->json : nlohmann::json();
 }
 
@@ -147,9 +148,8 @@ TEST(Replay, WhatIfIsolationChangesTheModelNotTheKernel) {
   ReplayExperimentOptions o;
   o.file = Data("oslat.dat.gz");
   Progress progress("replay");
-  absl::StatusOr<ExperimentReport> r = RunReplayExperiment(common, o, progress);
-  ASSERT_TRUE(r.ok()) << r.status();
-  const nlohmann::json& j = r->json;
+  ISOLATION_ASSERT_OK_AND_ASSIGN(ExperimentReport r, RunReplayExperiment(common, o, progress));
+  const nlohmann::json& j = r.json;
   EXPECT_TRUE(j["machine"]["what_if"].get<bool>());
   const nlohmann::json& rows = j["mechanisms"]["tmigr"]["rows"];
   std::map<std::string, std::string> available;
@@ -173,11 +173,10 @@ TEST(Replay, VariantListsChooseTheRows) {
   o.variants["vmstat"] = {"A1"};
   o.variants["mm_cid"] = {"owner619"};
   Progress progress("replay");
-  absl::StatusOr<ExperimentReport> r = RunReplayExperiment(common, o, progress);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(ExperimentReport r, RunReplayExperiment(common, o, progress));
   auto names = [&](const char* mechanism) {
     std::vector<std::string> out;
-    for (const nlohmann::json& row : r->json["mechanisms"][mechanism]["rows"]) {
+    for (const nlohmann::json& row : r.json["mechanisms"][mechanism]["rows"]) {
       if (row.contains("variant")) out.push_back(row["variant"].get<std::string>());
     }
     return out;

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "isolation/replay/readers.h"
 #include "isolation/replay/recording.h"
+#include "isolation/testing/status_matchers.h"
 #include "replay/reader_internal.h"
 
 namespace isolation::replay {
@@ -72,7 +73,7 @@ TEST(TextReader, TraceCmdPluginForm) {
   ReadOptions o;
   o.max_time_skew = 10 * kNsPerMs;  // the scene's lines are not in time order
   ReadStats st;
-  ASSERT_TRUE(Read(kPlugin, TraceFormat::kTraceCmdReport, c, o, &st).ok());
+  ISOLATION_ASSERT_OK(Read(kPlugin, TraceFormat::kTraceCmdReport, c, o, &st));
   EXPECT_EQ(c.infos, 1);
   EXPECT_EQ(c.info.num_cpus, 2);
   EXPECT_EQ(c.info.num_cpus_source, InfoSource::kFile);
@@ -180,10 +181,10 @@ TEST(TextReader, EveryPrintingGivesTheSameEvents) {
   Collect n;
   Collect r;
   Collect p;
-  ASSERT_TRUE(Read(kPrintFormat, TraceFormat::kTraceCmdReport, n).ok());
-  ASSERT_TRUE(Read(kRaw, TraceFormat::kTraceCmdReport, r).ok());
+  ISOLATION_ASSERT_OK(Read(kPrintFormat, TraceFormat::kTraceCmdReport, n));
+  ISOLATION_ASSERT_OK(Read(kRaw, TraceFormat::kTraceCmdReport, r));
   absl::Status ps = Read(kPerf, TraceFormat::kPerfScript, p);
-  ASSERT_TRUE(ps.ok()) << ps;
+  ISOLATION_ASSERT_OK(ps);
   ASSERT_EQ(n.events.size(), 6u);
   EXPECT_EQ(n.events, r.events);
   EXPECT_EQ(n.events, p.events);
@@ -197,10 +198,9 @@ TEST(TextReader, EveryPrintingGivesTheSameEvents) {
   EXPECT_EQ(p.info.topology_source, InfoSource::kFile);
   EXPECT_EQ(p.info.core_of, (std::vector<int>{0, 1}));
   EXPECT_EQ(p.info.llc_of, (std::vector<int>{0, 0}));
-  absl::StatusOr<Topology> topo = MachineTopology(p.info);
-  ASSERT_TRUE(topo.ok()) << topo.status();
-  EXPECT_EQ(topo->num_llcs(), 1);
-  EXPECT_EQ(topo->num_cores(), 2);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology topo, MachineTopology(p.info));
+  EXPECT_EQ(topo.num_llcs(), 1);
+  EXPECT_EQ(topo.num_cores(), 2);
 }
 
 TEST(TextReader, DetectsFormats) {
@@ -215,14 +215,14 @@ TEST(TextReader, DetectsFormats) {
 TEST(TextReader, CpuCountInferredWhenTheFileDoesNotSay) {
   Collect c;
   const std::string no_header(kPerf.substr(kPerf.find("            bash")));
-  ASSERT_TRUE(Read(no_header, TraceFormat::kPerfScript, c).ok());
+  ISOLATION_ASSERT_OK(Read(no_header, TraceFormat::kPerfScript, c));
   EXPECT_EQ(c.info.num_cpus, 1);  // only CPU 0 appears
   EXPECT_EQ(c.info.num_cpus_source, InfoSource::kInferred);
   EXPECT_FALSE(c.info.notes.empty());
   Collect f;
   ReadOptions o;
   o.num_cpus = 4;
-  ASSERT_TRUE(Read(no_header, TraceFormat::kPerfScript, f, o).ok());
+  ISOLATION_ASSERT_OK(Read(no_header, TraceFormat::kPerfScript, f, o));
   EXPECT_EQ(f.info.num_cpus, 4);
   EXPECT_EQ(f.info.num_cpus_source, InfoSource::kFlag);
 }
@@ -235,7 +235,7 @@ TEST(TextReader, OtherBuffersAndUnneededEventsAreSkipped) {
       "            bash-1  [000]  1.000002: rseq_update: cpu_id=0 node_id=0 mm_cid=1\n");
   Collect c;
   ReadStats st;
-  ASSERT_TRUE(Read(text, TraceFormat::kTraceCmdReport, c, {}, &st).ok());
+  ISOLATION_ASSERT_OK(Read(text, TraceFormat::kTraceCmdReport, c, {}, &st));
   // The first event line's buffer is the top one: the probe: line is another buffer.
   ASSERT_EQ(c.events.size(), 1u);
   EXPECT_EQ(c.events[0].value, 1);
@@ -243,7 +243,7 @@ TEST(TextReader, OtherBuffersAndUnneededEventsAreSkipped) {
   Collect p;
   ReadOptions o;
   o.buffer = "probe";
-  ASSERT_TRUE(Read(text, TraceFormat::kTraceCmdReport, p, o).ok());
+  ISOLATION_ASSERT_OK(Read(text, TraceFormat::kTraceCmdReport, p, o));
   ASSERT_EQ(p.events.size(), 1u);
   EXPECT_EQ(p.events[0].value, 0);
 }
@@ -326,7 +326,7 @@ TEST(RecordingMarker, ChunksAreJoinedAndBadOnesRefused) {
       "\"node_of\":[0,0],\"package_of\":[0,0],\"isolcpus\":\"1\",\"nohz_full\":\"\"}\n");
   Collect c;
   absl::Status s = Read(text, TraceFormat::kTraceCmdReport, c);
-  ASSERT_TRUE(s.ok()) << s;
+  ISOLATION_ASSERT_OK(s);
   EXPECT_EQ(c.info.isolcpus, "1");
   EXPECT_EQ(c.info.isolation_source, InfoSource::kFile);
   EXPECT_EQ(c.info.llc_of, (std::vector<int>{0, 0}));
@@ -396,7 +396,7 @@ TEST(TextReader, NewTimerWithAndWithoutNextevt) {
       "cpus=2\n  a-1 [000] 1.000000: tmigr_cpu_new_timer: cpu=0 parent=0xffff8881003d7700 wakeup=9223372036854775807\n"
       "  a-1 [000] 1.000001: tmigr_cpu_new_timer_idle: cpu=0 parent=0xffff8881003d7700 nextevt=5 wakeup=9\n",
       TraceFormat::kTraceCmdReport, c);
-  ASSERT_TRUE(s.ok()) << s;
+  ISOLATION_ASSERT_OK(s);
   ASSERT_EQ(c.events.size(), 2u);
   EXPECT_EQ(c.events[0].wide, -1);
   EXPECT_EQ(c.events[0].value, 0);

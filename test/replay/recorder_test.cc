@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "isolation/replay/readers.h"
 #include "isolation/replay/recorder.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::replay {
 namespace {
@@ -80,7 +81,7 @@ TEST(Recorder, RecordsACommandIntoAFileTheReadersRead) {
   o.events.push_back("nosuch:event");
   absl::StatusOr<RecordSummary> s = RecordHost(o);
   if (!s.ok() && absl::IsPermissionDenied(s.status())) GTEST_SKIP() << s.status();
-  ASSERT_TRUE(s.ok()) << s.status();
+  ISOLATION_ASSERT_OK(s);
   EXPECT_EQ(s->command_exit_status, 0);
   EXPECT_FALSE(s->interrupted);
   EXPECT_EQ(s->cpus, static_cast<int>(sysconf(_SC_NPROCESSORS_CONF)));
@@ -95,22 +96,21 @@ TEST(Recorder, RecordsACommandIntoAFileTheReadersRead) {
   }
   // The header, then the whole file through the reader.
   absl::StatusOr<TraceDatHeader> h = ReadTraceDatHeader(o.output_path);
-  ASSERT_TRUE(h.ok()) << h.status();
+  ISOLATION_ASSERT_OK(h);
   EXPECT_EQ(h->file_version, 6);
   EXPECT_EQ(h->cpus, s->cpus);
   EXPECT_EQ(h->kernel_release, s->kernel_release);
   EXPECT_EQ(h->trace_clock, "mono");
-  absl::StatusOr<Recording> r = ReadRecording(o.output_path);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_GT(r->Count(EventKind::kSwitch), 0);
-  EXPECT_GT(r->Count(EventKind::kExec), 0);  // sh, then sleep
-  EXPECT_EQ(r->info.num_cpus, s->cpus);
-  EXPECT_EQ(r->info.num_cpus_source, InfoSource::kFile);
-  EXPECT_EQ(r->info.recorder, "isolab record");  // the marker's JSON was read
-  EXPECT_EQ(r->info.kernel_release, s->kernel_release);
-  EXPECT_EQ(r->info.trace_clock, "mono");
-  EXPECT_EQ(r->info.isolation_source, InfoSource::kFile);
-  EXPECT_EQ(static_cast<int>(r->info.core_of.size()), s->cpus);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Recording r, ReadRecording(o.output_path));
+  EXPECT_GT(r.Count(EventKind::kSwitch), 0);
+  EXPECT_GT(r.Count(EventKind::kExec), 0);  // sh, then sleep
+  EXPECT_EQ(r.info.num_cpus, s->cpus);
+  EXPECT_EQ(r.info.num_cpus_source, InfoSource::kFile);
+  EXPECT_EQ(r.info.recorder, "isolab record");  // the marker's JSON was read
+  EXPECT_EQ(r.info.kernel_release, s->kernel_release);
+  EXPECT_EQ(r.info.trace_clock, "mono");
+  EXPECT_EQ(r.info.isolation_source, InfoSource::kFile);
+  EXPECT_EQ(static_cast<int>(r.info.core_of.size()), s->cpus);
   // trace-cmd itself reads it, where installed.
   if (access("/usr/bin/trace-cmd", X_OK) == 0) {
     const std::string out = TempPath("report.txt");
@@ -132,11 +132,11 @@ TEST(Recorder, AFailingCommandIsRecordedAndReported) {
   o.command = {"/nonexistent/command"};
   absl::StatusOr<RecordSummary> s = RecordHost(o);
   if (!s.ok() && absl::IsPermissionDenied(s.status())) GTEST_SKIP() << s.status();
-  ASSERT_TRUE(s.ok()) << s.status();
+  ISOLATION_ASSERT_OK(s);
   EXPECT_EQ(s->command_exit_status, 127);  // exec failed in the child
   o.command = {"/bin/sh", "-c", "kill -TERM $$"};
   s = RecordHost(o);
-  ASSERT_TRUE(s.ok()) << s.status();
+  ISOLATION_ASSERT_OK(s);
   EXPECT_EQ(s->command_exit_status, 128 + 15);
   std::remove(o.output_path.c_str());
 }
@@ -197,10 +197,9 @@ TEST(TraceDatHeader, TruncatedRecordingsAreRefused) {
     EXPECT_THAT(std::string(r.status().message()), HasSubstr(path)) << cut;
     std::remove(path.c_str());
   }
-  absl::StatusOr<TraceDatHeader> h = ReadTraceDatHeader(plain);
-  ASSERT_TRUE(h.ok()) << h.status();
-  EXPECT_EQ(h->cpus, 2);
-  EXPECT_EQ(h->trace_clock, "mono");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(TraceDatHeader h, ReadTraceDatHeader(plain));
+  EXPECT_EQ(h.cpus, 2);
+  EXPECT_EQ(h.trace_clock, "mono");
   std::remove(plain.c_str());
 }
 

@@ -13,6 +13,7 @@
 #include "isolation/core/topology.h"
 #include "isolation/replay/readers.h"
 #include "isolation/replay/replay_driver.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::replay {
 namespace {
@@ -59,12 +60,10 @@ class Spy final : public Hooks {
 };
 
 std::unique_ptr<ReplayDriver> MakeDriver(int cpus, ReplayDriverOptions o = {}) {
-  auto topo = Topology::FromSynthetic(absl::StrCat("package:1 l3cache:1 core:", cpus, " pu:1"));
-  EXPECT_TRUE(topo.ok());
-  IsolationConfig iso(*topo);
-  auto d = ReplayDriver::Create(*topo, iso, o);
-  EXPECT_TRUE(d.ok()) << d.status();
-  return std::move(*d);
+  auto topo = Topology::FromSynthetic(absl::StrCat("package:1 l3cache:1 core:", cpus, " pu:1")).value();
+  IsolationConfig iso(topo);
+  auto d = ReplayDriver::Create(topo, iso, o).value();
+  return d;
 }
 
 absl::Status Play(ReplayDriver& d, std::string_view text) {
@@ -93,7 +92,7 @@ TEST(ReplayDriver, DeliversTheScheduleInTheKernelsOrder) {
   a-11 [000] 1.000000800: sched_process_exit: comm=a pid=11 prio=120 group_dead=0
   a-11 [000] 1.000000900: sched_switch: prev_comm=a prev_pid=11 prev_prio=120 prev_state=X ==> next_comm=swapper/0 next_pid=0 next_prio=120
 )";
-  ASSERT_TRUE(Play(*d, text).ok());
+  ISOLATION_ASSERT_OK(Play(*d, text));
   // Task ids: 10 -> 0 (predates, mm 1), 11 -> 1 (thread: mm 1 too).
   EXPECT_THAT(spy.log, ElementsAre("start", "fork -1->0 mm1", "idle_exit 0", "switch 0 -1->0", "fork 0->1 mm1",
                                    "switch 0 0->1", "rtu 0 1", "idle_enter 1", "tick_stop 1",
@@ -124,7 +123,7 @@ TEST(ReplayDriver, ExecGivesANewTaskInANewMm) {
   sh-21 [000] 1.000000200: sched_process_exec: filename=/usr/bin/true pid=21 old_pid=21
   true-21 [000] 1.000000300: rseq_update: cpu_id=0 node_id=0 mm_cid=0
 )";
-  ASSERT_TRUE(Play(*d, text).ok());
+  ISOLATION_ASSERT_OK(Play(*d, text));
   EXPECT_THAT(spy.log, ElementsAre("start", "fork -1->0 mm1", "idle_exit 0", "switch 0 -1->0", "fork 0->1 mm2",
                                    "switch 0 0->1", "exit 0 1", "fork -1->2 mm3", "switch 0 1->2", "rtu 0 2"));
   EXPECT_TRUE(d->Task(2)->mm_known);
@@ -146,7 +145,7 @@ TEST(ReplayDriver, TickReturnsToUserUnlessItPreempts) {
   b-6 [000] 1.006000000: sched_switch: prev_comm=b prev_pid=6 prev_prio=120 prev_state=S ==> next_comm=a next_pid=5 next_prio=120
   a-5 [000] 1.008000000: hrtimer_expire_entry: hrtimer=0x1 now=1 function=other_handler
 )";
-  ASSERT_TRUE(Play(*d, text).ok());
+  ISOLATION_ASSERT_OK(Play(*d, text));
   // The first tick preempts a (dropped); b's tick returns before b blocks;
   // the last hrtimer is not the tick.
   EXPECT_THAT(spy.log, ElementsAre("start", "fork -1->0 mm1", "idle_exit 0", "switch 0 -1->0", "tick 0 0",
@@ -163,7 +162,7 @@ TEST(ReplayDriver, ResyncsWhenAnEventShowsAnotherCurrentTask) {
   a-5 [000] 1.000000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0
   b-6 [000] 1.000001000: rseq_update: cpu_id=0 node_id=0 mm_cid=0
 )";
-  ASSERT_TRUE(Play(*d, text).ok());
+  ISOLATION_ASSERT_OK(Play(*d, text));
   EXPECT_EQ(d->counters().resyncs, 1);
   EXPECT_EQ(d->CurrentTask(0), 1);
 }
@@ -185,7 +184,7 @@ TEST(ReplayDriver, RunsAdapterWorkInTheRecordingsTime) {
   a-5 [000] 1.000000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0
   a-5 [000] 1.000001000: rseq_update: cpu_id=0 node_id=0 mm_cid=0
 )";
-  ASSERT_TRUE(Play(*d, text).ok());
+  ISOLATION_ASSERT_OK(Play(*d, text));
   EXPECT_TRUE(w.cancelled);
   EXPECT_THAT(w.ran, ElementsAre("early @1000000300", "work 1 @1000000500"));
   EXPECT_EQ(d->Stats(1).work_items, 1);
@@ -204,12 +203,10 @@ TEST(ReplayDriver, RefusesClosedLoopServicesAndBadSetups) {
   absl::Status s = ReadTraceText("cpus=4\n  a-5 [003] 1.000000000: rseq_update: cpu_id=3 node_id=0 mm_cid=0\n", "t.txt",
                                  TraceFormat::kTraceCmdReport, {}, *d);
   EXPECT_THAT(std::string(s.message()), HasSubstr("the recording has 4 CPUs, the replayed machine 2"));
-  auto topo = Topology::FromSynthetic("package:1 core:2 pu:1");
-  ASSERT_TRUE(topo.ok());
-  EXPECT_FALSE(ReplayDriver::Create(*topo, IsolationConfig(*topo), {.hz = 0}).ok());
-  auto other = Topology::FromSynthetic("package:1 core:3 pu:1");
-  ASSERT_TRUE(other.ok());
-  EXPECT_FALSE(ReplayDriver::Create(*topo, IsolationConfig(*other)).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("package:1 core:2 pu:1"));
+  EXPECT_FALSE(ReplayDriver::Create(topo, IsolationConfig(topo), {.hz = 0}).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto other, Topology::FromSynthetic("package:1 core:3 pu:1"));
+  EXPECT_FALSE(ReplayDriver::Create(topo, IsolationConfig(other)).ok());
 }
 
 TEST(ReplayDriver, BoundsLiveTasks) {

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation {
 namespace {
@@ -64,21 +65,18 @@ TEST(NoiseMeter, SpinProducesSamples) {
 }
 
 TEST(NoiseMeter, SimulatedBodyRecordsModelledInterruptions) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic("core:2 pu:1");
-  ASSERT_TRUE(t.ok());
-  absl::StatusOr<IsolationConfig> iso = IsolationConfig::FromFlags(*t, "1", "1");
-  ASSERT_TRUE(iso.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic("core:2 pu:1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig iso, IsolationConfig::FromFlags(t, "1", "1"));
   SimOptions opts;
-  auto sim = Simulator::Create(*t, *iso, opts);
-  ASSERT_TRUE(sim.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, Simulator::Create(t, iso, opts));
   NoiseMeter meter;
   TaskSpec spec;
   spec.name = "oslat";
   spec.cpu = 1;
   spec.body = meter.MakeTaskBody(10 * kNsPerMs, 100 * kNsPerUs);
-  ASSERT_TRUE((*sim)->Spawn(std::move(spec)).ok());
-  (*sim)->QueueWorkOn(1, 5 * kNsPerMs, [](CpuContext& ctx) { ctx.Charge(20 * kNsPerUs); });
-  ASSERT_TRUE((*sim)->RunFor(20 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->Spawn(std::move(spec)));
+  sim->QueueWorkOn(1, 5 * kNsPerMs, [](CpuContext& ctx) { ctx.Charge(20 * kNsPerUs); });
+  ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
   const NoiseResult r = meter.Result();
   EXPECT_EQ(r.samples, 100);  // one per 100 us slice over 10 ms
   EXPECT_EQ(r.min_ns, 0);
@@ -89,32 +87,30 @@ TEST(NoiseMeter, SimulatedBodyRecordsModelledInterruptions) {
 }
 
 TEST(NoiseMeter, RealBodyRecordsGaps) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic("core:1 pu:1");
-  ASSERT_TRUE(t.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic("core:1 pu:1"));
   RealDriverOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
-  auto d = RealThreadDriver::Create(*t, IsolationConfig(*t), opts);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, RealThreadDriver::Create(t, IsolationConfig(t), opts));
   NoiseMeter meter;
   TaskSpec spec;
   spec.name = "oslat";
   spec.cpu = 0;
   spec.body = meter.MakeTaskBody(20 * kNsPerMs);
-  ASSERT_TRUE((*d)->Spawn(std::move(spec)).ok());
+  ISOLATION_ASSERT_OK(d->Spawn(std::move(spec)));
   // Bounded: the task exits after 20 ms of its own run time.
-  for (int i = 0; i < 100 && !(*d)->IsIdle(0); ++i) ASSERT_TRUE((*d)->RunFor(10 * kNsPerMs).ok());
+  for (int i = 0; i < 100 && !d->IsIdle(0); ++i) ISOLATION_ASSERT_OK(d->RunFor(10 * kNsPerMs));
   const NoiseResult r = meter.Result();
   EXPECT_GT(r.samples, 100);
   EXPECT_GE(r.duration_ns, 20 * kNsPerMs);
-  EXPECT_GT((*d)->Stats(0).ticks, 0);
-  EXPECT_TRUE((*d)->IsIdle(0));  // the meter task exited
+  EXPECT_GT(d->Stats(0).ticks, 0);
+  EXPECT_TRUE(d->IsIdle(0));  // the meter task exited
 }
 
 TEST(NoiseMeter, RtlaShapeBucketsAndOver) {
   NoiseHistogramOptions shape;
   shape.bucket_size_us = 5;
   shape.entries = 10;
-  ASSERT_TRUE(ValidateNoiseHistogram(shape).ok());
+  ISOLATION_ASSERT_OK(ValidateNoiseHistogram(shape));
   NoiseMeter m(shape);
   for (Nanos gap : {Nanos{0}, Nanos{4999}, Nanos{5000}, 12 * kNsPerUs, 49 * kNsPerUs, 50 * kNsPerUs,
                     900 * kNsPerUs}) {
@@ -149,7 +145,7 @@ TEST(NoiseMeter, RtlaHistogramTable) {
   RtlaHistogramFormat f;
   f.comment = {"a comment"};
   absl::StatusOr<std::string> text = FormatRtlaHistogram(cpus, f);
-  ASSERT_TRUE(text.ok()) << text.status();
+  ISOLATION_ASSERT_OK(text);
   const std::string expected =
       "# RTLA osnoise histogram\n"
       "# Time unit is microseconds (us)\n"
@@ -175,7 +171,7 @@ TEST(NoiseMeter, RtlaHistogramTable) {
   // The counts of every column add up to its count row.
   f.no_zero_lines = true;
   text = FormatRtlaHistogram(cpus, f);
-  ASSERT_TRUE(text.ok());
+  ISOLATION_ASSERT_OK(text);
   EXPECT_EQ(text->find("\n1   "), std::string::npos) << *text;
   EXPECT_NE(text->find("\n3             1         0 \n"), std::string::npos) << *text;
   EXPECT_NE(text->find("\n7             0        10 \n"), std::string::npos) << *text;
@@ -195,9 +191,8 @@ TEST(NoiseMeter, RtlaHistogramErrors) {
   EXPECT_FALSE(FormatRtlaHistogram({{0, a.Result()}, {1, b.Result()}}, {}).ok());
   // Nothing recorded: rtla's zeroed statistics.
   NoiseMeter none(NoiseHistogramOptions{1, 10});
-  absl::StatusOr<std::string> text = FormatRtlaHistogram({{0, none.Result()}}, {});
-  ASSERT_TRUE(text.ok());
-  EXPECT_NE(text->find("over: 0\ncount: 0\n"), std::string::npos) << *text;
+  ISOLATION_ASSERT_OK_AND_ASSIGN(std::string text, FormatRtlaHistogram({{0, none.Result()}}, {}));
+  EXPECT_NE(text.find("over: 0\ncount: 0\n"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -22,10 +22,14 @@
 
 #include "gtest/gtest.h"
 #include "isolation/core/driver.h"
+#include "isolation/testing/machine.h"
+#include "isolation/testing/status_matchers.h"
 #include "test_util.h"
 
 namespace isolation {
 namespace {
+
+using ::isolation::testing::MachineBuilder;
 
 int HostCpusAllowed() {
   cpu_set_t set;
@@ -36,18 +40,12 @@ int HostCpusAllowed() {
 
 using runtime_testing::Spec;
 
-std::unique_ptr<RealThreadDriver> MakeDriver(int cpus, const std::string& nohz_full = "",
-                                             RealDriverOptions options = {}) {
-  return runtime_testing::MakeDriverOn<RealThreadDriver>(absl::StrCat("core:", cpus, " pu:1"), nohz_full,
-                                                         nohz_full, std::move(options));
-}
-
 // Runs in 10 ms windows until `done` holds (checked while the CPU threads
 // are parked) or `max` has passed: no test depends on how fast a loaded host
 // schedules the CPU threads.
 bool RunUntil(RealThreadDriver& d, const std::function<bool()>& done, Nanos max = kNsPerSec) {
   for (Nanos t = 0; t < max; t += 10 * kNsPerMs) {
-    EXPECT_TRUE(d.RunFor(10 * kNsPerMs).ok());
+    ISOLATION_EXPECT_OK(d.RunFor(10 * kNsPerMs));
     if (done()) return true;
   }
   return done();
@@ -57,7 +55,7 @@ int ModelCpus() { return std::clamp(HostCpusAllowed(), 1, 4); }
 
 TEST(RealDriverPinning, EachCpuThreadRunsOnItsHostCpu) {
   const int n = ModelCpus();
-  auto d = MakeDriver(n);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology(absl::StrCat("core:", n, " pu:1")).RealThreads());
   EXPECT_FALSE(d->oversubscribed());
   std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
   std::vector<std::atomic<int>> wrong(static_cast<size_t>(n));
@@ -66,12 +64,12 @@ TEST(RealDriverPinning, EachCpuThreadRunsOnItsHostCpu) {
     wrong[static_cast<size_t>(cpu)] = 0;
     const int host = d->HostCpu(cpu);
     ASSERT_GE(host, 0);
-    ASSERT_TRUE(d->Spawn(Spec("pinned", cpu, [&, cpu, host](TaskContext& ctx) {
+    ISOLATION_ASSERT_OK(d->Spawn(Spec("pinned", cpu, [&, cpu, host](TaskContext& ctx) {
                   const int where = sched_getcpu();
                   seen[static_cast<size_t>(cpu)] = where;
                   if (where != host || ctx.cpu() != cpu) ++wrong[static_cast<size_t>(cpu)];
                   return Step::Run(200 * kNsPerUs);
-                })).ok());
+                })));
   }
   ASSERT_TRUE(RunUntil(*d, [&] {
     for (auto& s : seen) {
@@ -94,14 +92,14 @@ TEST(RealDriverPinning, EachCpuThreadRunsOnItsHostCpu) {
 TEST(RealDriverPinning, OversubscribedModelStillRuns) {
   const int n = HostCpusAllowed() * 2 + 1;
   if (n > 64) GTEST_SKIP() << "large host";
-  auto d = MakeDriver(n);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology(absl::StrCat("core:", n, " pu:1")).RealThreads());
   EXPECT_TRUE(d->oversubscribed());
   std::atomic<int> runs{0};
   for (int cpu = 0; cpu < n; ++cpu) {
-    ASSERT_TRUE(d->Spawn(Spec("t", cpu, [&](TaskContext&) {
+    ISOLATION_ASSERT_OK(d->Spawn(Spec("t", cpu, [&](TaskContext&) {
                   ++runs;
                   return Step::Sleep(kNsPerMs);
-                })).ok());
+                })));
   }
   EXPECT_TRUE(RunUntil(*d, [&] { return runs.load() >= n; }));
   for (int cpu = 0; cpu < n; ++cpu) {
@@ -110,19 +108,18 @@ TEST(RealDriverPinning, OversubscribedModelStillRuns) {
 }
 
 TEST(RealDriverPinning, BadHostCpuMapIsAnError) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic("core:2 pu:1");
-  ASSERT_TRUE(t.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic("core:2 pu:1"));
   RealDriverOptions opts;
   opts.host_cpu_map = {0, 100000};
-  auto d = RealThreadDriver::Create(*t, IsolationConfig(*t), opts);
+  auto d = RealThreadDriver::Create(t, IsolationConfig(t), opts);
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(d.status().message()).find("100000"), std::string::npos);
   opts.host_cpu_map = {0};
-  EXPECT_FALSE(RealThreadDriver::Create(*t, IsolationConfig(*t), opts).ok());
+  EXPECT_FALSE(RealThreadDriver::Create(t, IsolationConfig(t), opts).ok());
   opts = {};
   opts.hz = 0;
-  EXPECT_FALSE(RealThreadDriver::Create(*t, IsolationConfig(*t), opts).ok());
+  EXPECT_FALSE(RealThreadDriver::Create(t, IsolationConfig(t), opts).ok());
 }
 
 // Counts hooks; callable from several CPU threads.
@@ -148,10 +145,10 @@ TEST(RealDriverSemantics, TicksWorkTimersRunOnTheRightThread) {
   RealDriverOptions opts;
   opts.hz = 1000;
   opts.default_tick_mode = TickMode::kPeriodic;
-  auto d = MakeDriver(2, "", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").RealThreads(opts));
   CountingHooks hooks;
   d->AddHooks(&hooks);
-  ASSERT_TRUE(d->Spawn(Spec("busy", 0, [](TaskContext&) { return Step::Run(kNsPerMs); })).ok());
+  ISOLATION_ASSERT_OK(d->Spawn(Spec("busy", 0, [](TaskContext&) { return Step::Run(kNsPerMs); })));
   std::atomic<int> work_cpu{-1}, work_host{-1}, timer_cpu{-1}, timer_host{-1};
   std::atomic<int> cancelled_ran{0};
   d->QueueWorkOn(1, kNsPerMs, [&](CpuContext& ctx) {
@@ -186,9 +183,9 @@ TEST(RealDriverSemantics, TicksWorkTimersRunOnTheRightThread) {
 TEST(RealDriverSemantics, NohzIdleAndNohzFullStopTheTick) {
   RealDriverOptions opts;
   opts.hz = 1000;
-  auto d = MakeDriver(2, "1", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").RealThreads(opts));
   EXPECT_EQ(d->GetTickMode(1), TickMode::kNohzFull);
-  ASSERT_TRUE(d->Spawn(Spec("solo", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })).ok());
+  ISOLATION_ASSERT_OK(d->Spawn(Spec("solo", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
   ASSERT_TRUE(RunUntil(*d, [&] { return d->CurrentTask(1) == 0 && d->TickStopped(1); }));
   EXPECT_TRUE(d->TickStopped(1));  // one task on a nohz_full CPU
   EXPECT_TRUE(d->TickStopped(0));  // idle nohz-idle CPU
@@ -196,39 +193,38 @@ TEST(RealDriverSemantics, NohzIdleAndNohzFullStopTheTick) {
   // Stopped means no tick at all in a further window (a boot-time tick may
   // have slipped in before the first stop).
   const int64_t ticks0 = d->Stats(0).ticks, ticks1 = d->Stats(1).ticks;
-  ASSERT_TRUE(d->RunFor(30 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(d->RunFor(30 * kNsPerMs));
   EXPECT_EQ(d->Stats(0).ticks, ticks0);
   EXPECT_EQ(d->Stats(1).ticks, ticks1);
   EXPECT_EQ(d->CurrentTask(1), 0);
   // A second task on the nohz_full CPU restarts its tick.
-  ASSERT_TRUE(d->Spawn(Spec("second", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })).ok());
+  ISOLATION_ASSERT_OK(d->Spawn(Spec("second", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
   ASSERT_TRUE(RunUntil(*d, [&] { return d->Stats(1).ticks > ticks1; }));
   EXPECT_FALSE(d->TickStopped(1));
 }
 
 TEST(RealDriverSemantics, SleepBlockWakeAndExit) {
-  auto d = MakeDriver(2);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").RealThreads());
   CountingHooks hooks;
   d->AddHooks(&hooks);
   std::atomic<int> sleeps{0}, blocks{0};
-  ASSERT_TRUE(d->Spawn(Spec("sleeper", 1, [&](TaskContext&) {
+  ISOLATION_ASSERT_OK(d->Spawn(Spec("sleeper", 1, [&](TaskContext&) {
                 return ++sleeps <= 3 ? Step::Sleep(2 * kNsPerMs) : Step::Exit();
-              })).ok());
-  auto blocker = d->Spawn(Spec("blocker", 0, [&](TaskContext&) {
+              })));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto blocker, d->Spawn(Spec("blocker", 0, [&](TaskContext&) {
     ++blocks;
     return Step::Block();
-  }));
-  ASSERT_TRUE(blocker.ok());
+  })));
   ASSERT_TRUE(RunUntil(*d, [&] { return sleeps.load() == 4 && blocks.load() == 1; }));
   EXPECT_EQ(sleeps.load(), 4);
   EXPECT_EQ(hooks.exits[1].load(), 1);
   EXPECT_EQ(blocks.load(), 1);
   EXPECT_TRUE(d->IsIdle(0));
   EXPECT_TRUE(d->IsIdle(1));
-  d->Wake(*blocker, -1);
+  d->Wake(blocker, -1);
   ASSERT_TRUE(RunUntil(*d, [&] { return blocks.load() == 2; }));
   // A wake from a timer callback on another CPU.
-  d->ArmTimer(1, d->Now(), [&](CpuContext& ctx) { ctx.driver().Wake(*blocker, ctx.cpu()); });
+  d->ArmTimer(1, d->Now(), [&](CpuContext& ctx) { ctx.driver().Wake(blocker, ctx.cpu()); });
   ASSERT_TRUE(RunUntil(*d, [&] { return blocks.load() == 3; }));
 }
 
@@ -236,48 +232,47 @@ TEST(RealDriverSemantics, RoundRobinSharesTheCpu) {
   RealDriverOptions opts;
   opts.hz = 1000;
   opts.timeslice = 2 * kNsPerMs;
-  auto d = MakeDriver(1, "", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:1 pu:1").RealThreads(opts));
   std::atomic<int> steps[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(d->Spawn(Spec("rr", 0, [&steps, i](TaskContext&) {
+    ISOLATION_ASSERT_OK(d->Spawn(Spec("rr", 0, [&steps, i](TaskContext&) {
                   ++steps[i];
                   return Step::Run(200 * kNsPerUs);
-                })).ok());
+                })));
   }
   ASSERT_TRUE(RunUntil(*d, [&] { return steps[0].load() > 50 && steps[1].load() > 50; }));
   EXPECT_GE(d->Stats(0).context_switches, 3);
 }
 
 TEST(RealDriverSemantics, AffinityChangeMigratesRunningTask) {
-  auto d = MakeDriver(2);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").RealThreads());
   CountingHooks hooks;
   d->AddHooks(&hooks);
   std::atomic<int> last_cpu{-1}, last_host{-1};
-  auto id = d->Spawn(Spec("mover", 0, [&](TaskContext& ctx) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, d->Spawn(Spec("mover", 0, [&](TaskContext& ctx) {
     last_cpu = ctx.cpu();
     last_host = sched_getcpu();
     return Step::Run(500 * kNsPerUs);
-  }));
-  ASSERT_TRUE(id.ok());
+  })));
   ASSERT_TRUE(RunUntil(*d, [&] { return last_cpu.load() == 0; }));
-  ASSERT_TRUE(d->SetAffinity(*id, CpuMask::Of(2, 1)).ok());
+  ISOLATION_ASSERT_OK(d->SetAffinity(id, CpuMask::Of(2, 1)));
   ASSERT_TRUE(RunUntil(*d, [&] { return last_cpu.load() == 1; }));
-  EXPECT_EQ(d->TaskCpu(*id), 1);
+  EXPECT_EQ(d->TaskCpu(id), 1);
   EXPECT_EQ(last_cpu.load(), 1);
   EXPECT_EQ(last_host.load(), d->HostCpu(1));
   EXPECT_EQ(hooks.migrate_to[1].load(), 1);
-  EXPECT_EQ(d->SetAffinity(*id, CpuMask(2)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d->SetAffinity(id, CpuMask(2)).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RealDriverSemantics, PausedBetweenRuns) {
   RealDriverOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
-  auto d = MakeDriver(2, "", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").RealThreads(opts));
   std::atomic<int64_t> steps{0};
-  ASSERT_TRUE(d->Spawn(Spec("busy", 0, [&](TaskContext&) {
+  ISOLATION_ASSERT_OK(d->Spawn(Spec("busy", 0, [&](TaskContext&) {
                 ++steps;
                 return Step::Run(100 * kNsPerUs);
-              })).ok());
+              })));
   ASSERT_TRUE(RunUntil(*d, [&] { return steps.load() > 0; }));
   const int64_t after_run = steps.load();
   const CpuStats stats = d->Stats(0);
@@ -290,45 +285,44 @@ TEST(RealDriverSemantics, PausedBetweenRuns) {
 }
 
 TEST(RealDriverHotplug, OfflineBetweenRunsMovesTasks) {
-  auto d = MakeDriver(2);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").RealThreads());
   CountingHooks hooks;
   d->AddHooks(&hooks);
   std::atomic<int> last_cpu{-1};
-  auto id = d->Spawn(Spec("t", 1, [&](TaskContext& ctx) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, d->Spawn(Spec("t", 1, [&](TaskContext& ctx) {
     last_cpu = ctx.cpu();
     return Step::Run(300 * kNsPerUs);
-  }));
-  ASSERT_TRUE(id.ok());
+  })));
   ASSERT_TRUE(RunUntil(*d, [&] { return last_cpu.load() == 1; }));
   // Queued while the threads are parked: still pending when the CPU goes down.
   std::atomic<int> work_cpu{-1};
   d->QueueWorkOn(1, 5 * kNsPerMs, [&](CpuContext& ctx) { work_cpu = ctx.cpu(); });
-  ASSERT_TRUE(d->SetCpuOnline(1, false).ok());
+  ISOLATION_ASSERT_OK(d->SetCpuOnline(1, false));
   EXPECT_EQ(hooks.offline[1].load(), 1);
-  EXPECT_EQ(d->TaskCpu(*id), 0);
+  EXPECT_EQ(d->TaskCpu(id), 0);
   EXPECT_FALSE(d->topology().IsOnline(1));
   EXPECT_FALSE(d->SetCpuOnline(0, false).ok());  // last online CPU
   ASSERT_TRUE(RunUntil(*d, [&] { return last_cpu.load() == 0 && work_cpu.load() >= 0; }));
   EXPECT_EQ(work_cpu.load(), 0);
-  ASSERT_TRUE(d->SetCpuOnline(1, true).ok());
-  ASSERT_TRUE(d->Spawn(Spec("t2", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })).ok());
+  ISOLATION_ASSERT_OK(d->SetCpuOnline(1, true));
+  ISOLATION_ASSERT_OK(d->Spawn(Spec("t2", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
   EXPECT_TRUE(RunUntil(*d, [&] { return d->CurrentTask(1) == 1; }));
 }
 
 TEST(RealDriverSemantics, SyscallReturnsToUser) {
-  auto d = MakeDriver(1);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:1 pu:1").RealThreads());
   CountingHooks hooks;
   d->AddHooks(&hooks);
   std::atomic<int> syscalls{0};
   std::atomic<int> rtu_after{-1};
-  ASSERT_TRUE(d->Spawn(Spec("sys", 0, [&](TaskContext& ctx) {
+  ISOLATION_ASSERT_OK(d->Spawn(Spec("sys", 0, [&](TaskContext& ctx) {
                 if (syscalls.load() == 0) {
                   const int before = hooks.rtu[0].load();
                   ctx.Syscall([&](CpuContext&) { ++syscalls; });
                   rtu_after = hooks.rtu[0].load() - before;
                 }
                 return Step::Block();
-              })).ok());
+              })));
   ASSERT_TRUE(RunUntil(*d, [&] { return rtu_after.load() >= 0; }));
   EXPECT_EQ(syscalls.load(), 1);
   EXPECT_EQ(rtu_after.load(), 1);

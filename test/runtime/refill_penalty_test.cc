@@ -12,10 +12,14 @@
 #include "gtest/gtest.h"
 #include "isolation/core/driver.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/machine.h"
+#include "isolation/testing/status_matchers.h"
 #include "test_util.h"
 
 namespace isolation {
 namespace {
+
+using ::isolation::testing::MachineBuilder;
 
 using runtime_testing::Spec;
 
@@ -35,15 +39,14 @@ CacheRefillPenalty DistinctPenalty(bool enabled) {
 }
 
 TEST(RefillPenalty, DistanceFollowsTheTopologyLevels) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic(kTopo);
-  ASSERT_TRUE(t.ok()) << t.status();
-  ASSERT_EQ(t->num_cpus(), 16);
-  EXPECT_EQ(CacheDistanceBetween(*t, 0, 0), CacheDistance::kSameCpu);
-  EXPECT_EQ(CacheDistanceBetween(*t, 0, 1), CacheDistance::kSmtSibling);
-  EXPECT_EQ(CacheDistanceBetween(*t, 0, 2), CacheDistance::kCrossCoreSameLlc);
-  EXPECT_EQ(CacheDistanceBetween(*t, 0, 4), CacheDistance::kCrossLlc);
-  EXPECT_EQ(CacheDistanceBetween(*t, 0, 8), CacheDistance::kCrossNode);
-  EXPECT_EQ(CacheDistanceBetween(*t, 15, 3), CacheDistance::kCrossNode);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic(kTopo));
+  ASSERT_EQ(t.num_cpus(), 16);
+  EXPECT_EQ(CacheDistanceBetween(t, 0, 0), CacheDistance::kSameCpu);
+  EXPECT_EQ(CacheDistanceBetween(t, 0, 1), CacheDistance::kSmtSibling);
+  EXPECT_EQ(CacheDistanceBetween(t, 0, 2), CacheDistance::kCrossCoreSameLlc);
+  EXPECT_EQ(CacheDistanceBetween(t, 0, 4), CacheDistance::kCrossLlc);
+  EXPECT_EQ(CacheDistanceBetween(t, 0, 8), CacheDistance::kCrossNode);
+  EXPECT_EQ(CacheDistanceBetween(t, 15, 3), CacheDistance::kCrossNode);
   EXPECT_STREQ(CacheDistanceName(CacheDistance::kCrossLlc), "cross_llc");
   const CacheRefillPenalty on = DistinctPenalty(true);
   EXPECT_EQ(on.For(CacheDistance::kSameCpu), 0);
@@ -67,11 +70,12 @@ struct MoveResult {
 
 // A task runs `kWork` on CPU 0, sleeps, is woken onto `to` by a placement
 // hook and runs `kWork` again; every modelled cost but the penalty is 0.
+// A failed set-up is a fatal failure (callers: ASSERT_NO_FATAL_FAILURE).
 constexpr Nanos kWork = 100 * kNsPerUs;
-MoveResult RunOneMove(int to, const CacheRefillPenalty& penalty) {
+void RunOneMove(int to, const CacheRefillPenalty& penalty, MoveResult* out) {
   SimOptions o = ZeroCostSimOptions(1000);
   o.refill_penalty = penalty;
-  auto sim = runtime_testing::MakeDriverOn<Simulator>(kTopo, "", "", o);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology(kTopo).Simulator(o));
   struct Placer : Hooks {
     int SelectTaskCpu(TaskId, int, int, Nanos) override { return to; }
     int to = 0;
@@ -79,7 +83,7 @@ MoveResult RunOneMove(int to, const CacheRefillPenalty& penalty) {
   placer.to = to;
   sim->AddHooks(&placer);
   std::vector<Nanos> calls;
-  EXPECT_TRUE(sim->Spawn(Spec("mover", 0, [&](TaskContext& ctx) {
+  ISOLATION_EXPECT_OK(sim->Spawn(Spec("mover", 0, [&](TaskContext& ctx) {
                 calls.push_back(ctx.now());
                 switch (calls.size()) {
                   case 1: return Step::Run(kWork);
@@ -87,8 +91,8 @@ MoveResult RunOneMove(int to, const CacheRefillPenalty& penalty) {
                   case 3: return Step::Run(kWork);
                   default: return Step::Exit();
                 }
-              })).ok());
-  EXPECT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+              })));
+  ISOLATION_EXPECT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(calls.size(), 4u);
   EXPECT_EQ(sim->TaskCpu(0), to);
   MoveResult r;
@@ -97,7 +101,7 @@ MoveResult RunOneMove(int to, const CacheRefillPenalty& penalty) {
     r.second_run = calls[3] - calls[2];
   }
   r.stats = sim->placement_stats();
-  return r;
+  *out = r;
 }
 
 TEST(RefillPenalty, ChargedAsExtraRunTimeSizedByDistance) {
@@ -112,7 +116,8 @@ TEST(RefillPenalty, ChargedAsExtraRunTimeSizedByDistance) {
                {8, CacheDistance::kCrossNode, 13 * kNsPerUs}};
   for (const auto& c : cases) {
     SCOPED_TRACE(absl::StrCat("to cpu ", c.to, " (", CacheDistanceName(c.d), ")"));
-    const MoveResult on = RunOneMove(c.to, DistinctPenalty(true));
+    MoveResult on;
+    ASSERT_NO_FATAL_FAILURE(RunOneMove(c.to, DistinctPenalty(true), &on));
     EXPECT_EQ(on.second_run, kWork + c.cost);
     for (int d = 0; d < kNumCacheDistances; ++d) {
       EXPECT_EQ(on.stats.moves[static_cast<size_t>(d)], d == static_cast<int>(c.d) && c.to != 0 ? 1 : 0) << d;
@@ -125,7 +130,8 @@ TEST(RefillPenalty, ChargedAsExtraRunTimeSizedByDistance) {
 TEST(RefillPenalty, ZeroWhenOffButMovesStillCounted) {
   for (int to : {1, 2, 4, 8}) {
     SCOPED_TRACE(absl::StrCat("to cpu ", to));
-    const MoveResult off = RunOneMove(to, DistinctPenalty(false));
+    MoveResult off;
+    ASSERT_NO_FATAL_FAILURE(RunOneMove(to, DistinctPenalty(false), &off));
     EXPECT_EQ(off.second_run, kWork);
     int64_t moves = 0;
     for (int64_t m : off.stats.moves) moves += m;
@@ -140,51 +146,52 @@ TEST(RefillPenalty, ZeroWhenOffButMovesStillCounted) {
 TEST(RefillPenalty, EvictedMidRunPaysOnceOnTheNewCpu) {
   SimOptions o = ZeroCostSimOptions(1000);
   o.refill_penalty = DistinctPenalty(true);
-  auto sim = runtime_testing::MakeDriverOn<Simulator>(kTopo, "", "", o);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology(kTopo).Simulator(o));
   std::vector<Nanos> calls;
-  auto id = sim->Spawn(Spec("long", 0, [&](TaskContext& ctx) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Spec("long", 0, [&](TaskContext& ctx) {
     calls.push_back(ctx.now());
     return calls.size() == 1 ? Step::Run(5 * kNsPerMs) : Step::Exit();
-  }));
-  ASSERT_TRUE(id.ok());
-  sim->At(2 * kNsPerMs, [&] { EXPECT_TRUE(sim->SetAffinity(*id, CpuMask::Of(16, 8)).ok()); });
-  ASSERT_TRUE(sim->RunFor(20 * kNsPerMs).ok());
+  })));
+  sim->At(2 * kNsPerMs, [&] { ISOLATION_EXPECT_OK(sim->SetAffinity(id, CpuMask::Of(16, 8))); });
+  ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
   ASSERT_EQ(calls.size(), 2u);
-  EXPECT_EQ(sim->TaskCpu(*id), 8);
+  EXPECT_EQ(sim->TaskCpu(id), 8);
   EXPECT_EQ(calls[1] - calls[0], 5 * kNsPerMs + 13 * kNsPerUs);
   EXPECT_EQ(sim->placement_stats().penalties, 1);
   EXPECT_EQ(sim->placement_stats().moves[static_cast<size_t>(CacheDistance::kCrossNode)], 1);
 }
 
-// A workload whose tasks wander over the machine.
-uint64_t WanderingTraceHash(const SimOptions& o, int64_t* penalties) {
-  auto sim = runtime_testing::MakeDriverOn<Simulator>(kTopo, "", "", o);
+// A workload whose tasks wander over the machine: its trace hash, or a fatal
+// failure of the set-up (callers: ASSERT_NO_FATAL_FAILURE).
+void WanderingTraceHash(const SimOptions& o, int64_t* penalties, uint64_t* hash) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology(kTopo).Simulator(o));
   struct Placer : Hooks {
     int SelectTaskCpu(TaskId task, int prev, int, Nanos) override { return (prev + 3 + task) % 16; }
   } placer;
   sim->AddHooks(&placer);
   for (int i = 0; i < 6; ++i) {
-    EXPECT_TRUE(sim->Spawn(Spec(absl::StrCat("w", i), i, [](TaskContext& ctx) {
+    ISOLATION_EXPECT_OK(sim->Spawn(Spec(absl::StrCat("w", i), i, [](TaskContext& ctx) {
                   return ctx.rng()() % 2 == 0 ? Step::Run(30 * kNsPerUs + static_cast<Nanos>(ctx.rng()() % 1000))
                                               : Step::Sleep(50 * kNsPerUs);
-                })).ok());
+                })));
   }
-  EXPECT_TRUE(sim->RunFor(20 * kNsPerMs).ok());
+  ISOLATION_EXPECT_OK(sim->RunFor(20 * kNsPerMs));
   *penalties = sim->placement_stats().penalties;
-  return sim->TraceHash();
+  *hash = sim->TraceHash();
 }
 
 TEST(RefillPenalty, OffLeavesTheTraceUnchanged) {
   SimOptions def;
   def.seed = 7;
   int64_t p_def = -1, p_off = -1, p_on = -1;
-  const uint64_t h_def = WanderingTraceHash(def, &p_def);
+  uint64_t h_def = 0, h_off = 0, h_on = 0;
+  ASSERT_NO_FATAL_FAILURE(WanderingTraceHash(def, &p_def, &h_def));
   SimOptions off = def;
   off.refill_penalty = DistinctPenalty(false);  // costs set, not enabled
-  const uint64_t h_off = WanderingTraceHash(off, &p_off);
+  ASSERT_NO_FATAL_FAILURE(WanderingTraceHash(off, &p_off, &h_off));
   SimOptions on = def;
   on.refill_penalty = DistinctPenalty(true);
-  const uint64_t h_on = WanderingTraceHash(on, &p_on);
+  ASSERT_NO_FATAL_FAILURE(WanderingTraceHash(on, &p_on, &h_on));
   EXPECT_EQ(h_def, h_off);
   EXPECT_EQ(p_def, 0);
   EXPECT_EQ(p_off, 0);
@@ -194,11 +201,10 @@ TEST(RefillPenalty, OffLeavesTheTraceUnchanged) {
 }
 
 TEST(RefillPenalty, NegativeCostIsAnErrorNamingIt) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic(kTopo);
-  ASSERT_TRUE(t.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic(kTopo));
   SimOptions o;
   o.refill_penalty.cross_llc = -5;
-  auto sim = Simulator::Create(*t, IsolationConfig(*t), o);
+  auto sim = Simulator::Create(t, IsolationConfig(t), o);
   ASSERT_EQ(sim.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(sim.status().message().find("cross_llc -5"), std::string::npos) << sim.status();
 }

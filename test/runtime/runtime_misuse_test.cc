@@ -20,28 +20,22 @@
 #include "isolation/runtime/noise_meter.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/machine.h"
+#include "isolation/testing/status_matchers.h"
 #include "test_util.h"
 
 namespace isolation {
 namespace {
 
+using ::isolation::testing::MachineBuilder;
+
 using ::testing::HasSubstr;
 using runtime_testing::Spec;
-
-Topology Machine(const char* description) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic(description);
-  EXPECT_TRUE(t.ok()) << t.status();
-  return *std::move(t);
-}
-
-std::unique_ptr<Simulator> MakeSim(SimOptions options = {}) {
-  return runtime_testing::MakeDriverOn<Simulator>("core:4 pu:1", "", "", std::move(options));
-}
 
 // ---- Simulator::Create -------------------------------------------------------------
 
 TEST(SimulatorMisuse, CreateRejectsBadOptionsNamingTheValue) {
-  const Topology t = Machine("core:4 pu:1");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const Topology t, Topology::FromSynthetic("core:4 pu:1"));
   struct Case {
     const char* what;
     SimOptions options;
@@ -69,8 +63,8 @@ TEST(SimulatorMisuse, CreateRejectsBadOptionsNamingTheValue) {
 }
 
 TEST(SimulatorMisuse, CreateRejectsIsolationOfAnotherMachine) {
-  const Topology small = Machine("core:4 pu:1");
-  const Topology big = Machine("core:8 pu:1");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const Topology small, Topology::FromSynthetic("core:4 pu:1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const Topology big, Topology::FromSynthetic("core:8 pu:1"));
   auto sim = Simulator::Create(small, IsolationConfig(big));
   ASSERT_FALSE(sim.ok());
   EXPECT_THAT(sim.status().message(), HasSubstr("8 CPUs"));
@@ -79,8 +73,8 @@ TEST(SimulatorMisuse, CreateRejectsIsolationOfAnotherMachine) {
 // ---- virtual time -------------------------------------------------------------------
 
 TEST(SimulatorMisuse, RunForInt64MaxIsAnErrorAndLeavesTheClock) {
-  auto sim = MakeSim();
-  ASSERT_TRUE(sim->RunFor(5 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
+  ISOLATION_ASSERT_OK(sim->RunFor(5 * kNsPerMs));
   const absl::Status s = sim->RunFor(kNanosMax);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("9223372036854775807"));
@@ -89,69 +83,67 @@ TEST(SimulatorMisuse, RunForInt64MaxIsAnErrorAndLeavesTheClock) {
   // before it is not (checked without running it: a negative one is).
   EXPECT_FALSE(sim->RunFor(kNanosMax - 5 * kNsPerMs).ok());
   EXPECT_EQ(sim->RunFor(-1).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_EXPECT_OK(sim->RunFor(kNsPerMs));
   EXPECT_EQ(sim->Now(), 6 * kNsPerMs);
 }
 
 TEST(SimulatorMisuse, StepRunNeverRunsForeverWithoutHanging) {
-  auto sim = MakeSim();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   int steps = 0;
-  auto id = sim->Spawn(Spec("forever", 1, [&](TaskContext&) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Spec("forever", 1, [&](TaskContext&) {
     ++steps;
     return Step::Run(kNanosMax);
-  }));
-  ASSERT_TRUE(id.ok()) << id.status();
-  ASSERT_TRUE(sim->RunFor(50 * kNsPerMs).ok());
+  })));
+  ISOLATION_ASSERT_OK(sim->RunFor(50 * kNsPerMs));
   EXPECT_EQ(sim->Now(), 50 * kNsPerMs);
   EXPECT_EQ(steps, 1) << "Run(never) must not end (it wrapped to the past before)";
-  EXPECT_EQ(sim->CurrentTask(1), *id);
+  EXPECT_EQ(sim->CurrentTask(1), id);
   EXPECT_GT(sim->Stats(1).ticks, 0);  // ticks still interrupt it
 }
 
 TEST(SimulatorMisuse, StepSleepNeverNeverWakes) {
-  auto sim = MakeSim();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   int steps = 0;
-  auto id = sim->Spawn(Spec("sleeper", 2, [&](TaskContext&) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Spec("sleeper", 2, [&](TaskContext&) {
     ++steps;
     return steps == 1 ? Step::Sleep(kNanosMax) : Step::Exit();
-  }));
-  ASSERT_TRUE(id.ok()) << id.status();
-  ASSERT_TRUE(sim->RunFor(50 * kNsPerMs).ok());
+  })));
+  ISOLATION_ASSERT_OK(sim->RunFor(50 * kNsPerMs));
   EXPECT_EQ(steps, 1) << "Sleep(never) woke up (it wrapped to 'now' before)";
   EXPECT_EQ(sim->CurrentTask(2), kIdleTask);
-  sim->Wake(*id, 0);  // a sleep is not ended by Wake (driver.h)
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  sim->Wake(id, 0);  // a sleep is not ended by Wake (driver.h)
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(steps, 1);
 }
 
 TEST(SimulatorMisuse, WorkWithNeverDelayNeverRuns) {
-  auto sim = MakeSim();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   int runs = 0;
   sim->QueueWorkOn(1, kNanosMax, [&](CpuContext&) { ++runs; });
   sim->QueueWorkOn(1, -kNsPerMs, [&](CpuContext&) { ++runs; });  // negative delay = now
-  ASSERT_TRUE(sim->RunFor(20 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
   EXPECT_EQ(runs, 1);
 }
 
 TEST(SimulatorMisuse, ChargingNeverFromAHookSaturates) {
-  auto sim = MakeSim();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   sim->QueueWorkOn(3, 0, [](CpuContext& ctx) {
     ctx.Charge(kNanosMax);
     ctx.Charge(kNanosMax);
   });
-  ASSERT_TRUE(sim->RunFor(20 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
   EXPECT_EQ(sim->Now(), 20 * kNsPerMs);
   EXPECT_EQ(sim->Stats(3).kernel_ns, kNanosMax);  // saturated, not wrapped negative
 }
 
 TEST(SimulatorMisuse, WorkAndTimersOnCpusOutsideTheMachineRunOnHousekeeping) {
-  auto sim = MakeSim();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   std::vector<int> ran_on;
   sim->QueueWorkOn(1000, 0, [&](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
   sim->QueueWorkOn(-1, 0, [&](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
   sim->ArmTimer(INT_MAX, kNsPerMs, [&](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
   const TimerId never = sim->ArmTimer(0, kNanosMax, [&](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   ASSERT_EQ(ran_on.size(), 3u);
   for (int cpu : ran_on) EXPECT_TRUE(cpu >= 0 && cpu < 4) << cpu;
   EXPECT_TRUE(sim->CancelTimer(never));
@@ -160,7 +152,7 @@ TEST(SimulatorMisuse, WorkAndTimersOnCpusOutsideTheMachineRunOnHousekeeping) {
 // ---- tasks and CPUs by id ------------------------------------------------------------
 
 TEST(SimulatorMisuse, SpawnRejectsBadSpecsNamingTheValue) {
-  auto sim = MakeSim();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   auto bad_cpu = sim->Spawn(Spec("t", 1000, [](TaskContext&) { return Step::Exit(); }));
   ASSERT_FALSE(bad_cpu.ok());
   EXPECT_THAT(bad_cpu.status().message(), HasSubstr("cpu 1000"));
@@ -176,7 +168,7 @@ TEST(SimulatorMisuse, SpawnRejectsBadSpecsNamingTheValue) {
 }
 
 TEST(SimulatorMisuse, UnknownTasksAndCpusGiveTheDocumentedValues) {
-  auto sim = MakeSim();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   for (TaskId t : {-7, 0, 1000, INT_MAX}) {
     EXPECT_EQ(sim->TaskCpu(t), -1) << t;
     EXPECT_EQ(sim->TaskGroup(t), -1) << t;
@@ -196,11 +188,11 @@ TEST(SimulatorMisuse, UnknownTasksAndCpusGiveTheDocumentedValues) {
     EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("cpu ", cpu))) << cpu;
   }
   for (TimerId id : {TimerId{-1}, TimerId{0}, TimerId{12345678901}}) EXPECT_FALSE(sim->CancelTimer(id)) << id;
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
 }
 
 TEST(SimulatorMisuse, WakerCpuOutsideTheMachineReachesHooksAsRemote) {
-  auto sim = MakeSim();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   struct WakerHooks : Hooks {
     std::vector<int> wakers;
     int SelectTaskCpu(TaskId, int, int waker_cpu, Nanos) override {
@@ -209,30 +201,28 @@ TEST(SimulatorMisuse, WakerCpuOutsideTheMachineReachesHooksAsRemote) {
     }
   } hooks;
   sim->AddHooks(&hooks);
-  auto id = sim->Spawn(Spec("blocker", 1, [](TaskContext&) { return Step::Block(); }));
-  ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
-  sim->Wake(*id, 1000);
-  sim->Wake(*id, -5);
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Spec("blocker", 1, [](TaskContext&) { return Step::Block(); })));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
+  sim->Wake(id, 1000);
+  sim->Wake(id, -5);
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   ASSERT_FALSE(hooks.wakers.empty());
   for (int w : hooks.wakers) EXPECT_EQ(w, -1);
 }
 
 TEST(SimulatorMisuse, SetAffinityRejectsWrongSizeAndOfflineMasks) {
-  auto sim = MakeSim();
-  auto id = sim->Spawn(Spec("t", 1, [](TaskContext&) { return Step::Run(kNsPerMs); }));
-  ASSERT_TRUE(id.ok());
-  const absl::Status wide = sim->SetAffinity(*id, CpuMask::Full(64));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Spec("t", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
+  const absl::Status wide = sim->SetAffinity(id, CpuMask::Full(64));
   EXPECT_THAT(wide.message(), HasSubstr("64 bits"));
-  EXPECT_FALSE(sim->SetAffinity(*id, CpuMask(4)).ok());  // no CPU at all
-  EXPECT_EQ(sim->TaskCpu(*id), 1);
+  EXPECT_FALSE(sim->SetAffinity(id, CpuMask(4)).ok());  // no CPU at all
+  EXPECT_EQ(sim->TaskCpu(id), 1);
 }
 
 // ---- RealThreadDriver ---------------------------------------------------------------
 
 TEST(RealDriverMisuse, CreateRejectsBadOptionsNamingTheValue) {
-  const Topology t = Machine("core:2 pu:1");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const Topology t, Topology::FromSynthetic("core:2 pu:1"));
   RealDriverOptions hz;
   hz.hz = 0;
   auto a = RealThreadDriver::Create(t, IsolationConfig(t), hz);
@@ -251,12 +241,12 @@ TEST(RealDriverMisuse, CreateRejectsBadOptionsNamingTheValue) {
   RealDriverOptions short_map;
   short_map.host_cpu_map = {0};
   EXPECT_FALSE(RealThreadDriver::Create(t, IsolationConfig(t), short_map).ok());
-  const Topology other = Machine("core:4 pu:1");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const Topology other, Topology::FromSynthetic("core:4 pu:1"));
   EXPECT_FALSE(RealThreadDriver::Create(t, IsolationConfig(other)).ok());
 }
 
 TEST(RealDriverMisuse, RunForNeverIsAnErrorWithoutStartingThreads) {
-  auto d = runtime_testing::MakeDriverOn<RealThreadDriver>("core:2 pu:1", "", "", RealDriverOptions{});
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").RealThreads());
   const absl::Status s = d->RunFor(kNanosMax);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("9223372036854775807"));
@@ -264,7 +254,7 @@ TEST(RealDriverMisuse, RunForNeverIsAnErrorWithoutStartingThreads) {
 }
 
 TEST(RealDriverMisuse, UnknownTasksAndCpusGiveTheDocumentedValues) {
-  auto d = runtime_testing::MakeDriverOn<RealThreadDriver>("core:2 pu:1", "", "", RealDriverOptions{});
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").RealThreads());
   for (TaskId t : {-7, 0, INT_MAX}) {
     EXPECT_EQ(d->TaskCpu(t), -1) << t;
     EXPECT_EQ(d->TaskGroup(t), -1) << t;
@@ -284,18 +274,18 @@ TEST(RealDriverMisuse, UnknownTasksAndCpusGiveTheDocumentedValues) {
 }
 
 TEST(RealDriverMisuse, SleepNeverAndRunNeverDoNotWrap) {
-  auto d = runtime_testing::MakeDriverOn<RealThreadDriver>("core:2 pu:1", "", "", RealDriverOptions{});
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").RealThreads());
   std::atomic<int> sleeper_steps{0};
   std::atomic<int> runner_steps{0};
-  ASSERT_TRUE(d->Spawn(Spec("sleeper", 0, [&](TaskContext&) {
+  ISOLATION_ASSERT_OK(d->Spawn(Spec("sleeper", 0, [&](TaskContext&) {
                   return sleeper_steps.fetch_add(1) == 0 ? Step::Sleep(kNanosMax) : Step::Exit();
-                })).ok());
-  ASSERT_TRUE(d->Spawn(Spec("runner", 1, [&](TaskContext&) {
+                })));
+  ISOLATION_ASSERT_OK(d->Spawn(Spec("runner", 1, [&](TaskContext&) {
                   runner_steps.fetch_add(1);
                   return Step::Run(kNanosMax);
-                })).ok());
+                })));
   d->QueueWorkOn(0, kNanosMax, [&](CpuContext&) { sleeper_steps.fetch_add(100); });
-  ASSERT_TRUE(d->RunFor(20 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(d->RunFor(20 * kNsPerMs));
   EXPECT_EQ(sleeper_steps.load(), 1);
   EXPECT_EQ(runner_steps.load(), 1);
 }
@@ -308,9 +298,8 @@ TEST(NoiseMeterMisuse, CreateRejectsBucketCountsNamingTheValue) {
     ASSERT_FALSE(m.ok()) << buckets;
     EXPECT_THAT(m.status().message(), HasSubstr(std::to_string(buckets)));
   }
-  auto ok = NoiseMeter::Create(32);
-  ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(ok->Result().histogram_us.size(), 32u);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto ok, NoiseMeter::Create(32));
+  EXPECT_EQ(ok.Result().histogram_us.size(), 32u);
 }
 
 // The header promises invalid rtla shapes are clamped into
@@ -320,7 +309,7 @@ TEST(NoiseMeterMisuse, RtlaShapeOutsideItsRangeIsClampedIntoIt) {
   EXPECT_EQ(r.bucket_size_us, 1);
   EXPECT_EQ(r.entries, 10);
   EXPECT_EQ(r.histogram_us.size(), 11u);
-  EXPECT_TRUE(ValidateNoiseHistogram({r.bucket_size_us, r.entries}).ok());
+  ISOLATION_EXPECT_OK(ValidateNoiseHistogram({r.bucket_size_us, r.entries}));
   const NoiseResult big = NoiseMeter(NoiseHistogramOptions{INT_MAX, INT_MAX}).Result();
   EXPECT_EQ(big.bucket_size_us, 999'999);
   EXPECT_EQ(big.entries, 1'000'000);
@@ -359,14 +348,14 @@ TEST(NoiseMeterMisuse, SpinWithNegativeDurationTakesOneSample) {
 }
 
 TEST(NoiseMeterMisuse, TaskBodyWithZeroSliceFinishes) {
-  auto sim = MakeSim();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   NoiseMeter m;
   TaskSpec spec;
   spec.name = "meter";
   spec.cpu = 1;
   spec.body = m.MakeTaskBody(20 * kNsPerUs, 0);  // slice < 1 counts as 1 ns
-  ASSERT_TRUE(sim->Spawn(std::move(spec)).ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->Spawn(std::move(spec)));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   EXPECT_EQ(sim->CurrentTask(1), kIdleTask);
   EXPECT_GT(m.Result().samples, 0);
 }

@@ -12,12 +12,15 @@
 #include "gtest/gtest.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/machine.h"
+#include "isolation/testing/status_matchers.h"
 #include "test_util.h"
 
 namespace isolation {
 namespace {
 
-using runtime_testing::MakeDriverOn;
+using ::isolation::testing::MachineBuilder;
+
 using runtime_testing::Spec;
 
 TEST(SchedModel, TickStopPolicy) {
@@ -43,12 +46,10 @@ TEST(SchedModel, TickStopPolicy) {
 }
 
 TEST(SchedModel, PlacementFallsBackToOnlineCpus) {
-  auto topo = Topology::FromSynthetic("pu:8");
-  ASSERT_TRUE(topo.ok());
-  auto iso = IsolationConfig::FromFlags(*topo, "2-7", "2-7");
-  ASSERT_TRUE(iso.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("pu:8"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromFlags(topo, "2-7", "2-7"));
   std::vector<bool> online(8, true);
-  const sched::Placement place(*iso, 8, [&](int c) { return static_cast<bool>(online[static_cast<size_t>(c)]); });
+  const sched::Placement place(iso, 8, [&](int c) { return static_cast<bool>(online[static_cast<size_t>(c)]); });
   const CpuMask aff = CpuMask::Of(8, 5);
   EXPECT_TRUE(place.Allowed(aff, 5));
   EXPECT_FALSE(place.Allowed(aff, 4));
@@ -72,9 +73,8 @@ TEST(SchedModel, PlacementFallsBackToOnlineCpus) {
 // The select step: the first hook that places decides; a disallowed choice
 // falls back to prev (if allowed), else to the fallback CPU.
 TEST(SchedModel, SelectWakeCpu) {
-  auto topo = Topology::FromSynthetic("pu:4");
-  ASSERT_TRUE(topo.ok());
-  const IsolationConfig iso(*topo);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("pu:4"));
+  const IsolationConfig iso(topo);
   std::vector<bool> online(4, true);
   const sched::Placement place(iso, 4, [&](int c) { return static_cast<bool>(online[static_cast<size_t>(c)]); });
   struct Fixed : Hooks {
@@ -117,8 +117,8 @@ TEST(SchedModel, RunQueueAndLastRun) {
 
 // Both drivers refuse a bad spawn with the same message.
 TEST(SchedModel, SpawnChecksNameTheValueOnBothDrivers) {
-  auto sim = MakeDriverOn<Simulator>("pu:4", "", "", SimOptions{});
-  auto real = MakeDriverOn<RealThreadDriver>("pu:4", "", "", RealDriverOptions{});
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("pu:4").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto real, MachineBuilder().Topology("pu:4").RealThreads());
   for (Driver* d : std::vector<Driver*>{sim.get(), real.get()}) {
     TaskSpec spec = Spec("x", 2, [](TaskContext&) { return Step::Exit(); });
     spec.affinity = CpuMask::Of(4, 1);
@@ -131,7 +131,7 @@ TEST(SchedModel, SpawnChecksNameTheValueOnBothDrivers) {
 
 // Kernel time on the simulator is the modelled cost, charged to the CPU.
 TEST(KernelTimeService, SimulatorChargesTheModel) {
-  auto sim = MakeDriverOn<Simulator>("pu:2", "", "", SimOptions{});
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("pu:2").Simulator());
   EXPECT_FALSE(sim->hooks_run_concurrently());
   Nanos took = -1, advanced = -1;
   ASSERT_TRUE(sim->Spawn(Spec("k", 1, [&](TaskContext& ctx) {
@@ -146,7 +146,7 @@ TEST(KernelTimeService, SimulatorChargesTheModel) {
                   return Step::Run(kNsPerUs);
                 }))
                   .ok());
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(took, 5 * kNsPerUs);
   EXPECT_EQ(advanced, 8 * kNsPerUs);
   EXPECT_GE(sim->Stats(1).kernel_ns, 8 * kNsPerUs);
@@ -159,7 +159,7 @@ TEST(KernelTimeService, SimulatorChargesTheModel) {
 TEST(KernelTimeService, RealThreadsMeasureTheHostClock) {
   RealDriverOptions o;
   o.hz = 1000;
-  auto real = MakeDriverOn<RealThreadDriver>("pu:1", "", "", o);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto real, MachineBuilder().Topology("pu:1").RealThreads(o));
   EXPECT_TRUE(real->hooks_run_concurrently());
   std::atomic<Nanos> took{-1};
   real->QueueWorkOn(0, 0, [&](CpuContext& ctx) {
@@ -167,7 +167,7 @@ TEST(KernelTimeService, RealThreadsMeasureTheHostClock) {
     ctx.driver().SpendKernelTime(ctx, 2 * kNsPerMs);
     took.store(ctx.driver().EndKernelSpan(span, &ctx, /*modelled_ns=*/7));
   });
-  ASSERT_TRUE(real->RunFor(50 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(real->RunFor(50 * kNsPerMs));
   EXPECT_GE(took.load(), 2 * kNsPerMs);  // the busy wait's own bound, not a timing guess
 }
 

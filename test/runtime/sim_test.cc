@@ -14,18 +14,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isolation/core/driver.h"
+#include "isolation/testing/machine.h"
+#include "isolation/testing/status_matchers.h"
 #include "test_util.h"
 
 namespace isolation {
 namespace {
 
+using ::isolation::testing::MachineBuilder;
+
 using runtime_testing::Spec;
 using ::testing::HasSubstr;
-
-std::unique_ptr<Simulator> MakeSim(const std::string& topo, const std::string& isolcpus,
-                                   const std::string& nohz_full, SimOptions options = {}) {
-  return runtime_testing::MakeDriverOn<Simulator>(topo, isolcpus, nohz_full, std::move(options));
-}
 
 // A task that runs forever in chunks.
 TaskSpec Busy(int cpu, Nanos chunk = 10 * kNsPerMs) {
@@ -81,10 +80,14 @@ struct MixedRun {
   int64_t events = 0;
 };
 
-MixedRun RunMixedWorkload(uint64_t seed, SimOptions opts = {}) {
+// Errors: the set-up's or the run's.
+absl::StatusOr<MixedRun> RunMixedWorkload(uint64_t seed, SimOptions opts = {}) {
   opts.seed = seed;
   opts.record_trace = true;
-  auto sim = MakeSim("core:16 pu:1", "8-15", "12-15", opts);
+  absl::StatusOr<std::unique_ptr<Simulator>> made =
+      MachineBuilder().Topology("core:16 pu:1").Isolcpus("8-15").NohzFull("12-15").Simulator(opts);
+  if (!made.ok()) return made.status();
+  std::unique_ptr<Simulator> sim = *std::move(made);
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
   // Wakeup placement: every third wakeup goes to a random CPU (exercises migration).
@@ -130,8 +133,8 @@ MixedRun RunMixedWorkload(uint64_t seed, SimOptions opts = {}) {
       }
     });
     spec.group = i % 3;
-    auto id = sim->Spawn(std::move(spec));
-    EXPECT_TRUE(id.ok()) << id.status();
+    absl::StatusOr<TaskId> id = sim->Spawn(std::move(spec));
+    if (!id.ok()) return id.status();
     ids.push_back(*id);
   }
   // A watchdog wakes everything now and then so blocked tasks keep the run busy.
@@ -140,13 +143,13 @@ MixedRun RunMixedWorkload(uint64_t seed, SimOptions opts = {}) {
       for (TaskId id : ids) sim->Wake(id, -1);
     });
   }
-  EXPECT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  if (absl::Status run = sim->RunFor(200 * kNsPerMs); !run.ok()) return run;
   return MixedRun{sim->trace(), sim->TraceHash(), sim->events_processed()};
 }
 
 TEST(SimulatorDeterminism, SameSeedGivesIdenticalTrace) {
-  const MixedRun a = RunMixedWorkload(42);
-  const MixedRun b = RunMixedWorkload(42);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const MixedRun a, RunMixedWorkload(42));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const MixedRun b, RunMixedWorkload(42));
   ASSERT_GT(a.trace.size(), 10000u) << "the workload should be busy";
   EXPECT_EQ(a.trace.size(), b.trace.size());
   EXPECT_TRUE(a.trace == b.trace);
@@ -162,8 +165,8 @@ TEST(SimulatorDeterminism, SameSeedGivesIdenticalTrace) {
 }
 
 TEST(SimulatorDeterminism, DifferentSeedGivesDifferentTrace) {
-  const MixedRun a = RunMixedWorkload(42);
-  const MixedRun b = RunMixedWorkload(43);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const MixedRun a, RunMixedWorkload(42));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const MixedRun b, RunMixedWorkload(43));
   EXPECT_NE(a.hash, b.hash);
   EXPECT_FALSE(a.trace == b.trace);
 }
@@ -177,12 +180,12 @@ TEST(SimulatorConcurrentWakeups, WindowsOffByDefaultDeterministicWhenOn) {
   SimOptions on;
   on.wake_select_cost = 2 * kNsPerUs;
   on.idle_entry_cost = 5 * kNsPerUs;
-  const MixedRun a = RunMixedWorkload(42, on);
-  const MixedRun b = RunMixedWorkload(42, on);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const MixedRun a, RunMixedWorkload(42, on));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const MixedRun b, RunMixedWorkload(42, on));
   EXPECT_EQ(a.hash, b.hash);
   EXPECT_EQ(a.events, b.events);
   EXPECT_TRUE(a.trace == b.trace);
-  const MixedRun off = RunMixedWorkload(42);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const MixedRun off, RunMixedWorkload(42));
   EXPECT_NE(a.hash, off.hash);
   std::map<std::string, int> kinds;
   for (const SimTraceEvent& e : a.trace) ++kinds[e.kind];
@@ -192,12 +195,11 @@ TEST(SimulatorConcurrentWakeups, WindowsOffByDefaultDeterministicWhenOn) {
 }
 
 TEST(SimulatorConcurrentWakeups, NegativeCostsAreRejected) {
-  auto topo = Topology::FromSynthetic("core:2 pu:1");
-  ASSERT_TRUE(topo.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("core:2 pu:1"));
   for (int which = 0; which < 2; ++which) {
     SimOptions o;
     (which == 0 ? o.wake_select_cost : o.idle_entry_cost) = -1;
-    auto sim = Simulator::Create(*topo, IsolationConfig(*topo), o);
+    auto sim = Simulator::Create(topo, IsolationConfig(topo), o);
     ASSERT_FALSE(sim.ok());
     EXPECT_EQ(sim.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(sim.status().message().find(which == 0 ? "wake_select -1" : "idle_entry -1"), std::string::npos)
@@ -214,7 +216,7 @@ TEST(SimulatorConcurrentWakeups, EnqueueInIdleEntryWindowNeedsTheRecheck) {
     SimOptions opts = ZeroCostSimOptions(1000);
     opts.idle_entry_cost = 5 * kNsPerUs;
     opts.record_trace = true;
-    auto sim = MakeSim("core:2 pu:1", "", "", opts);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
     struct Handshake : Hooks {
       bool IdleRecheck(int, Nanos) override {
         ++asked;
@@ -232,9 +234,9 @@ TEST(SimulatorConcurrentWakeups, EnqueueInIdleEntryWindowNeedsTheRecheck) {
       ++runs;
       return runs == 1 ? Step::Run(10 * kNsPerUs) : runs == 2 ? Step::Block() : Step::Exit();
     }));
-    ASSERT_TRUE(id.ok());
+    ISOLATION_ASSERT_OK(id);
     sim->At(12 * kNsPerUs, [&] { sim->Wake(*id, -1); });
-    ASSERT_TRUE(sim->RunFor(2 * kNsPerMs).ok());
+    ISOLATION_ASSERT_OK(sim->RunFor(2 * kNsPerMs));
     EXPECT_GT(hs.asked, 0);
     int lost_traced = 0;
     for (const SimTraceEvent& e : sim->trace()) lost_traced += std::string(e.kind) == "lost_wakeup";
@@ -248,8 +250,8 @@ TEST(SimulatorConcurrentWakeups, EnqueueInIdleEntryWindowNeedsTheRecheck) {
       EXPECT_EQ(lost_traced, 1);
       EXPECT_EQ(sim->NumRunnable(1), 1);
       // A later event on that CPU (a kick by another enqueue) recovers it.
-      ASSERT_TRUE(sim->Spawn(Spec("kick", 1, [](TaskContext&) { return Step::Exit(); })).ok());
-      ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+      ISOLATION_ASSERT_OK(sim->Spawn(Spec("kick", 1, [](TaskContext&) { return Step::Exit(); })));
+      ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
       EXPECT_EQ(runs, 3);
     }
   }
@@ -260,7 +262,7 @@ TEST(SimulatorConcurrentWakeups, EnqueueInIdleEntryWindowNeedsTheRecheck) {
 TEST(SimulatorConcurrentWakeups, EnqueueLandsAfterTheSelectWindow) {
   SimOptions opts = ZeroCostSimOptions(1000);
   opts.wake_select_cost = 3 * kNsPerUs;
-  auto sim = MakeSim("core:2 pu:1", "", "", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
   struct Times : Hooks {
     int SelectTaskCpu(TaskId, int, int, Nanos now) override {
       selected = now;
@@ -274,15 +276,14 @@ TEST(SimulatorConcurrentWakeups, EnqueueLandsAfterTheSelectWindow) {
     int enqueue_cpu = -1;
   } times;
   sim->AddHooks(&times);
-  auto id = sim->Spawn(Spec("t", 1, [](TaskContext&) { return Step::Block(); }));
-  ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
-  sim->Wake(*id, -1);
-  ASSERT_TRUE(sim->RunFor(kNsPerUs).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Spec("t", 1, [](TaskContext&) { return Step::Block(); })));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
+  sim->Wake(id, -1);
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerUs));
   EXPECT_EQ(times.selected, kNsPerMs);
   EXPECT_EQ(times.enqueued, -1) << "not enqueued yet inside the window";
   EXPECT_EQ(sim->NumRunnable(1), 0);
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerUs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerUs));
   EXPECT_GE(times.enqueued - times.selected, 3 * kNsPerUs);
   EXPECT_LT(times.enqueued - times.selected, 6 * kNsPerUs);
   EXPECT_EQ(times.enqueue_cpu, 1);
@@ -293,9 +294,9 @@ TEST(SimulatorDeterminism, HashComputedWithoutRecording) {
   for (int rec = 0; rec < 2; ++rec) {
     SimOptions opts;
     opts.record_trace = rec == 1;
-    auto sim = MakeSim("core:4 pu:1", "", "", opts);
-    ASSERT_TRUE(sim->Spawn(Busy(1, 300 * kNsPerUs)).ok());
-    ASSERT_TRUE(sim->RunFor(20 * kNsPerMs).ok());
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator(opts));
+    ISOLATION_ASSERT_OK(sim->Spawn(Busy(1, 300 * kNsPerUs)));
+    ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
     hashes[rec] = sim->TraceHash();
     EXPECT_EQ(sim->trace().empty(), rec == 0);
   }
@@ -305,10 +306,10 @@ TEST(SimulatorDeterminism, HashComputedWithoutRecording) {
 TEST(SimulatorScale, Runs128CpusPeriodicAllBusy) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
-  auto sim = MakeSim("package:2 l3cache:4 core:16 pu:1", "", "", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:2 l3cache:4 core:16 pu:1").Simulator(opts));
   ASSERT_EQ(sim->num_cpus(), 128);
-  for (int cpu = 0; cpu < 128; ++cpu) ASSERT_TRUE(sim->Spawn(Busy(cpu)).ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerSec).ok());
+  for (int cpu = 0; cpu < 128; ++cpu) ISOLATION_ASSERT_OK(sim->Spawn(Busy(cpu)));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerSec));
   for (int cpu = 0; cpu < 128; ++cpu) {
     EXPECT_GE(sim->Stats(cpu).ticks, 990) << cpu;
     EXPECT_LE(sim->Stats(cpu).ticks, 1000) << cpu;
@@ -316,12 +317,12 @@ TEST(SimulatorScale, Runs128CpusPeriodicAllBusy) {
 }
 
 TEST(SimulatorScale, Runs4096CpusMostlyIdle) {
-  auto sim = MakeSim("package:4 l3cache:8 core:128 pu:1", "1-4095", "1-4095");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:4 l3cache:8 core:128 pu:1").Isolcpus("1-4095").NohzFull("1-4095").Simulator());
   ASSERT_EQ(sim->num_cpus(), 4096);
   // Housekeeping CPU 0 runs a periodic tick-bound task, a few isolated CPUs run one task each.
-  ASSERT_TRUE(sim->Spawn(Busy(0)).ok());
-  for (int cpu : {1, 100, 2048, 4095}) ASSERT_TRUE(sim->Spawn(Busy(cpu)).ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerSec).ok());
+  ISOLATION_ASSERT_OK(sim->Spawn(Busy(0)));
+  for (int cpu : {1, 100, 2048, 4095}) ISOLATION_ASSERT_OK(sim->Spawn(Busy(cpu)));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerSec));
   EXPECT_GE(sim->Stats(0).ticks, 990);
   for (int cpu : {1, 100, 2048, 4095}) {
     EXPECT_TRUE(sim->TickStopped(cpu)) << cpu;
@@ -334,8 +335,8 @@ TEST(SimulatorScale, Runs4096CpusMostlyIdle) {
 TEST(SimulatorScale, Runs4096CpusPeriodicTick) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
-  auto sim = MakeSim("package:4 l3cache:8 core:128 pu:1", "", "", opts);
-  ASSERT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:4 l3cache:8 core:128 pu:1").Simulator(opts));
+  ISOLATION_ASSERT_OK(sim->RunFor(200 * kNsPerMs));
   for (int cpu : {0, 1, 4095}) EXPECT_EQ(sim->Stats(cpu).ticks, 199) << cpu;
 }
 
@@ -345,9 +346,9 @@ TEST(SimulatorTick, PeriodicBusyCpuTicksAtHz) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
   opts.hz = 1000;
-  auto sim = MakeSim("core:2 pu:1", "", "", opts);
-  ASSERT_TRUE(sim->Spawn(Busy(0)).ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerSec).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
+  ISOLATION_ASSERT_OK(sim->Spawn(Busy(0)));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerSec));
   // Ticks at 1 ms, 2 ms, ... 999 ms (the one at 1000 ms is not before the end).
   EXPECT_EQ(sim->Stats(0).ticks, 999);
   EXPECT_EQ(sim->Stats(0).interruptions, 999);
@@ -361,19 +362,19 @@ TEST(SimulatorTick, HzChangesTickPeriod) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
   opts.hz = 250;
-  auto sim = MakeSim("core:1 pu:1", "", "", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:1 pu:1").Simulator(opts));
   EXPECT_EQ(sim->tick_period(), 4 * kNsPerMs);
   EXPECT_EQ(sim->hz(), 250);
-  ASSERT_TRUE(sim->RunFor(kNsPerSec).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerSec));
   EXPECT_EQ(sim->Stats(0).ticks, 249);
 }
 
 TEST(SimulatorTick, NohzIdleIdleCpuGetsNoTicks) {
-  auto sim = MakeSim("core:2 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
-  ASSERT_TRUE(sim->Spawn(Busy(0)).ok());
-  ASSERT_TRUE(sim->RunFor(500 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->Spawn(Busy(0)));
+  ISOLATION_ASSERT_OK(sim->RunFor(500 * kNsPerMs));
   EXPECT_EQ(sim->GetTickMode(1), TickMode::kNohzIdle);
   EXPECT_EQ(sim->Stats(1).ticks, 0);
   EXPECT_TRUE(sim->TickStopped(1));
@@ -385,36 +386,36 @@ TEST(SimulatorTick, NohzIdleIdleCpuGetsNoTicks) {
 }
 
 TEST(SimulatorTick, NohzFullSingleTaskStopsTickSecondTaskRestartsIt) {
-  auto sim = MakeSim("core:2 pu:1", "1", "1");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").Simulator());
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
   EXPECT_EQ(sim->GetTickMode(1), TickMode::kNohzFull);
   EXPECT_EQ(sim->GetTickMode(0), TickMode::kNohzIdle);
-  ASSERT_TRUE(sim->Spawn(Busy(1)).ok());
-  ASSERT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->Spawn(Busy(1)));
+  ISOLATION_ASSERT_OK(sim->RunFor(200 * kNsPerMs));
   EXPECT_TRUE(sim->TickStopped(1));
   EXPECT_EQ(sim->Stats(1).ticks, 0);
   EXPECT_EQ(sim->Stats(1).interruptions, 0);
   EXPECT_EQ(sim->CurrentTask(1), 0);
   // A second runnable task needs the tick for round-robin.
-  ASSERT_TRUE(sim->Spawn(Busy(1)).ok());
-  ASSERT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->Spawn(Busy(1)));
+  ISOLATION_ASSERT_OK(sim->RunFor(200 * kNsPerMs));
   EXPECT_FALSE(sim->TickStopped(1));
   EXPECT_GE(sim->Stats(1).ticks, 199);
   EXPECT_GE(hooks.Get("tick_restart", 1), 1);
 }
 
 TEST(SimulatorTick, SetTickModeAppliesAtOnce) {
-  auto sim = MakeSim("core:2 pu:1", "", "");
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_TRUE(sim->TickStopped(1));
   sim->SetTickMode(1, TickMode::kPeriodic);
   EXPECT_FALSE(sim->TickStopped(1));
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(sim->Stats(1).ticks, 9);  // 11 ms .. 19 ms
   sim->SetTickMode(1, TickMode::kNohzIdle);
   EXPECT_TRUE(sim->TickStopped(1));
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(sim->Stats(1).ticks, 9);
 }
 
@@ -422,15 +423,15 @@ TEST(SimulatorSched, RoundRobinAtTickAfterTimeslice) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
   opts.timeslice = 3 * kNsPerMs;
-  auto sim = MakeSim("core:1 pu:1", "", "", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:1 pu:1").Simulator(opts));
   Nanos ran[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(sim->Spawn(Spec("rr", 0, [&ran, i](TaskContext&) {
+    ISOLATION_ASSERT_OK(sim->Spawn(Spec("rr", 0, [&ran, i](TaskContext&) {
                   ran[i] += 100 * kNsPerUs;
                   return Step::Run(100 * kNsPerUs);
-                })).ok());
+                })));
   }
-  ASSERT_TRUE(sim->RunFor(kNsPerSec).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerSec));
   // Both make progress, each slice is ~3 ms, so ~330 switches.
   EXPECT_GT(ran[0], 400 * kNsPerMs);
   EXPECT_GT(ran[1], 400 * kNsPerMs);
@@ -442,9 +443,9 @@ TEST(SimulatorSched, RoundRobinAtTickAfterTimeslice) {
 
 TEST(SimulatorWork, WorkItemInterruptsAndStallIsItsCost) {
   SimOptions opts;
-  auto sim = MakeSim("core:2 pu:1", "1", "1", opts);
-  ASSERT_TRUE(sim->Spawn(Busy(1)).ok());
-  ASSERT_TRUE(sim->RunFor(5 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").Simulator(opts));
+  ISOLATION_ASSERT_OK(sim->Spawn(Busy(1)));
+  ISOLATION_ASSERT_OK(sim->RunFor(5 * kNsPerMs));
   EXPECT_EQ(sim->Stats(1).interruptions, 0);
   Nanos seen_at = -1;
   int seen_cpu = -1;
@@ -453,7 +454,7 @@ TEST(SimulatorWork, WorkItemInterruptsAndStallIsItsCost) {
     seen_cpu = ctx.cpu();
     ctx.Charge(7 * kNsPerUs);
   });
-  ASSERT_TRUE(sim->RunFor(5 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(5 * kNsPerMs));
   EXPECT_EQ(seen_cpu, 1);
   EXPECT_EQ(seen_at, 6 * kNsPerMs + opts.work_cost);
   const CpuStats st = sim->Stats(1);
@@ -465,14 +466,14 @@ TEST(SimulatorWork, WorkItemInterruptsAndStallIsItsCost) {
 
 TEST(SimulatorWork, InterruptedRunIsExtendedByTheStall) {
   SimOptions opts;
-  auto sim = MakeSim("core:2 pu:1", "1", "1", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").Simulator(opts));
   std::vector<Nanos> step_times;
-  ASSERT_TRUE(sim->Spawn(Spec("t", 1, [&](TaskContext& ctx) {
+  ISOLATION_ASSERT_OK(sim->Spawn(Spec("t", 1, [&](TaskContext& ctx) {
                 step_times.push_back(ctx.now());
                 return step_times.size() < 3 ? Step::Run(kNsPerMs) : Step::Block();
-              })).ok());
+              })));
   sim->QueueWorkOn(1, 1500 * kNsPerUs, [](CpuContext& ctx) { ctx.Charge(10 * kNsPerUs); });
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   ASSERT_EQ(step_times.size(), 3u);
   const Nanos start = step_times[0];
   EXPECT_EQ(step_times[1] - start, kNsPerMs);
@@ -480,14 +481,14 @@ TEST(SimulatorWork, InterruptedRunIsExtendedByTheStall) {
 }
 
 TEST(SimulatorWork, HousekeepingWorkAvoidsIsolatedCpus) {
-  auto sim = MakeSim("core:8 pu:1", "2-7", "2-7");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:8 pu:1").Isolcpus("2-7").NohzFull("2-7").Simulator());
   std::vector<int> ran_on;
   for (int i = 0; i < 20; ++i) {
     const int chosen = sim->QueueHousekeepingWork(
         i * kNsPerUs, [&ran_on](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
     EXPECT_TRUE(chosen == 0 || chosen == 1) << chosen;
   }
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   ASSERT_EQ(ran_on.size(), 20u);
   EXPECT_EQ(std::count(ran_on.begin(), ran_on.end(), 0), 10);  // round-robin
   EXPECT_EQ(std::count(ran_on.begin(), ran_on.end(), 1), 10);
@@ -495,7 +496,7 @@ TEST(SimulatorWork, HousekeepingWorkAvoidsIsolatedCpus) {
 
 TEST(SimulatorTimer, TimersFireAtTheirTimeAndCancel) {
   SimOptions opts;
-  auto sim = MakeSim("core:2 pu:1", "", "", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
   Nanos fired_at = -1;
   int fired_cpu = -1, cancelled_ran = 0;
   const Nanos expires = 1234567;
@@ -504,11 +505,11 @@ TEST(SimulatorTimer, TimersFireAtTheirTimeAndCancel) {
     fired_cpu = ctx.cpu();
   });
   const TimerId doomed = sim->ArmTimer(0, 2 * kNsPerMs, [&](CpuContext&) { ++cancelled_ran; });
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   EXPECT_EQ(fired_at, -1);
   EXPECT_TRUE(sim->CancelTimer(doomed));
   EXPECT_FALSE(sim->CancelTimer(doomed));
-  ASSERT_TRUE(sim->RunFor(5 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(5 * kNsPerMs));
   EXPECT_EQ(fired_at, expires + opts.timer_cost);  // base cost is charged first
   EXPECT_EQ(fired_cpu, 1);
   EXPECT_EQ(cancelled_ran, 0);
@@ -518,17 +519,17 @@ TEST(SimulatorTimer, TimersFireAtTheirTimeAndCancel) {
   // A timer in the past fires at once; a fired timer cannot be cancelled.
   Nanos late = -1;
   const TimerId past = sim->ArmTimer(0, 0, [&](CpuContext& ctx) { late = ctx.now(); });
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   EXPECT_EQ(late, 6 * kNsPerMs + opts.timer_cost);
   EXPECT_FALSE(sim->CancelTimer(past));
 }
 
 TEST(SimulatorTimer, TimerOnIdleCpuDoesNotLeaveIdle) {
-  auto sim = MakeSim("core:2 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
   for (int i = 1; i <= 5; ++i) sim->ArmTimer(1, i * kNsPerMs, [](CpuContext&) {});
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(sim->Stats(1).timer_callbacks, 5);
   EXPECT_EQ(hooks.Get("idle_exit", 1), 0);
   EXPECT_EQ(hooks.Get("switch", 1), 0);
@@ -537,13 +538,13 @@ TEST(SimulatorTimer, TimerOnIdleCpuDoesNotLeaveIdle) {
 // --- task life cycle ------------------------------------------------------------------
 
 TEST(SimulatorTask, SleepWakesAfterItsDuration) {
-  auto sim = MakeSim("core:2 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
   std::vector<Nanos> times;
-  ASSERT_TRUE(sim->Spawn(Spec("sleeper", 1, [&](TaskContext& ctx) {
+  ISOLATION_ASSERT_OK(sim->Spawn(Spec("sleeper", 1, [&](TaskContext& ctx) {
                 times.push_back(ctx.now());
                 return times.size() < 3 ? Step::Sleep(5 * kNsPerMs) : Step::Exit();
-              })).ok());
-  ASSERT_TRUE(sim->RunFor(50 * kNsPerMs).ok());
+              })));
+  ISOLATION_ASSERT_OK(sim->RunFor(50 * kNsPerMs));
   ASSERT_EQ(times.size(), 3u);
   EXPECT_GE(times[1] - times[0], 5 * kNsPerMs);
   EXPECT_LT(times[1] - times[0], 5 * kNsPerMs + 20 * kNsPerUs);  // switch + tick restart costs
@@ -551,29 +552,28 @@ TEST(SimulatorTask, SleepWakesAfterItsDuration) {
 }
 
 TEST(SimulatorTask, BlockUntilWake) {
-  auto sim = MakeSim("core:2 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
   int runs = 0;
-  auto id = sim->Spawn(Spec("blocker", 1, [&](TaskContext&) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Spec("blocker", 1, [&](TaskContext&) {
     ++runs;
     return Step::Block();
-  }));
-  ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  })));
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(runs, 1);
   EXPECT_TRUE(sim->IsIdle(1));
-  sim->ArmTimer(0, 20 * kNsPerMs, [&](CpuContext& ctx) { ctx.driver().Wake(*id, ctx.cpu()); });
-  ASSERT_TRUE(sim->RunFor(20 * kNsPerMs).ok());
+  sim->ArmTimer(0, 20 * kNsPerMs, [&](CpuContext& ctx) { ctx.driver().Wake(id, ctx.cpu()); });
+  ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
   EXPECT_EQ(runs, 2);
-  EXPECT_EQ(sim->TaskCpu(*id), 1);  // prev cpu is allowed and online
-  sim->Wake(*id, -1);               // a wake from outside
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  EXPECT_EQ(sim->TaskCpu(id), 1);  // prev cpu is allowed and online
+  sim->Wake(id, -1);               // a wake from outside
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   EXPECT_EQ(runs, 3);
 }
 
 TEST(SimulatorTask, SelectTaskCpuHookPlacesWakeups) {
-  auto sim = MakeSim("core:4 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   struct Placer : Hooks {
     int SelectTaskCpu(TaskId, int, int, Nanos) override { return choice; }
     int choice = 3;
@@ -581,26 +581,26 @@ TEST(SimulatorTask, SelectTaskCpuHookPlacesWakeups) {
   RecordingHooks rec;
   sim->AddHooks(&placer);
   sim->AddHooks(&rec);
-  ASSERT_TRUE(sim->Spawn(Spec("s", 0, [](TaskContext&) { return Step::Sleep(kNsPerMs); })).ok());
-  ASSERT_TRUE(sim->RunFor(1500 * kNsPerUs).ok());
+  ISOLATION_ASSERT_OK(sim->Spawn(Spec("s", 0, [](TaskContext&) { return Step::Sleep(kNsPerMs); })));
+  ISOLATION_ASSERT_OK(sim->RunFor(1500 * kNsPerUs));
   EXPECT_EQ(sim->TaskCpu(0), 3);
   ASSERT_FALSE(rec.migrations.empty());
   EXPECT_EQ(rec.migrations[0], (std::vector<int>{0, 0, 3}));
   // An invalid choice (out of range) is ignored: prev cpu stays.
   placer.choice = 99;
-  ASSERT_TRUE(sim->RunFor(5 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(5 * kNsPerMs));
   EXPECT_EQ(sim->TaskCpu(0), 3);
 }
 
 TEST(SimulatorTask, ExitCallsHookAndFreesCpu) {
-  auto sim = MakeSim("core:2 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
   int steps = 0;
-  ASSERT_TRUE(sim->Spawn(Spec("short", 1, [&](TaskContext&) {
+  ISOLATION_ASSERT_OK(sim->Spawn(Spec("short", 1, [&](TaskContext&) {
                 return ++steps < 3 ? Step::Run(kNsPerMs) : Step::Exit();
-              })).ok());
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+              })));
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(hooks.exited, std::vector<TaskId>{0});
   EXPECT_EQ(hooks.Get("exit", 1), 1);
   EXPECT_TRUE(sim->IsIdle(1));
@@ -612,7 +612,7 @@ TEST(SimulatorTask, ExitCallsHookAndFreesCpu) {
 TEST(SimulatorTask, ReturnToUserAfterSyscallSwitchInAndTick) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
-  auto sim = MakeSim("core:1 pu:1", "", "", opts);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:1 pu:1").Simulator(opts));
   struct Order : Hooks {
     void OnReturnToUser(CpuContext&, TaskId task) override { log.push_back(absl::StrCat("rtu", task)); }
     void OnContextSwitch(int, TaskId, TaskId next, Nanos) override {
@@ -623,54 +623,53 @@ TEST(SimulatorTask, ReturnToUserAfterSyscallSwitchInAndTick) {
   } order;
   sim->AddHooks(&order);
   int step = 0;
-  ASSERT_TRUE(sim->Spawn(Spec("sys", 0, [&](TaskContext& ctx) {
+  ISOLATION_ASSERT_OK(sim->Spawn(Spec("sys", 0, [&](TaskContext& ctx) {
                 if (step++ == 0) {
                   ctx.Syscall([&](CpuContext&) { order.log.push_back("syscall"); }, kNsPerUs);
                   order.log.push_back("after");
                 }
                 return Step::Run(10 * kNsPerMs);
-              })).ok());
-  ASSERT_TRUE(sim->RunFor(1500 * kNsPerUs).ok());
+              })));
+  ISOLATION_ASSERT_OK(sim->RunFor(1500 * kNsPerUs));
   const std::vector<std::string> want = {"switch0", "rtu0", "syscall", "rtu0", "after", "tick", "rtu0"};
   EXPECT_EQ(order.log, want);
 }
 
 TEST(SimulatorTask, AffinityChangeMigratesRunningTask) {
-  auto sim = MakeSim("core:4 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
-  auto id = sim->Spawn(Busy(0));
-  ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
-  EXPECT_EQ(sim->CurrentTask(0), *id);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Busy(0)));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
+  EXPECT_EQ(sim->CurrentTask(0), id);
   sim->At(2 * kNsPerMs, [&] {
-    EXPECT_TRUE(sim->SetAffinity(*id, CpuMask::Of(4, 2)).ok());
+    ISOLATION_EXPECT_OK(sim->SetAffinity(id, CpuMask::Of(4, 2)));
   });
-  ASSERT_TRUE(sim->RunFor(2 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(2 * kNsPerMs));
   EXPECT_EQ(hooks.Get("affinity", 0), 1);
-  EXPECT_EQ(sim->TaskCpu(*id), 2);
-  EXPECT_EQ(sim->CurrentTask(2), *id);
+  EXPECT_EQ(sim->TaskCpu(id), 2);
+  EXPECT_EQ(sim->CurrentTask(2), id);
   EXPECT_TRUE(sim->IsIdle(0));
   ASSERT_EQ(hooks.migrations.size(), 1u);
-  EXPECT_EQ(hooks.migrations[0], (std::vector<int>{*id, 0, 2}));
+  EXPECT_EQ(hooks.migrations[0], (std::vector<int>{id, 0, 2}));
   // Errors name the bad value.
-  absl::Status bad = sim->SetAffinity(*id, CpuMask(4));
+  absl::Status bad = sim->SetAffinity(id, CpuMask(4));
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(sim->SetAffinity(*id, CpuMask::Of(8, 1)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(sim->SetAffinity(id, CpuMask::Of(8, 1)).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(sim->SetAffinity(77, CpuMask::Of(4, 1)).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(SimulatorTask, AffinityChangeFromOwnBody) {
-  auto sim = MakeSim("core:4 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   std::vector<int> cpus_seen;
-  ASSERT_TRUE(sim->Spawn(Spec("self", 0, [&](TaskContext& ctx) {
+  ISOLATION_ASSERT_OK(sim->Spawn(Spec("self", 0, [&](TaskContext& ctx) {
                 cpus_seen.push_back(ctx.cpu());
                 if (cpus_seen.size() == 2) {
-                  EXPECT_TRUE(ctx.driver().SetAffinity(ctx.task(), CpuMask::Of(4, 3)).ok());
+                  ISOLATION_EXPECT_OK(ctx.driver().SetAffinity(ctx.task(), CpuMask::Of(4, 3)));
                 }
                 return Step::Run(kNsPerMs);
-              })).ok());
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+              })));
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   ASSERT_GE(cpus_seen.size(), 4u);
   EXPECT_EQ(cpus_seen[0], 0);
   EXPECT_EQ(cpus_seen[1], 0);
@@ -679,7 +678,7 @@ TEST(SimulatorTask, AffinityChangeFromOwnBody) {
 }
 
 TEST(SimulatorHotplug, OfflineMovesTasksTimersAndWork) {
-  auto sim = MakeSim("core:4 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
   std::vector<TaskId> ids;
@@ -687,18 +686,18 @@ TEST(SimulatorHotplug, OfflineMovesTasksTimersAndWork) {
   CpuMask only_1_2(4);
   only_1_2.Set(1);
   only_1_2.Set(2);
-  ASSERT_TRUE(sim->SetAffinity(ids[2], only_1_2).ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->SetAffinity(ids[2], only_1_2));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   int timer_cpu = -1, work_cpu = -1;
   sim->ArmTimer(1, 5 * kNsPerMs, [&](CpuContext& ctx) { timer_cpu = ctx.cpu(); });
   sim->QueueWorkOn(1, 5 * kNsPerMs, [&](CpuContext& ctx) { work_cpu = ctx.cpu(); });
-  ASSERT_TRUE(sim->SetCpuOnline(1, false).ok());
+  ISOLATION_ASSERT_OK(sim->SetCpuOnline(1, false));
   EXPECT_EQ(hooks.Get("offline", 1), 1);
   EXPECT_FALSE(sim->topology().IsOnline(1));
   for (TaskId id : ids) EXPECT_NE(sim->TaskCpu(id), 1);
   EXPECT_EQ(sim->TaskCpu(ids[2]), 2);  // within its affinity
   EXPECT_EQ(hooks.migrations.size(), 3u);
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(sim->NumRunnable(1), 0);
   EXPECT_TRUE(sim->TickStopped(1));
   EXPECT_NE(timer_cpu, -1);
@@ -706,20 +705,20 @@ TEST(SimulatorHotplug, OfflineMovesTasksTimersAndWork) {
   EXPECT_NE(work_cpu, -1);
   EXPECT_NE(work_cpu, 1);
   const int64_t ticks = sim->Stats(1).ticks;
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(sim->Stats(1).ticks, ticks);
   // Spawn on an offline CPU is an error; online again works.
   EXPECT_EQ(sim->Spawn(Busy(1)).status().code(), absl::StatusCode::kInvalidArgument);
-  ASSERT_TRUE(sim->SetCpuOnline(1, true).ok());
+  ISOLATION_ASSERT_OK(sim->SetCpuOnline(1, true));
   EXPECT_EQ(hooks.Get("online", 1), 1);
-  EXPECT_TRUE(sim->Spawn(Busy(1)).ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_EXPECT_OK(sim->Spawn(Busy(1)));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   EXPECT_EQ(sim->NumRunnable(1), 1);
 }
 
 TEST(SimulatorHotplug, LastOnlineCpuCannotGoDown) {
-  auto sim = MakeSim("core:2 pu:1", "", "");
-  ASSERT_TRUE(sim->SetCpuOnline(0, false).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
+  ISOLATION_ASSERT_OK(sim->SetCpuOnline(0, false));
   EXPECT_FALSE(sim->SetCpuOnline(1, false).ok());
   EXPECT_EQ(sim->SetCpuOnline(5, false).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(sim->topology().IsOnline(1));
@@ -728,16 +727,15 @@ TEST(SimulatorHotplug, LastOnlineCpuCannotGoDown) {
 // --- misc ------------------------------------------------------------------------------
 
 TEST(SimulatorApi, InvalidOptionsAndSpecsAreErrors) {
-  absl::StatusOr<Topology> t = Topology::FromSynthetic("core:2 pu:1");
-  ASSERT_TRUE(t.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic("core:2 pu:1"));
   SimOptions bad;
   bad.hz = 0;
-  EXPECT_EQ(Simulator::Create(*t, IsolationConfig(*t), bad).status().code(),
+  EXPECT_EQ(Simulator::Create(t, IsolationConfig(t), bad).status().code(),
             absl::StatusCode::kInvalidArgument);
   bad = {};
   bad.timeslice = 0;
-  EXPECT_FALSE(Simulator::Create(*t, IsolationConfig(*t), bad).ok());
-  auto sim = MakeSim("core:2 pu:1", "", "");
+  EXPECT_FALSE(Simulator::Create(t, IsolationConfig(t), bad).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
   EXPECT_EQ(sim->Spawn(Busy(2)).status().code(), absl::StatusCode::kInvalidArgument);
   TaskSpec spec = Busy(0);
   spec.affinity = CpuMask::Of(2, 1);
@@ -748,13 +746,13 @@ TEST(SimulatorApi, InvalidOptionsAndSpecsAreErrors) {
 }
 
 TEST(SimulatorApi, AtRunsAtExactTimeAndStartHookOnce) {
-  auto sim = MakeSim("core:2 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
   Nanos at = -1;
   sim->At(3333, [&] { at = sim->Now(); });
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   EXPECT_EQ(at, 3333);
   EXPECT_EQ(hooks.starts, 1);
   EXPECT_EQ(sim->Now(), 2 * kNsPerMs);
@@ -763,13 +761,13 @@ TEST(SimulatorApi, AtRunsAtExactTimeAndStartHookOnce) {
 }
 
 TEST(SimulatorApi, ZeroTimeBodyDoesNotHang) {
-  auto sim = MakeSim("core:1 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:1 pu:1").Simulator());
   int64_t calls = 0;
-  ASSERT_TRUE(sim->Spawn(Spec("spinner", 0, [&](TaskContext&) {
+  ISOLATION_ASSERT_OK(sim->Spawn(Spec("spinner", 0, [&](TaskContext&) {
                 ++calls;
                 return Step::Run(0);
-              })).ok());
-  ASSERT_TRUE(sim->RunFor(kNsPerUs).ok());
+              })));
+  ISOLATION_ASSERT_OK(sim->RunFor(kNsPerUs));
   EXPECT_GT(calls, 0);
 }
 
@@ -779,10 +777,10 @@ TEST(SimulatorApi, ZeroTimeBodyDoesNotHang) {
 TEST(SimulatorApi, RunForWithNoVirtualProgressStopsNamingTheTask) {
   for (const bool yield : {false, true}) {
     SCOPED_TRACE(yield ? "only task yielding" : "Step::Run(0)");
-    auto sim = MakeSim("core:2 pu:1", "", "");
-    ASSERT_TRUE(sim->Spawn(Spec("spinner", 1, [yield](TaskContext&) {
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
+    ISOLATION_ASSERT_OK(sim->Spawn(Spec("spinner", 1, [yield](TaskContext&) {
                   return yield ? Step::Yield() : Step::Run(0);
-                })).ok());
+                })));
     const absl::Status s = sim->RunFor(kNsPerSec);
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
     EXPECT_THAT(s.message(), HasSubstr("no progress in virtual time on cpu 1"));
@@ -795,12 +793,12 @@ TEST(SimulatorApi, RunForWithNoVirtualProgressStopsNamingTheTask) {
 // A body that mixes zero-time steps with work makes progress (two tasks
 // yielding to each other do too: each switch costs modelled time).
 TEST(SimulatorApi, ZeroTimeStepsBetweenWorkAreProgress) {
-  auto busy = MakeSim("core:1 pu:1", "", "");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto busy, MachineBuilder().Topology("core:1 pu:1").Simulator());
   int64_t n = 0;
-  ASSERT_TRUE(busy->Spawn(Spec("mixed", 0, [&n](TaskContext&) {
+  ISOLATION_ASSERT_OK(busy->Spawn(Spec("mixed", 0, [&n](TaskContext&) {
                 return ++n % 100000 == 0 ? Step::Run(1) : Step::Run(0);
-              })).ok());
-  EXPECT_TRUE(busy->RunFor(20 * kNsPerUs).ok());
+              })));
+  ISOLATION_EXPECT_OK(busy->RunFor(20 * kNsPerUs));
 }
 
 }  // namespace

@@ -32,6 +32,8 @@
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/machine.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/tmigr/hooks.h"
 #include "isolation/tmigr/timers.h"
 #include "isolation/tmigr/workload.h"
@@ -41,6 +43,8 @@
 namespace isolation {
 namespace {
 
+using ::isolation::testing::MachineBuilder;
+
 struct Pin {
   uint64_t hash;
   int64_t events;
@@ -48,20 +52,11 @@ struct Pin {
 
 std::string Hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v, absl::kZeroPad16)); }
 
+// The Run* workloads below write their pin to `out`; a failed set-up is a
+// fatal failure (callers: ASSERT_NO_FATAL_FAILURE).
 void ExpectPin(const Pin& got, const Pin& want) {
   EXPECT_EQ(Hex(got.hash), Hex(want.hash)) << "events " << got.events;
   EXPECT_EQ(got.events, want.events);
-}
-
-std::unique_ptr<Simulator> MakeSim(const std::string& topo, const std::string& isolcpus,
-                                   const std::string& nohz_full, SimOptions so) {
-  auto t = Topology::FromSynthetic(topo);
-  EXPECT_TRUE(t.ok()) << t.status();
-  auto iso = IsolationConfig::FromFlags(*t, isolcpus, nohz_full);
-  EXPECT_TRUE(iso.ok()) << iso.status();
-  auto sim = Simulator::Create(*t, *iso, so);
-  EXPECT_TRUE(sim.ok()) << sim.status();
-  return std::move(*sim);
 }
 
 // Scripted disturbances shared by the workloads: affinity changes (moves of
@@ -88,7 +83,7 @@ TEST(TracePin, BareMixedWorkload) {
   SimOptions so;
   so.seed = 11;
   so.newidle_balance = true;
-  auto sim = MakeSim("package:1 l3cache:2 core:8 pu:1", "4-7", "6-7", so);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:1 l3cache:2 core:8 pu:1").Isolcpus("4-7").NohzFull("6-7").Simulator(so));
   struct RandomPlacer : Hooks {
     int SelectTaskCpu(TaskId, int, int, Nanos) override {
       const uint64_t r = sim->Random();
@@ -138,9 +133,8 @@ TEST(TracePin, BareMixedWorkload) {
           return Step::Run(static_cast<Nanos>(rng() % kNsPerMs) + 1);
       }
     });
-    auto id = sim->Spawn(std::move(spec));
-    ASSERT_TRUE(id.ok()) << id.status();
-    ids.push_back(*id);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(std::move(spec)));
+    ids.push_back(id);
   }
   for (int k = 1; k <= 30; ++k) {
     sim->At(k * 5 * kNsPerMs, [&sim, &ids] {
@@ -148,21 +142,20 @@ TEST(TracePin, BareMixedWorkload) {
     });
   }
   Disturb(*sim, ids, 5, 3);
-  ASSERT_TRUE(sim->RunFor(160 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(160 * kNsPerMs));
   ExpectPin(Pin{sim->TraceHash(), sim->events_processed()}, Pin{0x56e11a5a1969d10d, 13215});
 }
 
 // --- mm_cid -------------------------------------------------------------------
 
-Pin RunMmCid(const std::string& placement) {
+void RunMmCid(const std::string& placement, Pin* out) {
   SimOptions so;
   so.seed = 3;
-  auto sim = MakeSim("core:8 pu:1", "2-7", "4-7", so);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:8 pu:1").Isolcpus("2-7").NohzFull("4-7").Simulator(so));
   mm_cid::MmCidVariant c;
   c.lazy.placement = placement;
-  auto m = mm_cid::MmCid::Create(8, c);
-  EXPECT_TRUE(m.ok()) << m.status();
-  mm_cid::MmCidHooks hooks(**m);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, mm_cid::MmCid::Create(8, c));
+  mm_cid::MmCidHooks hooks(*m);
   sim->AddHooks(&hooks);
   std::vector<TaskId> ids;
   for (int i = 0; i < 20; ++i) {
@@ -180,37 +173,35 @@ Pin RunMmCid(const std::string& placement) {
         default: return Step::Run(static_cast<Nanos>(100 * kNsPerUs + r % (3 * kNsPerMs)));
       }
     });
-    auto id = sim->Spawn(std::move(t));
-    EXPECT_TRUE(id.ok()) << id.status();
-    ids.push_back(*id);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(std::move(t)));
+    ids.push_back(id);
   }
   Disturb(*sim, ids, 17, 5);
-  EXPECT_TRUE(sim->RunFor(220 * kNsPerMs).ok());
+  ISOLATION_EXPECT_OK(sim->RunFor(220 * kNsPerMs));
   EXPECT_EQ(hooks.violations(), 0);
   EXPECT_GT(hooks.TotalScans(), 0);
-  return Pin{sim->TraceHash(), sim->events_processed()};
+  *out = Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, MmCidTaskWork) { ExpectPin(RunMmCid("work_taskwork"), Pin{0x581bec0b9e8b198a, 4421}); }
+TEST(TracePin, MmCidTaskWork) { Pin got; ASSERT_NO_FATAL_FAILURE(RunMmCid("work_taskwork", &got)); ExpectPin(got, Pin{0x581bec0b9e8b198a, 4421}); }
 
-TEST(TracePin, MmCidUnbound) { ExpectPin(RunMmCid("work_unbound"), Pin{0xef1d7d3cd1cd5aeb, 4441}); }
+TEST(TracePin, MmCidUnbound) { Pin got; ASSERT_NO_FATAL_FAILURE(RunMmCid("work_unbound", &got)); ExpectPin(got, Pin{0xef1d7d3cd1cd5aeb, 4441}); }
 
-TEST(TracePin, MmCidRcu) { ExpectPin(RunMmCid("work_rcu"), Pin{0x2fb20864a5b40b41, 4445}); }
+TEST(TracePin, MmCidRcu) { Pin got; ASSERT_NO_FATAL_FAILURE(RunMmCid("work_rcu", &got)); ExpectPin(got, Pin{0x2fb20864a5b40b41, 4445}); }
 
 // --- tmigr (through TmigrHooks) -------------------------------------------------
 
-Pin RunTmigr(const std::string& participation) {
+void RunTmigr(const std::string& participation, Pin* out) {
   SimOptions so;
   so.seed = 5;
-  auto sim = MakeSim("pu:8", "2-7", "6-7", so);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("pu:8").Isolcpus("2-7").NohzFull("6-7").Simulator(so));
   tmigr::Options o;
   o.participation = participation;
-  auto ts = tmigr::TimerSystem::Create(sim->topology(), o, tmigr::TimerSystem::Config{sim->tick_period()});
-  EXPECT_TRUE(ts.ok()) << ts.status();
-  EXPECT_TRUE((*ts)->tmigr().SetIsolation(sim->isolation()).ok());
-  EXPECT_TRUE((*ts)->BootAll().ok());
-  (*ts)->tmigr().InitIsolation();
-  tmigr::TmigrHooks hooks(**ts, tmigr::TmigrHooks::Config{5 * kNsPerUs});
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto ts, tmigr::TimerSystem::Create(sim->topology(), o, tmigr::TimerSystem::Config{sim->tick_period()}));
+  ISOLATION_EXPECT_OK(ts->tmigr().SetIsolation(sim->isolation()));
+  ISOLATION_EXPECT_OK(ts->BootAll());
+  ts->tmigr().InitIsolation();
+  tmigr::TmigrHooks hooks(*ts, tmigr::TmigrHooks::Config{5 * kNsPerUs});
   sim->AddHooks(&hooks);
   for (int c = 2; c < 6; ++c) sim->SetTickMode(c, TickMode::kPeriodic);
   std::vector<TaskId> ids;
@@ -220,9 +211,8 @@ Pin RunTmigr(const std::string& participation) {
     hk.cpu = c;
     hk.affinity = CpuMask::Of(8, c);
     hk.body = hooks.MakeHousekeepingTask(c, (7 + 3 * c) * kNsPerMs, 100 * kNsPerUs, 4 * kNsPerMs);
-    auto id = sim->Spawn(std::move(hk));
-    EXPECT_TRUE(id.ok()) << id.status();
-    ids.push_back(*id);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(std::move(hk)));
+    ids.push_back(id);
   }
   for (int c = 2; c < 8; ++c) {
     TaskSpec busy;
@@ -231,35 +221,33 @@ Pin RunTmigr(const std::string& participation) {
     busy.body = MakeTaskBody([](TaskContext& ctx) {
       return ctx.rng()() % 5 == 0 ? Step::Sleep(3 * kNsPerMs) : Step::Run(kNsPerMs);
     });
-    auto id = sim->Spawn(std::move(busy));
-    EXPECT_TRUE(id.ok()) << id.status();
-    ids.push_back(*id);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(std::move(busy)));
+    ids.push_back(id);
   }
   Disturb(*sim, ids, 23, 4);
-  EXPECT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
-  EXPECT_TRUE(hooks.status().ok());
-  EXPECT_GT((*ts)->timers_run(), 0);
-  return Pin{sim->TraceHash(), sim->events_processed()};
+  ISOLATION_EXPECT_OK(sim->RunFor(200 * kNsPerMs));
+  ISOLATION_EXPECT_OK(hooks.status());
+  EXPECT_GT(ts->timers_run(), 0);
+  *out = Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, TmigrV69) { ExpectPin(RunTmigr("v6.9"), Pin{0x85e384b54b609431, 2572}); }
+TEST(TracePin, TmigrV69) { Pin got; ASSERT_NO_FATAL_FAILURE(RunTmigr("v6.9", &got)); ExpectPin(got, Pin{0x85e384b54b609431, 2572}); }
 
-TEST(TracePin, TmigrIsolation) { ExpectPin(RunTmigr("isolation"), Pin{0x4fed6a9ecb02efbc, 2602}); }
+TEST(TracePin, TmigrIsolation) { Pin got; ASSERT_NO_FATAL_FAILURE(RunTmigr("isolation", &got)); ExpectPin(got, Pin{0x4fed6a9ecb02efbc, 2602}); }
 
 // --- idle_select (wakeup placement through the hooks) ---------------------------
 
-Pin RunIdleSelect(const std::string& variant, const std::string& isolcpus) {
+void RunIdleSelect(const std::string& variant, const std::string& isolcpus, Pin* out) {
   SimOptions so;
   so.seed = 7;
   so.hz = 250;
   so.newidle_balance = true;
-  auto sim = MakeSim("package:1 l3cache:2 core:4 pu:2", isolcpus, "", so);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:1 l3cache:2 core:4 pu:2").Isolcpus(isolcpus).Simulator(so));
   idle_select::Options o;
   o.variant = variant;
-  auto st = idle_select::IdleState::Create(idle_select::IdleTopology::From(sim->topology(), sim->isolation()), o);
-  EXPECT_TRUE(st.ok()) << st.status();
-  auto selector = idle_select::MakeSelector(**st);
-  idle_select::IdleSelectHooks hooks(**st, *selector);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto st, idle_select::IdleState::Create(idle_select::IdleTopology::From(sim->topology(), sim->isolation()), o));
+  auto selector = idle_select::MakeSelector(*st);
+  idle_select::IdleSelectHooks hooks(*st, *selector);
   sim->AddHooks(&hooks);
   idle_select::HackbenchParams hb;
   hb.groups = 3;
@@ -281,19 +269,19 @@ Pin RunIdleSelect(const std::string& variant, const std::string& isolcpus) {
   EXPECT_TRUE(r.ok() && r->completed);
   EXPECT_EQ(hooks.counters().invariant_violations, 0);
   EXPECT_GT(hooks.counters().migrations, 0);  // the placement decides something
-  return Pin{sim->TraceHash(), sim->events_processed()};
+  *out = Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, IdleSelectV0) { ExpectPin(RunIdleSelect("V0", ""), Pin{0x5d6e54edbc3b1305, 19511}); }
+TEST(TracePin, IdleSelectV0) { Pin got; ASSERT_NO_FATAL_FAILURE(RunIdleSelect("V0", "", &got)); ExpectPin(got, Pin{0x5d6e54edbc3b1305, 19511}); }
 
-TEST(TracePin, IdleSelectV2) { ExpectPin(RunIdleSelect("V2", "5-7"), Pin{0xf2b680231ceb7428, 17508}); }
+TEST(TracePin, IdleSelectV2) { Pin got; ASSERT_NO_FATAL_FAILURE(RunIdleSelect("V2", "5-7", &got)); ExpectPin(got, Pin{0xf2b680231ceb7428, 17508}); }
 
 // --- vmstat ---------------------------------------------------------------------
 
-Pin RunVmstat(const std::string& fold_policy) {
+void RunVmstat(const std::string& fold_policy, Pin* out) {
   SimOptions so;
   so.seed = 9;
-  auto sim = MakeSim("package:1 core:8 pu:1", "1-7", "1-7", so);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:1 core:8 pu:1").Isolcpus("1-7").NohzFull("1-7").Simulator(so));
   vmstat::VmstatConfig c;
   c.fold_policy = fold_policy;
   c.num_cpus = 8;
@@ -301,9 +289,8 @@ Pin RunVmstat(const std::string& fold_policy) {
   c.stat_interval = 20 * kNsPerMs;
   c.isolated = sim->isolation().DomainIsolated();
   c.nohz_full = sim->isolation().nohz_full();
-  auto vm = vmstat::Vmstat::Create(c);
-  EXPECT_TRUE(vm.ok()) << vm.status();
-  vmstat::VmstatHooks hooks(**vm);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto vm, vmstat::Vmstat::Create(c));
+  vmstat::VmstatHooks hooks(*vm);
   sim->AddHooks(&hooks);
   std::vector<TaskId> ids;
   for (int cpu = 0; cpu < 8; ++cpu) {
@@ -311,7 +298,7 @@ Pin RunVmstat(const std::string& fold_policy) {
     t.name = "v";
     t.cpu = cpu;
     t.affinity = CpuMask::Of(8, cpu);
-    vmstat::Vmstat* v = vm->get();
+    vmstat::Vmstat* v = vm.get();
     t.body = MakeTaskBody([v, cpu, n = 0](TaskContext& ctx) mutable {
       ++n;
       const uint64_t r = ctx.rng()();
@@ -323,78 +310,97 @@ Pin RunVmstat(const std::string& fold_policy) {
       if (cpu == 0) return Step::Sleep(200 * kNsPerUs + static_cast<Nanos>(r % kNsPerMs));
       return r % 9 == 0 ? Step::Sleep(5 * kNsPerMs) : Step::Run(3 * kNsPerMs);
     });
-    auto id = sim->Spawn(std::move(t));
-    EXPECT_TRUE(id.ok()) << id.status();
-    ids.push_back(*id);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(std::move(t)));
+    ids.push_back(id);
   }
   sim->At(80 * kNsPerMs, [&sim, &hooks] { (void)hooks.StatRefresh(*sim); });
   sim->At(60 * kNsPerMs + 7, [&sim] { (void)sim->SetCpuOnline(5, false); });
   sim->At(110 * kNsPerMs + 11, [&sim] { (void)sim->SetCpuOnline(5, true); });
-  EXPECT_TRUE(sim->RunFor(200 * kNsPerMs).ok());
+  ISOLATION_EXPECT_OK(sim->RunFor(200 * kNsPerMs));
   EXPECT_GT(hooks.shepherd_runs(), 0);
-  return Pin{sim->TraceHash(), sim->events_processed()};
+  *out = Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, VmstatA0) { ExpectPin(RunVmstat("A0"), Pin{0x7ea23b0f2776fcce, 1347}); }
+TEST(TracePin, VmstatA0) { Pin got; ASSERT_NO_FATAL_FAILURE(RunVmstat("A0", &got)); ExpectPin(got, Pin{0x7ea23b0f2776fcce, 1347}); }
 
-TEST(TracePin, VmstatStrategyB) { ExpectPin(RunVmstat("B"), Pin{0xb791dac24948774f, 1235}); }
+TEST(TracePin, VmstatStrategyB) { Pin got; ASSERT_NO_FATAL_FAILURE(RunVmstat("B", &got)); ExpectPin(got, Pin{0xb791dac24948774f, 1235}); }
 
 // --- tmigr's oslat workload: its figures ---------------------------------------------
 
-std::string OslatFigures(const std::string& topo, const std::string& isolcpus, const std::string& nohz,
-                         const std::string& participation, Nanos duration, Nanos hk_period) {
-  auto t = Topology::FromSynthetic(topo);
-  EXPECT_TRUE(t.ok());
-  auto iso = IsolationConfig::FromFlags(*t, isolcpus, nohz);
-  EXPECT_TRUE(iso.ok());
+void OslatFigures(const std::string& topo, const std::string& isolcpus, const std::string& nohz,
+                  const std::string& participation, Nanos duration, Nanos hk_period, std::string* out) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, Topology::FromSynthetic(topo));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromFlags(t, isolcpus, nohz));
   tmigr::Options o;
   o.participation = participation;
   tmigr::OslatWorkloadConfig cfg;
   cfg.duration = duration;
   cfg.hk_period = hk_period;
   cfg.isolated_tick_stopped = !nohz.empty();
-  auto sim = Simulator::Create(*t, *iso, ZeroCostSimOptions(1000));
-  EXPECT_TRUE(sim.ok()) << sim.status();
-  auto r = tmigr::RunOslatWorkload(**sim, o, cfg);
-  EXPECT_TRUE(r.ok()) << r.status();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, Simulator::Create(t, iso, ZeroCostSimOptions(1000)));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto r, tmigr::RunOslatWorkload(*sim, o, cfg));
   std::string per_cpu, remote;
-  for (const auto& [cpu, k] : r->per_cpu_timers) absl::StrAppend(&per_cpu, cpu, ":", k, " ");
-  for (const auto& [cpu, k] : r->remote_by_runner) absl::StrAppend(&remote, cpu, ":", k, " ");
-  return absl::StrCat("total ", r->timers_total, " on_isolated ", r->timers_on_isolated, " remote_on_isolated ",
-                      r->remote_on_isolated, " global ", r->global_timers, " global_on_isolated ",
-                      r->global_on_isolated, " lost ", r->timers_lost, " max_lateness ", r->max_lateness_ns,
-                      " isolated_cb_ns ", r->isolated_callback_ns, " violations ", r->invariant_violations,
-                      " rearms ", r->immediate_rearms, "/", r->immediate_rearms_after_wake, " ghosts ",
-                      r->ghost_timers, " available ", r->available, " per_cpu ", per_cpu, "remote ", remote,
-                      "latest ", r->latest_timer);
+  for (const auto& [cpu, k] : r.per_cpu_timers) absl::StrAppend(&per_cpu, cpu, ":", k, " ");
+  for (const auto& [cpu, k] : r.remote_by_runner) absl::StrAppend(&remote, cpu, ":", k, " ");
+  *out = absl::StrCat("total ", r.timers_total, " on_isolated ", r.timers_on_isolated, " remote_on_isolated ",
+                      r.remote_on_isolated, " global ", r.global_timers, " global_on_isolated ",
+                      r.global_on_isolated, " lost ", r.timers_lost, " max_lateness ", r.max_lateness_ns,
+                      " isolated_cb_ns ", r.isolated_callback_ns, " violations ", r.invariant_violations,
+                      " rearms ", r.immediate_rearms, "/", r.immediate_rearms_after_wake, " ghosts ",
+                      r.ghost_timers, " available ", r.available, " per_cpu ", per_cpu, "remote ", remote,
+                      "latest ", r.latest_timer);
 }
 
 constexpr char kSeedTopo[] = "package:2 l3cache:4 core:16 pu:1";
 constexpr char kSeedIsol[] = "1-31,33-63,65-95,97-127";
 
 TEST(TracePin, OslatSeedV69) {
-  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, "", "v6.9", 3 * kNsPerSec, 10 * kNsPerMs), 
+  {
+    std::string got;
+    ASSERT_NO_FATAL_FAILURE(OslatFigures(kSeedTopo, kSeedIsol, "", "v6.9", 3 * kNsPerSec, 10 * kNsPerMs, &got));
+    EXPECT_EQ(got,
             "total 1315 on_isolated 1199 remote_on_isolated 1199 global 1199 global_on_isolated 1199 lost 0 max_lateness 999474 isolated_cb_ns 23980000 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:29 1:299 32:29 33:300 64:29 65:300 96:29 97:300 remote 1:299 33:300 65:300 97:300 latest owner 64 global expires 2608000526 ran on 65 at 2609000000");
+  }
 }
 
 TEST(TracePin, OslatSeedIsolation) {
-  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, "", "isolation", 3 * kNsPerSec, 10 * kNsPerMs), 
+  {
+    std::string got;
+    ASSERT_NO_FATAL_FAILURE(OslatFigures(kSeedTopo, kSeedIsol, "", "isolation", 3 * kNsPerSec, 10 * kNsPerMs, &got));
+    EXPECT_EQ(got,
             "total 1315 on_isolated 0 remote_on_isolated 0 global 1199 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0,32,64,96 per_cpu 0:250 32:780 64:130 96:155 remote 0:123 32:517 64:44 96:20 latest owner 32 global expires 4635867 ran on 32 at 4635867");
+  }
 }
 
 TEST(TracePin, OslatNohzFullBothVariants) {
-  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, "v6.9", kNsPerSec, 10 * kNsPerMs), 
+  {
+    std::string got;
+    ASSERT_NO_FATAL_FAILURE(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, "v6.9", kNsPerSec, 10 * kNsPerMs, &got));
+    EXPECT_EQ(got,
             "total 435 on_isolated 0 remote_on_isolated 0 global 399 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:86 32:252 64:46 96:51 remote 0:44 32:166 64:16 96:6 latest owner 32 global expires 4635867 ran on 32 at 4635867");
-  EXPECT_EQ(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, "isolation", kNsPerSec, 10 * kNsPerMs),
+  }
+  {
+    std::string got;
+    ASSERT_NO_FATAL_FAILURE(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, "isolation", kNsPerSec, 10 * kNsPerMs, &got));
+    EXPECT_EQ(got,
             
             "total 435 on_isolated 0 remote_on_isolated 0 global 399 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:86 32:252 64:46 96:51 remote 0:44 32:166 64:16 96:6 latest owner 32 global expires 4635867 ran on 32 at 4635867");
+  }
 }
 
 TEST(TracePin, OslatShortPeriod) {
-  EXPECT_EQ(OslatFigures("pu:40", "1-9,11-39", "", "v6.9", kNsPerSec, 2 * kNsPerMs), 
+  {
+    std::string got;
+    ASSERT_NO_FATAL_FAILURE(OslatFigures("pu:40", "1-9,11-39", "", "v6.9", kNsPerSec, 2 * kNsPerMs, &got));
+    EXPECT_EQ(got,
             "total 413 on_isolated 49 remote_on_isolated 49 global 395 global_on_isolated 49 lost 0 max_lateness 686610 isolated_cb_ns 980000 violations 0 rearms 0/0 ghosts 0 available 0-39 per_cpu 0:172 1:36 8:13 10:192 remote 1:36 8:13 latest owner 0 global expires 338313390 ran on 0 at 339000000");
-  EXPECT_EQ(OslatFigures("pu:40", "1-9,11-39", "", "isolation", kNsPerSec, 2 * kNsPerMs), 
+  }
+  {
+    std::string got;
+    ASSERT_NO_FATAL_FAILURE(OslatFigures("pu:40", "1-9,11-39", "", "isolation", kNsPerSec, 2 * kNsPerMs, &got));
+    EXPECT_EQ(got,
             "total 413 on_isolated 0 remote_on_isolated 0 global 395 global_on_isolated 0 lost 0 max_lateness 686610 isolated_cb_ns 0 violations 0 rearms 2/0 ghosts 0 available 0,10 per_cpu 0:279 10:134 remote 0:71 latest owner 0 global expires 338313390 ran on 0 at 339000000");
+  }
 }
 
 }  // namespace

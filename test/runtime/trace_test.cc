@@ -22,10 +22,14 @@
 #include "gtest/gtest.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/machine.h"
+#include "isolation/testing/status_matchers.h"
 #include "test_util.h"
 
 namespace isolation {
 namespace {
+
+using ::isolation::testing::MachineBuilder;
 
 using runtime_testing::Spec;
 
@@ -78,8 +82,8 @@ std::map<int, int64_t> InterruptionSlices(const nlohmann::json& trace, int pid) 
 // Two busy tasks on isolated CPU 1 (so the tick preempts), one that sleeps
 // on CPU 0, per-CPU work on CPU 1 and a timer on CPU 2.
 void Populate(Driver& d) {
-  ASSERT_TRUE(d.Spawn(Spec("hog", 1, [](TaskContext&) { return Step::Run(2 * kNsPerMs); })).ok());
-  ASSERT_TRUE(d.Spawn(Spec("hog2", 1, [](TaskContext&) { return Step::Run(2 * kNsPerMs); })).ok());
+  ISOLATION_ASSERT_OK(d.Spawn(Spec("hog", 1, [](TaskContext&) { return Step::Run(2 * kNsPerMs); })));
+  ISOLATION_ASSERT_OK(d.Spawn(Spec("hog2", 1, [](TaskContext&) { return Step::Run(2 * kNsPerMs); })));
   ASSERT_TRUE(d.Spawn(Spec("sleeper", 0, [n = 0](TaskContext& ctx) mutable {
                         if (n++ % 2 == 0) {
                           ctx.Syscall([](CpuContext& k) { k.Charge(3 * kNsPerUs); }, 2 * kNsPerUs);
@@ -96,16 +100,14 @@ void Populate(Driver& d) {
 
 TEST(Trace, SimulatorTraceIsValidOrderedAndCountsInterruptions) {
   const std::string path = TempPath("sim_trace");
-  auto file = TraceFile::Create(path, TraceFileOptions{});
-  ASSERT_TRUE(file.ok()) << file.status();
-  auto sim = runtime_testing::MakeDriverOn<Simulator>("core:4 pu:1", "1-3", "", SimOptions{});
-  auto run = (*file)->StartRun({"sim run", 4, TraceCpuRoles(sim->isolation())});
-  ASSERT_TRUE(run.ok()) << run.status();
-  (*run)->Attach(*sim);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, TraceFileOptions{}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Isolcpus("1-3").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto run, file->StartRun({"sim run", 4, TraceCpuRoles(sim->isolation())}));
+  run->Attach(*sim);
   Populate(*sim);
-  ASSERT_TRUE(sim->RunFor(20 * kNsPerMs).ok());
-  (*run)->Finish(sim->Now());
-  ASSERT_TRUE((*file)->Close().ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
+  run->Finish(sim->Now());
+  ISOLATION_ASSERT_OK(file->Close());
 
   const nlohmann::json t = ReadJson(path);
   ASSERT_TRUE(t.contains("traceEvents"));
@@ -147,17 +149,15 @@ TEST(Trace, BoundTruncatesAndTheFileSaysSo) {
   const std::string path = TempPath("bounded");
   TraceFileOptions o;
   o.max_events = 60;
-  auto file = TraceFile::Create(path, o);
-  ASSERT_TRUE(file.ok()) << file.status();
-  auto sim = runtime_testing::MakeDriverOn<Simulator>("core:4 pu:1", "1-3", "", SimOptions{});
-  auto run = (*file)->StartRun({"bounded run", 4, {}});
-  ASSERT_TRUE(run.ok());
-  (*run)->Attach(*sim);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, o));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Isolcpus("1-3").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto run, file->StartRun({"bounded run", 4, {}}));
+  run->Attach(*sim);
   Populate(*sim);
-  ASSERT_TRUE(sim->RunFor(20 * kNsPerMs).ok());
-  (*run)->Finish(sim->Now());
-  EXPECT_GT((*run)->dropped(), 0);
-  ASSERT_TRUE((*file)->Close().ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
+  run->Finish(sim->Now());
+  EXPECT_GT(run->dropped(), 0);
+  ISOLATION_ASSERT_OK(file->Close());
   const nlohmann::json t = ReadJson(path);  // still valid JSON
   int events = 0;
   bool marker = false;
@@ -188,16 +188,14 @@ TEST(Trace, CpuFilterKeepsOnlyThoseTracks) {
   const std::string path = TempPath("filter");
   TraceFileOptions o;
   o.cpus = *CpuMask::Parse("1", kMaxCpus);
-  auto file = TraceFile::Create(path, o);
-  ASSERT_TRUE(file.ok());
-  auto sim = runtime_testing::MakeDriverOn<Simulator>("core:4 pu:1", "1-3", "", SimOptions{});
-  auto run = (*file)->StartRun({"filtered", 4, {}});
-  ASSERT_TRUE(run.ok());
-  (*run)->Attach(*sim);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, o));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Isolcpus("1-3").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto run, file->StartRun({"filtered", 4, {}}));
+  run->Attach(*sim);
   Populate(*sim);
-  ASSERT_TRUE(sim->RunFor(10 * kNsPerMs).ok());
-  (*run)->Finish(sim->Now());
-  ASSERT_TRUE((*file)->Close().ok());
+  ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
+  run->Finish(sim->Now());
+  ISOLATION_ASSERT_OK(file->Close());
   const nlohmann::json t = ReadJson(path);
   int on_cpu1 = 0;
   for (const auto& e : t["traceEvents"]) {
@@ -211,17 +209,15 @@ TEST(Trace, CpuFilterKeepsOnlyThoseTracks) {
 
 TEST(Trace, SlicesThatOutliveTheirParentAreClipped) {
   const std::string path = TempPath("clip");
-  auto file = TraceFile::Create(path, TraceFileOptions{});
-  ASSERT_TRUE(file.ok());
-  auto run = (*file)->StartRun({"manual", 1, {}});
-  ASSERT_TRUE(run.ok());
-  TraceRun& r = **run;
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, TraceFileOptions{}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto run, file->StartRun({"manual", 1, {}}));
+  TraceRun& r = *run;
   r.CpuRuns(0, 0, 7, "a");
   r.Activity(0, 900, 1300, kTraceTick, "tick", 7);  // task a ends at 1000
   r.CpuRuns(0, 1000, 8, "b");
   r.Instant(0, 1100, "x.event", {{"k", 3}});
   r.Finish(2000);
-  ASSERT_TRUE((*file)->Close().ok());
+  ISOLATION_ASSERT_OK(file->Close());
   const nlohmann::json t = ReadJson(path);
   ExpectOrderedAndNested(t);
   EXPECT_EQ(t["isolation"]["runs"][0]["clipped_slices"], 1);
@@ -252,63 +248,55 @@ TEST(Trace, BadArgumentsNameTheValue) {
     ASSERT_FALSE(f.ok());
     EXPECT_NE(f.status().message().find(std::to_string(m)), std::string::npos) << f.status();
   }
-  auto file = TraceFile::Create(TempPath("runs"), TraceFileOptions{});
-  ASSERT_TRUE(file.ok());
-  EXPECT_FALSE((*file)->StartRun({"none", 0, {}}).ok());
-  EXPECT_FALSE((*file)->StartRun({"roles", 2, {"a"}}).ok());
-  ASSERT_TRUE((*file)->Close().ok());
-  EXPECT_FALSE((*file)->StartRun({"late", 2, {}}).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(TempPath("runs"), TraceFileOptions{}));
+  EXPECT_FALSE(file->StartRun({"none", 0, {}}).ok());
+  EXPECT_FALSE(file->StartRun({"roles", 2, {"a"}}).ok());
+  ISOLATION_ASSERT_OK(file->Close());
+  EXPECT_FALSE(file->StartRun({"late", 2, {}}).ok());
 }
 
 TEST(Trace, PlannedRunsShareTheBound) {
   const std::string path = TempPath("share");
   TraceFileOptions o;
   o.max_events = 1000;
-  auto file = TraceFile::Create(path, o);
-  ASSERT_TRUE(file.ok());
-  (*file)->PlanRuns(4);
-  auto a = (*file)->StartRun({"a", 1, {}});
-  ASSERT_TRUE(a.ok());
-  EXPECT_EQ((*a)->budget(), 250);
-  (*a)->Finish(0);  // used 0: the rest is shared by the 3 left
-  auto b = (*file)->StartRun({"b", 1, {}});
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ((*b)->budget(), 333);
-  (*b)->Finish(0);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, o));
+  file->PlanRuns(4);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto a, file->StartRun({"a", 1, {}}));
+  EXPECT_EQ(a->budget(), 250);
+  a->Finish(0);  // used 0: the rest is shared by the 3 left
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto b, file->StartRun({"b", 1, {}}));
+  EXPECT_EQ(b->budget(), 333);
+  b->Finish(0);
   // Phases (isolab reproduce: one per experiment) split what is left first.
-  (*file)->BeginPhase(2);
-  (*file)->PlanRuns(2);
-  auto c = (*file)->StartRun({"c", 1, {}});
-  ASSERT_TRUE(c.ok());
-  EXPECT_EQ((*c)->budget(), 250);
-  (*c)->Finish(0);
-  (*file)->BeginPhase(1);
-  auto d = (*file)->StartRun({"d", 1, {}});
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ((*d)->budget(), 1000);
-  ASSERT_TRUE((*file)->Close().ok());
+  file->BeginPhase(2);
+  file->PlanRuns(2);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto c, file->StartRun({"c", 1, {}}));
+  EXPECT_EQ(c->budget(), 250);
+  c->Finish(0);
+  file->BeginPhase(1);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, file->StartRun({"d", 1, {}}));
+  EXPECT_EQ(d->budget(), 1000);
+  ISOLATION_ASSERT_OK(file->Close());
   std::remove(path.c_str());
 }
 
 TEST(Trace, RealThreadDriverTraceIsValidAndOrdered) {
   const std::string path = TempPath("real");
-  auto file = TraceFile::Create(path, TraceFileOptions{});
-  ASSERT_TRUE(file.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, TraceFileOptions{}));
   RealDriverOptions ro;
   ro.hz = 1000;
-  auto d = runtime_testing::MakeDriverOn<RealThreadDriver>("core:2 pu:1", "1", "", ro);
-  auto run = (*file)->StartRun({"real run", 2, TraceCpuRoles(d->isolation())});
-  ASSERT_TRUE(run.ok());
-  (*run)->Attach(*d);
-  ASSERT_TRUE(d->Spawn(Spec("spin", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").RealThreads(ro));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto run, file->StartRun({"real run", 2, TraceCpuRoles(d->isolation())}));
+  run->Attach(*d);
+  ISOLATION_ASSERT_OK(d->Spawn(Spec("spin", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
   ASSERT_TRUE(d->Spawn(Spec("napper", 0, [n = 0](TaskContext&) mutable {
                         return n++ % 2 == 0 ? Step::Run(100 * kNsPerUs) : Step::Sleep(kNsPerMs);
                       }))
                   .ok());
   for (int i = 1; i <= 10; ++i) d->QueueWorkOn(1, i * kNsPerMs, [](CpuContext&) {});
-  ASSERT_TRUE(d->RunFor(60 * kNsPerMs).ok());
-  (*run)->Finish(d->Now());
-  ASSERT_TRUE((*file)->Close().ok());
+  ISOLATION_ASSERT_OK(d->RunFor(60 * kNsPerMs));
+  run->Finish(d->Now());
+  ISOLATION_ASSERT_OK(file->Close());
   const nlohmann::json t = ReadJson(path);
   ExpectOrderedAndNested(t);
   std::map<int, int> per_track;

@@ -1,17 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The conformance kit's helpers: status matchers, ASSERT_OK_AND_ASSIGN, the
-// machine builder and the variant registry.
+// The conformance kit's helpers: status matchers and macros, the violations
+// helper, the machine builder and the variant registry.
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest-spi.h"
 #include "gtest/gtest.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/strings/str_cat.h"
 #include "isolation/core/registry.h"
 #include "isolation/testing/machine.h"
 #include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
+
+// Without ISOLATION_TESTING_SHORT_STATUS_MACROS the header defines no
+// unprefixed name (kit_short_macros_test.cc checks the opt-in).
+#if defined(EXPECT_OK) || defined(ASSERT_OK) || defined(ASSERT_OK_AND_ASSIGN)
+#error "status_matchers.h defined a short macro name without the opt-in"
+#endif
 
 namespace isolation::testing {
 namespace {
@@ -31,47 +40,98 @@ TEST(StatusMatchers, IsOkAndStatusIs) {
   EXPECT_THAT(Twice(-3), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(Twice(-3), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("-3")));
   EXPECT_THAT(Twice(-3), Not(StatusIs(absl::StatusCode::kNotFound)));
-  EXPECT_OK(Twice(2));
-  ASSERT_OK(absl::OkStatus());
+  ISOLATION_EXPECT_OK(Twice(2));
+  ISOLATION_ASSERT_OK(absl::OkStatus()) << "a message streams";
+}
+
+TEST(StatusMatchers, OkMacrosNameTheExpressionAndStatus) {
+  EXPECT_NONFATAL_FAILURE(ISOLATION_EXPECT_OK(Twice(-5)) << "ctx7", "Twice(-5) is not OK: INVALID_ARGUMENT: negative: -5");
+  EXPECT_NONFATAL_FAILURE(ISOLATION_EXPECT_OK(Twice(-5)) << "ctx7", "ctx7");
+  EXPECT_FATAL_FAILURE(ISOLATION_ASSERT_OK(absl::NotFoundError("gone")), "absl::NotFoundError(\"gone\") is not OK");
+}
+
+TEST(StatusMatchers, IsOkAndHolds) {
+  EXPECT_THAT(Twice(21), IsOkAndHolds(42));
+  EXPECT_THAT(Twice(21), IsOkAndHolds(::testing::Gt(40)));
+  EXPECT_THAT(Twice(21), Not(IsOkAndHolds(41)));
+  EXPECT_THAT(Twice(-1), Not(IsOkAndHolds(::testing::_)));
+  const absl::StatusOr<std::string> s = std::string("abc");
+  EXPECT_THAT(s, IsOkAndHolds(HasSubstr("b")));
+  // On error the failure shows the status, not only "not OK".
+  EXPECT_NONFATAL_FAILURE(EXPECT_THAT(Twice(-9), IsOkAndHolds(1)), "negative: -9");
+  EXPECT_NONFATAL_FAILURE(EXPECT_THAT(Twice(2), IsOkAndHolds(5)), "whose value 4");
 }
 
 TEST(StatusMatchers, AssertOkAndAssign) {
-  ASSERT_OK_AND_ASSIGN(int v, Twice(21));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(int v, Twice(21));
   EXPECT_EQ(v, 42);
   int w = 0;
-  ASSERT_OK_AND_ASSIGN(w, Twice(4));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(w, Twice(4));
   EXPECT_EQ(w, 8);
+  // A braced argument's commas are the expression's, not the macro's.
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto p, absl::StatusOr<std::pair<int, int>>(std::pair<int, int>{1, 2}));
+  EXPECT_EQ(p.second, 2);
 }
 
 bool g_reached_after_failed_assign = false;
 void AssignFromError() {
-  ASSERT_OK_AND_ASSIGN(int v, Twice(-1));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(int v, Twice(-1));
   g_reached_after_failed_assign = true;
   (void)v;
 }
 
 TEST(StatusMatchers, AssertOkAndAssignFailsTheTest) {
-  // The failure must be reported and the function left, not swallowed.
-  EXPECT_FATAL_FAILURE(AssignFromError(), "negative: -1");
+  // The failure must be reported, name the expression and its status, and
+  // leave the function, not be swallowed.
+  EXPECT_FATAL_FAILURE(AssignFromError(), "Twice(-1) is not OK: INVALID_ARGUMENT: negative: -1");
   EXPECT_FALSE(g_reached_after_failed_assign);
 }
 
+TEST(Violations, NoViolationsPassesAndPrintsWhatFailed) {
+  const Violations none;
+  ISOLATION_EXPECT_NO_VIOLATIONS(none);
+  ISOLATION_ASSERT_NO_VIOLATIONS(none) << "a message streams";
+  EXPECT_THAT(none, HasNoViolations());
+  const Violations two = {"S1: first broken", "S1: second broken"};
+  EXPECT_THAT(two, Not(HasNoViolations()));
+  EXPECT_NONFATAL_FAILURE(ISOLATION_EXPECT_NO_VIOLATIONS(two) << "seed 3",
+                          "two has 2 violations:\n  S1: first broken\n  S1: second broken");
+  EXPECT_NONFATAL_FAILURE(ISOLATION_EXPECT_NO_VIOLATIONS(two) << "seed 3", "seed 3");
+  EXPECT_FATAL_FAILURE(ISOLATION_ASSERT_NO_VIOLATIONS(Violations{"x"}), "1 violation:\n  x");
+  EXPECT_NONFATAL_FAILURE(EXPECT_THAT(two, HasNoViolations()), "second broken");
+}
+
+TEST(Violations, LongListsAreCut) {
+  Violations many;
+  for (int i = 0; i < 40; ++i) many.push_back(absl::StrCat("v", i));
+  EXPECT_NONFATAL_FAILURE(ISOLATION_EXPECT_NO_VIOLATIONS(many), "v31\n  ... and 8 more");
+}
+
 TEST(MachineBuilder, SeedMachine) {
-  ASSERT_OK_AND_ASSIGN(Machine m, MachineBuilder().Isolcpus(kSeedIsolcpus).Build());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Machine m, MachineBuilder().Isolcpus(kSeedIsolcpus).Build());
   EXPECT_EQ(m.num_cpus(), 128);
   EXPECT_TRUE(m.isolation.CpuIsIsolated(1));
   EXPECT_FALSE(m.isolation.CpuIsIsolated(32));
-  ASSERT_OK_AND_ASSIGN(auto sim, m.Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, m.Simulator());
   EXPECT_EQ(sim->topology().num_cpus(), 128);
 }
 
 TEST(MachineBuilder, NohzFullAndCmdline) {
-  ASSERT_OK_AND_ASSIGN(Machine a, MachineBuilder().Topology("package:1 core:8 pu:1").NohzFull("1-7").Build());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Machine a, MachineBuilder().Topology("package:1 core:8 pu:1").NohzFull("1-7").Build());
   EXPECT_TRUE(a.isolation.nohz_full().Test(3));
-  ASSERT_OK_AND_ASSIGN(Machine b, MachineBuilder().Topology("package:1 core:8 pu:1")
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Machine b, MachineBuilder().Topology("package:1 core:8 pu:1")
                                       .Cmdline("quiet nohz_full=1-7 ro")
                                       .Build());
   EXPECT_EQ(a.isolation.nohz_full(), b.isolation.nohz_full());
+}
+
+TEST(MachineBuilder, DriverShortcuts) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").Simulator());
+  EXPECT_EQ(sim->num_cpus(), 2);
+  EXPECT_THAT(MachineBuilder().Topology("core:two").Simulator(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("two")));
+  EXPECT_THAT(MachineBuilder().Topology("core:2 pu:1").NohzFull("1-x").RealThreads(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1-x")));
 }
 
 TEST(MachineBuilder, BadInputNamesTheValue) {
@@ -85,10 +145,10 @@ using IntFactory = absl::AnyInvocable<int() const>;
 
 TEST(VariantRegistry, RegisterFindAndList) {
   VariantRegistry<IntFactory> r("test axis");
-  ASSERT_OK(r.Register({.name = "mainline", .description = "the kernel's", .factory = [] { return 1; }}));
-  ASSERT_OK(r.Register({.name = "broken", .description = "drops a fence", .negative_control = true,
+  ISOLATION_ASSERT_OK(r.Register({.name = "mainline", .description = "the kernel's", .factory = [] { return 1; }}));
+  ISOLATION_ASSERT_OK(r.Register({.name = "broken", .description = "drops a fence", .negative_control = true,
                         .factory = [] { return 2; }}));
-  ASSERT_OK_AND_ASSIGN(const auto* e, r.Find("MAINLINE"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const auto* e, r.Find("MAINLINE"));
   EXPECT_EQ(e->factory(), 1);
   EXPECT_THAT(r.Names(), ::testing::ElementsAre("mainline"));
   EXPECT_THAT(r.Names(/*include_negative_controls=*/true), ::testing::ElementsAre("mainline", "broken"));
@@ -97,7 +157,7 @@ TEST(VariantRegistry, RegisterFindAndList) {
 
 TEST(VariantRegistry, ErrorsNameTheValue) {
   VariantRegistry<IntFactory> r("test axis");
-  ASSERT_OK(r.Register({.name = "a", .description = "", .factory = [] { return 1; }}));
+  ISOLATION_ASSERT_OK(r.Register({.name = "a", .description = "", .factory = [] { return 1; }}));
   EXPECT_THAT(r.Register({.name = "A", .description = "", .factory = [] { return 1; }}),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("'A'")));
   EXPECT_THAT(r.Register({.name = "", .description = "", .factory = [] { return 1; }}),
@@ -113,17 +173,17 @@ TEST(VariantRegistry, ErrorsNameTheValue) {
 // aliases (which Find() accepts and Register() keeps unique).
 TEST(VariantRegistry, OriginDefaultRowsLabelsAndAliases) {
   VariantRegistry<IntFactory> r("test axis");
-  ASSERT_OK(r.Register(AsBuiltin(VariantEntry<IntFactory>{
+  ISOLATION_ASSERT_OK(r.Register(AsBuiltin(VariantEntry<IntFactory>{
       .name = "mainline", .description = "", .factory = [] { return 1; }, .label = "main", .aliases = {"v1"}})));
-  ASSERT_OK(r.Register({.name = "alt", .description = "", .factory = [] { return 2; }, .default_row = false}));
-  ASSERT_OK(r.Register({.name = "broken", .description = "", .negative_control = true, .factory = [] { return 3; }}));
-  ASSERT_OK(r.Register({.name = "shown", .description = "", .negative_control = true, .factory = [] { return 4; },
+  ISOLATION_ASSERT_OK(r.Register({.name = "alt", .description = "", .factory = [] { return 2; }, .default_row = false}));
+  ISOLATION_ASSERT_OK(r.Register({.name = "broken", .description = "", .negative_control = true, .factory = [] { return 3; }}));
+  ISOLATION_ASSERT_OK(r.Register({.name = "shown", .description = "", .negative_control = true, .factory = [] { return 4; },
                         .default_row = true}));
-  ASSERT_OK_AND_ASSIGN(const auto* e, r.Find("V1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const auto* e, r.Find("V1"));
   EXPECT_EQ(e->name, "mainline");
   EXPECT_TRUE(e->is_builtin());
   EXPECT_EQ(e->row_label(), "main");
-  ASSERT_OK_AND_ASSIGN(const auto* alt, r.Find("alt"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const auto* alt, r.Find("alt"));
   EXPECT_FALSE(alt->is_builtin());
   EXPECT_EQ(alt->row_label(), "alt");
   std::vector<std::string> rows;

@@ -3,6 +3,7 @@
 // (tmigr/host_check.h): canned logs, and the running kernel's log (skipped,
 // with the reason, where it is unreadable or no longer holds the line).
 
+#include "isolation/testing/status_matchers.h"
 #include "isolation/tmigr/host_check.h"
 
 #include <gmock/gmock.h>
@@ -20,7 +21,7 @@ constexpr char kLine2Cpus[] = "Timer migration: 1 hierarchy levels; 8 children p
 TEST(TmigrHostCheck, FindsTheBootLine) {
   absl::StatusOr<TmigrBootMessage> m =
       FindTmigrBootMessage(std::string("Linux version 6.18\n") + kLine2Cpus + "clocksource: tsc\n");
-  ASSERT_TRUE(m.ok()) << m.status();
+  ISOLATION_ASSERT_OK(m);
   EXPECT_EQ(m->levels, 1);
   EXPECT_EQ(m->children_per_group, 8);
   EXPECT_EQ(m->crossnode_level, 1);

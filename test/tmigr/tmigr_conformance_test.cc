@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/testing/tmigr.h"
 
 ISOLATION_TMIGR_CONFORMANCE_VALUES(BuiltIn, ::testing::ValuesIn(isolation::testing::RegisteredTmigrVariants()));
@@ -49,10 +50,10 @@ TEST(TmigrCheckList, NotApplicableAndRun) {
   EXPECT_THAT(tc::Run("S11_GhostTimer", "v6.9/ghost_timer"), ::testing::Not(::testing::IsEmpty()));
   // A composition with a negative-control hierarchy is a negative control.
   auto control = isolation::testing::IsTmigrNegativeControl({"isolation", "ghost_timer"});
-  ASSERT_TRUE(control.ok());
+  ISOLATION_ASSERT_OK(control);
   EXPECT_TRUE(*control);
   control = isolation::testing::IsTmigrNegativeControl({"isolation", "mainline"});
-  ASSERT_TRUE(control.ok());
+  ISOLATION_ASSERT_OK(control);
   EXPECT_FALSE(*control);
   for (const auto& v : isolation::testing::RegisteredTmigrVariants()) {
     EXPECT_FALSE(*isolation::testing::IsTmigrNegativeControl(v)) << v.ToString();

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/testing/tmigr.h"
 #include "isolation/tmigr/variants.h"
 
@@ -158,9 +159,8 @@ TEST(TmigrExcludeOrder, S21CatchesAWrongOrderClaim) {
 }
 
 TEST(TmigrKitNames, ParseAndPrint) {
-  auto v = ParseTmigrVariant("ISOLATION/Ghost_Timer");
-  ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->ToString(), "isolation/ghost_timer");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto v, ParseTmigrVariant("ISOLATION/Ghost_Timer"));
+  EXPECT_EQ(v.ToString(), "isolation/ghost_timer");
   EXPECT_EQ(ParseTmigrVariant("v6.9")->ToString(), "v6.9");
   EXPECT_THAT(std::string(ParseTmigrVariant("v7").status().message()), HasSubstr("unknown tmigr participation 'v7'"));
   EXPECT_FALSE(ParseTmigrVariant("a/b/c").ok());

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/tmigr/hooks.h"
 #include "isolation/tmigr/timers.h"
 #include "isolation/tmigr/variants.h"
@@ -34,32 +35,27 @@ struct DriverRun {
 // 4 model CPUs: 0 housekeeping (nohz idle, delayed work), 1-3 isolated busy.
 DriverRun RunOn(bool simulated, const std::string& participation, uint64_t seed, Nanos duration) {
   DriverRun out;
-  auto topo = Topology::FromSynthetic("pu:4");
-  EXPECT_TRUE(topo.ok());
-  auto iso = IsolationConfig::FromFlags(*topo, "1-3", "");
-  EXPECT_TRUE(iso.ok());
+  auto topo = Topology::FromSynthetic("pu:4").value();
+  auto iso = IsolationConfig::FromFlags(topo, "1-3", "").value();
   std::unique_ptr<Driver> driver;
   if (simulated) {
     SimOptions so;
     so.seed = seed;
-    auto d = Simulator::Create(*topo, *iso, so);
-    EXPECT_TRUE(d.ok()) << d.status();
-    driver = std::move(*d);
+    auto d = Simulator::Create(topo, iso, so).value();
+    driver = std::move(d);
   } else {
     RealDriverOptions ro;
     ro.hz = 1000;
-    auto d = RealThreadDriver::Create(*topo, *iso, ro);
-    EXPECT_TRUE(d.ok()) << d.status();
-    driver = std::move(*d);
+    auto d = RealThreadDriver::Create(topo, iso, ro).value();
+    driver = std::move(d);
   }
   Options o;
   o.participation = participation;
-  auto ts = TimerSystem::Create(*topo, o, TimerSystem::Config{driver->tick_period()});
-  EXPECT_TRUE(ts.ok());
-  EXPECT_TRUE((*ts)->tmigr().SetIsolation(*iso).ok());
-  EXPECT_TRUE((*ts)->BootAll().ok());
-  (*ts)->tmigr().InitIsolation();
-  TmigrHooks hooks(**ts, TmigrHooks::Config{5 * kNsPerUs});
+  auto ts = TimerSystem::Create(topo, o, TimerSystem::Config{driver->tick_period()}).value();
+  ISOLATION_EXPECT_OK(ts->tmigr().SetIsolation(iso));
+  ISOLATION_EXPECT_OK(ts->BootAll());
+  ts->tmigr().InitIsolation();
+  TmigrHooks hooks(*ts, TmigrHooks::Config{5 * kNsPerUs});
   driver->AddHooks(&hooks);
   driver->SetTickMode(0, TickMode::kNohzIdle);
   for (int c = 1; c < 4; ++c) driver->SetTickMode(c, TickMode::kPeriodic);
@@ -68,32 +64,32 @@ DriverRun RunOn(bool simulated, const std::string& participation, uint64_t seed,
   hk.cpu = 0;
   hk.affinity = CpuMask::Of(4, 0);
   hk.body = hooks.MakeHousekeepingTask(0, 10 * kNsPerMs, 100 * kNsPerUs, 4 * kNsPerMs);
-  EXPECT_TRUE(driver->Spawn(std::move(hk)).ok());
+  ISOLATION_EXPECT_OK(driver->Spawn(std::move(hk)));
   for (int c = 1; c < 4; ++c) {
     TaskSpec busy;
     busy.name = "busy";
     busy.cpu = c;
     busy.affinity = CpuMask::Of(4, c);
     busy.body = MakeTaskBody([](TaskContext&) { return Step::Run(kNsPerMs); });
-    EXPECT_TRUE(driver->Spawn(std::move(busy)).ok());
+    ISOLATION_EXPECT_OK(driver->Spawn(std::move(busy)));
   }
-  EXPECT_TRUE(driver->RunFor(duration).ok());
+  ISOLATION_EXPECT_OK(driver->RunFor(duration));
   const Nanos end = driver->Now();
   for (int c = 1; c < 4; ++c) {
     out.on_isolated += hooks.callbacks_on(c);
     out.pulled_by_isolated += hooks.remote_callbacks_on(c);
   }
-  out.timers_run = (*ts)->timers_run();
+  out.timers_run = ts->timers_run();
   driver.reset();  // joins the CPU threads before the hooks go away
   // Drain (quiescent now): every CPU wakes or ticks well after the end, so a
   // timer that expired during the run and still has not run is lost, not late.
   for (int pass = 1; pass <= 3; ++pass) {
     const Nanos t = end + pass * kNsPerSec;
-    for (int c = 0; c < 4; ++c) (*ts)->BaseIdle(c) ? (*ts)->IdleWakeup(c, t) : (*ts)->Tick(c, t);
+    for (int c = 0; c < 4; ++c) ts->BaseIdle(c) ? ts->IdleWakeup(c, t) : ts->Tick(c, t);
   }
-  out.lost = (*ts)->CountLost(end);
-  for (const TimerRecord& t : (*ts)->timers()) out.twice += t.runs.load() > 1;
-  out.runtime_violations = (*ts)->runtime_violations();
+  out.lost = ts->CountLost(end);
+  for (const TimerRecord& t : ts->timers()) out.twice += t.runs.load() > 1;
+  out.runtime_violations = ts->runtime_violations();
   return out;
 }
 
@@ -152,19 +148,15 @@ struct DeadCpuWakeRun {
 
 DeadCpuWakeRun RunDeadCpuWake(bool take_cpu2_down) {
   DeadCpuWakeRun out;
-  auto topo = Topology::FromSynthetic("pu:4");
-  EXPECT_TRUE(topo.ok());
-  auto iso = IsolationConfig::FromFlags(*topo, "", "0");
-  EXPECT_TRUE(iso.ok()) << iso.status();
+  auto topo = Topology::FromSynthetic("pu:4").value();
+  auto iso = IsolationConfig::FromFlags(topo, "", "0").value();
   SimOptions so;
   so.record_trace = true;
-  auto sim_or = Simulator::Create(*topo, *iso, so);
-  EXPECT_TRUE(sim_or.ok()) << sim_or.status();
-  Simulator& sim = **sim_or;
-  auto ts_or = TimerSystem::Create(*topo, Options{}, TimerSystem::Config{sim.tick_period()});
-  EXPECT_TRUE(ts_or.ok());
-  TimerSystem& ts = **ts_or;
-  EXPECT_TRUE(ts.BootAll().ok());
+  auto sim_or = Simulator::Create(topo, iso, so).value();
+  Simulator& sim = *sim_or;
+  auto ts_or = TimerSystem::Create(topo, Options{}, TimerSystem::Config{sim.tick_period()}).value();
+  TimerSystem& ts = *ts_or;
+  ISOLATION_EXPECT_OK(ts.BootAll());
   TmigrHooks hooks(ts, TmigrHooks::Config{0});
   sim.AddHooks(&hooks);
   constexpr Nanos kCpu1Timer = 8 * kNsPerMs;
@@ -189,16 +181,16 @@ DeadCpuWakeRun RunDeadCpuWake(bool take_cpu2_down) {
     if (c == 1) t.body = arm_local_and_exit(kCpu1Timer, &cpu1_timer);
     if (c == 2) t.body = arm_local_and_exit(kCpu2Timer, &cpu2_timer);
     if (c == 3) t.body = MakeTaskBody([](TaskContext&) { return Step::Run(kNsPerMs); });
-    EXPECT_TRUE(sim.Spawn(std::move(t)).ok());
+    ISOLATION_EXPECT_OK(sim.Spawn(std::move(t)));
   }
   if (take_cpu2_down) {
     sim.At(2 * kNsPerMs, [&] {
       EXPECT_TRUE(sim.TickStopped(2));
       EXPECT_EQ(ts.ProgrammedWakeup(2), kCpu2Timer);  // its wake-up is armed
-      EXPECT_TRUE(sim.SetCpuOnline(2, false).ok());
+      ISOLATION_EXPECT_OK(sim.SetCpuOnline(2, false));
     });
   }
-  EXPECT_TRUE(sim.RunFor(20 * kNsPerMs).ok());
+  ISOLATION_EXPECT_OK(sim.RunFor(20 * kNsPerMs));
   for (const SimTraceEvent& e : sim.trace()) {
     if (e.cpu != 1 || std::string_view(e.kind) != "timer") continue;
     ++out.cpu1_timer_irqs;

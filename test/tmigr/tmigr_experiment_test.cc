@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "isolation/core/cpumask.h"
 #include "isolation/runtime/trace.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::experiments {
 namespace {
@@ -27,9 +28,8 @@ TEST(TmigrExperiment, QuickRunMeetsIssueExpectations) {
   TmigrExperimentOptions options;
   options.real_ms = 60;
   Progress progress("tmigr");
-  auto report = RunTmigrExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  const nlohmann::json& j = report->json;
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunTmigrExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress));
+  const nlohmann::json& j = report.json;
   ASSERT_TRUE(j.contains("variants"));
   ASSERT_EQ(j["variants"].size(), 2u);
   for (const auto& v : j["variants"]) {
@@ -51,9 +51,9 @@ TEST(TmigrExperiment, QuickRunMeetsIssueExpectations) {
   }
   ASSERT_TRUE(j.contains("real_thread"));
   EXPECT_NE(j["real_thread"]["label"].get<std::string>().find("indicative"), std::string::npos);
-  EXPECT_EQ(report->invariant_violations, 0);
-  ASSERT_EQ(report->rows.size(), 1u);
-  EXPECT_NE(report->rows[0].kernel_reported.find("1203"), std::string::npos);
+  EXPECT_EQ(report.invariant_violations, 0);
+  ASSERT_EQ(report.rows.size(), 1u);
+  EXPECT_NE(report.rows[0].kernel_reported.find("1203"), std::string::npos);
 }
 
 // The real-thread part runs on the host-sized model (real_model.h) and says
@@ -66,20 +66,19 @@ TEST(TmigrExperiment, RealThreadsRunOnTheHostSizedModel) {
   options.real_ms = 20;
   Progress progress("tmigr");
   CommonOptions common{.topology = "pu:16", .isolcpus = "1-15", .seed = 1, .quick = true, .host_cpus = 2};
-  auto report = RunTmigrExperiment(common, options, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunTmigrExperiment(common, options, progress));
   const std::string label =
       "real threads: host-sized model, 2 CPUs (housekeeping 0, isolated 1), 1:1 pinning on 2 of 2 host CPUs";
-  EXPECT_NE(report->text.find(label), std::string::npos) << report->text;
-  EXPECT_EQ(report->text.find("OVERSUBSCRIBED"), std::string::npos) << report->text;
-  const nlohmann::json& m = report->json["real_thread_model"];
+  EXPECT_NE(report.text.find(label), std::string::npos) << report.text;
+  EXPECT_EQ(report.text.find("OVERSUBSCRIBED"), std::string::npos) << report.text;
+  const nlohmann::json& m = report.json["real_thread_model"];
   EXPECT_EQ(m["cpus"], 2);
   EXPECT_EQ(m["isolated"], "1");
   EXPECT_EQ(m["oversubscribed"], false);
   EXPECT_EQ(m["label"], label);
-  EXPECT_EQ(report->json["real_thread"]["real_thread_model"], m);
-  ASSERT_EQ(report->json["real_thread"]["variants"].size(), 2u);
-  for (const auto& v : report->json["real_thread"]["variants"]) {
+  EXPECT_EQ(report.json["real_thread"]["real_thread_model"], m);
+  ASSERT_EQ(report.json["real_thread"]["variants"].size(), 2u);
+  for (const auto& v : report.json["real_thread"]["variants"]) {
     EXPECT_FALSE(v.contains("error")) << v.dump();
     EXPECT_EQ(v["max_gap_cpu"], 1) << v.dump();
     // Two model CPUs on a host that has at least two: no sharing.
@@ -87,8 +86,8 @@ TEST(TmigrExperiment, RealThreadsRunOnTheHostSizedModel) {
       EXPECT_EQ(v["oversubscribed"], false) << v.dump();
     }
   }
-  ASSERT_EQ(report->rows.size(), 1u);
-  EXPECT_NE(report->rows[0].measured.find(label), std::string::npos) << report->rows[0].measured;
+  ASSERT_EQ(report.rows.size(), 1u);
+  EXPECT_NE(report.rows[0].measured.find(label), std::string::npos) << report.rows[0].measured;
 
   common.host_cpus = 0;  // this host
   common.real_cpus = HostUsableCpus() + 1;
@@ -99,15 +98,14 @@ TEST(TmigrExperiment, RealThreadsRunOnTheHostSizedModel) {
       << refused.status();
 
   common.allow_oversubscribed = true;
-  auto over = RunTmigrExperiment(common, options, progress);
-  ASSERT_TRUE(over.ok()) << over.status();
-  EXPECT_EQ(over->json["real_thread_model"]["oversubscribed"], true);
-  for (const auto& v : over->json["real_thread"]["variants"]) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto over, RunTmigrExperiment(common, options, progress));
+  EXPECT_EQ(over.json["real_thread_model"]["oversubscribed"], true);
+  for (const auto& v : over.json["real_thread"]["variants"]) {
     EXPECT_EQ(v["oversubscribed"], true) << v.dump();  // the driver's own view
-    EXPECT_NE(over->text.find(absl::StrCat("  OVERSUBSCRIBED ", v["variant"].get<std::string>())), std::string::npos)
-        << over->text;
+    EXPECT_NE(over.text.find(absl::StrCat("  OVERSUBSCRIBED ", v["variant"].get<std::string>())), std::string::npos)
+        << over.text;
   }
-  EXPECT_NE(over->rows[0].measured.find("OVERSUBSCRIBED"), std::string::npos) << over->rows[0].measured;
+  EXPECT_NE(over.rows[0].measured.find("OVERSUBSCRIBED"), std::string::npos) << over.rows[0].measured;
 }
 
 // --tmigr_bugs re-creates a fixed bug in the modelled run (negative control):
@@ -119,14 +117,12 @@ TEST(TmigrExperiment, BugSwitchIsReportedAsViolations) {
   options.real_ms = 0;
   Progress progress("tmigr");
   options.bugs = {"ghost_timer"};
-  auto report = RunTmigrExperiment(common, options, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_GT(report->invariant_violations, 0);
-  for (const auto& d : report->json["details"]) EXPECT_GT(d["ghost_timers"].get<int64_t>(), 0) << d.dump();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunTmigrExperiment(common, options, progress));
+  EXPECT_GT(report.invariant_violations, 0);
+  for (const auto& d : report.json["details"]) EXPECT_GT(d["ghost_timers"].get<int64_t>(), 0) << d.dump();
   options.bugs = {};
-  auto clean = RunTmigrExperiment(common, options, progress);
-  ASSERT_TRUE(clean.ok()) << clean.status();
-  EXPECT_EQ(clean->invariant_violations, 0);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto clean, RunTmigrExperiment(common, options, progress));
+  EXPECT_EQ(clean.invariant_violations, 0);
   options.bugs = {"ghost_timer", "frob"};
   auto bad = RunTmigrExperiment(common, options, progress);
   ASSERT_FALSE(bad.ok());
@@ -143,17 +139,15 @@ TEST(TmigrExperiment, QuickTraceShowsPulledTimersOnlyUnderV69) {
   TmigrExperimentOptions tmigr_options;
   tmigr_options.real_ms = 30;
   const std::string path = ::testing::TempDir() + "/tmigr_trace." + std::to_string(getpid()) + ".json";
-  auto file = TraceFile::Create(path, TraceFileOptions{});
-  ASSERT_TRUE(file.ok()) << file.status();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, TraceFileOptions{}));
   CommonOptions options;
   options.quick = true;
-  options.trace = file->get();
+  options.trace = file.get();
   options.hist.print = true;
   options.hist.no_zero_lines = true;
   Progress progress("tmigr");
-  auto report = RunTmigrExperiment(options, tmigr_options, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  ASSERT_TRUE((*file)->Close().ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunTmigrExperiment(options, tmigr_options, progress));
+  ISOLATION_ASSERT_OK(file->Close());
 
   std::ifstream in(path);
   std::stringstream ss;
@@ -169,7 +163,7 @@ TEST(TmigrExperiment, QuickTraceShowsPulledTimersOnlyUnderV69) {
   }
   const CpuMask isolated = *CpuMask::Parse("1-31,33-63,65-95,97-127", 128);
   std::map<std::string, int64_t> on_isolated;  // variant -> timers_on_isolated
-  for (const auto& v : report->json["variants"]) on_isolated[v["variant"]] = v["timers_on_isolated"];
+  for (const auto& v : report.json["variants"]) on_isolated[v["variant"]] = v["timers_on_isolated"];
   int modelled = 0;
   for (const auto& [pid, name] : run_name) {
     if (name.find("modelled") == std::string::npos) continue;
@@ -199,7 +193,7 @@ TEST(TmigrExperiment, QuickTraceShowsPulledTimersOnlyUnderV69) {
   }
   EXPECT_EQ(modelled, 2);
   // The noise meter's histogram (JSON always): counts add up to the samples.
-  for (const auto& v : report->json["real_thread"]["variants"]) {
+  for (const auto& v : report.json["real_thread"]["variants"]) {
     ASSERT_TRUE(v.contains("noise_histogram")) << v.dump();
     const auto& c = v["noise_histogram"]["cpus"][0];
     EXPECT_EQ(c["cpu"], 1);
@@ -208,8 +202,8 @@ TEST(TmigrExperiment, QuickTraceShowsPulledTimersOnlyUnderV69) {
     EXPECT_EQ(sum, c["count"].get<int64_t>());
     EXPECT_GT(c["count"].get<int64_t>(), 0);
   }
-  EXPECT_NE(report->text.find("# RTLA osnoise histogram"), std::string::npos) << report->text;
-  EXPECT_NE(report->text.find("Index   CPU-001"), std::string::npos) << report->text;
+  EXPECT_NE(report.text.find("# RTLA osnoise histogram"), std::string::npos) << report.text;
+  EXPECT_NE(report.text.find("Index   CPU-001"), std::string::npos) << report.text;
   if (!HasFailure()) std::remove(path.c_str());
 }
 

@@ -19,6 +19,8 @@
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/status_matchers.h"
+#include "isolation/testing/violations.h"
 #include "isolation/tmigr/hooks.h"
 #include "isolation/tmigr/timers.h"
 #include "isolation/tmigr/tmigr.h"
@@ -43,10 +45,9 @@ struct Booted {
   NullBackend backend;
   std::unique_ptr<TimerMigration> tm;
   explicit Booted(Options options = Isolation()) {
-    auto created = TimerMigration::Create(std::vector<int>(kCpus, 0), options, &backend);
-    EXPECT_TRUE(created.ok()) << created.status();
-    tm = std::move(*created);
-    for (int c = 0; c < kCpus; ++c) EXPECT_TRUE(tm->BringUpCpu(c).ok());
+    auto created = TimerMigration::Create(std::vector<int>(kCpus, 0), options, &backend).value();
+    tm = std::move(created);
+    for (int c = 0; c < kCpus; ++c) ISOLATION_EXPECT_OK(tm->BringUpCpu(c));
   }
 };
 
@@ -60,7 +61,7 @@ TEST(TmigrMisuse, CreateRejectsAnIntMaxNodeBeforeAllocating) {
   EXPECT_THAT(tm.status().message(), HasSubstr("node 2147483647"));
   EXPECT_THAT(TimerMigration::Create({0, -1}, Options{}, &backend).status().message(), HasSubstr("node -1"));
   EXPECT_FALSE(TimerMigration::Create({0, kMaxNumaNodes}, Options{}, &backend).ok());
-  EXPECT_TRUE(TimerMigration::Create({0, kMaxNumaNodes - 1}, Options{}, &backend).ok());
+  ISOLATION_EXPECT_OK(TimerMigration::Create({0, kMaxNumaNodes - 1}, Options{}, &backend));
 }
 
 TEST(TmigrMisuse, CreateRejectsBadSizesOptionsAndBackend) {
@@ -90,8 +91,8 @@ TEST(TmigrMisuse, ComputeSizingOutsideItsRangeViolatesContract) {
 TEST(TmigrMisuse, IsIsolatedOfAMillionIsFalse) {
   Booted b;
   IsolationConfig iso(*Topology::FromSynthetic("core:8 pu:1"));
-  ASSERT_TRUE(iso.ApplyIsolcpus("domain,1-7").ok());
-  ASSERT_TRUE(b.tm->SetIsolation(iso).ok());
+  ISOLATION_ASSERT_OK(iso.ApplyIsolcpus("domain,1-7"));
+  ISOLATION_ASSERT_OK(b.tm->SetIsolation(iso));
   b.tm->InitIsolation();
   EXPECT_TRUE(b.tm->IsIsolated(5));
   for (int cpu : {1000000, kCpus, -1, INT_MAX, INT_MIN}) EXPECT_FALSE(b.tm->IsIsolated(cpu)) << cpu;
@@ -104,7 +105,7 @@ TEST(TmigrMisuse, SetIsolationOfAnotherCpuCountIsAnErrorAndChangesNothing) {
   Booted b;
   for (const char* machine : {"core:16 pu:1", "core:4 pu:1"}) {
     IsolationConfig iso(*Topology::FromSynthetic(machine));
-    ASSERT_TRUE(iso.ApplyIsolcpus("domain,1-3").ok());
+    ISOLATION_ASSERT_OK(iso.ApplyIsolcpus("domain,1-3"));
     const absl::Status s = b.tm->SetIsolation(iso);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << machine;
     EXPECT_THAT(s.message(), HasSubstr(absl::StrCat(iso.num_cpus(), " CPUs for a hierarchy of 8 CPUs")));
@@ -124,7 +125,7 @@ TEST(TmigrMisuse, IsolatedExcludeWithAMaskWiderThanTheMachineIsAnError) {
   }
   EXPECT_EQ(b.tm->AvailableMask(), before);
   EXPECT_THAT(b.tm->SetCpusetIsolated(CpuMask::Full(9)).message(), HasSubstr("9 bits"));
-  EXPECT_TRUE(b.tm->CheckInvariants().empty());
+  ISOLATION_EXPECT_NO_VIOLATIONS(b.tm->CheckInvariants());
 }
 
 TEST(TmigrMisuse, HotplugOfCpusOutsideTheMachine) {
@@ -140,7 +141,7 @@ TEST(TmigrMisuse, HotplugOfCpusOutsideTheMachine) {
     EXPECT_FALSE(cov.reaches_idle_root) << cpu;
   }
   EXPECT_EQ(b.tm->AvailableMask().Weight(), kCpus);
-  EXPECT_TRUE(b.tm->CheckInvariants().empty());
+  ISOLATION_EXPECT_NO_VIOLATIONS(b.tm->CheckInvariants());
 }
 
 // ---- per-CPU entry points: contract checks ---------------------------------------------
@@ -174,10 +175,9 @@ TEST(TmigrMisuse, SnapshotLookupsOutsideTheHierarchyViolateContract) {
 // ---- TimerSystem -----------------------------------------------------------------------
 
 std::unique_ptr<TimerSystem> MakeSystem(int cpus = kCpus) {
-  auto ts = TimerSystem::Create(std::vector<int>(static_cast<size_t>(cpus), 0), Isolation(), TimerSystem::Config{});
-  EXPECT_TRUE(ts.ok()) << ts.status();
-  EXPECT_TRUE((*ts)->BootAll().ok());
-  return std::move(*ts);
+  auto ts = TimerSystem::Create(std::vector<int>(static_cast<size_t>(cpus), 0), Isolation(), TimerSystem::Config{}).value();
+  ISOLATION_EXPECT_OK(ts->BootAll());
+  return ts;
 }
 
 TEST(TimerSystemMisuse, CreateRejectsBadJiffyAndNodes) {
@@ -201,7 +201,7 @@ TEST(TimerSystemMisuse, ObserversOfCpusOutsideTheMachineGiveSafeValues) {
     EXPECT_FALSE(ts->Offline(1, cpu, 5).ok()) << cpu;  // bad target
   }
   EXPECT_FALSE(ts->Offline(1, 1, 5).ok());  // target == cpu
-  EXPECT_TRUE(ts->CheckInvariants(5).empty());
+  ISOLATION_EXPECT_NO_VIOLATIONS(ts->CheckInvariants(5));
 }
 
 TEST(TimerSystemMisuse, AddTimerOnCpuOutsideTheMachineViolatesContract) {
@@ -226,7 +226,7 @@ TEST(TimerSystemMisuse, TimersAtNeverAndInThePastAreHandled) {
   EXPECT_EQ(ts->timers_run(), 2);
   EXPECT_EQ(ts->max_lateness(), kNanosMax);
   EXPECT_EQ(ts->CountLost(20 * kNsPerMs), 0);
-  EXPECT_TRUE(ts->CheckInvariants(10 * kNsPerMs).empty());
+  ISOLATION_EXPECT_NO_VIOLATIONS(ts->CheckInvariants(10 * kNsPerMs));
 }
 
 // ---- TmigrHooks ------------------------------------------------------------------------
@@ -234,18 +234,16 @@ TEST(TimerSystemMisuse, TimersAtNeverAndInThePastAreHandled) {
 TEST(TmigrHooksMisuse, DriverOfAnotherSizeIsReportedAndIgnored) {
   auto ts = MakeSystem(2);
   TmigrHooks hooks(*ts, TmigrHooks::Config{});
-  auto t = Topology::FromSynthetic("core:4 pu:1");
-  ASSERT_TRUE(t.ok());
-  auto sim = Simulator::Create(*t, IsolationConfig(*t));
-  ASSERT_TRUE(sim.ok());
-  (*sim)->AddHooks(&hooks);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, Topology::FromSynthetic("core:4 pu:1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, Simulator::Create(t, IsolationConfig(t)));
+  sim->AddHooks(&hooks);
   TaskSpec spec;
   spec.name = "busy";
   spec.cpu = 3;
   spec.body = MakeTaskBody([](TaskContext&) { return Step::Run(kNsPerMs); });
-  ASSERT_TRUE((*sim)->Spawn(std::move(spec)).ok());
-  ASSERT_TRUE((*sim)->SetCpuOnline(3, false).ok());
-  ASSERT_TRUE((*sim)->RunFor(20 * kNsPerMs).ok());
+  ISOLATION_ASSERT_OK(sim->Spawn(std::move(spec)));
+  ISOLATION_ASSERT_OK(sim->SetCpuOnline(3, false));
+  ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
   EXPECT_THAT(hooks.status().message(), HasSubstr("the driver has 4 cpus, the timer system 2"));
   EXPECT_EQ(ts->timers_run(), 0);
 }
@@ -253,7 +251,7 @@ TEST(TmigrHooksMisuse, DriverOfAnotherSizeIsReportedAndIgnored) {
 TEST(TmigrHooksMisuse, CountersAndTaskBodiesOfCpusOutsideTheMachine) {
   auto ts = MakeSystem();
   TmigrHooks hooks(*ts, TmigrHooks::Config{});
-  EXPECT_TRUE(hooks.status().ok());
+  ISOLATION_EXPECT_OK(hooks.status());
   for (int cpu : {-1, kCpus, INT_MAX}) {
     EXPECT_EQ(hooks.callbacks_on(cpu), 0) << cpu;
     EXPECT_EQ(hooks.remote_callbacks_on(cpu), 0) << cpu;
@@ -275,51 +273,47 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology, c
 }
 
 TEST(OslatWorkloadMisuse, ForeverDurationIsAnErrorNotAHang) {
-  auto t = Topology::FromSynthetic("core:4 pu:1");
-  ASSERT_TRUE(t.ok());
-  const IsolationConfig iso(*t);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, Topology::FromSynthetic("core:4 pu:1"));
+  const IsolationConfig iso(t);
   OslatWorkloadConfig cfg;
   cfg.duration = kNanosMax;
-  auto r = RunOslatWorkload(*t, iso, Options{}, cfg);
+  auto r = RunOslatWorkload(t, iso, Options{}, cfg);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("duration 9223372036854775807"));
   cfg = OslatWorkloadConfig{};
   cfg.jiffy = 1;  // 62 s of 1 ns jiffies: 6.2e10 ticks per CPU
-  r = RunOslatWorkload(*t, iso, Options{}, cfg);
+  r = RunOslatWorkload(t, iso, Options{}, cfg);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("jiffy 1 ns"));
   cfg = OslatWorkloadConfig{};
   cfg.check_every = 1;
-  EXPECT_THAT(RunOslatWorkload(*t, iso, Options{}, cfg).status().message(), HasSubstr("check_every 1 ns"));
+  EXPECT_THAT(RunOslatWorkload(t, iso, Options{}, cfg).status().message(), HasSubstr("check_every 1 ns"));
 }
 
 // The workload's times are the scripted ones only on a fresh simulator at
 // the jiffy whose kernel activities cost nothing.
 TEST(OslatWorkloadMisuse, DriverMustBeAFreshZeroCostSimulatorAtTheJiffy) {
-  auto t = Topology::FromSynthetic("core:4 pu:1");
-  ASSERT_TRUE(t.ok());
-  const IsolationConfig iso(*t);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, Topology::FromSynthetic("core:4 pu:1"));
+  const IsolationConfig iso(t);
   OslatWorkloadConfig cfg;
   cfg.duration = 50 * kNsPerMs;
-  auto hz250 = Simulator::Create(*t, iso, ZeroCostSimOptions(250));
-  ASSERT_TRUE(hz250.ok());
-  EXPECT_THAT(tmigr::RunOslatWorkload(**hz250, Options{}, cfg).status().message(), HasSubstr("tick period 4000000"));
-  auto ran = Simulator::Create(*t, iso, ZeroCostSimOptions(1000));
-  ASSERT_TRUE(ran.ok());
-  ASSERT_TRUE((*ran)->RunFor(kNsPerMs).ok());
-  EXPECT_EQ(tmigr::RunOslatWorkload(**ran, Options{}, cfg).status().code(), absl::StatusCode::kFailedPrecondition);
-  auto costly = Simulator::Create(*t, iso, SimOptions{});  // default costs: a context switch takes 1 us
-  ASSERT_TRUE(costly.ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto hz250, Simulator::Create(t, iso, ZeroCostSimOptions(250)));
+  EXPECT_THAT(tmigr::RunOslatWorkload(*hz250, Options{}, cfg).status().message(), HasSubstr("tick period 4000000"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto ran, Simulator::Create(t, iso, ZeroCostSimOptions(1000)));
+  ISOLATION_ASSERT_OK(ran->RunFor(kNsPerMs));
+  EXPECT_EQ(tmigr::RunOslatWorkload(*ran, Options{}, cfg).status().code(), absl::StatusCode::kFailedPrecondition);
+  auto costly = Simulator::Create(t, iso, SimOptions{});  // default costs: a context switch takes 1 us
+  ISOLATION_ASSERT_OK(costly);
   EXPECT_THAT(tmigr::RunOslatWorkload(**costly, Options{}, cfg).status().message(), HasSubstr("zero base costs"));
-  auto fine = Simulator::Create(*t, iso, ZeroCostSimOptions(1000));
-  ASSERT_TRUE(fine.ok());
-  EXPECT_TRUE(tmigr::RunOslatWorkload(**fine, Options{}, cfg).ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto fine, Simulator::Create(t, iso, ZeroCostSimOptions(1000)));
+  ISOLATION_EXPECT_OK(tmigr::RunOslatWorkload(*fine, Options{}, cfg));
 }
 
 TEST(OslatWorkloadMisuse, IsolationOfAnotherMachineIsAnError) {
   auto t = Topology::FromSynthetic("core:4 pu:1");
   auto other = Topology::FromSynthetic("core:8 pu:1");
-  ASSERT_TRUE(t.ok() && other.ok());
+  ISOLATION_ASSERT_OK(t);
+  ISOLATION_ASSERT_OK(other);
   OslatWorkloadConfig cfg;
   cfg.duration = 10 * kNsPerMs;
   // The simulator the workload runs on refuses the pair.

@@ -5,6 +5,7 @@
 // (each invariant can be reported), the I11 lock-order recorder, the
 // registries and the compatibility names.
 
+#include "isolation/testing/status_matchers.h"
 #include "isolation/tmigr/tmigr.h"
 
 #include <memory>
@@ -26,10 +27,9 @@ namespace {
 using ::testing::HasSubstr;
 
 std::unique_ptr<TimerMigration> MakeUp(int ncpus, TimerBackend* backend, Options o = {}) {
-  auto tm = TimerMigration::Create(std::vector<int>(static_cast<size_t>(ncpus), 0), o, backend);
-  EXPECT_TRUE(tm.ok()) << tm.status();
-  for (int c = 0; c < ncpus; ++c) EXPECT_TRUE((*tm)->BringUpCpu(c).ok());
-  return std::move(*tm);
+  auto tm = TimerMigration::Create(std::vector<int>(static_cast<size_t>(ncpus), 0), o, backend).value();
+  for (int c = 0; c < ncpus; ++c) ISOLATION_EXPECT_OK(tm->BringUpCpu(c));
+  return tm;
 }
 
 std::string Check(const HierarchySnapshot& s) { return absl::StrJoin(CheckHierarchyInvariants(s), "\n"); }
@@ -179,7 +179,7 @@ int64_t InversionsOfReenteringBackend(bool record) {
   tm->TakeDownCpu(1);
   EXPECT_EQ(tm->counters().lock_order_violations.load(), 0);
   backend.reenter = true;
-  EXPECT_TRUE(tm->BringUpCpu(1).ok());  // tmigr_set_cpu_available(): tmc(1) -> BaseIsIdle -> tmc(2)
+  ISOLATION_EXPECT_OK(tm->BringUpCpu(1));  // tmigr_set_cpu_available(): tmc(1) -> BaseIsIdle -> tmc(2)
   EXPECT_EQ(RecordedLocksHeld(), 0);
   return tm->counters().lock_order_violations.load();
 }
@@ -193,12 +193,11 @@ TEST(TmigrLockOrder, I11_NestedCpuLocksThroughTheBackendAreFlagged) {
 TEST(TmigrLockOrder, TimerSystemReportsI11) {
   Options o;
   o.record_lock_order = true;
-  auto ts = TimerSystem::Create(std::vector<int>(4, 0), o, TimerSystem::Config{1000});
-  ASSERT_TRUE(ts.ok());
-  ASSERT_TRUE((*ts)->BootAll().ok());
-  EXPECT_EQ(absl::StrJoin((*ts)->CheckInvariants(0), "\n"), "");
-  (*ts)->tmigr().counters().lock_order_violations.fetch_add(1);
-  EXPECT_THAT(absl::StrJoin((*ts)->CheckInvariants(0), "\n"), HasSubstr("I11 lock-order inversions: 1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto ts, TimerSystem::Create(std::vector<int>(4, 0), o, TimerSystem::Config{1000}));
+  ISOLATION_ASSERT_OK(ts->BootAll());
+  EXPECT_EQ(absl::StrJoin(ts->CheckInvariants(0), "\n"), "");
+  ts->tmigr().counters().lock_order_violations.fetch_add(1);
+  EXPECT_THAT(absl::StrJoin(ts->CheckInvariants(0), "\n"), HasSubstr("I11 lock-order inversions: 1"));
 }
 
 // ---------------------------------------------------------------------------
@@ -231,10 +230,9 @@ TEST(TmigrVariants, CreateResolvesNamesOnce) {
   NullBackend b;
   Options o;
   o.participation = "ISOLATION-v15";  // case-insensitive
-  auto tm = TimerMigration::Create(std::vector<int>(4, 0), o, &b);
-  ASSERT_TRUE(tm.ok()) << tm.status();
-  EXPECT_EQ((*tm)->options().participation, "isolation-v15");
-  EXPECT_EQ((*tm)->options().hierarchy, "mainline");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto tm, TimerMigration::Create(std::vector<int>(4, 0), o, &b));
+  EXPECT_EQ(tm->options().participation, "isolation-v15");
+  EXPECT_EQ(tm->options().hierarchy, "mainline");
   o.participation = "v7";
   EXPECT_THAT(std::string(TimerMigration::Create(std::vector<int>(4, 0), o, &b).status().message()),
               HasSubstr("unknown tmigr participation 'v7' (registered: v6.9, isolation"));
@@ -253,14 +251,12 @@ TEST(TmigrVariants, OptionsNameRegistryEntries) {
   EXPECT_EQ(o.hierarchy, "mainline");
   o.participation = "ISOLATION";
   o.hierarchy = "Ghost_Timer";
-  auto tm = TimerMigration::Create(std::vector<int>(4, 0), o, &b);
-  ASSERT_TRUE(tm.ok()) << tm.status();
-  EXPECT_EQ((*tm)->options().participation, "isolation");
-  EXPECT_EQ((*tm)->options().hierarchy, "ghost_timer");
-  auto entry = ParticipationRegistry().Find("isolation-v15");
-  ASSERT_TRUE(entry.ok()) << entry.status();
-  EXPECT_TRUE((*entry)->is_builtin());
-  EXPECT_FALSE((*entry)->is_default_row());  // run by name only
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto tm, TimerMigration::Create(std::vector<int>(4, 0), o, &b));
+  EXPECT_EQ(tm->options().participation, "isolation");
+  EXPECT_EQ(tm->options().hierarchy, "ghost_timer");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const ParticipationEntry* entry, ParticipationRegistry().Find("isolation-v15"));
+  EXPECT_TRUE(entry->is_builtin());
+  EXPECT_FALSE(entry->is_default_row());  // run by name only
   o.participation.clear();
   EXPECT_THAT(std::string(TimerMigration::Create(std::vector<int>(4, 0), o, &b).status().message()),
               HasSubstr("unknown tmigr participation ''"));

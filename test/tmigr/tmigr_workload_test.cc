@@ -6,6 +6,7 @@
 // CPUs) is the kit's TmigrStress.S24_S26_OslatSeed; S26 is also the kit's
 // TmigrStress.S26_IsolatedTimersPulledByHousekeeping.
 
+#include "isolation/testing/status_matchers.h"
 #include "isolation/tmigr/workload.h"
 
 #include <string>
@@ -28,18 +29,15 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology, c
 
 OslatWorkloadResult RunSeed(const std::string& topo_desc, const std::string& isolcpus, const std::string& nohz,
                             const std::string& participation, Nanos duration, bool tick_stopped = false) {
-  auto topo = Topology::FromSynthetic(topo_desc);
-  EXPECT_TRUE(topo.ok()) << topo.status();
-  auto iso = IsolationConfig::FromFlags(*topo, isolcpus, nohz);
-  EXPECT_TRUE(iso.ok()) << iso.status();
+  auto topo = Topology::FromSynthetic(topo_desc).value();
+  auto iso = IsolationConfig::FromFlags(topo, isolcpus, nohz).value();
   Options o;
   o.participation = participation;
   OslatWorkloadConfig cfg;
   cfg.duration = duration;
   cfg.isolated_tick_stopped = tick_stopped;
-  auto r = RunOslatWorkload(*topo, *iso, o, cfg);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return *r;
+  auto r = RunOslatWorkload(topo, iso, o, cfg).value();
+  return r;
 }
 
 constexpr char kSeedTopo[] = "package:2 l3cache:4 core:16 pu:1";
@@ -75,22 +73,19 @@ TEST(TmigrWorkload, S25_RtlaSeed) {
 // run-wide cap the detector had, which then reported a ghost timer and
 // stopped the run (losing every timer still pending).
 TEST(TmigrWorkload, LongHealthyRunHasNoGhostTimer) {
-  auto topo = Topology::FromSynthetic("package:1 l3cache:8 core:64 pu:1");
-  ASSERT_TRUE(topo.ok()) << topo.status();
-  auto iso = IsolationConfig::FromFlags(*topo, "1-511:1/2", "");
-  ASSERT_TRUE(iso.ok()) << iso.status();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("package:1 l3cache:8 core:64 pu:1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromFlags(topo, "1-511:1/2", ""));
   Options o;
   o.participation = "isolation";
   OslatWorkloadConfig cfg;
   cfg.duration = 60 * kNsPerSec;
-  auto r = RunOslatWorkload(*topo, *iso, o, cfg);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_GT(r->immediate_rearms, 100000);  // the old run-wide cap
-  EXPECT_EQ(r->immediate_rearms_after_wake, 0);
-  EXPECT_EQ(r->ghost_timers, 0);
-  EXPECT_EQ(r->invariant_violations, 0) << absl::StrJoin(r->first_violations, "\n");
-  EXPECT_EQ(r->timers_lost, 0);
-  EXPECT_EQ(r->timers_on_isolated, 0);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto r, RunOslatWorkload(topo, iso, o, cfg));
+  EXPECT_GT(r.immediate_rearms, 100000);  // the old run-wide cap
+  EXPECT_EQ(r.immediate_rearms_after_wake, 0);
+  EXPECT_EQ(r.ghost_timers, 0);
+  EXPECT_EQ(r.invariant_violations, 0) << absl::StrJoin(r.first_violations, "\n");
+  EXPECT_EQ(r.timers_lost, 0);
+  EXPECT_EQ(r.timers_on_isolated, 0);
 }
 
 // Negative control: with the bug f55acb1e44f3 fixed re-created (an overtaken
@@ -98,9 +93,8 @@ TEST(TmigrWorkload, LongHealthyRunHasNoGhostTimer) {
 // wake and are due again at once; the detector reports it, and the same run
 // without the bug is clean.
 TEST(TmigrWorkload, GhostTimerBugSwitchIsDetected) {
-  auto topo = Topology::FromSynthetic("pu:16");
-  ASSERT_TRUE(topo.ok()) << topo.status();
-  IsolationConfig iso(*topo);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("pu:16"));
+  IsolationConfig iso(topo);
   OslatWorkloadConfig cfg;
   cfg.duration = kNsPerSec;
   for (bool bug : {false, true}) {
@@ -108,17 +102,16 @@ TEST(TmigrWorkload, GhostTimerBugSwitchIsDetected) {
       Options o;
       o.participation = v;
       o.hierarchy = bug ? "ghost_timer" : "mainline";
-      auto r = RunOslatWorkload(*topo, iso, o, cfg);
-      ASSERT_TRUE(r.ok()) << r.status();
+      ISOLATION_ASSERT_OK_AND_ASSIGN(auto r, RunOslatWorkload(topo, iso, o, cfg));
       if (bug) {
-        EXPECT_GT(r->ghost_timers, 0) << v;
-        EXPECT_GE(r->invariant_violations, r->ghost_timers);
-        ASSERT_FALSE(r->first_violations.empty());
-        EXPECT_NE(r->first_violations[0].find("ghost timer"), std::string::npos) << r->first_violations[0];
+        EXPECT_GT(r.ghost_timers, 0) << v;
+        EXPECT_GE(r.invariant_violations, r.ghost_timers);
+        ASSERT_FALSE(r.first_violations.empty());
+        EXPECT_NE(r.first_violations[0].find("ghost timer"), std::string::npos) << r.first_violations[0];
       } else {
-        EXPECT_EQ(r->ghost_timers, 0) << v;
-        EXPECT_EQ(r->immediate_rearms_after_wake, 0);
-        EXPECT_EQ(r->invariant_violations, 0) << absl::StrJoin(r->first_violations, "\n");
+        EXPECT_EQ(r.ghost_timers, 0) << v;
+        EXPECT_EQ(r.immediate_rearms_after_wake, 0);
+        EXPECT_EQ(r.invariant_violations, 0) << absl::StrJoin(r.first_violations, "\n");
       }
     }
   }
@@ -136,12 +129,11 @@ TEST(TmigrWorkload, S24_V69PullsEveryGlobalTimer) {
 }
 
 TEST(TmigrWorkload, RejectsBadConfig) {
-  auto topo = Topology::FromSynthetic("pu:8");
-  ASSERT_TRUE(topo.ok());
-  IsolationConfig iso(*topo);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("pu:8"));
+  IsolationConfig iso(topo);
   OslatWorkloadConfig cfg;
   cfg.hk_burst = cfg.hk_period;
-  EXPECT_FALSE(RunOslatWorkload(*topo, iso, Options{}, cfg).ok());
+  EXPECT_FALSE(RunOslatWorkload(topo, iso, Options{}, cfg).ok());
 }
 
 }  // namespace

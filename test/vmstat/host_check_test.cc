@@ -3,6 +3,7 @@
 // the normal / pressure / disagree verdicts on canned text, and the check
 // on the running kernel (skipped, with the reason, where it is not exposed).
 
+#include "isolation/testing/status_matchers.h"
 #include "isolation/vmstat/host_check.h"
 
 #include <gmock/gmock.h>
@@ -70,18 +71,17 @@ Node 0, zone  Movable
 )";
 
 TEST(Zoneinfo, ParsesZonesWatermarksAndPerCpuThresholds) {
-  absl::StatusOr<std::vector<ZoneinfoZone>> zones = ParseZoneinfo(kZoneinfo);
-  ASSERT_TRUE(zones.ok()) << zones.status();
-  ASSERT_EQ(zones->size(), 3u);
-  EXPECT_EQ((*zones)[0].zone, "DMA");
-  EXPECT_EQ((*zones)[0].managed, 3840);
-  EXPECT_EQ((*zones)[0].min, 43);
-  EXPECT_EQ((*zones)[0].low, 53);
-  ASSERT_EQ((*zones)[0].thresholds.size(), 2u);
-  EXPECT_EQ((*zones)[0].thresholds[1], std::make_pair(1, 4));
-  EXPECT_EQ((*zones)[1].zone, "Normal");
-  EXPECT_EQ((*zones)[1].thresholds[0], std::make_pair(0, 24));
-  EXPECT_TRUE((*zones)[2].thresholds.empty());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(std::vector<ZoneinfoZone> zones, ParseZoneinfo(kZoneinfo));
+  ASSERT_EQ(zones.size(), 3u);
+  EXPECT_EQ(zones[0].zone, "DMA");
+  EXPECT_EQ(zones[0].managed, 3840);
+  EXPECT_EQ(zones[0].min, 43);
+  EXPECT_EQ(zones[0].low, 53);
+  ASSERT_EQ(zones[0].thresholds.size(), 2u);
+  EXPECT_EQ(zones[0].thresholds[1], std::make_pair(1, 4));
+  EXPECT_EQ(zones[1].zone, "Normal");
+  EXPECT_EQ(zones[1].thresholds[0], std::make_pair(0, 24));
+  EXPECT_TRUE(zones[2].thresholds.empty());
   EXPECT_FALSE(ParseZoneinfo("Node x, zone DMA\n").ok());
   EXPECT_FALSE(ParseZoneinfo("Node 0, zone DMA\n  vm stats threshold: 4\n").ok());  // no cpu yet
 }

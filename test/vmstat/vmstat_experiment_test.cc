@@ -17,6 +17,7 @@
 #include "experiments/vmstat_experiment.h"
 #include "gtest/gtest.h"
 #include "isolation/runtime/trace.h"
+#include "isolation/testing/status_matchers.h"
 
 namespace isolation::experiments {
 namespace {
@@ -25,13 +26,12 @@ TEST(VmstatExperiment, S7_S8_QuickRunMatchesIssueContract) {
   Progress progress("vmstat");
   // VMSTAT_FULL=1 runs the default (non-quick) configuration instead.
   const bool quick = std::getenv("VMSTAT_FULL") == nullptr;
-  auto report = RunVmstatExperiment(CommonOptions{.seed = 1, .quick = quick}, VmstatExperimentOptions{}, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  const nlohmann::json& j = report->json;
-  EXPECT_EQ(report->invariant_violations, 0) << j.dump(2);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(CommonOptions{.seed = 1, .quick = quick}, VmstatExperimentOptions{}, progress));
+  const nlohmann::json& j = report.json;
+  EXPECT_EQ(report.invariant_violations, 0) << j.dump(2);
   // Shown in the test log: what `isolab vmstat --quick` prints.
-  std::cout << report->text;
-  for (const auto& r : report->rows) std::cout << r.figure << " | " << r.kernel_reported << " | " << r.measured << "\n";
+  std::cout << report.text;
+  for (const auto& r : report.rows) std::cout << r.figure << " | " << r.kernel_reported << " | " << r.measured << "\n";
   if (std::getenv("VMSTAT_DUMP_JSON") != nullptr) std::cout << j.dump(2) << "\n";
   ASSERT_TRUE(j.contains("strategies"));
   ASSERT_EQ(j["strategies"].size(), 4u);
@@ -62,11 +62,11 @@ TEST(VmstatExperiment, S7_S8_QuickRunMatchesIssueContract) {
   EXPECT_EQ(seen, (std::set<std::string>{"A0", "A1", "B", "C"}));
   EXPECT_EQ(j["model"]["cpus"].get<int>(), 128);
   EXPECT_EQ(j["model"]["isolated_cpus"].get<int>(), 124);
-  ASSERT_EQ(report->rows.size(), 2u);
-  EXPECT_EQ(report->rows[0].experiment, "vmstat");
-  EXPECT_NE(report->rows[0].kernel_reported.find("8461"), std::string::npos);
-  EXPECT_NE(report->rows[1].kernel_reported.find("15 us"), std::string::npos);
-  EXPECT_FALSE(report->text.empty());
+  ASSERT_EQ(report.rows.size(), 2u);
+  EXPECT_EQ(report.rows[0].experiment, "vmstat");
+  EXPECT_NE(report.rows[0].kernel_reported.find("8461"), std::string::npos);
+  EXPECT_NE(report.rows[1].kernel_reported.find("15 us"), std::string::npos);
+  EXPECT_FALSE(report.text.empty());
 }
 
 // The host part runs on the host-sized model, says so, and
@@ -79,17 +79,16 @@ TEST(VmstatExperiment, HostPartRunsOnTheHostSizedModel) {
   o.host_iterations = 64;
   CommonOptions common{.seed = 1, .quick = true};
   common.host_cpus = 2;  // as on the 2-CPU CI host
-  auto report = RunVmstatExperiment(common, o, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  const nlohmann::json& m = report->json["real_thread_model"];
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(common, o, progress));
+  const nlohmann::json& m = report.json["real_thread_model"];
   EXPECT_EQ(m["cpus"].get<int>(), 2);
   EXPECT_EQ(m["housekeeping"].get<std::string>(), "0");
   EXPECT_EQ(m["isolated"].get<std::string>(), "1");
   EXPECT_FALSE(m["oversubscribed"].get<bool>());
   const std::string label = m["label"].get<std::string>();
   EXPECT_NE(label.find("host-sized model, 2 CPUs"), std::string::npos) << label;
-  EXPECT_NE(report->json["host"]["label"].get<std::string>().find(label), std::string::npos);
-  EXPECT_NE(report->text.find(label), std::string::npos) << report->text;
+  EXPECT_NE(report.json["host"]["label"].get<std::string>().find(label), std::string::npos);
+  EXPECT_NE(report.text.find(label), std::string::npos) << report.text;
 
   common.host_cpus = 0;  // this host
   common.real_cpus = 8192;
@@ -101,25 +100,23 @@ TEST(VmstatExperiment, HostPartRunsOnTheHostSizedModel) {
   common.host_cpus = 1;  // pretend a 1-CPU host: a 2-CPU model is oversubscribed
   common.real_cpus = 2;
   common.allow_oversubscribed = true;
-  auto allowed = RunVmstatExperiment(common, o, progress);
-  ASSERT_TRUE(allowed.ok()) << allowed.status();
-  EXPECT_TRUE(allowed->json["real_thread_model"]["oversubscribed"].get<bool>());
-  EXPECT_EQ(allowed->json["host"]["label"].get<std::string>().rfind("OVERSUBSCRIBED", 0), 0u);
-  EXPECT_NE(allowed->text.find("OVERSUBSCRIBED host real threads"), std::string::npos) << allowed->text;
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto allowed, RunVmstatExperiment(common, o, progress));
+  EXPECT_TRUE(allowed.json["real_thread_model"]["oversubscribed"].get<bool>());
+  EXPECT_EQ(allowed.json["host"]["label"].get<std::string>().rfind("OVERSUBSCRIBED", 0), 0u);
+  EXPECT_NE(allowed.text.find("OVERSUBSCRIBED host real threads"), std::string::npos) << allowed.text;
 }
 
 TEST(VmstatExperiment, D_OursAndBadFlags) {
   Progress progress("vmstat");
   VmstatExperimentOptions options;
   options.strategies = {"A1", "D"};
-  auto report = RunVmstatExperiment(CommonOptions{.seed = 2, .quick = true}, options, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_EQ(report->invariant_violations, 0);
-  const auto& d = report->json["strategies"][1];
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(CommonOptions{.seed = 2, .quick = true}, options, progress));
+  EXPECT_EQ(report.invariant_violations, 0);
+  const auto& d = report.json["strategies"][1];
   EXPECT_EQ(d["strategy"], "D");
   EXPECT_EQ(d["isolated_interruptions"].get<int64_t>(), 0);
   EXPECT_EQ(d["residue_max"].get<int64_t>(), 0);
-  EXPECT_TRUE(report->json["details"][1]["ours"].get<bool>());
+  EXPECT_TRUE(report.json["details"][1]["ours"].get<bool>());
   options.strategies = {"A1", "Q"};
   auto bad = RunVmstatExperiment(CommonOptions{.seed = 2, .quick = true}, options, progress);
   ASSERT_FALSE(bad.ok());
@@ -131,13 +128,12 @@ TEST(VmstatExperiment, D_OursAndBadFlags) {
 // with a note, not failed.  A failing one would make isolab exit 1.
 TEST(VmstatExperiment, NoIsolatedCpuSkipsTheChecksAboutThem) {
   Progress progress("vmstat");
-  auto report = RunVmstatExperiment(CommonOptions{.isolcpus = "", .seed = 1, .quick = true},
-                                    VmstatExperimentOptions{}, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_EQ(report->invariant_violations, 0) << report->json["checks"].dump(2);
-  EXPECT_EQ(report->json["model"]["isolated_cpus"].get<int>(), 0);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(CommonOptions{.isolcpus = "", .seed = 1, .quick = true},
+                                    VmstatExperimentOptions{}, progress));
+  EXPECT_EQ(report.invariant_violations, 0) << report.json["checks"].dump(2);
+  EXPECT_EQ(report.json["model"]["isolated_cpus"].get<int>(), 0);
   int skipped = 0, run = 0;
-  for (const auto& c : report->json["checks"]) {
+  for (const auto& c : report.json["checks"]) {
     EXPECT_TRUE(c["ok"].get<bool>()) << c.dump();
     if (c.contains("skipped")) {
       ++skipped;
@@ -149,8 +145,8 @@ TEST(VmstatExperiment, NoIsolatedCpuSkipsTheChecksAboutThem) {
   }
   EXPECT_EQ(run, 4);  // lost_updates, per strategy
   EXPECT_EQ(skipped, 4 + 1 + 2 + 2 + 2);  // every RT spin finished x 4; A0 1, A1 2, B 2, C 2
-  EXPECT_NE(report->text.find("skipped"), std::string::npos);
-  EXPECT_EQ(report->text.find("CHECK FAILED"), std::string::npos);
+  EXPECT_NE(report.text.find("skipped"), std::string::npos);
+  EXPECT_EQ(report.text.find("CHECK FAILED"), std::string::npos);
 }
 
 // B folds on return to user of a nohz_full CPU whose tick is stopped: an
@@ -159,16 +155,15 @@ TEST(VmstatExperiment, NoIsolatedCpuSkipsTheChecksAboutThem) {
 // run exited 1 with "CHECK FAILED: B: no isolated interruption" here).
 TEST(VmstatExperiment, PartialNohzFullChecksBOnlyOnNohzFullCpus) {
   Progress progress("vmstat");
-  auto report = RunVmstatExperiment(
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(
       CommonOptions{.topology = "pu:8", .isolcpus = "1-7", .nohz_full = "1-3", .seed = 1, .quick = true},
-      VmstatExperimentOptions{}, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_EQ(report->invariant_violations, 0) << report->json["checks"].dump(2);
-  const auto& b = report->json["strategies"][2];
+      VmstatExperimentOptions{}, progress));
+  EXPECT_EQ(report.invariant_violations, 0) << report.json["checks"].dump(2);
+  const auto& b = report.json["strategies"][2];
   ASSERT_EQ(b["strategy"], "B");
   EXPECT_GT(b["isolated_interruptions"].get<int64_t>(), 0);  // on CPUs 4-7, whose tick runs
   bool checked = false;
-  for (const auto& c : report->json["checks"]) {
+  for (const auto& c : report.json["checks"]) {
     if (c["check"] == "B: no interruption of isolated nohz_full CPUs") {
       checked = true;
       EXPECT_FALSE(c.contains("skipped"));
@@ -183,18 +178,17 @@ TEST(VmstatExperiment, PartialNohzFullChecksBOnlyOnNohzFullCpus) {
 // isolcpus=nohz and is dropped.
 TEST(VmstatExperiment, ConfigurationWarningsReachTheReport) {
   Progress progress("vmstat");
-  auto report = RunVmstatExperiment(
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(
       CommonOptions{.topology = "pu:16", .isolcpus = "nohz,1-7", .nohz_full = "8-15", .seed = 1, .quick = true},
-      VmstatExperimentOptions{}, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  ASSERT_FALSE(report->warnings.empty());
-  EXPECT_EQ(report->warnings[0].parameter, "nohz_full=8-15");
-  ASSERT_TRUE(report->json.contains("warnings"));
-  ASSERT_EQ(report->json["warnings"].size(), report->warnings.size());
-  EXPECT_EQ(report->json["warnings"][0]["parameter"], "nohz_full=8-15");
-  EXPECT_NE(report->json["warnings"][0]["message"].get<std::string>().find("must match isolcpus"),
+      VmstatExperimentOptions{}, progress));
+  ASSERT_FALSE(report.warnings.empty());
+  EXPECT_EQ(report.warnings[0].parameter, "nohz_full=8-15");
+  ASSERT_TRUE(report.json.contains("warnings"));
+  ASSERT_EQ(report.json["warnings"].size(), report.warnings.size());
+  EXPECT_EQ(report.json["warnings"][0]["parameter"], "nohz_full=8-15");
+  EXPECT_NE(report.json["warnings"][0]["message"].get<std::string>().find("must match isolcpus"),
             std::string::npos);
-  EXPECT_EQ(report->json["invariant_violations"].get<int64_t>(), report->invariant_violations);
+  EXPECT_EQ(report.json["invariant_violations"].get<int64_t>(), report.invariant_violations);
 }
 
 // --trace: each strategy's simulated run is a trace run whose vmstat_update
@@ -205,15 +199,13 @@ TEST(VmstatExperiment, TraceInterruptionSlicesMatchTheCount) {
   vmstat_options.strategies = {"A0", "B"};
   vmstat_options.host_iterations = 200;
   const std::string path = ::testing::TempDir() + "/vmstat_trace." + std::to_string(getpid()) + ".json";
-  auto file = TraceFile::Create(path, TraceFileOptions{});
-  ASSERT_TRUE(file.ok()) << file.status();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, TraceFileOptions{}));
   CommonOptions options;
   options.quick = true;
-  options.trace = file->get();
+  options.trace = file.get();
   Progress progress("vmstat");
-  auto report = RunVmstatExperiment(options, vmstat_options, progress);
-  ASSERT_TRUE(report.ok()) << report.status();
-  ASSERT_TRUE((*file)->Close().ok());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(options, vmstat_options, progress));
+  ISOLATION_ASSERT_OK(file->Close());
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -241,7 +233,7 @@ TEST(VmstatExperiment, TraceInterruptionSlicesMatchTheCount) {
     EXPECT_TRUE(e.contains("args") && e["args"].contains("interrupted")) << e.dump();
     ++slices[strategy_of[pid]];
   }
-  for (const auto& s : report->json["strategies"]) {
+  for (const auto& s : report.json["strategies"]) {
     EXPECT_EQ(slices[s["strategy"].get<std::string>()], s["isolated_interruptions"].get<int64_t>()) << s.dump();
   }
   EXPECT_GT(slices["A0"], 0);

@@ -16,6 +16,7 @@
 #include "common/contract_death.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/vmstat/hooks.h"
 #include "isolation/vmstat/vmstat.h"
 
@@ -40,9 +41,8 @@ VmstatConfig Config(const std::string& policy) {
 }
 
 std::unique_ptr<Vmstat> Make(const std::string& s) {
-  auto vm = Vmstat::Create(Config(s));
-  EXPECT_TRUE(vm.ok()) << vm.status();
-  return std::move(*vm);
+  auto vm = Vmstat::Create(Config(s)).value();
+  return vm;
 }
 
 class VmstatMisuse : public ::testing::TestWithParam<std::string> {};
@@ -205,9 +205,8 @@ TEST_P(VmstatMisuse, WriterOfUnknownCpuIsAnErrorNamingIt) {
     EXPECT_THAT(w.status().message(), HasSubstr(absl::StrCat("Writer(cpu ", cpu, ")"))) << cpu;
   }
   for (int cpu = 0; cpu < kCpus; ++cpu) {
-    auto w = vm->Writer(cpu);
-    ASSERT_TRUE(w.ok()) << w.status();
-    EXPECT_EQ(w->cpu(), cpu);
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto w, vm->Writer(cpu));
+    EXPECT_EQ(w.cpu(), cpu);
   }
 }
 

@@ -21,6 +21,7 @@
 #include "isolation/core/isolation_config.h"
 #include "isolation/runtime/sim.h"
 #include "isolation/core/topology.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/vmstat/vmstat.h"
 #include "isolation/vmstat/hooks.h"
 
@@ -59,29 +60,25 @@ struct Machine {
 // 8 CPUs, CPUs 1-7 isolated and nohz_full, housekeeping CPU 0.
 Machine MakeMachine(const std::string& s, uint64_t seed = 1) {
   Machine m;
-  auto topo = Topology::FromSynthetic("package:1 core:8 pu:1");
-  EXPECT_TRUE(topo.ok()) << topo.status();
-  auto iso = IsolationConfig::FromFlags(*topo, "1-7", "1-7");
-  EXPECT_TRUE(iso.ok()) << iso.status();
+  auto topo = Topology::FromSynthetic("package:1 core:8 pu:1").value();
+  auto iso = IsolationConfig::FromFlags(topo, "1-7", "1-7").value();
   VmstatConfig c;
   c.fold_policy = s;
-  c.num_cpus = topo->num_cpus();
+  c.num_cpus = topo.num_cpus();
   c.zones = {ZoneSpec{"Normal", 0, 16 * 262144, 8192, 10240, 12288}};
   c.stat_interval = kP;
   c.isolated = CpuMask(c.num_cpus);
   for (int cpu = 0; cpu < c.num_cpus; ++cpu) {
-    if (iso->CpuIsIsolated(cpu)) c.isolated.Set(cpu);
+    if (iso.CpuIsIsolated(cpu)) c.isolated.Set(cpu);
   }
-  c.nohz_full = iso->nohz_full();
-  auto vm = Vmstat::Create(c);
-  EXPECT_TRUE(vm.ok()) << vm.status();
-  m.vm = std::move(vm).value();
+  c.nohz_full = iso.nohz_full();
+  auto vm = Vmstat::Create(c).value();
+  m.vm = std::move(vm);
   m.hooks = std::make_unique<VmstatHooks>(*m.vm);
   SimOptions o;
   o.seed = seed;
-  auto sim = Simulator::Create(*topo, *iso, o);
-  EXPECT_TRUE(sim.ok()) << sim.status();
-  m.sim = std::move(sim).value();
+  auto sim = Simulator::Create(topo, iso, o).value();
+  m.sim = std::move(sim);
   m.sim->AddHooks(m.hooks.get());
   return m;
 }
@@ -107,7 +104,7 @@ void SpawnHousekeeper(Machine& m) {
     });
     return Step::Sleep(200 * kNsPerUs);
   });
-  ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
+  ISOLATION_ASSERT_OK(m.sim->Spawn(std::move(t)));
 }
 
 struct RtResult {
@@ -145,7 +142,7 @@ void SpawnRtInit(Machine& m, int cpu, int syscalls, Nanos spin, RtResult* out) {
     out->work_runs_in_spin = m.vm->Counters(ctx.cpu()).work_runs - *work_at_spin;
     return Step::Block();  // stays on the CPU's runqueue, off the CPU
   });
-  ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
+  ISOLATION_ASSERT_OK(m.sim->Spawn(std::move(t)));
 }
 
 // SpawnRtInit on each isolated CPU (1-7); element cpu receives CPU cpu's
@@ -172,7 +169,7 @@ TEST_P(VmstatSimP, S7_RtInitPattern_I8_I9_I1) {
   Machine m = MakeMachine(s);
   SpawnHousekeeper(m);
   std::vector<RtResult> res = SpawnRtInitOnIsolatedCpus(m, 2000, 4 * kP);
-  ASSERT_TRUE(m.sim->RunFor(8 * kP).ok());
+  ISOLATION_ASSERT_OK(m.sim->RunFor(8 * kP));
   int64_t residue_max = 0, spin_work = 0;
   for (int cpu = 1; cpu < 8; ++cpu) {
     ASSERT_GE(res[static_cast<size_t>(cpu)].residue_after_spin, 0) << "spin did not finish on cpu " << cpu;
@@ -222,12 +219,12 @@ TEST_P(VmstatSimP, S12_InterruptDirtying) {
   t.cpu = 3;
   t.affinity = CpuMask::Of(8, 3);
   t.body = MakeTaskBody([](TaskContext&) { return Step::Run(100 * kNsPerUs); });
-  ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
+  ISOLATION_ASSERT_OK(m.sim->Spawn(std::move(t)));
   m.sim->ArmTimer(3, kP / 2, [&m](CpuContext& k) {
     m.Apply(k.cpu(), StatKind::kNode, 0, kNodeWriteback, -3);
     m.Apply(k.cpu(), StatKind::kZone, 0, kZoneWritePending, -3);
   });
-  ASSERT_TRUE(m.sim->RunFor(5 * kP).ok());
+  ISOLATION_ASSERT_OK(m.sim->RunFor(5 * kP));
   const int64_t residue = m.vm->MaxAbsDiff(3);
   const int64_t work = m.vm->Counters(3).work_runs;
   if (s == "A0") {
@@ -256,7 +253,7 @@ TEST_P(VmstatSimP, S13_NeverReturnsToUser) {
   for (int k = 1; k <= 3; ++k) {
     m.sim->ArmTimer(5, k * kP / 3, [&m](CpuContext& c) { m.Apply(c.cpu(), StatKind::kNode, 0, 9, 2); });
   }
-  ASSERT_TRUE(m.sim->RunFor(5 * kP).ok());
+  ISOLATION_ASSERT_OK(m.sim->RunFor(5 * kP));
   const int64_t residue = m.vm->MaxAbsDiff(5);
   if (s == "A0") {
     EXPECT_GT(m.vm->Counters(5).work_runs, 0);
@@ -296,7 +293,7 @@ TEST_P(VmstatSimP, S9_IdleEntryQuietEveryAttemptVsFirst) {
     SCOPED_TRACE(every_attempt ? "every attempt" : "first only");
     Machine m = MakeMachine(s);
     SpawnHousekeeper(m);
-    ASSERT_TRUE(m.sim->RunFor(kP / 20).ok());
+    ISOLATION_ASSERT_OK(m.sim->RunFor(kP / 20));
     ASSERT_TRUE(m.sim->IsIdle(kCpu));
     ASSERT_TRUE(m.sim->TickStopped(kCpu));
     const CpuCounters before = m.vm->Counters(kCpu);
@@ -307,7 +304,7 @@ TEST_P(VmstatSimP, S9_IdleEntryQuietEveryAttemptVsFirst) {
         if (every_attempt) (void)m.vm->QuietVmstat(c.cpu(), c.driver().TickStopped(c.cpu()));
       });
     }
-    ASSERT_TRUE(m.sim->RunFor(kIrqs * kP / 10 + kP / 20).ok());
+    ISOLATION_ASSERT_OK(m.sim->RunFor(kIrqs * kP / 10 + kP / 20));
     const CpuCounters after = m.vm->Counters(kCpu);
     const int64_t stops = m.sim->Stats(kCpu).tick_stops - stops_before;
     const int64_t gate_checks = after.quiet_calls - before.quiet_calls;
@@ -365,9 +362,9 @@ TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
   t.cpu = kSpinCpu;
   t.affinity = CpuMask::Of(m.vm->num_cpus(), kSpinCpu);
   t.body = MakeTaskBody([](TaskContext&) { return Step::Run(1000 * kP); });
-  ASSERT_TRUE(m.sim->Spawn(std::move(t)).ok());
+  ISOLATION_ASSERT_OK(m.sim->Spawn(std::move(t)));
   m.hooks->SetNeverYields(kSpinCpu, true);
-  ASSERT_TRUE(m.sim->RunFor(kP / 2).ok());
+  ISOLATION_ASSERT_OK(m.sim->RunFor(kP / 2));
   // Interrupt-like dirtying of every isolated CPU (no return to user follows).
   for (int cpu = 1; cpu < 8; ++cpu) m.Apply(cpu, StatKind::kNode, 0, 2, 2);
   ASSERT_TRUE(m.hooks->StatRefresh(*m.sim));
@@ -376,7 +373,7 @@ TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
     EXPECT_EQ(m.hooks->stat_refresh_waiting(), 0);
     for (int cpu = 1; cpu < 8; ++cpu) EXPECT_EQ(m.vm->MaxAbsDiff(cpu), 0) << "cpu " << cpu;
   }
-  ASSERT_TRUE(m.sim->RunFor(10 * kP).ok());  // the bounded wait
+  ISOLATION_ASSERT_OK(m.sim->RunFor(10 * kP));  // the bounded wait
   if (remote) {
     EXPECT_EQ(m.hooks->stat_refreshes_completed(), 1);
     EXPECT_EQ(m.vm->Counters(kSpinCpu).work_runs, 0);
@@ -397,7 +394,7 @@ TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
     EXPECT_FALSE(m.hooks->StatRefresh(*m.sim)) << "a second refresh must not start while one waits";
     // The spinner yields (e.g. RT throttling): the parked item runs.
     m.hooks->SetNeverYields(kSpinCpu, false);
-    ASSERT_TRUE(m.sim->RunFor(kP).ok());
+    ISOLATION_ASSERT_OK(m.sim->RunFor(kP));
     EXPECT_EQ(m.hooks->stat_refreshes_completed(), 1);
     EXPECT_EQ(m.hooks->stat_refresh_waiting(), 0);
     EXPECT_EQ(m.vm->MaxAbsDiff(kSpinCpu), 0);
@@ -423,15 +420,15 @@ int64_t HousekeepingWorkRunsWithCpu6(bool take_cpu6_down) {
     ctx.Syscall([&m](CpuContext& k) { m.Apply(k.cpu(), StatKind::kZone, 0, kZoneMlock, 1); });
     return Step::Sleep(200 * kNsPerUs);
   });
-  EXPECT_TRUE(m.sim->Spawn(std::move(t)).ok());
+  ISOLATION_EXPECT_OK(m.sim->Spawn(std::move(t)));
   m.sim->At(kP + kP / 2, [&] {
     EXPECT_TRUE(m.vm->WorkPending(6));  // its item is queued, due at ~2P
     EXPECT_TRUE(m.vm->WorkPending(0));
     if (take_cpu6_down) {
-      EXPECT_TRUE(m.sim->SetCpuOnline(6, false).ok());
+      ISOLATION_EXPECT_OK(m.sim->SetCpuOnline(6, false));
     }
   });
-  EXPECT_TRUE(m.sim->RunFor(10 * kP).ok());
+  ISOLATION_EXPECT_OK(m.sim->RunFor(10 * kP));
   EXPECT_EQ(m.vm->Counters(6).work_runs, take_cpu6_down ? 1 : 2);  // ~P (and ~2P if up)
   EXPECT_EQ(m.ConservationError(), 0);
   // Run as CPU 0's work, the moved item (due just after CPU 0's own run at
@@ -459,11 +456,11 @@ TEST(VmstatSimHotplug, S15_BLocalArmedWorkDoesNotRunElsewhere) {
   m.sim->At(kP, [&] {
     EXPECT_TRUE(m.vm->WorkPending(6));  // armed, due at 3P/2
     EXPECT_EQ(m.vm->Counters(6).local_work_arms, 1);
-    ASSERT_TRUE(m.sim->SetCpuOnline(6, false).ok());
+    ISOLATION_ASSERT_OK(m.sim->SetCpuOnline(6, false));
     EXPECT_FALSE(m.vm->WorkPending(6));
     EXPECT_EQ(m.vm->MaxAbsDiff(6), 0);  // folded by the dead-CPU fold
   });
-  ASSERT_TRUE(m.sim->RunFor(4 * kP).ok());
+  ISOLATION_ASSERT_OK(m.sim->RunFor(4 * kP));
   EXPECT_EQ(m.vm->Counters(6).work_runs, 0);
   EXPECT_EQ(m.vm->Counters(6).cancelled_work_runs, 0) << "the cancelled item still fired";
   EXPECT_EQ(m.vm->Counters(0).cancelled_work_runs, 0);
@@ -473,9 +470,9 @@ TEST(VmstatSimHotplug, S15_BLocalArmedWorkDoesNotRunElsewhere) {
   EXPECT_EQ(timer_irqs, 1) << "only the dirtying interrupt: the cancelled work's timer must not fire anywhere";
   EXPECT_EQ(m.ConservationError(), 0);
   // Back online: the next dirty episode arms and the fallback folds.
-  ASSERT_TRUE(m.sim->SetCpuOnline(6, true).ok());
+  ISOLATION_ASSERT_OK(m.sim->SetCpuOnline(6, true));
   m.sim->ArmTimer(6, 4 * kP + kP / 2, [&m](CpuContext& k) { m.Apply(k.cpu(), StatKind::kNode, 0, 9, 3); });
-  ASSERT_TRUE(m.sim->RunFor(4 * kP).ok());
+  ISOLATION_ASSERT_OK(m.sim->RunFor(4 * kP));
   EXPECT_EQ(m.vm->Counters(6).local_work_arms, 2);
   EXPECT_GT(m.vm->Counters(6).work_runs, 0);
   EXPECT_EQ(m.vm->MaxAbsDiff(6), 0);

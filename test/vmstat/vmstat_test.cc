@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isolation/core/interleave.h"
+#include "isolation/testing/status_matchers.h"
 #include "isolation/vmstat/vmstat.h"
 
 namespace isolation::vmstat {
@@ -50,9 +51,8 @@ VmstatConfig SmallConfig(const std::string& policy, int cpus, int fixed_threshol
 }
 
 std::unique_ptr<Vmstat> Make(const VmstatConfig& c) {
-  auto vm = Vmstat::Create(c);
-  EXPECT_TRUE(vm.ok()) << vm.status();
-  return std::move(vm).value();
+  auto vm = Vmstat::Create(c).value();
+  return vm;
 }
 
 // A LocalWorkQueue test double: records what was armed and cancelled (the
@@ -126,7 +126,7 @@ TEST(VmstatThresholds, I11_DriftMarkSetAndNeverCleared) {
   // n * t = 64 * 125 > 12 -> high + n * t.
   EXPECT_EQ(vm->DriftMark(0), 32 + 64 * 125);
   // Shrink to one CPU: t = 2*1*(1+fls(128)) = 18, 18 > 12 still -> updated.
-  for (int cpu = 63; cpu >= 1; --cpu) ASSERT_TRUE(vm->CpuOffline(cpu).ok());
+  for (int cpu = 63; cpu >= 1; --cpu) ISOLATION_ASSERT_OK(vm->CpuOffline(cpu));
   EXPECT_EQ(vm->Threshold(0, StatKind::kZone, 0), 18);
   EXPECT_EQ(vm->DriftMark(0), 32 + 18);
   // A zone whose n * t never exceeds low - min keeps mark 0 ...
@@ -142,7 +142,7 @@ TEST(VmstatThresholds, I11_DriftMarkSetAndNeverCleared) {
   c3.zones = {ZoneSpec{"Normal", 0, 16 * kGiB, 0, 1000, 2000}};
   auto vm3 = Make(c3);
   EXPECT_EQ(vm3->DriftMark(0), 2000 + 64 * 125);
-  for (int cpu = 63; cpu >= 1; --cpu) ASSERT_TRUE(vm3->CpuOffline(cpu).ok());
+  for (int cpu = 63; cpu >= 1; --cpu) ISOLATION_ASSERT_OK(vm3->CpuOffline(cpu));
   EXPECT_LE(1 * vm3->Threshold(0, StatKind::kZone, 0), 1000);
   // The mark keeps the value of the last refresh where n * t > low - min.
   int64_t expected = 2000 + 64 * 125;
@@ -328,7 +328,7 @@ TEST(VmstatWork, BLocal_ArmOnFirstDirtyCancelOnReturnToUser) {
   vm->Mod(2, StatKind::kNode, 0, 3, 2);
   ASSERT_EQ(q.armed.size(), 2u);
   EXPECT_EQ(vm->Counters(2).local_work_arms, 2);
-  ASSERT_TRUE(vm->CpuOffline(2).ok());
+  ISOLATION_ASSERT_OK(vm->CpuOffline(2));
   EXPECT_EQ(q.cancelled, std::vector<int>({2, 2}));
   EXPECT_FALSE(vm->WorkPending(2));
   EXPECT_FALSE(vm->RunCpuWork(2, q.armed[1].second));
@@ -349,12 +349,11 @@ TEST(VmstatWriter, InlineFastPathForEveryLibrarySlotButTheNegativeControl) {
     VmstatConfig c = SmallConfig(policy, 2);
     c.slot = slot;
     auto vm = Make(c);
-    auto w = vm->Writer(1);
-    ASSERT_TRUE(w.ok()) << w.status();
-    EXPECT_EQ(w->inline_fast_path(), inline_path) << policy << ":" << slot;
-    EXPECT_EQ(&w->vm(), vm.get());
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto w, vm->Writer(1));
+    EXPECT_EQ(w.inline_fast_path(), inline_path) << policy << ":" << slot;
+    EXPECT_EQ(&w.vm(), vm.get());
     // WithSlotForm hands the form-specialised writer of the same CPU.
-    EXPECT_EQ(w->WithSlotForm([](auto sw) { return sw.cpu(); }), 1) << policy;
+    EXPECT_EQ(w.WithSlotForm([](auto sw) { return sw.cpu(); }), 1) << policy;
   }
 }
 
@@ -374,10 +373,9 @@ TEST(VmstatCounters, HugeModsSaturateInsteadOfWrapping) {
         VmstatConfig c = SmallConfig(policy, 2);
         c.slot = slot;
         auto vm = Make(c);
-        auto w = vm->Writer(0);
-        ASSERT_TRUE(w.ok()) << w.status();
+        ISOLATION_ASSERT_OK_AND_ASSIGN(auto w, vm->Writer(0));
         for (int i = 0; i < 4096; ++i) {
-          through_writer ? w->Mod(StatKind::kZone, 1, kZoneMlock, sign * kHuge)
+          through_writer ? w.Mod(StatKind::kZone, 1, kZoneMlock, sign * kHuge)
                          : vm->Mod(0, StatKind::kZone, 1, kZoneMlock, sign * kHuge);
         }
         const int64_t bound = sign > 0 ? INT64_MAX : INT64_MIN;
@@ -469,7 +467,7 @@ TEST(VmstatScaledSlot, ThresholdDropFoldsEachItemOnItsOwnTouch) {
   w.Mod(StatKind::kZone, 0, 1, 100);
   w.Mod(StatKind::kZone, 0, 2, 100);
   w.Mod(StatKind::kZone, 0, 3, -2);
-  ASSERT_TRUE(vm->SetPressure(0, true).ok());
+  ISOLATION_ASSERT_OK(vm->SetPressure(0, true));
   ASSERT_EQ(vm->Threshold(0, StatKind::kZone, 0), 1);
   w.Inc(StatKind::kZone, 0, 1);  // item 1 folds 101
   EXPECT_EQ(vm->Diff(0, StatKind::kZone, 0, 1), 0);
@@ -485,7 +483,7 @@ TEST(VmstatScaledSlot, ThresholdDropFoldsEachItemOnItsOwnTouch) {
   w.Inc(StatKind::kZone, 0, 2);  // 2 > t: folds, overstep 0
   EXPECT_EQ(vm->Diff(0, StatKind::kZone, 0, 2), 0);
   EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 0, 2), 102);
-  ASSERT_TRUE(vm->SetPressure(0, false).ok());
+  ISOLATION_ASSERT_OK(vm->SetPressure(0, false));
   for (int i = 0; i < 125; ++i) w.Inc(StatKind::kZone, 0, 4);
   EXPECT_EQ(vm->Diff(0, StatKind::kZone, 0, 4), 125);
   EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 0, 4), 0);
@@ -518,10 +516,10 @@ TEST(VmstatScaledSlot, RescaleAgainstRemoteFoldEveryInterleaving) {
       c.zones = {ZoneSpec{"Normal", 0, 16 * kGiB, 8, 20, 32}};
       run->vm = Make(c);
       if (!drop) {
-        ASSERT_TRUE(run->vm->SetPressure(0, true).ok());
+        ISOLATION_ASSERT_OK(run->vm->SetPressure(0, true));
       }
       for (int i = 0; i < 3; ++i) run->vm->Mod(0, StatKind::kZone, 0, i + 1, prefill[static_cast<size_t>(i)]);
-      ASSERT_TRUE(run->vm->SetPressure(0, drop).ok());
+      ISOLATION_ASSERT_OK(run->vm->SetPressure(0, drop));
       std::shared_ptr<Run> self = run;
       il.Add("writer", [self] {
         self->vm->Writer(0).value().Inc(StatKind::kZone, 0, 3);
@@ -544,7 +542,7 @@ TEST(VmstatScaledSlot, RescaleAgainstRemoteFoldEveryInterleaving) {
       }
     };
     auto runs = Interleaver::Explore(make, check);
-    ASSERT_TRUE(runs.ok()) << runs.status();
+    ISOLATION_ASSERT_OK(runs);
   }
 }
 
@@ -636,24 +634,21 @@ TEST(VmstatRegistry, ParseTakesRegisteredNamesAndOldSpellings) {
 
 TEST(VmstatRegistry, CreateResolvesBothAxesAndRejectsBadPairs) {
   VmstatConfig c = SmallConfig("b.local", 2);
-  auto vm = Vmstat::Create(c);
-  ASSERT_TRUE(vm.ok()) << vm.status();
-  EXPECT_EQ((*vm)->fold_policy_name(), "B.local");
-  EXPECT_EQ((*vm)->slot_name(), "s8-owner");
-  EXPECT_TRUE((*vm)->policy_traits().notify_first_dirty);
-  EXPECT_FALSE((*vm)->slot_traits().remote_foldable);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto vm, Vmstat::Create(c));
+  EXPECT_EQ(vm->fold_policy_name(), "B.local");
+  EXPECT_EQ(vm->slot_name(), "s8-owner");
+  EXPECT_TRUE(vm->policy_traits().notify_first_dirty);
+  EXPECT_FALSE(vm->slot_traits().remote_foldable);
   for (const auto& [policy, slot] : std::vector<std::pair<std::string, std::string>>{
            {"C", "s32-atomic"}, {"D", "s64-watermark"}, {"C.xadd", "s32-xadd"}, {"C.addo", "s32-scaled"}, {"C-plain", "s32-plain"}, {"A0", "s8-owner"}}) {
-    auto v = Vmstat::Create(SmallConfig(policy, 2));
-    ASSERT_TRUE(v.ok()) << v.status();
-    EXPECT_EQ((*v)->slot_name(), slot) << policy;
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto v, Vmstat::Create(SmallConfig(policy, 2)));
+    EXPECT_EQ(v->slot_name(), slot) << policy;
   }
   // An owner-only policy may run over an atomic slot ...
   c = SmallConfig("A1", 2);
   c.slot = "S32-Atomic";
-  auto a1c = Vmstat::Create(c);
-  ASSERT_TRUE(a1c.ok()) << a1c.status();
-  EXPECT_EQ((*a1c)->slot_name(), "s32-atomic");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto a1c, Vmstat::Create(c));
+  EXPECT_EQ(a1c->slot_name(), "s32-atomic");
   // ... a remote fold may not run over an owner-only slot.
   c = SmallConfig("C", 2);
   c.slot = "s8-owner";
@@ -674,10 +669,9 @@ TEST(VmstatRegistry, AliasesAndCaseInsensitiveNames) {
   EXPECT_EQ(ParseFoldPolicy("d").value(), "D");
   EXPECT_TRUE(IsBuiltinFoldPolicy("b-local"));
   VmstatConfig c = SmallConfig("c", 2);
-  auto vm = Vmstat::Create(c);
-  ASSERT_TRUE(vm.ok()) << vm.status();
-  EXPECT_EQ((*vm)->fold_policy_name(), "C");
-  EXPECT_EQ((*vm)->slot_name(), "s32-atomic");
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto vm, Vmstat::Create(c));
+  EXPECT_EQ(vm->fold_policy_name(), "C");
+  EXPECT_EQ(vm->slot_name(), "s32-atomic");
 }
 
 // A policy from outside the library: one call registers it, then Create,
@@ -739,17 +733,15 @@ TEST(VmstatRegistry, OutsidePolicyAppearsEverywhere) {
   bool listed = false;
   for (const VariantInfo& v : ListVariants()) listed = listed || (v.name == "test.nothing" && v.axis == "fold_policy");
   EXPECT_TRUE(listed);
-  auto vm = Vmstat::Create(SmallConfig("test.nothing", 2));
-  ASSERT_TRUE(vm.ok()) << vm.status();
-  (*vm)->Mod(1, StatKind::kZone, 0, 0, 3);
-  EXPECT_EQ((*vm)->Shepherd([](int) { return false; }, [](int, uint64_t) { ADD_FAILURE() << "queued"; }), 0);
-  EXPECT_EQ((*vm)->MaxAbsDiff(1), 3);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto vm, Vmstat::Create(SmallConfig("test.nothing", 2)));
+  vm->Mod(1, StatKind::kZone, 0, 0, 3);
+  EXPECT_EQ(vm->Shepherd([](int) { return false; }, [](int, uint64_t) { ADD_FAILURE() << "queued"; }), 0);
+  EXPECT_EQ(vm->MaxAbsDiff(1), 3);
   // It is the user's, not a built-in, and a default row unless it says otherwise.
   EXPECT_FALSE(IsBuiltinFoldPolicy("test.nothing"));
-  auto entry = FoldPolicyRegistry().Find("test.nothing");
-  ASSERT_TRUE(entry.ok()) << entry.status();
-  EXPECT_EQ((*entry)->origin, VariantOrigin::kOutside);
-  EXPECT_TRUE((*entry)->is_default_row());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const FoldPolicyEntry* entry, FoldPolicyRegistry().Find("test.nothing"));
+  EXPECT_EQ(entry->origin, VariantOrigin::kOutside);
+  EXPECT_TRUE(entry->is_default_row());
 }
 
 INSTANTIATE_TEST_SUITE_P(BuiltIns, BuiltInPolicy, ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C.addo"),

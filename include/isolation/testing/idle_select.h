@@ -44,6 +44,7 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "isolation/idle_select/idle_select.h"
+#include "isolation/testing/violations.h"
 
 namespace isolation::testing {
 
@@ -63,7 +64,7 @@ absl::StatusOr<std::unique_ptr<idle_select::IdleState>> NewIdleState(
 
 namespace idle_select_conformance {
 
-using Violations = std::vector<std::string>;
+using Violations = ::isolation::testing::Violations;
 
 struct Check {
   std::string name;   // the TEST_P name, e.g. "I4_HintOnly"

@@ -7,11 +7,12 @@
 // string, the `isolcpus=` and `nohz_full=` values, and the drivers built on
 // it.  Part of the installed conformance kit (`isolation::testing`).
 //
-//   ASSERT_OK_AND_ASSIGN(Machine m, MachineBuilder()
-//                                       .Topology("package:2 l3cache:4 core:16 pu:1")
-//                                       .Isolcpus("domain,1-31,33-63,65-95,97-127")
-//                                       .Build());
-//   ASSERT_OK_AND_ASSIGN(auto sim, m.Simulator({.seed = 7}));
+//   ISOLATION_ASSERT_OK_AND_ASSIGN(Machine m, MachineBuilder()
+//                                                 .Topology("package:2 l3cache:4 core:16 pu:1")
+//                                                 .Isolcpus("domain,1-31,33-63,65-95,97-127")
+//                                                 .Build());
+//   ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, m.Simulator({.seed = 7}));
+//   ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim2, MachineBuilder().Topology("core:2 pu:1").Simulator());
 //
 // Kernel counterpart: the boot command line of a machine booted with
 // isolcpus=/nohz_full= (kernel/sched/isolation.c), see core/isolation_config.h.
@@ -66,6 +67,10 @@ class MachineBuilder {
   // Errors: a topology string or parameter value that does not parse, named
   // in the message.
   absl::StatusOr<Machine> Build() const;
+  // Build() and a driver on the machine, for a test that needs only the
+  // driver.  Errors: as Build, then as Machine::Simulator / RealThreads.
+  absl::StatusOr<std::unique_ptr<isolation::Simulator>> Simulator(SimOptions options = {}) const;
+  absl::StatusOr<std::unique_ptr<RealThreadDriver>> RealThreads(RealDriverOptions options = {}) const;
 
  private:
   std::string topology_ = kSeedTopology;

@@ -74,6 +74,7 @@
 #include "isolation/mm_cid/registry.h"
 #include "isolation/mm_cid/strategies.h"
 #include "isolation/mm_cid/variant.h"
+#include "isolation/testing/violations.h"
 
 namespace isolation::testing::mm_cid {
 
@@ -84,7 +85,7 @@ using isolation::mm_cid::TaskId;
 using isolation::mm_cid::VariantTraits;
 
 // What a check found wrong (empty = the property holds).
-using Violations = std::vector<std::string>;
+using Violations = ::isolation::testing::Violations;
 
 // The scans a variant's placement asks for, run on the calling thread: the
 // ScanRunner of direct driving (tests that call the entry points

@@ -57,6 +57,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "isolation/testing/violations.h"
 
 namespace isolation::testing {
 
@@ -155,7 +156,7 @@ std::vector<std::string> CheckS24OslatSeed(const TmigrVariant& v);
 //
 //   EXPECT_THAT(tmigr_conformance::Run("S11_GhostTimer", "v6.9/ghost_timer"), Not(IsEmpty()));
 namespace tmigr_conformance {
-using Violations = std::vector<std::string>;
+using Violations = ::isolation::testing::Violations;
 struct Check {
   std::string name;          // the TEST_P name, e.g. "S11_GhostTimer"
   std::string suite;         // "TmigrScenarios", "TmigrRaces", "TmigrIsolation", "TmigrStress"

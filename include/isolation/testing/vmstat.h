@@ -48,6 +48,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "isolation/testing/violations.h"
 #include "isolation/vmstat/vmstat.h"
 
 namespace isolation::testing {
@@ -81,8 +82,7 @@ std::string VmstatParamName(std::string_view variant);
 // TEST_P names).
 std::string VmstatNotApplicable(std::string_view check, std::string_view variant);
 
-// ---- the checks: each returns its violations, named by spec label -------------------
-using Violations = std::vector<std::string>;
+// ---- the checks: each returns its Violations (testing/violations.h), named by spec label
 
 // ---- the list of checks -------------------------------------------------------------
 // Every TEST_P of the three suites, by its name: what it checks, its

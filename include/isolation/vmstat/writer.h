@@ -4,9 +4,16 @@
 // -----------------------------------------------------------------------------
 //
 // VmstatWriter and VmstatSlotWriter, the inline writer front end of a Vmstat
-// (made by Vmstat::Writer(cpu)); what it models, its kernel counterpart and
-// its thread-safety are stated at the class below.  vmstat.h includes this
-// header, so either may be included.
+// (made by Vmstat::Writer(cpu)): one CPU's updates with the per-CPU pointers
+// resolved once and the slot's update inline in the caller.  vmstat.h
+// includes this header, so either may be included; the details are at the
+// class below.
+//
+// Kernel counterpart: mod_zone_page_state / __mod_zone_page_state and
+// inc_ / dec_*_page_state (mm/vmstat.c) as compiled into their callers.
+//
+// Thread-safety: as Vmstat's writers: only CPU cpu()'s context updates
+// through a writer; it must not outlive its Vmstat.
 
 #ifndef ISOLATION_VMSTAT_WRITER_H_
 #define ISOLATION_VMSTAT_WRITER_H_

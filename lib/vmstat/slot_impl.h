@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "isolation/core/interleave.h"
+#include "isolation/vmstat/internal/cells.h"
 #include "isolation/vmstat/vmstat.h"
 
 namespace isolation::vmstat::internal {

@@ -5,6 +5,7 @@
 // docs/vmstat.md; no kernel code is copied.
 
 #include "isolation/vmstat/vmstat.h"
+#include "isolation/vmstat/writer.h"
 
 #include <algorithm>
 #include <bit>

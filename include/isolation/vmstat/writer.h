@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// -----------------------------------------------------------------------------
+// vmstat/writer.h
+// -----------------------------------------------------------------------------
+//
+// VmstatWriter and VmstatSlotWriter, the inline writer front end of a Vmstat
+// (made by Vmstat::Writer(cpu)): one CPU's updates with the per-CPU pointers
+// resolved once and the slot's update inline in the caller.  vmstat.h
+// includes this header, so either may be included; the details are at the
+// class below.
+//
+// Kernel counterpart: mod_zone_page_state / __mod_zone_page_state and
+// inc_ / dec_*_page_state (mm/vmstat.c) as compiled into their callers.
+//
+// Thread-safety: as Vmstat's writers: only CPU cpu()'s context updates
+// through a writer; it must not outlive its Vmstat.
+
+#ifndef ISOLATION_VMSTAT_WRITER_H_
+#define ISOLATION_VMSTAT_WRITER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "isolation/core/contract.h"
+#include "isolation/core/interleave.h"
+#include "isolation/vmstat/internal/cells.h"
+#include "isolation/vmstat/vmstat.h"
+
+namespace isolation::vmstat {
+
+// ---- the inline writer front end ------------------------------------------
+//
+// What it models: mod_zone_page_state / inc_ / dec_*_page_state (and the node
+// twins) as the kernel compiles them into their callers: the per-CPU pointers
+// (this_cpu_ptr(zone->per_cpu_zonestats), its stat_threshold) are resolved
+// once, at Vmstat::Writer(cpu), not recomputed per update, and the update is
+// inline in the caller with no virtual call.  Its fast path is
+// __mod_zone_page_state's shape: load the differential, add, compare the
+// magnitude with the CPU's threshold (a relaxed byte load: the kernel's
+// this_cpu_read(stat_threshold)), store.  Per slot representation (fixed at
+// Create; in VmstatWriter's Mod/Inc/Dec a predictable branch on a member
+// selects it per update, and WithSlotForm resolves it once for a batch,
+// handing a VmstatSlotWriter<form> whose updates have no such test):
+//   s8-owner       owner load + store of the s8 (A0, A1, B, B.local);
+//   s32-atomic     load + relaxed CAS (C; a failed CAS retries);
+//   s32-xadd       one relaxed locked add; past the threshold an xchg fold
+//                  out of line (C.xadd, ours);
+//   s32-scaled     a load of the zone's unit (its CPU's own word), one
+//                  relaxed locked add whose overflow flag is the threshold
+//                  test; on overflow a CAS fold out of line (C.addo, ours);
+//   s64-watermark  owner load + store of the running sum, the `folded` word
+//                  only read (D).
+// The fold policy is not consulted: every fast path ends with one relaxed
+// load of the CPU's vmstat_dirty flag and a never-taken branch (for the
+// policies whose writers do not mark it, a flag that is always set).  Out of line, through the virtual Vmstat
+// path (which redoes the update from the slot as it is then, so nothing is
+// counted twice: the fast path stores nothing before deciding):
+//   - an update that would pass the threshold (the fold to the shared side,
+//     the overstep of Inc/Dec), and a C CAS that lost to a remote fold
+//     (s32-xadd: only a delta beyond the threshold; its add is done
+//     before it compares, so its fold goes out of line to FoldAddedS32,
+//     never to the virtual path),
+//   - a clean->dirty transition (B: the flag store; B.local: arming its work).
+// Slots without an inline form -- the s32-plain negative control, and a
+// Vmstat subclass of your own that does not call SetWriterLayout -- forward
+// every update to the virtual Mod/Inc/Dec (inline_fast_path() says which).
+// The IrqsOff forms stay on Vmstat.
+//
+// Kernel counterpart: mod_zone_state / __mod_zone_page_state and
+// __inc_zone_state / __dec_zone_state (mm/vmstat.c), the node twins.
+//
+// Thread-safety: as Vmstat's writers: only CPU cpu()'s context updates
+// through it (two contexts of one CPU never at once).  A copy is the same
+// writer.  It holds pointers into its Vmstat: it must not outlive it.  It
+// stays valid across hotplug and threshold refreshes (thresholds are loaded
+// per update, never cached), but like Vmstat::Mod it must not be used while
+// its CPU is offline.
+//
+// Memory ordering: as vmstat.h states for Vmstat: every access relaxed; the
+// single modification order of each slot (C: the CAS; D: `folded` advanced
+// only by CAS, `slot` written only by its owner) is what conserves the
+// counts.  D reads `folded` before storing the new running sum: a remote
+// fold in between only makes the real differential smaller than the one
+// compared (nothing lost: the sum is the owner's alone).
+//
+// Contracts: Mod/Inc/Dec REQUIRE what Vmstat's writers do (kind, instance
+// and item in range, |delta| <= kMaxZonePages), checked with
+// ISOLATION_CONTRACT in the *caller's* build where contract checks are on
+// (debug, sanitizer, ISOLATION_HARDENED): the code is inline.
+template <internal::WriterForm F>
+class VmstatSlotWriter;
+
+class VmstatWriter {
+ public:
+  int cpu() const { return cpu_; }
+  // false: every update is the virtual Vmstat path (see above).
+  bool inline_fast_path() const { return form_ != internal::WriterForm::kVirtual; }
+  internal::WriterForm form() const { return form_; }
+  const Vmstat& vm() const { return *vm_; }
+
+  // mod_zone_page_state / mod_node_page_state on cpu().
+  void Mod(StatKind kind, int instance, int item, int64_t delta) {
+    ContractMod(kind, instance, item, delta);
+    if (__builtin_expect(!TryFast(kind, instance, item, delta, 0), 0)) vm_->Mod(cpu_, kind, instance, item, delta);
+  }
+  // inc_ / dec_*_page_state (overstep on the out-of-line fold).
+  void Inc(StatKind kind, int instance, int item) {
+    vm_->ContractSlot("Writer Inc", cpu_, kind, instance, item);
+    if (__builtin_expect(!TryFast(kind, instance, item, 1, 1), 0)) vm_->Inc(cpu_, kind, instance, item);
+  }
+  void Dec(StatKind kind, int instance, int item) {
+    vm_->ContractSlot("Writer Dec", cpu_, kind, instance, item);
+    if (__builtin_expect(!TryFast(kind, instance, item, -1, -1), 0)) vm_->Dec(cpu_, kind, instance, item);
+  }
+
+  // Calls fn(VmstatSlotWriter<form()>) and returns its result: the slot
+  // form resolved once for a whole batch of updates (one switch), so the
+  // loop inside `fn` -- a generic lambda, instantiated per form -- has no
+  // test of the form at all:
+  //   writer.WithSlotForm([&](auto w) { for (...) w.Inc(StatKind::kNode, 0, item); });
+  template <typename Fn>
+  decltype(auto) WithSlotForm(Fn&& fn) const;
+
+ private:
+  friend class Vmstat;
+  template <internal::WriterForm F>
+  friend class VmstatSlotWriter;
+
+  VmstatWriter(Vmstat* vm, int cpu, internal::WriterForm form, void* zone_block, void* node_block,
+               const std::atomic<int8_t>* zone_threshold, const std::atomic<int8_t>* node_threshold,
+               const std::atomic<bool>* dirty)
+      : vm_(vm),
+        blocks_{zone_block, node_block},
+        threshold_{zone_threshold, node_threshold},
+        dirty_(dirty),
+        cpu_(cpu),
+        form_(form) {}
+
+  void ContractMod(StatKind kind, int instance, int item, int64_t delta) const {
+    vm_->ContractSlot("Writer Mod", cpu_, kind, instance, item);
+    Vmstat::ContractDelta("Writer Mod", delta);
+  }
+
+  template <typename Cell>
+  internal::CellBlock<Cell>& BlockAt(size_t k, int instance) const {
+    return static_cast<internal::CellBlock<Cell>*>(blocks_[k])[instance];
+  }
+  template <typename Cell>
+  Cell& CellAt(size_t k, int instance, int item) const {
+    return static_cast<internal::CellBlock<Cell>*>(blocks_[k])[instance].c[static_cast<size_t>(item)];
+  }
+  // |v| <= t as one unsigned compare (t >= 0).
+  static bool Within(int64_t v, int64_t t) {
+    return static_cast<uint64_t>(v) + static_cast<uint64_t>(t) <= 2 * static_cast<uint64_t>(t);
+  }
+
+  // The owner's load of its s8 differential, zero-extended from memory and
+  // sign-extended in a register.  Same value as a plain load; the point is
+  // the instruction: updates of one slot form a load -> add -> store chain
+  // through memory, and recent x86 cores forward a store to the next load
+  // of the same address without waiting for it (memory renaming) for a
+  // zero-extending byte load (movzbl) but not for a sign-extending one
+  // (movsbq), which waits for store-to-load forwarding, ~5 cycles per
+  // update.  The empty asm keeps the compiler from folding the two
+  // extensions back into one movsbq; it emits no instruction.  Measured
+  // (docs/performance.md, goal 3): the s8-owner writer's Mod on an Intel
+  // Xeon KVM guest, 2.0 -> 0.9 ns.
+  static int64_t LoadS8ZeroExtended(const std::atomic<int8_t>& d) {
+    auto raw = static_cast<uint8_t>(d.load(std::memory_order_relaxed));
+    asm("" : "+r"(raw));
+    return static_cast<int8_t>(raw);
+  }
+
+  // The update below the threshold, or false with nothing stored (the
+  // virtual path then does all of it).
+  // `mode`: 0 for Mod, +1 / -1 for Inc / Dec (their overstep on a fold).
+  template <internal::WriterForm F>
+  bool TryFastAs(StatKind kind, int instance, int item, int64_t delta, int mode) const {
+    const size_t k = static_cast<size_t>(kind);
+    // Relaxed: racy across threshold refreshes, as the kernel's this_cpu_read.
+    const int64_t t = threshold_[k][instance].load(std::memory_order_relaxed);
+    if constexpr (F == internal::WriterForm::kOwnerS8) {
+      // Owner-only slot: a relaxed load + store is the unlocked
+      // this_cpu_cmpxchg (no other context writes it).
+      auto& c = CellAt<internal::OwnerS8Cell>(k, instance, item);
+      const int64_t x = delta + LoadS8ZeroExtended(c.d);
+      if (!Within(x, t)) return false;
+      c.d.store(static_cast<int8_t>(x), std::memory_order_relaxed);
+    } else if constexpr (F == internal::WriterForm::kSharedS32Cas) {
+      auto& c = CellAt<internal::S32Cell>(k, instance, item);
+      int32_t o = c.d.load(std::memory_order_relaxed);
+      for (;;) {
+        const int64_t n = delta + o;
+        if (!Within(n, t)) return false;
+        ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
+        // Relaxed CAS: atomic against the shepherd's xchg (the slot's
+        // single modification order); a failure reloads `o`.
+        if (c.d.compare_exchange_weak(o, static_cast<int32_t>(n), std::memory_order_relaxed)) break;
+      }
+    } else if constexpr (F == internal::WriterForm::kSharedS32Xadd) {
+      // A delta beyond the threshold folds in any case: the virtual path
+      // (its CAS).  So the slot never holds more than 2t + t/2 and the s32
+      // cannot overflow.
+      if (!Within(delta, t)) return false;
+      auto& c = CellAt<internal::S32Cell>(k, instance, item);
+      // Relaxed locked add (lock xadd): atomic against the shepherd's xchg
+      // (one modification order of the slot) and nothing else is ordered
+      // by it, as the CAS it replaces.  The add is done: past the threshold
+      // the fold follows out of line, never the virtual path.
+      const int64_t n = delta + c.d.fetch_add(static_cast<int32_t>(delta), std::memory_order_relaxed);
+      if (__builtin_expect(!Within(n, t), 0)) vm_->FoldAddedS32(cpu_, kind, instance, item, c.d, mode);
+    } else if constexpr (F == internal::WriterForm::kScaledS32) {
+      // C.addo: the block's unit, written by this CPU only.  Scaled for
+      // another threshold than the one now published (a refresh happened,
+      // or nothing is scaled yet), or a delta beyond the threshold (it
+      // folds in any case): the virtual path rescales / folds by CAS.
+      auto& b = BlockAt<internal::ScaledS32Cell>(k, instance);
+      const uint64_t unit = b.scale.load(std::memory_order_relaxed);
+      if ((unit >> 32) != static_cast<uint64_t>(t) || !Within(delta, t)) return false;
+      // One locked add; its overflow flag is the threshold test.  The add
+      // is done: an overflow folds out of line, never the virtual path.
+      auto& c = b.c[static_cast<size_t>(item)];
+      ISOLATION_CONTRACT(static_cast<uint32_t>(c.w.load(std::memory_order_relaxed)) == static_cast<uint32_t>(unit),
+                         "vmstat C.addo writer: cpu %d item %d is not in its zone's unit %d", cpu_, item,
+                         static_cast<uint32_t>(unit));
+      if (__builtin_expect(internal::ScaledAddOverflows(c.w, delta * static_cast<int64_t>(static_cast<uint32_t>(unit))), 0)) {
+        vm_->FoldScaledS32(cpu_, kind, instance, item, c.w, mode);
+      }
+    } else if constexpr (F == internal::WriterForm::kWatermark) {
+      auto& c = CellAt<internal::WatermarkCell>(k, instance, item);
+      const int64_t s = internal::WrapAdd(c.slot.load(std::memory_order_relaxed), delta);
+      if (!Within(internal::WrapSub(s, c.folded.load(std::memory_order_relaxed)), t)) return false;
+      c.slot.store(s, std::memory_order_relaxed);  // owner-only word
+    } else {
+      (void)delta, (void)item, (void)t, (void)mode;
+      return false;  // kVirtual
+    }
+    // vmstat_mark_dirty(): relaxed (owner-set, owner-cleared; the shepherd
+    // only takes a hint).  For policies whose writers do not mark it,
+    // `dirty_` is a flag that is always set, so every form pays the same
+    // never-taken branch; the clean->dirty store goes out of line.
+    if (__builtin_expect(!dirty_->load(std::memory_order_relaxed), 0)) vm_->WriterMarkDirty(cpu_);
+    return true;
+  }
+  // Measured on a Zen 4 host (docs/performance.md, goal 3): with the fifth
+  // form GCC lays the watermark form's code out behind taken branches, and
+  // D's Writer Mod went 0.60-0.66 -> 0.71-0.86 of a thread-local increment
+  // (an if-chain in either order and a shared s32 case: 0.82-0.91);
+  // WithSlotForm's loops have no such test and did not move.
+  bool TryFast(StatKind kind, int instance, int item, int64_t delta, int mode) const {
+    switch (form_) {
+      case internal::WriterForm::kOwnerS8:
+        return TryFastAs<internal::WriterForm::kOwnerS8>(kind, instance, item, delta, mode);
+      case internal::WriterForm::kSharedS32Cas:
+        return TryFastAs<internal::WriterForm::kSharedS32Cas>(kind, instance, item, delta, mode);
+      case internal::WriterForm::kWatermark:
+        return TryFastAs<internal::WriterForm::kWatermark>(kind, instance, item, delta, mode);
+      case internal::WriterForm::kSharedS32Xadd:
+        return TryFastAs<internal::WriterForm::kSharedS32Xadd>(kind, instance, item, delta, mode);
+      case internal::WriterForm::kScaledS32:
+        return TryFastAs<internal::WriterForm::kScaledS32>(kind, instance, item, delta, mode);
+      case internal::WriterForm::kVirtual:
+        break;
+    }
+    return false;
+  }
+
+  Vmstat* vm_;
+  void* blocks_[2];                          // cpu()'s first zone / node block
+  const std::atomic<int8_t>* threshold_[2];  // cpu()'s zone / node thresholds
+  const std::atomic<bool>* dirty_;           // cpu()'s vmstat_dirty, or an always-set flag
+  int cpu_;
+  internal::WriterForm form_;
+};
+
+// A VmstatWriter whose slot form F is a compile-time constant (made by
+// VmstatWriter::WithSlotForm, which picks F = form()): the same updates, with
+// the slot's code alone inline.  F = kVirtual forwards every update to the
+// virtual Vmstat path.  Same contract and thread-safety as VmstatWriter.
+template <internal::WriterForm F>
+class VmstatSlotWriter {
+ public:
+  explicit VmstatSlotWriter(const VmstatWriter& w) : w_(w) {
+    ISOLATION_CONTRACT(w.form_ == F, "vmstat VmstatSlotWriter<%d> made from a writer of form %d", static_cast<int>(F),
+                       static_cast<int>(w.form_));
+  }
+  int cpu() const { return w_.cpu_; }
+  void Mod(StatKind kind, int instance, int item, int64_t delta) {
+    w_.ContractMod(kind, instance, item, delta);
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, delta, 0), 0)) {
+      w_.vm_->Mod(w_.cpu_, kind, instance, item, delta);
+    }
+  }
+  void Inc(StatKind kind, int instance, int item) {
+    w_.vm_->ContractSlot("Writer Inc", w_.cpu_, kind, instance, item);
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, 1, 1), 0)) w_.vm_->Inc(w_.cpu_, kind, instance, item);
+  }
+  void Dec(StatKind kind, int instance, int item) {
+    w_.vm_->ContractSlot("Writer Dec", w_.cpu_, kind, instance, item);
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, -1, -1), 0)) w_.vm_->Dec(w_.cpu_, kind, instance, item);
+  }
+
+ private:
+  VmstatWriter w_;
+};
+
+template <typename Fn>
+decltype(auto) VmstatWriter::WithSlotForm(Fn&& fn) const {
+  switch (form_) {
+    case internal::WriterForm::kOwnerS8:
+      return fn(VmstatSlotWriter<internal::WriterForm::kOwnerS8>(*this));
+    case internal::WriterForm::kSharedS32Cas:
+      return fn(VmstatSlotWriter<internal::WriterForm::kSharedS32Cas>(*this));
+    case internal::WriterForm::kWatermark:
+      return fn(VmstatSlotWriter<internal::WriterForm::kWatermark>(*this));
+    case internal::WriterForm::kSharedS32Xadd:
+      return fn(VmstatSlotWriter<internal::WriterForm::kSharedS32Xadd>(*this));
+    case internal::WriterForm::kScaledS32:
+      return fn(VmstatSlotWriter<internal::WriterForm::kScaledS32>(*this));
+    case internal::WriterForm::kVirtual:
+      break;
+  }
+  return fn(VmstatSlotWriter<internal::WriterForm::kVirtual>(*this));
+}
+
+}  // namespace isolation::vmstat
+
+#endif  // ISOLATION_VMSTAT_WRITER_H_

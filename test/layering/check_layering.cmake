@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The layering checker: cmake -DROOT=<tree> -DTABLE=<table.cmake> -P check_layering.cmake
+#
+# TABLE (written by test/layering/CMakeLists.txt from the DEPS of
+# lib/CMakeLists.txt) sets LAYERS, KIND_<layer> and DEPS_<layer>.  Checked:
+#   1. the table: a layer's DEPS are layers of the kinds its kind may use
+#      (core: none; driver: core, drivers; mechanism: core; kit: core,
+#      drivers, mechanisms; application: all but the kit);
+#   2. every directory of lib/ and include/isolation/ is a layer;
+#   3. every #include of a file in lib/<layer>, include/isolation/<layer> or
+#      tools/<layer>: "isolation/<x>/..." (x's public headers) and "<x>/..."
+#      (x's internal headers) need x to be the layer itself or one of its
+#      DEPS; a public header includes no internal header (those are not
+#      installed); no include climbs out with "..".
+# Prints one "<file>:<line>: <rule>" per violation and fails if there is any.
+
+cmake_minimum_required(VERSION 3.25)
+
+if(NOT DEFINED ROOT OR NOT DEFINED TABLE)
+  message(FATAL_ERROR "usage: cmake -DROOT=<source tree> -DTABLE=<table.cmake> -P check_layering.cmake")
+endif()
+include(${TABLE})
+
+set(allowed_core "")
+set(allowed_driver core driver)
+set(allowed_mechanism core)
+set(allowed_kit core driver mechanism)
+set(allowed_application core driver mechanism application)
+
+set(violations "")
+macro(violation text)
+  list(APPEND violations "${text}")
+endmacro()
+
+# 1. The table.
+foreach(layer IN LISTS LAYERS)
+  set(kind ${KIND_${layer}})
+  if(NOT DEFINED allowed_${kind})
+    violation("table: ${layer} has no kind (core, driver, mechanism, kit or application)")
+    continue()
+  endif()
+  foreach(dep IN LISTS DEPS_${layer})
+    if(NOT dep IN_LIST LAYERS)
+      violation("table: ${layer} declares DEPS ${dep}, which is not a layer")
+    elseif(dep STREQUAL layer)
+      violation("table: ${layer} declares DEPS on itself")
+    elseif(NOT KIND_${dep} IN_LIST allowed_${kind})
+      string(REPLACE ";" ", " may "${allowed_${kind}}")
+      if(may STREQUAL "")
+        set(may "nothing")
+      endif()
+      violation("table: ${layer} (${kind}) declares DEPS ${dep} (${KIND_${dep}}), but a ${kind} may depend on: ${may}")
+    endif()
+  endforeach()
+endforeach()
+
+# 2. Every directory is a layer.
+foreach(top lib include/isolation)
+  file(GLOB entries LIST_DIRECTORIES true RELATIVE ${ROOT}/${top} ${ROOT}/${top}/*)
+  foreach(entry IN LISTS entries)
+    if(IS_DIRECTORY ${ROOT}/${top}/${entry} AND NOT entry IN_LIST LAYERS)
+      violation("${top}/${entry}: not a layer of the dependency table (lib/CMakeLists.txt)")
+    endif()
+  endforeach()
+endforeach()
+
+# 3. The include lines.
+set(files_checked 0)
+set(includes_checked 0)
+foreach(layer IN LISTS LAYERS)
+  set(may_include ${layer} ${DEPS_${layer}})
+  string(REPLACE ";" ", " may_text "${DEPS_${layer}}")
+  if(may_text STREQUAL "")
+    set(may_text "none")
+  endif()
+  foreach(top lib include/isolation tools)
+    if(NOT IS_DIRECTORY ${ROOT}/${top}/${layer})
+      continue()
+    endif()
+    file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/${top}/${layer}/*)
+    list(SORT files)
+    foreach(file IN LISTS files)
+      if(NOT file MATCHES "\\.(h|hh|hpp|inc|cc|cpp|cxx)$")
+        continue()
+      endif()
+      math(EXPR files_checked "${files_checked} + 1")
+      file(READ ${ROOT}/${file} text)
+      if(NOT text MATCHES "#[ \t]*include")
+        continue()
+      endif()
+      # One list element per line: neutralise CMake's list syntax first.
+      string(REPLACE ";" "<semicolon>" text "${text}")
+      string(REPLACE "[" "<lbracket>" text "${text}")
+      string(REPLACE "]" "<rbracket>" text "${text}")
+      string(REPLACE "\\" "<backslash>" text "${text}")
+      string(REPLACE "\n" ";" lines "${text}")
+      set(number 0)
+      foreach(line IN LISTS lines)
+        math(EXPR number "${number} + 1")
+        if(NOT line MATCHES "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">]")
+          continue()
+        endif()
+        set(path ${CMAKE_MATCH_1})
+        math(EXPR includes_checked "${includes_checked} + 1")
+        if(path MATCHES "(^|/)\\.\\.(/|$)")
+          violation("${file}:${number}: \"${path}\" climbs out with \"..\" (spell it isolation/<module>/... or <module>/...)")
+          continue()
+        endif()
+        if(path MATCHES "^isolation/([^/]+)/")
+          set(target ${CMAKE_MATCH_1})
+          set(what "public headers")
+          if(NOT target IN_LIST LAYERS)
+            violation("${file}:${number}: \"${path}\": isolation/${target} is not a layer of the dependency table")
+            continue()
+          endif()
+        elseif(path MATCHES "^([^/]+)/" AND CMAKE_MATCH_1 IN_LIST LAYERS)
+          set(target ${CMAKE_MATCH_1})
+          set(what "internal headers")
+          if(top STREQUAL "include/isolation")
+            violation("${file}:${number}: \"${path}\": a public header includes an internal header (lib/${target}), which is not installed")
+            continue()
+          endif()
+        else()
+          continue()
+        endif()
+        if(NOT target IN_LIST may_include)
+          violation("${file}:${number}: \"${path}\": ${layer} (${KIND_${layer}}) includes ${what} of ${target} (${KIND_${target}}), but ${layer} may include only its own headers and those of its DEPS: ${may_text}")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+endforeach()
+
+list(LENGTH violations count)
+if(count GREATER 0)
+  foreach(v IN LISTS violations)
+    string(REPLACE "<semicolon>" ";" v "${v}")
+    string(REPLACE "<lbracket>" "[" v "${v}")
+    string(REPLACE "<rbracket>" "]" v "${v}")
+    string(REPLACE "<backslash>" "\\" v "${v}")
+    message("${v}")
+  endforeach()
+  message(FATAL_ERROR "layering: ${count} violation(s) in ${files_checked} files, ${includes_checked} include lines")
+endif()
+message("layering: ${files_checked} files, ${includes_checked} include lines, no violation")

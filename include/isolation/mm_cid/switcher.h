@@ -7,7 +7,7 @@
 // the kernel compiles switch_mm_cid() -- a static inline of
 // kernel/sched/sched.h -- into context_switch().  MmCid::ContextSwitch is a
 // virtual call into the library; a harness that switches millions of times
-// measures that call as much as the mechanism (issue #12 goal 1).  The
+// measures that call as much as the mechanism (docs/performance.md, goal 1).  The
 // switcher resolves the design once, at MmCid::Switcher(), and runs the
 // *cached* switch inline: the outgoing task's slot is not marked LAZY (lazy)
 // or its schedout is a no-op (owner619), and the incoming task finds its ID

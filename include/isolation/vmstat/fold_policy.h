@@ -114,7 +114,7 @@ struct FoldPolicyTraits {
   // traits say remote_foldable (Create rejects the pair otherwise).
   bool folds_remotely = false;
   // Every update sets the CPU's vmstat_dirty flag (Vmstat::Dirty); every
-  // fold on the CPU itself clears it first (spec 3.4).  One relaxed store per
+  // fold on the CPU itself clears it first (a writer racing the fold sets it again).  One relaxed store per
   // update.
   bool writers_mark_dirty = false;
   // An update that turns the CPU dirty calls OnFirstDirty (one relaxed load
@@ -143,7 +143,7 @@ class FoldContext {
  public:
   const Vmstat& vm() const { return vm_; }
   // refresh_cpu_vm_stats(false) on `cpu` from its own context, after
-  // clearing its vmstat_dirty (in that order, spec 3.4: a writer racing the
+  // clearing its vmstat_dirty (in that order: a writer racing the
   // fold sets it again).  Returns fold_diff (global items that changed).
   int FoldOwn(int cpu);
   // cancel_delayed_work(vmstat_work): retires the CPU's queued or armed

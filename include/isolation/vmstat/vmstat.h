@@ -55,7 +55,7 @@
 // calculate_pressure_threshold, refresh_zone_stat_thresholds,
 // set_pgdat_percpu_threshold; zone_page_state(_snapshot).  B follows
 // <20220924152227.819815-5-atomlin@redhat.com> and its companions, B.local
-// the spec's summary of Tosatti's v9-v13 series ([LOCAL]: v10 3/6
+// docs/vmstat.md's summary of Tosatti's v9-v13 series ([LOCAL]: v10 3/6
 // <20221216194904.155675758@redhat.com> to v13
 // <20230105125218.031928326@redhat.com>, FLUSH_WORK_ON_RESUME_USER on),
 // C follows <20230515180015.016409657@redhat.com>.

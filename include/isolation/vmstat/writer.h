@@ -164,7 +164,7 @@ class VmstatWriter {
   // (movsbq), which waits for store-to-load forwarding, ~5 cycles per
   // update.  The empty asm keeps the compiler from folding the two
   // extensions back into one movsbq; it emits no instruction.  Measured
-  // (docs/performance.md, goal 3): the s8-owner writer's Mod on an Intel
+  // (docs/history/2026-12-02-perf-intel.md): the s8-owner writer's Mod on an Intel
   // Xeon KVM guest, 2.0 -> 0.9 ns.
   static int64_t LoadS8ZeroExtended(const std::atomic<int8_t>& d) {
     auto raw = static_cast<uint8_t>(d.load(std::memory_order_relaxed));
@@ -243,7 +243,7 @@ class VmstatWriter {
     if (__builtin_expect(!dirty_->load(std::memory_order_relaxed), 0)) vm_->WriterMarkDirty(cpu_);
     return true;
   }
-  // Measured on a Zen 4 host (docs/performance.md, goal 3): with the fifth
+  // Measured on a Zen 4 host (docs/history/2026-12-02-perf-zen4.md): with the fifth
   // form GCC lays the watermark form's code out behind taken branches, and
   // D's Writer Mod went 0.60-0.66 -> 0.71-0.86 of a thread-local increment
   // (an if-chain in either order and a shared s32 case: 0.82-0.91);

@@ -71,7 +71,9 @@ absl::Status AddWorkload(Driver& d, NoiseMeter& meter, Nanos measure) {
 }
 
 void PrintStats(const Driver& d) {
-  std::printf("  cpu  ticks  switches  work  timers  interrupts  max_stall_us  kernel_us  idle_ms  tick_stops\n");
+  std::printf(
+      "  cpu  ticks  switches  work  timers  interrupts  max_stall_us  kernel_us  idle_ms  "
+      "tick_stops\n");
   for (int cpu = 0; cpu < d.num_cpus(); ++cpu) {
     const CpuStats s = d.Stats(cpu);
     std::printf("  %3d %6lld %9lld %5lld %7lld %11lld %13.1f %10.1f %8.1f %11lld\n", cpu,
@@ -96,7 +98,8 @@ int main(int argc, char** argv) {
     char* end = nullptr;
     real_ms = std::strtol(argv[1], &end, 10);
     if (end == argv[1] || *end != '\0' || real_ms <= 0 || real_ms > 10000) {
-      std::fprintf(stderr, "drive_both: real_ms must be an integer in [1, 10000], got '%s'\n", argv[1]);
+      std::fprintf(stderr, "drive_both: real_ms must be an integer in [1, 10000], got '%s'\n",
+                   argv[1]);
       return 2;
     }
   }
@@ -120,13 +123,15 @@ int main(int argc, char** argv) {
     IsolationWatch watch(*iso);
     (*sim)->AddHooks(&watch);
     NoiseMeter meter;
-    if (absl::Status st = AddWorkload(**sim, meter, kNsPerSec - 10 * kNsPerMs); !st.ok()) return Fail(st);
+    if (absl::Status st = AddWorkload(**sim, meter, kNsPerSec - 10 * kNsPerMs); !st.ok())
+      return Fail(st);
     if (absl::Status st = (*sim)->RunFor(kNsPerSec); !st.ok()) return Fail(st);
     std::printf("\n== simulator: 1 s virtual, %lld events, trace hash %016llx\n",
                 static_cast<long long>((*sim)->events_processed()),
                 static_cast<unsigned long long>((*sim)->TraceHash()));
     PrintStats(**sim);
-    std::printf("  ticks on nohz_full CPUs: %lld\n", static_cast<long long>(watch.ticks_on_isolated.load()));
+    std::printf("  ticks on nohz_full CPUs: %lld\n",
+                static_cast<long long>(watch.ticks_on_isolated.load()));
     std::printf("  modelled noise on cpu 2 (one sample per 50 us slice):\n%s",
                 meter.Result().ToString().c_str());
   }
@@ -135,16 +140,18 @@ int main(int argc, char** argv) {
   {
     RealDriverOptions opts;
     opts.hz = 1000;
-    absl::StatusOr<std::unique_ptr<RealThreadDriver>> real = RealThreadDriver::Create(*topo, *iso, opts);
+    absl::StatusOr<std::unique_ptr<RealThreadDriver>> real =
+        RealThreadDriver::Create(*topo, *iso, opts);
     if (!real.ok()) return Fail(real.status());
     NoiseMeter meter;
     const Nanos run = real_ms * kNsPerMs;
     if (absl::Status st = AddWorkload(**real, meter, run * 8 / 10); !st.ok()) return Fail(st);
     if (absl::Status st = (*real)->RunFor(run); !st.ok()) return Fail(st);
-    std::printf("\n== real threads: %ld ms%s\n", real_ms,
-                (*real)->oversubscribed()
-                    ? " -- OVERSUBSCRIBED (more model CPUs than host CPUs): timings not representative"
-                    : "");
+    std::printf(
+        "\n== real threads: %ld ms%s\n", real_ms,
+        (*real)->oversubscribed()
+            ? " -- OVERSUBSCRIBED (more model CPUs than host CPUs): timings not representative"
+            : "");
     for (int cpu = 0; cpu < (*real)->num_cpus(); ++cpu) {
       std::printf("  model cpu %d -> host cpu %d (observed %d)\n", cpu, (*real)->HostCpu(cpu),
                   (*real)->ObservedHostCpu(cpu));

@@ -25,14 +25,15 @@ int main(int argc, char** argv) {
   const std::string name = argc > 1 ? argv[1] : "V1";
   if (name == "--list") {
     for (const auto& row : isolation::idle_select::ListVariants()) {
-      std::printf("%-14s %s%s\n", row.name.c_str(), row.negative_control ? "[negative control] " : "",
-                  row.description.c_str());
+      std::printf("%-14s %s%s\n", row.name.c_str(),
+                  row.negative_control ? "[negative control] " : "", row.description.c_str());
     }
     return 0;
   }
   Options options;
   options.variant = name;  // a registered selector (selector.h: SelectorRegistry())
-  auto created = IdleState::Create(IdleTopology::Uniform(/*llcs=*/1, /*cores_per_llc=*/16), options);
+  auto created =
+      IdleState::Create(IdleTopology::Uniform(/*llcs=*/1, /*cores_per_llc=*/16), options);
   if (!created.ok()) {
     std::fprintf(stderr, "%s\n", std::string(created.status().message()).c_str());
     return 2;
@@ -50,7 +51,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
     return 1;
   }
-  std::printf("selector %s, SIS_UTIL budget nr_idle_scan=%d\n", state.selector_name().c_str(), state.nr_idle_scan(0));
+  std::printf("selector %s, SIS_UTIL budget nr_idle_scan=%d\n", state.selector_name().c_str(),
+              state.nr_idle_scan(0));
 
   // Ten wakeups from busy CPUs; the harness enqueues the task where told.
   for (int i = 0; i < 10; ++i) {
@@ -61,9 +63,9 @@ int main(int argc, char** argv) {
     ctx.waker_cpu = ctx.target;
     const Selection s = state.Select(task, ctx);
     const int cpu = s.cpu >= 0 ? s.cpu : task.prev_cpu;
-    std::printf("wakeup %d: target %2d prev %2d -> cpu %2d  %-8s probes %d stale %d%s\n", i, ctx.target,
-                task.prev_cpu, cpu, s.idle_found() ? "idle" : "fallback", s.probes, s.stale_hits,
-                s.claimed ? " (claimed)" : "");
+    std::printf("wakeup %d: target %2d prev %2d -> cpu %2d  %-8s probes %d stale %d%s\n", i,
+                ctx.target, task.prev_cpu, cpu, s.idle_found() ? "idle" : "fallback", s.probes,
+                s.stale_hits, s.claimed ? " (claimed)" : "");
     // Enqueue there: the CPU leaves idle if it was idle.
     if (state.cpu(cpu).curr_is_idle) state.IdleExit(cpu);
     state.Enqueue(cpu);

@@ -73,12 +73,14 @@ int main() {
       switcher.ContextSwitch(cpus[t], t, kNoTask, round);
     }
   }
-  std::printf("model: 4 threads on CPUs 5,40,77,126 of 128 -> counters by ID: %lld %lld %lld %lld\n",
-              static_cast<long long>(counters[0]), static_cast<long long>(counters[1]),
-              static_cast<long long>(counters[2]), static_cast<long long>(counters[3]));
+  std::printf(
+      "model: 4 threads on CPUs 5,40,77,126 of 128 -> counters by ID: %lld %lld %lld %lld\n",
+      static_cast<long long>(counters[0]), static_cast<long long>(counters[1]),
+      static_cast<long long>(counters[2]), static_cast<long long>(counters[3]));
 
   if (getauxval(AT_RSEQ_FEATURE_SIZE) < 28 || __rseq_size == 0) {
-    std::printf("host: kernel mm_cid not available (needs Linux >= 6.3 and glibc rseq registration)\n");
+    std::printf(
+        "host: kernel mm_cid not available (needs Linux >= 6.3 and glibc rseq registration)\n");
     return 0;
   }
   const unsigned n = std::max(1u, std::thread::hardware_concurrency());

@@ -5,7 +5,8 @@
 // registered participation that is not a negative control (v6.9,
 // isolation-aware in the merged and [V15] exclude orders).
 //
-//   example_tmigr_example ["package:2 l3cache:4 core:16 pu:1"] ["1-31,33-63,65-95,97-127"] [nohz_full]
+//   example_tmigr_example ["package:2 l3cache:4 core:16 pu:1"] ["1-31,33-63,65-95,97-127"]
+//   [nohz_full]
 
 #include <cstdio>
 #include <map>
@@ -46,8 +47,8 @@ int main(int argc, char** argv) {
     if (!sys.BootAll().ok()) return 1;
     sys.tmigr().InitIsolation();
     const auto& s = sys.tmigr().sizing();
-    std::printf("\n== %s: %d levels (crossnode %d), %d groups, available %s\n",
-                entry->name.c_str(), s.levels, s.crossnode_level, sys.tmigr().Snapshot().num_groups(),
+    std::printf("\n== %s: %d levels (crossnode %d), %d groups, available %s\n", entry->name.c_str(),
+                s.levels, s.crossnode_level, sys.tmigr().Snapshot().num_groups(),
                 sys.tmigr().AvailableMask().ToString().c_str());
     // Housekeeping CPUs: one global timer 5 ms ahead, then idle.
     const Nanos expiry = 5 * kNsPerMs;

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   constexpr int kBytesKiB = 1;  // node item 1 used as "KiB sent"
   VmstatConfig config;
   config.fold_policy = argc > 1 ? argv[1] : "D";  // Create names a bad one
-  config.num_cpus = kWorkers + 1;  // slot kWorkers = the reporter
+  config.num_cpus = kWorkers + 1;                 // slot kWorkers = the reporter
   config.node_items = 2;
   config.zone_items = 1;
   config.fixed_threshold = 64;  // fold to the shared counter every ~64 units
@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
     workers.emplace_back([&, w] {
       int64_t n = 0;
       while (!stop.load(std::memory_order_relaxed)) {
-        counters.Inc(w, StatKind::kNode, 0, kRequests);                    // one request
-        counters.Mod(w, StatKind::kNode, 0, kBytesKiB, 1 + (n++ % 7));   // its size
+        counters.Inc(w, StatKind::kNode, 0, kRequests);                 // one request
+        counters.Mod(w, StatKind::kNode, 0, kBytesKiB, 1 + (n++ % 7));  // its size
       }
       counters.RefreshCpu(w);  // fold this thread's residue before leaving
     });
@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
     // C/D may fold the workers remotely (a no-op for A/B, whose slots only
     // their owner may write): the cheap read then catches up.
     for (int w = 0; w < kWorkers; ++w) counters.FoldCpuRemote(w);
-    std::printf("t=%3d ms  requests: approx %10lld  snapshot %10lld   KiB: approx %10lld\n", (tick + 1) * 20,
+    std::printf("t=%3d ms  requests: approx %10lld  snapshot %10lld   KiB: approx %10lld\n",
+                (tick + 1) * 20,
                 static_cast<long long>(counters.Read(StatKind::kNode, 0, kRequests)),
                 static_cast<long long>(counters.ReadSnapshot(StatKind::kNode, 0, kRequests)),
                 static_cast<long long>(counters.Read(StatKind::kNode, 0, kBytesKiB)));

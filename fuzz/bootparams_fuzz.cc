@@ -37,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto& machines = Machines();
   const isolation::Topology& topo = machines[data[0] % machines.size()];
   const std::string_view cmdline(reinterpret_cast<const char*>(data + 1), size - 1);
-  absl::StatusOr<isolation::IsolationConfig> c = isolation::IsolationConfig::FromBootParams(topo, cmdline);
+  absl::StatusOr<isolation::IsolationConfig> c =
+      isolation::IsolationConfig::FromBootParams(topo, cmdline);
   if (!c.ok()) return 0;
   using HK = isolation::HousekeepingType;
   for (int t = 0; t < isolation::kNumHousekeepingTypes; ++t) {
@@ -53,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       isolation::IsolationConfig::FromBootParams(topo, c->ToCmdline());
   if (!again.ok()) __builtin_trap();
   for (int t = 0; t < isolation::kNumHousekeepingTypes; ++t) {
-    if (!(again->housekeeping(static_cast<HK>(t)) == c->housekeeping(static_cast<HK>(t)))) __builtin_trap();
+    if (!(again->housekeeping(static_cast<HK>(t)) == c->housekeeping(static_cast<HK>(t))))
+      __builtin_trap();
   }
   return 0;
 }

@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   // Sizes around word boundaries and the kernel's maximum; 0 exercises the
   // nbits == 0 corner (N wraps to UINT_MAX).
-  static constexpr int kSizes[] = {0, 1, 2, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 1000, 4096, 8191, 8192};
+  static constexpr int kSizes[] = {0,   1,   2,   31,  32,  33,   63,   64,   65,
+                                   127, 128, 129, 255, 256, 1000, 4096, 8191, 8192};
   const int nbits = kSizes[data[0] % (sizeof(kSizes) / sizeof(kSizes[0]))];
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   absl::StatusOr<isolation::CpuMask> mask = isolation::CpuMask::Parse(text, nbits);

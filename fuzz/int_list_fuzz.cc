@@ -25,10 +25,12 @@ struct Bounds {
   int min, max;
   size_t items;
 };
-constexpr Bounds kBounds[] = {{2, 4096, 16}, {0, 0, 1}, {0, 2147483647, 4}, {1, 9, 3}, {100, 200, 16}};
+constexpr Bounds kBounds[] = {
+    {2, 4096, 16}, {0, 0, 1}, {0, 2147483647, 4}, {1, 9, 3}, {100, 200, 16}};
 
 [[noreturn]] void Fail(const char* what, std::string_view text) {
-  std::fprintf(stderr, "int_list_fuzz: %s for \"%s\"\n", what, absl::CHexEscape(std::string(text)).c_str());
+  std::fprintf(stderr, "int_list_fuzz: %s for \"%s\"\n", what,
+               absl::CHexEscape(std::string(text)).c_str());
   std::abort();
 }
 
@@ -38,7 +40,8 @@ bool ReferenceAccepts(std::string_view text, const Bounds& b, std::vector<long l
   size_t start = 0;
   while (true) {
     const size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (item.empty() || item.size() > 12) return false;
     for (char c : item) {
       if (c < '0' || c > '9') return false;
@@ -62,14 +65,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const Bounds& b = kBounds[data[0] % (sizeof(kBounds) / sizeof(kBounds[0]))];
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
-  absl::StatusOr<std::vector<int>> list = isolation::isolab::ParseIntListFlag("list", text, b.min, b.max, b.items);
+  absl::StatusOr<std::vector<int>> list =
+      isolation::isolab::ParseIntListFlag("list", text, b.min, b.max, b.items);
   std::vector<long long> expected;
   const bool reference = ReferenceAccepts(text, b, &expected);
-  if (list.ok() != reference) Fail(list.ok() ? "accepted what the grammar rejects" : "rejected a valid list", text);
+  if (list.ok() != reference)
+    Fail(list.ok() ? "accepted what the grammar rejects" : "rejected a valid list", text);
   if (!list.ok()) {
-    if (list.status().code() != absl::StatusCode::kInvalidArgument) Fail("error is not InvalidArgument", text);
+    if (list.status().code() != absl::StatusCode::kInvalidArgument)
+      Fail("error is not InvalidArgument", text);
     const std::string needle = "--list=" + absl::CHexEscape(std::string(text));
-    if (std::string(list.status().message()).find(needle) == std::string::npos) Fail("error does not name the value", text);
+    if (std::string(list.status().message()).find(needle) == std::string::npos)
+      Fail("error does not name the value", text);
     return 0;
   }
   if (list->size() != expected.size()) Fail("item count differs", text);
@@ -77,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if ((*list)[i] != expected[i]) Fail("value differs", text);
   }
   const std::string printed = absl::StrJoin(*list, ",");
-  absl::StatusOr<std::vector<int>> again = isolation::isolab::ParseIntListFlag("list", printed, b.min, b.max, b.items);
+  absl::StatusOr<std::vector<int>> again =
+      isolation::isolab::ParseIntListFlag("list", printed, b.min, b.max, b.items);
   if (!again.ok() || *again != *list) Fail("printed list does not parse back", text);
   return 0;
 }

@@ -56,13 +56,15 @@ bool IsBadInputCode(absl::StatusCode code) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::vector<std::string> kAllowed = {"topology", "isolcpus", "nohz_full", "seed", "quick", "json",
-                                                    "fuzz_int32", "fuzz_int64", "fuzz_double", "fuzz_int_list"};
+  static const std::vector<std::string> kAllowed = {
+      "topology", "isolcpus",   "nohz_full",  "seed",        "quick",
+      "json",     "fuzz_int32", "fuzz_int64", "fuzz_double", "fuzz_int_list"};
   // Every input starts from the defaults (absl::FlagSaver would log each restore).
   for (const std::string& name : kAllowed) {
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     std::string error;
-    if (flag == nullptr || !flag->ParseFrom(flag->DefaultValue(), &error)) Fail("cannot reset a flag", {name});
+    if (flag == nullptr || !flag->ParseFrom(flag->DefaultValue(), &error))
+      Fail("cannot reset a flag", {name});
   }
   std::vector<std::string> args;
   std::string current;
@@ -91,24 +93,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const char* name : {"fuzz_int32", "fuzz_int64", "fuzz_double"}) {
     const isolation::isolab::FlagRange* range = isolation::isolab::FindFlagRange(name);
     double v = 0;
-    if (range == nullptr || !absl::SimpleAtod(absl::FindCommandLineFlag(name)->CurrentValue(), &v) ||
-        v < range->min || v > range->max) {
+    if (range == nullptr ||
+        !absl::SimpleAtod(absl::FindCommandLineFlag(name)->CurrentValue(), &v) || v < range->min ||
+        v > range->max) {
       Fail("a ranged flag accepted a value outside its range", args);
     }
   }
   if (absl::GetFlag(FLAGS_topology) == "host") return 0;
-  absl::StatusOr<std::vector<int>> list =
-      isolation::isolab::ParseIntListFlag("fuzz_int_list", absl::GetFlag(FLAGS_fuzz_int_list), 2, 4096);
-  if (!list.ok() && !IsBadInputCode(list.status().code())) Fail("integer list error is not bad input", args);
+  absl::StatusOr<std::vector<int>> list = isolation::isolab::ParseIntListFlag(
+      "fuzz_int_list", absl::GetFlag(FLAGS_fuzz_int_list), 2, 4096);
+  if (!list.ok() && !IsBadInputCode(list.status().code()))
+    Fail("integer list error is not bad input", args);
   const isolation::experiments::CommonOptions common = isolation::isolab::CommonOptionsFromFlags();
   absl::StatusOr<isolation::Topology> topology = isolation::experiments::LoadTopology(common);
   if (!topology.ok()) {
     if (!IsBadInputCode(topology.status().code())) Fail("--topology error is not bad input", args);
     return 0;
   }
-  absl::StatusOr<isolation::IsolationConfig> config = isolation::experiments::LoadIsolation(common, *topology);
+  absl::StatusOr<isolation::IsolationConfig> config =
+      isolation::experiments::LoadIsolation(common, *topology);
   if (!config.ok()) {
-    if (!IsBadInputCode(config.status().code())) Fail("--isolcpus/--nohz_full error is not bad input", args);
+    if (!IsBadInputCode(config.status().code()))
+      Fail("--isolcpus/--nohz_full error is not bad input", args);
     if (config.status().message().empty()) Fail("error without message", args);
     return 0;
   }

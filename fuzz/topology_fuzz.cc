@@ -34,7 +34,8 @@
 namespace {
 
 [[noreturn]] void Fail(const char* what, std::string_view input) {
-  std::fprintf(stderr, "topology_fuzz: %s for \"%s\"\n", what, absl::CHexEscape(std::string(input)).c_str());
+  std::fprintf(stderr, "topology_fuzz: %s for \"%s\"\n", what,
+               absl::CHexEscape(std::string(input)).c_str());
   std::abort();
 }
 
@@ -44,9 +45,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view description(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<isolation::Topology> t = isolation::Topology::FromSynthetic(description);
   if (!t.ok()) {
-    if (t.status().code() != absl::StatusCode::kInvalidArgument) Fail("error is not InvalidArgument", description);
+    if (t.status().code() != absl::StatusCode::kInvalidArgument)
+      Fail("error is not InvalidArgument", description);
     const std::string quoted = "\"" + absl::CHexEscape(std::string(description)) + "\"";
-    if (std::string(t.status().message()).find(quoted) == std::string::npos) Fail("error does not quote the input", description);
+    if (std::string(t.status().message()).find(quoted) == std::string::npos)
+      Fail("error does not quote the input", description);
     return 0;
   }
   const int n = t->num_cpus();
@@ -55,14 +58,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int i = 0; i < t->num_cores(); ++i) in_cores += t->core_mask(i).Weight();
   for (int i = 0; i < t->num_llcs(); ++i) in_llcs += t->llc_mask(i).Weight();
   for (int i = 0; i < t->num_nodes(); ++i) in_nodes += t->node_mask(i).Weight();
-  if (in_cores != n || in_llcs != n || in_nodes != n) Fail("masks do not partition the cpus", description);
+  if (in_cores != n || in_llcs != n || in_nodes != n)
+    Fail("masks do not partition the cpus", description);
   for (int cpu = 0; cpu < n; ++cpu) {
-    if (!t->smt_siblings(cpu).IsSubsetOf(t->llc_mask(t->llc_of(cpu)))) Fail("core split across llcs", description);
-    if (t->package_of(cpu) < 0 || t->package_of(cpu) >= t->num_packages()) Fail("bad package id", description);
+    if (!t->smt_siblings(cpu).IsSubsetOf(t->llc_mask(t->llc_of(cpu))))
+      Fail("core split across llcs", description);
+    if (t->package_of(cpu) < 0 || t->package_of(cpu) >= t->num_packages())
+      Fail("bad package id", description);
   }
   if (n > 64) return 0;
   __lsan_disable();
-  absl::StatusOr<isolation::Topology> ref = isolation::internal::LoadSyntheticWithHwloc(description);
+  absl::StatusOr<isolation::Topology> ref =
+      isolation::internal::LoadSyntheticWithHwloc(description);
   __lsan_enable();
   if (!ref.ok()) Fail("hwloc rejects a description we accept", description);
   if (ref->num_cpus() != n) Fail("hwloc counts other cpus", description);

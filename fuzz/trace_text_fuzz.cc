@@ -41,7 +41,8 @@ class Checker final : public isolation::replay::EventSink {
     if (cpus_ <= 64) {
       absl::StatusOr<isolation::Topology> topo = isolation::replay::MachineTopology(info);
       if (topo.ok()) {
-        auto driver = isolation::replay::ReplayDriver::Create(*topo, isolation::IsolationConfig(*topo));
+        auto driver =
+            isolation::replay::ReplayDriver::Create(*topo, isolation::IsolationConfig(*topo));
         if (!driver.ok()) Fail("no replay driver for a valid machine");
         driver_ = std::move(*driver);
         if (!driver_->OnInfo(info).ok()) Fail("the driver refused the reader's info");
@@ -90,7 +91,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Checker checker;
   absl::Status s = isolation::replay::ReadTraceText(text, "fuzz.txt", format, options, checker);
   if (!s.ok()) {
-    if (std::string(s.message()).find("fuzz.txt") == std::string::npos) Fail("error not naming the file");
+    if (std::string(s.message()).find("fuzz.txt") == std::string::npos)
+      Fail("error not naming the file");
     return 0;
   }
   checker.Finish();

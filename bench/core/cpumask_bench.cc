@@ -149,7 +149,8 @@ void BM_IterateVsNaive(benchmark::State& state) {
 
 void BM_WeightVsNaive(benchmark::State& state) {
   const CpuMask m = MakeMask(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
-  RunVsNaive(state, m, [](const CpuMask& x) { return x.Weight(); }, WeightByTest);
+  RunVsNaive(
+      state, m, [](const CpuMask& x) { return x.Weight(); }, WeightByTest);
 }
 
 // Scaling over CPU count at a fixed sparse density (the isolation case:
@@ -214,7 +215,9 @@ void BM_WeightVsPopcntPerWord(benchmark::State& state) {
 void BM_WeightPortableVsPopcntPerWord(benchmark::State& state) {
   const CpuMask m = MakeMask(static_cast<int>(state.range(0)), 50);
   const auto& portable = cpumask_internal::PortablePopcountKernels();
-  RunVsPopcntPerWord(state, m, [&](const CpuMask& x) { return portable.weight(x.words().data(), x.words().size()); });
+  RunVsPopcntPerWord(state, m, [&](const CpuMask& x) {
+    return portable.weight(x.words().data(), x.words().size());
+  });
 }
 
 void SizesAndDensities(benchmark::internal::Benchmark* b) {

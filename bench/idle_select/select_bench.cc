@@ -79,16 +79,19 @@ void BM_SelectPlainLoop(benchmark::State& state, const std::string& variant) {
     ++ops;
     if (s.claimed) st.IdleRefresh(s.cpu);
   }
-  state.counters["probes"] = static_cast<double>(probes) / static_cast<double>(std::max<int64_t>(ops, 1));
-  state.counters["found_pct"] = 100.0 * static_cast<double>(found) / static_cast<double>(std::max<int64_t>(ops, 1));
+  state.counters["probes"] =
+      static_cast<double>(probes) / static_cast<double>(std::max<int64_t>(ops, 1));
+  state.counters["found_pct"] =
+      100.0 * static_cast<double>(found) / static_cast<double>(std::max<int64_t>(ops, 1));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   for (const char* v : {"V0", "V1"}) {
-    benchmark::RegisterBenchmark((std::string("BM_SelectPlainLoop/") + v).c_str(),
-                                 [name = std::string(v)](benchmark::State& s) { BM_SelectPlainLoop(s, name); })
+    benchmark::RegisterBenchmark(
+        (std::string("BM_SelectPlainLoop/") + v).c_str(),
+        [name = std::string(v)](benchmark::State& s) { BM_SelectPlainLoop(s, name); })
         ->ArgsProduct({{64}, {0, 75}});
   }
   for (const std::string& name : isolation::idle_select::SelectorNames()) {

@@ -74,7 +74,8 @@ void SetSwitchCounters(benchmark::State& state, const MmCid& m) {
 // The switch benchmarks' set-up: an 8-CPU mechanism with tasks 0 and 1, either
 // two threads of one mm (task 0 forks task 1) or the only tasks of two mms.
 // nullptr (the run marked skipped) if the mechanism cannot be created.
-std::unique_ptr<MmCid> CreateWithTwoTasks(benchmark::State& state, const MmCidVariant& c, bool separate_mms) {
+std::unique_ptr<MmCid> CreateWithTwoTasks(benchmark::State& state, const MmCidVariant& c,
+                                          bool separate_mms) {
   auto r = MmCid::Create(8, c);
   if (!r.ok()) {
     state.SkipWithError(std::string(r.status().message()).c_str());
@@ -180,7 +181,9 @@ void CompareSwitchToEmptyHook(benchmark::State& state, SwitchCase sc, bool via_s
     // (MmCidSwitcher::WithSwitchForm).
     testing::CompareToBaseline(
         state,
-        [&](int64_t n) { switcher.WithSwitchForm([&](auto s) { RunSwitchOps(sc, s, subject_state, n); }); },
+        [&](int64_t n) {
+          switcher.WithSwitchForm([&](auto s) { RunSwitchOps(sc, s, subject_state, n); });
+        },
         baseline, "empty_hook");
   } else {
     // A subject of its own (not a branch in one lambda): the virtual rows'
@@ -190,9 +193,13 @@ void CompareSwitchToEmptyHook(benchmark::State& state, SwitchCase sc, bool via_s
   }
   SetSwitchCounters(state, *m);
   state.SetLabel(c.Name() + " barrier=" + BarrierModeName(m->barrier_mode()) +
-                 (via_switcher ? (switcher.inline_fast_path() ? " switcher=inline" : " switcher=virtual") : ""));
+                 (via_switcher
+                      ? (switcher.inline_fast_path() ? " switcher=inline" : " switcher=virtual")
+                      : ""));
 }
-void BM_Switch_CachedVsEmptyHook(benchmark::State& state) { CompareSwitchToEmptyHook(state, SwitchCase::kCached); }
+void BM_Switch_CachedVsEmptyHook(benchmark::State& state) {
+  CompareSwitchToEmptyHook(state, SwitchCase::kCached);
+}
 void BM_Switch_CrossMmSlotReuseVsEmptyHook(benchmark::State& state) {
   CompareSwitchToEmptyHook(state, SwitchCase::kCrossMm);
 }
@@ -272,7 +279,8 @@ void BM_Switch_CrossMmSharedMm(benchmark::State& state) {
   }
   TaskId cur = kNoTask;
   Nanos now = 0;
-  for (auto _ : state) {  // the start barrier orders thread 0's setup before every thread's first use
+  for (auto _ :
+       state) {  // the start barrier orders thread 0's setup before every thread's first use
     const TaskId next = cur == 2 * cpu ? 2 * cpu + 1 : 2 * cpu;
     g_shared->ContextSwitch(cpu, cur, next, ++now);
     cur = next;
@@ -281,11 +289,19 @@ void BM_Switch_CrossMmSharedMm(benchmark::State& state) {
     SetSwitchCounters(state, *g_shared);
     const MmCidStats s = g_shared->Stats();
     state.counters["contended_per_switch"] =
-        static_cast<double>(s.mm_lock_contended) / static_cast<double>(std::max<int64_t>(s.context_switches, 1));
+        static_cast<double>(s.mm_lock_contended) /
+        static_cast<double>(std::max<int64_t>(s.context_switches, 1));
     SetDesignLabel(state, c);
   }
 }
-BENCHMARK(BM_Switch_CrossMmSharedMm)->Arg(0)->Arg(1)->Arg(2)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
+BENCHMARK(BM_Switch_CrossMmSharedMm)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Threads(1)
+    ->Threads(2)
+    ->Threads(4)
+    ->UseRealTime();
 
 // Switch-in that must allocate: the parked ID was reclaimed by a scan.
 // Sub-microsecond bodies get no Pause/ResumeTiming (it cost ~0.4 us per
@@ -324,11 +340,14 @@ void BM_Switch_Allocation(benchmark::State& state) {
     scan_only_ns += t2 - t1;
     state.SetIterationTime(std::max<double>(0, static_cast<double>((t1 - t0) - (t2 - t1))) * 1e-9);
   }
-  const double rounds = static_cast<double>(std::max<int64_t>(1, state.iterations())) * kAllocRounds;
-  state.counters["allocs_per_round"] = static_cast<double>(m->Stats().allocations - allocs_before) / rounds;
+  const double rounds =
+      static_cast<double>(std::max<int64_t>(1, state.iterations())) * kAllocRounds;
+  state.counters["allocs_per_round"] =
+      static_cast<double>(m->Stats().allocations - allocs_before) / rounds;
   state.counters["cycle_ns"] = static_cast<double>(cycle_ns) / rounds;
   state.counters["scan_only_ns"] = static_cast<double>(scan_only_ns) / rounds;
-  state.counters["alloc_cycle_ns"] = std::max<double>(0, static_cast<double>(cycle_ns - scan_only_ns)) / rounds;
+  state.counters["alloc_cycle_ns"] =
+      std::max<double>(0, static_cast<double>(cycle_ns - scan_only_ns)) / rounds;
   SetDesignLabel(state, c);
 }
 BENCHMARK(BM_Switch_Allocation)->UseManualTime();
@@ -351,9 +370,10 @@ void BM_Scan(benchmark::State& state) {
     now += 200 * kNsPerMs;
     visits += m->Scan(mm, now).visits;
   }
-  state.counters["visits_per_call"] = benchmark::Counter(static_cast<double>(visits), benchmark::Counter::kAvgIterations);
-  state.counters["modelled_ns"] =
-      benchmark::Counter(static_cast<double>(visits * kModelledVisitNs), benchmark::Counter::kAvgIterations);
+  state.counters["visits_per_call"] =
+      benchmark::Counter(static_cast<double>(visits), benchmark::Counter::kAvgIterations);
+  state.counters["modelled_ns"] = benchmark::Counter(static_cast<double>(visits * kModelledVisitNs),
+                                                     benchmark::Counter::kAvgIterations);
   state.SetLabel(c.Name());
 }
 BENCHMARK(BM_Scan)->ArgsProduct({{0, 1, 2, 3}, {8, 32, 128, 512, 1024, 4096}});
@@ -487,12 +507,16 @@ void BM_ScanAllowedVsPossible128(benchmark::State& state) {
   // above is allowed_ns itself (the fixed part plus its 2 visits, an upper
   // bound); fixed_part_ns takes the visits out.
   state.counters["fixed_part_ns"] = allowed_ns - va * per_slot_ns;
-  const double allowed_min_ns = static_cast<double>(min_allowed) / kScanBatch - clock_median_per_call;
-  const double possible_min_ns = static_cast<double>(min_possible) / kScanBatch - clock_median_per_call;
+  const double allowed_min_ns =
+      static_cast<double>(min_allowed) / kScanBatch - clock_median_per_call;
+  const double possible_min_ns =
+      static_cast<double>(min_possible) / kScanBatch - clock_median_per_call;
   state.counters["allowed_min_ns"] = allowed_min_ns;
   state.counters["possible_min_ns"] = possible_min_ns;
-  state.counters["not_due_min_ns"] = static_cast<double>(min_not_due) / kScanBatch - clock_median_per_call;
-  state.counters["ratio_min_allowed_over_possible"] = possible_min_ns > 0 ? allowed_min_ns / possible_min_ns : 0;
+  state.counters["not_due_min_ns"] =
+      static_cast<double>(min_not_due) / kScanBatch - clock_median_per_call;
+  state.counters["ratio_min_allowed_over_possible"] =
+      possible_min_ns > 0 ? allowed_min_ns / possible_min_ns : 0;
   // The fixed part from the fastest batches (per slot from their difference).
   const double per_slot_min_ns = vp > va ? (possible_min_ns - allowed_min_ns) / (vp - va) : 0;
   state.counters["fixed_part_min_ns"] = allowed_min_ns - va * per_slot_min_ns;
@@ -505,7 +529,8 @@ void BM_ScanAllowedVsPossible128(benchmark::State& state) {
   state.counters["possible_median_ns"] = possible_median_ns;
   state.counters["ratio_median_allowed_over_possible"] =
       possible_median_ns > 0 ? allowed_median_ns / possible_median_ns : 0;
-  const double per_slot_median_ns = vp > va ? (possible_median_ns - allowed_median_ns) / (vp - va) : 0;
+  const double per_slot_median_ns =
+      vp > va ? (possible_median_ns - allowed_median_ns) / (vp - va) : 0;
   state.counters["fixed_part_median_ns"] = allowed_median_ns - va * per_slot_median_ns;
   state.SetLabel(allowed.name + " vs " + possible.name);
 }

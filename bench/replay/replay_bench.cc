@@ -34,7 +34,9 @@ using isolation::experiments::CommonOptions;
 using isolation::experiments::Progress;
 using isolation::experiments::ReplayExperimentOptions;
 
-std::string Data(const std::string& name) { return std::string(ISOLATION_REPLAY_DATA_DIR) + "/" + name; }
+std::string Data(const std::string& name) {
+  return std::string(ISOLATION_REPLAY_DATA_DIR) + "/" + name;
+}
 
 // The largest committed recording, decompressed once (trace-cmd reads plain files).
 const std::string& PlainPipe() {
@@ -70,23 +72,27 @@ void BM_Read(benchmark::State& state, const std::string& file) {
     events += sink.events;
   }
   state.SetItemsProcessed(events);
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 
 // One whole replay; returns its event count and the rows it replayed.
-int64_t RunReplay(benchmark::State& state, const std::vector<std::string>& mechanisms, int64_t* rows) {
+int64_t RunReplay(benchmark::State& state, const std::vector<std::string>& mechanisms,
+                  int64_t* rows) {
   CommonOptions common;
   ReplayExperimentOptions o;
   o.file = PlainPipe();
   o.mechanisms = mechanisms;
   Progress progress("replay");
-  absl::StatusOr<isolation::experiments::ExperimentReport> r = RunReplayExperiment(common, o, progress);
+  absl::StatusOr<isolation::experiments::ExperimentReport> r =
+      RunReplayExperiment(common, o, progress);
   if (!r.ok()) {
     state.SkipWithError(std::string(r.status().message()).c_str());
     return 0;
   }
   *rows = 0;
-  for (const auto& [name, m] : r->json["mechanisms"].items()) *rows += static_cast<int64_t>(m.value("rows", nlohmann::json::array()).size());
+  for (const auto& [name, m] : r->json["mechanisms"].items())
+    *rows += static_cast<int64_t>(m.value("rows", nlohmann::json::array()).size());
   return r->json["events"].get<int64_t>();
 }
 
@@ -100,7 +106,8 @@ void BM_Replay(benchmark::State& state, const std::string& mechanism) {
   for (auto _ : state) events += RunReplay(state, {mechanism}, &rows);
   state.SetItemsProcessed(events);
   state.counters["variants"] = static_cast<double>(rows);
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["events_per_s_x_variants"] =
       benchmark::Counter(static_cast<double>(events * rows), benchmark::Counter::kIsRate);
 }
@@ -147,10 +154,13 @@ void BM_ReplayVsTraceCmdReport(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_Read, pipe_dat, Data("pipe.dat.gz"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Read, rseq_threads_report_text, Data("rseq_threads.report.txt.gz"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Read, perf_script_text, Data("perf_rseq_threads.txt.gz"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Read, rseq_threads_report_text, Data("rseq_threads.report.txt.gz"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Read, perf_script_text, Data("perf_rseq_threads.txt.gz"))
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Replay, mm_cid, std::string("mm_cid"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Replay, tmigr, std::string("tmigr"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Replay, idle_select, std::string("idle_select"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Replay, idle_select, std::string("idle_select"))
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Replay, vmstat, std::string("vmstat"))->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReplayVsTraceCmdReport)->Unit(benchmark::kMillisecond);

@@ -29,8 +29,7 @@ namespace {
 std::unique_ptr<Simulator> Make(int cpus, TickMode mode, int busy) {
   // package:P core:C pu:1 with P*C == cpus.
   const int packages = cpus >= 64 ? cpus / 64 : 1;
-  const std::string desc =
-      absl::StrCat("package:", packages, " core:", cpus / packages, " pu:1");
+  const std::string desc = absl::StrCat("package:", packages, " core:", cpus / packages, " pu:1");
   absl::StatusOr<Topology> t = Topology::FromSynthetic(desc);
   if (!t.ok()) return nullptr;
   SimOptions opts;
@@ -66,8 +65,10 @@ void BM_SimPeriodicBusy(benchmark::State& state) {
     sim.reset();
     state.ResumeTiming();
   }
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
-  state.counters["sim_cpu_s_per_s"] = benchmark::Counter(sim_cpu_seconds, benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["sim_cpu_s_per_s"] =
+      benchmark::Counter(sim_cpu_seconds, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SimPeriodicBusy)->RangeMultiplier(4)->Range(16, 4096)->Unit(benchmark::kMillisecond);
 
@@ -90,7 +91,8 @@ void BM_SimMostlyIdle(benchmark::State& state) {
     sim.reset();
     state.ResumeTiming();
   }
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SimMostlyIdle)->RangeMultiplier(4)->Range(16, 4096)->Unit(benchmark::kMillisecond);
 

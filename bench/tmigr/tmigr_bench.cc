@@ -152,7 +152,8 @@ void BM_IdleEntryExitScaling(benchmark::State& state, const std::string& variant
     }
   };
   isolation::testing::CompareToBaseline(
-      state, [&](int64_t n) { enter_exit(*big, n); }, [&](int64_t n) { enter_exit(*small, n); }, "8_cpus");
+      state, [&](int64_t n) { enter_exit(*big, n); }, [&](int64_t n) { enter_exit(*small, n); },
+      "8_cpus");
   state.counters["levels"] = Levels(*big);
   state.counters["levels_8_cpus"] = Levels(*small);
   state.SetLabel(variant);
@@ -162,8 +163,9 @@ void BM_IdleEntryExitScaling(benchmark::State& state, const std::string& variant
 // (built-ins: always) gets its rows.
 [[maybe_unused]] const bool kRegistered = [] {
   using Fn = void (*)(benchmark::State&, const std::string&);
-  const std::pair<const char*, Fn> benches[] = {
-      {"BM_IdleEntryExit", BM_IdleEntryExit}, {"BM_NewTimer", BM_NewTimer}, {"BM_RemoteExpiry", BM_RemoteExpiry}};
+  const std::pair<const char*, Fn> benches[] = {{"BM_IdleEntryExit", BM_IdleEntryExit},
+                                                {"BM_NewTimer", BM_NewTimer},
+                                                {"BM_RemoteExpiry", BM_RemoteExpiry}};
   const std::vector<std::string> names = ParticipationRegistry().Names();
   for (const auto& [name, fn] : benches) {
     for (const std::string& v : names) {
@@ -175,8 +177,9 @@ void BM_IdleEntryExitScaling(benchmark::State& state, const std::string& variant
     }
   }
   for (const std::string& v : names) {
-    benchmark::RegisterBenchmark(absl::StrCat("BM_IdleEntryExitScaling/", v).c_str(),
-                                 [v](benchmark::State& state) { BM_IdleEntryExitScaling(state, v); })
+    benchmark::RegisterBenchmark(
+        absl::StrCat("BM_IdleEntryExitScaling/", v).c_str(),
+        [v](benchmark::State& state) { BM_IdleEntryExitScaling(state, v); })
         ->UseManualTime();
   }
   for (const std::string& v : names) {

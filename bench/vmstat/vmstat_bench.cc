@@ -46,7 +46,8 @@ std::unique_ptr<Vmstat> MakeVm(const std::string& policy, int cpus) {
   VmstatConfig c;
   c.fold_policy = policy;
   c.num_cpus = cpus;
-  c.zones = {ZoneSpec{"DMA32", 0, 262144, 100, 140, 180}, ZoneSpec{"Normal", 0, 16 * 262144, 8192, 10240, 12288}};
+  c.zones = {ZoneSpec{"DMA32", 0, 262144, 100, 140, 180},
+             ZoneSpec{"Normal", 0, 16 * 262144, 8192, 10240, 12288}};
   c.isolated = CpuMask(cpus);
   c.nohz_full = CpuMask::Full(cpus);
   return std::move(Vmstat::Create(c)).value();
@@ -97,7 +98,8 @@ void TimePerStrategy(benchmark::State& state, Op op) {
 template <typename Read>
 void TimeReadAllCpusDirty(benchmark::State& state, Read read) {
   auto vm = MakeVm("A1", static_cast<int>(state.range(0)));
-  for (int cpu = 0; cpu < vm->num_cpus(); ++cpu) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 3);
+  for (int cpu = 0; cpu < vm->num_cpus(); ++cpu)
+    vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 3);
   const int64_t t0 = ThreadCpuNs();
   for (auto _ : state) benchmark::DoNotOptimize(read(*vm));
   ReportRatio(state, NsPerIter(state, t0));
@@ -134,7 +136,8 @@ Stripe g_stripes[64];
 void BM_Baseline_StripedCounter(benchmark::State& state) {
   Stripe& mine = g_stripes[state.thread_index() % 64];
   const int64_t t0 = ThreadCpuNs();
-  for (auto _ : state) mine.v.store(mine.v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  for (auto _ : state)
+    mine.v.store(mine.v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   ReportRatio(state, NsPerIter(state, t0));
 }
 BENCHMARK(BM_Baseline_StripedCounter);
@@ -216,15 +219,18 @@ void CompareUpdate(benchmark::State& state, Op op, bool to_fetch_add) {
   // the ratio towards 1.  The mean empty interval comes out of both sides.
   subject_ns -= clock_ns;
   baseline_ns -= clock_ns;
-  const double ops = static_cast<double>(std::max<int64_t>(1, static_cast<int64_t>(state.iterations()))) *
-                     static_cast<double>(kCompareBatch);
+  const double ops =
+      static_cast<double>(std::max<int64_t>(1, static_cast<int64_t>(state.iterations()))) *
+      static_cast<double>(kCompareBatch);
   state.SetItemsProcessed(static_cast<int64_t>(ops));
   state.counters["ns_per_op"] = static_cast<double>(subject_ns) / ops;
   state.counters["clock_read_ns"] =
       static_cast<double>(clock_ns) / static_cast<double>(std::max<int64_t>(1, state.iterations()));
   state.counters[name + "_ns_per_op"] = static_cast<double>(baseline_ns) / ops;
   state.counters["ratio_to_" + name] =
-      baseline_ns > 0 && subject_ns > 0 ? static_cast<double>(subject_ns) / static_cast<double>(baseline_ns) : 0.0;
+      baseline_ns > 0 && subject_ns > 0
+          ? static_cast<double>(subject_ns) / static_cast<double>(baseline_ns)
+          : 0.0;
   state.SetLabel(s);
 }
 void ModBatch(Vmstat& vm, int64_t n) {
@@ -233,8 +239,12 @@ void ModBatch(Vmstat& vm, int64_t n) {
 void IncBatch(Vmstat& vm, int64_t n) {
   for (int64_t i = 0; i < n; ++i) vm.Inc(0, StatKind::kNode, 0, 2);
 }
-void BM_ModVsThreadLocalIncrement(benchmark::State& state) { CompareUpdate(state, ModBatch, false); }
-void BM_IncVsThreadLocalIncrement(benchmark::State& state) { CompareUpdate(state, IncBatch, false); }
+void BM_ModVsThreadLocalIncrement(benchmark::State& state) {
+  CompareUpdate(state, ModBatch, false);
+}
+void BM_IncVsThreadLocalIncrement(benchmark::State& state) {
+  CompareUpdate(state, IncBatch, false);
+}
 void BM_ModVsFetchAdd(benchmark::State& state) { CompareUpdate(state, ModBatch, true); }
 void BM_IncVsFetchAdd(benchmark::State& state) { CompareUpdate(state, IncBatch, true); }
 BENCHMARK(BM_ModVsThreadLocalIncrement)->DenseRange(0, kLastStrategy)->UseManualTime();
@@ -273,14 +283,22 @@ void BM_SlotWriterModVsThreadLocalIncrement(benchmark::State& state) {
 void BM_SlotWriterIncVsThreadLocalIncrement(benchmark::State& state) {
   CompareUpdate(state, SlotWriterIncBatch, false);
 }
-void BM_SlotWriterModVsFetchAdd(benchmark::State& state) { CompareUpdate(state, SlotWriterModBatch, true); }
-void BM_SlotWriterIncVsFetchAdd(benchmark::State& state) { CompareUpdate(state, SlotWriterIncBatch, true); }
+void BM_SlotWriterModVsFetchAdd(benchmark::State& state) {
+  CompareUpdate(state, SlotWriterModBatch, true);
+}
+void BM_SlotWriterIncVsFetchAdd(benchmark::State& state) {
+  CompareUpdate(state, SlotWriterIncBatch, true);
+}
 BENCHMARK(BM_SlotWriterModVsThreadLocalIncrement)->DenseRange(0, kLastStrategy)->UseManualTime();
 BENCHMARK(BM_SlotWriterIncVsThreadLocalIncrement)->DenseRange(0, kLastStrategy)->UseManualTime();
 BENCHMARK(BM_SlotWriterModVsFetchAdd)->DenseRange(0, kLastStrategy)->UseManualTime();
 BENCHMARK(BM_SlotWriterIncVsFetchAdd)->DenseRange(0, kLastStrategy)->UseManualTime();
-void BM_WriterModVsThreadLocalIncrement(benchmark::State& state) { CompareUpdate(state, WriterModBatch, false); }
-void BM_WriterIncVsThreadLocalIncrement(benchmark::State& state) { CompareUpdate(state, WriterIncBatch, false); }
+void BM_WriterModVsThreadLocalIncrement(benchmark::State& state) {
+  CompareUpdate(state, WriterModBatch, false);
+}
+void BM_WriterIncVsThreadLocalIncrement(benchmark::State& state) {
+  CompareUpdate(state, WriterIncBatch, false);
+}
 void BM_WriterModVsFetchAdd(benchmark::State& state) { CompareUpdate(state, WriterModBatch, true); }
 void BM_WriterIncVsFetchAdd(benchmark::State& state) { CompareUpdate(state, WriterIncBatch, true); }
 BENCHMARK(BM_WriterModVsThreadLocalIncrement)->DenseRange(0, kLastStrategy)->UseManualTime();
@@ -346,12 +364,14 @@ BENCHMARK(BM_TickStopQuietClean)->DenseRange(0, kLastStrategy);
 // --- reads and scans vs CPU count ----------------------------------------------
 
 void BM_ReadApprox(benchmark::State& state) {
-  TimeReadAllCpusDirty(state, [](const Vmstat& vm) { return vm.Read(StatKind::kZone, 1, kZoneFreePages); });
+  TimeReadAllCpusDirty(
+      state, [](const Vmstat& vm) { return vm.Read(StatKind::kZone, 1, kZoneFreePages); });
 }
 BENCHMARK(BM_ReadApprox)->RangeMultiplier(4)->Range(1, 1024);
 
 void BM_ReadSnapshot(benchmark::State& state) {
-  TimeReadAllCpusDirty(state, [](const Vmstat& vm) { return vm.ReadSnapshot(StatKind::kZone, 1, kZoneFreePages); });
+  TimeReadAllCpusDirty(
+      state, [](const Vmstat& vm) { return vm.ReadSnapshot(StatKind::kZone, 1, kZoneFreePages); });
 }
 BENCHMARK(BM_ReadSnapshot)->RangeMultiplier(4)->Range(1, 1024);
 
@@ -367,7 +387,8 @@ void BM_ShepherdScan(benchmark::State& state) {
   const std::string s = state.range(1) == 0 ? "A1" : "C";
   auto vm = MakeVm(s, static_cast<int>(state.range(0)));
   auto dirty = [&](int64_t d) {
-    for (int cpu = 0; cpu < vm->num_cpus(); cpu += 8) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, d);
+    for (int cpu = 0; cpu < vm->num_cpus(); cpu += 8)
+      vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, d);
   };
   int64_t with_pass = 0, dirty_only = 0;
   for (auto _ : state) {
@@ -383,7 +404,8 @@ void BM_ShepherdScan(benchmark::State& state) {
     dirty_only += t2 - t1;
     state.SetIterationTime(std::max<double>(0, static_cast<double>((t1 - t0) - (t2 - t1))) * 1e-9);
   }
-  const double passes = static_cast<double>(std::max<int64_t>(1, static_cast<int64_t>(state.iterations()))) * kPasses;
+  const double passes =
+      static_cast<double>(std::max<int64_t>(1, static_cast<int64_t>(state.iterations()))) * kPasses;
   ReportRatio(state, std::max<double>(0, static_cast<double>(with_pass - dirty_only)) / passes);
   state.counters["dirty_ns"] = static_cast<double>(dirty_only) / passes;
   state.SetLabel(s == "A1" ? "A1 need_update scan" : "C remote fold");
@@ -398,7 +420,8 @@ void BM_ShepherdScanPauseResume(benchmark::State& state) {
   auto vm = MakeVm(s, static_cast<int>(state.range(0)));
   for (auto _ : state) {
     state.PauseTiming();
-    for (int cpu = 0; cpu < vm->num_cpus(); cpu += 8) vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 1);
+    for (int cpu = 0; cpu < vm->num_cpus(); cpu += 8)
+      vm->Mod(cpu, StatKind::kZone, 1, kZoneFreePages, 1);
     state.ResumeTiming();
     benchmark::DoNotOptimize(vm->Shepherd([](int) { return false; }, [](int, uint64_t) {}));
   }
@@ -409,7 +432,8 @@ BENCHMARK(BM_ShepherdScanPauseResume)->ArgsProduct({{1, 128}, {0, 1}});
 // The kit's comparison benchmarks for every registered policy (negative
 // controls excluded), each beside mainline A1.
 [[maybe_unused]] const bool kKitRegistered = [] {
-  for (const std::string& name : FoldPolicyRegistry().Names()) isolation::testing::RegisterVmstatBenchmarks(name);
+  for (const std::string& name : FoldPolicyRegistry().Names())
+    isolation::testing::RegisterVmstatBenchmarks(name);
   return true;
 }();
 

@@ -9,7 +9,8 @@
 #include "isolation/testing/vmstat_bench.h"
 
 int main(int argc, char** argv) {
-  const absl::Status idle = isolation::testing::RegisterIdleSelectBenchmarks("last_idle_hint", "V0");
+  const absl::Status idle =
+      isolation::testing::RegisterIdleSelectBenchmarks("last_idle_hint", "V0");
   if (!idle.ok()) {
     std::fprintf(stderr, "%s\n", idle.ToString().c_str());
     return 2;

@@ -15,9 +15,11 @@ namespace {
 // The broken copy trusts its hint: I4 ("a CPU returned as idle passes the
 // fresh per-CPU check") reports it.
 TEST(MyVariants, TheKitCatchesTheTrustingCopy) {
-  EXPECT_THAT(isolation::testing::idle_select_conformance::Run("I4_HintOnly", "last_idle_hint_trusting"),
-              ::testing::Not(::testing::IsEmpty()));
-  EXPECT_THAT(isolation::testing::idle_select_conformance::Run("I4_HintOnly", "last_idle_hint"), ::testing::IsEmpty());
+  EXPECT_THAT(
+      isolation::testing::idle_select_conformance::Run("I4_HintOnly", "last_idle_hint_trusting"),
+      ::testing::Not(::testing::IsEmpty()));
+  EXPECT_THAT(isolation::testing::idle_select_conformance::Run("I4_HintOnly", "last_idle_hint"),
+              ::testing::IsEmpty());
 }
 
 }  // namespace

@@ -20,13 +20,14 @@ using isolation::vmstat::WorkScope;
 class HalfThreshold final : public FoldPolicy {
  public:
   FoldPolicyTraits traits() const override {
-    FoldPolicyTraits t;                          // slot "s8-owner" by default
-    t.writers_mark_dirty = true;                 // Dirty(cpu) tells the shepherd where to look
-    t.hooks_return_to_user = true;               // ReturnToUser is delivered
-    t.shepherd_work = WorkScope::kTickRunning;   // the promise the kit checks (I8)
+    FoldPolicyTraits t;                         // slot "s8-owner" by default
+    t.writers_mark_dirty = true;                // Dirty(cpu) tells the shepherd where to look
+    t.hooks_return_to_user = true;              // ReturnToUser is delivered
+    t.shepherd_work = WorkScope::kTickRunning;  // the promise the kit checks (I8)
     return t;
   }
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     if (tick_stopped(cpu) || !vm.Dirty(cpu)) return ShepherdAction::kSkip;
     return ShepherdAction::kQueueWork;
   }
@@ -38,8 +39,8 @@ class HalfThreshold final : public FoldPolicy {
 };
 
 [[maybe_unused]] const bool kRegistered =
-    isolation::vmstat::RegisterFoldPolicy({"B.half", "B, folding on return to user only past t/2", false,
-                                           [] { return std::make_unique<HalfThreshold>(); }})
+    isolation::vmstat::RegisterFoldPolicy({"B.half", "B, folding on return to user only past t/2",
+                                           false, [] { return std::make_unique<HalfThreshold>(); }})
         .ok();
 
 }  // namespace

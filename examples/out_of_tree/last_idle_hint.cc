@@ -39,7 +39,8 @@ class LastIdleHint final : public SisSelector {
  protected:
   int SelectIdleCpu(const LlcScan& scan) override {
     const int h = hint_[static_cast<size_t>(scan.llc)].cpu.load(std::memory_order_relaxed);
-    if (!scan.has_idle_core && h >= 0 && state().llc_span(scan.llc).Test(h) && Allowed(scan.task, h)) {
+    if (!scan.has_idle_core && h >= 0 && state().llc_span(scan.llc).Test(h) &&
+        Allowed(scan.task, h)) {
       ++scan.sel.probes;
       if (!kRecheck || Candidate(h, scan.task)) return h;
       ++scan.sel.stale_hits;
@@ -56,12 +57,14 @@ class LastIdleHint final : public SisSelector {
 
 // One call each; afterwards the names work wherever the built-ins' do.
 [[maybe_unused]] const bool kRegistered =
-    isolation::idle_select::RegisterSelector(isolation::idle_select::SelectorEntryOf<LastIdleHint<true>>(
-                                                 "last_idle_hint", "per-LLC last-idle hint in front of the mainline scan"))
+    isolation::idle_select::RegisterSelector(
+        isolation::idle_select::SelectorEntryOf<LastIdleHint<true>>(
+            "last_idle_hint", "per-LLC last-idle hint in front of the mainline scan"))
         .ok() &&
-    isolation::idle_select::RegisterSelector(isolation::idle_select::SelectorEntryOf<LastIdleHint<false>>(
-                                                 "last_idle_hint_trusting", "the same without the re-check (broken)",
-                                                 /*negative_control=*/true))
+    isolation::idle_select::RegisterSelector(
+        isolation::idle_select::SelectorEntryOf<LastIdleHint<false>>(
+            "last_idle_hint_trusting", "the same without the re-check (broken)",
+            /*negative_control=*/true))
         .ok();
 
 }  // namespace

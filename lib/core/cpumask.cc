@@ -40,7 +40,9 @@ using internal::KernelIsSpace;
 class CpulistParser {
  public:
   CpulistParser(std::string_view text, int nbits)
-      : text_(text), nbits_(static_cast<uint32_t>(nbits)), lastbit_(static_cast<uint32_t>(nbits) - 1u) {}
+      : text_(text),
+        nbits_(static_cast<uint32_t>(nbits)),
+        lastbit_(static_cast<uint32_t>(nbits) - 1u) {}
 
   // `notes` (may be null) receives what the kernel accepts silently but a
   // user would not expect: a group stride that wraps 32 bits, text after
@@ -51,10 +53,13 @@ class CpulistParser {
     auto note_ignored_tail = [&](size_t end) {
       if (notes == nullptr || end >= text_.size()) return;
       const std::string_view rest = text_.substr(end + 1);
-      if (rest.find_first_not_of(std::string_view(" \t\n\v\f\r,\0", 8)) == std::string_view::npos) return;
-      notes->push_back(absl::StrFormat(
-          "cpulist \"%s\": the list ends at the %s at position %d, as in the kernel; \"%s\" after it is ignored",
-          ShortQuoted(), text_[end] == '\n' ? "newline" : "NUL byte", end, absl::CHexEscape(std::string(rest.substr(0, 64)))));
+      if (rest.find_first_not_of(std::string_view(" \t\n\v\f\r,\0", 8)) == std::string_view::npos)
+        return;
+      notes->push_back(
+          absl::StrFormat("cpulist \"%s\": the list ends at the %s at position %d, as in the "
+                          "kernel; \"%s\" after it is ignored",
+                          ShortQuoted(), text_[end] == '\n' ? "newline" : "NUL byte", end,
+                          absl::CHexEscape(std::string(rest.substr(0, 64)))));
     };
     while (true) {
       // bitmap_find_region(): skip separators (',' and whitespace).
@@ -78,10 +83,13 @@ class CpulistParser {
         if (next < start && next <= r.end && notes != nullptr && !wrap_noted) {
           wrap_noted = true;
           notes->push_back(absl::StrFormat(
-              "cpulist \"%s\": region \"%s\": the group stride %u wraps the kernel's 32-bit arithmetic "
+              "cpulist \"%s\": region \"%s\": the group stride %u wraps the kernel's 32-bit "
+              "arithmetic "
               "after cpu %u, so the region also sets cpu %u and on, as in the kernel",
-              ShortQuoted(), absl::CHexEscape(std::string(text_.substr(region_start, std::min<size_t>(pos - region_start, 64)))), r.group_len,
-              start, next));
+              ShortQuoted(),
+              absl::CHexEscape(std::string(
+                  text_.substr(region_start, std::min<size_t>(pos - region_start, 64)))),
+              r.group_len, start, next));
         }
         start = next;
       }
@@ -101,7 +109,9 @@ class CpulistParser {
   // Past the view (or at an embedded NUL) reads as '\0', the C terminator.
   char At(size_t pos) const { return pos < text_.size() ? text_[pos] : '\0'; }
   static bool IsEndOfString(char c) { return c == '\0' || c == '\n'; }
-  static bool IsSeparator(char c) { return c == ',' || KernelIsSpace(static_cast<unsigned char>(c)); }
+  static bool IsSeparator(char c) {
+    return c == ',' || KernelIsSpace(static_cast<unsigned char>(c));
+  }
   static bool IsEndOfRegion(char c) { return IsSeparator(c) || IsEndOfString(c); }
 
   std::string Quoted() const { return absl::CHexEscape(std::string(text_)); }
@@ -119,7 +129,8 @@ class CpulistParser {
   std::string TokenAt(size_t pos) const {
     size_t end = pos;
     while (end < text_.size() && !IsEndOfRegion(text_[end])) ++end;
-    if (end == pos) return At(pos) == '\0' ? "end of input" : absl::CHexEscape(std::string(1, At(pos)));
+    if (end == pos)
+      return At(pos) == '\0' ? "end of input" : absl::CHexEscape(std::string(1, At(pos)));
     return absl::StrCat("\"", absl::CHexEscape(std::string(text_.substr(pos, end - pos))), "\"");
   }
 
@@ -140,8 +151,9 @@ class CpulistParser {
       ++pos;
     }
     if (pos == begin) {
-      return Error(absl::StatusCode::kInvalidArgument, pos,
-                   absl::StrCat("expected a number (", std::string(role), ") but found ", TokenAt(pos)));
+      return Error(
+          absl::StatusCode::kInvalidArgument, pos,
+          absl::StrCat("expected a number (", std::string(role), ") but found ", TokenAt(pos)));
     }
     if (overflow) {
       return Error(absl::StatusCode::kOutOfRange, begin,
@@ -154,7 +166,8 @@ class CpulistParser {
 
   // bitmap_parse_region()
   absl::Status ParseRegion(size_t& pos, Region& r) const {
-    const bool is_all = text_.size() - pos >= 3 && std::tolower(static_cast<unsigned char>(text_[pos])) == 'a' &&
+    const bool is_all = text_.size() - pos >= 3 &&
+                        std::tolower(static_cast<unsigned char>(text_[pos])) == 'a' &&
                         std::tolower(static_cast<unsigned char>(text_[pos + 1])) == 'l' &&
                         std::tolower(static_cast<unsigned char>(text_[pos + 2])) == 'l';
     if (is_all) {
@@ -208,13 +221,15 @@ class CpulistParser {
 
   // bitmap_check_region()
   absl::Status CheckRegion(const Region& r, size_t begin, size_t end) const {
-    const std::string region = absl::StrCat("region \"", absl::CHexEscape(std::string(text_.substr(begin, end - begin))), "\"");
+    const std::string region = absl::StrCat(
+        "region \"", absl::CHexEscape(std::string(text_.substr(begin, end - begin))), "\"");
     if (r.start > r.end) {
       return Error(absl::StatusCode::kInvalidArgument, begin,
                    absl::StrFormat("%s is reversed (%u > %u)", region, r.start, r.end));
     }
     if (r.group_len == 0) {
-      return Error(absl::StatusCode::kInvalidArgument, begin, absl::StrCat(region, " has group size 0"));
+      return Error(absl::StatusCode::kInvalidArgument, begin,
+                   absl::StrCat(region, " has group size 0"));
     }
     if (r.used > r.group_len) {
       return Error(absl::StatusCode::kInvalidArgument, begin,
@@ -222,7 +237,8 @@ class CpulistParser {
     }
     if (r.end >= nbits_) {
       return Error(absl::StatusCode::kOutOfRange, begin,
-                   absl::StrFormat("%s: cpu %u is out of range (only %u cpus, ERANGE)", region, r.end, nbits_));
+                   absl::StrFormat("%s: cpu %u is out of range (only %u cpus, ERANGE)", region,
+                                   r.end, nbits_));
     }
     return absl::OkStatus();
   }
@@ -238,13 +254,14 @@ class CpulistParser {
 absl::StatusOr<CpuMask> CpuMask::Parse(std::string_view list, int nbits) {
   if (nbits < 0 || nbits > kMaxCpus) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("cpulist \"%s\": mask size %d is outside [0, %d]", absl::CHexEscape(std::string(list)),
-                        nbits, kMaxCpus));
+        absl::StrFormat("cpulist \"%s\": mask size %d is outside [0, %d]",
+                        absl::CHexEscape(std::string(list)), nbits, kMaxCpus));
   }
   return CpulistParser(list, nbits).Run(nbits, nullptr);
 }
 
-absl::StatusOr<CpuMask> CpuMask::Parse(std::string_view list, int nbits, std::vector<std::string>* notes) {
+absl::StatusOr<CpuMask> CpuMask::Parse(std::string_view list, int nbits,
+                                       std::vector<std::string>* notes) {
   if (nbits < 0 || nbits > kMaxCpus) return Parse(list, nbits);
   return CpulistParser(list, nbits).Run(nbits, notes);
 }

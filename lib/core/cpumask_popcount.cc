@@ -19,45 +19,45 @@ namespace {
 // The loop bodies, instantiated below once per instruction set.  The
 // builtin is called directly (not std::popcount) so that even an unoptimised
 // build expands it inside the function carrying the target attribute.
-#define ISOLATION_POPCOUNT_KERNELS(SUFFIX, ATTR)                                    \
-  ATTR int Weight##SUFFIX(const uint64_t* words, size_t n) {                         \
-    int total = 0;                                                                   \
-    for (size_t i = 0; i < n; ++i) total += __builtin_popcountll(words[i]);          \
-    return total;                                                                    \
-  }                                                                                  \
-  ATTR int WeightAnd##SUFFIX(const uint64_t* a, const uint64_t* b, size_t n) {       \
-    int total = 0;                                                                   \
-    for (size_t i = 0; i < n; ++i) total += __builtin_popcountll(a[i] & b[i]);       \
-    return total;                                                                    \
-  }                                                                                  \
-  ATTR int WeightAtomic##SUFFIX(const AtomicWordLine* lines, size_t n) {             \
-    int total = 0;                                                                   \
-    for (size_t i = 0; i < n; ++i) {                                                 \
-      total += __builtin_popcountll(lines[i / kAtomicWordsPerLine]                   \
-                                        .w[i % kAtomicWordsPerLine]                  \
-                                        .load(std::memory_order_relaxed));           \
-    }                                                                                \
-    return total;                                                                    \
-  }                                                                                  \
-  /* CpuMask::Nth before dispatch, word for word (cpumask_nth). */                   \
-  ATTR int Nth##SUFFIX(const uint64_t* words, size_t n, int nth) {                   \
-    for (size_t w = 0; w < n; ++w) {                                                 \
-      uint64_t word = words[w];                                                      \
-      const int pc = __builtin_popcountll(word);                                     \
-      if (nth >= pc) {                                                               \
-        nth -= pc;                                                                   \
-        continue;                                                                    \
-      }                                                                              \
-      while (nth-- > 0) word &= word - 1;                                            \
+#define ISOLATION_POPCOUNT_KERNELS(SUFFIX, ATTR)                                                \
+  ATTR int Weight##SUFFIX(const uint64_t* words, size_t n) {                                    \
+    int total = 0;                                                                              \
+    for (size_t i = 0; i < n; ++i) total += __builtin_popcountll(words[i]);                     \
+    return total;                                                                               \
+  }                                                                                             \
+  ATTR int WeightAnd##SUFFIX(const uint64_t* a, const uint64_t* b, size_t n) {                  \
+    int total = 0;                                                                              \
+    for (size_t i = 0; i < n; ++i) total += __builtin_popcountll(a[i] & b[i]);                  \
+    return total;                                                                               \
+  }                                                                                             \
+  ATTR int WeightAtomic##SUFFIX(const AtomicWordLine* lines, size_t n) {                        \
+    int total = 0;                                                                              \
+    for (size_t i = 0; i < n; ++i) {                                                            \
+      total +=                                                                                  \
+          __builtin_popcountll(lines[i / kAtomicWordsPerLine].w[i % kAtomicWordsPerLine].load(  \
+              std::memory_order_relaxed));                                                      \
+    }                                                                                           \
+    return total;                                                                               \
+  }                                                                                             \
+  /* CpuMask::Nth before dispatch, word for word (cpumask_nth). */                              \
+  ATTR int Nth##SUFFIX(const uint64_t* words, size_t n, int nth) {                              \
+    for (size_t w = 0; w < n; ++w) {                                                            \
+      uint64_t word = words[w];                                                                 \
+      const int pc = __builtin_popcountll(word);                                                \
+      if (nth >= pc) {                                                                          \
+        nth -= pc;                                                                              \
+        continue;                                                                               \
+      }                                                                                         \
+      while (nth-- > 0) word &= word - 1;                                                       \
       return static_cast<int>(w) * kWordBits + (word == 0 ? kWordBits : __builtin_ctzll(word)); \
-    }                                                                                \
-    return static_cast<int>(n) * kWordBits;                                          \
+    }                                                                                           \
+    return static_cast<int>(n) * kWordBits;                                                     \
   }
 
 ISOLATION_POPCOUNT_KERNELS(Portable, )
 
-constexpr PopcountKernels kPortable{WeightPortable, WeightAndPortable, WeightAtomicPortable, NthPortable,
-                                    "portable"};
+constexpr PopcountKernels kPortable{WeightPortable, WeightAndPortable, WeightAtomicPortable,
+                                    NthPortable, "portable"};
 
 #if defined(__x86_64__) || defined(__i386__)
 #define ISOLATION_HAVE_POPCNT_KERNELS 1
@@ -67,12 +67,13 @@ ISOLATION_POPCOUNT_KERNELS(Popcnt, __attribute__((target("popcnt"))))
 // CpuMask's inline short-mask path (cpumask.h) compares active_popcount with
 // the address of popcnt_kernels: kPopcnt is that object, not a copy.
 }  // namespace
-constinit const PopcountKernels popcnt_kernels{WeightPopcnt, WeightAndPopcnt, WeightAtomicPopcnt, NthPopcnt,
-                                               "popcnt"};
+constinit const PopcountKernels popcnt_kernels{WeightPopcnt, WeightAndPopcnt, WeightAtomicPopcnt,
+                                               NthPopcnt, "popcnt"};
 namespace {
 constexpr const PopcountKernels& kPopcnt = popcnt_kernels;
 #else
-constexpr PopcountKernels kPopcnt{WeightPopcnt, WeightAndPopcnt, WeightAtomicPopcnt, NthPopcnt, "popcnt"};
+constexpr PopcountKernels kPopcnt{WeightPopcnt, WeightAndPopcnt, WeightAtomicPopcnt, NthPopcnt,
+                                  "popcnt"};
 #endif
 
 bool CpuHasPopcnt() {
@@ -100,10 +101,15 @@ const PopcountKernels& Resolve() {
   return k;
 }
 int ResolveWeight(const uint64_t* words, size_t n) { return Resolve().weight(words, n); }
-int ResolveWeightAnd(const uint64_t* a, const uint64_t* b, size_t n) { return Resolve().weight_and(a, b, n); }
-int ResolveWeightAtomic(const AtomicWordLine* lines, size_t n) { return Resolve().weight_atomic(lines, n); }
+int ResolveWeightAnd(const uint64_t* a, const uint64_t* b, size_t n) {
+  return Resolve().weight_and(a, b, n);
+}
+int ResolveWeightAtomic(const AtomicWordLine* lines, size_t n) {
+  return Resolve().weight_atomic(lines, n);
+}
 int ResolveNth(const uint64_t* words, size_t n, int nth) { return Resolve().nth(words, n, nth); }
-constexpr PopcountKernels kResolver{ResolveWeight, ResolveWeightAnd, ResolveWeightAtomic, ResolveNth, "unresolved"};
+constexpr PopcountKernels kResolver{ResolveWeight, ResolveWeightAnd, ResolveWeightAtomic,
+                                    ResolveNth, "unresolved"};
 #endif
 
 }  // namespace

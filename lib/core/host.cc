@@ -31,11 +31,15 @@ absl::Status ErrnoStatus(int err, std::string_view what, const std::string& path
   const std::string message = absl::StrCat(std::string(what), " ", path, ": ", std::strerror(err));
   switch (err) {
     case ENOENT:
-    case ENOTDIR: return absl::NotFoundError(message);
+    case ENOTDIR:
+      return absl::NotFoundError(message);
     case EACCES:
-    case EPERM: return absl::PermissionDeniedError(message);
-    case EINVAL: return absl::InvalidArgumentError(message);
-    default: return absl::UnavailableError(message);
+    case EPERM:
+      return absl::PermissionDeniedError(message);
+    case EINVAL:
+      return absl::InvalidArgumentError(message);
+    default:
+      return absl::UnavailableError(message);
   }
 }
 
@@ -63,7 +67,8 @@ constexpr const char* kNohzFull = "/sys/devices/system/cpu/nohz_full";
 absl::StatusOr<CpuMask> ParseSysfsList(const std::string& text, int nbits, const char* path) {
   if (text == "(null)\n" || text == "(null)") return CpuMask(nbits);
   absl::StatusOr<CpuMask> mask = CpuMask::Parse(text, nbits);
-  if (!mask.ok()) return absl::Status(mask.status().code(), absl::StrCat(path, ": ", mask.status().message()));
+  if (!mask.ok())
+    return absl::Status(mask.status().code(), absl::StrCat(path, ": ", mask.status().message()));
   return mask;
 }
 
@@ -84,7 +89,8 @@ absl::StatusOr<std::string> ReadHostFile(const std::string& path) {
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
-    if (out.size() > (size_t{64} << 20)) return absl::ResourceExhaustedError(absl::StrCat(path, " is over 64 MiB"));
+    if (out.size() > (size_t{64} << 20))
+      return absl::ResourceExhaustedError(absl::StrCat(path, " is over 64 MiB"));
   }
   return out;
 }
@@ -101,7 +107,8 @@ absl::StatusOr<std::vector<int>> UsableHostCpus(const std::string& isolated_path
   std::vector<int> extra;  // isolated CPUs outside the inherited mask
   if (absl::StatusOr<std::string> text = ReadHostFile(isolated_path); text.ok()) {
     const int nbits = std::min(CPU_SETSIZE, kMaxCpus);
-    if (absl::StatusOr<CpuMask> isolated = ParseSysfsList(*text, nbits, isolated_path.c_str()); isolated.ok()) {
+    if (absl::StatusOr<CpuMask> isolated = ParseSysfsList(*text, nbits, isolated_path.c_str());
+        isolated.ok()) {
       for (int cpu = isolated->First(); cpu < isolated->nbits(); cpu = isolated->Next(cpu)) {
         if (!CPU_ISSET(static_cast<size_t>(cpu), &mask)) extra.push_back(cpu);
       }
@@ -114,7 +121,8 @@ absl::StatusOr<std::vector<int>> UsableHostCpus(const std::string& isolated_path
         cpu_set_t one;
         CPU_ZERO(&one);
         CPU_SET(static_cast<size_t>(cpu), &one);
-        if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0) CPU_SET(static_cast<size_t>(cpu), &mask);
+        if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0)
+          CPU_SET(static_cast<size_t>(cpu), &mask);
       }
     });
     probe.join();
@@ -123,7 +131,8 @@ absl::StatusOr<std::vector<int>> UsableHostCpus(const std::string& isolated_path
   for (int i = 0; i < CPU_SETSIZE; ++i) {
     if (CPU_ISSET(static_cast<size_t>(i), &mask)) cpus.push_back(i);
   }
-  if (cpus.empty()) return absl::InternalError("UsableHostCpus: no host CPU this process may run on");
+  if (cpus.empty())
+    return absl::InternalError("UsableHostCpus: no host CPU this process may run on");
   return cpus;
 }
 
@@ -165,41 +174,48 @@ std::string HostCommandLine(std::string_view proc_cmdline) {
 
 std::string_view HostVerdictName(HostVerdict verdict) {
   switch (verdict) {
-    case HostVerdict::kAgree: return "agree";
-    case HostVerdict::kDisagree: return "disagree";
-    case HostVerdict::kNotAvailable: return "not available";
+    case HostVerdict::kAgree:
+      return "agree";
+    case HostVerdict::kDisagree:
+      return "disagree";
+    case HostVerdict::kNotAvailable:
+      return "not available";
   }
   return "unknown";
 }
 
 HostIsolationInputs ReadHostIsolationInputs(const std::string& root) {
-  return {ReadHostFile(root + kCmdline), ReadHostFile(root + kPossible), ReadHostFile(root + kIsolated),
-          ReadHostFile(root + kNohzFull)};
+  return {ReadHostFile(root + kCmdline), ReadHostFile(root + kPossible),
+          ReadHostFile(root + kIsolated), ReadHostFile(root + kNohzFull)};
 }
 
-std::vector<HostCheck> CompareIsolationWithHost(const IsolationConfig& model, const HostIsolationInputs& in) {
+std::vector<HostCheck> CompareIsolationWithHost(const IsolationConfig& model,
+                                                const HostIsolationInputs& in) {
   const int n = model.num_cpus();
   std::vector<HostCheck> out;
 
-  HostCheck isolated{absl::StrCat("isolation: isolcpus=domain vs ", kIsolated), HostVerdict::kNotAvailable,
-                     Shown(model.isolcpus_domain()), "", ""};
+  HostCheck isolated{absl::StrCat("isolation: isolcpus=domain vs ", kIsolated),
+                     HostVerdict::kNotAvailable, Shown(model.isolcpus_domain()), "", ""};
   if (!in.isolated.ok()) {
     isolated.detail = std::string(in.isolated.status().message());
   } else if (absl::StatusOr<CpuMask> k = ParseSysfsList(*in.isolated, n, kIsolated); !k.ok()) {
     isolated.detail = std::string(k.status().message());
   } else {
     isolated.kernel = Shown(*k);
-    isolated.verdict = k->Equal(model.isolcpus_domain()) ? HostVerdict::kAgree : HostVerdict::kDisagree;
-    isolated.detail = "possible CPUs outside housekeeping_cpumask(HK_TYPE_DOMAIN), from the command line";
+    isolated.verdict =
+        k->Equal(model.isolcpus_domain()) ? HostVerdict::kAgree : HostVerdict::kDisagree;
+    isolated.detail =
+        "possible CPUs outside housekeeping_cpumask(HK_TYPE_DOMAIN), from the command line";
   }
   out.push_back(std::move(isolated));
 
   HostCheck nohz{absl::StrCat("isolation: nohz_full vs ", kNohzFull), HostVerdict::kNotAvailable,
                  Shown(model.nohz_full()), "", ""};
   if (!in.nohz_full.ok()) {
-    nohz.detail = absl::IsNotFound(in.nohz_full.status())
-                      ? absl::StrCat(kNohzFull, " is absent: the kernel is built without CONFIG_NO_HZ_FULL")
-                      : std::string(in.nohz_full.status().message());
+    nohz.detail =
+        absl::IsNotFound(in.nohz_full.status())
+            ? absl::StrCat(kNohzFull, " is absent: the kernel is built without CONFIG_NO_HZ_FULL")
+            : std::string(in.nohz_full.status().message());
   } else if (absl::StatusOr<CpuMask> k = ParseSysfsList(*in.nohz_full, n, kNohzFull); !k.ok()) {
     nohz.detail = std::string(k.status().message());
   } else {
@@ -211,8 +227,9 @@ std::vector<HostCheck> CompareIsolationWithHost(const IsolationConfig& model, co
       nohz.detail = "tick_nohz_full_mask, from the command line";
     } else if (k->Equal(without_boot)) {
       nohz.verdict = HostVerdict::kAgree;
-      nohz.detail = "tick_nohz_full_mask is the model's minus boot CPU 0, which tick_nohz_init() clears for "
-                    "timekeeping under CONFIG_PM_SLEEP_SMP";
+      nohz.detail =
+          "tick_nohz_full_mask is the model's minus boot CPU 0, which tick_nohz_init() clears for "
+          "timekeeping under CONFIG_PM_SLEEP_SMP";
     } else {
       nohz.verdict = HostVerdict::kDisagree;
       nohz.detail = "tick_nohz_full_mask differs from the command line's nohz_full set";
@@ -226,8 +243,10 @@ std::vector<HostCheck> CheckIsolationAgainstHost(const HostIsolationInputs& in) 
   auto unavailable = [&](const std::string& why) {
     std::vector<HostCheck> out;
     for (const char* file : {kIsolated, kNohzFull}) {
-      out.push_back({absl::StrCat("isolation: ", file == kIsolated ? "isolcpus=domain" : "nohz_full", " vs ", file),
-                     HostVerdict::kNotAvailable, "", "", why});
+      out.push_back(
+          {absl::StrCat("isolation: ", file == kIsolated ? "isolcpus=domain" : "nohz_full", " vs ",
+                        file),
+           HostVerdict::kNotAvailable, "", "", why});
     }
     return out;
   };
@@ -254,8 +273,10 @@ std::vector<HostCheck> CheckIsolationAgainstHost(const HostIsolationInputs& in) 
   std::vector<HostCheck> out = CompareIsolationWithHost(*model, in);
   if (!model->warnings().empty()) {
     std::vector<std::string> w;
-    for (const IsolationWarning& x : model->warnings()) w.push_back(absl::StrCat(x.parameter, ": ", x.message));
-    for (HostCheck& c : out) absl::StrAppend(&c.detail, "; model warnings: ", absl::StrJoin(w, " | "));
+    for (const IsolationWarning& x : model->warnings())
+      w.push_back(absl::StrCat(x.parameter, ": ", x.message));
+    for (HostCheck& c : out)
+      absl::StrAppend(&c.detail, "; model warnings: ", absl::StrJoin(w, " | "));
   }
   return out;
 }

@@ -48,7 +48,7 @@ struct Interleaver::Impl {
     std::thread thread;
     bool started = false;
     bool finished = false;
-    std::string until_point;   // of the running slice; "" = to completion
+    std::string until_point;  // of the running slice; "" = to completion
     bool stopped_at_point = false;
   };
 
@@ -156,13 +156,17 @@ absl::Status Interleaver::Run(const std::vector<Slice>& script) {
   for (size_t i = 0; i < im.actors.size(); ++i) {
     const Impl::Actor& a = *im.actors[i];
     if (im.index[a.name] != static_cast<int>(i)) {
-      return absl::InvalidArgumentError(absl::StrCat("interleaver: actor \"", a.name, "\" added twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("interleaver: actor \"", a.name, "\" added twice"));
     }
-    if (!a.fn) return absl::InvalidArgumentError(absl::StrCat("interleaver: actor \"", a.name, "\" has no function"));
+    if (!a.fn)
+      return absl::InvalidArgumentError(
+          absl::StrCat("interleaver: actor \"", a.name, "\" has no function"));
   }
   for (const Slice& s : script) {
     if (im.index.find(s.actor) == im.index.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("interleaver script: unknown actor \"", s.actor, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("interleaver script: unknown actor \"", s.actor, "\""));
     }
   }
   std::lock_guard<std::mutex> run_guard(g_run_mutex);
@@ -183,15 +187,17 @@ absl::Status Interleaver::Run(const std::vector<Slice>& script) {
       const int who = im.index[s.actor];
       Impl::Actor& a = *im.actors[static_cast<size_t>(who)];
       if (a.finished) {
-        status = absl::FailedPreconditionError(absl::StrCat("interleaver script step ", i, ": actor \"", s.actor,
-                                                            "\" already finished"));
+        status = absl::FailedPreconditionError(absl::StrCat(
+            "interleaver script step ", i, ": actor \"", s.actor, "\" already finished"));
         break;
       }
       a.until_point = s.until_point;
       im.RunSlice(lock, who);
-      if (!s.until_point.empty() && s.until_point != Interleaver::kNextPoint && !a.stopped_at_point) {
-        status = absl::NotFoundError(absl::StrCat("interleaver script step ", i, ": actor \"", s.actor,
-                                                  "\" finished without reaching point \"", s.until_point, "\""));
+      if (!s.until_point.empty() && s.until_point != Interleaver::kNextPoint &&
+          !a.stopped_at_point) {
+        status = absl::NotFoundError(absl::StrCat("interleaver script step ", i, ": actor \"",
+                                                  s.actor, "\" finished without reaching point \"",
+                                                  s.until_point, "\""));
       }
     }
     // Any actor still parked at a point is run to completion, so that no
@@ -217,15 +223,16 @@ absl::Status Interleaver::Run(const std::vector<Slice>& script) {
 
 const std::vector<std::string>& Interleaver::log() const { return impl_->log; }
 
-absl::StatusOr<int> Interleaver::Explore(const std::function<void(Interleaver&)>& make,
-                                         const std::function<void(const std::vector<std::string>& log)>& check,
-                                         int max_runs) {
+absl::StatusOr<int> Interleaver::Explore(
+    const std::function<void(Interleaver&)>& make,
+    const std::function<void(const std::vector<std::string>& log)>& check, int max_runs) {
   // A schedule prefix is a sequence of actor indices; each names a slice
   // that runs that actor to its next point (or to its end).  Actor i is
   // still unfinished after the prefix iff each of its s_i slices stopped at a
   // point, i.e. it reached at least s_i points in the run (later points come
   // from the run-to-completion that ends every run).
-  if (!make || !check) return absl::InvalidArgumentError("Interleaver::Explore: make or check is empty");
+  if (!make || !check)
+    return absl::InvalidArgumentError("Interleaver::Explore: make or check is empty");
   interleave_internal::NoteIfInstrumentationMissing();
   std::vector<std::vector<int>> stack = {{}};
   int runs = 0;
@@ -234,7 +241,8 @@ absl::StatusOr<int> Interleaver::Explore(const std::function<void(Interleaver&)>
     std::vector<int> prefix = std::move(stack.back());
     stack.pop_back();
     if (++runs > max_runs) {
-      return absl::ResourceExhaustedError(absl::StrCat("Interleaver::Explore: more than ", max_runs, " runs"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("Interleaver::Explore: more than ", max_runs, " runs"));
     }
     Interleaver il;
     make(il);

@@ -62,10 +62,10 @@ constexpr unsigned Flag(HousekeepingType t) { return 1u << static_cast<unsigned>
 constexpr unsigned kDomainFlag = Flag(HousekeepingType::kDomain);
 constexpr unsigned kManagedIrqFlag = Flag(HousekeepingType::kManagedIrq);
 // HK_FLAG_KERNEL_NOISE: every type that nohz_full= isolates from.
-constexpr unsigned kKernelNoiseFlags = Flag(HousekeepingType::kTick) | Flag(HousekeepingType::kTimer) |
-                                       Flag(HousekeepingType::kRcu) | Flag(HousekeepingType::kMisc) |
-                                       Flag(HousekeepingType::kWq) | Flag(HousekeepingType::kKthread) |
-                                       Flag(HousekeepingType::kSched);
+constexpr unsigned kKernelNoiseFlags =
+    Flag(HousekeepingType::kTick) | Flag(HousekeepingType::kTimer) | Flag(HousekeepingType::kRcu) |
+    Flag(HousekeepingType::kMisc) | Flag(HousekeepingType::kWq) | Flag(HousekeepingType::kKthread) |
+    Flag(HousekeepingType::kSched);
 
 int FirstFlag(unsigned flags) {
   for (int t = 0; t < kNumHousekeepingTypes; ++t) {
@@ -85,7 +85,8 @@ std::string IsolcpusFlagsText(unsigned flags) {
 
 // The C string at `pos` of a NUL-padded buffer.
 std::string_view CStringAt(const std::string& buf, size_t pos) {
-  return pos < buf.size() ? std::string_view(buf.data() + pos, std::strlen(buf.data() + pos)) : std::string_view();
+  return pos < buf.size() ? std::string_view(buf.data() + pos, std::strlen(buf.data() + pos))
+                          : std::string_view();
 }
 
 // strncmp(buf + pos, word, strlen(word)) == 0
@@ -97,7 +98,8 @@ bool MatchesAt(const std::string& buf, size_t pos, std::string_view word) {
 bool ParamEqN(const std::string& buf, size_t pos, std::string_view name) {
   auto dash2underscore = [](char c) { return c == '-' ? '_' : c; };
   for (size_t i = 0; i < name.size(); ++i) {
-    if (pos + i >= buf.size() || dash2underscore(buf[pos + i]) != dash2underscore(name[i])) return false;
+    if (pos + i >= buf.size() || dash2underscore(buf[pos + i]) != dash2underscore(name[i]))
+      return false;
   }
   return true;
 }
@@ -132,15 +134,24 @@ std::string ParameterLabel(std::string_view param) {
 
 std::string_view HousekeepingTypeName(HousekeepingType type) {
   switch (type) {
-    case HousekeepingType::kDomain: return "domain";
-    case HousekeepingType::kTick: return "tick";
-    case HousekeepingType::kTimer: return "timer";
-    case HousekeepingType::kRcu: return "rcu";
-    case HousekeepingType::kMisc: return "misc";
-    case HousekeepingType::kWq: return "wq";
-    case HousekeepingType::kKthread: return "kthread";
-    case HousekeepingType::kSched: return "sched";
-    case HousekeepingType::kManagedIrq: return "managed_irq";
+    case HousekeepingType::kDomain:
+      return "domain";
+    case HousekeepingType::kTick:
+      return "tick";
+    case HousekeepingType::kTimer:
+      return "timer";
+    case HousekeepingType::kRcu:
+      return "rcu";
+    case HousekeepingType::kMisc:
+      return "misc";
+    case HousekeepingType::kWq:
+      return "wq";
+    case HousekeepingType::kKthread:
+      return "kthread";
+    case HousekeepingType::kSched:
+      return "sched";
+    case HousekeepingType::kManagedIrq:
+      return "managed_irq";
   }
   return "unknown";
 }
@@ -160,24 +171,30 @@ IsolationConfig::IsolationConfig(const Topology& topology)
 absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::string_view list_text,
                                            unsigned type_flags, bool lenient) {
   const std::string param(parameter);
-  if ((type_flags & kKernelNoiseFlags) && !(configured_flags_ & kKernelNoiseFlags) && !no_hz_full_) {
-    warnings_.push_back({ParameterLabel(param), "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL"});
+  if ((type_flags & kKernelNoiseFlags) && !(configured_flags_ & kKernelNoiseFlags) &&
+      !no_hz_full_) {
+    warnings_.push_back(
+        {ParameterLabel(param), "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL"});
     return absl::OkStatus();
   }
   std::vector<std::string> notes;
   absl::StatusOr<CpuMask> parsed = CpuMask::Parse(list_text, num_cpus_, &notes);
   // The kernel says nothing here; we add a note (see CpuMask::Parse).
   if (parsed.ok()) {
-    for (std::string& n : notes) warnings_.push_back({ParameterLabel(param), absl::StrCat("note: ", n)});
+    for (std::string& n : notes)
+      warnings_.push_back({ParameterLabel(param), absl::StrCat("note: ", n)});
   }
   if (!parsed.ok()) {
     if (lenient) {
       // The kernel prints this and ignores the parameter (returns 0).
-      warnings_.push_back({ParameterLabel(param), absl::StrCat("Housekeeping: nohz_full= or isolcpus= incorrect CPU range (",
-                                               parsed.status().message(), "); parameter ignored")});
+      warnings_.push_back(
+          {ParameterLabel(param),
+           absl::StrCat("Housekeeping: nohz_full= or isolcpus= incorrect CPU range (",
+                        parsed.status().message(), "); parameter ignored")});
       return absl::OkStatus();
     }
-    return absl::Status(parsed.status().code(), absl::StrCat(ParameterLabel(param), ": ", parsed.status().message()));
+    return absl::Status(parsed.status().code(),
+                        absl::StrCat(ParameterLabel(param), ": ", parsed.status().message()));
   }
   CpuMask non_housekeeping = *std::move(parsed);
   CpuMask staging = CpuMask::AndNot(CpuMask::Full(num_cpus_), non_housekeeping);
@@ -185,8 +202,10 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
   if (staging.FirstAnd(present_) >= num_cpus_) {
     staging.Set(boot_cpu_);
     non_housekeeping.Clear(boot_cpu_);
-    warnings_.push_back({ParameterLabel(param), absl::StrFormat("Housekeeping: must include one present CPU, using boot CPU:%d",
-                                                boot_cpu_)});
+    warnings_.push_back(
+        {ParameterLabel(param),
+         absl::StrFormat("Housekeeping: must include one present CPU, using boot CPU:%d",
+                         boot_cpu_)});
   }
   if (non_housekeeping.Empty()) {
     warnings_.push_back({ParameterLabel(param), "no CPU left to isolate; setting ignored"});
@@ -198,7 +217,8 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
     const unsigned common = type_flags & configured_flags_;
     for (int t = 0; t < kNumHousekeepingTypes; ++t) {
       if ((common & (1u << t)) && !staging.Equal(housekeeping_[static_cast<size_t>(t)])) {
-        warnings_.push_back({ParameterLabel(param), "Housekeeping: nohz_full= must match isolcpus="});
+        warnings_.push_back(
+            {ParameterLabel(param), "Housekeeping: nohz_full= must match isolcpus="});
         return absl::OkStatus();
       }
     }
@@ -210,9 +230,10 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
       CpuMask both = present_;
       both.And(staging).And(housekeeping_[static_cast<size_t>(earlier)]);
       if (both.Empty()) {
-        warnings_.push_back({ParameterLabel(param), absl::StrCat("Housekeeping: must include one present CPU neither in "
-                                                 "nohz_full= nor in isolcpus=domain, ignoring setting ",
-                                                 Printable(list_text))});
+        warnings_.push_back({ParameterLabel(param),
+                             absl::StrCat("Housekeeping: must include one present CPU neither in "
+                                          "nohz_full= nor in isolcpus=domain, ignoring setting ",
+                                          Printable(list_text))});
         return absl::OkStatus();
       }
     }
@@ -235,8 +256,8 @@ absl::Status IsolationConfig::ApplySetting(std::string_view parameter, std::stri
 // parameter.  In boot mode an unknown flag ending the parameter lets the
 // scan continue past that NUL into the rest of the command line, as the
 // kernel's `str++` does.
-absl::Status IsolationConfig::IsolcpusSetup(std::string_view param, const std::string& buf, size_t str,
-                                            bool boot) {
+absl::Status IsolationConfig::IsolcpusSetup(std::string_view param, const std::string& buf,
+                                            size_t str, bool boot) {
   const std::string word = ParameterLabel(param);
   unsigned flags = 0;
   bool illegal = false;
@@ -264,7 +285,8 @@ absl::Status IsolationConfig::IsolcpusSetup(std::string_view param, const std::s
     }
     const std::string_view flag = std::string_view(buf).substr(begin, str - begin);
     if (illegal) {
-      warnings_.push_back({word, absl::StrCat("isolcpus: Invalid flag ", Printable(flag), "; parameter ignored")});
+      warnings_.push_back(
+          {word, absl::StrCat("isolcpus: Invalid flag ", Printable(flag), "; parameter ignored")});
       return absl::OkStatus();
     }
     warnings_.push_back({word, absl::StrCat("isolcpus: Skipped unknown flag ", Printable(flag))});
@@ -272,13 +294,17 @@ absl::Status IsolationConfig::IsolcpusSetup(std::string_view param, const std::s
       // The kernel's `str++` steps over this parameter's terminating NUL.
       const std::string_view rest = CStringAt(buf, str + 1);
       warnings_.push_back(
-          {word, absl::StrCat("isolcpus: kernel quirk: the unknown flag \"", Printable(flag),
-                              "\" ends the parameter, and housekeeping_isolcpus_setup() steps one character past "
-                              "it (str++ over the NUL that next_arg() wrote in place of the separator), so it goes "
-                              "on reading the next word of the command line as more isolcpus= flags and cpulist: \"",
-                              Printable(rest), "\"",
-                              str + 1 > cmdline_length_ ? " (past the end of the command line, modelled as NUL)"
-                                                         : "")});
+          {word,
+           absl::StrCat(
+               "isolcpus: kernel quirk: the unknown flag \"", Printable(flag),
+               "\" ends the parameter, and housekeeping_isolcpus_setup() steps one character past "
+               "it (str++ over the NUL that next_arg() wrote in place of the separator), so it "
+               "goes "
+               "on reading the next word of the command line as more isolcpus= flags and cpulist: "
+               "\"",
+               Printable(rest), "\"",
+               str + 1 > cmdline_length_ ? " (past the end of the command line, modelled as NUL)"
+                                         : "")});
     }
     ++str;
   }
@@ -294,21 +320,25 @@ absl::Status IsolationConfig::ApplyIsolcpus(std::string_view value) {
 
 // housekeeping_nohz_full_setup()
 absl::Status IsolationConfig::ApplyNohzFull(std::string_view value) {
-  return ApplySetting(absl::StrCat("nohz_full=", std::string(value)), value, kKernelNoiseFlags, /*lenient=*/false);
+  return ApplySetting(absl::StrCat("nohz_full=", std::string(value)), value, kKernelNoiseFlags,
+                      /*lenient=*/false);
 }
 
 // start_kernel()'s parse_args("Booting kernel", static_command_line, ...,
 // unknown_bootoption) for the two parameters modelled: the command line is
 // copied into a NUL-terminated buffer that next_arg() cuts in place, the way
 // the kernel does, so that the isolcpus= quirk reads what the kernel reads.
-absl::StatusOr<IsolationConfig> IsolationConfig::FromBootParams(const Topology& topology, std::string_view cmdline,
+absl::StatusOr<IsolationConfig> IsolationConfig::FromBootParams(const Topology& topology,
+                                                                std::string_view cmdline,
                                                                 BootOptions options) {
   IsolationConfig config(topology);
   config.no_hz_full_ = options.no_hz_full;
   const size_t nul = cmdline.find('\0');
   if (nul != std::string_view::npos) {
-    config.warnings_.push_back({"command line", absl::StrFormat("the command line is a C string: it ends at the NUL "
-                                                                "byte at position %d, the rest is ignored", nul)});
+    config.warnings_.push_back(
+        {"command line", absl::StrFormat("the command line is a C string: it ends at the NUL "
+                                         "byte at position %d, the rest is ignored",
+                                         nul)});
     cmdline = cmdline.substr(0, nul);
   }
   std::string buf(cmdline);
@@ -368,14 +398,16 @@ absl::StatusOr<IsolationConfig> IsolationConfig::FromBootParams(const Topology& 
     if (ParamEqN(buf, param, "isolcpus=")) {
       s = config.IsolcpusSetup(word, buf, param + 9, /*boot=*/true);
     } else if (ParamEqN(buf, param, "nohz_full=")) {
-      s = config.ApplySetting(word, CStringAt(buf, param + 10), kKernelNoiseFlags, /*lenient=*/true);
+      s = config.ApplySetting(word, CStringAt(buf, param + 10), kKernelNoiseFlags,
+                              /*lenient=*/true);
     }
     if (!s.ok()) return s;
   }
   return config;
 }
 
-absl::StatusOr<IsolationConfig> IsolationConfig::FromFlags(const Topology& topology, std::string_view isolcpus,
+absl::StatusOr<IsolationConfig> IsolationConfig::FromFlags(const Topology& topology,
+                                                           std::string_view isolcpus,
                                                            std::string_view nohz_full) {
   IsolationConfig config(topology);
   if (!isolcpus.empty()) {
@@ -399,7 +431,8 @@ absl::StatusOr<IsolationConfig> IsolationConfig::FromHost(const Topology& topolo
   options.no_hz_full = !absl::IsNotFound(in.nohz_full.status());
   absl::StatusOr<IsolationConfig> config = FromBootParams(topology, cmdline, options);
   if (!config.ok()) return config;
-  if (!in.cmdline.ok()) config->warnings_.push_back({"/proc/cmdline", std::string(in.cmdline.status().message())});
+  if (!in.cmdline.ok())
+    config->warnings_.push_back({"/proc/cmdline", std::string(in.cmdline.status().message())});
   // What the running kernel reports, against the same rules.
   for (const HostCheck& c : CompareIsolationWithHost(*config, in)) {
     if (c.verdict == HostVerdict::kDisagree) config->warnings_.push_back({c.name, c.detail});
@@ -409,9 +442,9 @@ absl::StatusOr<IsolationConfig> IsolationConfig::FromHost(const Topology& topolo
 
 absl::Status IsolationConfig::SetCpusetIsolated(const CpuMask& isolated) {
   if (isolated.nbits() != num_cpus_) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "cpuset isolated mask \"%s\" has %d bits, the topology %d cpus", isolated.ToString(), isolated.nbits(),
-        num_cpus_));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cpuset isolated mask \"%s\" has %d bits, the topology %d cpus",
+                        isolated.ToString(), isolated.nbits(), num_cpus_));
   }
   cpuset_isolated_ = isolated;
   return absl::OkStatus();
@@ -422,8 +455,8 @@ CpuMask IsolationConfig::DomainIsolated() const { return isolcpus_domain_ | cpus
 // cpu_is_isolated()
 bool IsolationConfig::CpuIsIsolated(int cpu) const {
   if (cpu < 0 || cpu >= num_cpus_) return false;
-  return !IsHousekeeping(cpu, HousekeepingType::kDomain) || !IsHousekeeping(cpu, HousekeepingType::kTick) ||
-         cpuset_isolated_.Test(cpu);
+  return !IsHousekeeping(cpu, HousekeepingType::kDomain) ||
+         !IsHousekeeping(cpu, HousekeepingType::kTick) || cpuset_isolated_.Test(cpu);
 }
 
 void IsolationConfig::Recompute() {
@@ -431,8 +464,9 @@ void IsolationConfig::Recompute() {
   isolcpus_domain_ = (configured_flags_ & kDomainFlag)
                          ? CpuMask::AndNot(full, housekeeping(HousekeepingType::kDomain))
                          : CpuMask(num_cpus_);
-  nohz_full_ = (configured_flags_ & kKernelNoiseFlags) ? CpuMask::AndNot(full, housekeeping(HousekeepingType::kTick))
-                                                       : CpuMask(num_cpus_);
+  nohz_full_ = (configured_flags_ & kKernelNoiseFlags)
+                   ? CpuMask::AndNot(full, housekeeping(HousekeepingType::kTick))
+                   : CpuMask(num_cpus_);
   // tick_do_timer_cpu under nohz_full: the boot CPU, which the fallback
   // above keeps in tick housekeeping whenever no other present CPU is.
   tick_cpu_ = -1;

@@ -11,7 +11,9 @@
 
 namespace isolation::internal {
 
-inline bool KernelIsSpace(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xA0; }
+inline bool KernelIsSpace(unsigned char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xA0;
+}
 inline bool KernelIsSpace(char c) { return KernelIsSpace(static_cast<unsigned char>(c)); }
 
 inline bool KernelIsAlpha(unsigned char c) {

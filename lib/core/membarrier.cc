@@ -17,7 +17,8 @@
 #endif
 
 // The syscall is used only where it exists and the build is not TSan's.
-#if defined(__linux__) && defined(SYS_membarrier) && !defined(__SANITIZE_THREAD__) && !defined(ISOLATION_TSAN)
+#if defined(__linux__) && defined(SYS_membarrier) && !defined(__SANITIZE_THREAD__) && \
+    !defined(ISOLATION_TSAN)
 #define ISOLATION_USE_MEMBARRIER 1
 #endif
 
@@ -40,12 +41,15 @@ MembarrierSupport Detect() {
     s.reason = absl::StrCat("MEMBARRIER_CMD_QUERY failed: ", std::strerror(errno));
     return s;
   }
-  if ((cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0 || (cmds & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0) {
-    s.reason = absl::StrCat("MEMBARRIER_CMD_QUERY = 0x", absl::Hex(cmds), " lacks PRIVATE_EXPEDITED");
+  if ((cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0 ||
+      (cmds & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0) {
+    s.reason =
+        absl::StrCat("MEMBARRIER_CMD_QUERY = 0x", absl::Hex(cmds), " lacks PRIVATE_EXPEDITED");
     return s;
   }
   if (Membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) {
-    s.reason = absl::StrCat("MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED failed: ", std::strerror(errno));
+    s.reason =
+        absl::StrCat("MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED failed: ", std::strerror(errno));
     return s;
   }
   s.available = true;
@@ -64,9 +68,11 @@ const MembarrierSupport& PrivateExpeditedMembarrier() {
 void MembarrierPrivateExpedited() {
 #if defined(ISOLATION_USE_MEMBARRIER)
   if (Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
-  std::fprintf(stderr, "isolation: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed: %s\n", std::strerror(errno));
+  std::fprintf(stderr, "isolation: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed: %s\n",
+               std::strerror(errno));
 #else
-  std::fprintf(stderr, "isolation: MembarrierPrivateExpedited() called where membarrier is unavailable\n");
+  std::fprintf(stderr,
+               "isolation: MembarrierPrivateExpedited() called where membarrier is unavailable\n");
 #endif
   std::abort();
 }

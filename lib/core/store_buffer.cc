@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // StoreBufferModel: per-thread FIFO store buffers and delayed CAS views.
 //
-// All state lives behind one Mutex (isolation/core/mutex.h: a std::mutex, which TSan understands); the fast
-// paths in store_buffer.h never get here unless a model is active.  Threads
-// are identified by std::thread::id, so a buffer outlives nothing: it is
-// drained when its Interleaver actor returns (OperationEnds), at DrainAll()
-// and when the model is destroyed.
+// All state lives behind one Mutex (isolation/core/mutex.h: a std::mutex, which TSan understands);
+// the fast paths in store_buffer.h never get here unless a model is active.  Threads are identified
+// by std::thread::id, so a buffer outlives nothing: it is drained when its Interleaver actor
+// returns (OperationEnds), at DrainAll() and when the model is destroyed.
 
 #include "isolation/core/store_buffer.h"
 #include "isolation/core/interleave.h"
@@ -65,7 +64,8 @@ void DrainThreadLocked(State& s, std::thread::id tid) ABSL_EXCLUSIVE_LOCKS_REQUI
     s.stats.drained_stores += static_cast<int64_t>(it->second.size());
     s.buffers.erase(it);
   }
-  s.views.erase(std::remove_if(s.views.begin(), s.views.end(), [&](const DelayedView& v) { return v.owner == tid; }),
+  s.views.erase(std::remove_if(s.views.begin(), s.views.end(),
+                               [&](const DelayedView& v) { return v.owner == tid; }),
                 s.views.end());
 }
 
@@ -110,7 +110,9 @@ void AfterRmw(const void* addr, bool delayed) {
   MutexLock l(s.mu);
   const std::thread::id me = std::this_thread::get_id();
   s.views.erase(std::remove_if(s.views.begin(), s.views.end(),
-                               [&](const DelayedView& v) { return v.addr == addr && (!delayed || v.owner != me); }),
+                               [&](const DelayedView& v) {
+                                 return v.addr == addr && (!delayed || v.owner != me);
+                               }),
                 s.views.end());
 }
 

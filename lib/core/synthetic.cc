@@ -35,23 +35,32 @@ struct TypeName {
 // Lower-case spellings accepted; each is one that hwloc_type_sscanf() maps to
 // the same type (its matching is case-insensitive per character).
 constexpr TypeName kTypeNames[] = {
-    {"package", SyntheticType::kPackage}, {"pack", SyntheticType::kPackage},  {"socket", SyntheticType::kPackage},
-    {"numa", SyntheticType::kNuma},       {"numanode", SyntheticType::kNuma}, {"node", SyntheticType::kNuma},
-    {"l3", SyntheticType::kL3},           {"l3cache", SyntheticType::kL3},    {"l2", SyntheticType::kL2},
-    {"l2cache", SyntheticType::kL2},      {"l1", SyntheticType::kL1},         {"l1d", SyntheticType::kL1},
-    {"l1cache", SyntheticType::kL1},      {"l1dcache", SyntheticType::kL1},   {"core", SyntheticType::kCore},
-    {"pu", SyntheticType::kPu},
+    {"package", SyntheticType::kPackage}, {"pack", SyntheticType::kPackage},
+    {"socket", SyntheticType::kPackage},  {"numa", SyntheticType::kNuma},
+    {"numanode", SyntheticType::kNuma},   {"node", SyntheticType::kNuma},
+    {"l3", SyntheticType::kL3},           {"l3cache", SyntheticType::kL3},
+    {"l2", SyntheticType::kL2},           {"l2cache", SyntheticType::kL2},
+    {"l1", SyntheticType::kL1},           {"l1d", SyntheticType::kL1},
+    {"l1cache", SyntheticType::kL1},      {"l1dcache", SyntheticType::kL1},
+    {"core", SyntheticType::kCore},       {"pu", SyntheticType::kPu},
 };
 
 const char* TypeLabel(SyntheticType t) {
   switch (t) {
-    case SyntheticType::kPackage: return "package";
-    case SyntheticType::kNuma: return "numa";
-    case SyntheticType::kL3: return "l3";
-    case SyntheticType::kL2: return "l2";
-    case SyntheticType::kL1: return "l1";
-    case SyntheticType::kCore: return "core";
-    case SyntheticType::kPu: return "pu";
+    case SyntheticType::kPackage:
+      return "package";
+    case SyntheticType::kNuma:
+      return "numa";
+    case SyntheticType::kL3:
+      return "l3";
+    case SyntheticType::kL2:
+      return "l2";
+    case SyntheticType::kL1:
+      return "l1";
+    case SyntheticType::kCore:
+      return "core";
+    case SyntheticType::kPu:
+      return "pu";
   }
   return "?";
 }
@@ -60,13 +69,20 @@ const char* TypeLabel(SyntheticType t) {
 // the core level.
 int Rank(SyntheticType t) {
   switch (t) {
-    case SyntheticType::kPackage: return 0;
-    case SyntheticType::kL3: return 1;
-    case SyntheticType::kL2: return 2;
-    case SyntheticType::kL1: return 3;
-    case SyntheticType::kCore: return 4;
-    case SyntheticType::kPu: return 5;
-    case SyntheticType::kNuma: return -1;
+    case SyntheticType::kPackage:
+      return 0;
+    case SyntheticType::kL3:
+      return 1;
+    case SyntheticType::kL2:
+      return 2;
+    case SyntheticType::kL1:
+      return 3;
+    case SyntheticType::kCore:
+      return 4;
+    case SyntheticType::kPu:
+      return 5;
+    case SyntheticType::kNuma:
+      return -1;
   }
   return -1;
 }
@@ -75,7 +91,9 @@ bool IsCache(SyntheticType t) {
   return t == SyntheticType::kL3 || t == SyntheticType::kL2 || t == SyntheticType::kL1;
 }
 
-bool IsLetterOrDigit(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+bool IsLetterOrDigit(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsSpace(char c) { return c == ' ' || c == '\n'; }  // what hwloc skips between items
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
@@ -119,16 +137,19 @@ class Parser {
       }
       if (!s.ok()) return s;
     }
-    if (!seen_pu) return Error(text_.size(), "the description must end with a pu level, e.g. \"core:4 pu:2\"");
+    if (!seen_pu)
+      return Error(text_.size(), "the description must end with a pu level, e.g. \"core:4 pu:2\"");
     return Finish();
   }
 
  private:
-  std::string Quoted() const { return absl::StrCat("\"", absl::CHexEscape(std::string(text_)), "\""); }
+  std::string Quoted() const {
+    return absl::StrCat("\"", absl::CHexEscape(std::string(text_)), "\"");
+  }
 
   absl::Status Error(size_t pos, std::string_view what) const {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("topology %s invalid at position %d: %s", Quoted(), pos, std::string(what)));
+    return absl::InvalidArgumentError(absl::StrFormat("topology %s invalid at position %d: %s",
+                                                      Quoted(), pos, std::string(what)));
   }
 
   std::string TokenAt(size_t pos) const {
@@ -150,39 +171,48 @@ class Parser {
     const size_t begin = pos;
     const std::string_view word = Word(pos);
     if (word.empty() || IsDigit(word[0])) {
-      return Error(begin, absl::StrCat("expected a level such as \"core:4\" (a type, ':', a count) but found ",
-                                       TokenAt(begin)));
+      return Error(
+          begin,
+          absl::StrCat("expected a level such as \"core:4\" (a type, ':', a count) but found ",
+                       TokenAt(begin)));
     }
     const std::optional<SyntheticType> type = LookupType(word);
     if (!type) {
-      return Error(begin, absl::StrCat("unknown or unsupported level type \"", absl::CHexEscape(std::string(word)),
+      return Error(begin, absl::StrCat("unknown or unsupported level type \"",
+                                       absl::CHexEscape(std::string(word)),
                                        "\" (want package, numa, l3, l2, l1, core or pu)"));
     }
     if (pos >= text_.size() || text_[pos] != ':') {
-      return Error(pos, absl::StrCat("expected ':' after \"", std::string(word), "\" but found ", TokenAt(pos)));
+      return Error(pos, absl::StrCat("expected ':' after \"", std::string(word), "\" but found ",
+                                     TokenAt(pos)));
     }
     ++pos;
     // Order and uniqueness of levels.
     for (const SyntheticLevel& l : machine_.levels) {
-      if (l.type == *type) return Error(begin, absl::StrCat("a second ", TypeLabel(*type), " level"));
+      if (l.type == *type)
+        return Error(begin, absl::StrCat("a second ", TypeLabel(*type), " level"));
     }
     if (*type == SyntheticType::kNuma) {
-      if (numa_attached_) return Error(begin, "a numa level and a [numa] attachment cannot both be given");
+      if (numa_attached_)
+        return Error(begin, "a numa level and a [numa] attachment cannot both be given");
       for (const SyntheticLevel& l : machine_.levels) {
-        if (Rank(l.type) >= Rank(SyntheticType::kCore)) return Error(begin, "the numa level must be above core");
+        if (Rank(l.type) >= Rank(SyntheticType::kCore))
+          return Error(begin, "the numa level must be above core");
       }
     } else {
       for (const SyntheticLevel& l : machine_.levels) {
         if (Rank(l.type) >= Rank(*type)) {
-          return Error(begin, absl::StrCat("level ", TypeLabel(*type), " cannot be below ", TypeLabel(l.type),
-                                           " (order: package, l3, l2, l1, core, pu)"));
+          return Error(begin,
+                       absl::StrCat("level ", TypeLabel(*type), " cannot be below ",
+                                    TypeLabel(l.type), " (order: package, l3, l2, l1, core, pu)"));
         }
       }
     }
     uint64_t count = 0;
     absl::Status s = ParseCount(pos, count);
     if (!s.ok()) return s;
-    count_product_ = count_product_ > kCap / std::max<uint64_t>(count, 1) ? kCap : count_product_ * count;
+    count_product_ =
+        count_product_ > kCap / std::max<uint64_t>(count, 1) ? kCap : count_product_ * count;
     machine_.levels.push_back({*type, static_cast<int>(std::min<uint64_t>(count, kMaxCpus + 1))});
     if (pos < text_.size() && text_[pos] == '(') {
       s = ParseAttributes(pos, *type, /*attached=*/false);
@@ -196,16 +226,20 @@ class Parser {
   absl::Status ParseCount(size_t& pos, uint64_t& count) const {
     const size_t begin = pos;
     count = 0;
-    if (pos + 1 < text_.size() && text_[pos] == '0' && (text_[pos + 1] == 'x' || text_[pos + 1] == 'X')) {
+    if (pos + 1 < text_.size() && text_[pos] == '0' &&
+        (text_[pos + 1] == 'x' || text_[pos + 1] == 'X')) {
       pos += 2;
       const size_t digits = pos;
       while (pos < text_.size() && std::isxdigit(static_cast<unsigned char>(text_[pos]))) {
         const char c = Lower(text_[pos]);
-        const uint64_t d = IsDigit(c) ? static_cast<uint64_t>(c - '0') : static_cast<uint64_t>(c - 'a' + 10);
+        const uint64_t d =
+            IsDigit(c) ? static_cast<uint64_t>(c - '0') : static_cast<uint64_t>(c - 'a' + 10);
         count = count > (kCap >> 4) ? kCap : count * 16 + d;
         ++pos;
       }
-      if (pos == digits) return Error(pos, absl::StrCat("expected hex digits after \"0x\" but found ", TokenAt(pos)));
+      if (pos == digits)
+        return Error(pos,
+                     absl::StrCat("expected hex digits after \"0x\" but found ", TokenAt(pos)));
     } else {
       if (pos >= text_.size() || !IsDigit(text_[pos])) {
         return Error(pos, absl::StrCat("expected a number of objects but found ", TokenAt(pos)));
@@ -220,7 +254,8 @@ class Parser {
     }
     if (count == 0) return Error(begin, "a level of 0 objects");
     if (pos < text_.size() && !IsSpace(text_[pos]) && text_[pos] != '(') {
-      return Error(pos, absl::StrCat("expected a space or '(' after the count but found ", TokenAt(pos)));
+      return Error(
+          pos, absl::StrCat("expected a space or '(' after the count but found ", TokenAt(pos)));
     }
     return absl::OkStatus();
   }
@@ -231,11 +266,13 @@ class Parser {
     const std::string_view word = Word(pos);
     const std::optional<SyntheticType> type = LookupType(word);
     if (!type || *type != SyntheticType::kNuma) {
-      return Error(begin + 1, absl::StrCat("only [numa] may be attached, found ", TokenAt(begin + 1)));
+      return Error(begin + 1,
+                   absl::StrCat("only [numa] may be attached, found ", TokenAt(begin + 1)));
     }
     if (numa_attached_) return Error(begin, "a second [numa] attachment");
     for (const SyntheticLevel& l : machine_.levels) {
-      if (l.type == SyntheticType::kNuma) return Error(begin, "a numa level and a [numa] attachment cannot both be given");
+      if (l.type == SyntheticType::kNuma)
+        return Error(begin, "a numa level and a [numa] attachment cannot both be given");
     }
     numa_attached_ = true;
     machine_.numa_attach_depth = static_cast<int>(machine_.levels.size());
@@ -259,8 +296,9 @@ class Parser {
       size_t eq = begin;
       while (eq < text_.size() && text_[eq] >= 'a' && text_[eq] <= 'z') ++eq;
       if (eq >= text_.size() || text_[eq] != '=') {
-        return Error(begin, absl::StrCat("expected an attribute (memory=, size= or indexes=) but found ",
-                                         TokenAt(begin)));
+        return Error(begin,
+                     absl::StrCat("expected an attribute (memory=, size= or indexes=) but found ",
+                                  TokenAt(begin)));
       }
       const std::string_view name = text_.substr(begin, eq - begin);
       if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
@@ -275,13 +313,16 @@ class Parser {
         s = ParseSize(pos);
       } else if (name == "indexes" && type == SyntheticType::kPu && !attached) {
         pu_indexes_begin_ = pos;
-        while (pos < text_.size() && text_[pos] != ' ' && text_[pos] != ')') ++pos;  // strcspn(" )")
+        while (pos < text_.size() && text_[pos] != ' ' && text_[pos] != ')')
+          ++pos;  // strcspn(" )")
         pu_indexes_ = text_.substr(pu_indexes_begin_, pos - pu_indexes_begin_);
         has_pu_indexes_ = true;
       } else {
-        return Error(begin, absl::StrCat("attribute ", std::string(name), "= is not supported on ",
-                                         attached ? "[numa]" : TypeLabel(type),
-                                         " (memory= on package/numa/core/pu, size= on caches, indexes= on pu)"));
+        return Error(
+            begin,
+            absl::StrCat("attribute ", std::string(name), "= is not supported on ",
+                         attached ? "[numa]" : TypeLabel(type),
+                         " (memory= on package/numa/core/pu, size= on caches, indexes= on pu)"));
       }
       if (!s.ok()) return s;
       if (pos < text_.size() && text_[pos] == ')') {
@@ -292,7 +333,8 @@ class Parser {
         ++pos;
         continue;
       }
-      return Error(pos, absl::StrCat("expected ' ' or ')' after an attribute but found ", TokenAt(pos)));
+      return Error(pos,
+                   absl::StrCat("expected ' ' or ')' after an attribute but found ", TokenAt(pos)));
     }
     if (!attached && pos < text_.size() && !IsSpace(text_[pos])) {
       return Error(pos, absl::StrCat("expected a space after ')' but found ", TokenAt(pos)));
@@ -321,9 +363,10 @@ class Parser {
 
   absl::StatusOr<SyntheticMachine> Finish() {
     if (count_product_ > static_cast<uint64_t>(kMaxCpus)) {
-      const std::string count = count_product_ >= kCap ? absl::StrCat("more than ", kCap) : absl::StrCat(count_product_);
-      return absl::InvalidArgumentError(
-          absl::StrFormat("topology %s has %s cpus, more than the maximum %d", Quoted(), count, kMaxCpus));
+      const std::string count =
+          count_product_ >= kCap ? absl::StrCat("more than ", kCap) : absl::StrCat(count_product_);
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "topology %s has %s cpus, more than the maximum %d", Quoted(), count, kMaxCpus));
     }
     machine_.num_pus = static_cast<int>(count_product_);
     machine_.pu_os_index.resize(static_cast<size_t>(machine_.num_pus));
@@ -369,7 +412,8 @@ class Parser {
         ++p;  // ','
       }
       if (values.size() != total) {
-        return Error(at, absl::StrFormat("indexes= lists %d indexes for %d PUs", values.size(), total));
+        return Error(at,
+                     absl::StrFormat("indexes= lists %d indexes for %d PUs", values.size(), total));
       }
       out = std::move(values);
       return CheckPermutation(at);
@@ -385,7 +429,8 @@ class Parser {
         uint64_t step = 0, nb = 0;
         absl::Status s = LoopNumber(spec, at, p, step, total);
         if (!s.ok()) return s;
-        if (p >= spec.size() || spec[p] != '*') return Error(at + p, "expected '*' in an interleaving loop");
+        if (p >= spec.size() || spec[p] != '*')
+          return Error(at + p, "expected '*' in an interleaving loop");
         ++p;
         s = LoopNumber(spec, at, p, nb, total);
         if (!s.ok()) return s;
@@ -419,7 +464,8 @@ class Parser {
         if (spec[p] != ':') return Error(at + p, "expected ':' between level names in indexes=");
         ++p;
       }
-      std::vector<uint64_t> width(machine_.levels.size() + 1, 1);  // objects per level; [0] = machine
+      std::vector<uint64_t> width(machine_.levels.size() + 1,
+                                  1);  // objects per level; [0] = machine
       for (size_t i = 0; i < machine_.levels.size(); ++i) {
         width[i + 1] = width[i] * static_cast<uint64_t>(machine_.levels[i].arity);
       }
@@ -442,7 +488,8 @@ class Parser {
     }
     if (nbs != total) {
       // hwloc adds the missing innermost loop when it is the smallest one.
-      if (minstep != total / nbs) return Error(at, "the interleaving loops do not cover the PUs exactly");
+      if (minstep != total / nbs)
+        return Error(at, "the interleaving loops do not cover the PUs exactly");
       loops.push_back({1, total / nbs, -1});
     }
     std::fill(out.begin(), out.end(), 0);
@@ -454,10 +501,12 @@ class Parser {
     return CheckPermutation(at);
   }
 
-  absl::Status LoopNumber(std::string_view spec, size_t at, size_t& p, uint64_t& value, uint64_t total) const {
+  absl::Status LoopNumber(std::string_view spec, size_t at, size_t& p, uint64_t& value,
+                          uint64_t total) const {
     const size_t b = p;
     if (p >= spec.size() || spec[p] < '1' || spec[p] > '9') {
-      return Error(at + p, "expected a number from 1 without a leading zero in an interleaving loop");
+      return Error(at + p,
+                   "expected a number from 1 without a leading zero in an interleaving loop");
     }
     value = 0;
     while (p < spec.size() && IsDigit(spec[p])) {
@@ -472,8 +521,9 @@ class Parser {
     std::vector<bool> used(machine_.pu_os_index.size(), false);
     for (int v : machine_.pu_os_index) {
       if (v < 0 || static_cast<size_t>(v) >= used.size() || used[static_cast<size_t>(v)]) {
-        return Error(at, absl::StrFormat("indexes= does not number the PUs 0..%d once each (PU index %d)",
-                                         used.size() - 1, v));
+        return Error(
+            at, absl::StrFormat("indexes= does not number the PUs 0..%d once each (PU index %d)",
+                                used.size() - 1, v));
       }
       used[static_cast<size_t>(v)] = true;
     }
@@ -502,18 +552,22 @@ std::vector<int> DensifyIds(const std::vector<int>& ids) {
   return out;
 }
 
-absl::StatusOr<SyntheticMachine> ParseSynthetic(std::string_view description) { return Parser(description).Run(); }
+absl::StatusOr<SyntheticMachine> ParseSynthetic(std::string_view description) {
+  return Parser(description).Run();
+}
 
 absl::StatusOr<Topology> BuildSynthetic(const SyntheticMachine& machine, std::string description) {
   const size_t n = static_cast<size_t>(machine.num_pus);
   const size_t depth = machine.levels.size();
   if (n == 0 || machine.pu_os_index.size() != n || depth == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("topology \"", description, "\" has no processing units"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("topology \"", description, "\" has no processing units"));
   }
   // PUs below one object of each level; the index of PU j's ancestor at
   // level i is j / below[i] (depth-first numbering of a symmetric tree).
   std::vector<size_t> below(depth, 1);
-  for (size_t i = depth - 1; i-- > 0;) below[i] = below[i + 1] * static_cast<size_t>(machine.levels[i + 1].arity);
+  for (size_t i = depth - 1; i-- > 0;)
+    below[i] = below[i + 1] * static_cast<size_t>(machine.levels[i + 1].arity);
   auto level_of = [&](SyntheticType t) -> int {
     for (size_t i = 0; i < depth; ++i) {
       if (machine.levels[i].type == t) return static_cast<int>(i);
@@ -526,7 +580,9 @@ absl::StatusOr<Topology> BuildSynthetic(const SyntheticMachine& machine, std::st
   const int numa = level_of(SyntheticType::kNuma);
   std::vector<int> core_of(n), llc_of(n), node_of(n), package_of(n);
   for (size_t j = 0; j < n; ++j) {
-    auto index_at = [&](int level) { return static_cast<int>(j / below[static_cast<size_t>(level)]); };
+    auto index_at = [&](int level) {
+      return static_cast<int>(j / below[static_cast<size_t>(level)]);
+    };
     const size_t cpu = static_cast<size_t>(machine.pu_os_index[j]);
     // Same rules as for hwloc topologies (FromLoadedHwloc): a PU without a
     // core is its own core; the LLC is the L3, else the package, else all.
@@ -541,8 +597,8 @@ absl::StatusOr<Topology> BuildSynthetic(const SyntheticMachine& machine, std::st
       node_of[cpu] = 0;
     }
   }
-  return Topology::FromIds(DensifyIds(core_of), DensifyIds(llc_of), DensifyIds(node_of), DensifyIds(package_of),
-                           std::move(description));
+  return Topology::FromIds(DensifyIds(core_of), DensifyIds(llc_of), DensifyIds(node_of),
+                           DensifyIds(package_of), std::move(description));
 }
 
 }  // namespace isolation::internal

@@ -42,11 +42,12 @@ int AncestorIndex(hwloc_topology_t t, hwloc_obj_t pu, hwloc_obj_type_t type) {
 absl::StatusOr<Topology> FromLoadedHwloc(hwloc_topology_t t, std::string description) {
   const int num_pus = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
   if (num_pus <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("topology \"", description, "\" has no processing units"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("topology \"", description, "\" has no processing units"));
   }
   if (num_pus > kMaxCpus) {
-    return absl::InvalidArgumentError(absl::StrFormat("topology \"%s\" has %d cpus, more than the maximum %d",
-                                                      description, num_pus, kMaxCpus));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "topology \"%s\" has %d cpus, more than the maximum %d", description, num_pus, kMaxCpus));
   }
   const size_t n = static_cast<size_t>(num_pus);
   std::vector<int> core_of(n, -1), llc_of(n, -1), node_of(n, 0), package_of(n, -1);
@@ -57,8 +58,9 @@ absl::StatusOr<Topology> FromLoadedHwloc(hwloc_topology_t t, std::string descrip
     hwloc_obj_t pu = hwloc_get_obj_by_type(t, HWLOC_OBJ_PU, static_cast<unsigned>(i));
     const unsigned cpu = pu->os_index;
     if (cpu >= n || seen[cpu]) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "topology \"%s\": cpu numbers are not dense 0..%d (found os index %u)", description, num_pus - 1, cpu));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("topology \"%s\": cpu numbers are not dense 0..%d (found os index %u)",
+                          description, num_pus - 1, cpu));
     }
     seen[cpu] = true;
     // A PU without a core parent (odd VMs, "pu:N" descriptions) is its own core.
@@ -80,7 +82,8 @@ absl::StatusOr<Topology> FromLoadedHwloc(hwloc_topology_t t, std::string descrip
     }
   }
   return Topology::FromIds(internal::DensifyIds(core_of), internal::DensifyIds(llc_of),
-                           internal::DensifyIds(node_of), internal::DensifyIds(package_of), std::move(description));
+                           internal::DensifyIds(node_of), internal::DensifyIds(package_of),
+                           std::move(description));
 }
 
 }  // namespace
@@ -105,7 +108,8 @@ absl::StatusOr<Topology> LoadSyntheticWithHwloc(std::string_view description) {
         absl::StrCat("invalid hwloc synthetic topology \"", absl::CHexEscape(desc), "\""));
   }
   if (hwloc_topology_load(raw) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("hwloc could not load synthetic topology \"", desc, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("hwloc could not load synthetic topology \"", desc, "\""));
   }
   return FromLoadedHwloc(raw, desc);
 }
@@ -121,14 +125,16 @@ absl::StatusOr<Topology> Topology::FromHost() {
   // past a component blacklist; there is no public way to force the native
   // one, and unsetenv() is not thread-safe.  So the host path refuses a
   // redirected load instead of silently modelling another machine.
-  if (hwloc_topology_load(raw) != 0) return absl::InternalError("hwloc_topology_load of the host failed");
+  if (hwloc_topology_load(raw) != 0)
+    return absl::InternalError("hwloc_topology_load of the host failed");
   if (!hwloc_topology_is_thissystem(raw)) {
     const char* synthetic = std::getenv("HWLOC_SYNTHETIC");
     const char* xml = std::getenv("HWLOC_XMLFILE");
-    return absl::FailedPreconditionError(absl::StrCat(
-        "hwloc did not load this machine (is_thissystem == 0); the environment redirects it: HWLOC_SYNTHETIC=\"",
-        synthetic ? synthetic : "", "\" HWLOC_XMLFILE=\"", xml ? xml : "",
-        "\" -- unset them, or use a synthetic description explicitly"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("hwloc did not load this machine (is_thissystem == 0); the environment "
+                     "redirects it: HWLOC_SYNTHETIC=\"",
+                     synthetic ? synthetic : "", "\" HWLOC_XMLFILE=\"", xml ? xml : "",
+                     "\" -- unset them, or use a synthetic description explicitly"));
   }
   return FromLoadedHwloc(raw, "host");
 }
@@ -148,8 +154,8 @@ absl::StatusOr<Topology> Topology::FromIds(std::vector<int> core_of, std::vector
   }
   if (llc_of.size() != n || node_of.size() != n || package_of.size() != n) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "topology \"%s\": id vectors differ in length (core %d, llc %d, node %d, package %d)", description, n,
-        llc_of.size(), node_of.size(), package_of.size()));
+        "topology \"%s\": id vectors differ in length (core %d, llc %d, node %d, package %d)",
+        description, n, llc_of.size(), node_of.size(), package_of.size()));
   }
   // Every id vector must use exactly the ids 0..k-1.
   Topology t;
@@ -158,8 +164,9 @@ absl::StatusOr<Topology> Topology::FromIds(std::vector<int> core_of, std::vector
     int max_id = -1;
     for (size_t c = 0; c < n; ++c) {
       if (ids[c] < 0 || ids[c] >= static_cast<int>(n)) {
-        return absl::InvalidArgumentError(absl::StrFormat("topology \"%s\": cpu %d has %s id %d, outside [0, %d)",
-                                                          t.description_, c, what, ids[c], n));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("topology \"%s\": cpu %d has %s id %d, outside [0, %d)", t.description_,
+                            c, what, ids[c], n));
       }
       max_id = std::max(max_id, ids[c]);
     }
@@ -168,7 +175,8 @@ absl::StatusOr<Topology> Topology::FromIds(std::vector<int> core_of, std::vector
     for (size_t i = 0; i < used.size(); ++i) {
       if (!used[i]) {
         return absl::InvalidArgumentError(
-            absl::StrFormat("topology \"%s\": %s ids are not dense (no cpu has %s %d)", t.description_, what, what, i));
+            absl::StrFormat("topology \"%s\": %s ids are not dense (no cpu has %s %d)",
+                            t.description_, what, what, i));
       }
     }
     return max_id + 1;
@@ -210,8 +218,8 @@ absl::StatusOr<Topology> Topology::FromIds(std::vector<int> core_of, std::vector
       const size_t c = static_cast<size_t>(t.core_cpus_[static_cast<size_t>(i)]);
       if (llc_of[c] != llc_of[f] || node_of[c] != node_of[f] || package_of[c] != package_of[f]) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "topology \"%s\": cpus %d and %d share core %d but not its llc/node/package", t.description_, f, c,
-            core_of[c]));
+            "topology \"%s\": cpus %d and %d share core %d but not its llc/node/package",
+            t.description_, f, c, core_of[c]));
       }
     }
     smt = std::max(smt, t.core_start_[k + 1] - t.core_start_[k]);
@@ -235,19 +243,24 @@ CpuMask Topology::core_mask(int core) const {
 
 absl::Status Topology::SetOnline(int cpu, bool online) {
   if (cpu < 0 || cpu >= num_cpus_) {
-    return absl::OutOfRangeError(absl::StrFormat("SetOnline: cpu %d is outside [0, %d)", cpu, num_cpus_));
+    return absl::OutOfRangeError(
+        absl::StrFormat("SetOnline: cpu %d is outside [0, %d)", cpu, num_cpus_));
   }
   if (!online && online_.Test(cpu) && online_.Weight() == 1) {
-    return absl::FailedPreconditionError(absl::StrFormat("SetOnline: cpu %d is the last online cpu", cpu));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("SetOnline: cpu %d is the last online cpu", cpu));
   }
   online_.Assign(cpu, online);
   return absl::OkStatus();
 }
 
 std::string Topology::Summary() const {
-  auto plural = [](int n, const char* one, const char* many) { return absl::StrCat(n, " ", n == 1 ? one : many); };
-  return absl::StrCat(plural(num_cpus_, "cpu", "cpus"), ", ", plural(num_cores(), "core", "cores"), ", ",
-                      plural(num_llcs(), "llc", "llcs"), ", ", plural(num_nodes(), "numa node", "numa nodes"), ", ",
+  auto plural = [](int n, const char* one, const char* many) {
+    return absl::StrCat(n, " ", n == 1 ? one : many);
+  };
+  return absl::StrCat(plural(num_cpus_, "cpu", "cpus"), ", ", plural(num_cores(), "core", "cores"),
+                      ", ", plural(num_llcs(), "llc", "llcs"), ", ",
+                      plural(num_nodes(), "numa node", "numa nodes"), ", ",
                       plural(num_packages_, "package", "packages"));
 }
 

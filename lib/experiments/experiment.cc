@@ -27,7 +27,8 @@ absl::StatusOr<Topology> LoadTopology(const CommonOptions& options) {
   return topology;
 }
 
-absl::StatusOr<IsolationConfig> LoadIsolation(const CommonOptions& options, const Topology& topology) {
+absl::StatusOr<IsolationConfig> LoadIsolation(const CommonOptions& options,
+                                              const Topology& topology) {
   std::string isol = options.isolcpus;
   if (isol == "seed") {
     // The seeds' isolation only makes sense on the seeds' machine; on the
@@ -55,7 +56,8 @@ void FinishReport(std::vector<IsolationWarning> config_warnings, ExperimentRepor
     if (!seen) warnings.push_back(std::move(w));
   }
   nlohmann::json list = nlohmann::json::array();
-  for (const IsolationWarning& w : warnings) list.push_back({{"parameter", w.parameter}, {"message", w.message}});
+  for (const IsolationWarning& w : warnings)
+    list.push_back({{"parameter", w.parameter}, {"message", w.message}});
   report.json["warnings"] = list;
   report.json["invariant_violations"] = report.invariant_violations;
   report.warnings = std::move(warnings);
@@ -88,7 +90,8 @@ void AddCost(RunCost& total, const RunCost& part) {
   if (total.basis.empty()) {
     total.basis = part.basis;
   } else {
-    total.basis = part_dominates ? absl::StrCat(part.basis, "; ", total.basis) : absl::StrCat(total.basis, "; ", part.basis);
+    total.basis = part_dominates ? absl::StrCat(part.basis, "; ", total.basis)
+                                 : absl::StrCat(total.basis, "; ", part.basis);
   }
 }
 

@@ -56,8 +56,8 @@ struct CommonOptions {
   // own boot configuration), "" for none, or a kernel isolcpus= value.
   std::string isolcpus = "seed";
   std::string nohz_full = "";  // nohz_full= value (cpulist), "" for none
-  uint64_t seed = 1;      // random seed of the simulator
-  bool quick = false;     // shorter runs (tests, CI smoke); figures labelled as such
+  uint64_t seed = 1;           // random seed of the simulator
+  bool quick = false;          // shorter runs (tests, CI smoke); figures labelled as such
   // Where the experiment records the runs it traces (nullptr: off).  An
   // experiment calls trace->PlanRuns(n) and StartTraceRun() per run
   // (look_options.h); its file comment (and docs/looking.md) names them.
@@ -80,7 +80,8 @@ struct CommonOptions {
 // naming the bad value.
 absl::StatusOr<Topology> LoadTopology(const CommonOptions& options);
 // The isolation of `options` (isolcpus, nohz_full) on `topology`.
-absl::StatusOr<IsolationConfig> LoadIsolation(const CommonOptions& options, const Topology& topology);
+absl::StatusOr<IsolationConfig> LoadIsolation(const CommonOptions& options,
+                                              const Topology& topology);
 // The warnings of the configuration `options` gives (an ignored or dropped
 // boot parameter); empty when it does not load (the experiment reports that).
 std::vector<IsolationWarning> ConfigurationWarnings(const CommonOptions& options);
@@ -127,10 +128,10 @@ struct ReproduceRow {
 };
 
 struct ExperimentReport {
-  nlohmann::json json;                 // the report as JSON (isolab --json)
-  std::vector<ReproduceRow> rows;      // rows for `isolab reproduce`
-  int64_t invariant_violations = 0;    // must be 0 for correct variants
-  std::string text;                    // the report as text tables
+  nlohmann::json json;               // the report as JSON (isolab --json)
+  std::vector<ReproduceRow> rows;    // rows for `isolab reproduce`
+  int64_t invariant_violations = 0;  // must be 0 for correct variants
+  std::string text;                  // the report as text tables
   // Warnings about the configuration the experiment ran: those of the
   // isolation configuration first, then the experiment's own (a check that
   // did not apply).  Also in `json` under "warnings" ([{parameter, message}]).

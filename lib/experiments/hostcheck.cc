@@ -27,16 +27,18 @@ std::vector<HostCheck> RunHostChecks(const HostCheckOptions& options) {
   const int page_shift = options.page_shift >= 0
                              ? options.page_shift
                              : std::countr_zero(static_cast<unsigned long>(sysconf(_SC_PAGESIZE)));
-  checks.push_back(vmstat::CheckZoneThresholds(ReadHostFile(root + "/proc/zoneinfo"),
-                                               ReadHostFile(root + "/sys/devices/system/cpu/online"), page_shift));
-  checks.push_back(tmigr::CheckHierarchyLevels(ReadKernelLog(options.kmsg),
-                                               ReadHostFile(root + "/sys/devices/system/cpu/possible"),
-                                               ReadHostFile(root + "/sys/devices/system/node/possible")));
+  checks.push_back(vmstat::CheckZoneThresholds(
+      ReadHostFile(root + "/proc/zoneinfo"), ReadHostFile(root + "/sys/devices/system/cpu/online"),
+      page_shift));
+  checks.push_back(tmigr::CheckHierarchyLevels(
+      ReadKernelLog(options.kmsg), ReadHostFile(root + "/sys/devices/system/cpu/possible"),
+      ReadHostFile(root + "/sys/devices/system/node/possible")));
   if (options.mm_cid) checks.push_back(mm_cid::CheckHostMmCid());
   return checks;
 }
 
-std::string HostChecksText(const std::vector<HostCheck>& checks, const std::string& kernel_release) {
+std::string HostChecksText(const std::vector<HostCheck>& checks,
+                           const std::string& kernel_release) {
   std::string out = absl::StrCat("the model against the running kernel (", kernel_release, ")\n");
   int counts[3] = {0, 0, 0};
   for (const HostCheck& c : checks) {
@@ -44,13 +46,17 @@ std::string HostChecksText(const std::vector<HostCheck>& checks, const std::stri
     absl::StrAppend(&out, "\n", std::string(HostVerdictName(c.verdict)), ": ", c.name, "\n");
     if (!c.model.empty()) absl::StrAppend(&out, "  model:  ", c.model, "\n");
     if (!c.kernel.empty()) absl::StrAppend(&out, "  kernel: ", c.kernel, "\n");
-    absl::StrAppend(&out, c.verdict == HostVerdict::kNotAvailable ? "  why:    " : "  how:    ", c.detail, "\n");
+    absl::StrAppend(&out,
+                    c.verdict == HostVerdict::kNotAvailable ? "  why:    " : "  how:    ", c.detail,
+                    "\n");
   }
-  absl::StrAppend(&out, "\n", counts[0], " agree, ", counts[1], " disagree, ", counts[2], " not available\n");
+  absl::StrAppend(&out, "\n", counts[0], " agree, ", counts[1], " disagree, ", counts[2],
+                  " not available\n");
   return out;
 }
 
-nlohmann::json HostChecksJson(const std::vector<HostCheck>& checks, const std::string& kernel_release) {
+nlohmann::json HostChecksJson(const std::vector<HostCheck>& checks,
+                              const std::string& kernel_release) {
   nlohmann::json j;
   j["kernel_release"] = kernel_release;
   j["checks"] = nlohmann::json::array();
@@ -79,7 +85,8 @@ std::string KernelRelease() {
 
 }  // namespace
 
-absl::StatusOr<ExperimentReport> RunHostcheckExperiment(const CommonOptions& common, const HostCheckOptions& options,
+absl::StatusOr<ExperimentReport> RunHostcheckExperiment(const CommonOptions& common,
+                                                        const HostCheckOptions& options,
                                                         Progress& progress) {
   (void)common;
   progress.Update("reading the host", 0.0);
@@ -94,7 +101,8 @@ absl::StatusOr<ExperimentReport> RunHostcheckExperiment(const CommonOptions& com
   for (const HostCheck& c : checks) {
     if (c.verdict == HostVerdict::kDisagree) ++report.invariant_violations;
     report.rows.push_back({"hostcheck", c.name, c.kernel.empty() ? "(not exposed)" : c.kernel,
-                           absl::StrCat(std::string(HostVerdictName(c.verdict)), c.model.empty() ? "" : ": model ", c.model)});
+                           absl::StrCat(std::string(HostVerdictName(c.verdict)),
+                                        c.model.empty() ? "" : ": model ", c.model)});
   }
   // The host, not the model machine: no configuration warnings.
   FinishReport({}, report);

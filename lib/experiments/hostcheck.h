@@ -21,22 +21,24 @@
 namespace isolation::experiments {
 
 struct HostCheckOptions {
-  std::string root;                   // prefix for /proc and /sys ("" = the real ones; tests use a fake tree)
-  std::string kmsg = "/dev/kmsg";     // the kernel log
-  int page_shift = -1;                // -1: from sysconf(_SC_PAGESIZE)
-  bool mm_cid = true;                 // run the rseq mm_cid check (starts threads)
+  std::string root;  // prefix for /proc and /sys ("" = the real ones; tests use a fake tree)
+  std::string kmsg = "/dev/kmsg";  // the kernel log
+  int page_shift = -1;             // -1: from sysconf(_SC_PAGESIZE)
+  bool mm_cid = true;              // run the rseq mm_cid check (starts threads)
 };
 
 std::vector<HostCheck> RunHostChecks(const HostCheckOptions& options = {});
 
 // One block per check: verdict, name, model / kernel values, detail.
 std::string HostChecksText(const std::vector<HostCheck>& checks, const std::string& kernel_release);
-nlohmann::json HostChecksJson(const std::vector<HostCheck>& checks, const std::string& kernel_release);
+nlohmann::json HostChecksJson(const std::vector<HostCheck>& checks,
+                              const std::string& kernel_release);
 
 // `isolab hostcheck`: RunHostChecks(options) as a report; each disagreement
 // counts as an invariant violation.  `common` is not used (the checks are
 // about the host, not the model machine).
-absl::StatusOr<ExperimentReport> RunHostcheckExperiment(const CommonOptions& common, const HostCheckOptions& options,
+absl::StatusOr<ExperimentReport> RunHostcheckExperiment(const CommonOptions& common,
+                                                        const HostCheckOptions& options,
                                                         Progress& progress);
 
 }  // namespace isolation::experiments

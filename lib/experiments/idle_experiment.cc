@@ -59,9 +59,10 @@ namespace {
 using idle_select::SelectorName;
 // One selector row, resolved through the registry.
 struct Sel {
-  std::string name;      // registered ("V4g")
-  std::string label;     // in tables and JSON: the entry's row label ("V4")
-  bool outside = false;  // registered outside the library, not a negative control: rows beside mainline's
+  std::string name;   // registered ("V4g")
+  std::string label;  // in tables and JSON: the entry's row label ("V4")
+  bool outside =
+      false;  // registered outside the library, not a negative control: rows beside mainline's
   bool Is(std::string_view registered) const { return name == registered; }
 };
 
@@ -108,13 +109,15 @@ double Pct(double ours, double base) { return base == 0 ? 0.0 : 100.0 * (ours - 
 // down: slightly wider, never narrower); above 30 the Cornish-Fisher
 // expansion around the normal quantile.
 double TQuantile975(double df) {
-  static constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                      2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                                      2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  static constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                      2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                      2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                      2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
   const int d = std::max(1, static_cast<int>(std::floor(df)));
   if (d <= 30) return kTable[d - 1];
   const double z = 1.959964;
-  return z + (z * z * z + z) / (4.0 * d) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96.0 * d * d);
+  return z + (z * z * z + z) / (4.0 * d) +
+         (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96.0 * d * d);
 }
 
 // 95 % confidence interval of mean(b) - mean(a) (Welch: unequal variances),
@@ -123,10 +126,12 @@ std::pair<double, double> DiffCi95Pct(const Stats& a, size_t na, const Stats& b,
   const double diff = b.mean - a.mean;
   double half = 0;
   if (na > 1 && nb > 1) {
-    const double va = a.std * a.std / static_cast<double>(na), vb = b.std * b.std / static_cast<double>(nb);
+    const double va = a.std * a.std / static_cast<double>(na),
+                 vb = b.std * b.std / static_cast<double>(nb);
     if (va + vb > 0) {
-      const double df = (va + vb) * (va + vb) /
-                        (va * va / static_cast<double>(na - 1) + vb * vb / static_cast<double>(nb - 1));
+      const double df =
+          (va + vb) * (va + vb) /
+          (va * va / static_cast<double>(na - 1) + vb * vb / static_cast<double>(nb - 1));
       half = TQuantile975(df) * std::sqrt(va + vb);
     }
   }
@@ -172,8 +177,8 @@ enum class Workload { kHackbench, kPipe, kSchbench };
 
 class IdleExperiment {
  public:
-  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options, const IdleExperimentOptions& opts,
-                                       Progress& progress) {
+  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options,
+                                       const IdleExperimentOptions& opts, Progress& progress) {
     const bool quick = options.quick;
     // --- options (validated as given, then --quick shortens them) --------------
     // Every registered selector is accepted; each row shows its entry's label.
@@ -188,21 +193,28 @@ class IdleExperiment {
     if (llc_sizes.empty()) return absl::InvalidArgumentError("--idle_llc_cpus is empty");
     for (int llc : llc_sizes) {
       if (llc < 2 || llc > 4096) {
-        return absl::InvalidArgumentError(absl::StrCat("--idle_llc_cpus=", absl::StrJoin(llc_sizes, ","), ": '", llc,
-                                                       "' is out of range (want 2..4096)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--idle_llc_cpus=", absl::StrJoin(llc_sizes, ","), ": '", llc,
+                         "' is out of range (want 2..4096)"));
       }
     }
     int samples = opts.samples;
     int iterations = opts.iterations;
     int loops = opts.hackbench_loops;
     int round_trips = opts.pipe_round_trips;
-    if (samples < 1) return absl::InvalidArgumentError(absl::StrCat("--idle_samples=", samples, " (must be >= 1)"));
+    if (samples < 1)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--idle_samples=", samples, " (must be >= 1)"));
     if (iterations < 1) {
-      return absl::InvalidArgumentError(absl::StrCat("--idle_iterations=", iterations, " (must be >= 1)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--idle_iterations=", iterations, " (must be >= 1)"));
     }
-    if (loops < 1) return absl::InvalidArgumentError(absl::StrCat("--idle_hackbench_loops=", loops, " (must be >= 1)"));
+    if (loops < 1)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--idle_hackbench_loops=", loops, " (must be >= 1)"));
     if (round_trips < 1) {
-      return absl::InvalidArgumentError(absl::StrCat("--idle_pipe_round_trips=", round_trips, " (must be >= 1)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--idle_pipe_round_trips=", round_trips, " (must be >= 1)"));
     }
     if (quick) {
       llc_sizes = {64};
@@ -211,10 +223,12 @@ class IdleExperiment {
       loops = std::min(loops, 40);
       round_trips = std::min(round_trips, 300);
     }
-    if (std::find(llc_sizes.begin(), llc_sizes.end(), 64) == llc_sizes.end()) llc_sizes.push_back(64);
+    if (std::find(llc_sizes.begin(), llc_sizes.end(), 64) == llc_sizes.end())
+      llc_sizes.push_back(64);
     const std::string& driver_kind = opts.driver;
     if (driver_kind != "sim" && driver_kind != "real") {
-      return absl::InvalidArgumentError(absl::StrCat("--idle_driver='", driver_kind, "' (want sim or real)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--idle_driver='", driver_kind, "' (want sim or real)"));
     }
     const std::string& penalty_mode = opts.placement_penalty;
     if (penalty_mode != "off" && penalty_mode != "on" && penalty_mode != "both") {
@@ -223,7 +237,8 @@ class IdleExperiment {
     }
     if (penalty_mode == "on" && driver_kind == "real") {
       return absl::InvalidArgumentError(
-          "--idle_placement_penalty=on with --idle_driver=real: the real-thread driver models no placement cost "
+          "--idle_placement_penalty=on with --idle_driver=real: the real-thread driver models no "
+          "placement cost "
           "(its tasks pay real cache refills); use off or both");
     }
     // The workload and schbench tables run with the penalty on only for
@@ -233,16 +248,19 @@ class IdleExperiment {
     ISOLATION_ASSIGN_OR_RETURN(Topology machine, LoadTopology(options));
     ISOLATION_ASSIGN_OR_RETURN(IsolationConfig machine_iso, LoadIsolation(options, machine));
     ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, machine));
-    if (options.trace != nullptr) options.trace->PlanRuns(8);  // first iteration, 4 workloads x V0/V1
+    if (options.trace != nullptr)
+      options.trace->PlanRuns(8);  // first iteration, 4 workloads x V0/V1
     auto wl_topo = Topology::FromFlag(opts.workload_topology);
     if (!wl_topo.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--idle_workload_topology: ", wl_topo.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--idle_workload_topology: ", wl_topo.status().message()));
     }
     // --idle_driver=real: the workloads' machine sized to the host
     // (real_model.h; no isolation, as the seed's), refused if oversubscribed.
     std::optional<RealThreadModel> real_model;
     if (driver_kind == "real") {
-      ISOLATION_ASSIGN_OR_RETURN(RealThreadModel m, HostSizedModel(options, *wl_topo, IsolationConfig(*wl_topo)));
+      ISOLATION_ASSIGN_OR_RETURN(RealThreadModel m,
+                                 HostSizedModel(options, *wl_topo, IsolationConfig(*wl_topo)));
       real_model.emplace(std::move(m));
     }
     const Topology& run_topo = real_model.has_value() ? real_model->topology : *wl_topo;
@@ -258,18 +276,22 @@ class IdleExperiment {
     const std::vector<int> quick_busy = {0, 50, 75, 90, 95};
     const auto& busy_list = quick ? quick_busy : busy_points;
     nlohmann::json select = nlohmann::json::array();
-    std::string text = "select sweep (one LLC, SIS_UTIL fed the busy share; host cycle-counter timing, median per Select; "
-                       "shared host: indicative)\n";
-    absl::StrAppend(&text, absl::StrFormat("%-13s %5s %5s %6s %10s %11s %9s %8s\n", "variant", "llc", "busy%",
-                                           "budget", "probes", "select_ns", "found%", "stale"));
+    std::string text =
+        "select sweep (one LLC, SIS_UTIL fed the busy share; host cycle-counter timing, median per "
+        "Select; "
+        "shared host: indicative)\n";
+    absl::StrAppend(
+        &text, absl::StrFormat("%-13s %5s %5s %6s %10s %11s %9s %8s\n", "variant", "llc", "busy%",
+                               "budget", "probes", "select_ns", "found%", "stale"));
     const size_t total_points = llc_sizes.size() * busy_list.size() * variants.size();
     size_t done_points = 0;
     double v0_ns_75 = -1, v1_ns_75 = -1, v0_probes_75 = -1, v1_probes_75 = -1;
     for (int llc : llc_sizes) {
       for (int busy : busy_list) {
         for (const Sel& v : variants) {
-          progress.Update(absl::StrCat("select ", v.label, " llc ", llc, " busy ", busy),
-                          static_cast<double>(done_points++) / static_cast<double>(total_points) * 0.4);
+          progress.Update(
+              absl::StrCat("select ", v.label, " llc ", llc, " busy ", busy),
+              static_cast<double>(done_points++) / static_cast<double>(total_points) * 0.4);
           idle_select::SweepParams sp;
           sp.variant = v.name;
           sp.llc_cpus = llc;
@@ -287,9 +309,10 @@ class IdleExperiment {
           row["stale_hits_mean"] = r.stale_hits_mean;
           row["nr_idle_scan"] = r.budget;
           select.push_back(row);
-          absl::StrAppend(&text, absl::StrFormat("%-13s %5d %5d %6d %10.3f %11.1f %9.2f %8.3f\n", v.label,
-                                                 llc, busy, r.budget, r.probes_mean, r.select_ns_median,
-                                                 r.found_pct, r.stale_hits_mean));
+          absl::StrAppend(
+              &text, absl::StrFormat("%-13s %5d %5d %6d %10.3f %11.1f %9.2f %8.3f\n", v.label, llc,
+                                     busy, r.budget, r.probes_mean, r.select_ns_median, r.found_pct,
+                                     r.stale_hits_mean));
           if (llc == 64 && busy == 75 && v.Is("V0")) {
             v0_ns_75 = r.select_ns_median;
             v0_probes_75 = r.probes_mean;
@@ -302,16 +325,18 @@ class IdleExperiment {
       }
     }
     j["select"] = select;
-    j["select_timing"] = "host cycle counter (calibrated to CLOCK_MONOTONIC) around batches of 16 Select() "
-                         "calls on an unchanged state; median over batches of ns per call; a shared 2-core "
-                         "host: indicative only";
+    j["select_timing"] =
+        "host cycle counter (calibrated to CLOCK_MONOTONIC) around batches of 16 Select() "
+        "calls on an unchanged state; median over batches of ns per call; a shared 2-core "
+        "host: indicative only";
 
     // The stale-hint probe (idle_probe.h): I4 where the sweep's fresh hints
     // cannot show it, for every variant asked for.
     {
       nlohmann::json probes = nlohmann::json::array();
-      absl::StrAppend(&text, "\nstale idle hints (directed, one LLC of ", llc_sizes.front(),
-                      " CPUs: CPUs first in scan order go busy after publishing idle): I4 violations\n");
+      absl::StrAppend(
+          &text, "\nstale idle hints (directed, one LLC of ", llc_sizes.front(),
+          " CPUs: CPUs first in scan order go busy after publishing idle): I4 violations\n");
       for (const Sel& v : variants) {
         ISOLATION_ASSIGN_OR_RETURN(StaleHintProbe p, ProbeStaleIdleHint(v.name, llc_sizes.front()));
         violations += p.violation_count;
@@ -322,11 +347,14 @@ class IdleExperiment {
         row["violations"] = p.violation_count;
         row["first_violations"] = p.violations;
         probes.push_back(row);
-        absl::StrAppend(&text, absl::StrFormat("  %-13s %s\n", v.label,
-                                               p.applicable ? absl::StrCat(p.violation_count, " of ", p.selections,
-                                                                           " selections")
-                                                            : std::string("n/a (claim-style: I4 is scan-style)")));
-        for (const std::string& line : p.violations) absl::StrAppend(&text, "    violation: ", line, "\n");
+        absl::StrAppend(
+            &text,
+            absl::StrFormat(
+                "  %-13s %s\n", v.label,
+                p.applicable ? absl::StrCat(p.violation_count, " of ", p.selections, " selections")
+                             : std::string("n/a (claim-style: I4 is scan-style)")));
+        for (const std::string& line : p.violations)
+          absl::StrAppend(&text, "    violation: ", line, "\n");
       }
       j["stale_hint_probe"] = probes;
     }
@@ -361,10 +389,12 @@ class IdleExperiment {
                                        {"pipe", Workload::kPipe, 0}};
     nlohmann::json workloads = nlohmann::json::array();
     nlohmann::json change = nlohmann::json::array();
-    absl::StrAppend(&text, "\nworkloads on the run-queue harness: ", driver_note,
-                    real ? "" : (tables_penalty ? ", placement penalty on" : ", placement penalty off"), "\n");
-    absl::StrAppend(&text, absl::StrFormat("%-12s %-4s %-9s %12s %12s %12s %12s %9s %8s\n", "workload", "var",
-                                           "metric", "mean", "std", "q90", "q99", "probes/w", "stacked"));
+    absl::StrAppend(
+        &text, "\nworkloads on the run-queue harness: ", driver_note,
+        real ? "" : (tables_penalty ? ", placement penalty on" : ", placement penalty off"), "\n");
+    absl::StrAppend(
+        &text, absl::StrFormat("%-12s %-4s %-9s %12s %12s %12s %12s %9s %8s\n", "workload", "var",
+                               "metric", "mean", "std", "q90", "q99", "probes/w", "stacked"));
     std::vector<double> change_means;
     // The tables' figures per (workload, variant), for the penalty section.
     std::map<std::pair<std::string, std::string>, Stats> table_stats;
@@ -379,15 +409,17 @@ class IdleExperiment {
         idle_select::HarnessCounters sum;
         SimPlacementStats placed;
         for (int it = 0; it < iterations; ++it) {
-          progress.Update(absl::StrCat(spec.name, " ", v.label, " #", it),
-                          0.4 + 0.5 * static_cast<double>(wl_done++) /
-                                    static_cast<double>(specs.size() * wl_variants.size() * iterations));
+          progress.Update(
+              absl::StrCat(spec.name, " ", v.label, " #", it),
+              0.4 + 0.5 * static_cast<double>(wl_done++) /
+                        static_cast<double>(specs.size() * wl_variants.size() * iterations));
           ISOLATION_ASSIGN_OR_RETURN(
-              HarnessRun run, RunWorkload(run_topo, v.name, spec.kind, spec.groups, loops, round_trips,
-                                          options.seed * 7919 + static_cast<uint64_t>(it), real, tables_penalty,
-                                          it == 0 ? options.trace : nullptr,
-                                          absl::StrCat("idle ", spec.name, " ", v.label, " (",
-                                                       real ? "real threads" : "simulator", ", iteration 0)")));
+              HarnessRun run,
+              RunWorkload(run_topo, v.name, spec.kind, spec.groups, loops, round_trips,
+                          options.seed * 7919 + static_cast<uint64_t>(it), real, tables_penalty,
+                          it == 0 ? options.trace : nullptr,
+                          absl::StrCat("idle ", spec.name, " ", v.label, " (",
+                                       real ? "real threads" : "simulator", ", iteration 0)")));
           if (!run.completed) ++violations;  // lost wakeup / stuck task
           if (!run.violation.empty()) ++violations;
           violations += run.counters.invariant_violations;
@@ -411,11 +443,13 @@ class IdleExperiment {
         row["q90"] = s.q90;
         row["q99"] = s.q99;
         row["iterations"] = iterations;
-        row["probes_per_wakeup"] =
-            sum.selections == 0 ? 0.0 : static_cast<double>(sum.probes) / static_cast<double>(sum.selections);
-        row["placed_on_busy_pct"] = sum.selections == 0 ? 0.0
-                                                         : 100.0 * static_cast<double>(sum.placed_on_busy) /
-                                                               static_cast<double>(sum.selections);
+        row["probes_per_wakeup"] = sum.selections == 0 ? 0.0
+                                                       : static_cast<double>(sum.probes) /
+                                                             static_cast<double>(sum.selections);
+        row["placed_on_busy_pct"] = sum.selections == 0
+                                        ? 0.0
+                                        : 100.0 * static_cast<double>(sum.placed_on_busy) /
+                                              static_cast<double>(sum.selections);
         if (!real) {
           // Where the work landed: starts away from the task's warm CPU.
           row["moves_per_wakeup"] = PerWakeup(TotalMoves(placed), sum.selections);
@@ -423,11 +457,12 @@ class IdleExperiment {
           row["refill_ns_per_iteration"] = static_cast<double>(placed.penalty_ns) / iterations;
         }
         workloads.push_back(row);
-        absl::StrAppend(&text, absl::StrFormat("%-12s %-4s %-9s %12.6g %12.4g %12.6g %12.6g %9.3f %7.2f%%\n",
-                                               spec.name, v.label,
-                                               spec.kind == Workload::kPipe ? "ops/sec" : "duration",
-                                               s.mean, s.std, s.q90, s.q99, row["probes_per_wakeup"].get<double>(),
-                                               row["placed_on_busy_pct"].get<double>()));
+        absl::StrAppend(
+            &text, absl::StrFormat("%-12s %-4s %-9s %12.6g %12.4g %12.6g %12.6g %9.3f %7.2f%%\n",
+                                   spec.name, v.label,
+                                   spec.kind == Workload::kPipe ? "ops/sec" : "duration", s.mean,
+                                   s.std, s.q90, s.q99, row["probes_per_wakeup"].get<double>(),
+                                   row["placed_on_busy_pct"].get<double>()));
       }
       nlohmann::json c;
       c["workload"] = spec.name;
@@ -438,8 +473,8 @@ class IdleExperiment {
       // standard deviations, reported before, read as nonsense).
       c["std_v0"] = per_variant[0].std;
       c["std_v1"] = per_variant[1].std;
-      const auto [ci_lo, ci_hi] = DiffCi95Pct(per_variant[0], static_cast<size_t>(iterations), per_variant[1],
-                                              static_cast<size_t>(iterations));
+      const auto [ci_lo, ci_hi] = DiffCi95Pct(per_variant[0], static_cast<size_t>(iterations),
+                                              per_variant[1], static_cast<size_t>(iterations));
       c["mean_ci95_pct"] = {ci_lo, ci_hi};
       c["q90"] = Pct(per_variant[1].q90, per_variant[0].q90);
       c["q99"] = Pct(per_variant[1].q99, per_variant[0].q99);
@@ -451,21 +486,23 @@ class IdleExperiment {
     j["workload_driver"] = driver_note;
     if (!real) j["workload_placement_penalty"] = tables_penalty ? "on" : "off";
     j["workload_topology"] = wl_topo->description();
-    j["workload_scale"] = absl::StrCat("hackbench 20+20 tasks per group, ", loops, " loops (seed: 5000); pipe ",
-                                       round_trips, " round trips (seed: 100000); ", iterations,
-                                       " iterations (seed: 100)");
-    absl::StrAppend(&text, "\nV1 vs V0 (percent, like the seed's table; 95 % CI of the mean difference over ",
-                    iterations, " iterations each; std: run-to-run, in the metric's unit):\n");
+    j["workload_scale"] = absl::StrCat(
+        "hackbench 20+20 tasks per group, ", loops, " loops (seed: 5000); pipe ", round_trips,
+        " round trips (seed: 100000); ", iterations, " iterations (seed: 100)");
+    absl::StrAppend(
+        &text, "\nV1 vs V0 (percent, like the seed's table; 95 % CI of the mean difference over ",
+        iterations, " iterations each; std: run-to-run, in the metric's unit):\n");
     for (const auto& c : change) {
       const bool pipe = c["metric"].get<std::string>() == "ops/sec";
       absl::StrAppend(
-          &text, absl::StrFormat("  %-12s %-9s mean %+7.2f%% [%+.2f, %+.2f]  q90 %+7.2f%%  q99 %+7.2f%%  "
-                                 "std V0 %.4g / V1 %.4g %s\n",
-                                 c["workload"].get<std::string>(), c["metric"].get<std::string>(),
-                                 c["mean"].get<double>(), c["mean_ci95_pct"][0].get<double>(),
-                                 c["mean_ci95_pct"][1].get<double>(), c["q90"].get<double>(),
-                                 c["q99"].get<double>(), c["std_v0"].get<double>(), c["std_v1"].get<double>(),
-                                 pipe ? "ops/s" : "s"));
+          &text,
+          absl::StrFormat("  %-12s %-9s mean %+7.2f%% [%+.2f, %+.2f]  q90 %+7.2f%%  q99 %+7.2f%%  "
+                          "std V0 %.4g / V1 %.4g %s\n",
+                          c["workload"].get<std::string>(), c["metric"].get<std::string>(),
+                          c["mean"].get<double>(), c["mean_ci95_pct"][0].get<double>(),
+                          c["mean_ci95_pct"][1].get<double>(), c["q90"].get<double>(),
+                          c["q99"].get<double>(), c["std_v0"].get<double>(),
+                          c["std_v1"].get<double>(), pipe ? "ops/s" : "s"));
     }
 
     // schbench-like batch wake: wake -> run latency per variant.
@@ -481,18 +518,20 @@ class IdleExperiment {
     }
     for (const Sel& v : sb_variants) {
       progress.Update(absl::StrCat("schbench ", v.label), 0.92);
-      ISOLATION_ASSIGN_OR_RETURN(HarnessRun run, RunWorkload(run_topo, v.name, Workload::kSchbench, 0,
-                                                              quick ? 20 : 200, 0, options.seed, real,
-                                                              tables_penalty));
+      ISOLATION_ASSIGN_OR_RETURN(
+          HarnessRun run, RunWorkload(run_topo, v.name, Workload::kSchbench, 0, quick ? 20 : 200, 0,
+                                      options.seed, real, tables_penalty));
       violations += SchbenchViolations(run);
       nlohmann::json row = SchbenchRow(v.label, run);
-      if (!real) row["moves_per_wakeup"] = PerWakeup(TotalMoves(run.placement), run.counters.selections);
+      if (!real)
+        row["moves_per_wakeup"] = PerWakeup(TotalMoves(run.placement), run.counters.selections);
       sb.push_back(row);
-      absl::StrAppend(&text, absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f  (%d wakeups)%s\n",
-                                             v.label, row["p50_us"].get<double>(),
-                                             row["p90_us"].get<double>(), row["p99_us"].get<double>(),
-                                             row["samples"].get<int>(),
-                                             run.completed ? "" : "  INCOMPLETE: the run hit its timeout (a violation)"));
+      absl::StrAppend(
+          &text, absl::StrFormat(
+                     "  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f  (%d wakeups)%s\n", v.label,
+                     row["p50_us"].get<double>(), row["p90_us"].get<double>(),
+                     row["p99_us"].get<double>(), row["samples"].get<int>(),
+                     run.completed ? "" : "  INCOMPLETE: the run hit its timeout (a violation)"));
       row["completed"] = run.completed;
     }
     j["schbench"] = sb;
@@ -506,16 +545,22 @@ class IdleExperiment {
                          {"cross_core_same_llc", costs.cross_core_same_llc},
                          {"cross_llc", costs.cross_llc},
                          {"cross_node", costs.cross_node}};
-      pen["model"] = "work starting on a CPU other than the one the task last ran work on runs longer by the "
-                     "refill cost of their distance (SimOptions::refill_penalty defaults: working set / refill "
-                     "bandwidth, docs/idle_select.md)";
-      absl::StrAppend(&text, "\nplacement penalty (simulator, ", wl_topo->description(), "): work starting away "
-                      "from the task's warm CPU runs longer by smt_sibling ", costs.smt_sibling / 1000.0,
-                      " us, cross_core_same_llc ", costs.cross_core_same_llc / 1000.0, " us, cross_llc ",
-                      costs.cross_llc / 1000.0, " us, cross_node ", costs.cross_node / 1000.0, " us\n");
-      absl::StrAppend(&text, absl::StrFormat("%-12s %-4s %-9s %12s %12s %8s %12s %9s %9s %11s\n", "workload",
-                                             "var", "metric", "off mean", "on mean", "on/off", "on std",
-                                             "moves/w", "(off)", "refill/iter"));
+      pen["model"] =
+          "work starting on a CPU other than the one the task last ran work on runs longer by the "
+          "refill cost of their distance (SimOptions::refill_penalty defaults: working set / "
+          "refill "
+          "bandwidth, docs/idle_select.md)";
+      absl::StrAppend(&text, "\nplacement penalty (simulator, ", wl_topo->description(),
+                      "): work starting away "
+                      "from the task's warm CPU runs longer by smt_sibling ",
+                      costs.smt_sibling / 1000.0, " us, cross_core_same_llc ",
+                      costs.cross_core_same_llc / 1000.0, " us, cross_llc ",
+                      costs.cross_llc / 1000.0, " us, cross_node ", costs.cross_node / 1000.0,
+                      " us\n");
+      absl::StrAppend(
+          &text, absl::StrFormat("%-12s %-4s %-9s %12s %12s %8s %12s %9s %9s %11s\n", "workload",
+                                 "var", "metric", "off mean", "on mean", "on/off", "on std",
+                                 "moves/w", "(off)", "refill/iter"));
       nlohmann::json pen_rows = nlohmann::json::array();
       nlohmann::json pen_change = nlohmann::json::array();
       std::vector<std::string> change_text;
@@ -530,8 +575,9 @@ class IdleExperiment {
           for (int it = 0; it < iterations; ++it) {
             // The tables' seeds: the same runs, the penalty the only change.
             ISOLATION_ASSIGN_OR_RETURN(
-                HarnessRun run, RunWorkload(*wl_topo, v.name, spec.kind, spec.groups, loops, round_trips,
-                                            options.seed * 7919 + static_cast<uint64_t>(it), false, true));
+                HarnessRun run,
+                RunWorkload(*wl_topo, v.name, spec.kind, spec.groups, loops, round_trips,
+                            options.seed * 7919 + static_cast<uint64_t>(it), false, true));
             if (!run.completed) ++violations;
             if (!run.violation.empty()) ++violations;
             violations += run.counters.invariant_violations;
@@ -558,16 +604,18 @@ class IdleExperiment {
           row["moves_per_wakeup_off"] = table_moves[{spec.name, v.label}];
           row["moves_by_distance"] = MovesByDistance(placed);
           row["wakeups_per_iteration"] = static_cast<double>(sum.selections) / iterations;
-          row["wakeups_per_iteration_off"] = static_cast<double>(table_wakeups[{spec.name, v.label}]) / iterations;
+          row["wakeups_per_iteration_off"] =
+              static_cast<double>(table_wakeups[{spec.name, v.label}]) / iterations;
           row["penalties_per_iteration"] = static_cast<double>(placed.penalties) / iterations;
           row["refill_ns_per_iteration"] = static_cast<double>(placed.penalty_ns) / iterations;
           pen_rows.push_back(row);
-          absl::StrAppend(&text, absl::StrFormat("%-12s %-4s %-9s %12.6g %12.6g %+7.2f%% %12.4g %9.3f %9.3f %8.3f ms\n",
-                                                 spec.name, v.label,
-                                                 spec.kind == Workload::kPipe ? "ops/sec" : "duration", off.mean,
-                                                 s.mean, row["on_vs_off_pct"].get<double>(), s.std, moves,
-                                                 row["moves_per_wakeup_off"].get<double>(),
-                                                 static_cast<double>(placed.penalty_ns) / iterations / 1e6));
+          absl::StrAppend(
+              &text, absl::StrFormat(
+                         "%-12s %-4s %-9s %12.6g %12.6g %+7.2f%% %12.4g %9.3f %9.3f %8.3f ms\n",
+                         spec.name, v.label, spec.kind == Workload::kPipe ? "ops/sec" : "duration",
+                         off.mean, s.mean, row["on_vs_off_pct"].get<double>(), s.std, moves,
+                         row["moves_per_wakeup_off"].get<double>(),
+                         static_cast<double>(placed.penalty_ns) / iterations / 1e6));
         }
         nlohmann::json c;
         c["workload"] = spec.name;
@@ -577,16 +625,19 @@ class IdleExperiment {
                             table_stats[{spec.name, wl_variants[0].label}].mean);
         c["std_v0"] = per_variant[0].std;
         c["std_v1"] = per_variant[1].std;
-        const auto [ci_lo, ci_hi] = DiffCi95Pct(per_variant[0], static_cast<size_t>(iterations), per_variant[1],
-                                                static_cast<size_t>(iterations));
+        const auto [ci_lo, ci_hi] = DiffCi95Pct(per_variant[0], static_cast<size_t>(iterations),
+                                                per_variant[1], static_cast<size_t>(iterations));
         c["mean_ci95_pct"] = {ci_lo, ci_hi};
         pen_change.push_back(c);
-        change_text.push_back(absl::StrFormat("  %-12s %-9s mean %+7.2f%% [%+.2f, %+.2f]  (penalty off: %+.2f%%)\n",
-                                              spec.name, c["metric"].get<std::string>(), c["mean"].get<double>(),
-                                              ci_lo, ci_hi, c["mean_off"].get<double>()));
+        change_text.push_back(
+            absl::StrFormat("  %-12s %-9s mean %+7.2f%% [%+.2f, %+.2f]  (penalty off: %+.2f%%)\n",
+                            spec.name, c["metric"].get<std::string>(), c["mean"].get<double>(),
+                            ci_lo, ci_hi, c["mean_off"].get<double>()));
       }
-      absl::StrAppend(&text, "moves/w: work starts away from the task's warm CPU per wakeup, penalty on (off); "
-                      "refill/iter: modelled refill time per iteration, summed over the CPUs\n");
+      absl::StrAppend(
+          &text,
+          "moves/w: work starts away from the task's warm CPU per wakeup, penalty on (off); "
+          "refill/iter: modelled refill time per iteration, summed over the CPUs\n");
       absl::StrAppend(&text, "V1 vs V0 with the penalty on (percent; 95 % CI over ", iterations,
                       " iterations each):\n");
       for (const std::string& line : change_text) absl::StrAppend(&text, line);
@@ -594,24 +645,27 @@ class IdleExperiment {
       pen["v1_vs_v0_pct"] = pen_change;
 
       nlohmann::json pen_sb = nlohmann::json::array();
-      absl::StrAppend(&text, "schbench-like batch wake with the penalty on, wake->run latency (us):\n");
+      absl::StrAppend(&text,
+                      "schbench-like batch wake with the penalty on, wake->run latency (us):\n");
       for (size_t si = 0; si < sb_variants.size(); ++si) {
         const Sel& v = sb_variants[si];
         progress.Update(absl::StrCat("placement penalty schbench ", v.label), 0.94);
-        ISOLATION_ASSIGN_OR_RETURN(HarnessRun run, RunWorkload(*wl_topo, v.name, Workload::kSchbench, 0,
-                                                                quick ? 20 : 200, 0, options.seed, false, true));
+        ISOLATION_ASSIGN_OR_RETURN(
+            HarnessRun run, RunWorkload(*wl_topo, v.name, Workload::kSchbench, 0, quick ? 20 : 200,
+                                        0, options.seed, false, true));
         violations += SchbenchViolations(run);
         nlohmann::json row = SchbenchRow(v.label, run);
         row["p99_us_off"] = sb[si]["p99_us"];
         row["moves_per_wakeup"] = PerWakeup(TotalMoves(run.placement), run.counters.selections);
         row["refill_ns"] = run.placement.penalty_ns;
         pen_sb.push_back(row);
-        absl::StrAppend(&text, absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f (off %8.2f)  moves/w %.3f"
-                                               "  (%d wakeups)\n",
-                                               v.label, row["p50_us"].get<double>(), row["p90_us"].get<double>(),
-                                               row["p99_us"].get<double>(), row["p99_us_off"].get<double>(),
-                                               row["moves_per_wakeup"].get<double>(),
-                                               row["samples"].get<int>()));
+        absl::StrAppend(
+            &text,
+            absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f (off %8.2f)  moves/w %.3f"
+                            "  (%d wakeups)\n",
+                            v.label, row["p50_us"].get<double>(), row["p90_us"].get<double>(),
+                            row["p99_us"].get<double>(), row["p99_us_off"].get<double>(),
+                            row["moves_per_wakeup"].get<double>(), row["samples"].get<int>()));
       }
       pen["schbench"] = pen_sb;
       j["placement_penalty"] = pen;
@@ -620,7 +674,9 @@ class IdleExperiment {
       pen["mode"] = penalty_mode;
       if (real) {
         pen["note"] = "not modelled on real threads (tasks pay real cache refills)";
-        absl::StrAppend(&text, "\nplacement penalty: not modelled on real threads (tasks pay real cache refills)\n");
+        absl::StrAppend(
+            &text,
+            "\nplacement penalty: not modelled on real threads (tasks pay real cache refills)\n");
       }
       j["placement_penalty"] = pen;
     }
@@ -631,8 +687,7 @@ class IdleExperiment {
     {
       nlohmann::json sweep = nlohmann::json::array();
       const Nanos window = (quick ? 20 : 30) * kNsPerMs;
-      absl::StrAppend(&text,
-                      "\nload sweep (simulator, ", wl_topo->description(),
+      absl::StrAppend(&text, "\nload sweep (simulator, ", wl_topo->description(),
                       "; value: hackbench ms, pipe/rr round trips per ms, schbench p99 us):\n");
       for (idle_select::LoadWorkload w :
            {idle_select::LoadWorkload::kHackbench, idle_select::LoadWorkload::kPipe,
@@ -648,11 +703,14 @@ class IdleExperiment {
           sweep_variants.push_back(sel);
         }
         for (int load : {25, 50, 100, 200}) {
-          progress.Update(absl::StrCat("load sweep ", std::string(idle_select::LoadWorkloadName(w)), " ", load, " %"), 0.95);
+          progress.Update(absl::StrCat("load sweep ", std::string(idle_select::LoadWorkloadName(w)),
+                                       " ", load, " %"),
+                          0.95);
           double v0_value = 0;
           for (const Sel& v : sweep_variants) {
-            ISOLATION_ASSIGN_OR_RETURN(idle_select::LoadPointResult r,
-                                       RunLoadPoint(*wl_topo, v.name, w, load, window, options.seed));
+            ISOLATION_ASSIGN_OR_RETURN(
+                idle_select::LoadPointResult r,
+                RunLoadPoint(*wl_topo, v.name, w, load, window, options.seed));
             violations += r.counters.invariant_violations;
             const double n = static_cast<double>(std::max<int64_t>(1, r.counters.selections));
             nlohmann::json row;
@@ -669,12 +727,13 @@ class IdleExperiment {
             row["max_queued_ahead"] = r.counters.max_queued_ahead;
             if (v.Is("V0")) v0_value = r.value;
             row["vs_v0_pct"] = v0_value != 0 ? Pct(r.value, v0_value) : 0.0;
-            absl::StrAppend(&text, absl::StrFormat("  %-9s %4d%% %-12s %10.2f (%+7.2f%% vs V0)  probes %6.2f  "
-                                                   "migrations %5.1f%%\n",
-                                                   row["workload"].get<std::string>(), load, v.label,
-                                                   r.value, row["vs_v0_pct"].get<double>(),
-                                                   row["probes_per_wakeup"].get<double>(),
-                                                   row["migrations_pct"].get<double>()));
+            absl::StrAppend(
+                &text, absl::StrFormat("  %-9s %4d%% %-12s %10.2f (%+7.2f%% vs V0)  probes %6.2f  "
+                                       "migrations %5.1f%%\n",
+                                       row["workload"].get<std::string>(), load, v.label, r.value,
+                                       row["vs_v0_pct"].get<double>(),
+                                       row["probes_per_wakeup"].get<double>(),
+                                       row["migrations_pct"].get<double>()));
             sweep.push_back(row);
           }
         }
@@ -696,20 +755,25 @@ class IdleExperiment {
       }
       absl::StrAppend(&text, "\nconcurrent wake-ups (simulator, ", wl_topo->description(),
                       "; rr for ", window / kNsPerMs, " ms; select->enqueue ",
-                      idle_select::kConcurrentWakeSelectCost, " ns + up to as much jitter, idle entry ",
+                      idle_select::kConcurrentWakeSelectCost,
+                      " ns + up to as much jitter, idle entry ",
                       idle_select::kConcurrentIdleEntryCost, " ns): stackings / lost wakeups\n");
-      absl::StrAppend(&text, absl::StrFormat("  %-14s %14s %14s %14s\n", "variant", "50%", "75%", "90%"));
+      absl::StrAppend(&text,
+                      absl::StrFormat("  %-14s %14s %14s %14s\n", "variant", "50%", "75%", "90%"));
       for (const std::string& name : names) {
         progress.Update(absl::StrCat("concurrent wake-ups ", name), 0.97);
-        ISOLATION_ASSIGN_OR_RETURN(const idle_select::SelectorEntry* entry, idle_select::FindSelector(name));
+        ISOLATION_ASSIGN_OR_RETURN(const idle_select::SelectorEntry* entry,
+                                   idle_select::FindSelector(name));
         std::string line = absl::StrFormat("  %-14s", name);
         for (int load : {50, 75, 90}) {
-          ISOLATION_ASSIGN_OR_RETURN(StackingPoint p, RunStackingPoint(*wl_topo, name, load, window, options.seed));
+          ISOLATION_ASSIGN_OR_RETURN(StackingPoint p,
+                                     RunStackingPoint(*wl_topo, name, load, window, options.seed));
           violations += p.result.counters.invariant_violations;
           // A correct selector never loses a wakeup: one that does is a
           // violation.  The always-shown control row counts only when the
           // control was asked for (--idle_variants).
-          const bool asked = std::any_of(variants.begin(), variants.end(), [&](const Sel& v) { return v.name == name; });
+          const bool asked = std::any_of(variants.begin(), variants.end(),
+                                         [&](const Sel& v) { return v.name == name; });
           if (!entry->negative_control || asked) violations += p.lost_wakeups;
           nlohmann::json row;
           row["variant"] = name;
@@ -722,14 +786,16 @@ class IdleExperiment {
           row["selections"] = p.result.counters.selections;
           row["round_trips_per_ms"] = p.result.value;
           stacking.push_back(row);
-          absl::StrAppend(&line, absl::StrFormat(" %8d / %-3d", p.result.counters.stackings, p.lost_wakeups));
+          absl::StrAppend(
+              &line, absl::StrFormat(" %8d / %-3d", p.result.counters.stackings, p.lost_wakeups));
         }
         absl::StrAppend(&text, line, entry->negative_control ? "  (negative control)\n" : "\n");
       }
       j["stacking"] = stacking;
       j["stacking_setup"] =
-          absl::StrCat("rr (kernel wake_affine) for ", window / kNsPerMs, " ms on ", wl_topo->description(),
-                       ", SimOptions wake_select_cost ", idle_select::kConcurrentWakeSelectCost, " ns, idle_entry_cost ",
+          absl::StrCat("rr (kernel wake_affine) for ", window / kNsPerMs, " ms on ",
+                       wl_topo->description(), ", SimOptions wake_select_cost ",
+                       idle_select::kConcurrentWakeSelectCost, " ns, idle_entry_cost ",
                        idle_select::kConcurrentIdleEntryCost, " ns, seed ", options.seed);
     }
 
@@ -754,7 +820,8 @@ class IdleExperiment {
       if (!scx.ok()) iso["sched_ext_refusal"] = std::string(scx.status().message());
       j["isolation"] = iso;
       std::string span_text;
-      for (const auto& s : spans) absl::StrAppend(&span_text, span_text.empty() ? "" : " | ", s.get<std::string>());
+      for (const auto& s : spans)
+        absl::StrAppend(&span_text, span_text.empty() ? "" : " | ", s.get<std::string>());
       absl::StrAppend(&text, "\nisolation: ", machine.description(), " isolcpus=domain ",
                       machine_iso.isolcpus_domain().ToString(), " -> wakeup LLC spans ", span_text,
                       "; sched_ext ", scx.ok() ? "loads" : "refuses to load", "\n");
@@ -769,23 +836,26 @@ class IdleExperiment {
     // --- reproduce rows --------------------------------------------------------------
     const std::string label = quick ? " [quick]" : "";
     const std::string wl_label =
-        real ? absl::StrCat(real_model->row_prefix(), "host time: indicative, not representative; ", real_model->label)
+        real ? absl::StrCat(real_model->row_prefix(), "host time: indicative, not representative; ",
+                            real_model->label)
              : std::string("simulator, modelled time");
     report.rows.push_back(
         {"idle", "hackbench groups 1/2/4 mean duration, V1 vs V0",
          "-1.07 / -0.79 / -0.54 % (Ampere eMAG 32 cores, 100 runs, <jhj1rh6yygz.mognet@arm.com>)",
-         absl::StrFormat("%+.2f / %+.2f / %+.2f %% (%s, %d iterations, %d loops)%s", change_means[0],
-                         change_means[1], change_means[2], wl_label, iterations, loops, label)});
+         absl::StrFormat("%+.2f / %+.2f / %+.2f %% (%s, %d iterations, %d loops)%s",
+                         change_means[0], change_means[1], change_means[2], wl_label, iterations,
+                         loops, label)});
     report.rows.push_back({"idle", "perf bench sched pipe ops/s, V1 vs V0",
                            "+1.05 % (not significant, KS p ~ 0.9; same machine and thread)",
-                           absl::StrFormat("%+.2f %% (%s, %d round trips x %d)%s", change_means[3], wl_label,
-                                           round_trips, iterations, label)});
+                           absl::StrFormat("%+.2f %% (%s, %d round trips x %d)%s", change_means[3],
+                                           wl_label, round_trips, iterations, label)});
     report.rows.push_back(
         {"idle", "avg scan cost, base vs idle cpumask",
          "223.12 ns -> 63.4 ns (192 CPUs, 4x overcommit, SIS_PROP base; Aubrey Li RFC v3 thread)",
          v0_ns_75 < 0 || v1_ns_75 < 0
              ? std::string("n/a (V0 or V1 not in --idle_variants)")
-             : absl::StrFormat("%.1f ns -> %.1f ns median per selection, probes %.2f -> %.2f (64-CPU LLC, 75 %% "
+             : absl::StrFormat("%.1f ns -> %.1f ns median per selection, probes %.2f -> %.2f "
+                               "(64-CPU LLC, 75 %% "
                                "busy, SIS_UTIL budget; host, shared 2-core machine: indicative)%s",
                                v0_ns_75, v1_ns_75, v0_probes_75, v1_probes_75, label)});
     return report;
@@ -794,14 +864,17 @@ class IdleExperiment {
  private:
   // One S22 cell on the simulator (RR with the kernel wake_affine rule, as
   // the S12 test; the rest with the harness default, as S19-S21).
-  static absl::StatusOr<idle_select::LoadPointResult> RunLoadPoint(const Topology& topo, const std::string& v,
-                                                                   idle_select::LoadWorkload w, int load,
-                                                                   Nanos window, uint64_t seed) {
+  static absl::StatusOr<idle_select::LoadPointResult> RunLoadPoint(const Topology& topo,
+                                                                   const std::string& v,
+                                                                   idle_select::LoadWorkload w,
+                                                                   int load, Nanos window,
+                                                                   uint64_t seed) {
     IsolationConfig iso(topo);
     idle_select::Options o;
     o.variant = v;
-    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<idle_select::IdleState> state,
-                               idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
+    ISOLATION_ASSIGN_OR_RETURN(
+        std::unique_ptr<idle_select::IdleState> state,
+        idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
     std::unique_ptr<idle_select::IdleSelector> selector = idle_select::MakeSelector(*state);
     idle_select::HarnessOptions ho;
     ho.max_tasks = HarnessTasks(topo, 4096);
@@ -821,13 +894,15 @@ class IdleExperiment {
   };
   // One cell of the concurrent wake-up table: the RR analogue with the
   // kernel wake_affine rule (as S12), both windows open.
-  static absl::StatusOr<StackingPoint> RunStackingPoint(const Topology& topo, const std::string& selector, int load,
+  static absl::StatusOr<StackingPoint> RunStackingPoint(const Topology& topo,
+                                                        const std::string& selector, int load,
                                                         Nanos window, uint64_t seed) {
     IsolationConfig iso(topo);
     idle_select::Options o;
     o.variant = selector;
-    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<idle_select::IdleState> state,
-                               idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
+    ISOLATION_ASSIGN_OR_RETURN(
+        std::unique_ptr<idle_select::IdleState> state,
+        idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
     idle_select::HarnessOptions ho;
     ho.max_tasks = HarnessTasks(topo, 4096);
     ho.wake_affine_kernel = true;
@@ -840,8 +915,9 @@ class IdleExperiment {
     ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
     sim->AddHooks(&hooks);
     StackingPoint p;
-    ISOLATION_ASSIGN_OR_RETURN(p.result, idle_select::RunLoadPoint(*sim, hooks, idle_select::LoadWorkload::kRequestResponse,
-                                                                   load, window));
+    ISOLATION_ASSIGN_OR_RETURN(
+        p.result, idle_select::RunLoadPoint(
+                      *sim, hooks, idle_select::LoadWorkload::kRequestResponse, load, window));
     p.lost_wakeups = sim->lost_wakeups();
     return p;
   }
@@ -878,16 +954,19 @@ class IdleExperiment {
     return p;
   }
 
-  static absl::StatusOr<HarnessRun> RunWorkload(const Topology& topo, const SelectorName& v, Workload kind, int groups,
-                                                int loops_or_rounds, int round_trips, uint64_t seed, bool real,
+  static absl::StatusOr<HarnessRun> RunWorkload(const Topology& topo, const SelectorName& v,
+                                                Workload kind, int groups, int loops_or_rounds,
+                                                int round_trips, uint64_t seed, bool real,
                                                 bool refill_penalty, TraceFile* trace = nullptr,
                                                 const std::string& trace_name = "") {
     IsolationConfig iso(topo);
-    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<TraceRun> trace_run, StartTraceRun(trace, trace_name, topo, iso));
+    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<TraceRun> trace_run,
+                               StartTraceRun(trace, trace_name, topo, iso));
     idle_select::Options o;
     o.variant = v;
-    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<idle_select::IdleState> state,
-                               idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
+    ISOLATION_ASSIGN_OR_RETURN(
+        std::unique_ptr<idle_select::IdleState> state,
+        idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
     std::unique_ptr<idle_select::IdleSelector> selector = idle_select::MakeSelector(*state);
     idle_select::HarnessOptions ho;
     ho.max_tasks = HarnessTasks(topo, 1024);
@@ -897,7 +976,8 @@ class IdleExperiment {
     if (real) {
       RealDriverOptions ro;
       ro.seed = seed;
-      ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<RealThreadDriver> d, RealThreadDriver::Create(topo, iso, ro));
+      ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<RealThreadDriver> d,
+                                 RealThreadDriver::Create(topo, iso, ro));
       driver = std::move(d);
     } else {
       SimOptions so;
@@ -929,9 +1009,10 @@ class IdleExperiment {
         p.round_trips = round_trips;
         p.work_jitter_pct = 20;
         r = idle_select::RunPipe(*driver, &hooks, p, timeout);
-        if (r.ok()) out.value = r->duration_ns > 0 ? static_cast<double>(r->operations) * 1e9 /
-                                                         static_cast<double>(r->duration_ns)
-                                                   : 0.0;
+        if (r.ok())
+          out.value = r->duration_ns > 0 ? static_cast<double>(r->operations) * 1e9 /
+                                               static_cast<double>(r->duration_ns)
+                                         : 0.0;
         break;
       }
       case Workload::kSchbench: {
@@ -956,7 +1037,8 @@ class IdleExperiment {
 
 }  // namespace
 
-absl::StatusOr<RunCost> EstimateIdleExperiment(const CommonOptions& common, const IdleExperimentOptions& options) {
+absl::StatusOr<RunCost> EstimateIdleExperiment(const CommonOptions& common,
+                                               const IdleExperimentOptions& options) {
   (void)common;
   std::vector<int> llcs = options.llc_cpus;
   double samples = std::max(options.samples, 1);
@@ -977,16 +1059,17 @@ absl::StatusOr<RunCost> EstimateIdleExperiment(const CommonOptions& common, cons
   double llc_sum = 0;
   for (int llc : llcs) llc_sum += 0.25e-6 + 3.3e-9 * std::max(llc, 0);
   // Fitted to runs on the reference host (README.md, "isolab";
-  // docs/history/2026-12-04-isolab-8192.md): a timed Select ~0.25 us + 3.3 ns per LLC CPU; a hackbench group
-  // loop ~155 us, a pipe round trip ~73 us; the sections of fixed size ~3 s.
+  // docs/history/2026-12-04-isolab-8192.md): a timed Select ~0.25 us + 3.3 ns per LLC CPU; a
+  // hackbench group loop ~155 us, a pipe round trip ~73 us; the sections of fixed size ~3 s.
   RunCost sweep{llc_sum * busy_points * variants * samples, 16e6 + samples * 16.0,
-                absl::StrCat("select sweep: ", llcs.size(), " LLC sizes x ", busy_points, " loads x ", variants,
-                             " variants x ", samples, " samples")};
+                absl::StrCat("select sweep: ", llcs.size(), " LLC sizes x ", busy_points,
+                             " loads x ", variants, " variants x ", samples, " samples")};
   const double wl_variants = 2 + static_cast<double>(OutsideSelectors().size());
   const double passes = options.placement_penalty == "both" && options.driver == "sim" ? 2 : 1;
-  RunCost workloads{wl_variants * iterations * passes * (7 * loops * 1.55e-4 + round_trips * 7.25e-5) + 3.0, 16e6,
-                    absl::StrCat("workloads: ", wl_variants, " variants x ", iterations, " iterations x ", passes,
-                                 " passes")};
+  RunCost workloads{
+      wl_variants * iterations * passes * (7 * loops * 1.55e-4 + round_trips * 7.25e-5) + 3.0, 16e6,
+      absl::StrCat("workloads: ", wl_variants, " variants x ", iterations, " iterations x ", passes,
+                   " passes")};
   RunCost total;
   AddCost(total, sweep);
   AddCost(total, workloads);
@@ -1003,9 +1086,11 @@ absl::StatusOr<RunCost> EstimateIdleExperiment(const CommonOptions& common, cons
   return total;
 }
 
-absl::StatusOr<ExperimentReport> RunIdleExperiment(const CommonOptions& common, const IdleExperimentOptions& options,
+absl::StatusOr<ExperimentReport> RunIdleExperiment(const CommonOptions& common,
+                                                   const IdleExperimentOptions& options,
                                                    Progress& progress) {
-  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, IdleExperiment().Run(common, options, progress));
+  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report,
+                             IdleExperiment().Run(common, options, progress));
   FinishReport(ConfigurationWarnings(common), report);
   return report;
 }

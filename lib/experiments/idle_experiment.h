@@ -24,10 +24,11 @@ struct IdleExperimentOptions {
   // rows in the workload and schbench tables beside V0 and V1
   // (registered.h).
   std::vector<std::string> variants = DefaultIdleVariants();
-  std::vector<int> llc_cpus = {16, 64, 256};  // --idle_llc_cpus: LLC sizes of the select sweep, each 2..4096 (quick: 64)
-  int32_t samples = 20000;                    // --idle_samples: wakeups per select-sweep point (quick: 3000)
-  int32_t iterations = 20;                    // --idle_iterations: workload iterations per variant (quick: 3)
-  std::string driver = "sim";                 // --idle_driver: "sim" or "real" (the workloads' driver)
+  std::vector<int> llc_cpus = {
+      16, 64, 256};  // --idle_llc_cpus: LLC sizes of the select sweep, each 2..4096 (quick: 64)
+  int32_t samples = 20000;     // --idle_samples: wakeups per select-sweep point (quick: 3000)
+  int32_t iterations = 20;     // --idle_iterations: workload iterations per variant (quick: 3)
+  std::string driver = "sim";  // --idle_driver: "sim" or "real" (the workloads' driver)
   // --idle_workload_topology: the workloads' machine (the seed's 32-core
   // Ampere eMAG, one LLC, no isolation).
   std::string workload_topology = "package:1 l3cache:1 core:32 pu:1";
@@ -47,8 +48,10 @@ struct IdleExperimentOptions {
 // shortens them.
 // What RunIdleExperiment(common, options) is expected to cost (experiment.h:
 // RunCost).  Errors: none today (a StatusOr like the others').
-absl::StatusOr<RunCost> EstimateIdleExperiment(const CommonOptions& common, const IdleExperimentOptions& options);
-absl::StatusOr<ExperimentReport> RunIdleExperiment(const CommonOptions& common, const IdleExperimentOptions& options,
+absl::StatusOr<RunCost> EstimateIdleExperiment(const CommonOptions& common,
+                                               const IdleExperimentOptions& options);
+absl::StatusOr<ExperimentReport> RunIdleExperiment(const CommonOptions& common,
+                                                   const IdleExperimentOptions& options,
                                                    Progress& progress);
 
 }  // namespace isolation::experiments

@@ -55,7 +55,7 @@ absl::StatusOr<StaleHintProbe> ProbeStaleIdleHint(std::string_view selector, int
     Busy(*st, target);
     for (int k = 1; k <= stale; ++k) Busy(*st, k);
     for (int c = stale + 2; c < n; ++c) Busy(*st, c);  // CPU stale+1 is the idle one
-    (void)st->SetBudget(0, n);                          // the whole LLC may be scanned
+    (void)st->SetBudget(0, n);                         // the whole LLC may be scanned
     is::WakeTask t{.prev_cpu = target, .recent_used_cpu = -1};
     const is::Selection s = st->Select(t, {.target = target});
     ++out.selections;
@@ -63,9 +63,10 @@ absl::StatusOr<StaleHintProbe> ProbeStaleIdleHint(std::string_view selector, int
     if (st->AvailableIdleCpu(s.cpu) || st->SchedIdleCpu(s.cpu)) continue;
     ++out.violation_count;
     if (out.violations.size() < 10) {
-      out.violations.push_back(absl::StrCat("I4: ", std::string(selector), " returned cpu ", s.cpu,
-                                            " as idle, but it runs a task (its idle hint was stale: cpus 1-", stale,
-                                            " went busy after publishing idle, cpu ", stale + 1, " is idle)"));
+      out.violations.push_back(
+          absl::StrCat("I4: ", std::string(selector), " returned cpu ", s.cpu,
+                       " as idle, but it runs a task (its idle hint was stale: cpus 1-", stale,
+                       " went busy after publishing idle, cpu ", stale + 1, " is idle)"));
     }
   }
   return out;

@@ -31,7 +31,9 @@ extern char** environ;
 namespace isolation::experiments {
 namespace {
 
-bool Executable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
+bool Executable(const std::string& path) {
+  return !path.empty() && access(path.c_str(), X_OK) == 0;
+}
 bool Readable(const std::string& path) { return !path.empty() && access(path.c_str(), R_OK) == 0; }
 
 // The plot script: $ISOLAB_PLOT, the installed copy next to this binary's
@@ -41,7 +43,8 @@ std::string PlotScript() {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const std::filesystem::path installed = self.parent_path() / ".." / "libexec" / "isolation" / "plot";
+    const std::filesystem::path installed =
+        self.parent_path() / ".." / "libexec" / "isolation" / "plot";
     if (Readable(installed.string())) return installed.string();
   }
   if (Readable(ISOLATION_PLOT_SCRIPT_INSTALLED)) return ISOLATION_PLOT_SCRIPT_INSTALLED;
@@ -58,7 +61,8 @@ std::string Python() {
 }
 
 constexpr char kInstallHint[] =
-    "install python3-matplotlib (apt-get install python3-matplotlib, or tools/bootstrap.sh reproduce "
+    "install python3-matplotlib (apt-get install python3-matplotlib, or tools/bootstrap.sh "
+    "reproduce "
     "--plot=DIR)";
 
 }  // namespace
@@ -69,7 +73,9 @@ absl::StatusOr<std::unique_ptr<TraceFile>> OpenTrace(const TraceOptions& options
   fo.max_events = options.max_events;
   fo.cpus = options.cpus;
   absl::StatusOr<std::unique_ptr<TraceFile>> f = TraceFile::Create(options.path, std::move(fo));
-  if (!f.ok()) return absl::InvalidArgumentError(absl::StrCat("--trace=", options.path, ": ", f.status().message()));
+  if (!f.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("--trace=", options.path, ": ", f.status().message()));
   return f;
 }
 
@@ -79,14 +85,15 @@ absl::Status CheckTraceCpus(const TraceFile* file, const Topology& topology) {
   int last = -1;
   for (int cpu : m) last = cpu;
   if (last >= topology.num_cpus()) {
-    return absl::InvalidArgumentError(absl::StrCat("--trace_cpus='", m.ToString(), "': CPU ", last, " is not one of the ",
-                                                   topology.num_cpus(), " CPUs of the machine (",
-                                                   topology.description(), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--trace_cpus='", m.ToString(), "': CPU ", last, " is not one of the ",
+                     topology.num_cpus(), " CPUs of the machine (", topology.description(), ")"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<TraceRun>> StartTraceRun(TraceFile* file, std::string name, const Topology& topology,
+absl::StatusOr<std::unique_ptr<TraceRun>> StartTraceRun(TraceFile* file, std::string name,
+                                                        const Topology& topology,
                                                         const IsolationConfig& isolation) {
   if (file == nullptr) return std::unique_ptr<TraceRun>();
   TraceRunSpec spec;
@@ -96,13 +103,16 @@ absl::StatusOr<std::unique_ptr<TraceRun>> StartTraceRun(TraceFile* file, std::st
   return file->StartRun(std::move(spec));
 }
 
-absl::Status DrawFigures(const PlotOptions& options, const std::string& stem, const nlohmann::json& json) {
+absl::Status DrawFigures(const PlotOptions& options, const std::string& stem,
+                         const nlohmann::json& json) {
   if (options.dir.empty()) return absl::OkStatus();
   const std::string json_path = (std::filesystem::path(options.dir) / (stem + ".json")).string();
   {
     std::ofstream out(json_path, std::ios::out | std::ios::trunc);
     out << json.dump(2) << '\n';
-    if (!out) return absl::InvalidArgumentError(absl::StrCat("--plot=", options.dir, ": cannot write ", json_path));
+    if (!out)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--plot=", options.dir, ": cannot write ", json_path));
   }
   const std::string script = PlotScript();
   if (script.empty()) {
@@ -111,7 +121,8 @@ absl::Status DrawFigures(const PlotOptions& options, const std::string& stem, co
   }
   const std::string python = Python();
   const std::string formats = absl::StrJoin(options.formats, ",");
-  std::vector<std::string> args = {python, script, "figures", "--out", options.dir, "--formats", formats, json_path};
+  std::vector<std::string> args = {python,      script,      "figures", "--out",
+                                   options.dir, "--formats", formats,   json_path};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -128,24 +139,31 @@ absl::Status DrawFigures(const PlotOptions& options, const std::string& stem, co
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return absl::InternalError(absl::StrCat("--plot: waitpid: ", std::strerror(errno)));
+    if (errno != EINTR)
+      return absl::InternalError(absl::StrCat("--plot: waitpid: ", std::strerror(errno)));
   }
-  if (!WIFEXITED(status)) return absl::InternalError(absl::StrCat("--plot: ", script, " did not exit normally"));
+  if (!WIFEXITED(status))
+    return absl::InternalError(absl::StrCat("--plot: ", script, " did not exit normally"));
   switch (WEXITSTATUS(status)) {
     case 0:
       return absl::OkStatus();
     case 2:
       return absl::InvalidArgumentError(absl::StrCat("--plot: ", script, " rejected ", json_path));
     case 3:
-      return absl::FailedPreconditionError(absl::StrCat("--plot: matplotlib is missing for ", python, ": ", kInstallHint));
+      return absl::FailedPreconditionError(
+          absl::StrCat("--plot: matplotlib is missing for ", python, ": ", kInstallHint));
     default:
-      return absl::InternalError(absl::StrCat("--plot: ", script, " failed with exit status ", WEXITSTATUS(status)));
+      return absl::InternalError(
+          absl::StrCat("--plot: ", script, " failed with exit status ", WEXITSTATUS(status)));
   }
 }
 
-nlohmann::json NoiseHistogramJson(const std::vector<std::pair<int, NoiseResult>>& per_cpu, bool no_zero_lines) {
+nlohmann::json NoiseHistogramJson(const std::vector<std::pair<int, NoiseResult>>& per_cpu,
+                                  bool no_zero_lines) {
   nlohmann::json j;
-  j["format"] = "rtla osnoise hist: index = bucket start (us), one column per CPU, then over/count/min/avg/max";
+  j["format"] =
+      "rtla osnoise hist: index = bucket start (us), one column per CPU, then "
+      "over/count/min/avg/max";
   j["unit"] = "us";
   j["bucket_size"] = per_cpu.empty() ? 1 : per_cpu[0].second.bucket_size_us;
   j["entries"] = per_cpu.empty() ? 0 : per_cpu[0].second.entries;

@@ -68,13 +68,15 @@ absl::StatusOr<std::unique_ptr<TraceRun>> StartTraceRun(TraceFile* file, std::st
 // tools/plot (python3-matplotlib).  Errors: FailedPrecondition when python3
 // or matplotlib is missing (the message says what to install), InvalidArgument
 // when the plot script rejects its input, Internal otherwise.
-absl::Status DrawFigures(const PlotOptions& options, const std::string& stem, const nlohmann::json& json);
+absl::Status DrawFigures(const PlotOptions& options, const std::string& stem,
+                         const nlohmann::json& json);
 
 // The histogram of per-CPU noise-meter results as JSON: {"unit": "us",
 // "bucket_size", "entries", "cpus": [{"cpu", "count", "min", "avg", "max",
 // "over", "buckets": [[index_us, count], ...]}]}; zero buckets are left out
 // with no_zero_lines.  The bucket counts plus "over" add up to "count".
-nlohmann::json NoiseHistogramJson(const std::vector<std::pair<int, NoiseResult>>& per_cpu, bool no_zero_lines);
+nlohmann::json NoiseHistogramJson(const std::vector<std::pair<int, NoiseResult>>& per_cpu,
+                                  bool no_zero_lines);
 
 }  // namespace isolation::experiments
 

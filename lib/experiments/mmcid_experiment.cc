@@ -54,7 +54,8 @@ struct Strategy {
 // batched scan of the mainline scope.
 std::vector<Strategy> Strategies(int batch) {
   std::vector<Strategy> out;
-  for (const RowVariant& row : DefaultScopeRows()) out.push_back({row.label, row.name, 0, row.negative_control});
+  for (const RowVariant& row : DefaultScopeRows())
+    out.push_back({row.label, row.name, 0, row.negative_control});
   out.push_back({absl::StrCat("batch", batch), "scan_possible", batch, false});
   return out;
 }
@@ -103,7 +104,8 @@ struct ScanRow {
 };
 
 // S12: one task pinned to one isolated CPU; one scan call, timed on the host.
-absl::StatusOr<ScanRow> MeasureScan(const Strategy& s, const std::string& alloc, int p, int pinned_cpu, int reps) {
+absl::StatusOr<ScanRow> MeasureScan(const Strategy& s, const std::string& alloc, int p,
+                                    int pinned_cpu, int reps) {
   const mm_cid::MmCidVariant v = LazyVariant(s.batch, /*tick_kick=*/false, alloc, s.scope);
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(p, v));
   const CpuMask pin = CpuMask::Of(p, pinned_cpu);
@@ -124,7 +126,8 @@ absl::StatusOr<ScanRow> MeasureScan(const Strategy& s, const std::string& alloc,
     row.visited = std::max(row.visited, r.visits);
   }
   if (!times.empty()) {
-    std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
+    std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2),
+                     times.end());
     row.median_ns = times[times.size() / 2];
   }
   return row;
@@ -132,7 +135,8 @@ absl::StatusOr<ScanRow> MeasureScan(const Strategy& s, const std::string& alloc,
 
 // A simulator task placed on `cpu` (allowed on `affinity`) that alternates
 // running for `run` and sleeping for `sleep`, starting with a run.
-TaskSpec DutyCycleTask(std::string name, int cpu, const CpuMask& affinity, int group, Nanos run, Nanos sleep) {
+TaskSpec DutyCycleTask(std::string name, int cpu, const CpuMask& affinity, int group, Nanos run,
+                       Nanos sleep) {
   TaskSpec t;
   t.name = std::move(name);
   t.cpu = cpu;
@@ -156,16 +160,18 @@ struct SimRun {
 
 // S11: the seed's workload on the simulator.
 // `trace` (may be nullptr) records the run as `trace_name`.
-absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso, const mm_cid::MmCidVariant& c,
-                              Nanos duration, uint64_t seed, TraceFile* trace = nullptr,
-                              const std::string& trace_name = "") {
+absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso,
+                              const mm_cid::MmCidVariant& c, Nanos duration, uint64_t seed,
+                              TraceFile* trace = nullptr, const std::string& trace_name = "") {
   const int p = topo.num_cpus();
   SimOptions so;
   so.seed = seed;
-  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<TraceRun> run, StartTraceRun(trace, trace_name, topo, iso));
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<TraceRun> run,
+                             StartTraceRun(trace, trace_name, topo, iso));
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
   if (run != nullptr) run->Attach(*sim);
-  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(p, c, MmCid::Limits{4 * p + 64, 2 * p + 16}));
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m,
+                             MmCid::Create(p, c, MmCid::Limits{4 * p + 64, 2 * p + 16}));
   MmCidHooks hooks(*m);  // CheckAlways() after every event (incremental: cost follows the changes)
   sim->AddHooks(&hooks);
   const CpuMask isolated = IsolatedCpus(iso);
@@ -179,16 +185,17 @@ absl::StatusOr<SimRun> RunS11(const Topology& topo, const IsolationConfig& iso, 
     const int hog_group = 1000 + cpu;
     hooks.SetGroupAffinity(hog_group, CpuMask::Of(p, cpu));
     // stress-ng --cpu 1 --cpu-load 80
-    TaskSpec hog =
-        DutyCycleTask(absl::StrCat("hog", cpu), cpu, CpuMask::Of(p, cpu), hog_group, 8 * kNsPerMs, 2 * kNsPerMs);
+    TaskSpec hog = DutyCycleTask(absl::StrCat("hog", cpu), cpu, CpuMask::Of(p, cpu), hog_group,
+                                 8 * kNsPerMs, 2 * kNsPerMs);
     ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(hog)).status());
     // timerlat user-space probe: 1 ms period, short run.
-    TaskSpec probe =
-        DutyCycleTask(absl::StrCat("probe", cpu), cpu, CpuMask::Of(p, cpu), kProbeGroup, 20 * kNsPerUs, 980 * kNsPerUs);
+    TaskSpec probe = DutyCycleTask(absl::StrCat("probe", cpu), cpu, CpuMask::Of(p, cpu),
+                                   kProbeGroup, 20 * kNsPerUs, 980 * kNsPerUs);
     ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(probe)).status());
   }
   for (int cpu : hk) {
-    TaskSpec t = DutyCycleTask(absl::StrCat("hk", cpu), cpu, hk, kHkGroup, 5 * kNsPerMs, 5 * kNsPerMs);
+    TaskSpec t =
+        DutyCycleTask(absl::StrCat("hk", cpu), cpu, hk, kHkGroup, 5 * kNsPerMs, 5 * kNsPerMs);
     ISOLATION_RETURN_IF_ERROR(sim->Spawn(std::move(t)).status());
   }
   ISOLATION_RETURN_IF_ERROR(sim->RunFor(duration));
@@ -226,7 +233,8 @@ absl::StatusOr<CompactionRun> RunS4(int n, const mm_cid::MmCidVariant& c, uint64
   SimOptions so;
   so.seed = seed;
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
-  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m, MmCid::Create(n, c, MmCid::Limits{n + 8, 8}));
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<MmCid> m,
+                             MmCid::Create(n, c, MmCid::Limits{n + 8, 8}));
   MmCidHooks hooks(*m);
   sim->AddHooks(&hooks);
   CompactionRun out;
@@ -259,26 +267,31 @@ absl::StatusOr<CompactionRun> RunS4(int n, const mm_cid::MmCidVariant& c, uint64
 
 class MmCidExperiment {
  public:
-  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options, const MmCidExperimentOptions& opts,
-                                       Progress& progress) {
+  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options,
+                                       const MmCidExperimentOptions& opts, Progress& progress) {
     ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(options));
     ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(options, topo));
     ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
     if (options.trace != nullptr) options.trace->PlanRuns(3);  // the placement runs
     // Any registered allocator (a user's too; registered.h).
-    ISOLATION_ASSIGN_OR_RETURN(const std::string alloc, ResolveAllocator("--mmcid_allocator", opts.allocator));
+    ISOLATION_ASSIGN_OR_RETURN(const std::string alloc,
+                               ResolveAllocator("--mmcid_allocator", opts.allocator));
     absl::StatusOr<bool> parsed_kick = mm_cid::ParseTickKick(opts.tick_kick);
     if (!parsed_kick.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--mmcid_tick_kick: ", parsed_kick.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mmcid_tick_kick: ", parsed_kick.status().message()));
     }
     const bool tick_kick = *parsed_kick;
     const int batch = opts.batch;
-    if (batch < 1) return absl::InvalidArgumentError(absl::StrCat("--mmcid_batch=", batch, ": must be >= 1"));
+    if (batch < 1)
+      return absl::InvalidArgumentError(absl::StrCat("--mmcid_batch=", batch, ": must be >= 1"));
     int reps = opts.scan_reps;
-    if (reps < 1) return absl::InvalidArgumentError(absl::StrCat("--mmcid_scan_reps=", reps, ": must be >= 1"));
+    if (reps < 1)
+      return absl::InvalidArgumentError(absl::StrCat("--mmcid_scan_reps=", reps, ": must be >= 1"));
     int duration_ms = opts.duration_ms;
     if (duration_ms < 1) {
-      return absl::InvalidArgumentError(absl::StrCat("--mmcid_duration_ms=", duration_ms, ": must be >= 1"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mmcid_duration_ms=", duration_ms, ": must be >= 1"));
     }
     const int p = topo.num_cpus();
     if (options.quick) {
@@ -295,12 +308,14 @@ class MmCidExperiment {
     j["allocator"] = alloc;
     j["quick"] = options.quick;
     j["tick_kick"] = tick_kick;
-    j["cost_model"] = absl::StrCat("modelled: ", mm_cid::kModelledVisitNs, " ns per slot visit (simulator)");
-    j["scan_ns_label"] = "host-measured on this machine (indicative, not representative of a 128-CPU kernel)";
+    j["cost_model"] =
+        absl::StrCat("modelled: ", mm_cid::kModelledVisitNs, " ns per slot visit (simulator)");
+    j["scan_ns_label"] =
+        "host-measured on this machine (indicative, not representative of a 128-CPU kernel)";
     int64_t violations = 0;
     std::string& text = report.text;
-    absl::StrAppend(&text, "mm_cid on ", p, " CPUs, isolated ", isolated.ToString(), ", ",
-                    alloc, options.quick ? " (quick)" : "", "\n");
+    absl::StrAppend(&text, "mm_cid on ", p, " CPUs, isolated ", isolated.ToString(), ", ", alloc,
+                    options.quick ? " (quick)" : "", "\n");
 
     // --- scan ---
     progress.Update("scan cost", 0.0);
@@ -312,10 +327,12 @@ class MmCidExperiment {
     for (const Strategy& s : Strategies(batch)) {
       ISOLATION_ASSIGN_OR_RETURN(ScanRow row, MeasureScan(s, alloc, p, pinned, reps));
       if (s.name == "possible") possible_row = row;
-      scan.push_back({{"strategy", s.name}, {"cpus", row.cpus}, {"cpus_visited", row.visited},
+      scan.push_back({{"strategy", s.name},
+                      {"cpus", row.cpus},
+                      {"cpus_visited", row.visited},
                       {"scan_ns_median", row.median_ns}});
-      absl::StrAppend(&text, absl::StrFormat("  %-10s %6d %13d %16d  (host, indicative)\n", s.name, row.cpus,
-                                             row.visited, row.median_ns));
+      absl::StrAppend(&text, absl::StrFormat("  %-10s %6d %13d %16d  (host, indicative)\n", s.name,
+                                             row.cpus, row.visited, row.median_ns));
     }
     j["scan"] = scan;
     // The same scan on machines of 8 .. 1024 CPUs (the figure "scan cost
@@ -328,13 +345,15 @@ class MmCidExperiment {
         progress.Update(absl::StrCat("scan sweep ", cpus, " CPUs"), 0.05);
         absl::StrAppend(&text, "\n    ", absl::StrFormat("%5d", cpus), ":");
         for (const Strategy& s : Strategies(batch)) {
-          ISOLATION_ASSIGN_OR_RETURN(ScanRow row, MeasureScan(s, alloc, cpus, cpus - 1, sweep_reps));
+          ISOLATION_ASSIGN_OR_RETURN(ScanRow row,
+                                     MeasureScan(s, alloc, cpus, cpus - 1, sweep_reps));
           sweep.push_back({{"strategy", s.name},
                            {"cpus", cpus},
                            {"cpus_visited", row.visited},
                            {"modelled_ns", row.visited * mm_cid::kModelledVisitNs},
                            {"scan_ns_median", row.median_ns}});
-          absl::StrAppend(&text, absl::StrFormat("  %s %d; %d", s.name, row.visited, row.median_ns));
+          absl::StrAppend(&text,
+                          absl::StrFormat("  %s %d; %d", s.name, row.visited, row.median_ns));
         }
       }
       absl::StrAppend(&text, "\n");
@@ -350,7 +369,8 @@ class MmCidExperiment {
     // The placements' default rows: the built-ins the seed compares, then
     // the placements registered outside the library, each under its label.
     std::vector<PlacementCase> placements;
-    for (const RowVariant& row : DefaultPlacementRows()) placements.push_back({row.label, row.name, 0});
+    for (const RowVariant& row : DefaultPlacementRows())
+      placements.push_back({row.label, row.name, 0});
     nlohmann::json placement_json = nlohmann::json::array();
     absl::StrAppend(&text, "\nplacement (S11 on the simulator, ", duration_ms,
                     " ms; modelled stall = visits x 130 ns):\n");
@@ -371,8 +391,10 @@ class MmCidExperiment {
                                 {"scans_on_isolated_cpus", r.scans_on_isolated},
                                 {"scans", r.scans},
                                 {"label", "modelled"}});
-      absl::StrAppend(&text, absl::StrFormat("  %-10s isolated_max_stall %7d ns  scans %6d (on isolated CPUs %d)\n",
-                                             pc.name, r.isolated_max_stall_ns, r.scans, r.scans_on_isolated));
+      absl::StrAppend(
+          &text,
+          absl::StrFormat("  %-10s isolated_max_stall %7d ns  scans %6d (on isolated CPUs %d)\n",
+                          pc.name, r.isolated_max_stall_ns, r.scans, r.scans_on_isolated));
       for (const auto& v : r.first_violations) absl::StrAppend(&text, "    violation: ", v, "\n");
     }
     // The batched task-work variant ([BATCH]) for the reproduce row.
@@ -380,31 +402,37 @@ class MmCidExperiment {
     {
       mm_cid::MmCidVariant v = LazyVariant(batch, tick_kick, alloc);
       v.lazy.placement = "work_taskwork";
-      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
+      ISOLATION_ASSIGN_OR_RETURN(SimRun r,
+                                 RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       batch_stall = r.isolated_max_stall_ns;
-      absl::StrAppend(&text, absl::StrFormat("  (task + batch%d: isolated_max_stall %d ns)\n", batch, batch_stall));
+      absl::StrAppend(&text, absl::StrFormat("  (task + batch%d: isolated_max_stall %d ns)\n",
+                                             batch, batch_stall));
     }
     // The 6.19 rewrite has no background work at all (I10).
     Nanos owner_stall = 0;
     {
       const mm_cid::MmCidVariant v = DesignVariant("owner619");
-      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
+      ISOLATION_ASSIGN_OR_RETURN(SimRun r,
+                                 RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       owner_stall = r.isolated_max_stall_ns;
-      absl::StrAppend(&text, absl::StrFormat("  (owner619: isolated_max_stall %d ns, scans %d)\n", owner_stall, r.scans));
+      absl::StrAppend(&text, absl::StrFormat("  (owner619: isolated_max_stall %d ns, scans %d)\n",
+                                             owner_stall, r.scans));
     }
     // The v6.3 baseline has no background work either, but every switch
     // between the hog and the probe (different mms) takes the mms' cid_lock,
     // the probe mm's one lock shared by every isolated CPU.
     {
       const mm_cid::MmCidVariant v = DesignVariant("v63_mmlock");
-      ISOLATION_ASSIGN_OR_RETURN(SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
+      ISOLATION_ASSIGN_OR_RETURN(SimRun r,
+                                 RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
-      absl::StrAppend(&text, absl::StrFormat("  (v63_mmlock: isolated_max_stall %d ns, scans %d, cid_lock round trips "
-                                             "%d in %d context switches)\n",
-                                             r.isolated_max_stall_ns, r.scans, r.mm_lock_acquisitions,
-                                             r.context_switches));
+      absl::StrAppend(
+          &text, absl::StrFormat(
+                     "  (v63_mmlock: isolated_max_stall %d ns, scans %d, cid_lock round trips "
+                     "%d in %d context switches)\n",
+                     r.isolated_max_stall_ns, r.scans, r.mm_lock_acquisitions, r.context_switches));
       for (const auto& v : r.first_violations) absl::StrAppend(&text, "    violation: ", v, "\n");
     }
     j["placement"] = placement_json;
@@ -412,7 +440,8 @@ class MmCidExperiment {
     // --- compaction (S4 on the simulator) ---
     const int n = options.quick ? std::min(p, 16) : std::min(p, 128);
     nlohmann::json compaction = nlohmann::json::array();
-    absl::StrAppend(&text, "\ncompaction (S4 on the simulator, N=", n, ", leader polls its ID 10 x 500 ms):\n");
+    absl::StrAppend(&text, "\ncompaction (S4 on the simulator, N=", n,
+                    ", leader polls its ID 10 x 500 ms):\n");
     int64_t cidmask_failures = 0;
     for (const Strategy& s : Strategies(batch)) {
       progress.Update(absl::StrCat("compaction ", s.name), 0.85);
@@ -428,9 +457,10 @@ class MmCidExperiment {
                             {"converged", r.converged},
                             {"leader_initial_cid", r.initial_leader_cid},
                             {"leader_final_cid", r.final_leader_cid}});
-      absl::StrAppend(&text, absl::StrFormat("  %-10s converged %-5s leader cid %d -> %d%s\n", s.name,
-                                             r.converged ? "true" : "false", r.initial_leader_cid,
-                                             r.final_leader_cid, wrong ? "  (WRONG strategy: negative control)" : ""));
+      absl::StrAppend(&text, absl::StrFormat("  %-10s converged %-5s leader cid %d -> %d%s\n",
+                                             s.name, r.converged ? "true" : "false",
+                                             r.initial_leader_cid, r.final_leader_cid,
+                                             wrong ? "  (WRONG strategy: negative control)" : ""));
       for (const auto& v : r.first_violations) absl::StrAppend(&text, "    violation: ", v, "\n");
     }
     j["compaction"] = compaction;
@@ -444,22 +474,25 @@ class MmCidExperiment {
     report.rows.push_back(
         {"mmcid", absl::StrCat("task_mm_cid_work duration, ", p, " CPUs"),
          "30-35 us on a 128-core aarch64, isolated cores [SEED]",
-         absl::StrFormat("modelled %.1f us (%d visits x %d ns); host-measured median %d ns (indicative)",
-                         static_cast<double>(possible_row.visited * mm_cid::kModelledVisitNs) / 1000.0,
-                         possible_row.visited, mm_cid::kModelledVisitNs, possible_row.median_ns)});
+         absl::StrFormat(
+             "modelled %.1f us (%d visits x %d ns); host-measured median %d ns (indicative)",
+             static_cast<double>(possible_row.visited * mm_cid::kModelledVisitNs) / 1000.0,
+             possible_row.visited, mm_cid::kModelledVisitNs, possible_row.median_ns)});
     std::string stall_text;
     for (const auto& [name, ns] : stalls) absl::StrAppend(&stall_text, name, " ", ns, " ns; ");
-    absl::StrAppend(&stall_text, "task+batch", batch, " ", batch_stall, " ns; owner619 ", owner_stall,
-                    " ns (modelled)");
+    absl::StrAppend(&stall_text, "task+batch", batch, " ", batch_stall, " ns; owner619 ",
+                    owner_stall, " ns (modelled)");
     report.rows.push_back({"mmcid", "compaction stall on an isolated CPU (S11)",
-                           "timerlat max 48 us (task work) -> < 20 us after moving the work [SEED]", stall_text});
+                           "timerlat max 48 us (task work) -> < 20 us after moving the work [SEED]",
+                           stall_text});
     return report;
   }
 };
 
 }  // namespace
 
-absl::StatusOr<RunCost> EstimateMmCidExperiment(const CommonOptions& common, const MmCidExperimentOptions& options) {
+absl::StatusOr<RunCost> EstimateMmCidExperiment(const CommonOptions& common,
+                                                const MmCidExperimentOptions& options) {
   ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
   ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(common, topo));
   const double p = topo.num_cpus();
@@ -482,8 +515,8 @@ absl::StatusOr<RunCost> EstimateMmCidExperiment(const CommonOptions& common, con
   const double iso_cpus = std::max(isolated, 1.0);
   RunCost placement{placements * duration_ms * (iso_cpus * 1.5e-7 + iso_cpus * p * 2.8e-10) + 0.2,
                     2 * p * p * 9.0 + p * 20e3 + 16e6,
-                    absl::StrCat("placement: ", placements, " runs x ", duration_ms, " ms x ", isolated,
-                                 " isolated CPUs x ", p, " CPUs")};
+                    absl::StrCat("placement: ", placements, " runs x ", duration_ms, " ms x ",
+                                 isolated, " isolated CPUs x ", p, " CPUs")};
   const double n = common.quick ? std::min(p, 16.0) : std::min(p, 128.0);
   RunCost compaction{strategies * n * 9000 * 1e-7, n * p * 16.0 + 16e6, ""};
   RunCost total;
@@ -493,9 +526,11 @@ absl::StatusOr<RunCost> EstimateMmCidExperiment(const CommonOptions& common, con
   return total;
 }
 
-absl::StatusOr<ExperimentReport> RunMmCidExperiment(const CommonOptions& common, const MmCidExperimentOptions& options,
+absl::StatusOr<ExperimentReport> RunMmCidExperiment(const CommonOptions& common,
+                                                    const MmCidExperimentOptions& options,
                                                     Progress& progress) {
-  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, MmCidExperiment().Run(common, options, progress));
+  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report,
+                             MmCidExperiment().Run(common, options, progress));
   FinishReport(ConfigurationWarnings(common), report);
   return report;
 }

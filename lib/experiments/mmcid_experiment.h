@@ -16,15 +16,17 @@
 namespace isolation::experiments {
 
 struct MmCidExperimentOptions {
-  int duration_ms = 2000;                // --mmcid_duration_ms: simulated span of the S11 placement run (quick: <= 500)
+  int duration_ms =
+      2000;  // --mmcid_duration_ms: simulated span of the S11 placement run (quick: <= 500)
   // --mmcid_allocator: a registered allocator (alloc_v6_4 | alloc_v6_13 |
   // alloc_v6_14, or one registered outside the library).  Scan scopes and
   // placements registered outside the library (not negative controls) get
   // rows of their own in the scan, compaction and placement tables
   // (registered.h).
   std::string allocator = "alloc_v6_14";
-  int batch = 8;                          // --mmcid_batch: CPUs per call of the batch strategy (batch_N)
-  int scan_reps = 301;                    // --mmcid_scan_reps: host-timed repetitions per scan strategy (quick: <= 51)
+  int batch = 8;  // --mmcid_batch: CPUs per call of the batch strategy (batch_N)
+  int scan_reps =
+      301;  // --mmcid_scan_reps: host-timed repetitions per scan strategy (quick: <= 51)
   // --mmcid_tick_kick: lazy runs with the [WQ] tick kick on every placement:
   // "tick_kick" | "no_tick_kick" (work_unbound always has it).
   std::string tick_kick = "no_tick_kick";
@@ -34,8 +36,10 @@ struct MmCidExperimentOptions {
 // the model machine's errors.
 // What RunMmCidExperiment(common, options) is expected to cost (experiment.h:
 // RunCost).  Errors: the machine's (LoadTopology, LoadIsolation).
-absl::StatusOr<RunCost> EstimateMmCidExperiment(const CommonOptions& common, const MmCidExperimentOptions& options);
-absl::StatusOr<ExperimentReport> RunMmCidExperiment(const CommonOptions& common, const MmCidExperimentOptions& options,
+absl::StatusOr<RunCost> EstimateMmCidExperiment(const CommonOptions& common,
+                                                const MmCidExperimentOptions& options);
+absl::StatusOr<ExperimentReport> RunMmCidExperiment(const CommonOptions& common,
+                                                    const MmCidExperimentOptions& options,
                                                     Progress& progress);
 
 }  // namespace isolation::experiments

@@ -28,7 +28,9 @@ std::string KindName(RealModelKind kind) {
   return "?";
 }
 
-std::string ListOrNone(const CpuMask& mask) { return mask.Empty() ? std::string("none") : mask.ToString(); }
+std::string ListOrNone(const CpuMask& mask) {
+  return mask.Empty() ? std::string("none") : mask.ToString();
+}
 
 }  // namespace
 
@@ -63,7 +65,8 @@ RunCost RealThreadRunCost(const CommonOptions& options, int cpus, double ms, int
   const double share = static_cast<double>(cpus) / h;
   // Without allow_oversubscribed such a model is refused before it runs
   // (HostSizedModel): its error, not a cost, is the answer.
-  const double handoffs = cpus > h && options.allow_oversubscribed ? 1.1e-7 * share * share * share : 0;
+  const double handoffs =
+      cpus > h && options.allow_oversubscribed ? 1.1e-7 * share * share * share : 0;
   return {runs * (ms / 1000.0 + cpus * 2e-4 + handoffs), cpus * 256.0 * 1024 + 16e6,
           absl::StrCat("real threads: ", runs, " runs x ", ms, " ms on ", cpus, " CPUs",
                        cpus > h ? absl::StrCat(" sharing ", h, " host CPUs") : "")};
@@ -76,22 +79,28 @@ absl::StatusOr<RealThreadModel> HostSizedModel(const CommonOptions& options, con
         absl::StrCat("--real_cpus=", options.real_cpus, ": want 0 (host-sized) or 1..", kMaxCpus));
   }
   if (options.host_cpus < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("host_cpus=", options.host_cpus, ": want 0 (this host) or more"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("host_cpus=", options.host_cpus, ": want 0 (this host) or more"));
   }
   const int h = options.host_cpus > 0 ? options.host_cpus : HostUsableCpus();
   const bool host_layout = model.description() == "host" && options.real_cpus == 0;
-  RealModelKind kind = host_layout ? RealModelKind::kHostLayout
+  RealModelKind kind = host_layout             ? RealModelKind::kHostLayout
                        : options.real_cpus > 0 ? RealModelKind::kRequested
                                                : RealModelKind::kHostSized;
   const int big_n = model.num_cpus();
-  const int n = host_layout ? big_n : options.real_cpus > 0 ? options.real_cpus : std::min(h, big_n);
+  const int n = host_layout             ? big_n
+                : options.real_cpus > 0 ? options.real_cpus
+                                        : std::min(h, big_n);
   if (n > h && !options.allow_oversubscribed) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the real-thread model would have ", n, " CPUs (",
         host_layout ? "--topology=host" : absl::StrCat("--real_cpus=", options.real_cpus),
         ") but this host offers ", h,
-        " usable CPUs: oversubscribed real threads share host CPUs and their timings are not representative; "
-        "use a model of at most ", h, " CPUs (--real_cpus=0 sizes it to the host) or give --allow_oversubscribed "
+        " usable CPUs: oversubscribed real threads share host CPUs and their timings are not "
+        "representative; "
+        "use a model of at most ",
+        h,
+        " CPUs (--real_cpus=0 sizes it to the host) or give --allow_oversubscribed "
         "to run it anyway, labelled OVERSUBSCRIBED"));
   }
   std::optional<RealThreadModel> out;
@@ -112,7 +121,8 @@ absl::StatusOr<RealThreadModel> HostSizedModel(const CommonOptions& options, con
       isolcpus = CpuMask::Range(n, housekeeping, n - 1).ToString();
       if (!isolation.nohz_full().Empty()) nohz_full = isolcpus;
     }
-    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, IsolationConfig::FromFlags(topo, isolcpus, nohz_full));
+    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso,
+                               IsolationConfig::FromFlags(topo, isolcpus, nohz_full));
     out.emplace(std::move(topo), std::move(iso));
   }
   RealThreadModel& m = *out;
@@ -124,20 +134,22 @@ absl::StatusOr<RealThreadModel> HostSizedModel(const CommonOptions& options, con
   for (int cpu = 0; cpu < m.cpus(); ++cpu) {
     (m.isolation.CpuIsIsolated(cpu) ? m.isolated : m.housekeeping).Set(cpu);
   }
-  const std::string what = kind == RealModelKind::kHostLayout ? "the host's own layout and isolation (--topology=host)"
-                           : kind == RealModelKind::kRequested
-                               ? absl::StrCat("requested model (--real_cpus=", options.real_cpus, ")")
-                               : std::string("host-sized model");
-  const std::string shape =
-      absl::StrCat(m.cpus(), " CPUs (housekeeping ", ListOrNone(m.housekeeping), ", isolated ",
-                   ListOrNone(m.isolated), m.isolation.nohz_full().Empty() ? "" : ", nohz_full", ")");
+  const std::string what =
+      kind == RealModelKind::kHostLayout ? "the host's own layout and isolation (--topology=host)"
+      : kind == RealModelKind::kRequested
+          ? absl::StrCat("requested model (--real_cpus=", options.real_cpus, ")")
+          : std::string("host-sized model");
+  const std::string shape = absl::StrCat(
+      m.cpus(), " CPUs (housekeeping ", ListOrNone(m.housekeeping), ", isolated ",
+      ListOrNone(m.isolated), m.isolation.nohz_full().Empty() ? "" : ", nohz_full", ")");
   if (m.oversubscribed) {
-    m.label = absl::StrCat("OVERSUBSCRIBED real threads: ", what, ", ", shape, " on ", h,
-                           " host CPUs (--allow_oversubscribed): model CPUs share host CPUs, timings not "
-                           "representative");
+    m.label =
+        absl::StrCat("OVERSUBSCRIBED real threads: ", what, ", ", shape, " on ", h,
+                     " host CPUs (--allow_oversubscribed): model CPUs share host CPUs, timings not "
+                     "representative");
   } else {
-    m.label = absl::StrCat("real threads: ", what, ", ", shape, ", 1:1 pinning on ", m.cpus(), " of ", h,
-                           " host CPUs");
+    m.label = absl::StrCat("real threads: ", what, ", ", shape, ", 1:1 pinning on ", m.cpus(),
+                           " of ", h, " host CPUs");
   }
   return std::move(*out);
 }

@@ -47,20 +47,21 @@ namespace isolation::experiments {
 
 // How the real-thread model was chosen.
 enum class RealModelKind {
-  kHostSized,  // min(host CPUs, modelled CPUs), the modelled machine's roles
-  kRequested,  // --real_cpus=N
-  kHostLayout, // --topology=host: the host's own layout and isolation
+  kHostSized,   // min(host CPUs, modelled CPUs), the modelled machine's roles
+  kRequested,   // --real_cpus=N
+  kHostLayout,  // --topology=host: the host's own layout and isolation
 };
 
 struct RealThreadModel {
-  RealThreadModel(Topology t, IsolationConfig i) : topology(std::move(t)), isolation(std::move(i)) {}
+  RealThreadModel(Topology t, IsolationConfig i)
+      : topology(std::move(t)), isolation(std::move(i)) {}
   RealModelKind kind = RealModelKind::kHostSized;
-  Topology topology;           // the real-thread machine (n CPUs)
-  IsolationConfig isolation;   // its isolation
-  int host_cpus = 0;           // h
-  CpuMask housekeeping{1};     // its housekeeping CPUs
-  CpuMask isolated{1};         // its isolated CPUs (CpuIsIsolated)
-  bool oversubscribed = false; // n > h: model CPUs share host CPUs
+  Topology topology;            // the real-thread machine (n CPUs)
+  IsolationConfig isolation;    // its isolation
+  int host_cpus = 0;            // h
+  CpuMask housekeeping{1};      // its housekeeping CPUs
+  CpuMask isolated{1};          // its isolated CPUs (CpuIsIsolated)
+  bool oversubscribed = false;  // n > h: model CPUs share host CPUs
   // One line for tables, e.g. "real threads: host-sized model, 2 CPUs
   // (housekeeping 0, isolated 1), 1:1 pinning on 2 host CPUs"; starts with
   // "OVERSUBSCRIBED" when oversubscribed.

@@ -43,7 +43,8 @@ std::vector<std::string> Outside(const VariantRegistry<Factory>& registry) {
 template <typename Factory>
 std::vector<RowVariant> Rows(const VariantRegistry<Factory>& registry) {
   std::vector<RowVariant> out;
-  for (const VariantEntry<Factory>* e : registry.DefaultRows()) out.push_back({e->name, e->row_label(), e->negative_control});
+  for (const VariantEntry<Factory>* e : registry.DefaultRows())
+    out.push_back({e->name, e->row_label(), e->negative_control});
   return out;
 }
 
@@ -51,9 +52,11 @@ template <typename Factory>
 std::string Help(const VariantRegistry<Factory>& registry,
                  std::string_view controls_label = "negative controls, only by name") {
   std::vector<std::string> names, controls;
-  for (const VariantEntry<Factory>* e : registry.All()) (e->negative_control ? controls : names).push_back(e->name);
+  for (const VariantEntry<Factory>* e : registry.All())
+    (e->negative_control ? controls : names).push_back(e->name);
   std::string out = absl::StrCat("registered: ", absl::StrJoin(names, ", "));
-  if (!controls.empty()) absl::StrAppend(&out, "; ", Absl(controls_label), ": ", absl::StrJoin(controls, ", "));
+  if (!controls.empty())
+    absl::StrAppend(&out, "; ", Absl(controls_label), ": ", absl::StrJoin(controls, ", "));
   return out;
 }
 
@@ -89,9 +92,15 @@ std::vector<std::string> OutsideParticipations() { return Outside(tmigr::Partici
 std::vector<std::string> OutsideScopes() { return Outside(mm_cid::ScopeRegistry()); }
 std::vector<std::string> OutsidePlacements() { return Outside(mm_cid::PlacementRegistry()); }
 
-std::vector<std::string> DefaultIdleVariants() { return NamesOf(idle_select::SelectorRegistry().DefaultRows()); }
-std::vector<std::string> DefaultVmstatStrategies() { return NamesOf(vmstat::FoldPolicyRegistry().DefaultRows()); }
-std::vector<std::string> DefaultTmigrVariants() { return NamesOf(tmigr::ParticipationRegistry().DefaultRows()); }
+std::vector<std::string> DefaultIdleVariants() {
+  return NamesOf(idle_select::SelectorRegistry().DefaultRows());
+}
+std::vector<std::string> DefaultVmstatStrategies() {
+  return NamesOf(vmstat::FoldPolicyRegistry().DefaultRows());
+}
+std::vector<std::string> DefaultTmigrVariants() {
+  return NamesOf(tmigr::ParticipationRegistry().DefaultRows());
+}
 std::vector<RowVariant> DefaultScopeRows() { return Rows(mm_cid::ScopeRegistry()); }
 std::vector<RowVariant> DefaultPlacementRows() { return Rows(mm_cid::PlacementRegistry()); }
 

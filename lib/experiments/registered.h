@@ -29,16 +29,21 @@
 namespace isolation::experiments {
 
 // Registered spellings.  `flag` prefixes the error ("--idle_variants").
-absl::StatusOr<std::string> ResolveSelector(std::string_view flag, std::string_view name);       // idle_select
-absl::StatusOr<std::string> ResolveFoldPolicy(std::string_view flag, std::string_view name);     // vmstat
-absl::StatusOr<std::string> ResolveParticipation(std::string_view flag, std::string_view name);  // tmigr
-absl::StatusOr<std::string> ResolveAllocator(std::string_view flag, std::string_view name);      // mm_cid
+absl::StatusOr<std::string> ResolveSelector(std::string_view flag,
+                                            std::string_view name);  // idle_select
+absl::StatusOr<std::string> ResolveFoldPolicy(std::string_view flag,
+                                              std::string_view name);  // vmstat
+absl::StatusOr<std::string> ResolveParticipation(std::string_view flag,
+                                                 std::string_view name);  // tmigr
+absl::StatusOr<std::string> ResolveAllocator(std::string_view flag,
+                                             std::string_view name);  // mm_cid
 
 // Registered outside the library, not negative controls.
 std::vector<std::string> OutsideSelectors();
 std::vector<std::string> OutsideFoldPolicies();
 std::vector<std::string> OutsideParticipations();
-std::vector<std::string> OutsideScopes();      // mm_cid scan scopes: rows of the scan and compaction tables
+std::vector<std::string>
+OutsideScopes();  // mm_cid scan scopes: rows of the scan and compaction tables
 std::vector<std::string> OutsidePlacements();  // mm_cid placements: rows of the placement table
 
 // The defaults of --idle_variants, --vmstat_strategies, --tmigr_variants.
@@ -52,7 +57,7 @@ struct RowVariant {
   std::string label;
   bool negative_control = false;
 };
-std::vector<RowVariant> DefaultScopeRows();      // mm_cid scan scopes: the scan and compaction tables
+std::vector<RowVariant> DefaultScopeRows();  // mm_cid scan scopes: the scan and compaction tables
 std::vector<RowVariant> DefaultPlacementRows();  // mm_cid placements: the placement table
 
 // "registered: a, b, c (negative controls: x, y)" for a flag's help text.

@@ -28,7 +28,9 @@
 namespace isolation::experiments {
 
 nlohmann::json Agreement::Json() const {
-  nlohmann::json j{{"judged", judged}, {"agreed", agreed}, {"not_judged", not_judged},
+  nlohmann::json j{{"judged", judged},
+                   {"agreed", agreed},
+                   {"not_judged", not_judged},
                    {"first_disagreements", first_disagreements}};
   j["share"] = judged > 0 ? nlohmann::json(Share()) : nlohmann::json(nullptr);
   return j;
@@ -39,13 +41,14 @@ namespace {
 std::string ShortList(const std::vector<std::string>& names) {
   constexpr size_t kShown = 8;
   if (names.size() <= kShown) return absl::StrJoin(names, ", ");
-  return absl::StrCat(absl::StrJoin(names.begin(), names.begin() + kShown, ", "), ", ... (", names.size(),
-                      " in all: isolab variants lists them)");
+  return absl::StrCat(absl::StrJoin(names.begin(), names.begin() + kShown, ", "), ", ... (",
+                      names.size(), " in all: isolab variants lists them)");
 }
 }  // namespace
 
 absl::StatusOr<RowFilter> RowFilter::Make(const ReplaySetup& setup, std::string_view mechanism,
-                                          std::string_view flag, const std::vector<std::string>& registered) {
+                                          std::string_view flag,
+                                          const std::vector<std::string>& registered) {
   RowFilter f;
   f.negative_controls_ = setup.options->negative_controls;
   auto it = setup.options->variants.find(std::string(mechanism));
@@ -53,9 +56,9 @@ absl::StatusOr<RowFilter> RowFilter::Make(const ReplaySetup& setup, std::string_
   f.active_ = true;
   for (const std::string& name : it->second) {
     if (std::find(registered.begin(), registered.end(), name) == registered.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("--", std::string(flag), ": '", absl::CHexEscape(name),
-                                                     "' is not a registered ", std::string(mechanism),
-                                                     " variant (registered: ", ShortList(registered), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", std::string(flag), ": '", absl::CHexEscape(name), "' is not a registered ",
+          std::string(mechanism), " variant (registered: ", ShortList(registered), ")"));
     }
     f.names_.push_back(name);
   }
@@ -75,8 +78,8 @@ std::string Agreement::Text() const {
 
 std::string DescribeEvent(const replay::Event& e, const replay::ReplayDriver& driver) {
   using replay::EventKind;
-  std::string s = absl::StrFormat("%d.%09d CPU %d %s", e.time / kNsPerSec, e.time % kNsPerSec, e.cpu,
-                                  std::string(replay::EventKindName(e.kind)));
+  std::string s = absl::StrFormat("%d.%09d CPU %d %s", e.time / kNsPerSec, e.time % kNsPerSec,
+                                  e.cpu, std::string(replay::EventKindName(e.kind)));
   const TaskId curr = driver.CurrentTask(e.cpu);
   switch (e.kind) {
     case EventKind::kSwitch:
@@ -95,17 +98,20 @@ std::string DescribeEvent(const replay::Event& e, const replay::ReplayDriver& dr
   return s;
 }
 
-std::string TextTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+std::string TextTable(const std::vector<std::string>& header,
+                      const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(header.size());
   for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
   for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], r[i].size());
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out = "  ";
     for (size_t i = 0; i < width.size(); ++i) {
       const std::string& c = i < cells.size() ? cells[i] : std::string();
-      absl::StrAppend(&out, c, i + 1 < width.size() ? std::string(width[i] - c.size() + 2, ' ') : "");
+      absl::StrAppend(&out, c,
+                      i + 1 < width.size() ? std::string(width[i] - c.size() + 2, ' ') : "");
     }
     return absl::StrCat(out, "\n");
   };
@@ -123,9 +129,11 @@ using replay::RecordingInfo;
 using replay::internal::Cat;
 
 absl::Status CheckOptions(const ReplayExperimentOptions& o) {
-  if (o.file.empty()) return absl::InvalidArgumentError("isolab replay: no recording given (isolab replay FILE)");
+  if (o.file.empty())
+    return absl::InvalidArgumentError("isolab replay: no recording given (isolab replay FILE)");
   if (o.cpus < 0 || o.cpus > kMaxCpus) {
-    return absl::InvalidArgumentError(absl::StrCat("--replay_cpus=", o.cpus, ": outside [0, ", kMaxCpus, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--replay_cpus=", o.cpus, ": outside [0, ", kMaxCpus, "]"));
   }
   if (o.hz < 0 || o.hz > 10000) {
     return absl::InvalidArgumentError(absl::StrCat("--replay_hz=", o.hz, ": outside [0, 10000]"));
@@ -135,13 +143,16 @@ absl::Status CheckOptions(const ReplayExperimentOptions& o) {
         absl::StrCat("--replay_disagreements=", o.disagreements, ": outside [0, 1000]"));
   }
   if (o.max_bad_lines < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--replay_max_bad_lines=", o.max_bad_lines, ": negative"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--replay_max_bad_lines=", o.max_bad_lines, ": negative"));
   }
   if (o.mm_cid_tasks < 16 || o.mm_cid_tasks > (1 << 20)) {
-    return absl::InvalidArgumentError(Cat("--replay_mm_cid_tasks=", o.mm_cid_tasks, ": outside [16, 1048576]"));
+    return absl::InvalidArgumentError(
+        Cat("--replay_mm_cid_tasks=", o.mm_cid_tasks, ": outside [16, 1048576]"));
   }
   if (o.check_every < 1 || o.check_every > (1 << 20)) {
-    return absl::InvalidArgumentError(Cat("--replay_check_every=", o.check_every, ": outside [1, 1048576]"));
+    return absl::InvalidArgumentError(
+        Cat("--replay_check_every=", o.check_every, ": outside [1, 1048576]"));
   }
   if (o.mechanisms.empty()) return absl::InvalidArgumentError("--replay_mechanisms: empty list");
   std::vector<std::string> seen;
@@ -151,7 +162,8 @@ absl::Status CheckOptions(const ReplayExperimentOptions& o) {
                                                      "' (mm_cid, tmigr, idle_select, vmstat)"));
     }
     if (std::find(seen.begin(), seen.end(), m) != seen.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("--replay_mechanisms: '", m, "' is listed twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--replay_mechanisms: '", m, "' is listed twice"));
     }
     seen.push_back(m);
   }
@@ -162,14 +174,16 @@ absl::Status CheckOptions(const ReplayExperimentOptions& o) {
 // mechanisms) once the reader has told the machine.
 class Session final : public replay::EventSink {
  public:
-  Session(const CommonOptions& common, const ReplayExperimentOptions& options) : common_(common), options_(options) {}
+  Session(const CommonOptions& common, const ReplayExperimentOptions& options)
+      : common_(common), options_(options) {}
 
   absl::Status OnInfo(const RecordingInfo& info) override {
     info_ = info;
     // The machine: --topology, else the file's, else one LLC (noted).
     if (common_.topology != "seed") {
       if (info_.topology_source == replay::InfoSource::kFile) {
-        info_.notes.push_back(absl::StrCat("--topology=", common_.topology, " replaces the recording's topology"));
+        info_.notes.push_back(
+            absl::StrCat("--topology=", common_.topology, " replaces the recording's topology"));
       }
       info_.topology = common_.topology;
       info_.core_of.clear();
@@ -182,28 +196,31 @@ class Session final : public replay::EventSink {
     absl::StatusOr<Topology> topo = replay::MachineTopology(info_, &assumed);
     if (!topo.ok()) return topo.status();
     if (assumed) {
-      info_.notes.push_back(absl::StrCat("the recording does not describe its machine: ", info_.num_cpus,
-                                         " CPUs in one LLC assumed (--topology gives it)"));
+      info_.notes.push_back(
+          absl::StrCat("the recording does not describe its machine: ", info_.num_cpus,
+                       " CPUs in one LLC assumed (--topology gives it)"));
     }
     topology_ = std::make_unique<Topology>(std::move(*topo));
     // The recorded kernel's isolation, and the variants' (what-if).
     absl::StatusOr<IsolationConfig> recorded =
         IsolationConfig::FromFlags(*topology_, info_.isolcpus, info_.nohz_full);
     if (!recorded.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(info_.path, ": the recorded isolation (isolcpus='",
-                                                     info_.isolcpus, "', nohz_full='", info_.nohz_full,
-                                                     "'): ", recorded.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(info_.path, ": the recorded isolation (isolcpus='", info_.isolcpus,
+                       "', nohz_full='", info_.nohz_full, "'): ", recorded.status().message()));
     }
     if (info_.isolation_source == replay::InfoSource::kUnknown) {
       info_.notes.push_back(
-          "the recording does not say how the kernel was isolated: none assumed (--recorded_isolcpus, "
+          "the recording does not say how the kernel was isolated: none assumed "
+          "(--recorded_isolcpus, "
           "--recorded_nohz_full)");
     }
     const bool what_if = common_.isolcpus != "seed" || !common_.nohz_full.empty();
     absl::StatusOr<IsolationConfig> variants = recorded;
     if (what_if) {
-      variants = IsolationConfig::FromFlags(*topology_, common_.isolcpus == "seed" ? info_.isolcpus : common_.isolcpus,
-                                            common_.nohz_full);
+      variants = IsolationConfig::FromFlags(
+          *topology_, common_.isolcpus == "seed" ? info_.isolcpus : common_.isolcpus,
+          common_.nohz_full);
       if (!variants.ok()) return variants.status();
     }
     isolation_ = std::make_unique<IsolationConfig>(std::move(*variants));
@@ -212,7 +229,8 @@ class Session final : public replay::EventSink {
     int hz = info_.hz;
     if (hz <= 0) {
       hz = 250;
-      info_.notes.push_back("the recording does not say the kernel's HZ: 250 assumed (--replay_hz)");
+      info_.notes.push_back(
+          "the recording does not say the kernel's HZ: 250 assumed (--replay_hz)");
     }
     setup_.info = &info_;
     setup_.topology = topology_.get();
@@ -234,10 +252,11 @@ class Session final : public replay::EventSink {
       if (trace_run_ != nullptr) trace_run_->Attach(*driver_);
     }
     for (const std::string& m : options_.mechanisms) {
-      absl::StatusOr<std::unique_ptr<MechanismReplay>> r = m == "mm_cid"     ? MakeMmCidReplay(setup_)
-                                                           : m == "tmigr"    ? MakeTmigrReplay(setup_)
-                                                           : m == "vmstat"   ? MakeVmstatReplay(setup_)
-                                                                             : MakeIdleReplay(setup_);
+      absl::StatusOr<std::unique_ptr<MechanismReplay>> r = m == "mm_cid"  ? MakeMmCidReplay(setup_)
+                                                           : m == "tmigr" ? MakeTmigrReplay(setup_)
+                                                           : m == "vmstat"
+                                                               ? MakeVmstatReplay(setup_)
+                                                               : MakeIdleReplay(setup_);
       if (!r.ok()) return r.status();
       if (absl::Status s = (*r)->Attach(*driver_); !s.ok()) return s;
       mechanisms_.push_back(std::move(*r));
@@ -263,7 +282,8 @@ class Session final : public replay::EventSink {
 
 }  // namespace
 
-absl::StatusOr<RunCost> EstimateReplayExperiment(const CommonOptions& common, const ReplayExperimentOptions& options) {
+absl::StatusOr<RunCost> EstimateReplayExperiment(const CommonOptions& common,
+                                                 const ReplayExperimentOptions& options) {
   (void)common;
   ISOLATION_RETURN_IF_ERROR(CheckOptions(options));
   std::error_code ec;
@@ -281,10 +301,12 @@ absl::StatusOr<RunCost> EstimateReplayExperiment(const CommonOptions& common, co
 }
 
 absl::StatusOr<ExperimentReport> RunReplayExperiment(const CommonOptions& common,
-                                                     const ReplayExperimentOptions& options, Progress& progress) {
+                                                     const ReplayExperimentOptions& options,
+                                                     Progress& progress) {
   if (absl::Status s = CheckOptions(options); !s.ok()) return s;
   absl::StatusOr<replay::TraceFormat> format = replay::ParseTraceFormat(options.format);
-  if (!format.ok()) return absl::InvalidArgumentError(absl::StrCat("--replay_format: ", format.status().message()));
+  if (!format.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--replay_format: ", format.status().message()));
   replay::ReadOptions read;
   read.format = *format;
   read.num_cpus = options.cpus;
@@ -304,7 +326,8 @@ absl::StatusOr<ExperimentReport> RunReplayExperiment(const CommonOptions& common
     }
     return s;
   }
-  if (session.driver_ == nullptr) return absl::InvalidArgumentError(absl::StrCat(options.file, ": nothing to replay"));
+  if (session.driver_ == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat(options.file, ": nothing to replay"));
   if (absl::Status s = session.driver_->Finish(); !s.ok()) return s;
   if (session.trace_run_ != nullptr) session.trace_run_->Finish(session.driver_->Now());
   progress.Done();
@@ -341,21 +364,27 @@ absl::StatusOr<ExperimentReport> RunReplayExperiment(const CommonOptions& common
     if (session.driver_->UnrecordedIdleExits(cpu) > 0) blind.push_back(cpu);
   }
   j["cpus_with_unrecorded_idle_exits"] = blind;
-  j["replay"] = {{"bootstraps", c.bootstraps},      {"resyncs", c.resyncs},
+  j["replay"] = {{"bootstraps", c.bootstraps},
+                 {"resyncs", c.resyncs},
                  {"unrecorded_idle_exits", c.unrecorded_idle_exits},
-                 {"selections", c.selections},      {"adapter_work_run", c.work_run},
-                 {"ticks", c.ticks},                {"tick_returns_dropped_as_preemptions", c.tick_returns_dropped}};
+                 {"selections", c.selections},
+                 {"adapter_work_run", c.work_run},
+                 {"ticks", c.ticks},
+                 {"tick_returns_dropped_as_preemptions", c.tick_returns_dropped}};
   j["notes"] = info.notes;
   std::string& text = report.text;
-  absl::StrAppend(&text, "replay of ", options.file, " (", info.format, "): ", stats.events, " events, ",
-                  info.num_cpus, " CPUs (", std::string(replay::InfoSourceName(info.num_cpus_source)), "), ",
+  absl::StrAppend(&text, "replay of ", options.file, " (", info.format, "): ", stats.events,
+                  " events, ", info.num_cpus, " CPUs (",
+                  std::string(replay::InfoSourceName(info.num_cpus_source)), "), ",
                   session.topology_->Summary(), ", kernel ",
                   info.kernel_release.empty() ? "unknown" : info.kernel_release, "\n");
-  absl::StrAppend(&text, "  recorded isolation: isolcpus='", info.isolcpus, "' nohz_full='", info.nohz_full, "'",
-                  session.isolation_is_recorded_
-                      ? "\n"
-                      : absl::StrCat("; what-if: the variants run '", session.isolation_->ToCmdline(),
-                                     "' (no agreement: the kernel did not)\n"));
+  absl::StrAppend(
+      &text, "  recorded isolation: isolcpus='", info.isolcpus, "' nohz_full='", info.nohz_full,
+      "'",
+      session.isolation_is_recorded_
+          ? "\n"
+          : absl::StrCat("; what-if: the variants run '", session.isolation_->ToCmdline(),
+                         "' (no agreement: the kernel did not)\n"));
   if (stats.lost_events > 0) {
     absl::StrAppend(&text, "  warning: the tracer lost ", stats.lost_events,
                     " events: decisions around them may disagree for that reason\n");
@@ -363,7 +392,8 @@ absl::StatusOr<ExperimentReport> RunReplayExperiment(const CommonOptions& common
   for (const std::string& n : info.notes) absl::StrAppend(&text, "  note: ", n, "\n");
   if (!blind.empty()) {
     absl::StrAppend(&text, "  note: CPU(s) ", blind.dump(), " left idle ", c.unrecorded_idle_exits,
-                    " times without the switch being recorded: the tracer does not see their idle loop, so their idle "
+                    " times without the switch being recorded: the tracer does not see their idle "
+                    "loop, so their idle "
                     "state is presumed and decisions resting on it are not judged\n");
   }
   nlohmann::json mechs = nlohmann::json::object();

@@ -21,20 +21,21 @@
 namespace isolation::experiments {
 
 struct ReplayExperimentOptions {
-  std::string file;                       // the recording (isolab replay FILE)
-  std::string format = "auto";            // --replay_format: auto | dat | report | perf
+  std::string file;             // the recording (isolab replay FILE)
+  std::string format = "auto";  // --replay_format: auto | dat | report | perf
   // What the file may not say (a flag the file contradicts is refused unless
   // it is the machine's --topology, which wins with a note):
-  int cpus = 0;                           // --replay_cpus
-  std::string kernel;                     // --replay_kernel, e.g. "6.18"
-  int hz = 0;                             // --replay_hz (0: the file's, else 250 with a note)
-  std::string recorded_isolcpus;          // --recorded_isolcpus: the kernel's isolcpus= ("" = the file's, else none)
-  std::string recorded_nohz_full;         // --recorded_nohz_full
+  int cpus = 0;                    // --replay_cpus
+  std::string kernel;              // --replay_kernel, e.g. "6.18"
+  int hz = 0;                      // --replay_hz (0: the file's, else 250 with a note)
+  std::string recorded_isolcpus;   // --recorded_isolcpus: the kernel's isolcpus= ("" = the file's,
+                                   // else none)
+  std::string recorded_nohz_full;  // --recorded_nohz_full
   // --replay_mechanisms: which mechanisms replay.
   std::vector<std::string> mechanisms = {"mm_cid", "tmigr", "idle_select", "vmstat"};
-  bool negative_controls = false;         // --replay_negative_controls: rows for them too
-  int disagreements = 5;                  // --replay_disagreements: first disagreements printed per mechanism
-  int64_t max_bad_lines = 0;              // --replay_max_bad_lines: malformed text lines tolerated
+  bool negative_controls = false;  // --replay_negative_controls: rows for them too
+  int disagreements = 5;      // --replay_disagreements: first disagreements printed per mechanism
+  int64_t max_bad_lines = 0;  // --replay_max_bad_lines: malformed text lines tolerated
   // --replay_mm_cid_tasks: threads of mms created in the recording that the
   // mm_cid models hold (a quarter as many mms); later ones are not modelled,
   // counted.  Memory: about 0.15 KiB per task per mm_cid variant.
@@ -58,9 +59,11 @@ struct ReplayExperimentOptions {
 // What RunReplayExperiment(common, options) is expected to cost (experiment.h:
 // RunCost), from the file's size.  Errors: CheckOptions', a file that cannot
 // be read.
-absl::StatusOr<RunCost> EstimateReplayExperiment(const CommonOptions& common, const ReplayExperimentOptions& options);
+absl::StatusOr<RunCost> EstimateReplayExperiment(const CommonOptions& common,
+                                                 const ReplayExperimentOptions& options);
 absl::StatusOr<ExperimentReport> RunReplayExperiment(const CommonOptions& common,
-                                                     const ReplayExperimentOptions& options, Progress& progress);
+                                                     const ReplayExperimentOptions& options,
+                                                     Progress& progress);
 
 }  // namespace isolation::experiments
 

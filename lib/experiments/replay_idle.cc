@@ -65,8 +65,8 @@ struct Row {
   int64_t selections = 0;
   int64_t idle_found = 0;
   int64_t probes = 0;
-  int64_t busy_picked = 0;   // chose a CPU the recording shows busy while one of the LLC was idle
-  int64_t migrations = 0;    // chose another CPU than prev
+  int64_t busy_picked = 0;  // chose a CPU the recording shows busy while one of the LLC was idle
+  int64_t migrations = 0;   // chose another CPU than prev
 };
 
 // A selection the kernel made, waiting for its outcome.
@@ -83,12 +83,15 @@ class IdleReplay final : public MechanismReplay, private Hooks {
   explicit IdleReplay(const ReplaySetup& setup) : setup_(setup) {}
 
   absl::Status Build() {
-    const idle_select::IdleTopology topo = idle_select::IdleTopology::From(*setup_.topology, *setup_.isolation);
-    const std::vector<std::string> registered = idle_select::SelectorNames(/*include_negative_controls=*/true);
+    const idle_select::IdleTopology topo =
+        idle_select::IdleTopology::From(*setup_.topology, *setup_.isolation);
+    const std::vector<std::string> registered =
+        idle_select::SelectorNames(/*include_negative_controls=*/true);
     ISOLATION_ASSIGN_OR_RETURN(const RowFilter filter,
                                RowFilter::Make(setup_, "idle_select", "idle_variants", registered));
     for (const std::string& name : registered) {
-      absl::StatusOr<const idle_select::SelectorEntry*> entry = idle_select::SelectorRegistry().Find(name);
+      absl::StatusOr<const idle_select::SelectorEntry*> entry =
+          idle_select::SelectorRegistry().Find(name);
       const bool negative_control = entry.ok() && (*entry)->negative_control;
       if (!filter.Wants(name, negative_control)) continue;
       auto row = std::make_unique<Row>();
@@ -97,7 +100,8 @@ class IdleReplay final : public MechanismReplay, private Hooks {
       row->negative_control = negative_control;
       idle_select::Options o;
       o.variant = name;
-      absl::StatusOr<std::unique_ptr<idle_select::IdleState>> st = idle_select::IdleState::Create(topo, o);
+      absl::StatusOr<std::unique_ptr<idle_select::IdleState>> st =
+          idle_select::IdleState::Create(topo, o);
       if (st.ok()) {
         row->state = std::move(*st);
       } else {
@@ -149,9 +153,7 @@ class IdleReplay final : public MechanismReplay, private Hooks {
     if (prev != kIdleTask) blocked_at_entries_[prev] = idle_entries_[static_cast<size_t>(cpu)];
     if (next != kIdleTask) SetPending(cpu, false);
   }
-  void OnStart(Driver& d) override {
-    idle_entries_.assign(static_cast<size_t>(d.num_cpus()), 0);
-  }
+  void OnStart(Driver& d) override { idle_entries_.assign(static_cast<size_t>(d.num_cpus()), 0); }
 
   void OnRecorded(const Event& e, ReplayDriver& driver) override {
     switch (e.kind) {
@@ -180,8 +182,8 @@ class IdleReplay final : public MechanismReplay, private Hooks {
       }
     }
     // Keep nr_running (and so the idle test) the recording's.
-    if (e.kind == EventKind::kSwitch || e.kind == EventKind::kWakeup || e.kind == EventKind::kWakeupNew ||
-        e.kind == EventKind::kMigrate) {
+    if (e.kind == EventKind::kSwitch || e.kind == EventKind::kWakeup ||
+        e.kind == EventKind::kWakeupNew || e.kind == EventKind::kMigrate) {
       for (int cpu : {e.cpu, e.kind == EventKind::kSwitch ? e.cpu : e.cpu2,
                       e.kind == EventKind::kMigrate ? e.value : e.cpu}) {
         if (cpu < 0 || cpu >= driver.num_cpus()) continue;
@@ -197,7 +199,8 @@ class IdleReplay final : public MechanismReplay, private Hooks {
               int64_t& violations) override {
     (void)violations;
     out["wakeups"] = wakings_;
-    out["not_selections"] = {{"rt_or_dl", excluded_rt_}, {"per_cpu_kthread", excluded_pinned_},
+    out["not_selections"] = {{"rt_or_dl", excluded_rt_},
+                             {"per_cpu_kthread", excluded_pinned_},
                              {"still_queued", excluded_queued_}};
     out["selections"] = selections_;
     out["judged"] = judged_;
@@ -207,19 +210,25 @@ class IdleReplay final : public MechanismReplay, private Hooks {
                          {"needs_sis_budget", nj_budget_}};
     out["kernel_variant"] = "V0";
     out["notes"].push_back(
-        "V0 is mainline's select_idle_sibling(); a vendor scheduler patch or a guest's vcpu_is_preempted() "
+        "V0 is mainline's select_idle_sibling(); a vendor scheduler patch or a guest's "
+        "vcpu_is_preempted() "
         "is not modelled");
     absl::StrAppend(&text, "idle_select: ", wakings_, " wake-ups, ", selections_,
-                    " selected a CPU (the others: RT/DL ", excluded_rt_, ", per-CPU kthreads ", excluded_pinned_,
-                    ", still queued ", excluded_queued_, "); ", judged_, " judged, not judged: waker not on prev ",
-                    nj_waker_, ", maybe delayed dequeue ", nj_delayed_, ", LLC idle state unknown or presumed ", nj_unknown_,
+                    " selected a CPU (the others: RT/DL ", excluded_rt_, ", per-CPU kthreads ",
+                    excluded_pinned_, ", still queued ", excluded_queued_, "); ", judged_,
+                    " judged, not judged: waker not on prev ", nj_waker_,
+                    ", maybe delayed dequeue ", nj_delayed_,
+                    ", LLC idle state unknown or presumed ", nj_unknown_,
                     ", needs the SIS_UTIL budget ", nj_budget_, "\n");
     std::vector<std::vector<std::string>> table;
-    table.push_back({"kernel (recorded)", absl::StrCat(selections_), "-", "-", absl::StrCat(kernel_busy_picked_),
-                     absl::StrCat(kernel_migrations_), "(the reference)"});
+    table.push_back({"kernel (recorded)", absl::StrCat(selections_), "-", "-",
+                     absl::StrCat(kernel_busy_picked_), absl::StrCat(kernel_migrations_),
+                     "(the reference)"});
     nlohmann::json rows = nlohmann::json::array();
     for (auto& r : rows_) {
-      nlohmann::json j{{"variant", r->name}, {"kernel_variant", r->kernel}, {"negative_control", r->negative_control}};
+      nlohmann::json j{{"variant", r->name},
+                       {"kernel_variant", r->kernel},
+                       {"negative_control", r->negative_control}};
       if (!r->error.empty()) {
         j["error"] = r->error;
         rows.push_back(j);
@@ -232,30 +241,37 @@ class IdleReplay final : public MechanismReplay, private Hooks {
       j["migrations"] = r->migrations;
       if (setup_.isolation_is_recorded) j["agreement"] = r->agreement.Json();
       rows.push_back(j);
-      table.push_back({absl::StrCat(r->name, r->kernel ? " [kernel]" : "", r->negative_control ? " (negative control)" : ""),
-                       absl::StrCat(r->selections), absl::StrCat(r->idle_found), absl::StrCat(r->probes),
-                       absl::StrCat(r->busy_picked), absl::StrCat(r->migrations),
-                       setup_.isolation_is_recorded ? r->agreement.Text() : "what-if: not compared"});
+      table.push_back(
+          {absl::StrCat(r->name, r->kernel ? " [kernel]" : "",
+                        r->negative_control ? " (negative control)" : ""),
+           absl::StrCat(r->selections), absl::StrCat(r->idle_found), absl::StrCat(r->probes),
+           absl::StrCat(r->busy_picked), absl::StrCat(r->migrations),
+           setup_.isolation_is_recorded ? r->agreement.Text() : "what-if: not compared"});
     }
     out["rows"] = rows;
     out["kernel"] = {{"busy_cpu_picked", kernel_busy_picked_}, {"migrations", kernel_migrations_}};
-    absl::StrAppend(&text, TextTable({"selector", "selections", "idle found", "probes", "busy CPU picked",
-                                      "moved off prev", "agreement with the kernel (judged wake-ups)"},
-                                     table));
+    absl::StrAppend(&text,
+                    TextTable({"selector", "selections", "idle found", "probes", "busy CPU picked",
+                               "moved off prev", "agreement with the kernel (judged wake-ups)"},
+                              table));
     for (auto& r : rows_) {
       if (!r->kernel || !setup_.isolation_is_recorded) continue;
       out["agreement"] = r->agreement.Json();
       absl::StrAppend(&text, "  the kernel's variant (V0): ", r->agreement.Text(), "\n");
-      for (const std::string& d : r->agreement.first_disagreements) absl::StrAppend(&text, "    ", d, "\n");
+      for (const std::string& d : r->agreement.first_disagreements)
+        absl::StrAppend(&text, "    ", d, "\n");
     }
   }
 
  private:
   bool IdleCpu(int cpu) const {
-    return driver_->IsIdle(cpu) && driver_->NumRunnable(cpu) == 0 && !pending_[static_cast<size_t>(cpu)];
+    return driver_->IsIdle(cpu) && driver_->NumRunnable(cpu) == 0 &&
+           !pending_[static_cast<size_t>(cpu)];
   }
   void SetPending(int cpu, bool on) {
-    if (cpu < 0 || cpu >= static_cast<int>(pending_.size()) || pending_[static_cast<size_t>(cpu)] == on) return;
+    if (cpu < 0 || cpu >= static_cast<int>(pending_.size()) ||
+        pending_[static_cast<size_t>(cpu)] == on)
+      return;
     pending_[static_cast<size_t>(cpu)] = on;
     for (auto& r : rows_) {
       if (r->state) r->state->SetWakePending(cpu, on);
@@ -292,7 +308,8 @@ class IdleReplay final : public MechanismReplay, private Hooks {
     for (int c = llc.First(); c < llc.nbits(); c = llc.Next(c)) {
       // Unknown: no event yet, or idle only as far as a recording that
       // misses the CPU's idle exits can tell.
-      if (!driver.CpuKnown(c) || (IdleCpu(c) && driver.UnrecordedIdleExits(c) > 0)) llc_known = false;
+      if (!driver.CpuKnown(c) || (IdleCpu(c) && driver.UnrecordedIdleExits(c) > 0))
+        llc_known = false;
       if (c != prev && IdleCpu(c)) other_idle = true;
     }
     const auto entries = blocked_at_entries_.find(t);
@@ -339,15 +356,16 @@ class IdleReplay final : public MechanismReplay, private Hooks {
     bool any_idle = false;
     const CpuMask& llc = setup_.topology->llc_mask(setup_.topology->llc_of(f.prev));
     for (int c = llc.First(); c < llc.nbits(); c = llc.Next(c)) any_idle |= IdleCpu(c);
-    if (kernel_cpu >= 0 && kernel_cpu < driver.num_cpus() && !IdleCpu(kernel_cpu) && any_idle) ++kernel_busy_picked_;
+    if (kernel_cpu >= 0 && kernel_cpu < driver.num_cpus() && !IdleCpu(kernel_cpu) && any_idle)
+      ++kernel_busy_picked_;
     if (setup_.isolation_is_recorded) {
       for (size_t i = 0; i < rows_.size(); ++i) {
         Row* r = rows_[i].get();
         if (!r->state) continue;
         if (f.judged) {
           r->agreement.Judge(f.choices[i] == kernel_cpu, setup_.options->disagreements, [&] {
-            return absl::StrCat(DescribeEvent(f.waking, driver), ": kernel chose CPU ", kernel_cpu, ", model CPU ",
-                                f.choices[i]);
+            return absl::StrCat(DescribeEvent(f.waking, driver), ": kernel chose CPU ", kernel_cpu,
+                                ", model CPU ", f.choices[i]);
           });
         } else {
           ++r->agreement.not_judged;
@@ -360,11 +378,13 @@ class IdleReplay final : public MechanismReplay, private Hooks {
   const ReplaySetup setup_;
   ReplayDriver* driver_ = nullptr;
   std::vector<std::unique_ptr<Row>> rows_;
-  std::vector<InFlight> in_flight_;       // per waker CPU
-  std::vector<int64_t> idle_entries_;      // per CPU: idle entries so far
-  std::vector<bool> pending_;              // per CPU: a wake-up in flight to it (ttwu_pending)
-  absl::flat_hash_map<TaskId, int64_t> blocked_at_entries_;  // idle entries of its CPU when it last left
-  int64_t wakings_ = 0, excluded_rt_ = 0, excluded_pinned_ = 0, excluded_queued_ = 0, selections_ = 0, judged_ = 0;
+  std::vector<InFlight> in_flight_;    // per waker CPU
+  std::vector<int64_t> idle_entries_;  // per CPU: idle entries so far
+  std::vector<bool> pending_;          // per CPU: a wake-up in flight to it (ttwu_pending)
+  absl::flat_hash_map<TaskId, int64_t>
+      blocked_at_entries_;  // idle entries of its CPU when it last left
+  int64_t wakings_ = 0, excluded_rt_ = 0, excluded_pinned_ = 0, excluded_queued_ = 0,
+          selections_ = 0, judged_ = 0;
   int64_t nj_waker_ = 0, nj_delayed_ = 0, nj_unknown_ = 0, nj_budget_ = 0;
   int64_t kernel_busy_picked_ = 0, kernel_migrations_ = 0;
 };

@@ -34,9 +34,10 @@ namespace isolation::experiments {
 struct ReplaySetup {
   const replay::RecordingInfo* info = nullptr;
   const Topology* topology = nullptr;
-  const IsolationConfig* isolation = nullptr;  // the variants' (the recorded kernel's, or the what-if)
-  bool isolation_is_recorded = true;           // agreement is computed only then
-  std::array<int, 2> kernel_version{0, 0};     // {0, 0}: unknown
+  const IsolationConfig* isolation =
+      nullptr;                              // the variants' (the recorded kernel's, or the what-if)
+  bool isolation_is_recorded = true;        // agreement is computed only then
+  std::array<int, 2> kernel_version{0, 0};  // {0, 0}: unknown
   const ReplayExperimentOptions* options = nullptr;
 };
 
@@ -56,7 +57,9 @@ struct Agreement {
       first_disagreements.push_back(context());
     }
   }
-  double Share() const { return judged > 0 ? static_cast<double>(agreed) / static_cast<double>(judged) : 0.0; }
+  double Share() const {
+    return judged > 0 ? static_cast<double>(agreed) / static_cast<double>(judged) : 0.0;
+  }
   nlohmann::json Json() const;
   std::string Text() const;  // "99.7 % (3990 of 4002; 12 not judged)"
 };
@@ -67,7 +70,8 @@ class RowFilter {
   // `requested`: the names asked for (null: every registered row).
   // `flag`: the flag they came from, for messages.  Checks every requested
   // name is one of `registered` (negative controls included).
-  static absl::StatusOr<RowFilter> Make(const ReplaySetup& setup, std::string_view mechanism, std::string_view flag,
+  static absl::StatusOr<RowFilter> Make(const ReplaySetup& setup, std::string_view mechanism,
+                                        std::string_view flag,
                                         const std::vector<std::string>& registered);
   bool active() const { return active_; }
   // Whether the row `name` replays; `negative_control` rows replay when
@@ -89,8 +93,8 @@ class MechanismReplay : public replay::ReplayObserver {
   virtual absl::Status Attach(replay::ReplayDriver& driver) = 0;
   // After the replay: the mechanism's JSON object (rows, agreement, notes)
   // and its text section; adds invariant violations of correct variants.
-  virtual void Report(const replay::ReadStats& stats, const replay::ReplayDriver& driver, nlohmann::json& out,
-                      std::string& text, int64_t& violations) = 0;
+  virtual void Report(const replay::ReadStats& stats, const replay::ReplayDriver& driver,
+                      nlohmann::json& out, std::string& text, int64_t& violations) = 0;
 };
 
 absl::StatusOr<std::unique_ptr<MechanismReplay>> MakeMmCidReplay(const ReplaySetup& setup);
@@ -103,7 +107,8 @@ absl::StatusOr<std::unique_ptr<MechanismReplay>> MakeVmstatReplay(const ReplaySe
 std::string DescribeEvent(const replay::Event& e, const replay::ReplayDriver& driver);
 
 // A fixed-width text table: header row, then rows (each as many cells).
-std::string TextTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+std::string TextTable(const std::vector<std::string>& header,
+                      const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace isolation::experiments
 

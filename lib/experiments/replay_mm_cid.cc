@@ -65,12 +65,13 @@ std::string KernelVariantName(std::array<int, 2> v, std::string& note) {
 struct CidFigures {
   absl::flat_hash_set<int64_t> used;  // (mm << 32 | ID) seen
   int32_t largest = -1;
-  int64_t changes = 0;                // a thread reported another ID than its last one
+  int64_t changes = 0;  // a thread reported another ID than its last one
   int64_t threads = 0;
-  std::vector<int32_t> last;          // model task -> last ID, kUnseen before its first
+  std::vector<int32_t> last;  // model task -> last ID, kUnseen before its first
   static constexpr int32_t kUnseen = INT32_MIN;
   void Note(int mm, int32_t task, int32_t cid) {
-    if (static_cast<size_t>(task) >= last.size()) last.resize(static_cast<size_t>(task) + 1, kUnseen);
+    if (static_cast<size_t>(task) >= last.size())
+      last.resize(static_cast<size_t>(task) + 1, kUnseen);
     int32_t& l = last[static_cast<size_t>(task)];
     if (l == cid) return;
     if (l == kUnseen) {
@@ -114,13 +115,15 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
     ReplayExperimentOptions canonical = *setup_.options;
     if (auto it = canonical.variants.find("mm_cid"); it != canonical.variants.end()) {
       for (std::string& name : it->second) {
-        if (absl::StatusOr<mm_cid::MmCidVariant> v = mm_cid::ParseVariant(name); v.ok()) name = v->Name();
+        if (absl::StatusOr<mm_cid::MmCidVariant> v = mm_cid::ParseVariant(name); v.ok())
+          name = v->Name();
       }
     }
     ReplaySetup canonical_setup = setup_;
     canonical_setup.options = &canonical;
-    ISOLATION_ASSIGN_OR_RETURN(const RowFilter filter,
-                               RowFilter::Make(canonical_setup, "mm_cid", "mmcid_variants", registered));
+    ISOLATION_ASSIGN_OR_RETURN(
+        const RowFilter filter,
+        RowFilter::Make(canonical_setup, "mm_cid", "mmcid_variants", registered));
     const int cpus = setup_.topology->num_cpus();
     for (const mm_cid::MmCidVariant& v : variants) {
       absl::StatusOr<mm_cid::VariantTraits> traits = mm_cid::DescribeVariant(v);
@@ -130,8 +133,10 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
       row->name = v.Name();
       row->kernel = row->name == kernel_full;
       row->negative_control = negative_control;
-      absl::StatusOr<std::unique_ptr<mm_cid::MmCid>> m = mm_cid::MmCid::Create(
-          cpus, v, {.max_tasks = setup_.options->mm_cid_tasks, .max_mms = std::max(1, setup_.options->mm_cid_tasks / 4)});
+      absl::StatusOr<std::unique_ptr<mm_cid::MmCid>> m =
+          mm_cid::MmCid::Create(cpus, v,
+                                {.max_tasks = setup_.options->mm_cid_tasks,
+                                 .max_mms = std::max(1, setup_.options->mm_cid_tasks / 4)});
       if (!m.ok()) {
         row->error = std::string(m.status().message());
       } else {
@@ -171,7 +176,8 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
   void OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
     const TaskId p = Model(prev);
     const TaskId n = Model(next);
-    if (p == kIdleTask && n == kIdleTask) return;  // neither is modelled: nothing changes for a modelled mm
+    if (p == kIdleTask && n == kIdleTask)
+      return;  // neither is modelled: nothing changes for a modelled mm
     for (auto& r : rows_) {
       if (r->hooks) r->hooks->OnContextSwitch(cpu, p, n, now);
     }
@@ -200,7 +206,8 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
       ++next_mm_;
     }
     const TaskId m = next_task_++;
-    if (static_cast<size_t>(child) >= model_.size()) model_.resize(static_cast<size_t>(child) + 1, kIdleTask);
+    if (static_cast<size_t>(child) >= model_.size())
+      model_.resize(static_cast<size_t>(child) + 1, kIdleTask);
     model_[static_cast<size_t>(child)] = m;
     mm_of_model_.push_back(it->second);
     const TaskId p = Model(parent);
@@ -241,31 +248,36 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
       const int32_t cid = r->mech->TaskCid(m);
       r->figures.Note(mm, m, cid);
       r->agreement.Judge(cid == e.value, setup_.options->disagreements, [&] {
-        return absl::StrCat(DescribeEvent(e, driver), ": kernel ID ", e.value, ", model ID ", cid, " (mm ", mm,
-                            ", ", r->mech->MmUsers(r->mech->TaskMm(m)), " users)");
+        return absl::StrCat(DescribeEvent(e, driver), ": kernel ID ", e.value, ", model ID ", cid,
+                            " (mm ", mm, ", ", r->mech->MmUsers(r->mech->TaskMm(m)), " users)");
       });
     }
   }
 
-  void Report(const replay::ReadStats& stats, const ReplayDriver&, nlohmann::json& out, std::string& text,
-              int64_t& violations) override {
+  void Report(const replay::ReadStats& stats, const ReplayDriver&, nlohmann::json& out,
+              std::string& text, int64_t& violations) override {
     out["rseq_updates"] = rseq_updates_;
     out["rseq_updates_of_mms_predating_the_recording"] = not_modelled_;
     out["tasks_over_model_capacity"] = over_capacity_;
     out["kernel_variant"] = kernel_name_;
     if (!note_.empty()) out["notes"].push_back(note_);
-    absl::StrAppend(&text, "mm_cid: ", rseq_updates_, " rseq_updates, ", rseq_updates_ - not_modelled_,
+    absl::StrAppend(&text, "mm_cid: ", rseq_updates_, " rseq_updates, ",
+                    rseq_updates_ - not_modelled_,
                     " of threads whose mm the recording saw created (the others are not judged)\n");
     if (!note_.empty()) absl::StrAppend(&text, "  note: ", note_, "\n");
     std::vector<std::vector<std::string>> table;
-    auto figures_row = [&](const std::string& label, const CidFigures& f, int64_t visits, int64_t isolated_scans) {
+    auto figures_row = [&](const std::string& label, const CidFigures& f, int64_t visits,
+                           int64_t isolated_scans) {
       const int64_t threads = f.threads;
-      return std::vector<std::string>{label,
-                                      absl::StrCat(f.used.size()),
-                                      absl::StrCat(f.largest),
-                                      threads == 0 ? "-" : absl::StrFormat("%.2f", static_cast<double>(f.changes) / static_cast<double>(threads)),
-                                      visits < 0 ? "-" : absl::StrCat(visits),
-                                      isolated_scans < 0 ? "-" : absl::StrCat(isolated_scans)};
+      return std::vector<std::string>{
+          label,
+          absl::StrCat(f.used.size()),
+          absl::StrCat(f.largest),
+          threads == 0 ? "-"
+                       : absl::StrFormat(
+                             "%.2f", static_cast<double>(f.changes) / static_cast<double>(threads)),
+          visits < 0 ? "-" : absl::StrCat(visits),
+          isolated_scans < 0 ? "-" : absl::StrCat(isolated_scans)};
     };
     table.push_back(figures_row("kernel (recorded)", kernel_, -1, -1));
     out["kernel"] = {{"cids_used", kernel_.used.size()},
@@ -274,7 +286,9 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
                      {"threads", kernel_.threads}};
     nlohmann::json rows = nlohmann::json::array();
     for (auto& r : rows_) {
-      nlohmann::json j{{"variant", r->name}, {"kernel_variant", r->kernel}, {"negative_control", r->negative_control}};
+      nlohmann::json j{{"variant", r->name},
+                       {"kernel_variant", r->kernel},
+                       {"negative_control", r->negative_control}};
       if (!r->error.empty()) {
         j["error"] = r->error;
         rows.push_back(j);
@@ -291,29 +305,33 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
       j["invariant_violations"] = v;
       if (setup_.isolation_is_recorded) j["agreement"] = r->agreement.Json();
       rows.push_back(j);
-      std::vector<std::string> cells = figures_row(
-          absl::StrCat(r->name, r->kernel ? " [kernel]" : "", r->negative_control ? " (negative control)" : ""),
-          r->figures, r->hooks->TotalVisits(), r->hooks->ScansOnIsolatedCpus());
+      std::vector<std::string> cells =
+          figures_row(absl::StrCat(r->name, r->kernel ? " [kernel]" : "",
+                                   r->negative_control ? " (negative control)" : ""),
+                      r->figures, r->hooks->TotalVisits(), r->hooks->ScansOnIsolatedCpus());
       cells.push_back(setup_.isolation_is_recorded ? r->agreement.Text() : "what-if: not compared");
       table.push_back(std::move(cells));
     }
     table[0].push_back(setup_.isolation_is_recorded ? "(the reference)" : "");
     out["rows"] = rows;
-    absl::StrAppend(&text, TextTable({"variant", "cids used", "largest cid", "cid changes/thread",
-                                      "compaction visits", "scans on isolated", "agreement with the kernel"},
-                                     table));
+    absl::StrAppend(
+        &text, TextTable({"variant", "cids used", "largest cid", "cid changes/thread",
+                          "compaction visits", "scans on isolated", "agreement with the kernel"},
+                         table));
     for (auto& r : rows_) {
       if (!r->kernel || !setup_.isolation_is_recorded) continue;
       out["agreement"] = r->agreement.Json();
       absl::StrAppend(&text, "  the kernel's variant (", r->name, "): ", r->agreement.Text(), "\n");
-      for (const std::string& d : r->agreement.first_disagreements) absl::StrAppend(&text, "    ", d, "\n");
+      for (const std::string& d : r->agreement.first_disagreements)
+        absl::StrAppend(&text, "    ", d, "\n");
     }
     (void)stats;
   }
 
  private:
   TaskId Model(TaskId t) const {
-    return t >= 0 && static_cast<size_t>(t) < model_.size() ? model_[static_cast<size_t>(t)] : kIdleTask;
+    return t >= 0 && static_cast<size_t>(t) < model_.size() ? model_[static_cast<size_t>(t)]
+                                                            : kIdleTask;
   }
 
   const ReplaySetup setup_;
@@ -322,8 +340,8 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
   std::string kernel_name_;
   std::string note_;
   CidFigures kernel_;
-  std::vector<TaskId> model_;      // driver task -> model task (kIdleTask: not modelled)
-  std::vector<int> mm_of_model_;   // model task -> model mm (group)
+  std::vector<TaskId> model_;               // driver task -> model task (kIdleTask: not modelled)
+  std::vector<int> mm_of_model_;            // model task -> model mm (group)
   absl::flat_hash_map<int, int> model_mm_;  // driver mm -> model mm
   TaskId next_task_ = 0;
   int next_mm_ = 1;

@@ -93,13 +93,19 @@ class TmigrReplay final : public MechanismReplay {
 
   absl::Status Build() {
     const int version = setup_.kernel_version[0] * 100 + setup_.kernel_version[1];
-    kernel_name_ = version == 0 ? "v6.9" : version < 609 ? "" : version <= 618 ? "v6.9" : "isolation";
-    if (version == 0) note_ = "kernel version unknown: the kernel's variant is taken as v6.9-v6.18's (v6.9)";
-    if (version > 0 && version < 609) note_ = "kernels before 6.9 have no timer-migration hierarchy";
+    kernel_name_ = version == 0     ? "v6.9"
+                   : version < 609  ? ""
+                   : version <= 618 ? "v6.9"
+                                    : "isolation";
+    if (version == 0)
+      note_ = "kernel version unknown: the kernel's variant is taken as v6.9-v6.18's (v6.9)";
+    if (version > 0 && version < 609)
+      note_ = "kernels before 6.9 have no timer-migration hierarchy";
     const int n = setup_.topology->num_cpus();
     std::vector<std::string> registered;
     for (const auto* e : tmigr::ParticipationRegistry().All()) registered.push_back(e->name);
-    ISOLATION_ASSIGN_OR_RETURN(const RowFilter filter, RowFilter::Make(setup_, "tmigr", "tmigr_variants", registered));
+    ISOLATION_ASSIGN_OR_RETURN(const RowFilter filter,
+                               RowFilter::Make(setup_, "tmigr", "tmigr_variants", registered));
     for (const auto* e : tmigr::ParticipationRegistry().All()) {
       if (!filter.Wants(e->name, e->negative_control)) continue;
       auto row = std::make_unique<Row>();
@@ -117,7 +123,8 @@ class TmigrReplay final : public MechanismReplay {
         continue;
       }
       row->tm = std::move(*tm);
-      if (absl::Status s = row->tm->SetIsolation(*setup_.isolation); !s.ok()) row->error = std::string(s.message());
+      if (absl::Status s = row->tm->SetIsolation(*setup_.isolation); !s.ok())
+        row->error = std::string(s.message());
       for (int c = 0; c < n && row->error.empty(); ++c) {
         if (absl::Status s = row->tm->BringUpCpu(c); !s.ok()) row->error = std::string(s.message());
       }
@@ -142,13 +149,15 @@ class TmigrReplay final : public MechanismReplay {
   void OnRecorded(const Event& e, ReplayDriver& driver) override {
     switch (e.kind) {
       case EventKind::kTmigrGroupInactive:
-        if (held_[static_cast<size_t>(e.cpu)].size() < 64) held_[static_cast<size_t>(e.cpu)].push_back(e);
+        if (held_[static_cast<size_t>(e.cpu)].size() < 64)
+          held_[static_cast<size_t>(e.cpu)].push_back(e);
         return;
       case EventKind::kTmigrCpuIdle: {
         const Nanos next = e.wide == kKtimeMax ? kNanosMax : e.wide;
         for (auto& r : rows_) {
           if (!r->tm) continue;
-          if (!r->active[static_cast<size_t>(e.cpu2)]) r->tm->Activate(e.cpu2);  // it left idle unrecorded
+          if (!r->active[static_cast<size_t>(e.cpu2)])
+            r->tm->Activate(e.cpu2);  // it left idle unrecorded
           r->tm->Deactivate(e.cpu2, next);
           r->active[static_cast<size_t>(e.cpu2)] = false;
           r->backend.expiry[e.cpu2] = next;
@@ -161,7 +170,8 @@ class TmigrReplay final : public MechanismReplay {
       case EventKind::kTmigrCpuActive:
         for (auto& r : rows_) {
           if (!r->tm) continue;
-          if (r->active[static_cast<size_t>(e.cpu2)]) r->tm->Deactivate(e.cpu2, kNanosMax);  // it was idle at the start
+          if (r->active[static_cast<size_t>(e.cpu2)])
+            r->tm->Deactivate(e.cpu2, kNanosMax);  // it was idle at the start
           r->tm->Activate(e.cpu2);
           r->active[static_cast<size_t>(e.cpu2)] = true;
           r->backend.expiry.erase(e.cpu2);
@@ -231,17 +241,22 @@ class TmigrReplay final : public MechanismReplay {
                      {"global_timers_expired_on_another_cpu", global_remote_},
                      {"late_timers", late_timers_},
                      {"timers_whose_flags_are_unknown", flags_unknown_}};
-    absl::StrAppend(&text, "tmigr: the kernel handled remote timers ", kernel_handle_remote_, " times (",
-                    kernel_remote_cpus_, " remote CPUs, ", kernel_remote_on_isolated_, " by isolated CPUs); ",
-                    global_expired_, " global timers expired (", global_on_isolated_, " on isolated CPUs, ",
-                    global_remote_, " on another CPU than armed, ", late_timers_, " late)",
-                    flags_unknown_ > 0 ? absl::StrCat("; ", flags_unknown_, " timers of unknown flags not counted") : "",
+    absl::StrAppend(&text, "tmigr: the kernel handled remote timers ", kernel_handle_remote_,
+                    " times (", kernel_remote_cpus_, " remote CPUs, ", kernel_remote_on_isolated_,
+                    " by isolated CPUs); ", global_expired_, " global timers expired (",
+                    global_on_isolated_, " on isolated CPUs, ", global_remote_,
+                    " on another CPU than armed, ", late_timers_, " late)",
+                    flags_unknown_ > 0
+                        ? absl::StrCat("; ", flags_unknown_, " timers of unknown flags not counted")
+                        : "",
                     "\n");
     if (!note_.empty()) absl::StrAppend(&text, "  note: ", note_, "\n");
     std::vector<std::vector<std::string>> table;
     nlohmann::json rows = nlohmann::json::array();
     for (auto& r : rows_) {
-      nlohmann::json j{{"variant", r->name}, {"kernel_variant", r->kernel}, {"negative_control", r->negative_control}};
+      nlohmann::json j{{"variant", r->name},
+                       {"kernel_variant", r->kernel},
+                       {"negative_control", r->negative_control}};
       if (!r->error.empty()) {
         j["error"] = r->error;
         rows.push_back(j);
@@ -256,20 +271,24 @@ class TmigrReplay final : public MechanismReplay {
       j["invariant_violations"] = bad.size();
       if (setup_.isolation_is_recorded) j["agreement"] = r->agreement.Json();
       rows.push_back(j);
-      table.push_back({absl::StrCat(r->name, r->kernel ? " [kernel]" : "", r->negative_control ? " (negative control)" : ""),
-                       r->tm->AvailableMask().ToString(), absl::StrCat(r->backend.remote_expiries),
-                       absl::StrCat(r->backend.on_isolated), absl::StrCat(r->backend.late),
-                       setup_.isolation_is_recorded ? r->agreement.Text() : "what-if: not compared"});
+      table.push_back(
+          {absl::StrCat(r->name, r->kernel ? " [kernel]" : "",
+                        r->negative_control ? " (negative control)" : ""),
+           r->tm->AvailableMask().ToString(), absl::StrCat(r->backend.remote_expiries),
+           absl::StrCat(r->backend.on_isolated), absl::StrCat(r->backend.late),
+           setup_.isolation_is_recorded ? r->agreement.Text() : "what-if: not compared"});
     }
     out["rows"] = rows;
-    absl::StrAppend(&text, TextTable({"participation", "available CPUs", "remote expiries (model)",
-                                      "on isolated CPUs", "late", "agreement: group states and migrators"},
-                                     table));
+    absl::StrAppend(&text,
+                    TextTable({"participation", "available CPUs", "remote expiries (model)",
+                               "on isolated CPUs", "late", "agreement: group states and migrators"},
+                              table));
     for (auto& r : rows_) {
       if (!r->kernel || !setup_.isolation_is_recorded) continue;
       out["agreement"] = r->agreement.Json();
       absl::StrAppend(&text, "  the kernel's variant (", r->name, "): ", r->agreement.Text(), "\n");
-      for (const std::string& d : r->agreement.first_disagreements) absl::StrAppend(&text, "    ", d, "\n");
+      for (const std::string& d : r->agreement.first_disagreements)
+        absl::StrAppend(&text, "    ", d, "\n");
     }
   }
 
@@ -290,8 +309,10 @@ class TmigrReplay final : public MechanismReplay {
   }
 
   // The model's group on `cpu`'s path at `level`.
-  static const tmigr::GroupSnapshot* PathGroup(const tmigr::HierarchySnapshot& s, int cpu, int level) {
-    if (cpu < 0 || cpu >= s.num_cpus() || !s.cpus[static_cast<size_t>(cpu)].prepared) return nullptr;
+  static const tmigr::GroupSnapshot* PathGroup(const tmigr::HierarchySnapshot& s, int cpu,
+                                               int level) {
+    if (cpu < 0 || cpu >= s.num_cpus() || !s.cpus[static_cast<size_t>(cpu)].prepared)
+      return nullptr;
     tmigr::GroupId g = s.cpus[static_cast<size_t>(cpu)].group;
     while (g.valid() && g.level < level) g = s.group(g).parent;
     return g.valid() && g.level == level ? &s.group(g) : nullptr;
@@ -312,7 +333,8 @@ class TmigrReplay final : public MechanismReplay {
       for (int c = 0; c < s.num_cpus(); ++c) {
         const tmigr::CpuSnapshot& cs = s.cpus[static_cast<size_t>(c)];
         const bool blind = driver_->UnrecordedIdleExits(c) > 0;
-        if (c == g.cpu || (known_[static_cast<size_t>(c)] && !blind) || !(cs.group == grp->id)) continue;
+        if (c == g.cpu || (known_[static_cast<size_t>(c)] && !blind) || !(cs.group == grp->id))
+          continue;
         const bool kernel_active = (g.aux & cs.groupmask) != 0;
         if (kernel_active != r->active[static_cast<size_t>(c)]) {
           if (kernel_active) {
@@ -330,7 +352,8 @@ class TmigrReplay final : public MechanismReplay {
       if (!rows_.empty() && rows_[0]->tm) {
         const tmigr::HierarchySnapshot s = rows_[0]->tm->Snapshot();
         const tmigr::GroupSnapshot* grp = PathGroup(s, g.cpu, 0);
-        if (grp != nullptr && s.cpus[static_cast<size_t>(c)].group == grp->id) known_[static_cast<size_t>(c)] = true;
+        if (grp != nullptr && s.cpus[static_cast<size_t>(c)].group == grp->id)
+          known_[static_cast<size_t>(c)] = true;
       }
     }
     return synced;
@@ -356,13 +379,15 @@ class TmigrReplay final : public MechanismReplay {
       }
       const tmigr::HierarchySnapshot s = r->tm->Snapshot();
       const tmigr::GroupSnapshot* grp = PathGroup(s, g.cpu, g.cpu2);
-      const bool same = grp != nullptr && grp->state.active == g.aux && grp->state.migrator == g.aux2;
+      const bool same =
+          grp != nullptr && grp->state.active == g.aux && grp->state.migrator == g.aux2;
       r->agreement.Judge(same, setup_.options->disagreements, [&] {
-        return absl::StrFormat("%s: kernel lvl %d active=%02x migrator=%02x, model %s", DescribeEvent(g, driver),
-                               g.cpu2, g.aux, g.aux2,
-                               grp == nullptr ? std::string("has no such group")
-                                              : absl::StrFormat("%s active=%02x migrator=%02x", grp->Name(),
-                                                                grp->state.active, grp->state.migrator));
+        return absl::StrFormat("%s: kernel lvl %d active=%02x migrator=%02x, model %s",
+                               DescribeEvent(g, driver), g.cpu2, g.aux, g.aux2,
+                               grp == nullptr
+                                   ? std::string("has no such group")
+                                   : absl::StrFormat("%s active=%02x migrator=%02x", grp->Name(),
+                                                     grp->state.active, grp->state.migrator));
       });
     }
   }
@@ -385,15 +410,19 @@ class TmigrReplay final : public MechanismReplay {
       }
       const bool same = grp != nullptr && grp->state.migrator == mine;
       r->agreement.Judge(same, setup_.options->disagreements, [&] {
-        return absl::StrFormat("%s: the kernel's CPU %d handled remote timers at lvl %d; the model's migrator there is %s",
-                               DescribeEvent(e, driver), e.cpu, e.cpu2,
-                               grp == nullptr ? std::string("-") : absl::StrFormat("%02x (ours %02x)", grp->state.migrator, mine));
+        return absl::StrFormat(
+            "%s: the kernel's CPU %d handled remote timers at lvl %d; the model's migrator there "
+            "is %s",
+            DescribeEvent(e, driver), e.cpu, e.cpu2,
+            grp == nullptr ? std::string("-")
+                           : absl::StrFormat("%02x (ours %02x)", grp->state.migrator, mine));
       });
     }
   }
 
   void KernelTimerStart(const Event& e) {
-    if (timers_.size() > (1u << 20)) timers_.clear();  // bound: a trace that never expires its timers
+    if (timers_.size() > (1u << 20))
+      timers_.clear();  // bound: a trace that never expires its timers
     timers_[e.ptr] = {e.wide, static_cast<uint32_t>(e.value), e.aux != 0};
   }
   void KernelTimerExpire(const Event& e) {
@@ -428,7 +457,8 @@ class TmigrReplay final : public MechanismReplay {
   absl::flat_hash_map<uint64_t, KernelTimer> timers_;
   Nanos mono_offset_ = 0;
   int64_t kernel_handle_remote_ = 0, kernel_remote_cpus_ = 0, kernel_remote_on_isolated_ = 0;
-  int64_t global_expired_ = 0, global_on_isolated_ = 0, global_remote_ = 0, late_timers_ = 0, flags_unknown_ = 0;
+  int64_t global_expired_ = 0, global_on_isolated_ = 0, global_remote_ = 0, late_timers_ = 0,
+          flags_unknown_ = 0;
 };
 
 }  // namespace

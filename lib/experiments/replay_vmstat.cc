@@ -70,10 +70,12 @@ class VmstatReplay final : public MechanismReplay {
       if (!filter.Wants(e->name, e->negative_control)) continue;
       auto row = std::make_unique<Row>();
       row->name = e->name;
-      row->kernel = e->name == "A1";  // mainline since 6.5: the shepherd skips cpu_is_isolated() CPUs
+      row->kernel =
+          e->name == "A1";  // mainline since 6.5: the shepherd skips cpu_is_isolated() CPUs
       row->negative_control = e->negative_control;
       std::unique_ptr<vmstat::FoldPolicy> policy = e->factory();
-      if (policy == nullptr) return absl::InternalError(absl::StrCat("fold policy ", e->name, ": null factory"));
+      if (policy == nullptr)
+        return absl::InternalError(absl::StrCat("fold policy ", e->name, ": null factory"));
       row->traits = policy->traits();
       rows_.push_back(std::move(row));
     }
@@ -91,7 +93,8 @@ class VmstatReplay final : public MechanismReplay {
     CpuState& c = cpus_[static_cast<size_t>(e.cpu)];
     switch (e.kind) {
       case EventKind::kSwitch: {
-        // Which user task a kworker preempts (the vmstat_update that runs in it interrupts that task).
+        // Which user task a kworker preempts (the vmstat_update that runs in it interrupts that
+        // task).
         const std::string_view next = driver.Comm(driver.TaskOfPid(e.task));
         const bool kworker = next.starts_with("kworker/");
         if (kworker && !c.in_kworker) {
@@ -112,7 +115,8 @@ class VmstatReplay final : public MechanismReplay {
         }
         break;
       case EventKind::kWorkQueue:
-        if (e.value == static_cast<int32_t>(WorkFunction::kVmstatUpdate) && e.cpu2 >= 0) Queue(e, driver);
+        if (e.value == static_cast<int32_t>(WorkFunction::kVmstatUpdate) && e.cpu2 >= 0)
+          Queue(e, driver);
         break;
       case EventKind::kTickStop:
         if (e.value != 0) TickStop(c);
@@ -139,12 +143,14 @@ class VmstatReplay final : public MechanismReplay {
                      {"tick_stops_pending_unknown", tick_stops_unknown_}};
     out["kernel_variant"] = "A1";
     out["notes"].push_back(
-        "no tracepoint carries the counter updates: whether a shepherd queues work (need_update()) and what a "
+        "no tracepoint carries the counter updates: whether a shepherd queues work (need_update()) "
+        "and what a "
         "fold folds are not judged; the figures count the kernel's recorded runs and tick stops");
-    absl::StrAppend(&text, "vmstat: ", shepherd_runs_, " shepherd runs, ", runs_, " vmstat_update runs (",
-                    shepherd_queued_, " queued by the shepherd, ", preempting_runs_, " preempted a user task, ",
-                    isolated_preempting_runs_, " of them on isolated CPUs); ", tick_stops_,
-                    " tick stops (work pending at ", tick_stops_pending_, ", not pending at ", tick_stops_not_pending_,
+    absl::StrAppend(&text, "vmstat: ", shepherd_runs_, " shepherd runs, ", runs_,
+                    " vmstat_update runs (", shepherd_queued_, " queued by the shepherd, ",
+                    preempting_runs_, " preempted a user task, ", isolated_preempting_runs_,
+                    " of them on isolated CPUs); ", tick_stops_, " tick stops (work pending at ",
+                    tick_stops_pending_, ", not pending at ", tick_stops_not_pending_,
                     ", unknown at ", tick_stops_unknown_, ")\n");
     std::vector<std::vector<std::string>> table;
     nlohmann::json rows = nlohmann::json::array();
@@ -156,20 +162,24 @@ class VmstatReplay final : public MechanismReplay {
                        {"tick_stops_leaving_a_possible_residue", r->residue_tick_stops}};
       if (setup_.isolation_is_recorded) j["agreement"] = r->agreement.Json();
       rows.push_back(j);
-      table.push_back({absl::StrCat(r->name, r->kernel ? " [kernel]" : "", r->negative_control ? " (negative control)" : ""),
-                       absl::StrCat(r->isolated_interruptions), absl::StrCat(r->residue_tick_stops),
-                       setup_.isolation_is_recorded ? r->agreement.Text() : "what-if: not compared"});
+      table.push_back(
+          {absl::StrCat(r->name, r->kernel ? " [kernel]" : "",
+                        r->negative_control ? " (negative control)" : ""),
+           absl::StrCat(r->isolated_interruptions), absl::StrCat(r->residue_tick_stops),
+           setup_.isolation_is_recorded ? r->agreement.Text() : "what-if: not compared"});
     }
     out["rows"] = rows;
-    absl::StrAppend(&text, TextTable({"fold policy", "fold interruptions on isolated CPUs (recorded runs)",
-                                      "tick stops leaving a possible residue",
-                                      "agreement: shepherd-queued runs its scope admits"},
-                                     table));
+    absl::StrAppend(&text,
+                    TextTable({"fold policy", "fold interruptions on isolated CPUs (recorded runs)",
+                               "tick stops leaving a possible residue",
+                               "agreement: shepherd-queued runs its scope admits"},
+                              table));
     for (auto& r : rows_) {
       if (!r->kernel || !setup_.isolation_is_recorded) continue;
       out["agreement"] = r->agreement.Json();
       absl::StrAppend(&text, "  the kernel's variant (A1): ", r->agreement.Text(), "\n");
-      for (const std::string& d : r->agreement.first_disagreements) absl::StrAppend(&text, "    ", d, "\n");
+      for (const std::string& d : r->agreement.first_disagreements)
+        absl::StrAppend(&text, "    ", d, "\n");
     }
   }
 
@@ -182,11 +192,16 @@ class VmstatReplay final : public MechanismReplay {
   // FoldPolicyTraits::shepherd_work: may the policy's shepherd queue work on `cpu`?
   bool Admits(const Row& r, int cpu, const ReplayDriver& driver) const {
     switch (r.traits.shepherd_work) {
-      case vmstat::WorkScope::kAnyCpu: return true;
-      case vmstat::WorkScope::kNotIsolated: return !Isolated(cpu);
-      case vmstat::WorkScope::kTickRunning: return !driver.TickStopped(cpu);
-      case vmstat::WorkScope::kNotNohzFull: return !NohzFull(cpu);
-      case vmstat::WorkScope::kNoCpu: return false;
+      case vmstat::WorkScope::kAnyCpu:
+        return true;
+      case vmstat::WorkScope::kNotIsolated:
+        return !Isolated(cpu);
+      case vmstat::WorkScope::kTickRunning:
+        return !driver.TickStopped(cpu);
+      case vmstat::WorkScope::kNotNohzFull:
+        return !NohzFull(cpu);
+      case vmstat::WorkScope::kNoCpu:
+        return false;
     }
     return false;
   }
@@ -213,7 +228,8 @@ class VmstatReplay final : public MechanismReplay {
     if (!setup_.isolation_is_recorded) return;
     for (auto& r : rows_) {
       r->agreement.Judge(Admits(*r, target, driver), setup_.options->disagreements, [&] {
-        return absl::StrCat(DescribeEvent(e, driver), ": the kernel's shepherd queued vmstat_update on CPU ", target,
+        return absl::StrCat(DescribeEvent(e, driver),
+                            ": the kernel's shepherd queued vmstat_update on CPU ", target,
                             ", which this policy's shepherd never queues on");
       });
     }
@@ -238,7 +254,8 @@ class VmstatReplay final : public MechanismReplay {
   void TickStop(CpuState& c) {
     ++tick_stops_;
     for (auto& r : rows_) {
-      if (r->traits.folds_remotely) ++r->residue_tick_stops;  // no quiet fold: the shepherd's next remote fold
+      if (r->traits.folds_remotely)
+        ++r->residue_tick_stops;  // no quiet fold: the shepherd's next remote fold
     }
     if (!c.pending_known) {
       ++c.unresolved_tick_stops;  // resolved by the next queue of its work
@@ -265,7 +282,8 @@ class VmstatReplay final : public MechanismReplay {
   std::vector<std::unique_ptr<Row>> rows_;
   std::vector<CpuState> cpus_;
   int shepherd_cpu_ = -1;  // the CPU running vmstat_shepherd now, -1 if none
-  int64_t shepherd_runs_ = 0, runs_ = 0, shepherd_queued_ = 0, preempting_runs_ = 0, isolated_preempting_runs_ = 0;
+  int64_t shepherd_runs_ = 0, runs_ = 0, shepherd_queued_ = 0, preempting_runs_ = 0,
+          isolated_preempting_runs_ = 0;
   int64_t tick_stops_ = 0, tick_stops_pending_ = 0, tick_stops_not_pending_ = 0;
   int64_t tick_stops_unknown_ = 0;
 };

@@ -36,7 +36,8 @@ class ProbeBackend final : public tmigr::TimerBackend {
   explicit ProbeBackend(int ncpus) : next_global(static_cast<size_t>(ncpus), kNanosMax) {}
   void ExpireRemote(int owner, int runner, Nanos now) override {
     expired.emplace_back(owner, runner);
-    if (next_global[static_cast<size_t>(owner)] <= now) next_global[static_cast<size_t>(owner)] = kNanosMax;
+    if (next_global[static_cast<size_t>(owner)] <= now)
+      next_global[static_cast<size_t>(owner)] = kNanosMax;
   }
   void LockBases(int) override {}
   void UnlockBases(int) override {}
@@ -58,8 +59,8 @@ struct Probe {
 
 // The hierarchy of the run's machine with every CPU up and the isolation's
 // late init done, as the experiment's modelled runs boot it.
-absl::StatusOr<Probe> Boot(std::string_view hierarchy, std::string_view participation, const Topology& topology,
-                           const IsolationConfig& isolation) {
+absl::StatusOr<Probe> Boot(std::string_view hierarchy, std::string_view participation,
+                           const Topology& topology, const IsolationConfig& isolation) {
   Probe p;
   p.backend = std::make_unique<ProbeBackend>(topology.num_cpus());
   tmigr::Options o;
@@ -99,7 +100,8 @@ struct Placement {
 // with the lowest shared level in [0, max_level]; with `other_min_level` >= 0
 // only pairs for which an available CPU shares no group below that many
 // levels above the pair's.
-std::optional<Placement> FindPlacement(const HierarchySnapshot& s, const std::vector<int>& available, int max_level,
+std::optional<Placement> FindPlacement(const HierarchySnapshot& s,
+                                       const std::vector<int>& available, int max_level,
                                        int other_min_above) {
   std::vector<std::vector<GroupId>> chains;
   chains.reserve(available.size());
@@ -148,8 +150,8 @@ void ProbeGhostTimer(Probe& p, const std::vector<int>& av, int a, int b) {
   p.backend->next_global[static_cast<size_t>(b)] = kNanosMax;  // run by b itself
   if (p.tm->RequiresHandleRemote(a, 100)) p.tm->HandleRemote(a, 100);
   const Nanos rearm = p.tm->NewTimer(a, kNanosMax);
-  p.Expect(rearm == kNanosMax, absl::StrCat("S11: cpu ", a, " re-arms ", Time(rearm), " after cpu ", b,
-                                            " ran its own timer (ghost timer: want KTIME_MAX)"));
+  p.Expect(rearm == kNanosMax, absl::StrCat("S11: cpu ", a, " re-arms ", Time(rearm), " after cpu ",
+                                            b, " ran its own timer (ghost timer: want KTIME_MAX)"));
 }
 
 // S10 same expiry, other CPU (61f7fdf8fd00): `a` and `b` idle with the same
@@ -166,9 +168,10 @@ void ProbeSameExpiry(Probe& p, const std::vector<int>& av, int a, int b, int h) 
   for (const auto& [owner, runner] : p.backend->expired) owners.push_back(owner);
   const bool ran_a = std::count(owners.begin(), owners.end(), a) == 1;
   const bool ran_b = std::count(owners.begin(), owners.end(), b) == 1;
-  p.Expect(ran_a && ran_b, absl::StrCat("S10: cpu ", h, "'s remote pass at 100 must run the timers of cpus ", a,
-                                        " and ", b, " (same expiry) once each; it ran those of [",
-                                        absl::StrJoin(owners, ","), "]"));
+  p.Expect(ran_a && ran_b,
+           absl::StrCat("S10: cpu ", h, "'s remote pass at 100 must run the timers of cpus ", a,
+                        " and ", b, " (same expiry) once each; it ran those of [",
+                        absl::StrJoin(owners, ","), "]"));
 }
 
 // S14 quick check (8ca1836769d7): `a` is the only active CPU; `b`, in a
@@ -179,10 +182,12 @@ void ProbeQuickCheck(Probe& p, const std::vector<int>& av, int a, int b, int out
   p.tm->Deactivate(b, 30);
   if (outside >= 0) p.tm->Deactivate(outside, 70);
   const Nanos first = p.tm->QuickCheck(a, kNanosMax);
-  p.Expect(first == 30, absl::StrCat("S14: quick check on cpu ", a, " must see cpu ", b,
-                                     "'s expiry 30 in their group below the top; got ", Time(first)));
+  p.Expect(first == 30,
+           absl::StrCat("S14: quick check on cpu ", a, " must see cpu ", b,
+                        "'s expiry 30 in their group below the top; got ", Time(first)));
   const Nanos own = p.tm->QuickCheck(a, 20);
-  p.Expect(own == 20, absl::StrCat("S14: quick check on cpu ", a, " with its own expiry 20 first; got ", Time(own)));
+  p.Expect(own == 20, absl::StrCat("S14: quick check on cpu ", a,
+                                   " with its own expiry 20 first; got ", Time(own)));
 }
 
 // S15 single-level early return (7a96a84bfbee / 4b6f4c5a67c0): in a
@@ -192,8 +197,9 @@ void ProbeEarlyReturn(Probe& p, const std::vector<int>& av, int a, int b) {
   IdleAllBut(p, av, {a, b});
   p.tm->Deactivate(b, 40);
   const Nanos wake = p.tm->Deactivate(a, kNanosMax);
-  p.Expect(wake == 40, absl::StrCat("S15: cpu ", a, " idles last in a single-level hierarchy and must get cpu ", b,
-                                    "'s expiry 40; got ", Time(wake)));
+  p.Expect(wake == 40,
+           absl::StrCat("S15: cpu ", a, " idles last in a single-level hierarchy and must get cpu ",
+                        b, "'s expiry 40; got ", Time(wake)));
 }
 
 struct BugInfo {
@@ -219,13 +225,15 @@ const std::vector<std::string>& TmigrProbedBugs() {
 }
 
 absl::StatusOr<TmigrBugProbe> ProbeTmigrBug(std::string_view bug, std::string_view participation,
-                                            const Topology& topology, const IsolationConfig& isolation) {
+                                            const Topology& topology,
+                                            const IsolationConfig& isolation) {
   const BugInfo* info = nullptr;
   for (const BugInfo& b : kBugs) {
     if (absl::EqualsIgnoreCase(std::string(bug), b.bug)) info = &b;
   }
   if (info == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("no probe for tmigr bug '", absl::CHexEscape(std::string(bug)), "' (want ",
+    return absl::InvalidArgumentError(absl::StrCat("no probe for tmigr bug '",
+                                                   absl::CHexEscape(std::string(bug)), "' (want ",
                                                    absl::StrJoin(TmigrProbedBugs(), ", "), ")"));
   }
   TmigrBugProbe out;
@@ -243,11 +251,11 @@ absl::StatusOr<TmigrBugProbe> ProbeTmigrBug(std::string_view bug, std::string_vi
   }
   const int levels = snap.sizing.levels;
   const std::string machine =
-      absl::StrCat(topology.num_cpus(), " CPUs, ", available.size(), " available to ", out.participation, " (",
-                   levels, levels == 1 ? " level" : " levels", ")");
+      absl::StrCat(topology.num_cpus(), " CPUs, ", available.size(), " available to ",
+                   out.participation, " (", levels, levels == 1 ? " level" : " levels", ")");
   if (available.size() < 2) {
-    out.reason = absl::StrCat("needs two CPUs available to the hierarchy; this machine has ", machine,
-                              ": run with fewer isolated CPUs");
+    out.reason = absl::StrCat("needs two CPUs available to the hierarchy; this machine has ",
+                              machine, ": run with fewer isolated CPUs");
     return out;
   }
 
@@ -256,46 +264,56 @@ absl::StatusOr<TmigrBugProbe> ProbeTmigrBug(std::string_view bug, std::string_vi
   const int top = levels - 1;
   if (name == "early_return") {
     if (levels != 1) {
-      out.reason = absl::StrCat("shows only in a single-level hierarchy (at most ", tmigr::kMaxChildrenPerGroup,
-                                " CPUs on one node); this machine has ", machine,
-                                ": run with --topology=pu:8 (or fewer CPUs)");
+      out.reason =
+          absl::StrCat("shows only in a single-level hierarchy (at most ",
+                       tmigr::kMaxChildrenPerGroup, " CPUs on one node); this machine has ",
+                       machine, ": run with --topology=pu:8 (or fewer CPUs)");
       return out;
     }
     const int a = available[0], b = available[1];
-    out.placement = absl::StrCat("cpu ", b, " idles with a timer at 40, cpu ", a, " idles last; ", machine);
+    out.placement =
+        absl::StrCat("cpu ", b, " idles with a timer at 40, cpu ", a, " idles last; ", machine);
     sequence = [&available, a, b](Probe& p) { ProbeEarlyReturn(p, available, a, b); };
   } else if (name == "ghost_timer") {
     // The overtaken CPU must share its level-0 group with the one that
     // wakes (only then is it no longer that group's migrator).
     const std::optional<Placement> pl = FindPlacement(snap, available, 0, -1);
     if (!pl.has_value()) {
-      out.reason = absl::StrCat("needs two available CPUs in one level-0 group (", tmigr::kMaxChildrenPerGroup,
-                                " CPUs); this machine has ", machine, ": isolate fewer CPUs");
+      out.reason = absl::StrCat("needs two available CPUs in one level-0 group (",
+                                tmigr::kMaxChildrenPerGroup, " CPUs); this machine has ", machine,
+                                ": isolate fewer CPUs");
       return out;
     }
-    out.placement =
-        absl::StrCat("cpu ", pl->b, " idles with a timer at 100, cpu ", pl->a, " (same group) idles last; ", machine);
-    sequence = [&available, a = pl->a, b = pl->b](Probe& p) { ProbeGhostTimer(p, available, a, b); };
+    out.placement = absl::StrCat("cpu ", pl->b, " idles with a timer at 100, cpu ", pl->a,
+                                 " (same group) idles last; ", machine);
+    sequence = [&available, a = pl->a, b = pl->b](Probe& p) {
+      ProbeGhostTimer(p, available, a, b);
+    };
   } else if (name == "no_cpu_refresh") {
     // The stale CPU of a queued group event is read one level up: the
     // handler's walk must meet the pair's group event two levels above it.
     const std::optional<Placement> pl = FindPlacement(snap, available, top - 2, 2);
     if (!pl.has_value()) {
-      out.reason = absl::StrCat("needs two available CPUs sharing a group two levels below the top and a third "
-                                "available CPU outside their parent group; this machine has ",
-                                machine, ": run with more CPUs (at least ",
-                                tmigr::kMaxChildrenPerGroup * tmigr::kMaxChildrenPerGroup + 1,
-                                ") or fewer isolated ones");
+      out.reason = absl::StrCat(
+          "needs two available CPUs sharing a group two levels below the top and a third "
+          "available CPU outside their parent group; this machine has ",
+          machine, ": run with more CPUs (at least ",
+          tmigr::kMaxChildrenPerGroup * tmigr::kMaxChildrenPerGroup + 1,
+          ") or fewer isolated ones");
       return out;
     }
     out.placement = absl::StrCat("cpus ", pl->a, " and ", pl->b, " (one level-", pl->level,
-                                 " group) idle with timers at 100, cpu ", pl->other, " handles remote; ", machine);
-    sequence = [&available, pl = *pl](Probe& p) { ProbeSameExpiry(p, available, pl.a, pl.b, pl.other); };
+                                 " group) idle with timers at 100, cpu ", pl->other,
+                                 " handles remote; ", machine);
+    sequence = [&available, pl = *pl](Probe& p) {
+      ProbeSameExpiry(p, available, pl.a, pl.b, pl.other);
+    };
   } else {  // quick_check_top_only
     const std::optional<Placement> pl = FindPlacement(snap, available, top - 1, -1);
     if (!pl.has_value()) {
-      out.reason = absl::StrCat("needs two available CPUs sharing a group below the top; this machine has ", machine,
-                                ": run with more than ", tmigr::kMaxChildrenPerGroup, " CPUs or fewer isolated ones");
+      out.reason = absl::StrCat(
+          "needs two available CPUs sharing a group below the top; this machine has ", machine,
+          ": run with more than ", tmigr::kMaxChildrenPerGroup, " CPUs or fewer isolated ones");
       return out;
     }
     // Another available CPU outside their group, if any, idles with a later
@@ -308,11 +326,12 @@ absl::StatusOr<TmigrBugProbe> ProbeTmigrBug(std::string_view bug, std::string_vi
         break;
       }
     }
-    out.placement = absl::StrCat("cpu ", pl->a, " active, cpu ", pl->b, " (same level-", pl->level,
-                                 " group) idles with 30",
-                                 outside >= 0 ? absl::StrCat(", cpu ", outside, " (outside) with 70") : "", "; ",
-                                 machine);
-    sequence = [&available, pl = *pl, outside](Probe& p) { ProbeQuickCheck(p, available, pl.a, pl.b, outside); };
+    out.placement = absl::StrCat(
+        "cpu ", pl->a, " active, cpu ", pl->b, " (same level-", pl->level, " group) idles with 30",
+        outside >= 0 ? absl::StrCat(", cpu ", outside, " (outside) with 70") : "", "; ", machine);
+    sequence = [&available, pl = *pl, outside](Probe& p) {
+      ProbeQuickCheck(p, available, pl.a, pl.b, outside);
+    };
   }
   out.applicable = true;
   sequence(layout);

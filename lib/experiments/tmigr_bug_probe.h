@@ -33,8 +33,8 @@ struct TmigrBugProbe {
   // which machine would.
   bool applicable = false;
   std::string reason;
-  std::string placement;                // the CPUs used ("cpu 0 idles last, cpu 1 ...")
-  std::vector<std::string> violations;  // of the bug's hierarchy (empty: not caught)
+  std::string placement;                         // the CPUs used ("cpu 0 idles last, cpu 1 ...")
+  std::vector<std::string> violations;           // of the bug's hierarchy (empty: not caught)
   std::vector<std::string> mainline_violations;  // the same sequence on "mainline" (must be empty)
 };
 
@@ -47,7 +47,8 @@ const std::vector<std::string>& TmigrProbedBugs();
 // and `isolation` applied (SetIsolation + InitIsolation), every CPU brought
 // up.  Errors: an unknown bug or participation; the hierarchy's own errors.
 absl::StatusOr<TmigrBugProbe> ProbeTmigrBug(std::string_view bug, std::string_view participation,
-                                            const Topology& topology, const IsolationConfig& isolation);
+                                            const Topology& topology,
+                                            const IsolationConfig& isolation);
 
 }  // namespace isolation::experiments
 

@@ -54,10 +54,10 @@ using tmigr::OslatWorkloadConfig;
 using tmigr::OslatWorkloadResult;
 
 struct RealOutcome {
-  std::string variant;  // registered participation
+  std::string variant;                             // registered participation
   std::vector<std::pair<int, NoiseResult>> noise;  // per isolated model CPU
-  Nanos max_gap_ns = 0;  // the longest gap on any isolated CPU
-  int worst_cpu = -1;    // the isolated CPU that saw it
+  Nanos max_gap_ns = 0;                            // the longest gap on any isolated CPU
+  int worst_cpu = -1;                              // the isolated CPU that saw it
   int64_t callbacks_on_isolated = 0;
   int64_t remote_on_isolated = 0;
   bool oversubscribed = false;
@@ -68,8 +68,9 @@ struct RealOutcome {
 // runs a delayed-work analogue (nohz idle), each isolated CPU a busy noise
 // meter (tick on, or stopped with nohz_full).  On a 2-CPU host: CPU 0
 // housekeeping, CPU 1 isolated.
-RealOutcome RunReal(const RealThreadModel& model, const std::string& variant, Nanos duration, Nanos callback_cost,
-                    uint64_t seed, TraceFile* trace, const NoiseHistogramOptions& hist) {
+RealOutcome RunReal(const RealThreadModel& model, const std::string& variant, Nanos duration,
+                    Nanos callback_cost, uint64_t seed, TraceFile* trace,
+                    const NoiseHistogramOptions& hist) {
   RealOutcome out;
   out.variant = variant;
   auto fail = [&](const absl::Status& s) {
@@ -85,14 +86,15 @@ RealOutcome RunReal(const RealThreadModel& model, const std::string& variant, Na
   ro.hz = 1000;
   ro.seed = seed;
   auto run = StartTraceRun(trace,
-                           absl::StrCat("tmigr ", variant, ": real threads (", n, " CPUs, isolated ",
-                                        model.isolated.ToString(), ")"),
+                           absl::StrCat("tmigr ", variant, ": real threads (", n,
+                                        " CPUs, isolated ", model.isolated.ToString(), ")"),
                            topo, iso);
   if (!run.ok()) return fail(run.status());
   auto driver = RealThreadDriver::Create(topo, iso, ro);
   if (!driver.ok()) return fail(driver.status());
   if (*run != nullptr) (*run)->Attach(**driver);
-  auto ts = tmigr::TimerSystem::Create(topo, o, tmigr::TimerSystem::Config{(*driver)->tick_period()});
+  auto ts =
+      tmigr::TimerSystem::Create(topo, o, tmigr::TimerSystem::Config{(*driver)->tick_period()});
   if (!ts.ok()) return fail(ts.status());
   if (absl::Status s = (*ts)->tmigr().SetIsolation(iso); !s.ok()) return fail(s);
   if (absl::Status s = (*ts)->BootAll(); !s.ok()) return fail(s);
@@ -106,7 +108,8 @@ RealOutcome RunReal(const RealThreadModel& model, const std::string& variant, Na
     t.affinity = CpuMask::Of(n, cpu);
     if (model.isolated.Test(cpu)) {
       // Isolated and busy: without nohz_full its tick runs.
-      (*driver)->SetTickMode(cpu, iso.nohz_full().TestInRange(cpu) ? TickMode::kNohzFull : TickMode::kPeriodic);
+      (*driver)->SetTickMode(
+          cpu, iso.nohz_full().TestInRange(cpu) ? TickMode::kNohzFull : TickMode::kPeriodic);
       meters.push_back(std::make_unique<NoiseMeter>(hist));
       t.name = absl::StrCat("oslat/", cpu);
       t.body = meters.back()->MakeTaskBody(duration);
@@ -146,13 +149,14 @@ absl::StatusOr<std::string> HierarchyOfBugs(const std::vector<std::string>& name
   for (const std::string& part : names) {
     auto entry = tmigr::HierarchyRegistry().Find(part);
     if (!entry.ok() || !(*entry)->negative_control) {
-      return absl::InvalidArgumentError(absl::StrCat("--tmigr_bugs: unknown bug '", absl::CHexEscape(part),
-                                                     "' (want one of ", absl::StrJoin(controls, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("--tmigr_bugs: unknown bug '",
+                                                     absl::CHexEscape(part), "' (want one of ",
+                                                     absl::StrJoin(controls, ", "), ")"));
     }
   }
   if (names.size() > 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tmigr_bugs: one negative control at a time, got ", absl::StrJoin(names, ", ")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tmigr_bugs: one negative control at a time, got ", absl::StrJoin(names, ", ")));
   }
   if (names.empty()) return std::string("mainline");
   return (*tmigr::HierarchyRegistry().Find(names[0]))->name;
@@ -162,8 +166,8 @@ std::string Us(Nanos ns) { return absl::StrFormat("%.1f us", static_cast<double>
 
 class TmigrExperiment {
  public:
-  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options, const TmigrExperimentOptions& opts,
-                                       Progress& progress) {
+  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options,
+                                       const TmigrExperimentOptions& opts, Progress& progress) {
     // Registered participations, a user's too (registered.h).
     std::vector<std::string> variants;
     for (const std::string& part : opts.variants) {
@@ -173,19 +177,23 @@ class TmigrExperiment {
     if (variants.empty()) return absl::InvalidArgumentError("--tmigr_variants: empty list");
     int64_t duration_ms = opts.duration_ms;
     if (duration_ms <= 0 || duration_ms > 3'600'000) {
-      return absl::InvalidArgumentError(absl::StrCat("--tmigr_duration_ms=", duration_ms, ": want 1..3600000"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tmigr_duration_ms=", duration_ms, ": want 1..3600000"));
     }
     const int64_t hk_period_us = opts.hk_period_us;
     if (hk_period_us <= 100 || hk_period_us > 1'000'000) {
-      return absl::InvalidArgumentError(absl::StrCat("--tmigr_hk_period_us=", hk_period_us, ": want 101..1000000"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tmigr_hk_period_us=", hk_period_us, ": want 101..1000000"));
     }
     const int64_t cost_us = opts.callback_cost_us;
     if (cost_us < 0 || cost_us > 100'000) {
-      return absl::InvalidArgumentError(absl::StrCat("--tmigr_callback_cost_us=", cost_us, ": want 0..100000"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tmigr_callback_cost_us=", cost_us, ": want 0..100000"));
     }
     int64_t real_ms = opts.real_ms;
     if (real_ms < 0 || real_ms > 600'000) {
-      return absl::InvalidArgumentError(absl::StrCat("--tmigr_real_ms=", real_ms, ": want 0..600000"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tmigr_real_ms=", real_ms, ": want 0..600000"));
     }
     ISOLATION_ASSIGN_OR_RETURN(const std::string hierarchy, HierarchyOfBugs(opts.bugs));
     const std::string bugs_text = absl::StrJoin(opts.bugs, ",");
@@ -206,14 +214,15 @@ class TmigrExperiment {
       bool shown = false;
       for (const std::string& variant : variants) {
         ISOLATION_ASSIGN_OR_RETURN(TmigrBugProbe probe, ProbeTmigrBug(bug, variant, topo, iso));
-        if (!probe.applicable) reasons.push_back(absl::StrCat("with ", probe.participation, " it ", probe.reason));
+        if (!probe.applicable)
+          reasons.push_back(absl::StrCat("with ", probe.participation, " it ", probe.reason));
         shown = shown || probe.applicable;
         probes.push_back(std::move(probe));
       }
       if (!shown) {
-        return absl::InvalidArgumentError(absl::StrCat("--tmigr_bugs=", bug, " (", probes.back().scenario,
-                                                       ") cannot be shown on this machine: ",
-                                                       absl::StrJoin(reasons, "; ")));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--tmigr_bugs=", bug, " (", probes.back().scenario,
+                         ") cannot be shown on this machine: ", absl::StrJoin(reasons, "; ")));
       }
     }
     // The real-thread machine, sized to the host (an oversubscribed one is
@@ -249,12 +258,14 @@ class TmigrExperiment {
     j["variants"] = nlohmann::json::array();
     j["details"] = nlohmann::json::array();
     std::string& text = report.text;
-    absl::StrAppend(&text, "tmigr: ", topo.Summary(), ", isolcpus=", iso.isolcpus_domain().ToString(),
-                    ", ", duration_ms, " ms modelled", options.quick ? " (quick)" : "",
-                    bugs_text.empty() ? "" : absl::StrCat(" (negative control: --tmigr_bugs=", bugs_text, ")"),
-                    "\n");
-    absl::StrAppend(&text, absl::StrFormat("%-10s %12s %12s %8s %14s %10s  %s\n", "variant", "timers", "on_isolated",
-                                           "lost", "max_late", "violations", "pullers (cpu:remote expiries)"));
+    absl::StrAppend(
+        &text, "tmigr: ", topo.Summary(), ", isolcpus=", iso.isolcpus_domain().ToString(), ", ",
+        duration_ms, " ms modelled", options.quick ? " (quick)" : "",
+        bugs_text.empty() ? "" : absl::StrCat(" (negative control: --tmigr_bugs=", bugs_text, ")"),
+        "\n");
+    absl::StrAppend(&text, absl::StrFormat("%-10s %12s %12s %8s %14s %10s  %s\n", "variant",
+                                           "timers", "on_isolated", "lost", "max_late",
+                                           "violations", "pullers (cpu:remote expiries)"));
     std::vector<OslatWorkloadResult> results;
     std::vector<std::string> result_names;  // results[i]'s participation
     for (size_t i = 0; i < variants.size(); ++i) {
@@ -271,8 +282,9 @@ class TmigrExperiment {
                         topo, iso));
       cfg.tracer = run.get();
       // The workload runs on a zero-cost simulator at HZ 1000 (its jiffy).
-      ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim,
-                                 Simulator::Create(topo, iso, ZeroCostSimOptions(1000, options.seed)));
+      ISOLATION_ASSIGN_OR_RETURN(
+          std::unique_ptr<Simulator> sim,
+          Simulator::Create(topo, iso, ZeroCostSimOptions(1000, options.seed)));
       ISOLATION_ASSIGN_OR_RETURN(OslatWorkloadResult r, tmigr::RunOslatWorkload(*sim, o, cfg));
       if (run != nullptr) run->Finish(cfg.duration);
       nlohmann::json v;
@@ -307,18 +319,20 @@ class TmigrExperiment {
       d["ghost_timers"] = r.ghost_timers;
       j["details"].push_back(d);
       report.invariant_violations += r.invariant_violations + r.timers_lost;
-      absl::StrAppend(&text, absl::StrFormat("%-10s %12d %12d %8d %14s %10d  %s\n", variants[i],
-                                             r.timers_total, r.timers_on_isolated, r.timers_lost,
-                                             Us(r.max_lateness_ns), r.invariant_violations,
-                                             absl::StrJoin(puller_text, " ")));
-      for (const std::string& line : r.first_violations) absl::StrAppend(&text, "  violation: ", line, "\n");
+      absl::StrAppend(
+          &text, absl::StrFormat("%-10s %12d %12d %8d %14s %10d  %s\n", variants[i], r.timers_total,
+                                 r.timers_on_isolated, r.timers_lost, Us(r.max_lateness_ns),
+                                 r.invariant_violations, absl::StrJoin(puller_text, " ")));
+      for (const std::string& line : r.first_violations)
+        absl::StrAppend(&text, "  violation: ", line, "\n");
       results.push_back(std::move(r));
       result_names.push_back(variants[i]);
     }
 
     // The probes' verdicts.
     if (!probes.empty()) {
-      absl::StrAppend(&text, "\nnegative-control probes (directed, on this machine's hierarchy):\n");
+      absl::StrAppend(&text,
+                      "\nnegative-control probes (directed, on this machine's hierarchy):\n");
       nlohmann::json jp = nlohmann::json::array();
       for (const TmigrBugProbe& p : probes) {
         nlohmann::json e;
@@ -331,25 +345,29 @@ class TmigrExperiment {
         e["violations"] = p.violations;
         e["mainline_violations"] = p.mainline_violations;
         jp.push_back(e);
-        report.invariant_violations += static_cast<int64_t>(p.violations.size() + p.mainline_violations.size());
+        report.invariant_violations +=
+            static_cast<int64_t>(p.violations.size() + p.mainline_violations.size());
         // A probe whose placement should show the bug and does not is itself
         // a failure: a negative control never passes as a clean run.
         if (p.applicable && p.violations.empty()) ++report.invariant_violations;
         if (!p.applicable) {
-          absl::StrAppend(&text, absl::StrFormat("  %-20s %-10s %s: cannot be shown here: it %s\n", p.bug,
-                                                 p.participation, p.scenario, p.reason));
+          absl::StrAppend(&text, absl::StrFormat("  %-20s %-10s %s: cannot be shown here: it %s\n",
+                                                 p.bug, p.participation, p.scenario, p.reason));
           continue;
         }
-        absl::StrAppend(&text, absl::StrFormat("  %-20s %-10s %s: %s (mainline: %s)\n", p.bug, p.participation,
-                                               p.scenario,
-                                               p.violations.empty() ? "NOT caught"
-                                                                    : absl::StrCat(p.violations.size(), " violation(s)"),
-                                               p.mainline_violations.empty()
-                                                   ? "clean"
-                                                   : absl::StrCat(p.mainline_violations.size(), " violation(s)")));
+        absl::StrAppend(
+            &text, absl::StrFormat(
+                       "  %-20s %-10s %s: %s (mainline: %s)\n", p.bug, p.participation, p.scenario,
+                       p.violations.empty() ? "NOT caught"
+                                            : absl::StrCat(p.violations.size(), " violation(s)"),
+                       p.mainline_violations.empty()
+                           ? "clean"
+                           : absl::StrCat(p.mainline_violations.size(), " violation(s)")));
         absl::StrAppend(&text, "    ", p.placement, "\n");
-        for (const std::string& v : p.violations) absl::StrAppend(&text, "    violation: ", v, "\n");
-        for (const std::string& v : p.mainline_violations) absl::StrAppend(&text, "    mainline violation: ", v, "\n");
+        for (const std::string& v : p.violations)
+          absl::StrAppend(&text, "    violation: ", v, "\n");
+        for (const std::string& v : p.mainline_violations)
+          absl::StrAppend(&text, "    mainline violation: ", v, "\n");
       }
       j["bug_probes"] = jp;
     }
@@ -358,8 +376,10 @@ class TmigrExperiment {
     std::vector<RealOutcome> real;
     nlohmann::json jr;
     jr["label"] = "indicative only: real threads on this host, host-sized model (see model)";
-    jr["model"] = "housekeeping CPUs: nohz idle, global timer every 4 ms; isolated CPUs: busy noise meter (tick on "
-                  "unless nohz_full)";
+    jr["model"] =
+        "housekeeping CPUs: nohz idle, global timer every 4 ms; isolated CPUs: busy noise meter "
+        "(tick on "
+        "unless nohz_full)";
     jr["duration_ns"] = real_ms * kNsPerMs;
     jr["variants"] = nlohmann::json::array();
     if (real_model.has_value()) {
@@ -369,9 +389,9 @@ class TmigrExperiment {
       j["real_thread_model"] = m.Json();
       absl::StrAppend(&text, "\n", m.label, "\n");
       if (m.isolated.Empty()) {
-        report.warnings.push_back({"real threads",
-                                   absl::StrCat("skipped: the real-thread model (", m.cpus(),
-                                                " CPUs) has no isolated CPU to measure")});
+        report.warnings.push_back(
+            {"real threads", absl::StrCat("skipped: the real-thread model (", m.cpus(),
+                                          " CPUs) has no isolated CPU to measure")});
       } else {
         if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(variants.size()));
         absl::StrAppend(&text, "noise meter on isolated model CPU(s) ", m.isolated.ToString(),
@@ -380,8 +400,8 @@ class TmigrExperiment {
       for (size_t i = 0; i < variants.size() && !m.isolated.Empty(); ++i) {
         progress.Update(absl::StrCat("real threads ", variants[i]),
                         0.6 + 0.4 * static_cast<double>(i) / static_cast<double>(variants.size()));
-        RealOutcome r = RunReal(m, variants[i], real_ms * kNsPerMs, cost_us * kNsPerUs, options.seed, options.trace,
-                                options.hist.shape);
+        RealOutcome r = RunReal(m, variants[i], real_ms * kNsPerMs, cost_us * kNsPerUs,
+                                options.seed, options.trace, options.hist.shape);
         nlohmann::json v;
         v["variant"] = r.variant;
         v["max_gap_ns"] = r.max_gap_ns;
@@ -392,15 +412,17 @@ class TmigrExperiment {
         v["oversubscribed"] = r.oversubscribed;
         if (!r.error.empty()) v["error"] = r.error;
         jr["variants"].push_back(v);
-        absl::StrAppend(&text, absl::StrFormat("  %s%-10s max gap %s (cpu %d), timers run on isolated CPUs %d "
-                                               "(pulled %d)%s\n",
-                                               m.row_prefix(), r.variant, Us(r.max_gap_ns), r.worst_cpu,
-                                               r.callbacks_on_isolated, r.remote_on_isolated,
-                                               r.error.empty() ? "" : absl::StrCat("  error: ", r.error)));
+        absl::StrAppend(
+            &text, absl::StrFormat("  %s%-10s max gap %s (cpu %d), timers run on isolated CPUs %d "
+                                   "(pulled %d)%s\n",
+                                   m.row_prefix(), r.variant, Us(r.max_gap_ns), r.worst_cpu,
+                                   r.callbacks_on_isolated, r.remote_on_isolated,
+                                   r.error.empty() ? "" : absl::StrCat("  error: ", r.error)));
         if (options.hist.print && r.error.empty()) {
           RtlaHistogramFormat f;
           f.no_zero_lines = options.hist.no_zero_lines;
-          f.comment.push_back(absl::StrCat("isolab tmigr ", r.variant, ": noise-meter gaps on isolated model CPU(s) ",
+          f.comment.push_back(absl::StrCat("isolab tmigr ", r.variant,
+                                           ": noise-meter gaps on isolated model CPU(s) ",
                                            m.isolated.ToString(), ", ", m.label, " (indicative)"));
           ISOLATION_ASSIGN_OR_RETURN(std::string table, FormatRtlaHistogram(r.noise, f));
           absl::StrAppend(&text, "\n", table, "\n");
@@ -422,13 +444,14 @@ class TmigrExperiment {
     ReproduceRow row;
     row.experiment = "tmigr";
     row.figure = "oslat max latency on isolated CPUs (worst CPU)";
-    row.kernel_reported = "1203 us -> 10 us (128 CPUs, isolcpus=1-31,33-63,65-95,97-127, oslat 62 s; [V15] cover)";
-    row.measured = absl::StrCat("timers run on isolated CPUs (modelled, ", duration_ms, " ms): ",
-                                absl::StrJoin(modelled, ", "));
+    row.kernel_reported =
+        "1203 us -> 10 us (128 CPUs, isolcpus=1-31,33-63,65-95,97-127, oslat 62 s; [V15] cover)";
+    row.measured = absl::StrCat("timers run on isolated CPUs (modelled, ", duration_ms,
+                                " ms): ", absl::StrJoin(modelled, ", "));
     if (!noise.empty()) {
       absl::StrAppend(&row.measured, "; ", real_model->row_prefix(),
-                      "noise-meter longest gap on an isolated CPU (indicative only; ", real_model->label, "): ",
-                      absl::StrJoin(noise, ", "));
+                      "noise-meter longest gap on an isolated CPU (indicative only; ",
+                      real_model->label, "): ", absl::StrJoin(noise, ", "));
     }
     report.rows.push_back(row);
     return report;
@@ -437,7 +460,8 @@ class TmigrExperiment {
 
 }  // namespace
 
-absl::StatusOr<RunCost> EstimateTmigrExperiment(const CommonOptions& common, const TmigrExperimentOptions& options) {
+absl::StatusOr<RunCost> EstimateTmigrExperiment(const CommonOptions& common,
+                                                const TmigrExperimentOptions& options) {
   ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
   const double p = topo.num_cpus();
   const double variants = std::max<double>(1, static_cast<double>(options.variants.size()));
@@ -449,17 +473,21 @@ absl::StatusOr<RunCost> EstimateTmigrExperiment(const CommonOptions& common, con
   }
   // The oslat workload on the hierarchy: ~0.25 us per CPU and modelled ms
   // (reference host); the hierarchy and its timers ~16 KB per CPU.
-  RunCost total{variants * duration_ms * p * 0.25e-6, p * 16e3 + 8e6,
-                absl::StrCat("modelled: ", variants, " variants x ", duration_ms, " ms x ", p, " CPUs")};
+  RunCost total{
+      variants * duration_ms * p * 0.25e-6, p * 16e3 + 8e6,
+      absl::StrCat("modelled: ", variants, " variants x ", duration_ms, " ms x ", p, " CPUs")};
   if (real_ms > 0) {
-    AddCost(total, RealThreadRunCost(common, RealModelCpus(common, topo), real_ms, static_cast<int>(variants)));
+    AddCost(total, RealThreadRunCost(common, RealModelCpus(common, topo), real_ms,
+                                     static_cast<int>(variants)));
   }
   return total;
 }
 
-absl::StatusOr<ExperimentReport> RunTmigrExperiment(const CommonOptions& common, const TmigrExperimentOptions& options,
+absl::StatusOr<ExperimentReport> RunTmigrExperiment(const CommonOptions& common,
+                                                    const TmigrExperimentOptions& options,
                                                     Progress& progress) {
-  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, TmigrExperiment().Run(common, options, progress));
+  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report,
+                             TmigrExperiment().Run(common, options, progress));
   FinishReport(ConfigurationWarnings(common), report);
   return report;
 }

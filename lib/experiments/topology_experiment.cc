@@ -20,9 +20,9 @@ namespace isolation::experiments {
 namespace {
 
 constexpr HousekeepingType kAllTypes[] = {
-    HousekeepingType::kDomain, HousekeepingType::kTick,    HousekeepingType::kTimer,
-    HousekeepingType::kRcu,    HousekeepingType::kMisc,    HousekeepingType::kWq,
-    HousekeepingType::kKthread, HousekeepingType::kSched,  HousekeepingType::kManagedIrq,
+    HousekeepingType::kDomain,  HousekeepingType::kTick,  HousekeepingType::kTimer,
+    HousekeepingType::kRcu,     HousekeepingType::kMisc,  HousekeepingType::kWq,
+    HousekeepingType::kKthread, HousekeepingType::kSched, HousekeepingType::kManagedIrq,
 };
 
 CpuMask IsolatedCpus(const IsolationConfig& config) {
@@ -35,7 +35,8 @@ CpuMask IsolatedCpus(const IsolationConfig& config) {
 
 }  // namespace
 
-absl::StatusOr<ExperimentReport> RunTopologyExperiment(const CommonOptions& common, Progress& progress) {
+absl::StatusOr<ExperimentReport> RunTopologyExperiment(const CommonOptions& common,
+                                                       Progress& progress) {
   progress.Update("loading topology", 0.0);
   ISOLATION_ASSIGN_OR_RETURN(Topology topology, LoadTopology(common));
   ISOLATION_ASSIGN_OR_RETURN(IsolationConfig config, LoadIsolation(common, topology));
@@ -102,8 +103,8 @@ absl::StatusOr<ExperimentReport> RunTopologyExperiment(const CommonOptions& comm
   report.rows.push_back(
       {"topology", "model machine and isolation",
        "128 cores, isolcpus=1-31,33-63,65-95,97-127: 4 housekeeping, 124 isolated (seeds)",
-       absl::StrFormat("%d cpus in %d llcs; housekeeping domain %s; %d isolated", topology.num_cpus(),
-                       topology.num_llcs(),
+       absl::StrFormat("%d cpus in %d llcs; housekeeping domain %s; %d isolated",
+                       topology.num_cpus(), topology.num_llcs(),
                        config.housekeeping(HousekeepingType::kDomain).ToString(),
                        isolated.Weight())});
   FinishReport(config.warnings(), report);

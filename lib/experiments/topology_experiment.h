@@ -12,7 +12,8 @@
 namespace isolation::experiments {
 
 // Errors: the model machine's (a bad --topology, --isolcpus, --nohz_full).
-absl::StatusOr<ExperimentReport> RunTopologyExperiment(const CommonOptions& common, Progress& progress);
+absl::StatusOr<ExperimentReport> RunTopologyExperiment(const CommonOptions& common,
+                                                       Progress& progress);
 
 }  // namespace isolation::experiments
 

@@ -40,13 +40,15 @@ std::string VariantsText(const std::vector<VariantInfo>& variants) {
     w_axis = std::max(w_axis, v.axis.size());
     w_name = std::max(w_name, v.name.size());
   }
-  std::string text = absl::StrCat(Pad("mechanism", w_mech), "  ", Pad("axis", w_axis), "  ", Pad("name", w_name),
-                                  "  ", Pad("", w_control), "  origin   default  description\n");
+  std::string text =
+      absl::StrCat(Pad("mechanism", w_mech), "  ", Pad("axis", w_axis), "  ", Pad("name", w_name),
+                   "  ", Pad("", w_control), "  origin   default  description\n");
   for (const VariantInfo& v : variants) {
-    absl::StrAppend(&text, Pad(v.mechanism, w_mech), "  ", Pad(v.axis, w_axis), "  ", Pad(v.name, w_name), "  ",
+    absl::StrAppend(&text, Pad(v.mechanism, w_mech), "  ", Pad(v.axis, w_axis), "  ",
+                    Pad(v.name, w_name), "  ",
                     Pad(v.negative_control ? kNegativeControl : "", w_control), "  ",
-                    Pad(std::string(VariantOriginName(v.origin)), 7), "  ", Pad(v.default_row ? "yes" : "", 7), "  ",
-                    v.description, "\n");
+                    Pad(std::string(VariantOriginName(v.origin)), 7), "  ",
+                    Pad(v.default_row ? "yes" : "", 7), "  ", v.description, "\n");
   }
   absl::StrAppend(&text, "\n", variants.size(), " variants\n");
   return text;

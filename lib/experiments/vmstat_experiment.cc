@@ -57,10 +57,10 @@ namespace {
 using vmstat::FoldPolicyTraits;
 using vmstat::ReturnToUserScope;
 using vmstat::StatKind;
-using vmstat::WorkScope;
 using vmstat::Vmstat;
 using vmstat::VmstatConfig;
 using vmstat::VmstatHooks;
+using vmstat::WorkScope;
 using vmstat::ZoneSpec;
 
 constexpr int64_t kGiB = 262144;  // 4 KiB pages
@@ -69,8 +69,8 @@ struct SimOutcome {
   int64_t isolated_interruptions = 0;  // vmstat_update runs on isolated CPUs (whole run)
   int64_t spin_interruptions = 0;      // ... during the RT spin phase
   int64_t residue_max = 0;
-  int64_t lost_updates = 0;            // |I1 discrepancy| at the end (lost or double-counted)
-  Nanos max_stall_ns = 0;              // modelled, isolated CPUs
+  int64_t lost_updates = 0;  // |I1 discrepancy| at the end (lost or double-counted)
+  Nanos max_stall_ns = 0;    // modelled, isolated CPUs
   int64_t return_to_user_folds = 0;
   int64_t remote_folds = 0;
   int64_t shepherd_runs = 0;
@@ -90,9 +90,9 @@ struct HostOutcome {
 
 // One fold policy of --vmstat_strategies, resolved through the registry.
 struct Policy {
-  std::string name;          // registered
-  FoldPolicyTraits traits;   // what the checks read
-  bool ours = false;         // the library's own design, not a kernel proposal ("OURS" in its description)
+  std::string name;         // registered
+  FoldPolicyTraits traits;  // what the checks read
+  bool ours = false;  // the library's own design, not a kernel proposal ("OURS" in its description)
 };
 
 // The seeds' reference rows: the overhead column is relative to A1 (the
@@ -102,7 +102,8 @@ constexpr char kOverheadBaseline[] = "A1";
 constexpr char kSeedVanilla[] = "A0";
 constexpr char kSeedPatch[] = "B";
 
-VmstatConfig ModelConfig(const Policy& s, const Topology& topo, const IsolationConfig& iso, Nanos period) {
+VmstatConfig ModelConfig(const Policy& s, const Topology& topo, const IsolationConfig& iso,
+                         Nanos period) {
   VmstatConfig c;
   c.fold_policy = s.name;
   c.num_cpus = topo.num_cpus();
@@ -110,7 +111,8 @@ VmstatConfig ModelConfig(const Policy& s, const Topology& topo, const IsolationC
   c.zones.clear();
   c.zones.push_back(ZoneSpec{"DMA32", 0, 4 * kGiB - 4096, 4096, 5120, 6144});
   for (int n = 0; n < c.num_nodes; ++n) {
-    c.zones.push_back(ZoneSpec{absl::StrCat("Normal", n), n, 64 * kGiB / c.num_nodes, 16384, 20480, 24576});
+    c.zones.push_back(
+        ZoneSpec{absl::StrCat("Normal", n), n, 64 * kGiB / c.num_nodes, 16384, 20480, 24576});
   }
   c.stat_interval = period;
   c.isolated = CpuMask(c.num_cpus);
@@ -122,15 +124,18 @@ VmstatConfig ModelConfig(const Policy& s, const Topology& topo, const IsolationC
 }
 
 // The simulated run: exact interference counts and residues.
-absl::StatusOr<SimOutcome> RunSimulated(const Policy& s, const Topology& topo, const IsolationConfig& iso,
-                                        Nanos period, int syscalls, Nanos spin, uint64_t seed, TraceFile* trace) {
-  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Vmstat> vm, Vmstat::Create(ModelConfig(s, topo, iso, period)));
+absl::StatusOr<SimOutcome> RunSimulated(const Policy& s, const Topology& topo,
+                                        const IsolationConfig& iso, Nanos period, int syscalls,
+                                        Nanos spin, uint64_t seed, TraceFile* trace) {
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Vmstat> vm,
+                             Vmstat::Create(ModelConfig(s, topo, iso, period)));
   VmstatHooks hooks(*vm);
   SimOptions opt;
   opt.seed = seed;
   ISOLATION_ASSIGN_OR_RETURN(
       std::unique_ptr<TraceRun> run,
-      StartTraceRun(trace, absl::StrCat("vmstat ", s.name, ": simulated, P = ", period / kNsPerMs, " ms"),
+      StartTraceRun(trace,
+                    absl::StrCat("vmstat ", s.name, ": simulated, P = ", period / kNsPerMs, " ms"),
                     topo, iso));
   ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, opt));
   if (run != nullptr) run->Attach(*sim);
@@ -172,19 +177,21 @@ absl::StatusOr<SimOutcome> RunSimulated(const Policy& s, const Topology& topo, c
         if (i < syscalls) {
           // mlock (+1 page) / munlock (-1 page) on NR_MLOCK: ~8461 cycles
           // at ~3 GHz, modelled as 2.8 us of kernel time.
-          ctx.Syscall([&, i, zone](CpuContext& k) {
-            apply(k.cpu(), StatKind::kZone, zone, vmstat::kZoneMlock, i % 2 == 0 ? 1 : -1);
-          },
-                      2800);
+          ctx.Syscall(
+              [&, i, zone](CpuContext& k) {
+                apply(k.cpu(), StatKind::kZone, zone, vmstat::kZoneMlock, i % 2 == 0 ? 1 : -1);
+              },
+              2800);
           return Step::Run(1 * kNsPerUs);
         }
         if (i == syscalls) {
           // RT start-up: one mlock-like update (below every threshold), then spin.
-          ctx.Syscall([&, zone](CpuContext& k) {
-            apply(k.cpu(), StatKind::kZone, zone, vmstat::kZoneMlock, 16);
-            apply(k.cpu(), StatKind::kNode, topo.node_of(k.cpu()) % vm->num_nodes(), 1, 16);
-          },
-                      2800);
+          ctx.Syscall(
+              [&, zone](CpuContext& k) {
+                apply(k.cpu(), StatKind::kZone, zone, vmstat::kZoneMlock, 16);
+                apply(k.cpu(), StatKind::kNode, topo.node_of(k.cpu()) % vm->num_nodes(), 1, 16);
+              },
+              2800);
           per[static_cast<size_t>(cpu)].work_at_spin = vm->Counters(cpu).work_runs;
           return Step::Run(spin);
         }
@@ -215,7 +222,8 @@ absl::StatusOr<SimOutcome> RunSimulated(const Policy& s, const Topology& topo, c
     if (p.residue >= 0) {
       ++out.spins_finished;
       out.residue_max = std::max(out.residue_max, p.residue);
-      if (vm->IsNohzFull(cpu)) out.nohz_isolated_residue_max = std::max(out.nohz_isolated_residue_max, p.residue);
+      if (vm->IsNohzFull(cpu))
+        out.nohz_isolated_residue_max = std::max(out.nohz_isolated_residue_max, p.residue);
       out.spin_interruptions += p.spin_work;
     }
     out.max_stall_ns = std::max(out.max_stall_ns, sim->Stats(cpu).max_stall_ns);
@@ -298,14 +306,16 @@ void PinToHostCpu(int host_cpu) {
 // The host-sized model's roles (real_model.h): the measuring thread is the
 // first isolated model CPU, the shepherd thread the first housekeeping one,
 // each pinned 1:1 to its host CPU.
-std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iterations, bool want_real,
-                                 const RealThreadModel& model, std::string* syscall_name) {
+std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iterations,
+                                 bool want_real, const RealThreadModel& model,
+                                 std::string* syscall_name) {
   const int kCpus = model.cpus();
   const int measured_cpu = model.isolated.First();
   const int shepherd_cpu = model.housekeeping.First();
   absl::StatusOr<std::vector<int>> host_cpus = UsableHostCpus();
   auto host_of = [&](int model_cpu) {
-    return host_cpus.ok() ? (*host_cpus)[static_cast<size_t>(model_cpu) % host_cpus->size()] : model_cpu;
+    return host_cpus.ok() ? (*host_cpus)[static_cast<size_t>(model_cpu) % host_cpus->size()]
+                          : model_cpu;
   };
   // Small batches: most are not preempted on a busy host; the median
   // discards the ones that were.  Time is the thread's CPU time (excludes
@@ -329,7 +339,8 @@ std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iter
   std::thread shepherd([&] {
     PinToHostCpu(host_of(shepherd_cpu));
     while (!stop.load(std::memory_order_acquire)) {
-      for (auto& vm : vms) vm->Shepherd([&](int cpu) { return model.isolated.Test(cpu); }, [](int, uint64_t) {});
+      for (auto& vm : vms)
+        vm->Shepherd([&](int cpu) { return model.isolated.Test(cpu); }, [](int, uint64_t) {});
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
@@ -339,27 +350,28 @@ std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iter
   std::mt19937_64 rng(12345);
   // A thread of its own, so the caller's affinity is never changed.
   std::thread measurer([&] {
-  PinToHostCpu(host_of(measured_cpu));
-  for (int r = 0; r < rounds; ++r) {
-    std::shuffle(order.begin(), order.end(), rng);  // no strategy always runs first
-    for (size_t si : order) {
-      Vmstat& vm = *vms[si];
-      const uint64_t c0 = CycleCounter();
-      const Nanos t0 = ThreadCpuNanos();
-      for (int i = 0; i < kBatch; ++i) {
-        DoSyscall(hs, true);
-        vm.Mod(measured_cpu, StatKind::kZone, 0, vmstat::kZoneMlock, 1);  // in-kernel part of mlock
-        vm.ReturnToUser(measured_cpu, true);
-        DoSyscall(hs, false);
-        vm.Mod(measured_cpu, StatKind::kZone, 0, vmstat::kZoneMlock, -1);
-        vm.ReturnToUser(measured_cpu, true);
+    PinToHostCpu(host_of(measured_cpu));
+    for (int r = 0; r < rounds; ++r) {
+      std::shuffle(order.begin(), order.end(), rng);  // no strategy always runs first
+      for (size_t si : order) {
+        Vmstat& vm = *vms[si];
+        const uint64_t c0 = CycleCounter();
+        const Nanos t0 = ThreadCpuNanos();
+        for (int i = 0; i < kBatch; ++i) {
+          DoSyscall(hs, true);
+          vm.Mod(measured_cpu, StatKind::kZone, 0, vmstat::kZoneMlock,
+                 1);  // in-kernel part of mlock
+          vm.ReturnToUser(measured_cpu, true);
+          DoSyscall(hs, false);
+          vm.Mod(measured_cpu, StatKind::kZone, 0, vmstat::kZoneMlock, -1);
+          vm.ReturnToUser(measured_cpu, true);
+        }
+        const Nanos t1 = ThreadCpuNanos();
+        const uint64_t c1 = CycleCounter();
+        ns[si].push_back(static_cast<double>(t1 - t0) / (2.0 * kBatch));
+        cycles[si].push_back(static_cast<double>(c1 - c0) / (2.0 * kBatch));
       }
-      const Nanos t1 = ThreadCpuNanos();
-      const uint64_t c1 = CycleCounter();
-      ns[si].push_back(static_cast<double>(t1 - t0) / (2.0 * kBatch));
-      cycles[si].push_back(static_cast<double>(c1 - c0) / (2.0 * kBatch));
     }
-  }
   });
   measurer.join();
   stop.store(true, std::memory_order_release);
@@ -380,19 +392,21 @@ std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iter
 
 class VmstatExperiment {
  public:
-  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options, const VmstatExperimentOptions& opts,
-                                       Progress& progress) {
+  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options,
+                                       const VmstatExperimentOptions& opts, Progress& progress) {
     // Every registered fold policy is accepted (a user's too); a built-in
     // keeps its enum for its own checks.
     std::vector<Policy> strategies;
     for (const std::string& part : opts.strategies) {
       ISOLATION_ASSIGN_OR_RETURN(std::string name, ResolveFoldPolicy("--vmstat_strategies", part));
       Policy p{name, {}, false};
-      ISOLATION_ASSIGN_OR_RETURN(const vmstat::FoldPolicyEntry* entry, vmstat::FoldPolicyRegistry().Find(name));
+      ISOLATION_ASSIGN_OR_RETURN(const vmstat::FoldPolicyEntry* entry,
+                                 vmstat::FoldPolicyRegistry().Find(name));
       if (entry->negative_control) {
-        return absl::InvalidArgumentError(absl::StrCat("--vmstat_strategies: '", name,
-                                                       "' is a negative control, a test fixture, not a strategy to "
-                                                       "run here"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--vmstat_strategies: '", name,
+                         "' is a negative control, a test fixture, not a strategy to "
+                         "run here"));
       }
       p.ours = absl::StartsWith(entry->description, "OURS");
       std::unique_ptr<vmstat::FoldPolicy> policy = entry->factory();
@@ -413,10 +427,12 @@ class VmstatExperiment {
     int32_t spin_ms = opts.spin_ms;
     int32_t host_iterations = opts.host_iterations;
     if (syscalls < 0 || syscalls > 10'000'000) {
-      return absl::InvalidArgumentError(absl::StrCat("--vmstat_syscalls=", syscalls, ": want 0..10000000"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--vmstat_syscalls=", syscalls, ": want 0..10000000"));
     }
     if (spin_ms <= 0 || spin_ms > 3'600'000) {
-      return absl::InvalidArgumentError(absl::StrCat("--vmstat_spin_ms=", spin_ms, ": want 1..3600000"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--vmstat_spin_ms=", spin_ms, ": want 1..3600000"));
     }
     if (host_iterations < 0 || host_iterations > 100'000'000) {
       return absl::InvalidArgumentError(
@@ -454,16 +470,17 @@ class VmstatExperiment {
     for (size_t i = 0; i < strategies.size(); ++i) {
       progress.Update(absl::StrCat("simulating ", strategies[i].name),
                       0.7 * static_cast<double>(i) / static_cast<double>(strategies.size()));
-      ISOLATION_ASSIGN_OR_RETURN(SimOutcome o,
-                                 RunSimulated(strategies[i], topo, iso, period, syscalls, spin, options.seed,
-                                              options.trace));
+      ISOLATION_ASSIGN_OR_RETURN(
+          SimOutcome o, RunSimulated(strategies[i], topo, iso, period, syscalls, spin, options.seed,
+                                     options.trace));
       sims.push_back(o);
     }
     // Host runs.
     progress.Update("host syscall loop", 0.75);
     std::string syscall_name = "none (the host-sized model has no isolated or no housekeeping CPU)";
     std::vector<HostOutcome> host(strategies.size());
-    if (host_runs) host = RunHost(strategies, host_iterations, opts.real_syscall, real_model, &syscall_name);
+    if (host_runs)
+      host = RunHost(strategies, host_iterations, opts.real_syscall, real_model, &syscall_name);
     progress.Done();
 
     double a1_ns = 0, a1_cycles = 0;
@@ -491,12 +508,14 @@ class VmstatExperiment {
                   {"syscalls_per_isolated_cpu", syscalls},
                   {"spin_ms", spin_ms},
                   {"source", "simulator (exact counts, modelled time)"}};
-    j["host"] = {{"syscall", syscall_name},
-                 {"iterations_per_strategy", host_iterations},
-                 {"label", absl::StrCat(real_model.row_prefix(),
-                                        "host real threads: indicative, not representative (includes the real "
-                                        "syscall, the model update and the return-to-user hook); ",
-                                        real_model.label)}};
+    j["host"] = {
+        {"syscall", syscall_name},
+        {"iterations_per_strategy", host_iterations},
+        {"label",
+         absl::StrCat(real_model.row_prefix(),
+                      "host real threads: indicative, not representative (includes the real "
+                      "syscall, the model update and the return-to-user hook); ",
+                      real_model.label)}};
     j["real_thread_model"] = real_model.Json();
     nlohmann::json list = nlohmann::json::array();
     nlohmann::json details = nlohmann::json::array();
@@ -509,19 +528,20 @@ class VmstatExperiment {
                       {"isolated_interruptions", sims[i].isolated_interruptions},
                       {"residue_max", sims[i].residue_max},
                       {"lost_updates", sims[i].lost_updates + host[i].lost_updates}});
-      details.push_back({{"strategy", sname},
-                         {"ours", strategies[i].ours},
-                         {"syscall_cycles_median", host[i].syscall_cycles_median},
-                         {"overhead_cycles_pct",
-                          a1_cycles > 0 ? (host[i].syscall_cycles_median / a1_cycles - 1.0) * 100.0 : 0.0},
-                         {"spin_interruptions", sims[i].spin_interruptions},
-                         {"modelled_max_stall_us", static_cast<double>(sims[i].max_stall_ns) / kNsPerUs},
-                         {"return_to_user_folds", sims[i].return_to_user_folds},
-                         {"remote_folds", sims[i].remote_folds},
-                         {"shepherd_runs", sims[i].shepherd_runs},
-                         {"spins_finished", sims[i].spins_finished},
-                         {"lost_updates_sim", sims[i].lost_updates},
-                         {"lost_updates_host", host[i].lost_updates}});
+      details.push_back(
+          {{"strategy", sname},
+           {"ours", strategies[i].ours},
+           {"syscall_cycles_median", host[i].syscall_cycles_median},
+           {"overhead_cycles_pct",
+            a1_cycles > 0 ? (host[i].syscall_cycles_median / a1_cycles - 1.0) * 100.0 : 0.0},
+           {"spin_interruptions", sims[i].spin_interruptions},
+           {"modelled_max_stall_us", static_cast<double>(sims[i].max_stall_ns) / kNsPerUs},
+           {"return_to_user_folds", sims[i].return_to_user_folds},
+           {"remote_folds", sims[i].remote_folds},
+           {"shepherd_runs", sims[i].shepherd_runs},
+           {"spins_finished", sims[i].spins_finished},
+           {"lost_updates_sim", sims[i].lost_updates},
+           {"lost_updates_host", host[i].lost_updates}});
     }
     j["strategies"] = list;
     j["details"] = details;
@@ -534,9 +554,12 @@ class VmstatExperiment {
     int64_t violations = 0;
     nlohmann::json checks = nlohmann::json::array();
     const std::string no_isolated =
-        isolated_count == 0 ? "no isolated CPU in this configuration (--isolcpus / --nohz_full)" : "";
+        isolated_count == 0 ? "no isolated CPU in this configuration (--isolcpus / --nohz_full)"
+                            : "";
     const std::string no_nohz_isolated =
-        nohz_isolated_count == 0 ? "no isolated nohz_full CPU in this configuration (--isolcpus / --nohz_full)" : "";
+        nohz_isolated_count == 0
+            ? "no isolated nohz_full CPU in this configuration (--isolcpus / --nohz_full)"
+            : "";
     std::vector<std::string> skip_notes;
     auto check = [&](const std::string& what, bool ok, const std::string& skip_reason) {
       if (!skip_reason.empty()) {
@@ -568,17 +591,18 @@ class VmstatExperiment {
           break;
         case WorkScope::kTickRunning:
         case WorkScope::kNotNohzFull:
-          check(sname + ": no interruption of isolated nohz_full CPUs", o.nohz_isolated_interruptions == 0,
-                no_nohz_isolated);
+          check(sname + ": no interruption of isolated nohz_full CPUs",
+                o.nohz_isolated_interruptions == 0, no_nohz_isolated);
           break;
       }
       if (t.return_to_user_folds != ReturnToUserScope::kNone) {
-        check(sname + ": no residue after the spin on isolated nohz_full CPUs", o.nohz_isolated_residue_max == 0,
-              no_nohz_isolated);
+        check(sname + ": no residue after the spin on isolated nohz_full CPUs",
+              o.nohz_isolated_residue_max == 0, no_nohz_isolated);
       } else if (t.folds_remotely) {
         check(sname + ": no residue after the spin", o.residue_max == 0, no_isolated);
       } else if (t.shepherd_work == WorkScope::kNotIsolated && !t.folds_kernel_bound_cpus) {
-        // Nobody folds an isolated CPU: what it wrote before the spin stays (the seeds' A1 residue).
+        // Nobody folds an isolated CPU: what it wrote before the spin stays (the seeds' A1
+        // residue).
         check(sname + ": leaves residue", o.residue_max > 0, no_isolated);
       }
     }
@@ -586,38 +610,46 @@ class VmstatExperiment {
     report.invariant_violations = violations;
     report.warnings = iso.warnings();  // including the default nohz_full's
     if (!host_runs) {
-      report.warnings.push_back({"real threads", absl::StrCat("host part skipped: ", real_model.label,
-                                                              " has no isolated or no housekeeping CPU")});
+      report.warnings.push_back(
+          {"real threads", absl::StrCat("host part skipped: ", real_model.label,
+                                        " has no isolated or no housekeeping CPU")});
     }
 
     // Text.
     std::string& t = report.text;
-    absl::StrAppend(&t, absl::StrFormat(
-                            "vmstat: %d CPUs (%s), %d isolated (%d nohz_full); P = %g ms; %d mlock/munlock-like "
-                            "syscalls then RT start-up + %d ms spin per isolated CPU%s\n",
-                            topo.num_cpus(), topo.description(), isolated_count, nohz_isolated_count,
-                            static_cast<double>(period) / kNsPerMs, syscalls, spin_ms,
-                            options.quick ? " (quick)" : ""));
-    absl::StrAppend(&t, absl::StrFormat("%-7s %14s %10s %12s %14s %10s %8s %10s\n", "", "syscall ns*",
-                                        "vs A1", "cycles*", "isol. interr.", "residue", "lost", "stall us~"));
+    absl::StrAppend(
+        &t,
+        absl::StrFormat(
+            "vmstat: %d CPUs (%s), %d isolated (%d nohz_full); P = %g ms; %d mlock/munlock-like "
+            "syscalls then RT start-up + %d ms spin per isolated CPU%s\n",
+            topo.num_cpus(), topo.description(), isolated_count, nohz_isolated_count,
+            static_cast<double>(period) / kNsPerMs, syscalls, spin_ms,
+            options.quick ? " (quick)" : ""));
+    absl::StrAppend(
+        &t, absl::StrFormat("%-7s %14s %10s %12s %14s %10s %8s %10s\n", "", "syscall ns*", "vs A1",
+                            "cycles*", "isol. interr.", "residue", "lost", "stall us~"));
     for (size_t i = 0; i < strategies.size(); ++i) {
       const double overhead = a1_ns > 0 ? (host[i].syscall_ns_median / a1_ns - 1.0) * 100.0 : 0.0;
-      absl::StrAppend(&t, absl::StrFormat("%-7s %14.1f %+9.1f%% %12.0f %14d %10d %8d %10.1f\n",
-                                          strategies[i].name, host[i].syscall_ns_median,
-                                          overhead, host[i].syscall_cycles_median,
-                                          sims[i].isolated_interruptions, sims[i].residue_max,
-                                          sims[i].lost_updates + host[i].lost_updates,
-                                          static_cast<double>(sims[i].max_stall_ns) / kNsPerUs));
+      absl::StrAppend(
+          &t, absl::StrFormat("%-7s %14.1f %+9.1f%% %12.0f %14d %10d %8d %10.1f\n",
+                              strategies[i].name, host[i].syscall_ns_median, overhead,
+                              host[i].syscall_cycles_median, sims[i].isolated_interruptions,
+                              sims[i].residue_max, sims[i].lost_updates + host[i].lost_updates,
+                              static_cast<double>(sims[i].max_stall_ns) / kNsPerUs));
     }
     for (const Policy& p : strategies) {
-      if (p.ours) absl::StrAppend(&t, p.name, " is the library's own design, not a kernel proposal.\n");
+      if (p.ours)
+        absl::StrAppend(&t, p.name, " is the library's own design, not a kernel proposal.\n");
     }
-    absl::StrAppend(&t, "* ", real_model.row_prefix(), "host real threads (", real_model.label, "), ", syscall_name,
-                    ": indicative, not representative.  ~ modelled (simulator).  Interruptions and residue: "
-                    "simulator, exact.\n");
+    absl::StrAppend(
+        &t, "* ", real_model.row_prefix(), "host real threads (", real_model.label, "), ",
+        syscall_name,
+        ": indicative, not representative.  ~ modelled (simulator).  Interruptions and residue: "
+        "simulator, exact.\n");
     for (const std::string& note : skip_notes) absl::StrAppend(&t, "checks skipped: ", note, "\n");
     for (const auto& c : checks) {
-      if (!c["ok"].get<bool>()) absl::StrAppend(&t, "CHECK FAILED: ", c["check"].get<std::string>(), "\n");
+      if (!c["ok"].get<bool>())
+        absl::StrAppend(&t, "CHECK FAILED: ", c["check"].get<std::string>(), "\n");
     }
 
     // Reproduce rows: the seed compares vanilla of 2022 (= A0) with its patch (= B).
@@ -643,7 +675,8 @@ class VmstatExperiment {
       report.rows.push_back(
           {"vmstat", "oslat max latency on isolated nohz_full CPUs, vanilla (A0) -> B",
            "15 us -> 7 us (oslat 8 h, Folco) [SEED]",
-           absl::StrFormat("kworker interruptions during the RT spin %d -> %d; modelled max stall %.1f -> %.1f us "
+           absl::StrFormat("kworker interruptions during the RT spin %d -> %d; modelled max stall "
+                           "%.1f -> %.1f us "
                            "(simulator; real kworker/oslat latency not reproducible in userspace)",
                            sa.spin_interruptions, sb.spin_interruptions,
                            static_cast<double>(sa.max_stall_ns) / kNsPerUs,
@@ -655,7 +688,8 @@ class VmstatExperiment {
 
 }  // namespace
 
-absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common, const VmstatExperimentOptions& options) {
+absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common,
+                                                 const VmstatExperimentOptions& options) {
   ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
   ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(common, topo));
   const double p = topo.num_cpus();
@@ -671,14 +705,16 @@ absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common, co
     spin_ms = std::min(spin_ms, 60.0);
   }
   // Fitted to runs on the reference host (README.md, "isolab";
-  // docs/history/2026-12-04-isolab-8192.md): a simulated syscall ~94 ns, a modelled ms of spin ~17 ns per
-  // CPU, ~20 us of set-up per CPU and strategy; a host mlock+munlock
-  // iteration ~8.5 us; ~5 KB per CPU.
-  RunCost sim{strategies * (syscalls * isolated * 9.4e-8 + spin_ms * p * 1.7e-8 + p * 2e-5), p * 5e3 + 8e6,
-              absl::StrCat("simulated: ", strategies, " strategies x ", syscalls, " syscalls x ", isolated,
-                           " isolated CPUs")};
-  RunCost host{strategies * host_iterations * 8.5e-6, 8e6,
-               absl::StrCat("host: ", strategies, " strategies x ", host_iterations, " syscall iterations")};
+  // docs/history/2026-12-04-isolab-8192.md): a simulated syscall ~94 ns, a modelled ms of spin ~17
+  // ns per CPU, ~20 us of set-up per CPU and strategy; a host mlock+munlock iteration ~8.5 us; ~5
+  // KB per CPU.
+  RunCost sim{strategies * (syscalls * isolated * 9.4e-8 + spin_ms * p * 1.7e-8 + p * 2e-5),
+              p * 5e3 + 8e6,
+              absl::StrCat("simulated: ", strategies, " strategies x ", syscalls, " syscalls x ",
+                           isolated, " isolated CPUs")};
+  RunCost host{
+      strategies * host_iterations * 8.5e-6, 8e6,
+      absl::StrCat("host: ", strategies, " strategies x ", host_iterations, " syscall iterations")};
   RunCost total;
   AddCost(total, sim);
   AddCost(total, host);
@@ -686,8 +722,10 @@ absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common, co
 }
 
 absl::StatusOr<ExperimentReport> RunVmstatExperiment(const CommonOptions& common,
-                                                     const VmstatExperimentOptions& options, Progress& progress) {
-  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report, VmstatExperiment().Run(common, options, progress));
+                                                     const VmstatExperimentOptions& options,
+                                                     Progress& progress) {
+  ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report,
+                             VmstatExperiment().Run(common, options, progress));
   FinishReport(ConfigurationWarnings(common), report);
   return report;
 }

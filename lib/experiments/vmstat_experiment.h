@@ -23,11 +23,15 @@ struct VmstatExperimentOptions {
   // is the library's own idea).  Default: A0 A1 B C, then every policy
   // registered outside the library (not a negative control; registered.h).
   std::vector<std::string> strategies = DefaultVmstatStrategies();
-  int32_t syscalls = 2000;          // --vmstat_syscalls: simulated mlock/munlock-like syscalls per isolated CPU, 0..10000000
-  int32_t spin_ms = 3000;           // --vmstat_spin_ms: simulated user-mode spin after the RT start-up, 1..3600000
+  int32_t syscalls = 2000;  // --vmstat_syscalls: simulated mlock/munlock-like syscalls per isolated
+                            // CPU, 0..10000000
+  int32_t spin_ms =
+      3000;  // --vmstat_spin_ms: simulated user-mode spin after the RT start-up, 1..3600000
   int32_t stat_interval_ms = 1000;  // --vmstat_stat_interval_ms: sysctl_stat_interval P, 1..60000
-  int32_t host_iterations = 60000;  // --vmstat_host_iterations: host mlock+munlock iterations per strategy, 0..100000000
-  bool real_syscall = true;         // --vmstat_real_syscall: a real mlock/munlock pair per iteration (else getppid)
+  int32_t host_iterations =
+      60000;  // --vmstat_host_iterations: host mlock+munlock iterations per strategy, 0..100000000
+  bool real_syscall =
+      true;  // --vmstat_real_syscall: a real mlock/munlock pair per iteration (else getppid)
 };
 
 // With common.nohz_full empty, nohz_full= is put on the isolated CPUs (the
@@ -35,9 +39,11 @@ struct VmstatExperimentOptions {
 // (--vmstat_spin_ms=0); the model machine's errors.
 // What RunVmstatExperiment(common, options) is expected to cost (experiment.h:
 // RunCost).  Errors: the machine's (LoadTopology, LoadIsolation).
-absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common, const VmstatExperimentOptions& options);
+absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common,
+                                                 const VmstatExperimentOptions& options);
 absl::StatusOr<ExperimentReport> RunVmstatExperiment(const CommonOptions& common,
-                                                     const VmstatExperimentOptions& options, Progress& progress);
+                                                     const VmstatExperimentOptions& options,
+                                                     Progress& progress);
 
 }  // namespace isolation::experiments
 

@@ -17,17 +17,17 @@ namespace isolation::idle_select {
 // suites, benchmarks, isolab), one line each: X(<entry function>), defined
 // in the selector's file (description, negative-control flag, label,
 // aliases).  A new built-in is its file plus one line here.
-#define ISOLATION_IDLE_SELECT_BUILTINS(X)            \
-  X(V0Entry)          /* sis_selector.cc */          \
-  X(V1Entry)          /* selector_v1.cc */           \
-  X(V1EagerEntry)     /* selector_v1.cc */           \
-  X(V1TickStopEntry)  /* selector_v1.cc */           \
-  X(V1UnboundedEntry) /* selector_v1_unbounded.cc */ \
-  X(V2Entry)          /* selector_v2.cc */           \
-  X(V3Entry)          /* selector_v3.cc */           \
-  X(V4GlobalEntry)    /* selector_v4.cc */           \
-  X(V4NodeEntry)      /* selector_v4.cc */           \
-  X(V5Entry)          /* selector_v5.cc */           \
+#define ISOLATION_IDLE_SELECT_BUILTINS(X)                             \
+  X(V0Entry)          /* sis_selector.cc */                           \
+  X(V1Entry)          /* selector_v1.cc */                            \
+  X(V1EagerEntry)     /* selector_v1.cc */                            \
+  X(V1TickStopEntry)  /* selector_v1.cc */                            \
+  X(V1UnboundedEntry) /* selector_v1_unbounded.cc */                  \
+  X(V2Entry)          /* selector_v2.cc */                            \
+  X(V3Entry)          /* selector_v3.cc */                            \
+  X(V4GlobalEntry)    /* selector_v4.cc */                            \
+  X(V4NodeEntry)      /* selector_v4.cc */                            \
+  X(V5Entry)          /* selector_v5.cc */                            \
   X(V1TrustingEntry)  /* selector_v1_trusting.cc, negative control */ \
   X(V0NoRecheckEntry) /* selector_v0_norecheck.cc, negative control */
 

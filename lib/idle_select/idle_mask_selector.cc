@@ -43,7 +43,8 @@ void IdleMaskSelector::OnTick(int cpu) {
 
 void IdleMaskSelector::OnRebuild() {
   const IdleState& st = state();
-  for (int l = 0; l < st.num_llcs(); ++l) mask(l).Store(st.topology().llc_span[static_cast<size_t>(l)]);
+  for (int l = 0; l < st.num_llcs(); ++l)
+    mask(l).Store(st.topology().llc_span[static_cast<size_t>(l)]);
   if (st.options().v1_reset_state_on_rebuild) {
     for (CpuSlot& c : cpus_) c.last_idle_state = 1;
   }
@@ -99,7 +100,8 @@ std::string IdleMaskSelector::CheckQuiescent() const {
     const CpuMask m = mask(l).Snapshot();
     const CpuMask& span = state().topology().llc_span[static_cast<size_t>(l)];
     if (!m.IsSubsetOf(span)) {
-      return absl::StrCat("I1: idle mask of LLC ", l, " = ", m.ToString(), " not within span ", span.ToString());
+      return absl::StrCat("I1: idle mask of LLC ", l, " = ", m.ToString(), " not within span ",
+                          span.ToString());
     }
   }
   return "";

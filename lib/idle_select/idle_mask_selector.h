@@ -38,7 +38,7 @@ class IdleMaskSelector : public SisSelector {
   void OnRebuild() override;
   std::vector<MaskSnapshot> Masks() const override;  // "idle_cpus" per LLC
   CpuMask IdleHint() const override;
-  std::string CheckQuiescent() const override;       // I1: mask ⊆ span
+  std::string CheckQuiescent() const override;  // I1: mask ⊆ span
 
  protected:
   // The kernel's scan counter `nr` at SIS_UTIL budget `nr_idle_scan`

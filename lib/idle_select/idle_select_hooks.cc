@@ -35,7 +35,8 @@ enum CounterIndex {
 namespace {
 int CheckedMaxTasks(int max_tasks) {
   ISOLATION_CONTRACT(max_tasks >= 1 && max_tasks <= kMaxHarnessTasks,
-                     "idle_select harness: max_tasks %d outside [1, %d]", max_tasks, kMaxHarnessTasks);
+                     "idle_select harness: max_tasks %d outside [1, %d]", max_tasks,
+                     kMaxHarnessTasks);
   return std::clamp(max_tasks, 1, kMaxHarnessTasks);
 }
 }  // namespace
@@ -52,8 +53,8 @@ IdleSelectHooks::IdleSelectHooks(IdleState& state, IdleSelector& selector, Harne
       counters_(kNumCounters) {
   idle_recheck_ = selector.traits().idle_entry_recheck;
   if (options.max_tasks != static_cast<int>(tasks_.size())) {
-    setup_error_ = absl::StrCat("idle_select harness: max_tasks ", options.max_tasks, " outside [1, ",
-                                kMaxHarnessTasks, "], using ", tasks_.size());
+    setup_error_ = absl::StrCat("idle_select harness: max_tasks ", options.max_tasks,
+                                " outside [1, ", kMaxHarnessTasks, "], using ", tasks_.size());
   }
   for (int l = 0; l < state.num_llcs(); ++l) {
     llc_last_update_.push_back(std::make_unique<std::atomic<Nanos>>(0));
@@ -77,7 +78,9 @@ absl::Status IdleSelectHooks::RegisterTask(TaskId task, const CpuMask& affinity,
 }
 
 HarnessCounters IdleSelectHooks::counters() const {
-  auto v = [&](int i) { return counters_[static_cast<size_t>(i)].v.load(std::memory_order_relaxed); };
+  auto v = [&](int i) {
+    return counters_[static_cast<size_t>(i)].v.load(std::memory_order_relaxed);
+  };
   HarnessCounters c;
   c.selections = v(kSelections);
   c.idle_found = v(kIdleFound);
@@ -100,14 +103,15 @@ HarnessCounters IdleSelectHooks::counters() const {
 void IdleSelectHooks::OnStart(Driver& driver) {
   if (driver.num_cpus() != state_.num_cpus()) {
     active_ = false;
-    setup_error_ = absl::StrCat("idle_select harness: the driver has ", driver.num_cpus(), " cpus, the state ",
-                                state_.num_cpus(), "; events are ignored");
+    setup_error_ = absl::StrCat("idle_select harness: the driver has ", driver.num_cpus(),
+                                " cpus, the state ", state_.num_cpus(), "; events are ignored");
     return;
   }
   driver_ = &driver;
   tracer_ = driver.tracer();
   for (int cpu = 0; cpu < state_.num_cpus(); ++cpu) {
-    cpu_slots_[static_cast<size_t>(cpu)].last_idle_ns.store(driver.Stats(cpu).idle_ns, std::memory_order_relaxed);
+    cpu_slots_[static_cast<size_t>(cpu)].last_idle_ns.store(driver.Stats(cpu).idle_ns,
+                                                            std::memory_order_relaxed);
   }
 }
 
@@ -129,8 +133,8 @@ void IdleSelectHooks::MaybeUpdateBudget(int cpu, Nanos now) {
   for (int c : state_.llc_span(l)) {
     CpuSlot& slot = cpu_slots_[static_cast<size_t>(c)];
     const Nanos idle = driver_->Stats(c).idle_ns;
-    const Nanos d_idle =
-        std::clamp<Nanos>(idle - slot.last_idle_ns.exchange(idle, std::memory_order_relaxed), 0, window);
+    const Nanos d_idle = std::clamp<Nanos>(
+        idle - slot.last_idle_ns.exchange(idle, std::memory_order_relaxed), 0, window);
     sum_util += (window - d_idle) * kSchedCapacityScale / std::max<Nanos>(window, 1);
   }
   (void)state_.UpdateIdleCpuScan(l, sum_util);  // l is a valid LLC id
@@ -175,8 +179,7 @@ void IdleSelectHooks::OnTickStop(CpuContext& ctx) {
   // forwarded, so the CPU keeps tick_stopped == 0 and V1-tickstop never
   // sets its bit for this idle period.
   const Nanos min_idle = options_.tick_stop_min_predicted_idle;
-  if (min_idle > 0 &&
-      cpu_slots_[static_cast<size_t>(ctx.cpu())].predicted_idle_ns <= min_idle) {
+  if (min_idle > 0 && cpu_slots_[static_cast<size_t>(ctx.cpu())].predicted_idle_ns <= min_idle) {
     Add(kTickStopsHidden, 1);
     return;
   }
@@ -195,8 +198,9 @@ void IdleSelectHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos n
 
 void IdleSelectHooks::OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) {
   (void)now;
-  (void)RegisterTask(task, mask, task >= 0 && task < static_cast<TaskId>(tasks_.size()) &&
-                                     tasks_[static_cast<size_t>(task)].sched_idle);
+  (void)RegisterTask(task, mask,
+                     task >= 0 && task < static_cast<TaskId>(tasks_.size()) &&
+                         tasks_[static_cast<size_t>(task)].sched_idle);
 }
 
 void IdleSelectHooks::OnMigrate(TaskId task, int from, int to, Nanos now) {
@@ -253,7 +257,8 @@ int IdleSelectHooks::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nan
     // Another wakeup chose this CPU and has not enqueued: two wakers place
     // on one idle CPU (only inside SimOptions::wake_select_cost's window).
     std::atomic<int>& inflight = cpu_slots_[static_cast<size_t>(cpu)].inflight;
-    if (inflight.fetch_add(1, std::memory_order_relaxed) > 0 && driver_ != nullptr && driver_->IsIdle(cpu)) {
+    if (inflight.fetch_add(1, std::memory_order_relaxed) > 0 && driver_ != nullptr &&
+        driver_->IsIdle(cpu)) {
       Add(kStackings, 1);
     }
     slot.inflight_cpu = cpu;
@@ -300,13 +305,15 @@ int IdleSelectHooks::WakeAffineTarget(int prev_cpu, int waker_cpu) const {
   if (this_cpu == prev_cpu || driver_ == nullptr) return prev_cpu;
   if (!state_.topology().SharesCache(this_cpu, prev_cpu)) return prev_cpu;
   // wake_affine_idle() (no WF_SYNC: the driver's Wake carries none).
-  if (state_.AvailableIdleCpu(this_cpu)) return state_.AvailableIdleCpu(prev_cpu) ? prev_cpu : this_cpu;
+  if (state_.AvailableIdleCpu(this_cpu))
+    return state_.AvailableIdleCpu(prev_cpu) ? prev_cpu : this_cpu;
   if (state_.AvailableIdleCpu(prev_cpu)) return prev_cpu;
   // wake_affine_weight(): the wakee's load moves from prev (where the
   // kernel still counts its blocked load; our run-queue length already
   // excludes it) to this CPU; WA_BIAS favours prev by half imbalance_pct.
   const int64_t this_eff = (int64_t{driver_->NumRunnable(this_cpu)} + 1) * 100;
-  const int64_t prev_eff = int64_t{driver_->NumRunnable(prev_cpu)} * (100 + (kLlcImbalancePct - 100) / 2);
+  const int64_t prev_eff =
+      int64_t{driver_->NumRunnable(prev_cpu)} * (100 + (kLlcImbalancePct - 100) / 2);
   return this_eff < prev_eff ? this_cpu : prev_cpu;
 }
 
@@ -319,7 +326,8 @@ bool Channel::TryWrite(Driver& d, TaskId self, int waker_cpu) {
   {
     MutexLock lock(mu_);
     if (count_ >= capacity_) {
-      if (std::find(waiting_writers_.begin(), waiting_writers_.end(), self) == waiting_writers_.end()) {
+      if (std::find(waiting_writers_.begin(), waiting_writers_.end(), self) ==
+          waiting_writers_.end()) {
         waiting_writers_.push_back(self);
       }
       return false;
@@ -343,7 +351,8 @@ bool Channel::TryRead(Driver& d, TaskId self, int waker_cpu) {
   {
     MutexLock lock(mu_);
     if (count_ == 0) {
-      if (std::find(waiting_readers_.begin(), waiting_readers_.end(), self) == waiting_readers_.end()) {
+      if (std::find(waiting_readers_.begin(), waiting_readers_.end(), self) ==
+          waiting_readers_.end()) {
         waiting_readers_.push_back(self);
       }
       return false;
@@ -370,37 +379,43 @@ struct RunState {
   std::atomic<int64_t> operations{0};
   Nanos start_ns = 0;
   void TaskDone(Nanos now) {
-    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) end_ns.store(now, std::memory_order_release);
+    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      end_ns.store(now, std::memory_order_release);
   }
 };
 
 Nanos Jitter(TaskContext& ctx, Nanos base, int pct) {
   if (pct <= 0 || base <= 0) return base;
-  const Nanos span = base / 100 * pct + base % 100 * pct / 100;  // base * pct / 100 without overflow
+  const Nanos span =
+      base / 100 * pct + base % 100 * pct / 100;  // base * pct / 100 without overflow
   const uint64_t draw = ctx.rng()() % (2 * static_cast<uint64_t>(span) + 1);
-  return SaturatingAdd(base - span, static_cast<Nanos>(std::min<uint64_t>(draw, static_cast<uint64_t>(kNanosMax))));
+  return SaturatingAdd(
+      base - span, static_cast<Nanos>(std::min<uint64_t>(draw, static_cast<uint64_t>(kNanosMax))));
 }
 
 // What every workload checks before it allocates or spawns: the task count
 // (int64, so a product of large parameters cannot wrap), the jitter, the
 // timeout, and a start mask that is empty (any CPU) or of the driver's size
 // with at least one online CPU.
-absl::Status CheckWorkload(const Driver& d, const char* name, int64_t tasks, int jitter_pct, Nanos timeout,
-                           const CpuMask& cpus) {
+absl::Status CheckWorkload(const Driver& d, const char* name, int64_t tasks, int jitter_pct,
+                           Nanos timeout, const CpuMask& cpus) {
   if (tasks < 1 || tasks > kMaxHarnessTasks) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": ", tasks, " tasks, outside [1, ", kMaxHarnessTasks, "]"));
   }
   if (jitter_pct < 0 || jitter_pct > 100) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": work_jitter_pct ", jitter_pct, " outside [0, 100]"));
-  }
-  if (timeout < 0) return absl::InvalidArgumentError(absl::StrCat(name, ": negative timeout ", timeout));
-  if (cpus.nbits() != 0 && cpus.nbits() != d.num_cpus()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(name, ": cpu mask of ", cpus.nbits(), " bits for a machine of ", d.num_cpus()));
+        absl::StrCat(name, ": work_jitter_pct ", jitter_pct, " outside [0, 100]"));
+  }
+  if (timeout < 0)
+    return absl::InvalidArgumentError(absl::StrCat(name, ": negative timeout ", timeout));
+  if (cpus.nbits() != 0 && cpus.nbits() != d.num_cpus()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": cpu mask of ", cpus.nbits(),
+                                                   " bits for a machine of ", d.num_cpus()));
   }
   if (!cpus.Empty() && !cpus.Intersects(d.topology().online())) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": cpu mask '", cpus.ToString(), "' has no online cpu"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": cpu mask '", cpus.ToString(), "' has no online cpu"));
   }
   return absl::OkStatus();
 }
@@ -438,22 +453,24 @@ absl::StatusOr<WorkloadResult> Drive(Driver& d, RunState& rs, Nanos timeout) {
   }
   WorkloadResult r;
   r.completed = rs.remaining.load(std::memory_order_acquire) == 0;
-  r.duration_ns = r.completed ? rs.end_ns.load(std::memory_order_acquire) - rs.start_ns : d.Now() - rs.start_ns;
+  r.duration_ns =
+      r.completed ? rs.end_ns.load(std::memory_order_acquire) - rs.start_ns : d.Now() - rs.start_ns;
   r.operations = rs.operations.load(std::memory_order_relaxed);
   return r;
 }
 
 }  // namespace
 
-absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, const HackbenchParams& p,
-                                            Nanos timeout, const CpuMask& cpus) {
+absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks,
+                                            const HackbenchParams& p, Nanos timeout,
+                                            const CpuMask& cpus) {
   if (p.groups < 1 || p.senders < 1 || p.messages < 1 || p.channel_capacity < 1) {
     return absl::InvalidArgumentError(absl::StrCat("hackbench: bad parameters groups=", p.groups,
                                                    " senders=", p.senders, " messages=", p.messages,
                                                    " capacity=", p.channel_capacity));
   }
-  if (absl::Status st = CheckWorkload(d, "hackbench", int64_t{p.groups} * p.senders * 2, p.work_jitter_pct, timeout,
-                                      cpus);
+  if (absl::Status st = CheckWorkload(d, "hackbench", int64_t{p.groups} * p.senders * 2,
+                                      p.work_jitter_pct, timeout, cpus);
       !st.ok()) {
     return st;
   }
@@ -463,7 +480,8 @@ absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, c
   };
   auto sh = std::make_shared<Shared>();
   const int receivers = p.senders;
-  for (int i = 0; i < p.groups * receivers; ++i) sh->channels.push_back(std::make_unique<Channel>(p.channel_capacity));
+  for (int i = 0; i < p.groups * receivers; ++i)
+    sh->channels.push_back(std::make_unique<Channel>(p.channel_capacity));
   sh->rs.remaining.store(p.groups * (p.senders + receivers), std::memory_order_relaxed);
   sh->rs.start_ns = d.Now();
   const std::vector<int> start = StartCpus(d, cpus);
@@ -485,7 +503,8 @@ absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, c
         return Step::Run(Jitter(ctx, work, jit));
       });
       auto id = SpawnOn(d, hooks, absl::StrCat("hb-recv-", g, "-", r),
-                        start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
+                        start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus,
+                        std::move(body));
       if (!id.ok()) return id.status();
     }
     for (int s = 0; s < p.senders; ++s) {
@@ -494,34 +513,39 @@ absl::StatusOr<WorkloadResult> RunHackbench(Driver& d, IdleSelectHooks* hooks, c
         int round = 0;
       };
       auto st = std::make_shared<SenderState>();
-      auto body = MakeTaskBody([sh, st, g, receivers, messages = p.messages, work = p.work_per_message,
-                                jit = p.work_jitter_pct](TaskContext& ctx) -> Step {
-        if (st->round == messages) {
-          sh->rs.TaskDone(ctx.now());
-          return Step::Exit();
-        }
-        Channel* ch = sh->channels[static_cast<size_t>(g * receivers + st->next)].get();
-        if (!ch->TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
-        if (++st->next == receivers) {
-          st->next = 0;
-          ++st->round;
-        }
-        return Step::Run(Jitter(ctx, work, jit));
-      });
+      auto body =
+          MakeTaskBody([sh, st, g, receivers, messages = p.messages, work = p.work_per_message,
+                        jit = p.work_jitter_pct](TaskContext& ctx) -> Step {
+            if (st->round == messages) {
+              sh->rs.TaskDone(ctx.now());
+              return Step::Exit();
+            }
+            Channel* ch = sh->channels[static_cast<size_t>(g * receivers + st->next)].get();
+            if (!ch->TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+            if (++st->next == receivers) {
+              st->next = 0;
+              ++st->round;
+            }
+            return Step::Run(Jitter(ctx, work, jit));
+          });
       auto id = SpawnOn(d, hooks, absl::StrCat("hb-send-", g, "-", s),
-                        start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
+                        start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus,
+                        std::move(body));
       if (!id.ok()) return id.status();
     }
   }
   return Drive(d, sh->rs, timeout);
 }
 
-absl::StatusOr<WorkloadResult> RunPipe(Driver& d, IdleSelectHooks* hooks, const PipeParams& p, Nanos timeout,
-                                       const CpuMask& cpus) {
+absl::StatusOr<WorkloadResult> RunPipe(Driver& d, IdleSelectHooks* hooks, const PipeParams& p,
+                                       Nanos timeout, const CpuMask& cpus) {
   if (p.round_trips < 1 || p.pairs < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("pipe: round_trips=", p.round_trips, " pairs=", p.pairs));
+    return absl::InvalidArgumentError(
+        absl::StrCat("pipe: round_trips=", p.round_trips, " pairs=", p.pairs));
   }
-  if (absl::Status st = CheckWorkload(d, "pipe", int64_t{p.pairs} * 2, p.work_jitter_pct, timeout, cpus); !st.ok()) {
+  if (absl::Status st =
+          CheckWorkload(d, "pipe", int64_t{p.pairs} * 2, p.work_jitter_pct, timeout, cpus);
+      !st.ok()) {
     return st;
   }
   struct PairChannels {
@@ -578,8 +602,8 @@ absl::StatusOr<WorkloadResult> RunPipe(Driver& d, IdleSelectHooks* hooks, const 
         return Step::Run(work);
       });
       const int slot = (2 * pair + side) % static_cast<int>(start.size());
-      auto id = SpawnOn(d, hooks, side == 0 ? "pipe-a" : "pipe-b", start[static_cast<size_t>(slot)], cpus,
-                        std::move(body));
+      auto id = SpawnOn(d, hooks, side == 0 ? "pipe-a" : "pipe-b", start[static_cast<size_t>(slot)],
+                        cpus, std::move(body));
       if (!id.ok()) return id.status();
     }
   }
@@ -590,11 +614,12 @@ absl::StatusOr<WorkloadResult> RunRequestResponse(Driver& d, IdleSelectHooks* ho
                                                   const RequestResponseParams& p, Nanos timeout,
                                                   const CpuMask& cpus) {
   if (p.pairs < 1 || p.transactions < 1 || p.work_per_message < 0 || p.net_delay_ns < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("request/response: bad parameters pairs=", p.pairs,
-                                                   " transactions=", p.transactions, " work=",
-                                                   p.work_per_message, " net_delay=", p.net_delay_ns));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request/response: bad parameters pairs=", p.pairs, " transactions=", p.transactions,
+        " work=", p.work_per_message, " net_delay=", p.net_delay_ns));
   }
-  if (absl::Status st = CheckWorkload(d, "request/response", int64_t{p.pairs} * 2, p.work_jitter_pct, timeout, cpus);
+  if (absl::Status st = CheckWorkload(d, "request/response", int64_t{p.pairs} * 2,
+                                      p.work_jitter_pct, timeout, cpus);
       !st.ok()) {
     return st;
   }
@@ -622,64 +647,69 @@ absl::StatusOr<WorkloadResult> RunRequestResponse(Driver& d, IdleSelectHooks* ho
       };
       auto st = std::make_shared<SideState>(SideState{side == 0 ? kWork : kWait});
       Pair* pair = sh->pairs[static_cast<size_t>(i)].get();
-      auto body = MakeTaskBody([sh, st, pair, side, n = p.transactions, work = p.work_per_message,
-                                wire = p.net_delay_ns, jit = p.work_jitter_pct](TaskContext& ctx) -> Step {
-        Channel& out = side == 0 ? pair->request : pair->response;
-        Channel& in = side == 0 ? pair->response : pair->request;
-        for (;;) {
-          switch (st->phase) {
-            case kWork:
-              st->phase = kWire;
-              return Step::Run(Jitter(ctx, work, jit));
-            case kWire:
-              st->phase = kSend;
-              if (wire > 0) return Step::Sleep(Jitter(ctx, wire, jit));
-              break;
-            case kSend:
-              // Capacity 1 and strict alternation: the partner has consumed
-              // the previous message, so the write cannot fail.
-              if (!out.TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
-              if (side == 1 && ++st->done == n) {
-                sh->rs.TaskDone(ctx.now());
-                return Step::Exit();
+      auto body =
+          MakeTaskBody([sh, st, pair, side, n = p.transactions, work = p.work_per_message,
+                        wire = p.net_delay_ns, jit = p.work_jitter_pct](TaskContext& ctx) -> Step {
+            Channel& out = side == 0 ? pair->request : pair->response;
+            Channel& in = side == 0 ? pair->response : pair->request;
+            for (;;) {
+              switch (st->phase) {
+                case kWork:
+                  st->phase = kWire;
+                  return Step::Run(Jitter(ctx, work, jit));
+                case kWire:
+                  st->phase = kSend;
+                  if (wire > 0) return Step::Sleep(Jitter(ctx, wire, jit));
+                  break;
+                case kSend:
+                  // Capacity 1 and strict alternation: the partner has consumed
+                  // the previous message, so the write cannot fail.
+                  if (!out.TryWrite(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+                  if (side == 1 && ++st->done == n) {
+                    sh->rs.TaskDone(ctx.now());
+                    return Step::Exit();
+                  }
+                  st->phase = kWait;
+                  break;
+                case kWait:
+                  if (side == 0 && st->done == n) {
+                    sh->rs.TaskDone(ctx.now());
+                    return Step::Exit();
+                  }
+                  if (!in.TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
+                  if (side == 0) {
+                    ++st->done;
+                    sh->rs.operations.fetch_add(1, std::memory_order_relaxed);
+                    if (st->done == n) {
+                      sh->rs.TaskDone(ctx.now());
+                      return Step::Exit();
+                    }
+                  }
+                  st->phase = kWork;
+                  break;
               }
-              st->phase = kWait;
-              break;
-            case kWait:
-              if (side == 0 && st->done == n) {
-                sh->rs.TaskDone(ctx.now());
-                return Step::Exit();
-              }
-              if (!in.TryRead(ctx.driver(), ctx.task(), ctx.cpu())) return Step::Block();
-              if (side == 0) {
-                ++st->done;
-                sh->rs.operations.fetch_add(1, std::memory_order_relaxed);
-                if (st->done == n) {
-                  sh->rs.TaskDone(ctx.now());
-                  return Step::Exit();
-                }
-              }
-              st->phase = kWork;
-              break;
-          }
-        }
-      });
+            }
+          });
       auto id = SpawnOn(d, hooks, absl::StrCat(side == 0 ? "rr-client-" : "rr-server-", i),
-                        start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
+                        start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus,
+                        std::move(body));
       if (!id.ok()) return id.status();
     }
   }
   return Drive(d, sh->rs, timeout);
 }
 
-absl::StatusOr<WorkloadResult> RunSchbench(Driver& d, IdleSelectHooks* hooks, const SchbenchParams& p,
-                                           Nanos timeout, const CpuMask& cpus) {
+absl::StatusOr<WorkloadResult> RunSchbench(Driver& d, IdleSelectHooks* hooks,
+                                           const SchbenchParams& p, Nanos timeout,
+                                           const CpuMask& cpus) {
   if (p.message_tasks < 1 || p.workers_per_message < 1 || p.rounds < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("schbench: bad parameters message_tasks=", p.message_tasks,
-                                                   " workers=", p.workers_per_message, " rounds=", p.rounds));
+    return absl::InvalidArgumentError(
+        absl::StrCat("schbench: bad parameters message_tasks=", p.message_tasks,
+                     " workers=", p.workers_per_message, " rounds=", p.rounds));
   }
-  if (absl::Status st = CheckWorkload(d, "schbench", int64_t{p.message_tasks} * (1 + int64_t{p.workers_per_message}),
-                                      0, timeout, cpus);
+  if (absl::Status st = CheckWorkload(
+          d, "schbench", int64_t{p.message_tasks} * (1 + int64_t{p.workers_per_message}), 0,
+          timeout, cpus);
       !st.ok()) {
     return st;
   }
@@ -738,69 +768,77 @@ absl::StatusOr<WorkloadResult> RunSchbench(Driver& d, IdleSelectHooks* hooks, co
       return Step::Run(1 * kNsPerUs);
     });
     auto id = SpawnOn(d, hooks, absl::StrCat("sb-msg-", m),
-                      start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
+                      start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus,
+                      std::move(body));
     if (!id.ok()) return id.status();
     sh->msgs[static_cast<size_t>(m)]->id.store(*id, std::memory_order_relaxed);
   }
   for (int w = 0; w < nw; ++w) {
     const int m = w / per;
-    auto body = MakeTaskBody([sh, w, m, rounds = p.rounds, think = p.think_ns](TaskContext& ctx) -> Step {
-      Worker& wk = *sh->workers[static_cast<size_t>(w)];
-      Msg& msg = *sh->msgs[static_cast<size_t>(m)];
-      if (wk.queued) {
-        if (!wk.released.load(std::memory_order_acquire)) return Step::Block();  // spurious
-        wk.queued = false;
-        wk.released.store(false, std::memory_order_relaxed);
-        wk.lat.push_back(ctx.now() - wk.wake_ns.load(std::memory_order_relaxed));
-        ++wk.rounds;
-        return Step::Run(think);
-      }
-      bool wake_msg = false;
-      const bool last = wk.rounds == rounds;
-      {
-        MutexLock lock(msg.mu);
-        if (last) {
-          ++msg.finished;
-        } else {
-          msg.list.push_back(w);
-        }
-        wake_msg = msg.waiting;
-        msg.waiting = false;
-      }
-      if (wake_msg) ctx.driver().Wake(msg.id.load(std::memory_order_relaxed), ctx.cpu());
-      if (last) {
-        sh->rs.TaskDone(ctx.now());
-        return Step::Exit();
-      }
-      wk.queued = true;
-      return Step::Block();
-    });
+    auto body =
+        MakeTaskBody([sh, w, m, rounds = p.rounds, think = p.think_ns](TaskContext& ctx) -> Step {
+          Worker& wk = *sh->workers[static_cast<size_t>(w)];
+          Msg& msg = *sh->msgs[static_cast<size_t>(m)];
+          if (wk.queued) {
+            if (!wk.released.load(std::memory_order_acquire)) return Step::Block();  // spurious
+            wk.queued = false;
+            wk.released.store(false, std::memory_order_relaxed);
+            wk.lat.push_back(ctx.now() - wk.wake_ns.load(std::memory_order_relaxed));
+            ++wk.rounds;
+            return Step::Run(think);
+          }
+          bool wake_msg = false;
+          const bool last = wk.rounds == rounds;
+          {
+            MutexLock lock(msg.mu);
+            if (last) {
+              ++msg.finished;
+            } else {
+              msg.list.push_back(w);
+            }
+            wake_msg = msg.waiting;
+            msg.waiting = false;
+          }
+          if (wake_msg) ctx.driver().Wake(msg.id.load(std::memory_order_relaxed), ctx.cpu());
+          if (last) {
+            sh->rs.TaskDone(ctx.now());
+            return Step::Exit();
+          }
+          wk.queued = true;
+          return Step::Block();
+        });
     auto id = SpawnOn(d, hooks, absl::StrCat("sb-worker-", w),
-                      start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus, std::move(body));
+                      start[static_cast<size_t>(rr++ % static_cast<int>(start.size()))], cpus,
+                      std::move(body));
     if (!id.ok()) return id.status();
     sh->workers[static_cast<size_t>(w)]->id.store(*id, std::memory_order_relaxed);
   }
   auto r = Drive(d, sh->rs, timeout);
   if (!r.ok()) return r;
-  for (const auto& w : sh->workers) r->latencies.insert(r->latencies.end(), w->lat.begin(), w->lat.end());
+  for (const auto& w : sh->workers)
+    r->latencies.insert(r->latencies.end(), w->lat.begin(), w->lat.end());
   return r;
 }
 
 std::string_view LoadWorkloadName(LoadWorkload w) {
   switch (w) {
-    case LoadWorkload::kHackbench: return "hackbench";
-    case LoadWorkload::kPipe: return "pipe";
-    case LoadWorkload::kSchbench: return "schbench";
-    case LoadWorkload::kRequestResponse: return "rr";
+    case LoadWorkload::kHackbench:
+      return "hackbench";
+    case LoadWorkload::kPipe:
+      return "pipe";
+    case LoadWorkload::kSchbench:
+      return "schbench";
+    case LoadWorkload::kRequestResponse:
+      return "rr";
   }
   return "?";
 }
 
-absl::StatusOr<LoadPointResult> RunLoadPoint(Driver& d, IdleSelectHooks& hooks, LoadWorkload w, int load_pct,
-                                             Nanos window) {
+absl::StatusOr<LoadPointResult> RunLoadPoint(Driver& d, IdleSelectHooks& hooks, LoadWorkload w,
+                                             int load_pct, Nanos window) {
   if (load_pct < 1 || load_pct > 1000 || window <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("load point: load_pct=", load_pct, " window=", window, " (need 1..1000 % and window > 0)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "load point: load_pct=", load_pct, " window=", window, " (need 1..1000 % and window > 0)"));
   }
   const int n = std::max(1, d.topology().online().Weight() * load_pct / 100);
   LoadPointResult out;

@@ -35,8 +35,9 @@ int SisUtilBudget(int64_t sum_util, int llc_weight, int imbalance_pct) {
 // ----------------------------------------------------------------------------
 
 void IdleTopology::ApplyDomainIsolation(const CpuMask& isolated) {
-  ISOLATION_CONTRACT(isolated.nbits() == num_cpus, "idle topology: isolated mask of %d bits for %d cpus",
-                     isolated.nbits(), num_cpus);
+  ISOLATION_CONTRACT(isolated.nbits() == num_cpus,
+                     "idle topology: isolated mask of %d bits for %d cpus", isolated.nbits(),
+                     num_cpus);
   // update_top_cache_domain(): a CPU outside every domain has no sd_llc and
   // is its own (size 1) LLC; we encode that as llc_of == -1.
   domain_isolated = isolated;
@@ -64,8 +65,9 @@ absl::StatusOr<IdleTopology> IdleTopology::FromIds(const std::vector<int>& llc_o
   for (const auto& [mask, what] : {std::pair{&domain_isolated, "domain_isolated"},
                                    std::pair{&boot_domain_isolated, "boot_domain_isolated"}}) {
     if (mask->nbits() != 0 && static_cast<size_t>(mask->nbits()) != n) {
-      return absl::InvalidArgumentError(absl::StrCat("idle topology: ", what, " mask of ", mask->nbits(),
-                                                     " bits for ", n, " CPUs (want ", n, " bits, or empty for none)"));
+      return absl::InvalidArgumentError(absl::StrCat("idle topology: ", what, " mask of ",
+                                                     mask->nbits(), " bits for ", n, " CPUs (want ",
+                                                     n, " bits, or empty for none)"));
     }
   }
   IdleTopology t;
@@ -85,7 +87,8 @@ absl::StatusOr<IdleTopology> IdleTopology::FromIds(const std::vector<int>& llc_o
     for (int id : ids) seen[static_cast<size_t>(id)] = true;
     for (int i = 0; i <= max_id; ++i) {
       if (!seen[static_cast<size_t>(i)]) {
-        return absl::InvalidArgumentError(absl::StrCat("idle topology: ", what, " id ", i, " unused (ids must be dense)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("idle topology: ", what, " id ", i, " unused (ids must be dense)"));
       }
     }
     return max_id + 1;
@@ -121,13 +124,15 @@ absl::StatusOr<IdleTopology> IdleTopology::FromIds(const std::vector<int>& llc_o
 
 IdleTopology IdleTopology::From(const Topology& topology, const IsolationConfig& isolation) {
   const int n = topology.num_cpus();
-  std::vector<int> llc(static_cast<size_t>(n)), core(static_cast<size_t>(n)), node(static_cast<size_t>(n));
+  std::vector<int> llc(static_cast<size_t>(n)), core(static_cast<size_t>(n)),
+      node(static_cast<size_t>(n));
   for (int cpu = 0; cpu < n; ++cpu) {
     llc[static_cast<size_t>(cpu)] = topology.llc_of(cpu);
     core[static_cast<size_t>(cpu)] = topology.core_of(cpu);
     node[static_cast<size_t>(cpu)] = topology.node_of(cpu);
   }
-  ISOLATION_CONTRACT(isolation.num_cpus() == n, "idle topology: an isolation configuration of %d cpus for %d cpus",
+  ISOLATION_CONTRACT(isolation.num_cpus() == n,
+                     "idle topology: an isolation configuration of %d cpus for %d cpus",
                      isolation.num_cpus(), n);
   // The Topology already has dense ids; FromIds cannot fail on it, nor on
   // masks of its size (another size: no isolation, as before the check).
@@ -140,18 +145,19 @@ IdleTopology IdleTopology::From(const Topology& topology, const IsolationConfig&
   return t;
 }
 
-absl::StatusOr<IdleTopology> IdleTopology::Uniform(int llcs, int cores_per_llc, int smt, int nodes) {
+absl::StatusOr<IdleTopology> IdleTopology::Uniform(int llcs, int cores_per_llc, int smt,
+                                                   int nodes) {
   // Each factor is >= 1 and the product is checked a step at a time, so no
   // product of ints can overflow int64 before it is compared.
   if (llcs < 1 || cores_per_llc < 1 || smt < 1 || nodes < 1 || nodes > llcs ||
       int64_t{llcs} * cores_per_llc > kMaxCpus || int64_t{llcs} * cores_per_llc * smt > kMaxCpus) {
-    return absl::InvalidArgumentError(absl::StrCat("idle topology: Uniform(llcs=", llcs, ", cores_per_llc=",
-                                                   cores_per_llc, ", smt=", smt, ", nodes=", nodes,
-                                                   "): need counts >= 1, nodes <= llcs and at most ", kMaxCpus,
-                                                   " cpus"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "idle topology: Uniform(llcs=", llcs, ", cores_per_llc=", cores_per_llc, ", smt=", smt,
+        ", nodes=", nodes, "): need counts >= 1, nodes <= llcs and at most ", kMaxCpus, " cpus"));
   }
   const int n = llcs * cores_per_llc * smt;
-  std::vector<int> llc(static_cast<size_t>(n)), core(static_cast<size_t>(n)), node(static_cast<size_t>(n));
+  std::vector<int> llc(static_cast<size_t>(n)), core(static_cast<size_t>(n)),
+      node(static_cast<size_t>(n));
   const int llcs_per_node = std::max(1, llcs / std::max(1, nodes));
   for (int cpu = 0; cpu < n; ++cpu) {
     const int c = cpu / smt;
@@ -164,22 +170,29 @@ absl::StatusOr<IdleTopology> IdleTopology::Uniform(int llcs, int cores_per_llc, 
 }
 
 absl::Status IdleTopology::Validate() const {
-  auto bad = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat("idle topology: ", parts...)); };
-  if (num_cpus < 1 || num_cpus > kMaxCpus) return bad("num_cpus ", num_cpus, " outside [1, ", kMaxCpus, "]");
+  auto bad = [](auto... parts) {
+    return absl::InvalidArgumentError(absl::StrCat("idle topology: ", parts...));
+  };
+  if (num_cpus < 1 || num_cpus > kMaxCpus)
+    return bad("num_cpus ", num_cpus, " outside [1, ", kMaxCpus, "]");
   const auto n = static_cast<size_t>(num_cpus);
-  const std::pair<const char*, size_t> per_cpu[] = {
-      {"hw_llc_of", hw_llc_of.size()}, {"llc_of", llc_of.size()}, {"core_of", core_of.size()},
-      {"node_of", node_of.size()}};
+  const std::pair<const char*, size_t> per_cpu[] = {{"hw_llc_of", hw_llc_of.size()},
+                                                    {"llc_of", llc_of.size()},
+                                                    {"core_of", core_of.size()},
+                                                    {"node_of", node_of.size()}};
   for (const auto& [name, size] : per_cpu) {
     if (size != n) return bad(name, " has ", size, " entries for ", num_cpus, " cpus");
   }
-  if (llc_span.size() != hw_llc_span.size() || hw_llc_span.empty() || smt_mask.empty() || node_span.empty()) {
-    return bad("span vectors of sizes hw_llc ", hw_llc_span.size(), ", llc ", llc_span.size(), ", smt ",
-               smt_mask.size(), ", node ", node_span.size(), " (need non-empty, llc == hw_llc)");
+  if (llc_span.size() != hw_llc_span.size() || hw_llc_span.empty() || smt_mask.empty() ||
+      node_span.empty()) {
+    return bad("span vectors of sizes hw_llc ", hw_llc_span.size(), ", llc ", llc_span.size(),
+               ", smt ", smt_mask.size(), ", node ", node_span.size(),
+               " (need non-empty, llc == hw_llc)");
   }
   for (size_t c = 0; c < n; ++c) {
     if (hw_llc_of[c] < 0 || static_cast<size_t>(hw_llc_of[c]) >= hw_llc_span.size()) {
-      return bad("cpu ", c, " has hw_llc id ", hw_llc_of[c], " outside [0, ", hw_llc_span.size(), ")");
+      return bad("cpu ", c, " has hw_llc id ", hw_llc_of[c], " outside [0, ", hw_llc_span.size(),
+                 ")");
     }
     if (llc_of[c] < -1 || llc_of[c] >= static_cast<int>(llc_span.size())) {
       return bad("cpu ", c, " has llc id ", llc_of[c], " outside [-1, ", llc_span.size(), ")");
@@ -193,11 +206,13 @@ absl::Status IdleTopology::Validate() const {
   }
   for (const auto* masks : {&hw_llc_span, &llc_span, &smt_mask, &node_span}) {
     for (const CpuMask& m : *masks) {
-      if (m.nbits() != num_cpus) return bad("a span mask has ", m.nbits(), " bits for ", num_cpus, " cpus");
+      if (m.nbits() != num_cpus)
+        return bad("a span mask has ", m.nbits(), " bits for ", num_cpus, " cpus");
     }
   }
   for (const CpuMask* m : {&online, &domain_isolated, &boot_domain_isolated}) {
-    if (m->nbits() != num_cpus) return bad("online/isolated mask of ", m->nbits(), " bits for ", num_cpus, " cpus");
+    if (m->nbits() != num_cpus)
+      return bad("online/isolated mask of ", m->nbits(), " bits for ", num_cpus, " cpus");
   }
   if (smt_width < 1) return bad("smt_width ", smt_width, " < 1");
   return absl::OkStatus();
@@ -246,7 +261,8 @@ absl::Status ValidateOptions(const IdleTopology& topology, const Options& option
 }
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(IdleTopology topology, Options options) {
+absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(IdleTopology topology,
+                                                             Options options) {
   if (absl::Status st = ValidateOptions(topology, options); !st.ok()) return st;
   absl::StatusOr<const SelectorEntry*> entry = FindSelector(options.variant.str());
   if (!entry.ok()) return absl::InvalidArgumentError(entry.status().message());
@@ -255,20 +271,22 @@ absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(IdleTopology topolo
                 (*entry)->factory);
 }
 
-absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(IdleTopology topology, Options options,
-                                                             const std::function<SelectorFactoryFn>& factory) {
+absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Create(
+    IdleTopology topology, Options options, const std::function<SelectorFactoryFn>& factory) {
   if (absl::Status st = ValidateOptions(topology, options); !st.ok()) return st;
-  if (!factory) return absl::InvalidArgumentError("idle_select: Create with an empty selector factory");
-  return Finish(std::unique_ptr<IdleState>(new IdleState(std::move(topology), std::move(options))), factory);
+  if (!factory)
+    return absl::InvalidArgumentError("idle_select: Create with an empty selector factory");
+  return Finish(std::unique_ptr<IdleState>(new IdleState(std::move(topology), std::move(options))),
+                factory);
 }
 
-absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Finish(std::unique_ptr<IdleState> state,
-                                                             const std::function<SelectorFactoryFn>& factory) {
+absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Finish(
+    std::unique_ptr<IdleState> state, const std::function<SelectorFactoryFn>& factory) {
   absl::StatusOr<std::unique_ptr<IdleSelector>> selector = factory(*state);
   if (!selector.ok()) return selector.status();
   if (*selector == nullptr) {
-    return absl::InternalError(
-        absl::StrCat("idle_select: the factory of selector '", state->selector_name(), "' returned null"));
+    return absl::InternalError(absl::StrCat("idle_select: the factory of selector '",
+                                            state->selector_name(), "' returned null"));
   }
   state->selector_ = *std::move(selector);
   // sd_init() for the initial domains; every LLC starts with a full budget.
@@ -280,7 +298,8 @@ absl::StatusOr<std::unique_ptr<IdleState>> IdleState::Finish(std::unique_ptr<Idl
 absl::Status IdleState::Rebuild(const CpuMask& domain_isolated) {
   if (domain_isolated.nbits() != 0 && domain_isolated.nbits() != topo_.num_cpus) {
     return absl::InvalidArgumentError(absl::StrCat("idle_select: Rebuild with an isolated mask of ",
-                                                   domain_isolated.nbits(), " bits for ", topo_.num_cpus, " cpus"));
+                                                   domain_isolated.nbits(), " bits for ",
+                                                   topo_.num_cpus, " cpus"));
   }
   CpuMask iso = domain_isolated.nbits() == 0 ? CpuMask(topo_.num_cpus) : domain_isolated;
   iso.Or(topo_.boot_domain_isolated);
@@ -295,8 +314,8 @@ absl::Status IdleState::Rebuild(const CpuMask& domain_isolated) {
     }
   }
   for (int cpu = 0; cpu < topo_.num_cpus; ++cpu) {
-    cpus_[static_cast<size_t>(cpu)]->in_domain.store(topo_.llc_of[static_cast<size_t>(cpu)] >= 0 ? 1 : 0,
-                                                     std::memory_order_relaxed);
+    cpus_[static_cast<size_t>(cpu)]->in_domain.store(
+        topo_.llc_of[static_cast<size_t>(cpu)] >= 0 ? 1 : 0, std::memory_order_relaxed);
   }
   // The selector's masks (V1: the span, V5: empty; per-CPU state such as
   // last_idle_state is the selector's to keep or reset).
@@ -362,7 +381,9 @@ void IdleState::TickStop(int cpu) {
   selector_->OnTickStop(cpu);
 }
 
-void IdleState::TickRestart(int cpu) { cpus_[CpuIndex(cpu)]->tick_stopped.store(0, std::memory_order_relaxed); }
+void IdleState::TickRestart(int cpu) {
+  cpus_[CpuIndex(cpu)]->tick_stopped.store(0, std::memory_order_relaxed);
+}
 
 void IdleState::Enqueue(int cpu, bool sched_idle) {
   CpuIdleState& s = *cpus_[CpuIndex(cpu)];
@@ -391,8 +412,8 @@ void IdleState::SetWakePending(int cpu, bool pending) {
 
 absl::Status IdleState::UpdateIdleCpuScan(int l, int64_t sum_util) {
   if (l < 0 || l >= num_llcs()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("idle_select: UpdateIdleCpuScan of llc ", l, " outside [0, ", num_llcs(), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("idle_select: UpdateIdleCpuScan of llc ", l,
+                                                   " outside [0, ", num_llcs(), ")"));
   }
   LlcShared& llc = *llcs_[static_cast<size_t>(l)];
   const int nr = SisUtilBudget(sum_util, llc.weight);
@@ -406,8 +427,9 @@ absl::Status IdleState::UpdateIdleCpuScan(int l, int64_t sum_util) {
 
 absl::Status IdleState::SetBudget(int l, int nr_idle_scan) {
   if (l < 0 || l >= num_llcs() || nr_idle_scan < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("idle_select: SetBudget(llc ", l, ", nr_idle_scan ", nr_idle_scan,
-                                                   "): llc outside [0, ", num_llcs(), ") or negative budget"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("idle_select: SetBudget(llc ", l, ", nr_idle_scan ", nr_idle_scan,
+                     "): llc outside [0, ", num_llcs(), ") or negative budget"));
   }
   llcs_[static_cast<size_t>(l)]->nr_idle_scan.store(nr_idle_scan, std::memory_order_relaxed);
   return absl::OkStatus();
@@ -418,7 +440,8 @@ absl::Status IdleState::SetIdleCoresHint(int l, bool has_idle_cores) {
     return absl::InvalidArgumentError(
         absl::StrCat("idle_select: SetIdleCoresHint of llc ", l, " outside [0, ", num_llcs(), ")"));
   }
-  llcs_[static_cast<size_t>(l)]->has_idle_cores.store(has_idle_cores ? 1 : 0, std::memory_order_relaxed);
+  llcs_[static_cast<size_t>(l)]->has_idle_cores.store(has_idle_cores ? 1 : 0,
+                                                      std::memory_order_relaxed);
   return absl::OkStatus();
 }
 

@@ -29,7 +29,9 @@ VariantRegistry<SelectorFactory>& SelectorRegistry() {
   return *registry;
 }
 
-absl::Status RegisterSelector(SelectorEntry entry) { return SelectorRegistry().Register(std::move(entry)); }
+absl::Status RegisterSelector(SelectorEntry entry) {
+  return SelectorRegistry().Register(std::move(entry));
+}
 
 absl::StatusOr<const SelectorEntry*> FindSelector(std::string_view name) {
   return SelectorRegistry().Find(name);  // "V4" is an alias of V4g
@@ -51,11 +53,17 @@ class SelectorHandle final : public IdleSelector {
  public:
   using IdleSelector::IdleSelector;
   SelectorTraits traits() const override { return state().selector().traits(); }
-  int MaxScanProbes(int nr_idle_scan) const override { return state().selector().MaxScanProbes(nr_idle_scan); }
-  Selection Select(WakeTask& task, const WakeContext& ctx) override { return state().Select(task, ctx); }
+  int MaxScanProbes(int nr_idle_scan) const override {
+    return state().selector().MaxScanProbes(nr_idle_scan);
+  }
+  Selection Select(WakeTask& task, const WakeContext& ctx) override {
+    return state().Select(task, ctx);
+  }
 };
 }  // namespace
 
-std::unique_ptr<IdleSelector> MakeSelector(IdleState& state) { return std::make_unique<SelectorHandle>(state); }
+std::unique_ptr<IdleSelector> MakeSelector(IdleState& state) {
+  return std::make_unique<SelectorHandle>(state);
+}
 
 }  // namespace isolation::idle_select

@@ -37,7 +37,8 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV0NoRecheck(IdleState& state) {
 // Registry entry (registry.cc registers it).
 SelectorEntry V0NoRecheckEntry() {
   SelectorEntry e{"V0-norecheck",
-                  "NEGATIVE CONTROL: V0 whose idle entry sleeps without re-checking the run queue (broken wakeup handshake: "
+                  "NEGATIVE CONTROL: V0 whose idle entry sleeps without re-checking the run queue "
+                  "(broken wakeup handshake: "
                   "loses wakeups in the simulator's idle-entry window)",
                   /*negative_control=*/true, SelectorFactory(&NewV0NoRecheck)};
   return e;

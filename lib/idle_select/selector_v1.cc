@@ -22,25 +22,24 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV1TickStop(IdleState& state) {
 
 // Registry entry (registry.cc registers it).
 SelectorEntry V1Entry() {
-  SelectorEntry e{"V1",
-                  "Aubrey Li's per-LLC idle cpumask (RFC v3-v10): set on idle entry, cleared at the tick; "
-                  "SIS_UTIL budget with SIS_PROP's floor of 3 probes",
-                  /*negative_control=*/false, SelectorFactory(&NewV1)};
+  SelectorEntry e{
+      "V1",
+      "Aubrey Li's per-LLC idle cpumask (RFC v3-v10): set on idle entry, cleared at the tick; "
+      "SIS_UTIL budget with SIS_PROP's floor of 3 probes",
+      /*negative_control=*/false, SelectorFactory(&NewV1)};
   return e;
 }
 
 // Registry entry (registry.cc registers it).
 SelectorEntry V1EagerEntry() {
-  SelectorEntry e{"V1-eager",
-                  "V1, also cleared on idle exit (no stale-idle window)",
+  SelectorEntry e{"V1-eager", "V1, also cleared on idle exit (no stale-idle window)",
                   /*negative_control=*/false, SelectorFactory(&NewV1Eager)};
   return e;
 }
 
 // Registry entry (registry.cc registers it).
 SelectorEntry V1TickStopEntry() {
-  SelectorEntry e{"V1-tickstop",
-                  "V1, set only when the tick stops in idle (Aubrey Li v4/v5)",
+  SelectorEntry e{"V1-tickstop", "V1, set only when the tick stops in idle (Aubrey Li v4/v5)",
                   /*negative_control=*/false, SelectorFactory(&NewV1TickStop)};
   return e;
 }

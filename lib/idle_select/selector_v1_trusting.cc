@@ -37,7 +37,8 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV1Trusting(IdleState& state) {
 // Registry entry (registry.cc registers it).
 SelectorEntry V1TrustingEntry() {
   SelectorEntry e{"V1-trusting",
-                  "NEGATIVE CONTROL: V1 returning the first idle-mask member without the per-CPU re-check (breaks I4)",
+                  "NEGATIVE CONTROL: V1 returning the first idle-mask member without the per-CPU "
+                  "re-check (breaks I4)",
                   /*negative_control=*/true, SelectorFactory(&NewV1Trusting)};
   return e;
 }

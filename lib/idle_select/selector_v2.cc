@@ -43,9 +43,10 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV2(IdleState& state) {
 
 // Registry entry (registry.cc registers it).
 SelectorEntry V2Entry() {
-  SelectorEntry e{"V2",
-                  "two-pass hint (Mel Gorman): the idle mask, then the rest of the span, one SIS_UTIL budget",
-                  /*negative_control=*/false, SelectorFactory(&NewV2)};
+  SelectorEntry e{
+      "V2",
+      "two-pass hint (Mel Gorman): the idle mask, then the rest of the span, one SIS_UTIL budget",
+      /*negative_control=*/false, SelectorFactory(&NewV2)};
   return e;
 }
 

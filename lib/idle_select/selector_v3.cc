@@ -28,9 +28,10 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV3(IdleState& state) {
 
 // Registry entry (registry.cc registers it).
 SelectorEntry V3Entry() {
-  SelectorEntry e{"V3",
-                  "the idle mask with at most K probes (Vincent Guittot; Options::v3_max_probes, default 4)",
-                  /*negative_control=*/false, SelectorFactory(&NewV3)};
+  SelectorEntry e{
+      "V3",
+      "the idle mask with at most K probes (Vincent Guittot; Options::v3_max_probes, default 4)",
+      /*negative_control=*/false, SelectorFactory(&NewV3)};
   return e;
 }
 

@@ -28,7 +28,9 @@ namespace {
 class ClaimMask {
  public:
   explicit ClaimMask(int nbits)
-      : nbits_(nbits), nwords_((nbits + 63) / 64), lines_(new Line[static_cast<size_t>((nwords_ + 7) / 8 + 1)]) {
+      : nbits_(nbits),
+        nwords_((nbits + 63) / 64),
+        lines_(new Line[static_cast<size_t>((nwords_ + 7) / 8 + 1)]) {
     for (int i = 0; i < nwords_; ++i) word(i).store(0, std::memory_order_relaxed);
   }
 
@@ -117,7 +119,8 @@ class ScxSelector final : public IdleSelector {
   void OnIdleExit(int cpu) override { UpdateIdle(cpu, false); }
   // pick_task_idle() while idle: refresh without notifying (a2a3374c47c4).
   void OnIdleRefresh(int cpu) override {
-    if (state().options().scx_idle_refresh && internal::CurrIsIdle(state(), cpu)) UpdateIdle(cpu, true);
+    if (state().options().scx_idle_refresh && internal::CurrIsIdle(state(), cpu))
+      UpdateIdle(cpu, true);
   }
 
   Selection Select(WakeTask& task, const WakeContext& ctx) override;
@@ -141,7 +144,8 @@ class ScxSelector final : public IdleSelector {
     for (const auto& s : scopes_) {
       const CpuMask cpu = s->cpu.Snapshot();
       const CpuMask smt = s->smt.Snapshot();
-      if (!cpu.IsSubsetOf(topo.online)) return absl::StrCat("I1: scx cpu mask ", cpu.ToString(), " not online");
+      if (!cpu.IsSubsetOf(topo.online))
+        return absl::StrCat("I1: scx cpu mask ", cpu.ToString(), " not online");
       if (!smt.IsSubsetOf(cpu)) {
         return absl::StrCat("I1: scx smt ", smt.ToString(), " not within cpu ", cpu.ToString());
       }
@@ -165,16 +169,19 @@ class ScxSelector final : public IdleSelector {
     std::atomic<int32_t> cursor{-1};
   };
 
-  int ScopeOf(int cpu) const { return per_node_ ? state().topology().node_of[static_cast<size_t>(cpu)] : 0; }
+  int ScopeOf(int cpu) const {
+    return per_node_ ? state().topology().node_of[static_cast<size_t>(cpu)] : 0;
+  }
   Scope& scope(int s) const { return *scopes_[static_cast<size_t>(s)]; }
   int num_scopes() const { return static_cast<int>(scopes_.size()); }
 
   void UpdateIdle(int cpu, bool idle);
   bool Claim(int cpu, Selection& sel);
-  int PickIn(int scope, const CpuMask& allowed, const CpuMask* span, bool core, std::atomic<int32_t>& cursor_ref,
-             Selection& sel);
-  int PickAnywhere(const CpuMask& allowed, const CpuMask* llc_span, const CpuMask* node_span, int prev, bool core,
-                   bool node_restricted, std::atomic<int32_t>& cursor, Selection& sel);
+  int PickIn(int scope, const CpuMask& allowed, const CpuMask* span, bool core,
+             std::atomic<int32_t>& cursor_ref, Selection& sel);
+  int PickAnywhere(const CpuMask& allowed, const CpuMask* llc_span, const CpuMask* node_span,
+                   int prev, bool core, bool node_restricted, std::atomic<int32_t>& cursor,
+                   Selection& sel);
 
   const bool per_node_;
   std::vector<std::unique_ptr<Scope>> scopes_;
@@ -268,8 +275,9 @@ int ScxSelector::PickIn(int s, const CpuMask& allowed, const CpuMask* span, bool
 
 // Steps LLC -> node -> anywhere; per-node: start node, then the others by
 // increasing distance (|node - start|, the model's distance).
-int ScxSelector::PickAnywhere(const CpuMask& allowed, const CpuMask* llc_span, const CpuMask* node_span, int prev,
-                              bool core, bool node_restricted, std::atomic<int32_t>& cursor, Selection& sel) {
+int ScxSelector::PickAnywhere(const CpuMask& allowed, const CpuMask* llc_span,
+                              const CpuMask* node_span, int prev, bool core, bool node_restricted,
+                              std::atomic<int32_t>& cursor, Selection& sel) {
   const IdleTopology& topo = state().topology();
   const int start = ScopeOf(prev);
   if (llc_span != nullptr) {
@@ -281,7 +289,9 @@ int ScxSelector::PickAnywhere(const CpuMask& allowed, const CpuMask* llc_span, c
     if (c >= 0) return c;
   }
   const CpuMask* restrict_to =
-      node_restricted ? &topo.node_span[static_cast<size_t>(topo.node_of[static_cast<size_t>(prev)])] : nullptr;
+      node_restricted
+          ? &topo.node_span[static_cast<size_t>(topo.node_of[static_cast<size_t>(prev)])]
+          : nullptr;
   int c = PickIn(start, allowed, restrict_to, core, cursor, sel);
   if (c >= 0 || num_scopes() == 1 || node_restricted) return c;
   const int scopes = num_scopes();
@@ -321,19 +331,23 @@ Selection ScxSelector::Select(WakeTask& task, const WakeContext& ctx) {
   // scx_idle_update_selcpu_topology(): the LLC step only if the LLC is
   // smaller than the online set; the node step only without per-node masks.
   if (llc_span != nullptr && llc_span->Weight() >= topo.online.Weight()) llc_span = nullptr;
-  const CpuMask* node_span = &topo.node_span[static_cast<size_t>(topo.node_of[static_cast<size_t>(prev)])];
+  const CpuMask* node_span =
+      &topo.node_span[static_cast<size_t>(topo.node_of[static_cast<size_t>(prev)])];
   if (per_node_ || node_span->Weight() >= topo.online.Weight()) node_span = nullptr;
 
   // (1) sync wakeup.
   const int waker = ctx.waker_cpu;
   // cpumask_any_and_distribute() keeps its cursor per CPU (the CPU running
   // the wakeup); a wakeup without a waker CPU uses this selector's own.
-  std::atomic<int32_t>& cursor = waker >= 0 ? cpus_[static_cast<size_t>(waker)].cursor : remote_cursor_;
+  std::atomic<int32_t>& cursor =
+      waker >= 0 ? cpus_[static_cast<size_t>(waker)].cursor : remote_cursor_;
   if (ctx.sync && waker >= 0) {
-    if (allowed.Test(prev) && topo.SharesCache(prev, waker) && Claim(prev, sel)) return claimed(prev);
-    const bool local_empty = IdleStateAccess::Cpu(st, waker).nr_running.load(std::memory_order_relaxed) <= 1;
-    const bool node_ok = !ctx.node_restricted ||
-                         topo.node_of[static_cast<size_t>(waker)] == topo.node_of[static_cast<size_t>(prev)];
+    if (allowed.Test(prev) && topo.SharesCache(prev, waker) && Claim(prev, sel))
+      return claimed(prev);
+    const bool local_empty =
+        IdleStateAccess::Cpu(st, waker).nr_running.load(std::memory_order_relaxed) <= 1;
+    const bool node_ok = !ctx.node_restricted || topo.node_of[static_cast<size_t>(waker)] ==
+                                                     topo.node_of[static_cast<size_t>(prev)];
     if (local_empty && node_ok && !scope(ScopeOf(waker)).cpu.Empty() && allowed.Test(waker)) {
       sel.cpu = waker;  // returned without a claim
       return sel;
@@ -341,8 +355,10 @@ Selection ScxSelector::Select(WakeTask& task, const WakeContext& ctx) {
   }
   // (2) whole idle cores.
   if (topo.smt_width > 1 && st.options().smt_preference) {
-    if (allowed.Test(prev) && scope(ScopeOf(prev)).smt.Test(prev) && Claim(prev, sel)) return claimed(prev);
-    const int c = PickAnywhere(allowed, llc_span, node_span, prev, true, ctx.node_restricted, cursor, sel);
+    if (allowed.Test(prev) && scope(ScopeOf(prev)).smt.Test(prev) && Claim(prev, sel))
+      return claimed(prev);
+    const int c =
+        PickAnywhere(allowed, llc_span, node_span, prev, true, ctx.node_restricted, cursor, sel);
     if (c >= 0) return claimed(c);
   }
   // (3) prev.
@@ -354,7 +370,8 @@ Selection ScxSelector::Select(WakeTask& task, const WakeContext& ctx) {
     }
   }
   // (5)-(7) LLC, node, anywhere.
-  const int c = PickAnywhere(allowed, llc_span, node_span, prev, false, ctx.node_restricted, cursor, sel);
+  const int c =
+      PickAnywhere(allowed, llc_span, node_span, prev, false, ctx.node_restricted, cursor, sel);
   if (c >= 0) return claimed(c);
   return sel;  // none: the caller keeps prev, "not idle"
 }
@@ -363,24 +380,30 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewScx(IdleState& state, bool per_
   const CpuMask& boot = state.topology().boot_domain_isolated;
   if (!boot.Empty()) {
     // scx_enable() refuses boot-time isolcpus=domain (9f391f94a173).
-    return absl::FailedPreconditionError(absl::StrCat(
-        "idle_select: variant ", state.selector_name(), " (sched_ext) refuses to load with isolcpus=domain CPUs ",
-        boot.ToString(), "; use an isolated cpuset partition instead"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("idle_select: variant ", state.selector_name(),
+                     " (sched_ext) refuses to load with isolcpus=domain CPUs ", boot.ToString(),
+                     "; use an isolated cpuset partition instead"));
   }
   return std::unique_ptr<IdleSelector>(std::make_unique<ScxSelector>(state, per_node));
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<IdleSelector>> NewV4Global(IdleState& state) { return NewScx(state, false); }
-absl::StatusOr<std::unique_ptr<IdleSelector>> NewV4Node(IdleState& state) { return NewScx(state, true); }
+absl::StatusOr<std::unique_ptr<IdleSelector>> NewV4Global(IdleState& state) {
+  return NewScx(state, false);
+}
+absl::StatusOr<std::unique_ptr<IdleSelector>> NewV4Node(IdleState& state) {
+  return NewScx(state, true);
+}
 
 // Registry entry (registry.cc registers it).
 SelectorEntry V4GlobalEntry() {
-  SelectorEntry e{"V4g",
-                  "sched_ext built-in idle tracking, one global cpu/smt mask pair, claim by test-and-clear "
-                  "(ext_idle.c @ 0022b328504d)",
-                  /*negative_control=*/false, SelectorFactory(&NewV4Global)};
+  SelectorEntry e{
+      "V4g",
+      "sched_ext built-in idle tracking, one global cpu/smt mask pair, claim by test-and-clear "
+      "(ext_idle.c @ 0022b328504d)",
+      /*negative_control=*/false, SelectorFactory(&NewV4Global)};
   e.label = "V4";  // the seeds' name
   e.aliases = {"V4"};
   return e;
@@ -388,9 +411,10 @@ SelectorEntry V4GlobalEntry() {
 
 // Registry entry (registry.cc registers it).
 SelectorEntry V4NodeEntry() {
-  SelectorEntry e{"V4n",
-                  "sched_ext built-in idle tracking with per-NUMA-node masks (SCX_OPS_BUILTIN_IDLE_PER_NODE)",
-                  /*negative_control=*/false, SelectorFactory(&NewV4Node)};
+  SelectorEntry e{
+      "V4n",
+      "sched_ext built-in idle tracking with per-NUMA-node masks (SCX_OPS_BUILTIN_IDLE_PER_NODE)",
+      /*negative_control=*/false, SelectorFactory(&NewV4Node)};
   return e;
 }
 

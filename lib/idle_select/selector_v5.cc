@@ -35,7 +35,8 @@ class V5Selector final : public SisSelector {
     if (l < 0) return;
     const CpuIdleState& s = IdleStateAccess::Cpu(st, cpu);
     const bool over = s.nr_running.load(std::memory_order_relaxed) -
-                          s.nr_sched_idle.load(std::memory_order_relaxed) >= 2;
+                          s.nr_sched_idle.load(std::memory_order_relaxed) >=
+                      2;
     AtomicCpuMask& m = llcs_[static_cast<size_t>(l)]->overloaded;
     if (m.Test(cpu) != over) {
       over ? m.Set(cpu) : m.Clear(cpu);
@@ -59,7 +60,8 @@ class V5Selector final : public SisSelector {
     for (size_t l = 0; l < llcs_.size(); ++l) {
       const CpuMask m = llcs_[l]->overloaded.Snapshot();
       if (!m.IsSubsetOf(state().topology().llc_span[l])) {
-        return absl::StrCat("I1: overloaded mask of LLC ", l, " = ", m.ToString(), " not within its span");
+        return absl::StrCat("I1: overloaded mask of LLC ", l, " = ", m.ToString(),
+                            " not within its span");
       }
     }
     return "";
@@ -101,7 +103,8 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV5(IdleState& state) {
 // Registry entry (registry.cc registers it).
 SelectorEntry V5Entry() {
   SelectorEntry e{"V5",
-                  "LLC span minus an overloaded-CPU mask (Abel Wu / Chen Yu SIS_FILTER), applied only when the budget is "
+                  "LLC span minus an overloaded-CPU mask (Abel Wu / Chen Yu SIS_FILTER), applied "
+                  "only when the budget is "
                   "below the LLC size",
                   /*negative_control=*/false, SelectorFactory(&NewV5)};
   return e;

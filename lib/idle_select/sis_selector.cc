@@ -10,7 +10,9 @@
 namespace isolation::idle_select {
 namespace {
 
-bool AllowedIn(const CpuMask* affinity, int cpu) { return affinity == nullptr || affinity->Test(cpu); }
+bool AllowedIn(const CpuMask* affinity, int cpu) {
+  return affinity == nullptr || affinity->Test(cpu);
+}
 
 // select_fallback_rq() analogue when neither target nor prev is allowed.
 int FirstAllowed(const IdleState& st, const CpuMask* affinity) {
@@ -33,7 +35,9 @@ void SisSelector::OnIdleEnter(int cpu) {
   if (state().options().smt_preference) state().UpdateIdleCore(cpu);
 }
 
-CpuMask& SisSelector::Scratch(int which) const { return internal::ScratchMask(which, state().num_cpus()); }
+CpuMask& SisSelector::Scratch(int which) const {
+  return internal::ScratchMask(which, state().num_cpus());
+}
 
 bool SisSelector::Candidate(int cpu, const WakeTask& task) const {
   const IdleState& st = state();
@@ -60,7 +64,9 @@ Selection SisSelector::Select(WakeTask& task, const WakeContext& ctx) {
   // affinity, so its fast path pays nothing for this).
   if (aff != nullptr) {
     const CpuMask& online = st.topology().online;
-    const auto allowed_online = [&](int cpu) { return aff->TestInRange(cpu) && online.TestInRange(cpu); };
+    const auto allowed_online = [&](int cpu) {
+      return aff->TestInRange(cpu) && online.TestInRange(cpu);
+    };
     if (!allowed_online(target) && !allowed_online(prev) && !aff->Intersects(online)) return sel;
   }
   if (!AllowedIn(aff, target)) target = AllowedIn(aff, prev) ? prev : FirstAllowed(st, aff);
@@ -74,7 +80,8 @@ Selection SisSelector::Select(WakeTask& task, const WakeContext& ctx) {
   // 1. target itself.
   if (Candidate(target, task)) return found(target);
   // 2. prev, if it shares target's cache.
-  if (prev != target && AllowedIn(aff, prev) && topo.SharesCache(prev, target) && Candidate(prev, task)) {
+  if (prev != target && AllowedIn(aff, prev) && topo.SharesCache(prev, target) &&
+      Candidate(prev, task)) {
     return found(prev);
   }
   // (3. the per-CPU-kthread shortcut is not modelled.)
@@ -107,7 +114,8 @@ Selection SisSelector::Select(WakeTask& task, const WakeContext& ctx) {
   return sel;
 }
 
-int SisSelector::SelectIdleSmt(const WakeTask& task, int prev, const CpuMask& span, Selection& sel) const {
+int SisSelector::SelectIdleSmt(const WakeTask& task, int prev, const CpuMask& span,
+                               Selection& sel) const {
   for (int sib : state().topology().siblings(prev)) {
     if (sib == prev || !span.Test(sib) || !Allowed(task, sib)) continue;
     ++sel.probes;
@@ -118,7 +126,8 @@ int SisSelector::SelectIdleSmt(const WakeTask& task, int prev, const CpuMask& sp
 
 // select_idle_core(): the whole core of `cpu` idle -> cpu; remember the first
 // idle sibling in `cpus`; drop the core from `cpus`.
-int SisSelector::SelectIdleCore(const WakeTask& task, int cpu, CpuMask& cpus, int& idle_cpu, Selection& sel) const {
+int SisSelector::SelectIdleCore(const WakeTask& task, int cpu, CpuMask& cpus, int& idle_cpu,
+                                Selection& sel) const {
   const IdleState& st = state();
   bool idle = true;
   for (int sib : st.topology().siblings(cpu)) {
@@ -141,7 +150,8 @@ int SisSelector::SelectIdleCore(const WakeTask& task, int cpu, CpuMask& cpus, in
   return -1;
 }
 
-int SisSelector::ScanCpus(const LlcScan& scan, CpuMask& cpus, int start, int& nr, int& idle_cpu, bool from_hint) {
+int SisSelector::ScanCpus(const LlcScan& scan, CpuMask& cpus, int start, int& nr, int& idle_cpu,
+                          bool from_hint) {
   Selection& sel = scan.sel;
   int result = -1;
   ForEachCpuWrap(cpus, start, [&](int cpu) {
@@ -195,7 +205,8 @@ absl::StatusOr<std::unique_ptr<IdleSelector>> NewV0(IdleState& state) {
 // Registry entry (registry.cc registers it).
 SelectorEntry V0Entry() {
   SelectorEntry e{"V0",
-                  "mainline select_idle_sibling(): LLC span ∩ affinity from target+1 under the SIS_UTIL budget, "
+                  "mainline select_idle_sibling(): LLC span ∩ affinity from target+1 under the "
+                  "SIS_UTIL budget, "
                   "idle-core mode (kernel/sched/fair.c ~v6.15)",
                   /*negative_control=*/false, SelectorFactory(&NewV0)};
   return e;

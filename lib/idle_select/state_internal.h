@@ -18,8 +18,8 @@ namespace isolation::idle_select {
 // Per-CPU state the selection reads; one cache line per CPU.  Written by the
 // CPU's own context (harness), read by any waker.
 struct alignas(64) CpuIdleState {
-  std::atomic<uint8_t> curr_is_idle{1};   // the idle task runs
-  std::atomic<uint8_t> ttwu_pending{0};   // remote wakeup in flight
+  std::atomic<uint8_t> curr_is_idle{1};  // the idle task runs
+  std::atomic<uint8_t> ttwu_pending{0};  // remote wakeup in flight
   std::atomic<uint8_t> tick_stopped{0};
   std::atomic<uint8_t> in_domain{1};      // has sd_llc (copy of llc_of >= 0)
   std::atomic<int32_t> nr_running{0};     // queued + running (excl. idle task)
@@ -42,7 +42,9 @@ class IdleStateAccess {
  public:
   static const CpuIdleState& Cpu(const IdleState& s, int cpu) { return *s.cpus_[s.CpuIndex(cpu)]; }
   static CpuIdleState& Cpu(IdleState& s, int cpu) { return *s.cpus_[s.CpuIndex(cpu)]; }
-  static LlcShared& Llc(IdleState& s, int llc) { return *s.llcs_[IdleState::IdIndex(llc, s.llcs_.size(), "llc")]; }
+  static LlcShared& Llc(IdleState& s, int llc) {
+    return *s.llcs_[IdleState::IdIndex(llc, s.llcs_.size(), "llc")];
+  }
   static const LlcShared& Llc(const IdleState& s, int llc) {
     return *s.llcs_[IdleState::IdIndex(llc, s.llcs_.size(), "llc")];
   }
@@ -53,7 +55,8 @@ namespace internal {
 // idle_cpu(): idle task current, nothing queued, no wakeup in flight.
 inline bool IdleCpu(const IdleState& s, int cpu) {
   const CpuIdleState& c = IdleStateAccess::Cpu(s, cpu);
-  return c.curr_is_idle.load(std::memory_order_relaxed) != 0 && c.nr_running.load(std::memory_order_relaxed) == 0 &&
+  return c.curr_is_idle.load(std::memory_order_relaxed) != 0 &&
+         c.nr_running.load(std::memory_order_relaxed) == 0 &&
          c.ttwu_pending.load(std::memory_order_relaxed) == 0;
 }
 // available_idle_cpu(): vcpu_is_preempted() is always false in userspace.

@@ -34,8 +34,8 @@ double Median(std::vector<Nanos>& v) {
 
 absl::StatusOr<SweepResult> MeasureSelect(const SweepParams& p) {
   if (p.llc_cpus < 2 || p.llc_cpus > 4096 || p.busy_pct < 0 || p.busy_pct > 100 || p.samples < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("idle sweep: llc_cpus=", p.llc_cpus, " busy_pct=", p.busy_pct,
-                                                   " samples=", p.samples,
+    return absl::InvalidArgumentError(absl::StrCat("idle sweep: llc_cpus=", p.llc_cpus,
+                                                   " busy_pct=", p.busy_pct, " samples=", p.samples,
                                                    " (need 2..4096 CPUs, 0..100 %, >= 1 sample)"));
   }
   Options o;
@@ -55,7 +55,8 @@ absl::StatusOr<SweepResult> MeasureSelect(const SweepParams& p) {
   for (int c : idle) SetIdle(st, c);
   for (int c = 0; c < n; ++c) st.Tick(c);
   // SIS_UTIL follows the busy share (a busy CPU contributes 1024).
-  if (absl::Status s = st.UpdateIdleCpuScan(0, int64_t{nbusy} * kSchedCapacityScale); !s.ok()) return s;
+  if (absl::Status s = st.UpdateIdleCpuScan(0, int64_t{nbusy} * kSchedCapacityScale); !s.ok())
+    return s;
 
   // Per-selection timing with the cycle counter (the VM's CLOCK_MONOTONIC
   // has a coarse step); cycles are converted to ns with a calibration
@@ -134,7 +135,8 @@ absl::StatusOr<SweepResult> MeasureSelect(const SweepParams& p) {
   const double cycles = static_cast<double>(CycleCounter() - cyc_start);
   const double ns_per_cycle = cycles > 0 ? mono / cycles : 1.0;
   r.select_ns_median = std::max(0.0, (Median(times) - counter_overhead / kBatch) * ns_per_cycle);
-  r.found_pct = with_idle == 0 ? 0.0 : 100.0 * static_cast<double>(found) / static_cast<double>(with_idle);
+  r.found_pct =
+      with_idle == 0 ? 0.0 : 100.0 * static_cast<double>(found) / static_cast<double>(with_idle);
   return r;
 }
 

@@ -39,7 +39,8 @@ class HintedAllocator : public AllocatorStrategy {
     if (recent >= 0 && (!shrink() || recent < max_nr) && space.TryReserve(recent)) return recent;
     // (2) expand max_nr_cid.
     while (max_nr < allowed_max) {
-      if (!max_nr_cid.compare_exchange_weak(max_nr, max_nr + 1, std::memory_order_relaxed)) continue;
+      if (!max_nr_cid.compare_exchange_weak(max_nr, max_nr + 1, std::memory_order_relaxed))
+        continue;
       if (space.TryReserve(max_nr)) return max_nr;
       max_nr = max_nr_cid.load(std::memory_order_relaxed);
     }

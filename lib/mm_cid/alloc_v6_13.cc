@@ -28,9 +28,11 @@ class AllocV6_13 final : public HintedAllocator {
 
 AllocatorEntry AllocV6_13Entry() {
   AllocatorEntry e{"alloc_v6_13",
-                   "v6.13: + recent_cid hint and max_nr_cid expansion bounded by nr_cpus_allowed ([LOC] 7e019dcc470f); "
+                   "v6.13: + recent_cid hint and max_nr_cid expansion bounded by nr_cpus_allowed "
+                   "([LOC] 7e019dcc470f); "
                    "cannot compact after thread exit",
-                   /*negative_control=*/false, [] { return std::unique_ptr<AllocatorStrategy>(new AllocV6_13); }};
+                   /*negative_control=*/false,
+                   [] { return std::unique_ptr<AllocatorStrategy>(new AllocV6_13); }};
   e.aliases = {"v6_13"};
   return e;
 }

@@ -28,8 +28,10 @@ class AllocV6_14 final : public HintedAllocator {
 
 AllocatorEntry AllocV6_14Entry() {
   AllocatorEntry e{"alloc_v6_14",
-                   "v6.14-v6.18: + shrink max_nr_cid to min(allowed, users), hint only below it ([SHRINK] 02d954c0fdf9)",
-                   /*negative_control=*/false, [] { return std::unique_ptr<AllocatorStrategy>(new AllocV6_14); }};
+                   "v6.14-v6.18: + shrink max_nr_cid to min(allowed, users), hint only below it "
+                   "([SHRINK] 02d954c0fdf9)",
+                   /*negative_control=*/false,
+                   [] { return std::unique_ptr<AllocatorStrategy>(new AllocV6_14); }};
   e.aliases = {"v6_14"};
   return e;
 }

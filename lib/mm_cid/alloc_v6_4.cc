@@ -28,7 +28,8 @@ class AllocV6_4 final : public AllocatorStrategy {
 }  // namespace
 
 AllocatorEntry AllocV6_4Entry() {
-  AllocatorEntry e{"alloc_v6_4", "v6.4-v6.12: first zero below nr_cpu_ids ([LF] 223baf9d17f2)", /*negative_control=*/false,
+  AllocatorEntry e{"alloc_v6_4", "v6.4-v6.12: first zero below nr_cpu_ids ([LF] 223baf9d17f2)",
+                   /*negative_control=*/false,
                    [] { return std::unique_ptr<AllocatorStrategy>(new AllocV6_4); }};
   e.aliases = {"v6_4"};
   return e;

@@ -21,9 +21,12 @@ std::atomic<int64_t> audit_mismatches{0};
 }  // namespace
 
 void SetIncrementalCheckAudit(bool on) { audit_on.store(on, std::memory_order_relaxed); }
-int64_t IncrementalCheckAuditMismatches() { return audit_mismatches.load(std::memory_order_relaxed); }
+int64_t IncrementalCheckAuditMismatches() {
+  return audit_mismatches.load(std::memory_order_relaxed);
+}
 
-void IncrementalAlwaysCheck::Audit(const AlwaysInvariants& inv, int task_bound, int mm_bound) const {
+void IncrementalAlwaysCheck::Audit(const AlwaysInvariants& inv, int task_bound,
+                                   int mm_bound) const {
   int64_t bad = 0;
   for (int c = 0; c < num_cpus_; ++c) {
     Findings before(nullptr);
@@ -137,7 +140,8 @@ void IncrementalAlwaysCheck::ReevaluateCpu(const AlwaysInvariants& inv, int cpu)
     int* head = OwnerHead(st.seen.mm, st.seen.id, /*create=*/false);
     if (!owner_lists_.Alone(cpu)) --duplicate_holders_;
     owner_lists_.Remove(*head, cpu);
-    if (*head < 0 && !(st.seen.mm >= 0 && st.seen.mm < max_mms_ && st.seen.id >= 0 && st.seen.id < num_cpus_)) {
+    if (*head < 0 &&
+        !(st.seen.mm >= 0 && st.seen.mm < max_mms_ && st.seen.id >= 0 && st.seen.id < num_cpus_)) {
       owner_head_far_.erase(Key(st.seen.mm, st.seen.id));
     }
   }
@@ -168,7 +172,8 @@ bool IncrementalAlwaysCheck::AnyViolation(const AlwaysInvariants& inv) {
   }
   // A bitmap change can only affect the CPUs that held that ID.
   for (uint64_t key : dirty_ids_) {
-    const int* head = OwnerHead(static_cast<MmId>(key >> 32), static_cast<int32_t>(key & 0xFFFFFFFFu), false);
+    const int* head =
+        OwnerHead(static_cast<MmId>(key >> 32), static_cast<int32_t>(key & 0xFFFFFFFFu), false);
     for (int c = head == nullptr ? -1 : *head; c >= 0; c = owner_lists_.Next(c)) MarkCpu(c);
   }
   dirty_ids_.clear();
@@ -203,7 +208,8 @@ bool IncrementalAlwaysCheck::AnyViolation(const AlwaysInvariants& inv) {
   if (audit_on.load(std::memory_order_relaxed)) Audit(inv, task_bound, mm_bound);
   Findings g(nullptr);
   inv.CheckGlobal(g);
-  return g.found() || cpus_violated_ > 0 || duplicate_holders_ > 0 || tasks_violated_ > 0 || mms_violated_ > 0;
+  return g.found() || cpus_violated_ > 0 || duplicate_holders_ > 0 || tasks_violated_ > 0 ||
+         mms_violated_ > 0;
 }
 
 }  // namespace isolation::mm_cid::internal

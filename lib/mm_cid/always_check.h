@@ -67,10 +67,10 @@ class Findings {
 
 // What a CPU's part of the check saw.
 struct CpuCheck {
-  TaskId task = kNoTask;    // rq->curr (active or not); kNoTask if idle
-  MmId mm = kNoMm;          // with `unique`: the running task's mm and ID
+  TaskId task = kNoTask;  // rq->curr (active or not); kNoTask if idle
+  MmId mm = kNoMm;        // with `unique`: the running task's mm and ID
   int32_t id = -1;
-  bool unique = false;      // (mm, id) takes part in I1 (uniqueness per mm)
+  bool unique = false;  // (mm, id) takes part in I1 (uniqueness per mm)
 };
 
 // The parts of one design's CheckAlways(), in report order: for each CPU
@@ -85,7 +85,7 @@ class AlwaysInvariants {
     (void)task;
     (void)f;
   }
-  virtual int MmBound() const { return 0; }    // mms checked: [0, MmBound())
+  virtual int MmBound() const { return 0; }  // mms checked: [0, MmBound())
   virtual void CheckMm(MmId mm, Findings& f) const {
     (void)mm;
     (void)f;
@@ -151,7 +151,9 @@ class IncrementalAlwaysCheck {
         : next_(static_cast<size_t>(num_cpus), -1), prev_(static_cast<size_t>(num_cpus), -1) {}
     void Insert(int& head, int cpu);
     void Remove(int& head, int cpu);
-    bool Alone(int cpu) const { return next_[static_cast<size_t>(cpu)] < 0 && prev_[static_cast<size_t>(cpu)] < 0; }
+    bool Alone(int cpu) const {
+      return next_[static_cast<size_t>(cpu)] < 0 && prev_[static_cast<size_t>(cpu)] < 0;
+    }
     int Next(int cpu) const { return next_[static_cast<size_t>(cpu)]; }
 
    private:
@@ -190,7 +192,7 @@ class IncrementalAlwaysCheck {
   CpuLists task_lists_;
   // I1 owner table: (mm, ID) -> the CPUs whose running task held it at
   // their last evaluation.
-  std::vector<std::vector<int>> owner_head_;        // [mm][id], id < P
+  std::vector<std::vector<int>> owner_head_;          // [mm][id], id < P
   std::unordered_map<uint64_t, int> owner_head_far_;  // any other (mm, id)
   CpuLists owner_lists_;
   int64_t cpus_violated_ = 0;
@@ -230,7 +232,8 @@ class ChangeNotes {
   // Enabled() as a flag the inline switch front end reads (switcher.h).
   const bool* EnabledFlag() const { return &enabled_; }
   // MmCid::CheckAlwaysIncremental() of a design.
-  std::vector<std::string> Check(const AlwaysInvariants& inv, int num_cpus, int max_tasks, int max_mms) {
+  std::vector<std::string> Check(const AlwaysInvariants& inv, int num_cpus, int max_tasks,
+                                 int max_mms) {
     if (check_ == nullptr) {
       check_ = std::make_unique<IncrementalAlwaysCheck>(num_cpus, max_tasks, max_mms);
       enabled_ = true;

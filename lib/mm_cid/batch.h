@@ -26,7 +26,7 @@ class BatchFull final : public GranularityStrategy {
   // Start() and Claim() ignore the scope's size: the inlined scan skips
   // computing it.
   static constexpr bool kUsesScopeSize = false;
-  static constexpr bool kWholePass = true;  // every call starts a pass at 0
+  static constexpr bool kWholePass = true;                 // every call starts a pass at 0
   static constexpr std::string_view kName = "batch_full";  // its registry entry's name
   int batch() const override { return 0; }
   int Start(const std::atomic<int>&, int) const override { return 0; }
@@ -51,11 +51,13 @@ class BatchN final : public GranularityStrategy {
     return start >= scope_size ? 0 : start;
   }
   // relaxed CAS: see the file comment.
-  bool Claim(std::atomic<int>& cursor, int start, int scope_size, int, ScanWindow& window) const override {
+  bool Claim(std::atomic<int>& cursor, int start, int scope_size, int,
+             ScanWindow& window) const override {
     const int next = start + n_ >= scope_size ? 0 : start + n_;
     int expected = cursor.load(std::memory_order_relaxed);
     if (expected >= scope_size) expected = 0;
-    if (expected != start || !cursor.compare_exchange_strong(expected, next, std::memory_order_relaxed)) {
+    if (expected != start ||
+        !cursor.compare_exchange_strong(expected, next, std::memory_order_relaxed)) {
       return false;  // another scanner claimed this batch
     }
     window.start = start;

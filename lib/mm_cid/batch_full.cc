@@ -15,8 +15,8 @@ GranularityEntry BatchFullEntry() {
   factory.create = [](int) -> absl::StatusOr<std::unique_ptr<GranularityStrategy>> {
     return std::unique_ptr<GranularityStrategy>(new BatchFull);
   };
-  return {"batch_full", "mainline: a whole pass per call (up to 2P visits at once)", /*negative_control=*/false,
-          std::move(factory)};
+  return {"batch_full", "mainline: a whole pass per call (up to 2P visits at once)",
+          /*negative_control=*/false, std::move(factory)};
 }
 
 }  // namespace isolation::mm_cid::internal

@@ -19,12 +19,14 @@ GranularityEntry BatchNEntry() {
   GranularityFactory factory;
   factory.create = [](int n) -> absl::StatusOr<std::unique_ptr<GranularityStrategy>> {
     if (n < 1 || n > kMaxCpus) {
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: batch ", n, " outside [1, ", kMaxCpus, "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("mm_cid: batch ", n, " outside [1, ", kMaxCpus, "]"));
     }
     return std::unique_ptr<GranularityStrategy>(new BatchN(n));
   };
   factory.enumerate_n = 8;  // the default, batch_8
-  return {"batch_N", "[BATCH]: N CPUs of the scope per call (batch_8 ...), rate limit only at cursor 0",
+  return {"batch_N",
+          "[BATCH]: N CPUs of the scope per call (batch_8 ...), rate limit only at cursor 0",
           /*negative_control=*/false, std::move(factory)};
 }
 

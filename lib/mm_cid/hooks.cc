@@ -40,7 +40,8 @@ void EnsureUrcuRegistered() { thread_local UrcuThreadRegistration registration; 
 
 }  // namespace
 
-MmCidHooks::MmCidHooks(MmCid& mech, Options options) : mech_(mech), switcher_(mech), options_(options) {}
+MmCidHooks::MmCidHooks(MmCid& mech, Options options)
+    : mech_(mech), switcher_(mech), options_(options) {}
 
 MmCidHooks::~MmCidHooks() { Drain(); }
 
@@ -70,7 +71,8 @@ void MmCidHooks::OnStart(Driver& driver) {
   tracer_ = driver.tracer();
   if (tracer_ != nullptr) {
     last_cid_ = std::make_unique<std::atomic<int32_t>[]>(kTracedTasks);
-    for (int t = 0; t < kTracedTasks; ++t) last_cid_[static_cast<size_t>(t)].store(-1, std::memory_order_relaxed);
+    for (int t = 0; t < kTracedTasks; ++t)
+      last_cid_[static_cast<size_t>(t)].store(-1, std::memory_order_relaxed);
   }
   serialized_ = !driver.hooks_run_concurrently();
   num_cpus_ = driver.num_cpus();
@@ -96,7 +98,8 @@ void MmCidHooks::OnStart(Driver& driver) {
   }
   if (!serialized_) {
     running_id_ = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(num_cpus_));
-    for (int c = 0; c < num_cpus_; ++c) running_id_[static_cast<size_t>(c)].store(0, std::memory_order_relaxed);
+    for (int c = 0; c < num_cpus_; ++c)
+      running_id_[static_cast<size_t>(c)].store(0, std::memory_order_relaxed);
   }
   placement_ = mech_.placement();
   inline_scans_ = placement_ != nullptr && placement_->traits().runs_on_trigger_cpu;
@@ -115,7 +118,8 @@ void MmCidHooks::PrepareRcu() {
   // A host CPU outside cpu_set_t cannot be pinned (CPU_SET would write out
   // of bounds): counted as an error, no worker.
   const bool pinnable = options_.rcu_host_cpu >= 0 && options_.rcu_host_cpu < CPU_SETSIZE;
-  call_rcu_data* crdp = pinnable ? urcu_memb_create_call_rcu_data(0, options_.rcu_host_cpu) : nullptr;
+  call_rcu_data* crdp =
+      pinnable ? urcu_memb_create_call_rcu_data(0, options_.rcu_host_cpu) : nullptr;
   if (crdp != nullptr) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -131,7 +135,8 @@ void MmCidHooks::Record(int cpu, const ScanResult& r, Nanos cost) {
   if (!r.ran) return;
   if (cpu < 0 || cpu >= num_cpus_) {  // ran outside any model CPU (liburcu worker)
     Nanos prev = outside_max_scan_ns_.load(std::memory_order_relaxed);
-    while (cost > prev && !outside_max_scan_ns_.compare_exchange_weak(prev, cost, std::memory_order_relaxed)) {
+    while (cost > prev &&
+           !outside_max_scan_ns_.compare_exchange_weak(prev, cost, std::memory_order_relaxed)) {
     }
     return;
   }
@@ -139,7 +144,8 @@ void MmCidHooks::Record(int cpu, const ScanResult& r, Nanos cost) {
   pc.scans.fetch_add(1, std::memory_order_relaxed);
   pc.visits.fetch_add(r.visits, std::memory_order_relaxed);
   Nanos prev = pc.max_scan_ns.load(std::memory_order_relaxed);
-  while (cost > prev && !pc.max_scan_ns.compare_exchange_weak(prev, cost, std::memory_order_relaxed)) {
+  while (cost > prev &&
+         !pc.max_scan_ns.compare_exchange_weak(prev, cost, std::memory_order_relaxed)) {
   }
 }
 
@@ -150,8 +156,9 @@ void MmCidHooks::RunScan(MmId mm, CpuContext* ctx, int cpu, Nanos now) {
   const Nanos cost = driver_->EndKernelSpan(span, ctx, r.visits * options_.visit_cost_ns);
   Record(cpu, r, cost);
   if (tracer_ != nullptr && r.ran && cpu >= 0) {
-    tracer_->Instant(cpu, now, "mm_cid.scan",
-                     {{"mm", mm}, {"visits", r.visits}, {"reclaimed", r.reclaimed}, {"cost_ns", cost}});
+    tracer_->Instant(
+        cpu, now, "mm_cid.scan",
+        {{"mm", mm}, {"visits", r.visits}, {"reclaimed", r.reclaimed}, {"cost_ns", cost}});
     if (ctx != nullptr) tracer_->NameActivity(cpu, "mm_cid_work");
   }
   Check("scan");
@@ -165,13 +172,17 @@ void MmCidHooks::TraceCid(int cpu, TaskId task, Nanos now) {
   if (cid < 0) return;
   // Relaxed: only the CPU running `task` writes its entry; a task's runs on
   // different CPUs are ordered by the driver's hand-over (run-queue locks).
-  const int32_t prev = last_cid_[static_cast<size_t>(task)].exchange(cid, std::memory_order_relaxed);
-  if (prev != cid) tracer_->Instant(cpu, now, "mm_cid.cid", {{"task", task}, {"cid", cid}, {"prev_cid", prev}});
+  const int32_t prev =
+      last_cid_[static_cast<size_t>(task)].exchange(cid, std::memory_order_relaxed);
+  if (prev != cid)
+    tracer_->Instant(cpu, now, "mm_cid.cid", {{"task", task}, {"cid", cid}, {"prev_cid", prev}});
 }
 
 void MmCidHooks::Check(const char* where) {
   if (!options_.check_invariants || !serialized_) return;
-  if (options_.check_every > 1 && events_.fetch_add(1, std::memory_order_relaxed) % options_.check_every != 0) return;
+  if (options_.check_every > 1 &&
+      events_.fetch_add(1, std::memory_order_relaxed) % options_.check_every != 0)
+    return;
   // Same result as CheckAlways(), at the cost of what changed since the
   // previous check (the simulator drives the mechanism from one thread).
   std::vector<std::string> v = mech_.CheckAlwaysIncremental();
@@ -214,7 +225,8 @@ void MmCidHooks::QueuePeriodicWork(MmId mm, Nanos period) {
 
 void MmCidHooks::CallRcu(MmId mm) {
   if (serialized_) {  // a housekeeping work item after a modelled grace period
-    QueueOnWorker(options_.rcu_grace_ns, [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
+    QueueOnWorker(options_.rcu_grace_ns,
+                  [this, mm](CpuContext& c) { RunScan(mm, &c, c.cpu(), c.now()); });
     return;
   }
   if (mm < 0 || static_cast<size_t>(mm) >= rcu_items_.size() || rcu_data_ == nullptr) {
@@ -268,9 +280,11 @@ void MmCidHooks::PublishRunningId(int cpu, TaskId task, const char* where) {
   const uint64_t key = (static_cast<uint64_t>(mm) + 1) << 32 | static_cast<uint32_t>(id);
   running_id_[static_cast<size_t>(cpu)].store(key, std::memory_order_seq_cst);
   for (int other = 0; other < num_cpus_; ++other) {
-    if (other == cpu || running_id_[static_cast<size_t>(other)].load(std::memory_order_seq_cst) != key) continue;
-    AddViolation(absl::StrCat(where, ": I1: CPUs ", cpu, " and ", other, " both run a task of mm ", mm,
-                              " with ID ", id));
+    if (other == cpu ||
+        running_id_[static_cast<size_t>(other)].load(std::memory_order_seq_cst) != key)
+      continue;
+    AddViolation(absl::StrCat(where, ": I1: CPUs ", cpu, " and ", other, " both run a task of mm ",
+                              mm, " with ID ", id));
   }
 }
 
@@ -295,7 +309,8 @@ void MmCidHooks::OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
 
 void MmCidHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
   if (!Tracked(task)) return;
-  const Driver::KernelSpan span = inline_scans_ ? ctx.driver().BeginKernelSpan() : Driver::KernelSpan{};
+  const Driver::KernelSpan span =
+      inline_scans_ ? ctx.driver().BeginKernelSpan() : Driver::KernelSpan{};
   ScanResult r;
   ScanRequest req = mech_.ReturnToUser(ctx.cpu(), task, ctx.now(), &r);
   if (r.ran) {
@@ -303,8 +318,11 @@ void MmCidHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
     Record(ctx.cpu(), r, cost);
     if (tracer_ != nullptr) {
       tracer_->Instant(ctx.cpu(), ctx.now(), "mm_cid.scan",
-                       {{"mm", mech_.TaskMm(task)}, {"visits", r.visits}, {"reclaimed", r.reclaimed},
-                        {"cost_ns", cost}, {"task_work", 1}});
+                       {{"mm", mech_.TaskMm(task)},
+                        {"visits", r.visits},
+                        {"reclaimed", r.reclaimed},
+                        {"cost_ns", cost},
+                        {"task_work", 1}});
     }
     Check("task_work");
   }
@@ -394,7 +412,8 @@ Nanos MmCidHooks::IsolatedMaxStallNs() const {
 
 Nanos MmCidHooks::MaxScanNs() const {
   Nanos m = outside_max_scan_ns_.load(std::memory_order_relaxed);
-  for (int c = 0; c < num_cpus_; ++c) m = std::max(m, per_cpu_[c].max_scan_ns.load(std::memory_order_relaxed));
+  for (int c = 0; c < num_cpus_; ++c)
+    m = std::max(m, per_cpu_[c].max_scan_ns.load(std::memory_order_relaxed));
   return m;
 }
 

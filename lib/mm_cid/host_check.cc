@@ -31,7 +31,8 @@ constexpr unsigned long kRseqFeatureSizeWithMmCid = 28;
 // The calling thread's mm_cid (only the thread itself may read it).
 uint32_t OwnMmCid() {
   const char* base = static_cast<const char*>(__builtin_thread_pointer()) + __rseq_offset;
-  return __atomic_load_n(reinterpret_cast<const uint32_t*>(base + kRseqMmCidOffset), __ATOMIC_RELAXED);
+  return __atomic_load_n(reinterpret_cast<const uint32_t*>(base + kRseqMmCidOffset),
+                         __ATOMIC_RELAXED);
 }
 
 }  // namespace
@@ -41,11 +42,13 @@ HostCheck CheckHostMmCid() {
                   HostVerdict::kNotAvailable, "", "", ""};
   const unsigned long feature_size = getauxval(AT_RSEQ_FEATURE_SIZE);
   if (feature_size < kRseqFeatureSizeWithMmCid) {
-    check.detail = absl::StrCat("rseq feature size ", feature_size, " < 28: the kernel has no mm_cid (< 6.3?)");
+    check.detail = absl::StrCat("rseq feature size ", feature_size,
+                                " < 28: the kernel has no mm_cid (< 6.3?)");
     return check;
   }
   if (__rseq_size == 0) {
-    check.detail = "glibc did not register rseq (__rseq_size == 0, e.g. GLIBC_TUNABLES=glibc.pthread.rseq=0)";
+    check.detail =
+        "glibc did not register rseq (__rseq_size == 0, e.g. GLIBC_TUNABLES=glibc.pthread.rseq=0)";
     return check;
   }
   cpu_set_t allowed;
@@ -92,17 +95,20 @@ HostCheck CheckHostMmCid() {
       }
       for (int k = i + 1; k < n; ++k) {
         if (seen[static_cast<size_t>(k)].count(id)) {
-          problems.push_back(absl::StrCat("I1: ID ", id, " on the threads pinned to cpu", cpus[static_cast<size_t>(i)],
-                                          " and cpu", cpus[static_cast<size_t>(k)]));
+          problems.push_back(absl::StrCat("I1: ID ", id, " on the threads pinned to cpu",
+                                          cpus[static_cast<size_t>(i)], " and cpu",
+                                          cpus[static_cast<size_t>(k)]));
         }
       }
     }
   }
-  check.model = absl::StrCat("IDs < ", allowed_count, ", pairwise distinct across the ", n, " pinned threads");
+  check.model = absl::StrCat("IDs < ", allowed_count, ", pairwise distinct across the ", n,
+                             " pinned threads");
   check.kernel = absl::StrJoin(per_thread, " ");
   check.verdict = problems.empty() ? HostVerdict::kAgree : HostVerdict::kDisagree;
-  check.detail = problems.empty() ? absl::StrCat("30 ms of samples per thread; rseq feature size ", feature_size)
-                                  : absl::StrJoin(problems, "; ");
+  check.detail = problems.empty()
+                     ? absl::StrCat("30 ms of samples per thread; rseq feature size ", feature_size)
+                     : absl::StrJoin(problems, "; ");
   return check;
 }
 

@@ -27,33 +27,38 @@ namespace isolation::mm_cid::internal {
 // CreateMm(): the creator's affinity.
 inline absl::Status CheckCreatorAffinity(const CpuMask& affinity, int num_cpus) {
   if (affinity.nbits() != num_cpus || affinity.Empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("mm_cid: creator affinity '", affinity.ToString(),
-                                                   "' empty or not of ", num_cpus, " CPUs"));
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: creator affinity '",
+                                                   affinity.ToString(), "' empty or not of ",
+                                                   num_cpus, " CPUs"));
   }
   return absl::OkStatus();
 }
 // Fork()/ForkVm(): ids, the target mm (`mm_known`) and the child's affinity.
-inline absl::Status CheckForkArgs(TaskId parent, TaskId child, bool child_exists, int max_tasks, MmId mm_id,
-                                  bool mm_known, const CpuMask& affinity, int num_cpus) {
+inline absl::Status CheckForkArgs(TaskId parent, TaskId child, bool child_exists, int max_tasks,
+                                  MmId mm_id, bool mm_known, const CpuMask& affinity,
+                                  int num_cpus) {
   if (child < 0 || child >= max_tasks || child_exists) {
-    return absl::InvalidArgumentError(absl::StrCat("mm_cid: child task id ", child, " out of range or reused"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: child task id ", child, " out of range or reused"));
   }
   if (parent != kNoTask && (parent < 0 || parent >= max_tasks)) {
-    return absl::InvalidArgumentError(absl::StrCat("mm_cid: parent task id ", parent, " out of range"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: parent task id ", parent, " out of range"));
   }
   if (!mm_known) return absl::InvalidArgumentError(absl::StrCat("mm_cid: unknown mm ", mm_id));
   if (affinity.nbits() != num_cpus || affinity.Empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("mm_cid: task affinity '", affinity.ToString(), "' empty or not of ", num_cpus, " CPUs"));
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid: task affinity '", affinity.ToString(),
+                                                   "' empty or not of ", num_cpus, " CPUs"));
   }
   return absl::OkStatus();
 }
 // ForkFailed(): `child` must have been forked (`exists`), never run, still
 // be an active user of a known mm.
-inline absl::Status CheckForkFailedArgs(TaskId child, int max_tasks, bool exists, bool ran, bool mm_known,
-                                        bool active) {
+inline absl::Status CheckForkFailedArgs(TaskId child, int max_tasks, bool exists, bool ran,
+                                        bool mm_known, bool active) {
   if (child < 0 || child >= max_tasks || !exists) {
-    return absl::InvalidArgumentError(absl::StrCat("mm_cid: ForkFailed of task id ", child, " that was not forked"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: ForkFailed of task id ", child, " that was not forked"));
   }
   if (ran || !mm_known || !active) {
     return absl::FailedPreconditionError(
@@ -71,41 +76,46 @@ bool TaskKnown(const Task* tasks, int max_tasks, TaskId t) {
 // Contracts of the hot entry points (mm_cid.h REQUIRES): compiled in only
 // where contract checks are on (contract.h), no cost otherwise.
 inline void ContractCpu(const char* op, int cpu, int num_cpus) {
-  ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus, "mm_cid %s: cpu %d outside [0, %d)", op, cpu, num_cpus);
+  ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus, "mm_cid %s: cpu %d outside [0, %d)", op, cpu,
+                     num_cpus);
 }
 // A task id in [0, max_tasks) (or kNoTask where `none_ok`).  A task id in
 // range that was never forked (or whose fork failed) is inactive, which
 // every design treats as "no ID" -- that is safe, so only the range is part
 // of the contract (no read of another thread's `exists`).
 inline void ContractTask(const char* op, int max_tasks, TaskId t, bool none_ok) {
-  ISOLATION_CONTRACT((none_ok && t == kNoTask) || (t >= 0 && t < max_tasks), "mm_cid %s: task %d outside [0, %d)%s",
-                     op, t, max_tasks, none_ok ? " and not kNoTask" : "");
+  ISOLATION_CONTRACT((none_ok && t == kNoTask) || (t >= 0 && t < max_tasks),
+                     "mm_cid %s: task %d outside [0, %d)%s", op, t, max_tasks,
+                     none_ok ? " and not kNoTask" : "");
 }
 
 // Exit()/Exec(): validated always (not hot).  InvalidArgument naming the
 // value for a CPU out of range or a task that was never forked.
 template <typename Task>
-absl::Status CheckTaskOnCpu(const char* op, const Task* tasks, int max_tasks, TaskId task, int cpu, int num_cpus) {
+absl::Status CheckTaskOnCpu(const char* op, const Task* tasks, int max_tasks, TaskId task, int cpu,
+                            int num_cpus) {
   if (cpu < 0 || cpu >= num_cpus) {
-    return absl::InvalidArgumentError(absl::StrCat("mm_cid: ", op, " on cpu ", cpu, " outside [0, ", num_cpus, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: ", op, " on cpu ", cpu, " outside [0, ", num_cpus, ")"));
   }
   if (!TaskKnown(tasks, max_tasks, task)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("mm_cid: ", op, " of task ", task, ", never forked (ids are [0, ", max_tasks, "))"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mm_cid: ", op, " of task ", task, ", never forked (ids are [0, ", max_tasks, "))"));
   }
   return absl::OkStatus();
 }
 // SetAffinity(): a forked task and a non-empty mask of num_cpus bits.
 template <typename Task>
-absl::Status CheckSetAffinityArgs(const Task* tasks, int max_tasks, TaskId task, const CpuMask& mask, int num_cpus) {
+absl::Status CheckSetAffinityArgs(const Task* tasks, int max_tasks, TaskId task,
+                                  const CpuMask& mask, int num_cpus) {
   if (!TaskKnown(tasks, max_tasks, task)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("mm_cid: SetAffinity of task ", task, ", never forked (ids are [0, ", max_tasks, "))"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mm_cid: SetAffinity of task ", task, ", never forked (ids are [0, ", max_tasks, "))"));
   }
   if (mask.nbits() != num_cpus || mask.Empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("mm_cid: SetAffinity of task ", task, " to mask '",
-                                                   mask.ToString(), "' of ", mask.nbits(), " bits (need a non-empty mask of ",
-                                                   num_cpus, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("mm_cid: SetAffinity of task ", task, " to mask '", mask.ToString(), "' of ",
+                     mask.nbits(), " bits (need a non-empty mask of ", num_cpus, ")"));
   }
   return absl::OkStatus();
 }
@@ -119,8 +129,9 @@ absl::Status RollBackUnrunChild(Task* tasks, int max_tasks, TaskId child, GetMm 
   const bool in_range = child >= 0 && child < max_tasks;
   Task* t = in_range ? &tasks[child] : nullptr;
   auto* mm = t != nullptr ? get_mm(t->mm.load(std::memory_order_relaxed)) : nullptr;
-  const absl::Status st = CheckForkFailedArgs(child, max_tasks, t != nullptr && t->exists, t != nullptr && t->ran,
-                                              mm != nullptr, t != nullptr && t->active.load(std::memory_order_relaxed));
+  const absl::Status st =
+      CheckForkFailedArgs(child, max_tasks, t != nullptr && t->exists, t != nullptr && t->ran,
+                          mm != nullptr, t != nullptr && t->active.load(std::memory_order_relaxed));
   if (!st.ok()) return st;
   t->active.store(false, std::memory_order_relaxed);
   mm->users.fetch_sub(1, std::memory_order_relaxed);
@@ -176,7 +187,8 @@ class ABSL_LOCKABLE CountingSpinLock {
         }
       } while (locked_.exchange(true, std::memory_order_acquire));
     }
-    acquisitions_.store(acquisitions_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    acquisitions_.store(acquisitions_.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
   }
   // For observers (checks, statistics): takes the lock without counting.
   void lock_uncounted() ABSL_EXCLUSIVE_LOCK_FUNCTION() {

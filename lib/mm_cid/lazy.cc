@@ -14,7 +14,8 @@ DesignEntry LazyDesignEntry() {
   DesignTraits traits;
   traits.lazy_axes = true;
   return {"lazy",
-          "v6.4-v6.18: per-(mm, CPU) slots with lazy put and a periodic compaction scan (223baf9d17f2); "
+          "v6.4-v6.18: per-(mm, CPU) slots with lazy put and a periodic compaction scan "
+          "(223baf9d17f2); "
           "axes allocator/scope/granularity/placement/tick",
           /*negative_control=*/false,
           DesignFactory{[](int num_cpus, const LazyConfig& config, const MmCid::Limits& limits) {

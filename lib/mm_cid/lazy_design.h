@@ -76,16 +76,16 @@ struct Mm {
     allowed.CopyFrom(affinity);
   }
   const MmId id;
-  PerCpuRef<Slot> slots;           // mm->pcpu_cid
-  AtomicCpuMask cidmask;           // indexed by ID, not CPU
-  AtomicCpuMask allowed_atomic;    // mm_cpus_allowed, readable by scans
-  Mutex allowed_lock;              // cpus_allowed_lock
+  PerCpuRef<Slot> slots;         // mm->pcpu_cid
+  AtomicCpuMask cidmask;         // indexed by ID, not CPU
+  AtomicCpuMask allowed_atomic;  // mm_cpus_allowed, readable by scans
+  Mutex allowed_lock;            // cpus_allowed_lock
   CpuMask allowed ABSL_GUARDED_BY(allowed_lock);
   std::atomic<int> nr_cpus_allowed{0};
   std::atomic<int> max_nr_cid{0};
-  std::atomic<Nanos> next_scan{0};   // mm_cid_next_scan, 0 = not initialised
-  std::atomic<int> scan_cursor{0};   // mm_cid_scan_batch ([BATCH])
-  std::atomic<int> users{0};         // mm_users
+  std::atomic<Nanos> next_scan{0};        // mm_cid_next_scan, 0 = not initialised
+  std::atomic<int> scan_cursor{0};        // mm_cid_scan_batch ([BATCH])
+  std::atomic<int> users{0};              // mm_users
   std::atomic<bool> work_pending{false};  // a non task-work scan is queued
   // Instrumentation (relaxed counters; not on the cached switch path).
   std::atomic<int64_t> allocations{0};
@@ -106,9 +106,10 @@ struct alignas(64) Task : lazy_layout::TaskSwitchState {
   std::atomic<MmId> mm{kNoMm};
   Mm* mm_ptr = nullptr;  // t->mm
   int migrate_from_cpu = -1;
-  std::atomic<int> nr_cpus_allowed{0};  // the task's own count (v6.4-v6.12); set by SetAffinity from any thread
+  std::atomic<int> nr_cpus_allowed{
+      0};  // the task's own count (v6.4-v6.12); set by SetAffinity from any thread
   std::atomic<bool> work_queued{false};  // cid_work queued as task work
-  Nanos last_cid_reset = 0;    // [WQ]: time of the last allocation by mm_cid_get()
+  Nanos last_cid_reset = 0;              // [WQ]: time of the last allocation by mm_cid_get()
   bool exists = false;
 };
 static_assert(std::has_single_bit(sizeof(Task)), "the switcher indexes tasks by a shift");
@@ -187,11 +188,12 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     });
   }
 
-  absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now) override {
+  absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity,
+                    Nanos now) override {
     Mm* mm = GetMm(mm_id);
     const bool child_exists = child >= 0 && child < limits_.max_tasks && tasks_[child].exists;
-    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id, mm != nullptr,
-                                            affinity, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id,
+                                            mm != nullptr, affinity, num_cpus_));
     Task& t = tasks_[child];
     notes_.Task(child);
     t.exists = true;
@@ -225,7 +227,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
 
   absl::Status SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
     (void)now;
-    ISOLATION_RETURN_IF_ERROR(CheckSetAffinityArgs(tasks_.get(), limits_.max_tasks, task, mask, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(
+        CheckSetAffinityArgs(tasks_.get(), limits_.max_tasks, task, mask, num_cpus_));
     Task& t = tasks_[task];
     t.nr_cpus_allowed.store(mask.Weight(), std::memory_order_relaxed);
     Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
@@ -261,8 +264,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
     lazy_layout::SwitchCached<Fences>(
-        c, [this](TaskId t) -> lazy_layout::TaskSwitchState& { return tasks_[t]; }, cpu, prev, next, now,
-        [&](uint32_t cid) { return SwitchPutLazy(cpu, prev, next, now, cid); },
+        c, [this](TaskId t) -> lazy_layout::TaskSwitchState& { return tasks_[t]; }, cpu, prev, next,
+        now, [&](uint32_t cid) { return SwitchPutLazy(cpu, prev, next, now, cid); },
         [&](uint32_t cid) { return SwitchInAllocate(cpu, next, now, cid); });
   }
 
@@ -291,7 +294,7 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     ContractCpu("Migrate", to, num_cpus_);
     Task& t = tasks_[task];
     notes_.Migrate(task, from, to);  // the steal writes both slots
-    t.migrate_from_cpu = from;  // sched_mm_cid_migrate_from()
+    t.migrate_from_cpu = from;       // sched_mm_cid_migrate_from()
     Mm* mmp = GetMm(t.mm.load(std::memory_order_relaxed));
     if (mmp == nullptr || !t.active.load(std::memory_order_relaxed)) return;
     Mm& mm = *mmp;
@@ -304,7 +307,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     bool dst_set = !CidIsUnset(dst.cid.load(std::memory_order_relaxed));
     // v6.13+ ([LOC]): the destination's recent_cid counts, and the users are
     // compared with the mm's CPU union instead of the task's own affinity.
-    if (recent_cid_) dst_set = dst_set || !CidIsUnset(dst.recent_cid.load(std::memory_order_relaxed));
+    if (recent_cid_)
+      dst_set = dst_set || !CidIsUnset(dst.recent_cid.load(std::memory_order_relaxed));
     const int allowed = recent_cid_ ? mm.nr_cpus_allowed.load(std::memory_order_relaxed)
                                     : t.nr_cpus_allowed.load(std::memory_order_relaxed);
     // Enough users to populate every allowed CPU: keep the destination's ID.
@@ -312,7 +316,9 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     Slot& src_slot = mm.slots[src];
     // __sched_mm_cid_migrate_from_fetch_cid()
     uint32_t src_cid = store_buffer::Load(src_slot.cid, std::memory_order_relaxed);
-    if (t.last_mm_cid < 0 || !CidIsValid(src_cid) || static_cast<uint32_t>(t.last_mm_cid) != src_cid) return;
+    if (t.last_mm_cid < 0 || !CidIsValid(src_cid) ||
+        static_cast<uint32_t>(t.last_mm_cid) != src_cid)
+      return;
     if (ActiveUserCurrentOn(src, mm_id(t))) {
       t.last_mm_cid = -1;
       return;
@@ -334,7 +340,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     }
     ISOLATION_INTERLEAVE_POINT("mm_cid.migrate_steal.before_commit");
     expected = src_cid | kLazyPut;
-    if (!store_buffer::CompareExchange(src_slot.cid, expected, kUnset, std::memory_order_relaxed)) return;
+    if (!store_buffer::CompareExchange(src_slot.cid, expected, kUnset, std::memory_order_relaxed))
+      return;
     if (recent_cid_) src_slot.recent_cid.store(kUnset, std::memory_order_relaxed);
     if (dst_set) {
       FreeCid(mm, src_cid);  // compaction: the destination already has one
@@ -399,7 +406,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   // sched_mm_cid_exit_signals()
   absl::Status Exit(int cpu, TaskId task, Nanos now) override {
     (void)now;
-    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exit", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(
+        CheckTaskOnCpu("Exit", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     Task& t = tasks_[task];
     Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
     if (mm == nullptr) return absl::OkStatus();
@@ -419,10 +427,12 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
 
   // sched_mm_cid_before_execve(), bprm_mm_init(), sched_mm_cid_after_execve()
   absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
-    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(
+        CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     Task& t = tasks_[task];
     Mm* old = GetMm(t.mm.load(std::memory_order_relaxed));
-    if (old == nullptr) return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
+    if (old == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
     auto new_id = CreateMm(affinity, now);
     if (!new_id.ok()) return new_id.status();
     ISOLATION_RETURN_IF_ERROR(Exit(cpu, task, now));  // before_execve is the same put
@@ -451,12 +461,14 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   absl::Status ForkFailed(TaskId child, Nanos now) override {
     (void)now;
     notes_.Task(child);
-    return RollBackUnrunChild(tasks_.get(), limits_.max_tasks, child, [this](MmId id) { return GetMm(id); });
+    return RollBackUnrunChild(tasks_.get(), limits_.max_tasks, child,
+                              [this](MmId id) { return GetMm(id); });
   }
 
   // CLONE_VM without CLONE_THREAD: mm_users counts it like a thread, and
   // nothing in this design walks tasks, so it is a plain fork into `mm`.
-  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity, Nanos now) override {
+  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity,
+                      Nanos now) override {
     return Fork(parent, child, mm, affinity, now);
   }
 
@@ -477,7 +489,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
       const Nanos next = mm->next_scan.load(std::memory_order_relaxed);
       if (next != 0 && now < next) return ScanResult{};
     }
-    if (scan_path_ != kGenericScanPath) return ScanInlined(*mm, mm_id, now, std::make_index_sequence<kInlineScanPaths>{});
+    if (scan_path_ != kGenericScanPath)
+      return ScanInlined(*mm, mm_id, now, std::make_index_sequence<kInlineScanPaths>{});
     return ScanLoop(*mm, mm_id, now, *scope_, *granularity_);
   }
 
@@ -523,7 +536,9 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     return m != nullptr ? std::min(m->cidmask.FirstZero(), num_cpus_) : 0;
   }
 
-  std::vector<std::string> CheckAlways() const override { return CheckAlwaysFull(*this, num_cpus_); }
+  std::vector<std::string> CheckAlways() const override {
+    return CheckAlwaysFull(*this, num_cpus_);
+  }
   std::vector<std::string> CheckAlwaysIncremental() override {
     return notes_.Check(*this, num_cpus_, limits_.max_tasks, limits_.max_mms);
   }
@@ -541,16 +556,19 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
           v.push_back(absl::StrCat("I5: mm ", m, " slot ", c, " holds ID ", k, " >= P"));
           continue;
         }
-        if (held.TestAndSet(k)) v.push_back(absl::StrCat("I5: mm ", m, " ID ", k, " held by two slots"));
+        if (held.TestAndSet(k))
+          v.push_back(absl::StrCat("I5: mm ", m, " ID ", k, " held by two slots"));
       }
       const CpuMask bits = mm.cidmask.Snapshot();
       if (!(bits == held)) {
-        v.push_back(absl::StrCat("I5: mm ", m, " bitmap {", bits.ToString(), "} != slot IDs {", held.ToString(),
-                                 "}"));
+        v.push_back(absl::StrCat("I5: mm ", m, " bitmap {", bits.ToString(), "} != slot IDs {",
+                                 held.ToString(), "}"));
       }
-      const int64_t live = mm.allocations.load(std::memory_order_relaxed) - mm.frees.load(std::memory_order_relaxed);
+      const int64_t live =
+          mm.allocations.load(std::memory_order_relaxed) - mm.frees.load(std::memory_order_relaxed);
       if (live != bits.Weight()) {
-        v.push_back(absl::StrCat("I6: mm ", m, " allocations-frees=", live, " != popcount ", bits.Weight()));
+        v.push_back(absl::StrCat("I6: mm ", m, " allocations-frees=", live, " != popcount ",
+                                 bits.Weight()));
       }
     }
     return v;
@@ -645,7 +663,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     const int start = granularity.Start(mm.scan_cursor, size);
     if (start == 0 && rate_limited_ && !PassRateLimit(mm, now)) return r;
     ScanWindow window;
-    if (!granularity.Claim(mm.scan_cursor, start, size, num_cpus_, window)) return r;  // another scanner's batch
+    if (!granularity.Claim(mm.scan_cursor, start, size, num_cpus_, window))
+      return r;  // another scanner's batch
     r.ran = true;
     r.pass_start = window.start == 0;
     r.pass_end = window.pass_end;
@@ -662,7 +681,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
       for (int i = 0; i < n; ++i) {
         ++r.visits;
         const uint32_t cid = store_buffer::Load(mm.slots[cpus[i]].cid, std::memory_order_relaxed);
-        if (CidIsValid(cid) && cid >= static_cast<uint32_t>(weight)) r.reclaimed += RemoteClear(mm, mm_id, cpus[i]);
+        if (CidIsValid(cid) && cid >= static_cast<uint32_t>(weight))
+          r.reclaimed += RemoteClear(mm, mm_id, cpus[i]);
       }
     });
     // Statistics the kernel does not keep: per-thread shards, no locked RMW
@@ -684,7 +704,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   }
 
   template <typename Scope, typename Visit>
-  static void WalkScope(const Scope& scope, const ScanSet& set, int start, int count, Visit&& visit) {
+  static void WalkScope(const Scope& scope, const ScanSet& set, int start, int count,
+                        Visit&& visit) {
     if constexpr (std::is_same_v<Scope, ScopeStrategy>) {
       scope.ForEach(set, start, count, visit);
     } else {
@@ -708,7 +729,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   ScanResult ScanInlined(Mm& mm, MmId mm_id, Nanos now, std::index_sequence<kPath...>) {
     ScanResult r{};
     ((scan_path_ == static_cast<ScanPath>(kPath) &&
-      (r = ScanLoop(mm, mm_id, now, Builtin<PathScope<kPath>>(), Builtin<PathGranularity<kPath>>()), true)) ||
+      (r = ScanLoop(mm, mm_id, now, Builtin<PathScope<kPath>>(), Builtin<PathGranularity<kPath>>()),
+       true)) ||
      ...);
     return r;
   }
@@ -734,23 +756,28 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
     const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
     if (k < 0) {
-      before.Add([&] { return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"); });
+      before.Add([&] {
+        return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID");
+      });
       return r;
     }
-    if (k >= num_cpus_) before.Add([&] { return absl::StrCat("I2: task ", t, " has ID ", k, " >= P"); });
+    if (k >= num_cpus_)
+      before.Add([&] { return absl::StrCat("I2: task ", t, " has ID ", k, " >= P"); });
     r.mm = m;
     r.id = k;
     r.unique = true;
     const Mm& mm = *GetMm(m);
     if (k < num_cpus_ && !mm.cidmask.Test(k)) {
       after.Add([&] {
-        return absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k, " whose bit is free");
+        return absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k,
+                            " whose bit is free");
       });
     }
     const uint32_t slot = mm.slots[c].cid.load(std::memory_order_relaxed);
     if (CidIsUnset(slot) || (slot & ~kLazyPut) != static_cast<uint32_t>(k)) {
       after.Add([&] {
-        return absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k, " but slot has ",
+        return absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k,
+                            " but slot has ",
                             slot == kUnset ? std::string("UNSET") : absl::StrCat(slot & ~kLazyPut));
       });
     }
@@ -763,7 +790,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
       f.Add([&] { return absl::StrCat("I2: mm ", m, " handed out ", n, " IDs >= P"); });
     }
     if (int64_t n = mm.allowed_violations.load(std::memory_order_relaxed)) {
-      f.Add([&] { return absl::StrCat("I3: mm ", m, " handed out ", n, " IDs >= nr_cpus_allowed"); });
+      f.Add(
+          [&] { return absl::StrCat("I3: mm ", m, " handed out ", n, " IDs >= nr_cpus_allowed"); });
     }
     if (mm.frees.load(std::memory_order_relaxed) > mm.allocations.load(std::memory_order_relaxed)) {
       f.Add([&] { return absl::StrCat("I6: mm ", m, " freed more IDs than it allocated"); });
@@ -789,7 +817,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   bool ActiveUserCurrentOn(int cpu, MmId mm) const {
     const TaskId t = store_buffer::Load(cpus_[cpu].curr, std::memory_order_relaxed);
     if (t == kNoTask) return false;
-    return tasks_[t].active.load(std::memory_order_relaxed) && tasks_[t].mm.load(std::memory_order_relaxed) == mm;
+    return tasks_[t].active.load(std::memory_order_relaxed) &&
+           tasks_[t].mm.load(std::memory_order_relaxed) == mm;
   }
 
   void FreeCid(Mm& mm, uint32_t cid) {  // __mm_cid_put()
@@ -816,7 +845,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   }
   // Its CAS, for a slot seen LAZY (`cid`): out of the switch's line.
   [[gnu::noinline]] void PutLazySlow(Mm& mm, Slot& s, uint32_t cid) {
-    if (store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed)) FreeCid(mm, cid & ~kLazyPut);
+    if (store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed))
+      FreeCid(mm, cid & ~kLazyPut);
   }
   // mm_cid_put()
   void Put(Mm& mm, Slot& s) {
@@ -835,7 +865,9 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     int users() const override { return mm_.users.load(std::memory_order_relaxed); }
     // acquire: pairs with UnionAffinity's release, so the CPUs of the new
     // weight are in the union we may bound by.
-    int nr_cpus_allowed() const override { return mm_.nr_cpus_allowed.load(std::memory_order_acquire); }
+    int nr_cpus_allowed() const override {
+      return mm_.nr_cpus_allowed.load(std::memory_order_acquire);
+    }
     std::atomic<int>& max_nr_cid() override { return mm_.max_nr_cid; }
     int recent_cid() const override {
       const uint32_t recent = slot_.recent_cid.load(std::memory_order_relaxed);
@@ -887,7 +919,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
       }
     }
     int64_t prev = max_alloc_attempts_.load(std::memory_order_relaxed);
-    while (attempts > prev && !max_alloc_attempts_.compare_exchange_weak(prev, attempts, std::memory_order_relaxed)) {
+    while (attempts > prev &&
+           !max_alloc_attempts_.compare_exchange_weak(prev, attempts, std::memory_order_relaxed)) {
     }
     if (cid < 0) {
       alloc_failures_.fetch_add(1, std::memory_order_relaxed);
@@ -919,7 +952,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   [[gnu::noinline]] int32_t GetCidSlow(Mm& mm, int cpu, Slot& s, uint32_t cid, Task& t, Nanos now) {
     if (CidIsLazy(cid)) {
       ISOLATION_INTERLEAVE_POINT("mm_cid.get.before_lazy_cas");
-      if (store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed)) FreeCid(mm, cid & ~kLazyPut);
+      if (store_buffer::CompareExchange(s.cid, cid, kUnset, std::memory_order_relaxed))
+        FreeCid(mm, cid & ~kLazyPut);
     }
     const int32_t n = AllocateCid(mm, cpu);
     s.time.store(now, std::memory_order_relaxed);
@@ -943,7 +977,9 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     if (!CidIsValid(cid)) return 0;
     // Announce.  Delayed under a StoreBufferModel: the owner CPU may not see
     // LAZY until our fence.
-    if (!store_buffer::CompareExchangeDelayed(s.cid, cid, cid | kLazyPut, std::memory_order_relaxed)) return 0;
+    if (!store_buffer::CompareExchangeDelayed(s.cid, cid, cid | kLazyPut,
+                                              std::memory_order_relaxed))
+      return 0;
     notes_.Cpu(cpu);  // a remote write of `cpu`'s slot
     ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.after_lazy_cas");
     // Reclaimer half of the Dekker pairing: the LAZY store must be ordered
@@ -998,8 +1034,8 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   // lock that another object takes around a callback.
   PerCpuSlots<Slot> slots_;
   MmRegistry<Mm> mms_;
-  ChangeNotes notes_;        // CheckAlwaysIncremental()'s journal
-  Mutex cid_lock_;                          // global forward-progress lock
+  ChangeNotes notes_;  // CheckAlwaysIncremental()'s journal
+  Mutex cid_lock_;     // global forward-progress lock
   std::atomic<bool> use_cid_lock_{false};
   std::atomic<int64_t> lock_fallbacks_{0};
   std::atomic<int64_t> alloc_failures_{0};
@@ -1016,7 +1052,7 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   const bool bounded_by_allowed_;  // AllocatorTraits::bounded_by_allowed (I3 counted)
   const bool rate_limited_;        // PlacementTraits::rate_limited
   const ScanPath scan_path_;       // Scan()'s loop (scan_path.h)
-  const bool full_pass_;          // scan_path_ is a batch_full path: every call starts a pass
+  const bool full_pass_;           // scan_path_ is a batch_full path: every call starts a pass
   // bitmap_ops, scans, slot_visits: bumped on the scan (and allocation)
   // path by whichever thread runs it, summed by Stats() (stat_shards.h).
   // Last: 4 KiB of shards that would separate the fields above.
@@ -1033,13 +1069,15 @@ absl::StatusOr<std::unique_ptr<MmCid>> MakeLazyDesign(int num_cpus, const LazyCo
                                                       const MmCid::Limits& limits) {
   absl::StatusOr<LazyStrategies> strategies = MakeLazyStrategies(config);
   if (!strategies.ok()) return strategies.status();
-  return std::unique_ptr<MmCid>(new lazy_design::LazyMmCid<Fences>(num_cpus, limits, std::move(*strategies)));
+  return std::unique_ptr<MmCid>(
+      new lazy_design::LazyMmCid<Fences>(num_cpus, limits, std::move(*strategies)));
 }
 
 // The mainline lazy design: AsymmetricBarriers where membarrier is available
 // and not Limits::force_fences, DekkerFences otherwise (a construction-time
 // choice, reported by barrier_mode(); each switch path is branch-free).
-inline absl::StatusOr<std::unique_ptr<MmCid>> MakeMainlineLazyDesign(int num_cpus, const LazyConfig& config,
+inline absl::StatusOr<std::unique_ptr<MmCid>> MakeMainlineLazyDesign(int num_cpus,
+                                                                     const LazyConfig& config,
                                                                      const MmCid::Limits& limits) {
   if (!limits.force_fences && PrivateExpeditedMembarrier().available) {
     return MakeLazyDesign<lazy_design::AsymmetricBarriers>(num_cpus, config, limits);

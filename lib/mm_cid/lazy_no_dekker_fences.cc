@@ -15,7 +15,8 @@ namespace {
 
 struct NoDekkerFences {
   static constexpr BarrierMode kMode = BarrierMode::kNone;
-  static constexpr SwitchForm kSwitchForm = SwitchForm::kVirtual;  // the switcher forwards every switch
+  static constexpr SwitchForm kSwitchForm =
+      SwitchForm::kVirtual;  // the switcher forwards every switch
   static void AfterPublishCurr() {}
   static void AfterLazyCas() {}
 };
@@ -25,14 +26,15 @@ struct NoDekkerFences {
 DesignEntry LazyNoDekkerFencesDesignEntry() {
   DesignTraits traits;
   traits.lazy_axes = true;
-  return {"lazy_no_dekker_fences",
-          "negative control: lazy without the two Dekker fences of the lazy put (I4 fails under the "
-          "store-buffer model)",
-          /*negative_control=*/true,
-          DesignFactory{[](int num_cpus, const LazyConfig& config, const MmCid::Limits& limits) {
-                          return MakeLazyDesign<NoDekkerFences>(num_cpus, config, limits);
-                        },
-                        traits}};
+  return {
+      "lazy_no_dekker_fences",
+      "negative control: lazy without the two Dekker fences of the lazy put (I4 fails under the "
+      "store-buffer model)",
+      /*negative_control=*/true,
+      DesignFactory{[](int num_cpus, const LazyConfig& config, const MmCid::Limits& limits) {
+                      return MakeLazyDesign<NoDekkerFences>(num_cpus, config, limits);
+                    },
+                    traits}};
 }
 
 }  // namespace isolation::mm_cid::internal

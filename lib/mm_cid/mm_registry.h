@@ -30,7 +30,8 @@ namespace isolation::mm_cid::internal {
 template <typename Mm>
 class MmRegistry {
  public:
-  explicit MmRegistry(int max_mms) : max_mms_(max_mms), mms_(new std::atomic<Mm*>[static_cast<size_t>(max_mms)]) {
+  explicit MmRegistry(int max_mms)
+      : max_mms_(max_mms), mms_(new std::atomic<Mm*>[static_cast<size_t>(max_mms)]) {
     for (int i = 0; i < max_mms; ++i) mms_[i].store(nullptr, std::memory_order_relaxed);
   }
 

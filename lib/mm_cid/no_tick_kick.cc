@@ -19,8 +19,8 @@ class NoTickKick final : public TickPolicy {
 }  // namespace
 
 TickPolicyEntry NoTickKickEntry() {
-  return {"no_tick_kick", "mainline: no special tick handling of never-preempted tasks", /*negative_control=*/false,
-          [] { return std::unique_ptr<TickPolicy>(new NoTickKick); }};
+  return {"no_tick_kick", "mainline: no special tick handling of never-preempted tasks",
+          /*negative_control=*/false, [] { return std::unique_ptr<TickPolicy>(new NoTickKick); }};
 }
 
 }  // namespace isolation::mm_cid::internal

@@ -11,10 +11,12 @@ namespace isolation::mm_cid::internal {
 
 DesignEntry Owner619DesignEntry() {
   return {"owner619",
-          "6.19 rewrite (+7.0-rc4 fixes): per-task / per-CPU ownership modes, TRANSIT, no background work",
+          "6.19 rewrite (+7.0-rc4 fixes): per-task / per-CPU ownership modes, TRANSIT, no "
+          "background work",
           /*negative_control=*/false,
           DesignFactory{[](int num_cpus, const LazyConfig&, const MmCid::Limits& limits) {
-                          return MakeOwner619Design<owner619_design::MainlineFixes>(num_cpus, limits);
+                          return MakeOwner619Design<owner619_design::MainlineFixes>(num_cpus,
+                                                                                    limits);
                         },
                         Owner619Traits()}};
 }

@@ -73,7 +73,8 @@ using owner619_layout::TaskOwned;
 struct Mm : owner619_layout::MmSwitchState {
   // The creator's affinity is copied here, before the mm is published (a
   // constructor needs no lock; the analysis does not check constructors).
-  Mm(int p, PerCpuRef<Slot> slots, const CpuMask& affinity) : MmSwitchState(slots), cidmask(p), allowed(p) {
+  Mm(int p, PerCpuRef<Slot> slots, const CpuMask& affinity)
+      : MmSwitchState(slots), cidmask(p), allowed(p) {
     allowed.CopyFrom(affinity);
     nr_cpus_allowed = affinity.Weight();
   }
@@ -141,7 +142,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     // control forwards every switch.
     layout.form = Fixes::kModeWord ? SwitchForm::kOwner619 : SwitchForm::kVirtual;
     layout.task_shift = static_cast<uint8_t>(std::countr_zero(sizeof(Task)));
-    layout.tasks = reinterpret_cast<char*>(static_cast<owner619_layout::TaskSwitchState*>(&tasks_[0]));
+    layout.tasks =
+        reinterpret_cast<char*>(static_cast<owner619_layout::TaskSwitchState*>(&tasks_[0]));
     layout.cpus = cpus_.get();
     layout.journaled = notes_.EnabledFlag();
     SetSwitchLayout(layout);
@@ -149,7 +151,9 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
 
   // ReadMode as the shared cached switch takes it.
   struct ModeReader {
-    static uint32_t Read(const owner619_layout::MmSwitchState& mm) { return ReadMode(static_cast<const Mm&>(mm)); }
+    static uint32_t Read(const owner619_layout::MmSwitchState& mm) {
+      return ReadMode(static_cast<const Mm&>(mm));
+    }
   };
 
   absl::StatusOr<MmId> CreateMm(const CpuMask& affinity, Nanos now) override {
@@ -161,10 +165,12 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     });
   }
 
-  absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now) override {
+  absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity,
+                    Nanos now) override {
     return ForkImpl(parent, child, mm_id, affinity, now, /*clone_thread=*/true);
   }
-  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now) override {
+  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity,
+                      Nanos now) override {
     return ForkImpl(parent, child, mm_id, affinity, now, /*clone_thread=*/false);
   }
 
@@ -179,8 +185,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     (void)now;
     Mm* mm = GetMm(mm_id);
     const bool child_exists = child >= 0 && child < limits_.max_tasks && tasks_[child].exists;
-    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id, mm != nullptr,
-                                            affinity, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id,
+                                            mm != nullptr, affinity, num_cpus_));
     Task& t = tasks_[child];
     notes_.Task(child);
     t.exists = true;
@@ -189,9 +195,11 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     t.cpu.store(affinity.First(), std::memory_order_relaxed);
     t.mm.store(mm_id, std::memory_order_relaxed);
     t.mm_ptr = mm;
-    const TaskId parent_tgid =
-        parent != kNoTask && tasks_[parent].exists ? tasks_[parent].tgid.load(std::memory_order_relaxed) : kNoTask;
-    t.tgid.store(clone_thread && parent_tgid != kNoTask ? parent_tgid : child, std::memory_order_relaxed);
+    const TaskId parent_tgid = parent != kNoTask && tasks_[parent].exists
+                                   ? tasks_[parent].tgid.load(std::memory_order_relaxed)
+                                   : kNoTask;
+    t.tgid.store(clone_thread && parent_tgid != kNoTask ? parent_tgid : child,
+                 std::memory_order_relaxed);
     NoteTaskId(child);
     if constexpr (Fixes::kUserListWalk) {
       t.visible.store(true, std::memory_order_relaxed);  // attach_pid() before sched_post_fork()
@@ -254,7 +262,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   // mm_update_cpus_allowed()
   absl::Status SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
     (void)now;
-    ISOLATION_RETURN_IF_ERROR(CheckSetAffinityArgs(tasks_.get(), limits_.max_tasks, task, mask, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(
+        CheckSetAffinityArgs(tasks_.get(), limits_.max_tasks, task, mask, num_cpus_));
     const MmId mm_id = tasks_[task].mm.load(std::memory_order_relaxed);
     Mm* mm = GetMm(mm_id);
     if (mm == nullptr) return absl::OkStatus();
@@ -306,13 +315,17 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     Cpu& c = cpus_[cpu];
     ++c.switches;
     owner619_layout::SwitchCached<ModeReader>(
-        c, [this](TaskId t) -> owner619_layout::TaskSwitchState& { return tasks_[t]; }, cpu, prev, next,
-        [&](uint32_t tcid, uint32_t mode) { return SwitchSchedoutSlow(cpu, prev, next, tcid, mode); },
+        c, [this](TaskId t) -> owner619_layout::TaskSwitchState& { return tasks_[t]; }, cpu, prev,
+        next,
+        [&](uint32_t tcid, uint32_t mode) {
+          return SwitchSchedoutSlow(cpu, prev, next, tcid, mode);
+        },
         [&](owner619_layout::TaskSwitchState& t, owner619_layout::MmSwitchState& mm) {
           return SchedinSlow(cpu, static_cast<Task&>(t), static_cast<Mm&>(mm));
         });
   }
-  [[gnu::noinline]] void SwitchSchedoutSlow(int cpu, TaskId prev, TaskId next, uint32_t tcid, uint32_t mode) {
+  [[gnu::noinline]] void SwitchSchedoutSlow(int cpu, TaskId prev, TaskId next, uint32_t tcid,
+                                            uint32_t mode) {
     Schedout(cpu, tasks_[prev], tcid, mode);
     cpus_[cpu].curr.store(next, std::memory_order_relaxed);
     if (next != kNoTask) {
@@ -351,7 +364,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     (void)now;
     // Validated first: an unknown task or CPU would have this spin on a lock
     // that does not exist.
-    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exit", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(
+        CheckTaskOnCpu("Exit", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     Task& t = tasks_[task];
     const MmId mm_id = t.mm.load(std::memory_order_relaxed);
     Mm* mm = GetMm(mm_id);
@@ -376,12 +390,14 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       t.active.store(false, std::memory_order_relaxed);
       const uint32_t c = t.cid.load(std::memory_order_relaxed);
       if (TaskOwned(c)) {
-        if (IdOf(mm->pcpu[cpu].cid) == IdOf(c) && HasId(mm->pcpu[cpu].cid)) mm->pcpu[cpu].cid = kUnset;
+        if (IdOf(mm->pcpu[cpu].cid) == IdOf(c) && HasId(mm->pcpu[cpu].cid))
+          mm->pcpu[cpu].cid = kUnset;
         FreeCid(*mm, IdOf(c));
       }
       t.cid.store(kUnset, std::memory_order_relaxed);
       mm->users--;
-      mm->user_list.erase(std::remove(mm->user_list.begin(), mm->user_list.end(), task), mm->user_list.end());
+      mm->user_list.erase(std::remove(mm->user_list.begin(), mm->user_list.end(), task),
+                          mm->user_list.end());
       if (mm->users > 0) {
         to_per_task = UpdateMaxCids(*mm) && (ReadMode(*mm) & kOnCpu) != 0;
         if (to_per_task) {
@@ -402,7 +418,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
 
   // Exec = exit, then fork into a fresh mm (first user: store in the slot).
   absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
-    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(
+        CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     if (GetMm(tasks_[task].mm.load(std::memory_order_relaxed)) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
     }
@@ -419,7 +436,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     t.mm.store(*id, std::memory_order_relaxed);
     t.mm_ptr = &mm;
     t.ran = true;
-    t.tgid.store(task, std::memory_order_relaxed);  // de_thread(): the exec'ing task leads the group
+    t.tgid.store(task,
+                 std::memory_order_relaxed);  // de_thread(): the exec'ing task leads the group
     mm.users = 1;
     mm.user_list.push_back(task);
     UpdateMaxCids(mm);
@@ -441,10 +459,10 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   absl::Status ForkFailed(TaskId child, Nanos now) override {
     (void)now;
     const bool in_range = child >= 0 && child < limits_.max_tasks;
-    ISOLATION_RETURN_IF_ERROR(CheckForkFailedArgs(child, limits_.max_tasks, in_range && tasks_[child].exists,
-                                                  in_range && tasks_[child].ran,
-                                                  in_range && GetMm(tasks_[child].mm.load(std::memory_order_relaxed)),
-                                                  in_range && tasks_[child].active.load(std::memory_order_relaxed)));
+    ISOLATION_RETURN_IF_ERROR(CheckForkFailedArgs(
+        child, limits_.max_tasks, in_range && tasks_[child].exists, in_range && tasks_[child].ran,
+        in_range && GetMm(tasks_[child].mm.load(std::memory_order_relaxed)),
+        in_range && tasks_[child].active.load(std::memory_order_relaxed)));
     Task& t = tasks_[child];
     notes_.Task(child);
     const MmId mm_id = t.mm.load(std::memory_order_relaxed);
@@ -459,7 +477,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
         if (TaskOwned(c)) FreeCid(*mm, IdOf(c));  // never ran: no slot holds it
         t.cid.store(kUnset, std::memory_order_relaxed);
         mm->users--;
-        mm->user_list.erase(std::remove(mm->user_list.begin(), mm->user_list.end(), child), mm->user_list.end());
+        mm->user_list.erase(std::remove(mm->user_list.begin(), mm->user_list.end(), child),
+                            mm->user_list.end());
         if (mm->users > 0) {
           to_per_task = UpdateMaxCids(*mm) && (ReadMode(*mm) & kOnCpu) != 0;
         } else {
@@ -519,7 +538,9 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     return m != nullptr ? std::min(m->cidmask.FirstZero(), num_cpus_) : 0;
   }
 
-  std::vector<std::string> CheckAlways() const override { return CheckAlwaysFull(*this, num_cpus_); }
+  std::vector<std::string> CheckAlways() const override {
+    return CheckAlwaysFull(*this, num_cpus_);
+  }
   std::vector<std::string> CheckAlwaysIncremental() override {
     return notes_.Check(*this, num_cpus_, limits_.max_tasks, limits_.max_mms);
   }
@@ -553,9 +574,11 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
         if (c & kOnCpu) {
           const int cpu = tasks_[t].cpu.load(std::memory_order_relaxed);
           const bool running = cpus_[cpu].curr.load(std::memory_order_relaxed) == t;
-          if (!(mode & kOnCpu)) v.push_back(absl::StrCat("I11: per-task mm ", m, " task ", t, " carries ONCPU"));
+          if (!(mode & kOnCpu))
+            v.push_back(absl::StrCat("I11: per-task mm ", m, " task ", t, " carries ONCPU"));
           if (!running || mm.pcpu[cpu].cid != c) {
-            v.push_back(absl::StrCat("I11: per-CPU mm ", m, " task ", t, " holds a CPU ID while not running"));
+            v.push_back(absl::StrCat("I11: per-CPU mm ", m, " task ", t,
+                                     " holds a CPU ID while not running"));
           }
           continue;
         }
@@ -576,14 +599,16 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       for (int c = 0; c < num_cpus_; ++c) {
         const uint32_t s = mm.pcpu[c].cid;
         if (!HasId(s) || !(s & kOnCpu)) continue;
-        if (!(mode & kOnCpu)) v.push_back(absl::StrCat("I11: per-task mm ", m, " CPU ", c, " owns an ID"));
+        if (!(mode & kOnCpu))
+          v.push_back(absl::StrCat("I11: per-task mm ", m, " CPU ", c, " owns an ID"));
         if (held.TestAndSet(static_cast<int>(IdOf(s)))) {
           v.push_back(absl::StrCat("I5: mm ", m, " ID ", IdOf(s), " owned twice (CPU ", c, ")"));
         }
       }
       const CpuMask bits = mm.cidmask.Snapshot();
       if (!(bits == held)) {
-        v.push_back(absl::StrCat("I5: mm ", m, " bitmap {", bits.ToString(), "} != owned {", held.ToString(), "}"));
+        v.push_back(absl::StrCat("I5: mm ", m, " bitmap {", bits.ToString(), "} != owned {",
+                                 held.ToString(), "}"));
       }
     }
     return v;
@@ -618,10 +643,13 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
     const int32_t k = TaskCid(t);
     if (k < 0) {
-      before.Add([&] { return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"); });
+      before.Add([&] {
+        return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID");
+      });
       return r;
     }
-    if (k >= num_cpus_) before.Add([&] { return absl::StrCat("I2: task ", t, " ID ", k, " >= P"); });
+    if (k >= num_cpus_)
+      before.Add([&] { return absl::StrCat("I2: task ", t, " ID ", k, " >= P"); });
     r.mm = m;
     r.id = k;
     r.unique = true;
@@ -629,7 +657,10 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   }
   void CheckGlobal(Findings& f) const override {
     if (int64_t n = alloc_failures_.load(std::memory_order_relaxed)) {
-      f.Add([&] { return absl::StrCat("I14: ", n, " allocations exceeded the progress bound ", ProgressBound()); });
+      f.Add([&] {
+        return absl::StrCat("I14: ", n, " allocations exceeded the progress bound ",
+                            ProgressBound());
+      });
     }
   }
 
@@ -641,7 +672,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   static uint32_t ReadMode(const Mm& mm) {
     if constexpr (!Fixes::kModeWord) {
       const uint32_t percpu = store_buffer::Load(mm.percpu, std::memory_order_relaxed);
-      return (percpu != 0 ? kOnCpu : 0u) | store_buffer::Load(mm.transit, std::memory_order_relaxed);
+      return (percpu != 0 ? kOnCpu : 0u) |
+             store_buffer::Load(mm.transit, std::memory_order_relaxed);
     }
     return store_buffer::Load(mm.mode, std::memory_order_relaxed);
   }
@@ -656,7 +688,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   // Observers: the value in memory, whatever any buffer holds.
   uint32_t RawMode(const Mm& mm) const {
     if constexpr (!Fixes::kModeWord) {
-      return (mm.percpu.load(std::memory_order_relaxed) != 0 ? kOnCpu : 0u) | mm.transit.load(std::memory_order_relaxed);
+      return (mm.percpu.load(std::memory_order_relaxed) != 0 ? kOnCpu : 0u) |
+             mm.transit.load(std::memory_order_relaxed);
     }
     return mm.mode.load(std::memory_order_relaxed);
   }
@@ -727,7 +760,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   // (owner619_layout::SchedinCached, shared with the switcher.)
   void Schedin(int cpu, TaskId task) {
     owner619_layout::SchedinCached<ModeReader>(
-        cpu, tasks_[task], [&](owner619_layout::TaskSwitchState& t, owner619_layout::MmSwitchState& mm) {
+        cpu, tasks_[task],
+        [&](owner619_layout::TaskSwitchState& t, owner619_layout::MmSwitchState& mm) {
           return SchedinSlow(cpu, static_cast<Task&>(t), static_cast<Mm&>(mm));
         });
   }
@@ -765,8 +799,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       t.cid.store(tcid, std::memory_order_relaxed);
     } else {
       // Per-CPU mode.  Fast path: both carry ONCPU and the ID is in range.
-      if (HasId(slot) && (slot & kOnCpu) && HasId(tcid) && (tcid & kOnCpu) && IdOf(slot) == IdOf(tcid) &&
-          IdOf(slot) < max_cids) {
+      if (HasId(slot) && (slot & kOnCpu) && HasId(tcid) && (tcid & kOnCpu) &&
+          IdOf(slot) == IdOf(tcid) && IdOf(slot) < max_cids) {
         return;
       }
       if (HasId(slot) && (slot & kOnCpu) && (mode & kTransit) == 0 && IdOf(slot) >= max_cids) {
@@ -780,13 +814,15 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
           // Hand the task's ID to the CPU.  During the transition it stays a
           // temporary plain ID|TRANSIT (4327fb13fa47) unless the direct
           // negative control is selected.
-          slot = (mode & kTransit) && Fixes::kTransitHandover ? (IdOf(tcid) | kTransit) : (IdOf(tcid) | kOnCpu);
+          slot = (mode & kTransit) && Fixes::kTransitHandover ? (IdOf(tcid) | kTransit)
+                                                              : (IdOf(tcid) | kOnCpu);
         }
       }
       if (!HasId(slot) || !(slot & (kOnCpu | kTransit))) {
         const uint32_t id = AllocCid(mm, attempts);
         slot = !HasId(id) ? kUnset
-                          : ((mode & kTransit) && Fixes::kTransitHandover ? (id | kTransit) : (id | kOnCpu));
+                          : ((mode & kTransit) && Fixes::kTransitHandover ? (id | kTransit)
+                                                                          : (id | kOnCpu));
       }
       t.cid.store(slot, std::memory_order_relaxed);
     }
@@ -801,7 +837,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     uint32_t& slot = mm.pcpu[cpu].cid;
     if (HasId(tcid) && (tcid & kTransit)) {
       const uint32_t id = IdOf(tcid);
-      if ((mode & kTransit) == 0 && id < static_cast<uint32_t>(mm.max_cids.load(std::memory_order_relaxed))) {
+      if ((mode & kTransit) == 0 &&
+          id < static_cast<uint32_t>(mm.max_cids.load(std::memory_order_relaxed))) {
         // Keep it (4463c7aa11a6): permanent in the current mode's form.
         const uint32_t v = (mode & kOnCpu) ? (id | kOnCpu) : id;
         t.cid.store(v, std::memory_order_relaxed);
@@ -820,8 +857,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   }
 
   // Mode change with fixup.  Caller holds mm.mutex, no rq lock, not mm.lock.
-  void Transition(Mm& mm, MmId mm_id, bool to_per_cpu, TaskId self, TaskId skip, TaskId group_tgid = kNoTask)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mm.mutex) {
+  void Transition(Mm& mm, MmId mm_id, bool to_per_cpu, TaskId self, TaskId skip,
+                  TaskId group_tgid = kNoTask) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mm.mutex) {
     mode_changes_.fetch_add(1, std::memory_order_relaxed);
     if constexpr (!Fixes::kModeWord) {
       // Pre-47ee94efccf6 (negative control): WRITE_ONCE(transit, TRANSIT);
@@ -836,7 +873,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     } else {
       // mode ^= ONCPU|TRANSIT, then a full fence before taking any rq lock (a
       // lock acquire does not keep an earlier store before it).
-      store_buffer::Store(mm.mode, to_per_cpu ? (kOnCpu | kTransit) : kTransit, std::memory_order_relaxed);
+      store_buffer::Store(mm.mode, to_per_cpu ? (kOnCpu | kTransit) : kTransit,
+                          std::memory_order_relaxed);
       FullFence();
     }
     if (to_per_cpu && !Fixes::kUserListWalk) {
@@ -857,7 +895,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
         remote_locks_.fetch_add(1, std::memory_order_relaxed);
         uint32_t& s = mm.pcpu[cpu].cid;
         const TaskId curr = cpus_[cpu].curr.load(std::memory_order_relaxed);
-        const bool user_running = curr != kNoTask && tasks_[curr].active.load(std::memory_order_relaxed) &&
+        const bool user_running = curr != kNoTask &&
+                                  tasks_[curr].active.load(std::memory_order_relaxed) &&
                                   tasks_[curr].mm.load(std::memory_order_relaxed) == mm_id;
         if (user_running) notes_.Task(curr);
         if (HasId(s) && (s & kOnCpu)) {
@@ -901,7 +940,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     const int cpu = tasks_[u].cpu.load(std::memory_order_relaxed);
     MutexLock rq(RunQueueLock(cpu));
     remote_locks_.fetch_add(1, std::memory_order_relaxed);
-    if (!tasks_[u].active.load(std::memory_order_relaxed) || tasks_[u].mm.load(std::memory_order_relaxed) != mm_id) {
+    if (!tasks_[u].active.load(std::memory_order_relaxed) ||
+        tasks_[u].mm.load(std::memory_order_relaxed) != mm_id) {
       return false;
     }
     const uint32_t c = tasks_[u].cid.load(std::memory_order_relaxed);
@@ -965,7 +1005,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   // lock that another object takes around a callback.
   PerCpuSlots<Slot> slots_;
   MmRegistry<Mm> mms_;
-  ChangeNotes notes_;        // CheckAlwaysIncremental()'s journal
+  ChangeNotes notes_;  // CheckAlwaysIncremental()'s journal
   std::atomic<int64_t> allocations_{0};
   std::atomic<int64_t> frees_{0};
   std::atomic<int64_t> max_attempts_{0};
@@ -977,7 +1017,8 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
 }  // namespace owner619_design
 
 template <typename Fixes>
-absl::StatusOr<std::unique_ptr<MmCid>> MakeOwner619Design(int num_cpus, const MmCid::Limits& limits) {
+absl::StatusOr<std::unique_ptr<MmCid>> MakeOwner619Design(int num_cpus,
+                                                          const MmCid::Limits& limits) {
   return std::unique_ptr<MmCid>(new owner619_design::Owner619MmCid<Fixes>(num_cpus, limits));
 }
 

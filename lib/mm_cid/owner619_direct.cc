@@ -20,7 +20,8 @@ struct DirectHandover : owner619_design::MainlineFixes {
 
 DesignEntry Owner619DirectDesignEntry() {
   return {"owner619_direct",
-          "negative control: owner619 without TRANSIT on tasks->CPUs hand-overs (pre-4327fb13fa47; S8 live "
+          "negative control: owner619 without TRANSIT on tasks->CPUs hand-overs (pre-4327fb13fa47; "
+          "S8 live "
           "lock, I14)",
           /*negative_control=*/true,
           DesignFactory{[](int num_cpus, const LazyConfig&, const MmCid::Limits& limits) {

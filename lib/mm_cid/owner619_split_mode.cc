@@ -19,7 +19,8 @@ struct SplitMode : owner619_design::MainlineFixes {
 
 DesignEntry Owner619SplitModeDesignEntry() {
   return {"owner619_split_mode",
-          "negative control: owner619 with split percpu/transit mode words and no fences (pre-47ee94efccf6; "
+          "negative control: owner619 with split percpu/transit mode words and no fences "
+          "(pre-47ee94efccf6; "
           "S9, I14)",
           /*negative_control=*/true,
           DesignFactory{[](int num_cpus, const LazyConfig&, const MmCid::Limits& limits) {

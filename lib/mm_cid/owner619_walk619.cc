@@ -22,7 +22,8 @@ struct Walk619 : owner619_design::MainlineFixes {
 
 DesignEntry Owner619Walk619DesignEntry() {
   return {"owner619_walk619",
-          "negative control: owner619 with the 6.19 fixup walk and fork order (misses vfork sharers and "
+          "negative control: owner619 with the 6.19 fixup walk and fork order (misses vfork "
+          "sharers and "
           "concurrent forks; S10, I11)",
           /*negative_control=*/true,
           DesignFactory{[](int num_cpus, const LazyConfig&, const MmCid::Limits& limits) {

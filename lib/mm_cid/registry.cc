@@ -98,42 +98,60 @@ std::vector<const VariantEntry<Factory>*> Correct(const VariantRegistry<Factory>
   return out;
 }
 
-std::string EnumeratedName(const GranularityEntry& e) { return FamilyMember(e.name, e.factory.enumerate_n); }
+std::string EnumeratedName(const GranularityEntry& e) {
+  return FamilyMember(e.name, e.factory.enumerate_n);
+}
 
 }  // namespace
 
 VariantRegistry<DesignFactory>& DesignRegistry() {
-  static auto* registry = NewRegistry<DesignFactory>("mm_cid design", {ISOLATION_MM_CID_DESIGNS(ISOLATION_MM_CID_ADDRESS_)});
+  static auto* registry = NewRegistry<DesignFactory>(
+      "mm_cid design", {ISOLATION_MM_CID_DESIGNS(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 VariantRegistry<AllocatorFactory>& AllocatorRegistry() {
-  static auto* registry = NewRegistry<AllocatorFactory>("mm_cid allocator", {ISOLATION_MM_CID_ALLOCATORS(ISOLATION_MM_CID_ADDRESS_)});
+  static auto* registry = NewRegistry<AllocatorFactory>(
+      "mm_cid allocator", {ISOLATION_MM_CID_ALLOCATORS(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 VariantRegistry<ScopeFactory>& ScopeRegistry() {
-  static auto* registry = NewRegistry<ScopeFactory>("mm_cid scan scope", {ISOLATION_MM_CID_SCOPES(ISOLATION_MM_CID_ADDRESS_)});
+  static auto* registry = NewRegistry<ScopeFactory>(
+      "mm_cid scan scope", {ISOLATION_MM_CID_SCOPES(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 VariantRegistry<GranularityFactory>& GranularityRegistry() {
-  static auto* registry = NewRegistry<GranularityFactory>("mm_cid scan granularity", {ISOLATION_MM_CID_GRANULARITIES(ISOLATION_MM_CID_ADDRESS_)});
+  static auto* registry = NewRegistry<GranularityFactory>(
+      "mm_cid scan granularity", {ISOLATION_MM_CID_GRANULARITIES(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 VariantRegistry<PlacementFactory>& PlacementRegistry() {
-  static auto* registry = NewRegistry<PlacementFactory>("mm_cid placement", {ISOLATION_MM_CID_PLACEMENTS(ISOLATION_MM_CID_ADDRESS_)});
+  static auto* registry = NewRegistry<PlacementFactory>(
+      "mm_cid placement", {ISOLATION_MM_CID_PLACEMENTS(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 VariantRegistry<TickPolicyFactory>& TickPolicyRegistry() {
-  static auto* registry = NewRegistry<TickPolicyFactory>("mm_cid tick policy", {ISOLATION_MM_CID_TICK_POLICIES(ISOLATION_MM_CID_ADDRESS_)});
+  static auto* registry = NewRegistry<TickPolicyFactory>(
+      "mm_cid tick policy", {ISOLATION_MM_CID_TICK_POLICIES(ISOLATION_MM_CID_ADDRESS_)});
   return *registry;
 }
 #undef ISOLATION_MM_CID_ADDRESS_
 
-absl::Status RegisterDesign(DesignEntry entry) { return DesignRegistry().Register(std::move(entry)); }
-absl::Status RegisterAllocator(AllocatorEntry entry) { return AllocatorRegistry().Register(std::move(entry)); }
+absl::Status RegisterDesign(DesignEntry entry) {
+  return DesignRegistry().Register(std::move(entry));
+}
+absl::Status RegisterAllocator(AllocatorEntry entry) {
+  return AllocatorRegistry().Register(std::move(entry));
+}
 absl::Status RegisterScope(ScopeEntry entry) { return ScopeRegistry().Register(std::move(entry)); }
-absl::Status RegisterGranularity(GranularityEntry entry) { return GranularityRegistry().Register(std::move(entry)); }
-absl::Status RegisterPlacement(PlacementEntry entry) { return PlacementRegistry().Register(std::move(entry)); }
-absl::Status RegisterTickPolicy(TickPolicyEntry entry) { return TickPolicyRegistry().Register(std::move(entry)); }
+absl::Status RegisterGranularity(GranularityEntry entry) {
+  return GranularityRegistry().Register(std::move(entry));
+}
+absl::Status RegisterPlacement(PlacementEntry entry) {
+  return PlacementRegistry().Register(std::move(entry));
+}
+absl::Status RegisterTickPolicy(TickPolicyEntry entry) {
+  return TickPolicyRegistry().Register(std::move(entry));
+}
 
 absl::StatusOr<LazyStrategies> MakeLazyStrategies(const LazyConfig& config) {
   LazyStrategies s;
@@ -147,16 +165,19 @@ absl::StatusOr<LazyStrategies> MakeLazyStrategies(const LazyConfig& config) {
   if (absl::Status st = NotNull(s.scope, "scan scope", (*scope)->name); !st.ok()) return st;
   absl::StatusOr<GranularityPick> granularity = FindGranularity(config.granularity);
   if (!granularity.ok()) return granularity.status();
-  absl::StatusOr<std::unique_ptr<GranularityStrategy>> g = granularity->entry->factory.create(granularity->n);
+  absl::StatusOr<std::unique_ptr<GranularityStrategy>> g =
+      granularity->entry->factory.create(granularity->n);
   if (!g.ok()) return g.status();
   s.granularity = std::move(*g);
-  if (absl::Status st = NotNull(s.granularity, "scan granularity", config.granularity); !st.ok()) return st;
+  if (absl::Status st = NotNull(s.granularity, "scan granularity", config.granularity); !st.ok())
+    return st;
   absl::StatusOr<const PlacementEntry*> placement = PlacementRegistry().Find(config.placement);
   if (!placement.ok()) return placement.status();
   s.placement = (*placement)->factory();
   if (absl::Status st = NotNull(s.placement, "placement", (*placement)->name); !st.ok()) return st;
   // A placement that carries the [WQ] kick uses the registered tick_kick.
-  const std::string tick_name = s.placement->traits().tick_kick ? std::string("tick_kick") : config.tick;
+  const std::string tick_name =
+      s.placement->traits().tick_kick ? std::string("tick_kick") : config.tick;
   absl::StatusOr<const TickPolicyEntry*> tick = TickPolicyRegistry().Find(tick_name);
   if (!tick.ok()) return tick.status();
   s.tick = (*tick)->factory();
@@ -315,11 +336,13 @@ std::vector<VariantInfo> ListVariants() {
 std::string MmCidVariant::Name() const {
   absl::StatusOr<const DesignEntry*> d = DesignRegistry().Find(design);
   if (!d.ok() || !(*d)->factory.traits.lazy_axes) return design;
-  std::string n = absl::StrCat(design, "+", lazy.allocator, "+", lazy.scope, "+", lazy.granularity, "+", lazy.placement);
+  std::string n = absl::StrCat(design, "+", lazy.allocator, "+", lazy.scope, "+", lazy.granularity,
+                               "+", lazy.placement);
   if (lazy.tick != LazyConfig{}.tick) {
     // Implied by work_unbound / work_resume, so only printed where it is a choice.
     bool implied = false;
-    if (absl::StatusOr<const PlacementEntry*> p = PlacementRegistry().Find(lazy.placement); p.ok()) {
+    if (absl::StatusOr<const PlacementEntry*> p = PlacementRegistry().Find(lazy.placement);
+        p.ok()) {
       const std::unique_ptr<PlacementStrategy> placement = (*p)->factory();
       implied = placement != nullptr && placement->traits().tick_kick && lazy.tick == "tick_kick";
     }
@@ -333,14 +356,16 @@ absl::StatusOr<MmCidVariant> ParseVariant(std::string_view name) {
   std::vector<std::string_view> tokens;
   for (size_t pos = 0;;) {
     const size_t plus = name.find('+', pos);
-    tokens.push_back(name.substr(pos, plus == std::string_view::npos ? std::string_view::npos : plus - pos));
+    tokens.push_back(
+        name.substr(pos, plus == std::string_view::npos ? std::string_view::npos : plus - pos));
     if (plus == std::string_view::npos) break;
     pos = plus + 1;
   }
   const std::string whole(name);
   absl::StatusOr<const DesignEntry*> first = DesignRegistry().Find(tokens[0]);
   if (!first.ok()) {
-    return absl::NotFoundError(absl::StrCat("mm_cid variant '", whole, "': ", first.status().message()));
+    return absl::NotFoundError(
+        absl::StrCat("mm_cid variant '", whole, "': ", first.status().message()));
   }
   MmCidVariant v;
   v.design = (*first)->name;
@@ -348,7 +373,8 @@ absl::StatusOr<MmCidVariant> ParseVariant(std::string_view name) {
   bool seen[5] = {false, false, false, false, false};
   for (size_t i = 1; i < tokens.size(); ++i) {
     const std::string_view token = tokens[i];
-    if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("mm_cid variant '", whole, "': empty token"));
+    if (token.empty())
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid variant '", whole, "': empty token"));
     const std::string t(token);
     int matches = 0;
     int axis = -1;  // 0 allocator, 1 scope, 2 granularity, 3 placement, 4 tick, 5 design
@@ -363,7 +389,8 @@ absl::StatusOr<MmCidVariant> ParseVariant(std::string_view name) {
       ++matches, axis = 1, canonical = (*e)->name;
     }
     if (absl::StatusOr<GranularityPick> e = FindGranularity(token); e.ok()) {
-      ++matches, axis = 2, canonical = e->n == 0 ? e->entry->name : FamilyMember(e->entry->name, e->n);
+      ++matches, axis = 2,
+                 canonical = e->n == 0 ? e->entry->name : FamilyMember(e->entry->name, e->n);
     }
     if (absl::StatusOr<const PlacementEntry*> e = PlacementRegistry().Find(token); e.ok()) {
       ++matches, axis = 3, canonical = (*e)->name;
@@ -373,17 +400,17 @@ absl::StatusOr<MmCidVariant> ParseVariant(std::string_view name) {
     }
     if (matches == 0) {
       return absl::NotFoundError(absl::StrCat(
-          "mm_cid variant '", whole, "': unknown token '", t, "' (designs: ",
-          absl::StrJoin(DesignRegistry().Names(true), ", "), "; allocators: ",
-          absl::StrJoin(AllocatorRegistry().Names(true), ", "), "; scopes: ",
-          absl::StrJoin(ScopeRegistry().Names(true), ", "), "; granularities: ",
-          absl::StrJoin(GranularityRegistry().Names(true), ", "), "; placements: ",
-          absl::StrJoin(PlacementRegistry().Names(true), ", "), "; tick policies: ",
-          absl::StrJoin(TickPolicyRegistry().Names(true), ", "), ")"));
+          "mm_cid variant '", whole, "': unknown token '", t,
+          "' (designs: ", absl::StrJoin(DesignRegistry().Names(true), ", "),
+          "; allocators: ", absl::StrJoin(AllocatorRegistry().Names(true), ", "),
+          "; scopes: ", absl::StrJoin(ScopeRegistry().Names(true), ", "),
+          "; granularities: ", absl::StrJoin(GranularityRegistry().Names(true), ", "),
+          "; placements: ", absl::StrJoin(PlacementRegistry().Names(true), ", "),
+          "; tick policies: ", absl::StrJoin(TickPolicyRegistry().Names(true), ", "), ")"));
     }
     if (matches > 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mm_cid variant '", whole, "': token '", t, "' is registered on more than one axis"));
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid variant '", whole, "': token '", t,
+                                                     "' is registered on more than one axis"));
     }
     if (axis == 5) {  // a flat name's control suffix: "owner619+owner619_direct"
       // Replacing a negative-control design by a mainline one would drop the
@@ -391,9 +418,10 @@ absl::StatusOr<MmCidVariant> ParseVariant(std::string_view name) {
       absl::StatusOr<const DesignEntry*> before = DesignRegistry().Find(v.design);
       absl::StatusOr<const DesignEntry*> after = DesignRegistry().Find(canonical);
       if (before.ok() && after.ok() && (*before)->negative_control && !(*after)->negative_control) {
-        return absl::InvalidArgumentError(absl::StrCat("mm_cid variant '", whole, "': design token '", t,
-                                                       "' would replace the negative control ", v.design,
-                                                       " (a variant using a negative-control part is one itself)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("mm_cid variant '", whole, "': design token '", t,
+                         "' would replace the negative control ", v.design,
+                         " (a variant using a negative-control part is one itself)"));
       }
       v.design = canonical;
       continue;
@@ -404,14 +432,15 @@ absl::StatusOr<MmCidVariant> ParseVariant(std::string_view name) {
     }
     seen[axis] = true;
     if (lazy_token.empty()) lazy_token = t;
-    std::string* field[] = {&v.lazy.allocator, &v.lazy.scope, &v.lazy.granularity, &v.lazy.placement,
-                            &v.lazy.tick};
+    std::string* field[] = {&v.lazy.allocator, &v.lazy.scope, &v.lazy.granularity,
+                            &v.lazy.placement, &v.lazy.tick};
     *field[axis] = canonical;
   }
   absl::StatusOr<const DesignEntry*> design = DesignRegistry().Find(v.design);
   if (!lazy_token.empty() && design.ok() && !(*design)->factory.traits.lazy_axes) {
-    return absl::InvalidArgumentError(absl::StrCat("mm_cid variant '", whole, "': design ", v.design,
-                                                   " has no lazy axes (token '", lazy_token, "')"));
+    return absl::InvalidArgumentError(absl::StrCat("mm_cid variant '", whole, "': design ",
+                                                   v.design, " has no lazy axes (token '",
+                                                   lazy_token, "')"));
   }
   // A negative-control tick policy the placement overrides (its traits imply
   // tick_kick) would be dropped silently, and the variant with it.
@@ -421,9 +450,11 @@ absl::StatusOr<MmCidVariant> ParseVariant(std::string_view name) {
     if (tick.ok() && (*tick)->negative_control && placement.ok()) {
       const std::unique_ptr<PlacementStrategy> p = (*placement)->factory();
       if (p != nullptr && p->traits().tick_kick && (*tick)->name != "tick_kick") {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "mm_cid variant '", whole, "': placement ", v.lazy.placement, " implies tick_kick, which would replace the "
-            "negative-control tick policy ", v.lazy.tick, " (a variant using a negative-control part is one itself)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("mm_cid variant '", whole, "': placement ", v.lazy.placement,
+                         " implies tick_kick, which would replace the "
+                         "negative-control tick policy ",
+                         v.lazy.tick, " (a variant using a negative-control part is one itself)"));
       }
     }
   }

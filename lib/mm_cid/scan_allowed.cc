@@ -14,8 +14,10 @@ namespace isolation::mm_cid::internal {
 
 // The class: scope_mask.h (shared with the lazy design's inlined scan).
 ScopeEntry ScanAllowedEntry() {
-  ScopeEntry e{"scan_allowed", "both passes over the mm's grow-only CPU union (2 * nr_cpus_allowed visits; [SEED] thread)",
-               /*negative_control=*/false, [] { return std::unique_ptr<ScopeStrategy>(new ScanAllowed); }};
+  ScopeEntry e{
+      "scan_allowed",
+      "both passes over the mm's grow-only CPU union (2 * nr_cpus_allowed visits; [SEED] thread)",
+      /*negative_control=*/false, [] { return std::unique_ptr<ScopeStrategy>(new ScanAllowed); }};
   e.label = "allowed";
   e.aliases = {"allowed"};
   return e;

@@ -17,9 +17,11 @@ namespace isolation::mm_cid::internal {
 // The class: scope_mask.h (shared with the lazy design's inlined scan).
 ScopeEntry ScanCidmaskEntry() {
   ScopeEntry e{"scan_cidmask",
-               "negative control: the ID bitmap read as CPU numbers (patch 1/2 of [SEED]); breaks idle reclaim and "
+               "negative control: the ID bitmap read as CPU numbers (patch 1/2 of [SEED]); breaks "
+               "idle reclaim and "
                "compaction (I7, I8)",
-               /*negative_control=*/true, [] { return std::unique_ptr<ScopeStrategy>(new ScanCidmask); }};
+               /*negative_control=*/true,
+               [] { return std::unique_ptr<ScopeStrategy>(new ScanCidmask); }};
   e.label = "cidmask";
   e.aliases = {"cidmask"};
   // The scan tables show the broken scope beside the two correct ones.

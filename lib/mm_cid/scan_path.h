@@ -34,8 +34,10 @@ namespace isolation::mm_cid::internal {
 using InlineScopes = std::tuple<ScanPossible, ScanAllowed, ScanCidmask>;
 using InlineGranularities = std::tuple<BatchFull, BatchN>;
 
-inline constexpr int kInlineGranularities = static_cast<int>(std::tuple_size_v<InlineGranularities>);
-inline constexpr int kInlineScanPaths = static_cast<int>(std::tuple_size_v<InlineScopes>) * kInlineGranularities;
+inline constexpr int kInlineGranularities =
+    static_cast<int>(std::tuple_size_v<InlineGranularities>);
+inline constexpr int kInlineScanPaths =
+    static_cast<int>(std::tuple_size_v<InlineScopes>) * kInlineGranularities;
 // A scan path: the index of a (scope, granularity) pair of the lists above,
 // or kGenericScanPath.
 using ScanPath = int;
@@ -57,7 +59,8 @@ inline ScanPath ChooseScanPath(const ScopeStrategy* scope, const GranularityStra
           : 0),
      ...);
     return path;
-  }(std::make_index_sequence<kInlineScanPaths>{});
+  }
+  (std::make_index_sequence<kInlineScanPaths>{});
 }
 
 // Whether every call of `path` starts a whole pass at 0 (its granularity's
@@ -65,7 +68,8 @@ inline ScanPath ChooseScanPath(const ScopeStrategy* scope, const GranularityStra
 inline bool IsWholePassPath(ScanPath path) {
   return [&]<size_t... kPath>(std::index_sequence<kPath...>) {
     return ((path == static_cast<ScanPath>(kPath) && PathGranularity<kPath>::kWholePass) || ...);
-  }(std::make_index_sequence<kInlineScanPaths>{});
+  }
+  (std::make_index_sequence<kInlineScanPaths>{});
 }
 
 // "scan_possible+batch_full", ...; "generic".
@@ -73,10 +77,12 @@ inline std::string ScanPathName(ScanPath path) {
   std::string name = "generic";
   [&]<size_t... kPath>(std::index_sequence<kPath...>) {
     ((path == static_cast<ScanPath>(kPath)
-          ? (void)(name = std::string(PathScope<kPath>::kName) + "+" + std::string(PathGranularity<kPath>::kName))
+          ? (void)(name = std::string(PathScope<kPath>::kName) + "+" +
+                          std::string(PathGranularity<kPath>::kName))
           : (void)0),
      ...);
-  }(std::make_index_sequence<kInlineScanPaths>{});
+  }
+  (std::make_index_sequence<kInlineScanPaths>{});
   return name;
 }
 

@@ -12,8 +12,9 @@ namespace isolation::mm_cid::internal {
 
 // The class: scope_mask.h (shared with the lazy design's inlined scan).
 ScopeEntry ScanPossibleEntry() {
-  ScopeEntry e{"scan_possible", "mainline: both passes over every possible CPU (2P visits per pass)",
-               /*negative_control=*/false, [] { return std::unique_ptr<ScopeStrategy>(new ScanPossible); }};
+  ScopeEntry e{
+      "scan_possible", "mainline: both passes over every possible CPU (2P visits per pass)",
+      /*negative_control=*/false, [] { return std::unique_ptr<ScopeStrategy>(new ScanPossible); }};
   e.label = "possible";
   e.aliases = {"possible"};
   return e;

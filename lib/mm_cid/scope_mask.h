@@ -64,7 +64,8 @@ inline void ForEachInRange(int num_cpus, int start, int count, Visit&& visit) {
 // clears).  A concurrent change is then seen as if it happened before the
 // later load, an order the chunked walk could also have observed.
 template <bool kEach = false, typename Visit>
-inline void ForEachInMask(const AtomicCpuMask& set, int num_cpus, int start, int count, Visit&& visit) {
+inline void ForEachInMask(const AtomicCpuMask& set, int num_cpus, int start, int count,
+                          Visit&& visit) {
   const int nbits = set.nbits();
   const int nwords = set.nwords();
   int cached_w = -1;  // the word loaded since the last visit, if any

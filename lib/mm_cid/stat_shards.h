@@ -118,7 +118,8 @@ class StatShards {
 
   int64_t Sum(int counter) const {
     int64_t s = overflow_[static_cast<size_t>(counter)].load(std::memory_order_relaxed);
-    for (const Shard& sh : shards_) s += sh.v[static_cast<size_t>(counter)].load(std::memory_order_relaxed);
+    for (const Shard& sh : shards_)
+      s += sh.v[static_cast<size_t>(counter)].load(std::memory_order_relaxed);
     return s;
   }
 

@@ -30,7 +30,8 @@ class TickKick final : public TickPolicy {
 
 TickPolicyEntry TickKickEntry() {
   return {"tick_kick",
-          "[WQ]: a task unpreempted > 100 ms gets its return-to-user path forced, or its ID re-taken in place",
+          "[WQ]: a task unpreempted > 100 ms gets its return-to-user path forced, or its ID "
+          "re-taken in place",
           /*negative_control=*/false, [] { return std::unique_ptr<TickPolicy>(new TickKick); }};
 }
 

@@ -47,10 +47,12 @@ namespace {
 struct alignas(64) Mm {
   // The affinity is copied here, before the mm is published: a constructor
   // needs no lock (and the analysis does not check constructors).
-  Mm(MmId mm_id, int p, const CpuMask& affinity) : id(mm_id), cidmask(p), allowed(p) { allowed.CopyFrom(affinity); }
+  Mm(MmId mm_id, int p, const CpuMask& affinity) : id(mm_id), cidmask(p), allowed(p) {
+    allowed.CopyFrom(affinity);
+  }
   const MmId id;
-  mutable CountingSpinLock cid_lock;                     // mm->cid_lock (observers lock it uncounted)
-  CpuMask cidmask ABSL_GUARDED_BY(cid_lock);             // indexed by ID
+  mutable CountingSpinLock cid_lock;          // mm->cid_lock (observers lock it uncounted)
+  CpuMask cidmask ABSL_GUARDED_BY(cid_lock);  // indexed by ID
   int64_t allocations ABSL_GUARDED_BY(cid_lock) = 0;
   int64_t frees ABSL_GUARDED_BY(cid_lock) = 0;
   // Library bookkeeping, not on the switch path.
@@ -102,8 +104,8 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
     (void)now;
     Mm* mm = GetMm(mm_id);
     const bool child_exists = child >= 0 && child < limits_.max_tasks && tasks_[child].exists;
-    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id, mm != nullptr,
-                                            affinity, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id,
+                                            mm != nullptr, affinity, num_cpus_));
     Task& t = tasks_[child];
     notes_.Task(child);
     t.exists = true;
@@ -125,19 +127,22 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   absl::Status ForkFailed(TaskId child, Nanos now) override {
     (void)now;
     notes_.Task(child);
-    return RollBackUnrunChild(tasks_.get(), limits_.max_tasks, child, [this](MmId id) { return GetMm(id); });
+    return RollBackUnrunChild(tasks_.get(), limits_.max_tasks, child,
+                              [this](MmId id) { return GetMm(id); });
   }
 
   // CLONE_VM without CLONE_THREAD: v6.3 walks no tasks, so a sharer is a
   // plain fork into `mm`.
-  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity, Nanos now) override {
+  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity,
+                      Nanos now) override {
     return Fork(parent, child, mm, affinity, now);
   }
 
   // v6.3 keeps no per-mm CPU union; only the library's observer union grows.
   absl::Status SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
     (void)now;
-    ISOLATION_RETURN_IF_ERROR(CheckSetAffinityArgs(tasks_.get(), limits_.max_tasks, task, mask, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(
+        CheckSetAffinityArgs(tasks_.get(), limits_.max_tasks, task, mask, num_cpus_));
     if (Mm* mm = GetMm(tasks_[task].mm.load(std::memory_order_relaxed))) UnionAffinity(*mm, mask);
     return absl::OkStatus();
   }
@@ -203,7 +208,8 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   // inactive and does nothing.
   absl::Status Exit(int cpu, TaskId task, Nanos now) override {
     (void)now;
-    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exit", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(
+        CheckTaskOnCpu("Exit", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     Task& t = tasks_[task];
     Mm* mm = GetMm(t.mm.load(std::memory_order_relaxed));
     if (mm == nullptr || !t.active.load(std::memory_order_relaxed)) return absl::OkStatus();
@@ -220,7 +226,8 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   // (mm_init_cid() in mm_init()/exec_mmap()), sched_mm_cid_after_execve():
   // active again with mm_cid_get() of the new mm.
   absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
-    ISOLATION_RETURN_IF_ERROR(CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    ISOLATION_RETURN_IF_ERROR(
+        CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
     Task& t = tasks_[task];
     if (GetMm(t.mm.load(std::memory_order_relaxed)) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
@@ -245,10 +252,12 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   }
   // Observers: an unknown id gives the "none" value documented in mm_cid.h.
   MmId TaskMm(TaskId task) const override {
-    return task >= 0 && task < limits_.max_tasks ? tasks_[task].mm.load(std::memory_order_relaxed) : kNoMm;
+    return task >= 0 && task < limits_.max_tasks ? tasks_[task].mm.load(std::memory_order_relaxed)
+                                                 : kNoMm;
   }
   bool TaskActive(TaskId task) const override {
-    return task >= 0 && task < limits_.max_tasks && tasks_[task].active.load(std::memory_order_relaxed);
+    return task >= 0 && task < limits_.max_tasks &&
+           tasks_[task].active.load(std::memory_order_relaxed);
   }
   TaskId CurrentTask(int cpu) const override {
     return cpu >= 0 && cpu < num_cpus_ ? cpus_[cpu].curr.load(std::memory_order_relaxed) : kNoTask;
@@ -282,7 +291,9 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   // failures.  Not applicable: I3 (no nr_cpus_allowed bound in v6.3; the
   // allocation is first-zero among running tasks, which tests check
   // directly), I4 (no slots, no remote reclaim), I7-I9 (no scan).
-  std::vector<std::string> CheckAlways() const override { return CheckAlwaysFull(*this, num_cpus_); }
+  std::vector<std::string> CheckAlways() const override {
+    return CheckAlwaysFull(*this, num_cpus_);
+  }
   std::vector<std::string> CheckAlwaysIncremental() override {
     return notes_.Check(*this, num_cpus_, limits_.max_tasks, limits_.max_mms);
   }
@@ -362,7 +373,9 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
     const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
     const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
     if (k < 0) {
-      before.Add([&] { return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID"); });
+      before.Add([&] {
+        return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID");
+      });
       return r;
     }
     if (k >= num_cpus_) {
@@ -374,7 +387,8 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
     r.unique = true;
     if (!BitSet(*GetMm(m), k)) {
       after.Add([&] {
-        return absl::StrCat("v63 held: running task ", t, " on CPU ", c, " holds ID ", k, " whose bit is free");
+        return absl::StrCat("v63 held: running task ", t, " on CPU ", c, " holds ID ", k,
+                            " whose bit is free");
       });
     }
     return r;
@@ -390,7 +404,8 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   }
   void CheckGlobal(Findings& f) const override {
     if (int64_t n = alloc_failures_.load(std::memory_order_relaxed)) {
-      f.Add([&] { return absl::StrCat("I14/alloc: ", n, " allocations found no free ID below P"); });
+      f.Add(
+          [&] { return absl::StrCat("I14/alloc: ", n, " allocations found no free ID below P"); });
     }
   }
 
@@ -464,10 +479,11 @@ DesignEntry V63MmLockDesignEntry() {
   DesignTraits traits;
   traits.converges_at_schedin = true;  // put at switch-out, first zero at switch-in
   return {"v63_mmlock",
-          "v6.3 baseline (af7f588d8f73): per-mm spinlock around first-zero/set/clear at every cross-mm switch",
+          "v6.3 baseline (af7f588d8f73): per-mm spinlock around first-zero/set/clear at every "
+          "cross-mm switch",
           /*negative_control=*/false,
-          DesignFactory{[](int num_cpus, const LazyConfig&, const MmCid::Limits& limits)
-                            -> absl::StatusOr<std::unique_ptr<MmCid>> {
+          DesignFactory{[](int num_cpus, const LazyConfig&,
+                           const MmCid::Limits& limits) -> absl::StatusOr<std::unique_ptr<MmCid>> {
                           return std::unique_ptr<MmCid>(new V63MmLockMmCid(num_cpus, limits));
                         },
                         traits}};

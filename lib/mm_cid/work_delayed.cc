@@ -23,14 +23,18 @@ class WorkDelayed final : public PlacementStrategy {
   ScanAction OnReturnToUser(const ScanTrigger&) const override { return ScanAction::kNone; }
   bool ScanDue(const ScanTrigger&) const override { return false; }  // no mm_cid_next_scan
   bool ScanPending(const ScanTrigger&) const override { return false; }
-  void OnMmCreated(MmId mm, ScanRunner& runner) const override { runner.QueuePeriodicWork(mm, kScanDelayNs); }
+  void OnMmCreated(MmId mm, ScanRunner& runner) const override {
+    runner.QueuePeriodicWork(mm, kScanDelayNs);
+  }
 };
 
 }  // namespace
 
 PlacementEntry WorkDelayedEntry() {
-  PlacementEntry e{"work_delayed", "[DW]: per-mm delayed work re-armed every 100 ms on housekeeping workers",
-                   /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkDelayed); }};
+  PlacementEntry e{"work_delayed",
+                   "[DW]: per-mm delayed work re-armed every 100 ms on housekeeping workers",
+                   /*negative_control=*/false,
+                   [] { return std::unique_ptr<PlacementStrategy>(new WorkDelayed); }};
   e.default_row = false;  // run by name: the seeds' placement table compares the others
   return e;
 }

@@ -32,8 +32,10 @@ class WorkRcu final : public PlacementStrategy {
 
 PlacementEntry WorkRcuEntry() {
   PlacementEntry e{"work_rcu",
-                   "patch 2/2 of [SEED]: the tick calls call_rcu(); the callback scans on an offloaded (housekeeping) CPU",
-                   /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkRcu); }};
+                   "patch 2/2 of [SEED]: the tick calls call_rcu(); the callback scans on an "
+                   "offloaded (housekeeping) CPU",
+                   /*negative_control=*/false,
+                   [] { return std::unique_ptr<PlacementStrategy>(new WorkRcu); }};
   e.label = "rcu";
   e.aliases = {"rcu"};
   return e;

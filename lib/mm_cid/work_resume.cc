@@ -30,8 +30,10 @@ class WorkResume final : public PlacementStrategy {
 
 PlacementEntry WorkResumeEntry() {
   PlacementEntry e{"work_resume",
-                   "[BATCH]: scan directly on the rseq return to user after each switch-in (with the [WQ] tick kick)",
-                   /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkResume); }};
+                   "[BATCH]: scan directly on the rseq return to user after each switch-in (with "
+                   "the [WQ] tick kick)",
+                   /*negative_control=*/false,
+                   [] { return std::unique_ptr<PlacementStrategy>(new WorkResume); }};
   e.aliases = {"resume"};
   e.default_row = false;  // run by name: the seeds' placement table compares the others
   return e;

@@ -39,8 +39,10 @@ class WorkTaskWork final : public PlacementStrategy {
 
 PlacementEntry WorkTaskWorkEntry() {
   PlacementEntry e{"work_taskwork",
-                   "mainline: the tick queues task work on the interrupted thread; runs on its return to user, on its CPU",
-                   /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkTaskWork); }};
+                   "mainline: the tick queues task work on the interrupted thread; runs on its "
+                   "return to user, on its CPU",
+                   /*negative_control=*/false,
+                   [] { return std::unique_ptr<PlacementStrategy>(new WorkTaskWork); }};
   e.label = "task";
   e.aliases = {"task"};
   return e;

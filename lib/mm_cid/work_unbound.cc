@@ -35,9 +35,11 @@ class WorkUnbound final : public PlacementStrategy {
 
 PlacementEntry WorkUnboundEntry() {
   PlacementEntry e{"work_unbound",
-                   "[WQ]: per-mm work on the unbound workqueue, queued from return to user when due (housekeeping "
+                   "[WQ]: per-mm work on the unbound workqueue, queued from return to user when "
+                   "due (housekeeping "
                    "workers; with the tick kick)",
-                   /*negative_control=*/false, [] { return std::unique_ptr<PlacementStrategy>(new WorkUnbound); }};
+                   /*negative_control=*/false,
+                   [] { return std::unique_ptr<PlacementStrategy>(new WorkUnbound); }};
   e.label = "workqueue";
   e.aliases = {"workqueue"};
   return e;

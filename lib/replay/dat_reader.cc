@@ -45,9 +45,13 @@ struct Format {
 
 class DatReader {
  public:
-  DatReader(const std::string& file, const std::string& name, const ReadOptions& options, EventSink& sink,
-            ReadStats& stats)
-      : file_(file), path_(name), options_(options), stats_(stats), emit_(name, "trace.dat", options, sink, stats) {}
+  DatReader(const std::string& file, const std::string& name, const ReadOptions& options,
+            EventSink& sink, ReadStats& stats)
+      : file_(file),
+        path_(name),
+        options_(options),
+        stats_(stats),
+        emit_(name, "trace.dat", options, sink, stats) {}
 
   absl::Status Run() {
     absl::StatusOr<TraceDatHeader> header = ReadTraceDatHeader(file_);
@@ -65,7 +69,8 @@ class DatReader {
       std::unique_ptr<tracecmd_input, InputCloser> probe(
           tracecmd_open(file_.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS));
       if (probe == nullptr) {
-        return absl::InvalidArgumentError(Cat(path_, ": libtracecmd cannot read it as a trace.dat"));
+        return absl::InvalidArgumentError(
+            Cat(path_, ": libtracecmd cannot read it as a trace.dat"));
       }
       absl::StatusOr<int> b = ChooseBuffer(probe.get());
       if (!b.ok()) return b.status();
@@ -78,7 +83,8 @@ class DatReader {
     tracecmd_input* input = top_.get();
     if (buffer >= 0) {
       instance_.reset(tracecmd_buffer_instance_handle(top_.get(), buffer));
-      if (instance_ == nullptr) return absl::InvalidArgumentError(Cat(path_, ": cannot open buffer ", buffer));
+      if (instance_ == nullptr)
+        return absl::InvalidArgumentError(Cat(path_, ": cannot open buffer ", buffer));
       input = instance_.get();
     }
     tep_ = tracecmd_get_tep(input);
@@ -89,8 +95,8 @@ class DatReader {
     const int rc = tracecmd_iterate_events(input, nullptr, 0, &DatReader::OnRecord, this);
     if (!status_.ok()) return status_;
     if (rc < 0) {
-      return absl::DataLossError(
-          Cat(path_, ": libtracecmd stopped reading after record ", record_index_, " (truncated or corrupt)"));
+      return absl::DataLossError(Cat(path_, ": libtracecmd stopped reading after record ",
+                                     record_index_, " (truncated or corrupt)"));
     }
     return emit_.Finish();
   }
@@ -138,13 +144,15 @@ class DatReader {
   }
 
   absl::Status Error(std::string_view what) const {
-    return absl::InvalidArgumentError(Cat(path_, ": record ", record_index_, " (CPU ", cpu_, "): ", what));
+    return absl::InvalidArgumentError(
+        Cat(path_, ": record ", record_index_, " (CPU ", cpu_, "): ", what));
   }
 
   bool Num(tep_event* ev, Format& fmt, tep_record* rec, const char* name, uint64_t& out) {
     tep_format_field* f = fmt.Field(ev, name);
     if (f == nullptr) return false;
-    if (f->offset < 0 || f->size <= 0 || f->size > 8 || f->offset + f->size > rec->size) return false;
+    if (f->offset < 0 || f->size <= 0 || f->size > 8 || f->offset + f->size > rec->size)
+      return false;
     unsigned long long v = 0;
     if (tep_read_number_field(f, rec->data, &v) != 0) return false;
     // Sign-extend signed fields narrower than 64 bits.
@@ -194,7 +202,8 @@ class DatReader {
     ++record_index_;
     ++stats_.lines;
     cpu_ = cpu;
-    if (rec->missed_events != 0) stats_.lost_events += rec->missed_events > 0 ? rec->missed_events : 1;
+    if (rec->missed_events != 0)
+      stats_.lost_events += rec->missed_events > 0 ? rec->missed_events : 1;
     tep_event* ev = tep_find_event_by_record(tep_, rec);
     if (ev == nullptr) return Error("an event id the file's formats do not define");
     Format& fmt = formats_[ev->id];
@@ -205,9 +214,10 @@ class DatReader {
     }
     if (fmt.tp == nullptr) {
       ++stats_.skipped;
-      const std::string name = Cat(ev->system != nullptr ? ev->system : "?", ":",
-                                            ev->name != nullptr ? ev->name : "?");
-      if (stats_.skipped_names.size() < 64 || stats_.skipped_names.contains(AV(name))) ++stats_.skipped_names[name];
+      const std::string name =
+          Cat(ev->system != nullptr ? ev->system : "?", ":", ev->name != nullptr ? ev->name : "?");
+      if (stats_.skipped_names.size() < 64 || stats_.skipped_names.contains(AV(name)))
+        ++stats_.skipped_names[name];
       return absl::OkStatus();
     }
     Event e;
@@ -216,7 +226,9 @@ class DatReader {
     e.pid = tep_data_pid(tep_, rec);
     e.kind = fmt.tp->kind;
     const std::string where = Cat("record ", record_index_, " (CPU ", cpu, ")");
-    auto missing = [&](std::string_view what) { return Error(Cat(fmt.tp->full_name, ": missing ", what)); };
+    auto missing = [&](std::string_view what) {
+      return Error(Cat(fmt.tp->full_name, ": missing ", what));
+    };
     uint64_t u;
     int32_t i;
     std::string_view s1;
@@ -240,8 +252,8 @@ class DatReader {
       case EventKind::kWakeup:
       case EventKind::kWakeupNew: {
         int32_t prio;
-        if (!Str(ev, fmt, rec, "comm", s1) || !I32(ev, fmt, rec, "pid", e.task) || !I32(ev, fmt, rec, "prio", prio) ||
-            !I32(ev, fmt, rec, "target_cpu", e.cpu2)) {
+        if (!Str(ev, fmt, rec, "comm", s1) || !I32(ev, fmt, rec, "pid", e.task) ||
+            !I32(ev, fmt, rec, "prio", prio) || !I32(ev, fmt, rec, "target_cpu", e.cpu2)) {
           return missing("comm, pid, prio or target_cpu");
         }
         e.prio = static_cast<int16_t>(std::clamp(prio, -1, 32767));
@@ -250,8 +262,9 @@ class DatReader {
       }
       case EventKind::kMigrate: {
         int32_t prio;
-        if (!Str(ev, fmt, rec, "comm", s1) || !I32(ev, fmt, rec, "pid", e.task) || !I32(ev, fmt, rec, "prio", prio) ||
-            !I32(ev, fmt, rec, "orig_cpu", e.cpu2) || !I32(ev, fmt, rec, "dest_cpu", e.value)) {
+        if (!Str(ev, fmt, rec, "comm", s1) || !I32(ev, fmt, rec, "pid", e.task) ||
+            !I32(ev, fmt, rec, "prio", prio) || !I32(ev, fmt, rec, "orig_cpu", e.cpu2) ||
+            !I32(ev, fmt, rec, "dest_cpu", e.value)) {
           return missing("comm, pid, prio, orig_cpu or dest_cpu");
         }
         e.prio = static_cast<int16_t>(std::clamp(prio, -1, 32767));
@@ -286,7 +299,8 @@ class DatReader {
       }
       case EventKind::kExit: {
         int32_t prio;
-        if (!I32(ev, fmt, rec, "pid", e.task) || !I32(ev, fmt, rec, "prio", prio)) return missing("pid or prio");
+        if (!I32(ev, fmt, rec, "pid", e.task) || !I32(ev, fmt, rec, "prio", prio))
+          return missing("pid or prio");
         e.prio = static_cast<int16_t>(std::clamp(prio, -1, 32767));
         break;
       }
@@ -315,7 +329,8 @@ class DatReader {
       case EventKind::kTmigrCpuOnline:
       case EventKind::kTmigrCpuOffline:
       case EventKind::kTmigrHandleRemoteCpu:
-        if (!I32(ev, fmt, rec, "cpu", e.cpu2) || !Num(ev, fmt, rec, "parent", e.ptr)) return missing("cpu or parent");
+        if (!I32(ev, fmt, rec, "cpu", e.cpu2) || !Num(ev, fmt, rec, "parent", e.ptr))
+          return missing("cpu or parent");
         if (fmt.Field(ev, "wakeup") != nullptr) {
           if (!Num(ev, fmt, rec, "wakeup", u)) return missing("wakeup");
           e.wide = static_cast<int64_t>(u);
@@ -330,7 +345,8 @@ class DatReader {
         if (!Num(ev, fmt, rec, "group", e.ptr) || !I32(ev, fmt, rec, "lvl", e.cpu2) ||
             !Num(ev, fmt, rec, "parent", parent) || !Num(ev, fmt, rec, "childmask", child) ||
             !Num(ev, fmt, rec, "active", active) || !Num(ev, fmt, rec, "migrator", migrator) ||
-            !I32(ev, fmt, rec, "numa_node", e.other) || child > 0xffffffffULL || active > 0xff || migrator > 0xff) {
+            !I32(ev, fmt, rec, "numa_node", e.other) || child > 0xffffffffULL || active > 0xff ||
+            migrator > 0xff) {
           return missing("group, lvl, numa_node, parent, childmask, active or migrator");
         }
         e.wide = static_cast<int64_t>(parent);
@@ -340,15 +356,16 @@ class DatReader {
         break;
       }
       case EventKind::kTmigrHandleRemote:
-        if (!Num(ev, fmt, rec, "group", e.ptr) || !I32(ev, fmt, rec, "lvl", e.cpu2)) return missing("group or lvl");
+        if (!Num(ev, fmt, rec, "group", e.ptr) || !I32(ev, fmt, rec, "lvl", e.cpu2))
+          return missing("group or lvl");
         break;
       case EventKind::kTmigrUpdateEvents: {
         uint64_t ca;
         uint64_t ga;
         if (!Num(ev, fmt, rec, "group", e.ptr) || !I32(ev, fmt, rec, "group_lvl", e.cpu2) ||
             !Num(ev, fmt, rec, "nextevt", u) || !I32(ev, fmt, rec, "child_evtcpu", e.value) ||
-            !Num(ev, fmt, rec, "child_active", ca) || !Num(ev, fmt, rec, "group_active", ga) || ca > 0xff ||
-            ga > 0xff) {
+            !Num(ev, fmt, rec, "child_active", ca) || !Num(ev, fmt, rec, "group_active", ga) ||
+            ca > 0xff || ga > 0xff) {
           return missing("group, group_lvl, nextevt, child_evtcpu, child_active or group_active");
         }
         e.wide = static_cast<int64_t>(u);
@@ -369,11 +386,13 @@ class DatReader {
         break;
       }
       case EventKind::kTimerExpire:
-        if (!Num(ev, fmt, rec, "timer", e.ptr) || !Num(ev, fmt, rec, "now", u)) return missing("timer or now");
+        if (!Num(ev, fmt, rec, "timer", e.ptr) || !Num(ev, fmt, rec, "now", u))
+          return missing("timer or now");
         e.wide = static_cast<int64_t>(u);
         break;
       case EventKind::kTimerBaseIdle:
-        if (!Num(ev, fmt, rec, "is_idle", u) || !I32(ev, fmt, rec, "cpu", e.cpu2)) return missing("is_idle or cpu");
+        if (!Num(ev, fmt, rec, "is_idle", u) || !I32(ev, fmt, rec, "cpu", e.cpu2))
+          return missing("is_idle or cpu");
         e.value = static_cast<int32_t>(u & 0xff);
         break;
       case EventKind::kTickStop:
@@ -396,7 +415,8 @@ class DatReader {
         }
         break;
       case EventKind::kWorkExecute:
-        if (!Num(ev, fmt, rec, "work", e.ptr) || !Num(ev, fmt, rec, "function", u)) return missing("work or function");
+        if (!Num(ev, fmt, rec, "work", e.ptr) || !Num(ev, fmt, rec, "function", u))
+          return missing("work or function");
         e.value = static_cast<int32_t>(WorkFunctionOf(Function(u)));
         break;
       case EventKind::kWorkQueue: {
@@ -422,7 +442,7 @@ class DatReader {
   ReadStats& stats_;
   Emitter emit_;
   tep_handle* tep_ = nullptr;
-  std::unique_ptr<tracecmd_input, InputCloser> top_;       // declared first: closed last
+  std::unique_ptr<tracecmd_input, InputCloser> top_;  // declared first: closed last
   std::unique_ptr<tracecmd_input, InputCloser> instance_;
   absl::flat_hash_map<int, Format> formats_;
   absl::Status status_;
@@ -434,8 +454,8 @@ class DatReader {
 
 // `path` is what libtracecmd opens, `name` what messages say (a gzip'ed
 // file is read from a memory file).
-absl::Status ReadTraceDat(const std::string& path, const ReadOptions& options, EventSink& sink, ReadStats& stats,
-                          const std::string& name) {
+absl::Status ReadTraceDat(const std::string& path, const ReadOptions& options, EventSink& sink,
+                          ReadStats& stats, const std::string& name) {
   DatReader reader(path, name, options, sink, stats);
   return reader.Run();
 }

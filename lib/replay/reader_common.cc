@@ -53,7 +53,8 @@ std::vector<std::string_view> Split(std::string_view s, char sep, bool skip_empt
   size_t start = 0;
   while (true) {
     const size_t at = s.find(sep, start);
-    const std::string_view piece = s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start);
+    const std::string_view piece =
+        s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start);
     if (!skip_empty || !piece.empty()) out.push_back(piece);
     if (at == std::string_view::npos) break;
     start = at + 1;
@@ -239,7 +240,8 @@ absl::Status Emitter::Marker(Event event, std::string_view text, std::string_vie
     }
   }
   if (event.cpu < 0 || event.cpu >= options_.max_cpus) {
-    return Error(where, Cat("CPU ", event.cpu, " outside [0, ", options_.max_cpus, ") (ReadOptions::max_cpus)"));
+    return Error(where, Cat("CPU ", event.cpu, " outside [0, ", options_.max_cpus,
+                            ") (ReadOptions::max_cpus)"));
   }
   if (absl::Status s = Order(event, where); !s.ok()) return s;
   max_cpu_seen_ = std::max(max_cpu_seen_, event.cpu);
@@ -274,7 +276,7 @@ absl::Status Emitter::Order(Event& event, std::string_view where) {
 absl::Status Emitter::Add(Event event, std::string_view where) {
   if (event.cpu < 0 || event.cpu >= options_.max_cpus) {
     return Error(where, Cat("CPU ", event.cpu, " outside [0, ", options_.max_cpus,
-                                     ") (ReadOptions::max_cpus)"));
+                            ") (ReadOptions::max_cpus)"));
   }
   max_cpu_seen_ = std::max(max_cpu_seen_, event.cpu);
   if (absl::Status s = Order(event, where); !s.ok()) return s;
@@ -299,8 +301,8 @@ absl::Status Emitter::SendInfo() {
     info_.num_cpus = max_cpu_seen_ + 1;
     info_.num_cpus_source = InfoSource::kInferred;
     info_.notes.push_back(Cat("the file does not state its CPU count: ", info_.num_cpus,
-                                       " inferred from the highest CPU of the first events (pass --cpus "
-                                       "to state it)"));
+                              " inferred from the highest CPU of the first events (pass --cpus "
+                              "to state it)"));
   }
   if (!options_.topology.empty() && (over || info_.topology_source == InfoSource::kUnknown)) {
     info_.topology = options_.topology;
@@ -330,7 +332,7 @@ absl::Status Emitter::SendInfo() {
   }
   if (info_.num_cpus > options_.max_cpus) {
     return absl::InvalidArgumentError(Cat(path_, ": ", info_.num_cpus, " CPUs is more than the ",
-                                                   options_.max_cpus, " a replay supports"));
+                                          options_.max_cpus, " a replay supports"));
   }
   if (!info_.ns_timestamps) {
     info_.notes.push_back(
@@ -362,14 +364,15 @@ absl::Status Emitter::Check(const Event& e, std::string_view where) const {
   auto cpu_ok = [n](int c) { return c >= 0 && c < n; };
   if (!cpu_ok(e.cpu)) {
     return Error(where, Cat(EventKindName(e.kind), " on CPU ", e.cpu, ", outside the recording's ",
-                                     n, " CPUs (", InfoSourceName(info_.num_cpus_source), ")"));
+                            n, " CPUs (", InfoSourceName(info_.num_cpus_source), ")"));
   }
   if (e.pid < 0) return Error(where, Cat(EventKindName(e.kind), ": negative pid ", e.pid));
   switch (e.kind) {
     case EventKind::kSwitch:
     case EventKind::kFork:
       if (e.task < 0 || e.other < 0) {
-        return Error(where, Cat(EventKindName(e.kind), ": negative pid ", std::min(e.task, e.other)));
+        return Error(where,
+                     Cat(EventKindName(e.kind), ": negative pid ", std::min(e.task, e.other)));
       }
       break;
     case EventKind::kWaking:
@@ -378,9 +381,8 @@ absl::Status Emitter::Check(const Event& e, std::string_view where) const {
     case EventKind::kMigrate:
       if (e.task < 0) return Error(where, Cat(EventKindName(e.kind), ": negative pid ", e.task));
       if (!cpu_ok(e.cpu2) || (e.kind == EventKind::kMigrate && !cpu_ok(e.value))) {
-        return Error(where, Cat(EventKindName(e.kind), ": CPU ",
-                                         cpu_ok(e.cpu2) ? e.value : e.cpu2, " outside the recording's ", n,
-                                         " CPUs"));
+        return Error(where, Cat(EventKindName(e.kind), ": CPU ", cpu_ok(e.cpu2) ? e.value : e.cpu2,
+                                " outside the recording's ", n, " CPUs"));
       }
       break;
     case EventKind::kNewTask:
@@ -390,7 +392,8 @@ absl::Status Emitter::Check(const Event& e, std::string_view where) const {
       break;
     case EventKind::kRseqUpdate:
       if (!cpu_ok(e.cpu2)) {
-        return Error(where, Cat("rseq_update: cpu_id ", e.cpu2, " outside the recording's ", n, " CPUs"));
+        return Error(where,
+                     Cat("rseq_update: cpu_id ", e.cpu2, " outside the recording's ", n, " CPUs"));
       }
       if (e.value < -1 || e.value >= kMaxCpus) {
         return Error(where, Cat("rseq_update: mm_cid ", e.value, " outside [-1, ", kMaxCpus, ")"));
@@ -405,13 +408,14 @@ absl::Status Emitter::Check(const Event& e, std::string_view where) const {
     case EventKind::kTimerBaseIdle:
     case EventKind::kWorkQueue:
       if (e.cpu2 != -1 && !cpu_ok(e.cpu2)) {  // -1: an unbound queue's pool not chosen yet
-        return Error(where, Cat("workqueue_queue_work: cpu ", e.cpu2, " outside the recording's ", n, " CPUs"));
+        return Error(where, Cat("workqueue_queue_work: cpu ", e.cpu2, " outside the recording's ",
+                                n, " CPUs"));
       }
       break;
     case EventKind::kTimerStart:
       if (!cpu_ok(e.cpu2)) {
-        return Error(where, Cat(EventKindName(e.kind), ": cpu ", e.cpu2, " outside the recording's ",
-                                         n, " CPUs"));
+        return Error(where, Cat(EventKindName(e.kind), ": cpu ", e.cpu2,
+                                " outside the recording's ", n, " CPUs"));
       }
       break;
     case EventKind::kTmigrGroupActive:
@@ -451,8 +455,9 @@ absl::Status JsonIds(const nlohmann::json& j, const char* key, std::vector<int>&
   out.clear();
   for (const nlohmann::json& x : v) {
     if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= kMaxCpus) {
-      return absl::InvalidArgumentError(
-          Cat("isolab-recording marker: '", key, "' holds a value that is not an id in [0, ", kMaxCpus, ")"));
+      return absl::InvalidArgumentError(Cat("isolab-recording marker: '", key,
+                                            "' holds a value that is not an id in [0, ", kMaxCpus,
+                                            ")"));
     }
     out.push_back(x.get<int>());
   }
@@ -462,7 +467,8 @@ absl::Status JsonIds(const nlohmann::json& j, const char* key, std::vector<int>&
 }  // namespace
 
 absl::Status ApplyRecordingMarker(std::string_view text, RecordingInfo& info) {
-  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j =
+      nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     return absl::InvalidArgumentError(
         Cat("isolab-recording marker is not a JSON object: '", internal::Escape(text), "'"));
@@ -470,26 +476,30 @@ absl::Status ApplyRecordingMarker(std::string_view text, RecordingInfo& info) {
   auto str = [&](const char* key, std::string& out) -> absl::Status {
     if (!j.contains(key)) return absl::OkStatus();
     if (!j.at(key).is_string()) {
-      return absl::InvalidArgumentError(Cat("isolab-recording marker: '", key, "' is not a string"));
+      return absl::InvalidArgumentError(
+          Cat("isolab-recording marker: '", key, "' is not a string"));
     }
     out = j.at(key).get<std::string>();
     return absl::OkStatus();
   };
-  if (j.contains("version") && (!j.at("version").is_number_integer() || j.at("version").get<int64_t>() != 1)) {
-    return absl::InvalidArgumentError(
-        Cat("isolab-recording marker version ", internal::Escape(j.at("version").dump()),
-                     " is not one this reader knows (1)"));
+  if (j.contains("version") &&
+      (!j.at("version").is_number_integer() || j.at("version").get<int64_t>() != 1)) {
+    return absl::InvalidArgumentError(Cat("isolab-recording marker version ",
+                                          internal::Escape(j.at("version").dump()),
+                                          " is not one this reader knows (1)"));
   }
   if (j.contains("cpus")) {
     if (!j.at("cpus").is_number_integer() || j.at("cpus").get<int64_t>() < 1 ||
         j.at("cpus").get<int64_t>() > kMaxCpus) {
-      return absl::InvalidArgumentError(Cat("isolab-recording marker: 'cpus' is not in [1, ", kMaxCpus, "]"));
+      return absl::InvalidArgumentError(
+          Cat("isolab-recording marker: 'cpus' is not in [1, ", kMaxCpus, "]"));
     }
     info.num_cpus = j.at("cpus").get<int>();
     info.num_cpus_source = InfoSource::kFile;
   }
   if (j.contains("hz")) {
-    if (!j.at("hz").is_number_integer() || j.at("hz").get<int64_t>() < 1 || j.at("hz").get<int64_t>() > 10000) {
+    if (!j.at("hz").is_number_integer() || j.at("hz").get<int64_t>() < 1 ||
+        j.at("hz").get<int64_t>() > 10000) {
       return absl::InvalidArgumentError("isolab-recording marker: 'hz' is not in [1, 10000]");
     }
     info.hz = j.at("hz").get<int>();
@@ -536,8 +546,9 @@ absl::StatusOr<Topology> MachineTopology(const RecordingInfo& info, bool* assume
   absl::StatusOr<Topology> topo = absl::InvalidArgumentError("no topology");
   if (!info.core_of.empty()) {
     if (static_cast<int>(info.core_of.size()) != info.num_cpus) {
-      return absl::InvalidArgumentError(Cat(info.path, ": the recorded topology has ", info.core_of.size(),
-                                                     " CPUs, the recording ", info.num_cpus));
+      return absl::InvalidArgumentError(Cat(info.path, ": the recorded topology has ",
+                                            info.core_of.size(), " CPUs, the recording ",
+                                            info.num_cpus));
     }
     topo = Topology::FromIds(info.core_of, info.llc_of, info.node_of, info.package_of,
                              Cat("recorded (", info.path, ")"));
@@ -555,17 +566,22 @@ absl::StatusOr<Topology> MachineTopology(const RecordingInfo& info, bool* assume
   }
   if (topo->num_cpus() != info.num_cpus) {
     return absl::InvalidArgumentError(Cat(info.path, ": the topology '", info.topology, "' has ",
-                                                   topo->num_cpus(), " CPUs, the recording ", info.num_cpus));
+                                          topo->num_cpus(), " CPUs, the recording ",
+                                          info.num_cpus));
   }
   return topo;
 }
 
 std::string_view TraceFormatName(TraceFormat format) {
   switch (format) {
-    case TraceFormat::kAuto: return "auto";
-    case TraceFormat::kTraceDat: return "trace.dat";
-    case TraceFormat::kTraceCmdReport: return "trace-cmd report";
-    case TraceFormat::kPerfScript: return "perf script";
+    case TraceFormat::kAuto:
+      return "auto";
+    case TraceFormat::kTraceDat:
+      return "trace.dat";
+    case TraceFormat::kTraceCmdReport:
+      return "trace-cmd report";
+    case TraceFormat::kPerfScript:
+      return "perf script";
   }
   return "auto";
 }
@@ -574,10 +590,11 @@ absl::StatusOr<TraceFormat> ParseTraceFormat(std::string_view name) {
   const std::string n = absl::AsciiStrToLower(AV(name));
   if (n == "auto" || n.empty()) return TraceFormat::kAuto;
   if (n == "dat" || n == "trace.dat") return TraceFormat::kTraceDat;
-  if (n == "report" || n == "trace-cmd" || n == "trace-cmd-report") return TraceFormat::kTraceCmdReport;
+  if (n == "report" || n == "trace-cmd" || n == "trace-cmd-report")
+    return TraceFormat::kTraceCmdReport;
   if (n == "perf" || n == "perf-script") return TraceFormat::kPerfScript;
-  return absl::InvalidArgumentError(Cat("unknown trace format '", internal::Escape(name),
-                                                 "' (auto, dat, report, perf)"));
+  return absl::InvalidArgumentError(
+      Cat("unknown trace format '", internal::Escape(name), "' (auto, dat, report, perf)"));
 }
 
 namespace internal {
@@ -602,7 +619,8 @@ absl::StatusOr<std::string> Head(const std::string& path, size_t n) {
   std::string head(n, '\0');
   if (IsGzip(path)) {
     gzFile gz = gzopen(path.c_str(), "rb");
-    if (gz == nullptr) return absl::NotFoundError(Cat(path, ": cannot open: ", std::strerror(errno)));
+    if (gz == nullptr)
+      return absl::NotFoundError(Cat(path, ": cannot open: ", std::strerror(errno)));
     const int got = gzread(gz, head.data(), static_cast<unsigned>(n));
     gzclose(gz);
     if (got < 0) return absl::InvalidArgumentError(Cat(path, ": corrupt gzip data"));
@@ -623,12 +641,14 @@ absl::StatusOr<TraceFormat> DetectFormat(const std::string& path) {
   if (!h.ok()) return h.status();
   const std::string& head = *h;
   if (head.empty()) return absl::InvalidArgumentError(Cat(path, ": empty file"));
-  if (head.size() >= 10 && head.compare(0, 3, "\x17\x08\x44") == 0 && head.compare(3, 7, "tracing") == 0) {
+  if (head.size() >= 10 && head.compare(0, 3, "\x17\x08\x44") == 0 &&
+      head.compare(3, 7, "tracing") == 0) {
     return TraceFormat::kTraceDat;
   }
   if (std::string_view(head).starts_with("PERFILE2")) {
-    return absl::InvalidArgumentError(Cat(
-        path, ": a perf.data file: convert it with `perf script --ns --header -I -i ", path, " > trace.txt`"));
+    return absl::InvalidArgumentError(
+        Cat(path, ": a perf.data file: convert it with `perf script --ns --header -I -i ", path,
+            " > trace.txt`"));
   }
   const TraceFormat f = internal::DetectTextFormat(head);
   if (f == TraceFormat::kAuto) {
@@ -639,7 +659,8 @@ absl::StatusOr<TraceFormat> DetectFormat(const std::string& path) {
   return f;
 }
 
-absl::Status ReadTrace(const std::string& path, const ReadOptions& options, EventSink& sink, ReadStats* stats) {
+absl::Status ReadTrace(const std::string& path, const ReadOptions& options, EventSink& sink,
+                       ReadStats* stats) {
   ReadStats local;
   ReadStats& st = stats != nullptr ? *stats : local;
   st = ReadStats{};
@@ -651,15 +672,17 @@ absl::Status ReadTrace(const std::string& path, const ReadOptions& options, Even
   }
   if (IsGzip(path)) {
     gzFile gz = gzopen(path.c_str(), "rb");
-    if (gz == nullptr) return absl::NotFoundError(Cat(path, ": cannot open: ", std::strerror(errno)));
+    if (gz == nullptr)
+      return absl::NotFoundError(Cat(path, ": cannot open: ", std::strerror(errno)));
     absl::Cleanup close_gz = [gz] { gzclose(gz); };
     if (format != TraceFormat::kTraceDat) {
       bool corrupt = false;
-      absl::Status s = internal::ReadTextFill(path, format, options, sink, st, [&](char* buf, size_t n) -> size_t {
-        const int got = gzread(gz, buf, static_cast<unsigned>(n));
-        if (got < 0) corrupt = true;
-        return got < 0 ? 0 : static_cast<size_t>(got);
-      });
+      absl::Status s = internal::ReadTextFill(
+          path, format, options, sink, st, [&](char* buf, size_t n) -> size_t {
+            const int got = gzread(gz, buf, static_cast<unsigned>(n));
+            if (got < 0) corrupt = true;
+            return got < 0 ? 0 : static_cast<size_t>(got);
+          });
       if (corrupt) return absl::DataLossError(Cat(path, ": corrupt or truncated gzip data"));
       return s;
     }
@@ -676,16 +699,19 @@ absl::Status ReadTrace(const std::string& path, const ReadOptions& options, Even
       if (got == 0) break;
       total += got;
       if (total > options.max_decompressed_bytes) {
-        return absl::ResourceExhaustedError(Cat(path, ": decompresses to more than ", options.max_decompressed_bytes,
+        return absl::ResourceExhaustedError(Cat(path, ": decompresses to more than ",
+                                                options.max_decompressed_bytes,
                                                 " bytes (ReadOptions::max_decompressed_bytes)"));
       }
       if (write(fd, buf.data(), static_cast<size_t>(got)) != got) {
-        return absl::InternalError(Cat(path, ": writing the decompressed trace: ", std::strerror(errno)));
+        return absl::InternalError(
+            Cat(path, ": writing the decompressed trace: ", std::strerror(errno)));
       }
     }
     return internal::ReadTraceDat(Cat("/proc/self/fd/", fd), options, sink, st, path);
   }
-  if (format == TraceFormat::kTraceDat) return internal::ReadTraceDat(path, options, sink, st, path);
+  if (format == TraceFormat::kTraceDat)
+    return internal::ReadTraceDat(path, options, sink, st, path);
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(Cat(path, ": cannot open: ", std::strerror(errno)));
   return internal::ReadTextStream(in, path, format, options, sink, st);
@@ -703,8 +729,8 @@ class CollectingSink final : public EventSink {
   absl::Status OnEvent(const Event& e) override {
     if (static_cast<int64_t>(r_.events.size()) >= max_events_) {
       return absl::ResourceExhaustedError(Cat(r_.info.path, ": more than ", max_events_,
-                                                       " events (ReadOptions::max_events; replay streams "
-                                                       "larger recordings without holding them)"));
+                                              " events (ReadOptions::max_events; replay streams "
+                                              "larger recordings without holding them)"));
     }
     r_.events.push_back(e);
     return absl::OkStatus();

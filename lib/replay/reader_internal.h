@@ -25,7 +25,9 @@ namespace isolation::replay::internal {
 // Debian's Abseil has a string_view of its own, distinct from std's: these
 // small helpers keep the readers on std::string_view.
 inline absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-inline bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+inline bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
 inline bool ConsumePrefix(std::string_view& s, std::string_view prefix) {
   if (!s.starts_with(prefix)) return false;
   s.remove_prefix(prefix.size());
@@ -55,19 +57,20 @@ std::string Escape(std::string_view text, size_t max = 120);
 
 // Numbers as the tracepoints print them.  Each returns false on anything but
 // a complete number of the stated form that fits.
-bool ParseDec(std::string_view text, int64_t& out);        // [-]digits (leading zeros allowed)
-bool ParseHex(std::string_view text, uint64_t& out);       // [0x]hexdigits
-bool ParseU64(std::string_view text, uint64_t& out);       // digits, or 0x-prefixed hex
-bool ParsePointer(std::string_view text, uint64_t& out);   // 0x..., (nil), 0
-bool ParseInt32(std::string_view text, int32_t& out);      // decimal in int32 range
+bool ParseDec(std::string_view text, int64_t& out);       // [-]digits (leading zeros allowed)
+bool ParseHex(std::string_view text, uint64_t& out);      // [0x]hexdigits
+bool ParseU64(std::string_view text, uint64_t& out);      // digits, or 0x-prefixed hex
+bool ParsePointer(std::string_view text, uint64_t& out);  // 0x..., (nil), 0
+bool ParseInt32(std::string_view text, int32_t& out);     // decimal in int32 range
 // A `trace-cmd report` / `perf script` timestamp "2571.231671" (us) or
 // "2571.231671123" (ns) into ns; `ns_digits` tells which.
 bool ParseTimestamp(std::string_view text, int64_t& ns, bool& ns_digits);
 
 // The text readers over any byte source: `fill(buf, n)` returns the bytes it
 // put in buf, 0 at the end.
-absl::Status ReadTextFill(const std::string& name, TraceFormat format, const ReadOptions& options, EventSink& sink,
-                          ReadStats& stats, absl::FunctionRef<size_t(char*, size_t)> fill);
+absl::Status ReadTextFill(const std::string& name, TraceFormat format, const ReadOptions& options,
+                          EventSink& sink, ReadStats& stats,
+                          absl::FunctionRef<size_t(char*, size_t)> fill);
 
 // The text format whose lines `head` starts with, kAuto if neither.
 TraceFormat DetectTextFormat(std::string_view head);
@@ -81,8 +84,8 @@ inline constexpr size_t kInfoScanEvents = 200'000;
 // event, checks each event against the machine and counts it.
 class Emitter {
  public:
-  Emitter(const std::string& path, std::string_view format, const ReadOptions& options, EventSink& sink,
-          ReadStats& stats);
+  Emitter(const std::string& path, std::string_view format, const ReadOptions& options,
+          EventSink& sink, ReadStats& stats);
 
   RecordingInfo& info() { return info_; }
   // Facts from the file's header (before any event), InfoSource kFile.

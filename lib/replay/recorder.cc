@@ -40,12 +40,24 @@
 namespace isolation::replay {
 
 std::vector<std::string> DefaultRecordEvents() {
-  return {"sched:sched_switch",        "sched:sched_waking",           "sched:sched_wakeup",
-          "sched:sched_wakeup_new",    "sched:sched_migrate_task",     "sched:sched_process_fork",
-          "sched:sched_process_exec",  "sched:sched_process_exit",     "task:task_newtask",
-          "rseq:rseq_update",          "timer_migration:*",            "timer:timer_start",
-          "timer:timer_expire_entry",  "timer:timer_base_idle",        "timer:tick_stop",
-          "timer:hrtimer_expire_entry", "workqueue:workqueue_execute_start", "workqueue:workqueue_queue_work"};
+  return {"sched:sched_switch",
+          "sched:sched_waking",
+          "sched:sched_wakeup",
+          "sched:sched_wakeup_new",
+          "sched:sched_migrate_task",
+          "sched:sched_process_fork",
+          "sched:sched_process_exec",
+          "sched:sched_process_exit",
+          "task:task_newtask",
+          "rseq:rseq_update",
+          "timer_migration:*",
+          "timer:timer_start",
+          "timer:timer_expire_entry",
+          "timer:timer_base_idle",
+          "timer:tick_stop",
+          "timer:hrtimer_expire_entry",
+          "workqueue:workqueue_execute_start",
+          "workqueue:workqueue_queue_work"};
 }
 
 namespace {
@@ -82,7 +94,8 @@ int ConfigHz(const std::string& release) {
   if (gzFile gz = gzopen("/proc/config.gz", "rb"); gz != nullptr) {
     char buf[1 << 16];
     int n;
-    while ((n = gzread(gz, buf, sizeof buf)) > 0 && config.size() < (1u << 24)) config.append(buf, static_cast<size_t>(n));
+    while ((n = gzread(gz, buf, sizeof buf)) > 0 && config.size() < (1u << 24))
+      config.append(buf, static_cast<size_t>(n));
     gzclose(gz);
   }
   if (config.empty()) config = ReadSmallFile(Cat("/boot/config-", release));
@@ -141,14 +154,15 @@ class Session {
 };
 
 absl::Status CheckOptions(const RecordOptions& o) {
-  if (o.output_path.empty()) return absl::InvalidArgumentError("isolab record: no output file (-o FILE)");
+  if (o.output_path.empty())
+    return absl::InvalidArgumentError("isolab record: no output file (-o FILE)");
   if (o.command.empty() && o.duration <= 0) {
-    return absl::InvalidArgumentError(
-        Cat("isolab record: a duration of ", o.duration, " ns and no command: give --duration or -- COMMAND"));
+    return absl::InvalidArgumentError(Cat("isolab record: a duration of ", o.duration,
+                                          " ns and no command: give --duration or -- COMMAND"));
   }
   if (o.duration > o.max_duration) {
-    return absl::InvalidArgumentError(Cat("isolab record: duration ", o.duration, " ns is past the bound of ",
-                                          o.max_duration, " ns"));
+    return absl::InvalidArgumentError(Cat("isolab record: duration ", o.duration,
+                                          " ns is past the bound of ", o.max_duration, " ns"));
   }
   if (o.buffer_kb_per_cpu < 64 || o.buffer_kb_per_cpu > (1 << 20)) {
     return absl::InvalidArgumentError(
@@ -156,17 +170,21 @@ absl::Status CheckOptions(const RecordOptions& o) {
   }
   bool has_switch = false;
   for (const std::string& e : o.events) {
-    if (e.find(':') == std::string::npos || e.find('/') != std::string::npos || e.find("..") != std::string::npos) {
-      return absl::InvalidArgumentError(Cat("isolab record: event '", internal::Escape(e), "' is not system:event"));
+    if (e.find(':') == std::string::npos || e.find('/') != std::string::npos ||
+        e.find("..") != std::string::npos) {
+      return absl::InvalidArgumentError(
+          Cat("isolab record: event '", internal::Escape(e), "' is not system:event"));
     }
     has_switch |= e == "sched:sched_switch" || e == "sched:*";
   }
-  if (!has_switch) return absl::InvalidArgumentError("isolab record: the events must include sched:sched_switch");
+  if (!has_switch)
+    return absl::InvalidArgumentError("isolab record: the events must include sched:sched_switch");
   // The output must be writable before anything is recorded.
   const std::string probe = Cat(o.output_path, ".isolab-probe");
   FILE* f = std::fopen(probe.c_str(), "wb");
   if (f == nullptr) {
-    return absl::InvalidArgumentError(Cat("isolab record: cannot write ", o.output_path, ": ", std::strerror(errno)));
+    return absl::InvalidArgumentError(
+        Cat("isolab record: cannot write ", o.output_path, ": ", std::strerror(errno)));
   }
   std::fclose(f);
   std::remove(probe.c_str());
@@ -190,14 +208,16 @@ void Session::RemoveStaleInstances() {
 absl::Status Session::Prepare(const RecordOptions& o) {
   if (geteuid() != 0) {
     return absl::PermissionDeniedError(
-        "isolab record needs root (CAP_SYS_ADMIN) to create a tracefs instance and read its ring buffers");
+        "isolab record needs root (CAP_SYS_ADMIN) to create a tracefs instance and read its ring "
+        "buffers");
   }
   const char* dir = nullptr;
   const bool was_mounted = tracefs_tracing_dir_is_mounted(false, &dir) == 1;
   if (!was_mounted) {
     if (tracefs_tracing_dir_is_mounted(true, &dir) < 0 || dir == nullptr) {
       return absl::PermissionDeniedError(
-          "isolab record: tracefs is not mounted and cannot be mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+          "isolab record: tracefs is not mounted and cannot be mounted (mount -t tracefs nodev "
+          "/sys/kernel/tracing)");
     }
     mounted_ = true;
   }
@@ -206,18 +226,21 @@ absl::Status Session::Prepare(const RecordOptions& o) {
   const std::string name = Cat("isolab-record-", getpid());
   instance_ = tracefs_instance_create(name.c_str());
   if (instance_ == nullptr) {
-    return absl::PermissionDeniedError(
-        Cat("isolab record: cannot create the tracefs instance ", tracing_dir_, "/instances/", name, ": ",
-            std::strerror(errno)));
+    return absl::PermissionDeniedError(Cat("isolab record: cannot create the tracefs instance ",
+                                           tracing_dir_, "/instances/", name, ": ",
+                                           std::strerror(errno)));
   }
   tracefs_trace_off(instance_);
-  if (tracefs_instance_file_write(instance_, "buffer_size_kb", Cat(o.buffer_kb_per_cpu).c_str()) < 0) {
+  if (tracefs_instance_file_write(instance_, "buffer_size_kb", Cat(o.buffer_kb_per_cpu).c_str()) <
+      0) {
     return absl::InternalError(Cat("isolab record: cannot set buffer_size_kb of ", name));
   }
   // Sub-buffers of one page: the file's page size.
-  (void)tracefs_instance_file_write(instance_, "buffer_subbuf_size_kb", Cat(getpagesize() / 1024).c_str());
+  (void)tracefs_instance_file_write(instance_, "buffer_subbuf_size_kb",
+                                    Cat(getpagesize() / 1024).c_str());
   if (tracefs_instance_file_write(instance_, "trace_clock", o.clock.c_str()) < 0) {
-    return absl::InvalidArgumentError(Cat("isolab record: trace clock '", internal::Escape(o.clock), "' refused"));
+    return absl::InvalidArgumentError(
+        Cat("isolab record: trace clock '", internal::Escape(o.clock), "' refused"));
   }
   return absl::OkStatus();
 }
@@ -229,14 +252,17 @@ absl::Status Session::EnableEvents(const RecordOptions& o, std::vector<std::stri
     const size_t colon = e.find(':');
     const std::string system = e.substr(0, colon);
     const std::string event = e.substr(colon + 1);
-    if (tracefs_event_enable(instance_, system.c_str(), event == "*" ? nullptr : event.c_str()) < 0) {
+    if (tracefs_event_enable(instance_, system.c_str(), event == "*" ? nullptr : event.c_str()) <
+        0) {
       missing.push_back(e);
       continue;
     }
     ++enabled;
-    if (std::find(systems.begin(), systems.end(), system) == systems.end()) systems.push_back(system);
+    if (std::find(systems.begin(), systems.end(), system) == systems.end())
+      systems.push_back(system);
   }
-  if (enabled == 0) return absl::NotFoundError("isolab record: none of the requested events exist on this kernel");
+  if (enabled == 0)
+    return absl::NotFoundError("isolab record: none of the requested events exist on this kernel");
   if (std::find(missing.begin(), missing.end(), "sched:sched_switch") != missing.end()) {
     return absl::NotFoundError("isolab record: sched:sched_switch cannot be enabled");
   }
@@ -294,10 +320,13 @@ absl::StatusOr<RecordSummary> Session::Run(const RecordOptions& o) {
     d.cpu = c;
     d.path = Cat(o.output_path, ".cpu", c, ".tmp");
     d.file = std::fopen(d.path.c_str(), "wb");
-    if (d.file == nullptr) return absl::InternalError(Cat("isolab record: cannot write ", d.path, ": ", std::strerror(errno)));
+    if (d.file == nullptr)
+      return absl::InternalError(
+          Cat("isolab record: cannot write ", d.path, ": ", std::strerror(errno)));
     d.tcpu = tracefs_cpu_open(instance_, c, /*nonblock=*/true);
     if (d.tcpu == nullptr) {
-      return absl::InternalError(Cat("isolab record: cannot open CPU ", c, "'s trace_pipe_raw: ", std::strerror(errno)));
+      return absl::InternalError(
+          Cat("isolab record: cannot open CPU ", c, "'s trace_pipe_raw: ", std::strerror(errno)));
     }
   }
   const int page = getpagesize();
@@ -310,8 +339,11 @@ absl::StatusOr<RecordSummary> Session::Run(const RecordOptions& o) {
       auto put = [&](int n) {
         if (n <= 0) return;
         // Whole pages: a sub-buffer's header says how much of it holds data.
-        const size_t len = static_cast<size_t>(n) < static_cast<size_t>(page) ? static_cast<size_t>(page) : static_cast<size_t>(n);
-        if (static_cast<size_t>(n) < len) std::memset(buf.data() + n, 0, len - static_cast<size_t>(n));
+        const size_t len = static_cast<size_t>(n) < static_cast<size_t>(page)
+                               ? static_cast<size_t>(page)
+                               : static_cast<size_t>(n);
+        if (static_cast<size_t>(n) < len)
+          std::memset(buf.data() + n, 0, len - static_cast<size_t>(n));
         if (std::fwrite(buf.data(), 1, len, d.file) != len) d.error = std::strerror(errno);
         d.bytes += static_cast<int64_t>(len);
         total += static_cast<int64_t>(len);
@@ -349,17 +381,22 @@ absl::StatusOr<RecordSummary> Session::Run(const RecordOptions& o) {
   const std::string marker = MarkerJson(o, cpus);
   constexpr size_t kChunk = 3000;
   if (marker.size() + 17 <= kChunk) {
-    tracefs_instance_file_write(instance_, "trace_marker", Cat("isolab-recording ", marker, "\n").c_str());
+    tracefs_instance_file_write(instance_, "trace_marker",
+                                Cat("isolab-recording ", marker, "\n").c_str());
   } else {
     const size_t n = (marker.size() + kChunk - 1) / kChunk;
     for (size_t k = 0; k < n; ++k) {
-      tracefs_instance_file_write(instance_, "trace_marker",
-                                  Cat("isolab-recording[", k + 1, "/", n, "] ", marker.substr(k * kChunk, kChunk), "\n").c_str());
+      tracefs_instance_file_write(
+          instance_, "trace_marker",
+          Cat("isolab-recording[", k + 1, "/", n, "] ", marker.substr(k * kChunk, kChunk), "\n")
+              .c_str());
     }
   }
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                start)
+        .count();
   };
   if (!o.command.empty()) {
     const pid_t child = fork();
@@ -391,8 +428,9 @@ absl::StatusOr<RecordSummary> Session::Run(const RecordOptions& o) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     g_child.store(0);
-    summary.command_exit_status =
-        WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+    summary.command_exit_status = WIFEXITED(status)     ? WEXITSTATUS(status)
+                                  : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                                        : -1;
   } else {
     while (elapsed() < o.duration && g_signal.load() == 0) {
       if (total.load() > o.max_bytes) {
@@ -407,11 +445,13 @@ absl::StatusOr<RecordSummary> Session::Run(const RecordOptions& o) {
   tracefs_trace_off(instance_);
   std::move(stop_threads).Invoke();
   for (CpuDrain& d : drains_) {
-    if (!d.error.empty()) return absl::InternalError(Cat("isolab record: writing ", d.path, ": ", d.error));
+    if (!d.error.empty())
+      return absl::InternalError(Cat("isolab record: writing ", d.path, ": ", d.error));
     std::fclose(d.file);
     d.file = nullptr;
     // Overruns: events the ring buffer dropped.
-    char* stats = tracefs_instance_file_read(instance_, Cat("per_cpu/cpu", d.cpu, "/stats").c_str(), nullptr);
+    char* stats =
+        tracefs_instance_file_read(instance_, Cat("per_cpu/cpu", d.cpu, "/stats").c_str(), nullptr);
     if (stats != nullptr) {
       const char* at = std::strstr(stats, "overrun:");
       if (at != nullptr) summary.events_lost += std::atoll(at + 8);

@@ -35,10 +35,14 @@ const TracepointName* FindTracepoint(std::string_view name) {
 
 std::string_view InfoSourceName(InfoSource source) {
   switch (source) {
-    case InfoSource::kUnknown: return "unknown";
-    case InfoSource::kFile: return "file";
-    case InfoSource::kFlag: return "flag";
-    case InfoSource::kInferred: return "inferred";
+    case InfoSource::kUnknown:
+      return "unknown";
+    case InfoSource::kFile:
+      return "file";
+    case InfoSource::kFlag:
+      return "flag";
+    case InfoSource::kInferred:
+      return "inferred";
   }
   return "unknown";
 }
@@ -51,7 +55,8 @@ std::array<int, 2> RecordingInfo::KernelVersion() const {
   int minor = 0;
   std::string_view minor_text = parts[1];
   size_t digits = 0;
-  while (digits < minor_text.size() && minor_text[digits] >= '0' && minor_text[digits] <= '9') ++digits;
+  while (digits < minor_text.size() && minor_text[digits] >= '0' && minor_text[digits] <= '9')
+    ++digits;
   if (!internal::ParseSmallInt(parts[0], major) || digits == 0 ||
       !internal::ParseSmallInt(minor_text.substr(0, digits), minor) || major < 0 || minor < 0) {
     return {0, 0};
@@ -65,7 +70,8 @@ absl::Status Recording::Play(EventSink& sink) const {
   // table holds the latest name per pid, which is what a sink keeps too).
   for (const auto& [pid, comm] : comms) sink.OnComm(pid, comm);
   for (const Event& e : events) {
-    if (e.kind == EventKind::kMarker && e.value >= 0 && static_cast<size_t>(e.value) < markers.size()) {
+    if (e.kind == EventKind::kMarker && e.value >= 0 &&
+        static_cast<size_t>(e.value) < markers.size()) {
       sink.OnMarker(e, markers[static_cast<size_t>(e.value)]);
     }
     if (absl::Status s = sink.OnEvent(e); !s.ok()) return s;
@@ -92,7 +98,7 @@ std::string MissingEventsMessage(std::string_view mechanism, const ReadStats& st
   }
   if (missing.empty()) return "";
   return Cat(mechanism, " cannot replay: the recording has no ", absl::StrJoin(missing, ", "),
-                      " events (record them: docs/replay.md)");
+             " events (record them: docs/replay.md)");
 }
 
 }  // namespace isolation::replay

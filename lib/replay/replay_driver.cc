@@ -31,27 +31,31 @@ class ReplayDriver::Context final : public CpuContext {
   int cpu_;
 };
 
-absl::StatusOr<std::unique_ptr<ReplayDriver>> ReplayDriver::Create(Topology topology, IsolationConfig isolation,
+absl::StatusOr<std::unique_ptr<ReplayDriver>> ReplayDriver::Create(Topology topology,
+                                                                   IsolationConfig isolation,
                                                                    ReplayDriverOptions options) {
   if (options.hz < 1 || options.hz > 10000) {
     return absl::InvalidArgumentError(Cat("replay: hz ", options.hz, " outside [1, 10000]"));
   }
   if (isolation.num_cpus() != topology.num_cpus()) {
     return absl::InvalidArgumentError(Cat("replay: the isolation configuration has ",
-                                                   isolation.num_cpus(), " CPUs, the topology ",
-                                                   topology.num_cpus()));
+                                          isolation.num_cpus(), " CPUs, the topology ",
+                                          topology.num_cpus()));
   }
   if (options.max_live_tasks < 1 || options.max_pending_work < 1) {
-    return absl::InvalidArgumentError("replay: max_live_tasks and max_pending_work must be positive");
+    return absl::InvalidArgumentError(
+        "replay: max_live_tasks and max_pending_work must be positive");
   }
   if (options.tick_preempt_window < 0) {
     return absl::InvalidArgumentError(
         Cat("replay: tick_preempt_window ", options.tick_preempt_window, " ns is negative"));
   }
-  return std::unique_ptr<ReplayDriver>(new ReplayDriver(std::move(topology), std::move(isolation), options));
+  return std::unique_ptr<ReplayDriver>(
+      new ReplayDriver(std::move(topology), std::move(isolation), options));
 }
 
-ReplayDriver::ReplayDriver(Topology topology, IsolationConfig isolation, ReplayDriverOptions options)
+ReplayDriver::ReplayDriver(Topology topology, IsolationConfig isolation,
+                           ReplayDriverOptions options)
     : topology_(std::move(topology)),
       isolation_(std::move(isolation)),
       options_(options),
@@ -67,14 +71,14 @@ ReplayDriver::~ReplayDriver() = default;
 
 absl::Status ReplayDriver::Bad(std::string_view what) const {
   return absl::InvalidArgumentError(Cat(info_.path, ": replay at ", now_, " ns (",
-                                                 EventKindName(current_.kind), " on CPU ", current_.cpu, "): ",
-                                                 what));
+                                        EventKindName(current_.kind), " on CPU ", current_.cpu,
+                                        "): ", what));
 }
 
 absl::Status ReplayDriver::OnInfo(const RecordingInfo& info) {
   if (info.num_cpus != topology_.num_cpus()) {
     return absl::InvalidArgumentError(Cat(info.path, ": the recording has ", info.num_cpus,
-                                                   " CPUs, the replayed machine ", topology_.num_cpus()));
+                                          " CPUs, the replayed machine ", topology_.num_cpus()));
   }
   info_ = info;
   info_seen_ = true;
@@ -96,7 +100,8 @@ void ReplayDriver::Start() {
 }
 
 const TaskInfo* ReplayDriver::Task(TaskId task) const {
-  return task >= 0 && static_cast<size_t>(task) < tasks_.size() ? &tasks_[static_cast<size_t>(task)] : nullptr;
+  return task >= 0 && static_cast<size_t>(task) < tasks_.size() ? &tasks_[static_cast<size_t>(task)]
+                                                                : nullptr;
 }
 
 TaskId ReplayDriver::TaskOfPid(int32_t pid) const {
@@ -119,9 +124,9 @@ TaskId ReplayDriver::NewTask(int32_t pid, int mm, bool mm_known, bool predates) 
     --live_count_;
   }
   if (live_count_ >= options_.max_live_tasks && deferred_error_.ok()) {
-    deferred_error_ = absl::ResourceExhaustedError(
-        Cat(info_.path, ": more than ", options_.max_live_tasks,
-                     " live tasks (ReplayDriverOptions::max_live_tasks)"));
+    deferred_error_ =
+        absl::ResourceExhaustedError(Cat(info_.path, ": more than ", options_.max_live_tasks,
+                                         " live tasks (ReplayDriverOptions::max_live_tasks)"));
   }
   const auto id = static_cast<TaskId>(tasks_.size());
   TaskInfo t;
@@ -170,7 +175,8 @@ void ReplayDriver::SwitchTo(Cpu& c, int cpu, TaskId prev, TaskId next, int32_t p
   ++c.stats.context_switches;
   if (ABSL_PREDICT_FALSE(tracer_ != nullptr) && tracer_->Wants(cpu)) {
     const TaskInfo* n = Task(next);
-    tracer_->CpuRuns(cpu, now_, n == nullptr ? -1 : n->pid, n == nullptr ? std::string_view("idle") : Comm(next));
+    tracer_->CpuRuns(cpu, now_, n == nullptr ? -1 : n->pid,
+                     n == nullptr ? std::string_view("idle") : Comm(next));
   }
   if (TaskInfo* p = MutableTask(prev)) {
     if (p->exited || (prev_state & (kPrevStateDead | kPrevStateZombie)) != 0) {
@@ -223,8 +229,8 @@ void ReplayDriver::ResolveTickReturn(Cpu& c, int cpu, const Event& e) {
   const TaskId t = c.tick_return;
   c.tick_return = kIdleTask;
   const TaskInfo* info = Task(t);
-  if (e.kind == EventKind::kSwitch && info != nullptr && e.other == info->pid && e.value == kPrevStateRunnable &&
-      e.time - c.tick_time <= options_.tick_preempt_window) {
+  if (e.kind == EventKind::kSwitch && info != nullptr && e.other == info->pid &&
+      e.value == kPrevStateRunnable && e.time - c.tick_time <= options_.tick_preempt_window) {
     ++counters_.tick_returns_dropped;  // preempted at the tick
     return;
   }
@@ -245,8 +251,9 @@ void ReplayDriver::RunDue(Nanos until) {
     if (w.timer != kNoTimer) timers_.erase(w.timer);
     if (--budget < 0) {
       if (deferred_error_.ok()) {
-        deferred_error_ = absl::ResourceExhaustedError(Cat(
-            info_.path, ": adapter work re-queues itself at ", w.due, " ns without the time advancing"));
+        deferred_error_ =
+            absl::ResourceExhaustedError(Cat(info_.path, ": adapter work re-queues itself at ",
+                                             w.due, " ns without the time advancing"));
       }
       return;
     }
@@ -256,7 +263,8 @@ void ReplayDriver::RunDue(Nanos until) {
     if (ABSL_PREDICT_FALSE(tracer_ != nullptr) && tracer_->Wants(w.cpu)) {
       const TaskInfo* t = Task(cpus_[static_cast<size_t>(w.cpu)].curr);
       tracer_->Activity(w.cpu, now_, now_, w.timer != kNoTimer ? kTraceTimer : kTraceKworker,
-                        w.timer != kNoTimer ? "model timer" : "model work", t == nullptr ? -1 : t->pid);
+                        w.timer != kNoTimer ? "model timer" : "model work",
+                        t == nullptr ? -1 : t->pid);
     }
     Cpu& c = cpus_[static_cast<size_t>(w.cpu)];
     if (w.timer != kNoTimer) {
@@ -269,10 +277,11 @@ void ReplayDriver::RunDue(Nanos until) {
 }
 
 absl::Status ReplayDriver::OnEvent(const Event& e) {
-  if (!info_seen_) return absl::FailedPreconditionError("replay: an event before the recording's info");
+  if (!info_seen_)
+    return absl::FailedPreconditionError("replay: an event before the recording's info");
   if (e.cpu < 0 || e.cpu >= num_cpus()) {
-    return absl::InvalidArgumentError(Cat(info_.path, ": event on CPU ", e.cpu, ", outside the ",
-                                                   num_cpus(), " CPUs"));
+    return absl::InvalidArgumentError(
+        Cat(info_.path, ": event on CPU ", e.cpu, ", outside the ", num_cpus(), " CPUs"));
   }
   if (e.time < now_ && !due_.empty()) {
     // Time never goes back for the adapters: an event at an earlier time
@@ -321,7 +330,8 @@ absl::Status ReplayDriver::Play(const Event& e) {
       const TaskInfo* ti = Task(t);
       std::fill(selections_.begin(), selections_.end(), -1);
       // ttwu_runnable(): a task still on its run queue is not placed again.
-      if (ti != nullptr && (ti->state == TaskInfo::State::kBlocked || ti->state == TaskInfo::State::kUnknown)) {
+      if (ti != nullptr &&
+          (ti->state == TaskInfo::State::kBlocked || ti->state == TaskInfo::State::kUnknown)) {
         ++counters_.selections;
         for (size_t i = 0; i < hooks_.size(); ++i) {
           selections_[i] = hooks_[i]->SelectTaskCpu(t, e.cpu2, cpu, now_);
@@ -348,7 +358,8 @@ absl::Status ReplayDriver::Play(const Event& e) {
       TaskInfo* ti = MutableTask(t);
       if (ti == nullptr) break;
       ti->prio = e.prio;
-      const bool sleeping = ti->state == TaskInfo::State::kBlocked || ti->state == TaskInfo::State::kUnknown;
+      const bool sleeping =
+          ti->state == TaskInfo::State::kBlocked || ti->state == TaskInfo::State::kUnknown;
       if (e.kind == EventKind::kWakeup && sleeping) {
         for (Hooks* h : hooks_) h->OnWakeEnqueue(t, e.cpu2, now_);
       }
@@ -367,7 +378,8 @@ absl::Status ReplayDriver::Play(const Event& e) {
       const int mm = share ? p->mm : next_mm_++;
       const bool known = share ? p->mm_known : true;
       const TaskId child = NewTask(e.task, mm, known, /*predates=*/false);
-      tasks_[static_cast<size_t>(child)].state = TaskInfo::State::kBlocked;  // until wake_up_new_task()
+      tasks_[static_cast<size_t>(child)].state =
+          TaskInfo::State::kBlocked;  // until wake_up_new_task()
       tasks_[static_cast<size_t>(child)].cpu = cpu;
       clone_flags_[e.task] = flags;
       for (Hooks* h : hooks_) h->OnTaskFork(parent, child, mm, now_);
@@ -380,7 +392,8 @@ absl::Status ReplayDriver::Play(const Event& e) {
       const TaskId child = NewTask(e.task, next_mm_++, /*mm_known=*/false, /*predates=*/false);
       tasks_[static_cast<size_t>(child)].state = TaskInfo::State::kBlocked;
       tasks_[static_cast<size_t>(child)].cpu = cpu;
-      for (Hooks* h : hooks_) h->OnTaskFork(parent, child, tasks_[static_cast<size_t>(child)].mm, now_);
+      for (Hooks* h : hooks_)
+        h->OnTaskFork(parent, child, tasks_[static_cast<size_t>(child)].mm, now_);
       break;
     }
     case EventKind::kExec: {
@@ -468,8 +481,8 @@ absl::Status ReplayDriver::Finish() {
 }
 
 absl::StatusOr<TaskId> ReplayDriver::Spawn(TaskSpec spec) {
-  return absl::FailedPreconditionError(Cat(
-      "replay: cannot spawn '", spec.name, "': a replay's tasks are the recording's (open loop)"));
+  return absl::FailedPreconditionError(Cat("replay: cannot spawn '", spec.name,
+                                           "': a replay's tasks are the recording's (open loop)"));
 }
 
 void ReplayDriver::Wake(TaskId, int) {}
@@ -507,8 +520,9 @@ void ReplayDriver::QueueWorkOn(int cpu, Nanos delay, WorkFn fn) {
   if (delay == kNanosMax || !fn) return;  // never
   if (static_cast<int64_t>(work_fns_.size()) >= options_.max_pending_work) {
     if (deferred_error_.ok()) {
-      deferred_error_ = absl::ResourceExhaustedError(Cat(
-          info_.path, ": more than ", options_.max_pending_work, " pending work items (max_pending_work)"));
+      deferred_error_ =
+          absl::ResourceExhaustedError(Cat(info_.path, ": more than ", options_.max_pending_work,
+                                           " pending work items (max_pending_work)"));
     }
     return;
   }
@@ -532,8 +546,9 @@ TimerId ReplayDriver::ArmTimer(int cpu, Nanos expires, WorkFn fn) {
   if (expires == kNanosMax || !fn) return kNoTimer;
   if (static_cast<int64_t>(work_fns_.size()) >= options_.max_pending_work) {
     if (deferred_error_.ok()) {
-      deferred_error_ = absl::ResourceExhaustedError(Cat(
-          info_.path, ": more than ", options_.max_pending_work, " pending timers and work (max_pending_work)"));
+      deferred_error_ =
+          absl::ResourceExhaustedError(Cat(info_.path, ": more than ", options_.max_pending_work,
+                                           " pending timers and work (max_pending_work)"));
     }
     return kNoTimer;
   }
@@ -576,7 +591,8 @@ absl::Status ReplayDriver::SetCpuOnline(int cpu, bool) {
 
 absl::Status ReplayDriver::RunFor(Nanos) {
   return absl::FailedPreconditionError(
-      "replay: time is the recording's; feed the driver a recording (ReadTrace with it as the sink)");
+      "replay: time is the recording's; feed the driver a recording (ReadTrace with it as the "
+      "sink)");
 }
 
 CpuStats ReplayDriver::Stats(int cpu) const {

@@ -35,7 +35,8 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -135,9 +136,12 @@ struct PerfHeader {
 
 class TextParser {
  public:
-  TextParser(const std::string& name, TraceFormat format, const ReadOptions& options, EventSink& sink,
-             ReadStats& stats)
-      : name_(name), format_(format), options_(options), stats_(stats),
+  TextParser(const std::string& name, TraceFormat format, const ReadOptions& options,
+             EventSink& sink, ReadStats& stats)
+      : name_(name),
+        format_(format),
+        options_(options),
+        stats_(stats),
         emit_(name, TraceFormatName(format), options, sink, stats) {}
 
   absl::Status Line(std::string_view line, int64_t lineno) {
@@ -155,8 +159,8 @@ class TextParser {
 
   absl::Status Finish() {
     if (stats_.bad_lines > 0) {
-      emit_.info().notes.push_back(Cat(stats_.bad_lines, " malformed lines skipped (first: ",
-                                                first_bad_, ")"));
+      emit_.info().notes.push_back(
+          Cat(stats_.bad_lines, " malformed lines skipped (first: ", first_bad_, ")"));
     }
     ApplyPerfHeader();
     return emit_.Finish();
@@ -212,7 +216,8 @@ class TextParser {
       return Trim(line.substr(colon + 3));
     };
     if (std::string_view v = value("os release"); !v.empty()) perf_.release = std::string(v);
-    if (std::string_view v = value("nrcpus avail"); !v.empty()) (void)ParseSmallInt(v, perf_.nrcpus_avail);
+    if (std::string_view v = value("nrcpus avail"); !v.empty())
+      (void)ParseSmallInt(v, perf_.nrcpus_avail);
     if (std::string_view v = value("nrcpus online"); !v.empty()) {
       (void)ParseSmallInt(v, perf_.nrcpus_online);
     }
@@ -221,7 +226,8 @@ class TextParser {
     if (ConsumePrefix(t, "CPU ")) {
       const size_t c = t.find(':');
       int cpu;
-      if (c != std::string_view::npos && ParseSmallInt(t.substr(0, c), cpu) && cpu >= 0 && cpu < kMaxCpus) {
+      if (c != std::string_view::npos && ParseSmallInt(t.substr(0, c), cpu) && cpu >= 0 &&
+          cpu < kMaxCpus) {
         int core = -1;
         int socket = -1;
         for (std::string_view part : Split(t.substr(c + 1), ',')) {
@@ -239,7 +245,8 @@ class TextParser {
     }
     // "#  L3 Unified          491520K [0-1]"
     if (t.size() > 2 && t[0] == 'L' && IsDigit(t[1]) && Contains(t, " [") && t.back() == ']') {
-      perf_.caches.emplace_back(t[1] - '0', std::string(t.substr(t.rfind(" [") + 2, t.size() - t.rfind(" [") - 3)));
+      perf_.caches.emplace_back(
+          t[1] - '0', std::string(t.substr(t.rfind(" [") + 2, t.size() - t.rfind(" [") - 3)));
     }
     // "# node0 cpu list : 0-1"
     if (t.starts_with("node") && colon != std::string_view::npos &&
@@ -264,9 +271,11 @@ class TextParser {
         node(static_cast<size_t>(cpus), 0), pkg(static_cast<size_t>(cpus));
     std::vector<std::pair<int, int>> core_keys;
     for (int c = 0; c < cpus; ++c) {
-      if (perf_.core[static_cast<size_t>(c)] < 0 || perf_.socket[static_cast<size_t>(c)] < 0) return;
+      if (perf_.core[static_cast<size_t>(c)] < 0 || perf_.socket[static_cast<size_t>(c)] < 0)
+        return;
       pkg[static_cast<size_t>(c)] = perf_.socket[static_cast<size_t>(c)];
-      const std::pair<int, int> key{perf_.socket[static_cast<size_t>(c)], perf_.core[static_cast<size_t>(c)]};
+      const std::pair<int, int> key{perf_.socket[static_cast<size_t>(c)],
+                                    perf_.core[static_cast<size_t>(c)]};
       auto it = std::find(core_keys.begin(), core_keys.end(), key);
       core[static_cast<size_t>(c)] = static_cast<int>(it - core_keys.begin());
       if (it == core_keys.end()) core_keys.push_back(key);
@@ -292,7 +301,8 @@ class TextParser {
     for (size_t n = 0; n < perf_.nodes.size(); ++n) {
       absl::StatusOr<CpuMask> m = CpuMask::Parse(perf_.nodes[n], cpus);
       if (!m.ok()) return;
-      for (int c = m->First(); c < cpus; c = m->Next(c)) node[static_cast<size_t>(c)] = static_cast<int>(n);
+      for (int c = m->First(); c < cpus; c = m->Next(c))
+        node[static_cast<size_t>(c)] = static_cast<int>(n);
     }
     // Packages dense from 0.
     std::vector<int> pkg_ids;
@@ -322,7 +332,8 @@ class TextParser {
       size_t close = open + 1;
       while (close < line.size() && IsDigit(line[close])) ++close;
       search = open + 1;
-      if (close == open + 1 || close >= line.size() || line[close] != ']' || close - open > 6) continue;
+      if (close == open + 1 || close >= line.size() || line[close] != ']' || close - open > 6)
+        continue;
       // Optional latency flags token, then "<sec>.<frac>:".
       std::string_view rest = line.substr(close + 1);
       std::vector<std::string_view> tokens = Split(rest, ' ', true);
@@ -341,7 +352,8 @@ class TextParser {
       after_cpu = static_cast<size_t>(stamp.data() + stamp.size() - line.data());
       break;
     }
-    if (cpu_open == std::string_view::npos) return Bad(lineno, line, "not an event line ([cpu] time: event:)");
+    if (cpu_open == std::string_view::npos)
+      return Bad(lineno, line, "not an event line ([cpu] time: event:)");
     int64_t time;
     bool ns_digits;
     if (!ParseTimestamp(stamp.substr(0, stamp.size() - 1), time, ns_digits)) {
@@ -390,9 +402,11 @@ class TextParser {
     std::string_view rest = Trim(line.substr(after_cpu));
     const size_t name_end = rest.find(' ');
     std::string_view name = name_end == std::string_view::npos ? rest : rest.substr(0, name_end);
-    if (name.empty() || name.back() != ':') return Bad(lineno, line, "no '<event>:' after the time");
+    if (name.empty() || name.back() != ':')
+      return Bad(lineno, line, "no '<event>:' after the time");
     name.remove_suffix(1);
-    const std::string_view payload = name_end == std::string_view::npos ? "" : Trim(rest.substr(name_end));
+    const std::string_view payload =
+        name_end == std::string_view::npos ? "" : Trim(rest.substr(name_end));
     const TracepointName* tp = FindTracepoint(name);
     if (tp == nullptr) {
       NoteSkipped(name);
@@ -446,7 +460,8 @@ class TextParser {
                        std::string_view& marker_text) {
     Fields f(payload);
     switch (kind) {
-      case EventKind::kSwitch: return Switch(payload, f, e);
+      case EventKind::kSwitch:
+        return Switch(payload, f, e);
       case EventKind::kWaking:
       case EventKind::kWakeup:
       case EventKind::kWakeupNew: {
@@ -488,8 +503,8 @@ class TextParser {
         std::string_view child_comm;
         const bool raw = f.Has("parent_pid");
         if (!f.Text(raw ? "parent_comm" : "comm", raw ? "parent_pid" : "pid", parent_comm) ||
-            !f.Int(raw ? "parent_pid" : "pid", e.other) || !f.Text("child_comm", "child_pid", child_comm) ||
-            !f.Int("child_pid", e.task)) {
+            !f.Int(raw ? "parent_pid" : "pid", e.other) ||
+            !f.Text("child_comm", "child_pid", child_comm) || !f.Int("child_pid", e.task)) {
           return Missing("comm, pid, child_comm or child_pid");
         }
         if (absl::Status s = Comm(e.other, parent_comm); !s.ok()) return s;
@@ -498,7 +513,8 @@ class TextParser {
       case EventKind::kNewTask: {
         std::string_view comm;
         uint64_t flags;
-        if (!f.Int("pid", e.task) || !f.Text("comm", "clone_flags", comm) || !f.Hex("clone_flags", flags)) {
+        if (!f.Int("pid", e.task) || !f.Text("comm", "clone_flags", comm) ||
+            !f.Hex("clone_flags", flags)) {
           return Missing("pid, comm or clone_flags");
         }
         e.wide = static_cast<int64_t>(flags);
@@ -506,7 +522,8 @@ class TextParser {
       }
       case EventKind::kExec: {
         std::string_view filename;
-        if (!f.Text("filename", "pid", filename) || !f.Int("pid", e.task) || !f.Int("old_pid", e.other)) {
+        if (!f.Text("filename", "pid", filename) || !f.Int("pid", e.task) ||
+            !f.Int("old_pid", e.other)) {
           return Missing("filename, pid or old_pid");
         }
         return Comm(e.task, ExecComm(filename));
@@ -534,7 +551,8 @@ class TextParser {
         // tmigr_cpu_new_timer (not _idle) carries no nextevt: wide = -1.
         uint64_t next = 0;
         const bool needs_next = kind == EventKind::kTmigrCpuIdle || is_new_timer_idle_;
-        if (!f.Int("cpu", e.cpu2) || !f.Ptr("parent", e.ptr) || (needs_next && !f.U64("nextevt", next))) {
+        if (!f.Int("cpu", e.cpu2) || !f.Ptr("parent", e.ptr) ||
+            (needs_next && !f.U64("nextevt", next))) {
           return Missing("cpu, parent or nextevt");
         }
         e.wide = needs_next ? static_cast<int64_t>(next) : -1;
@@ -570,8 +588,8 @@ class TextParser {
         };
         if (!f.Ptr("group", e.ptr) || !f.Int("lvl", e.cpu2) || !f.Ptr("parent", parent) ||
             !num("childmask", childmask) || !num("active", active) || !num("migrator", migrator) ||
-            !(f.Int("numa", numa) || f.Int("numa_node", numa)) || childmask > 0xffffffffULL || active > 0xff ||
-            migrator > 0xff) {
+            !(f.Int("numa", numa) || f.Int("numa_node", numa)) || childmask > 0xffffffffULL ||
+            active > 0xff || migrator > 0xff) {
           return Missing("group, lvl, numa, parent, childmask, active or migrator");
         }
         e.wide = static_cast<int64_t>(parent);
@@ -609,7 +627,8 @@ class TextParser {
       }
       case EventKind::kTimerStart: {
         uint64_t expires;
-        if (!f.Ptr("timer", e.ptr) || !f.U64("expires", expires)) return Missing("timer or expires");
+        if (!f.Ptr("timer", e.ptr) || !f.U64("expires", expires))
+          return Missing("timer or expires");
         e.wide = static_cast<int64_t>(expires);
         std::string_view flags_text;
         uint64_t raw;
@@ -635,8 +654,10 @@ class TextParser {
         if (!noted_timer_flags_) {
           noted_timer_flags_ = true;
           emit_.info().notes.push_back(
-              "timer_start flags come from the pretty print, which misprints PINNED and DEFERRABLE: "
-              "pinned/global is unknown for each timer (trace.dat or trace-cmd report -R carry it)");
+              "timer_start flags come from the pretty print, which misprints PINNED and "
+              "DEFERRABLE: "
+              "pinned/global is unknown for each timer (trace.dat or trace-cmd report -R carry "
+              "it)");
         }
         return absl::OkStatus();
       }
@@ -652,7 +673,8 @@ class TextParser {
       }
       case EventKind::kTickStop: {
         std::string_view dep;
-        if (!f.Int("success", e.value) || !f.Word("dependency", dep)) return Missing("success or dependency");
+        if (!f.Int("success", e.value) || !f.Word("dependency", dep))
+          return Missing("success or dependency");
         e.wide = TickDependency(dep);
         if (e.wide < 0) return Missing("dependency");
         return absl::OkStatus();
@@ -663,7 +685,8 @@ class TextParser {
         if (fn.starts_with("0x") && !noted_hrtimer_address_) {
           noted_hrtimer_address_ = true;
           emit_.info().notes.push_back(
-              "hrtimer_expire_entry functions are printed as addresses (trace-cmd report -R): the tick "
+              "hrtimer_expire_entry functions are printed as addresses (trace-cmd report -R): the "
+              "tick "
               "cannot be told from other hrtimers, so no ticks are replayed");
         }
         keep = TickHandlerName(fn);
@@ -698,7 +721,8 @@ class TextParser {
         // (-R: "work=0x...").
         std::string_view fn;
         int32_t req;
-        if (!(f.Ptr("work struct", e.ptr) || f.Ptr("work", e.ptr) || ParseStructWork(payload, e.ptr)) ||
+        if (!(f.Ptr("work struct", e.ptr) || f.Ptr("work", e.ptr) ||
+              ParseStructWork(payload, e.ptr)) ||
             !f.Word("function", fn) || !f.Int("req_cpu", req) || !f.Int("cpu", e.cpu2)) {
           return Missing("work, function, req_cpu or cpu");
         }
@@ -733,7 +757,8 @@ class TextParser {
           !f.Int("prev_prio", prev_prio) || !f.Word("prev_state", state) ||
           !f.Text("next_comm", "next_pid", next_comm) || !f.Int("next_pid", e.task) ||
           !f.Int("next_prio", next_prio)) {
-        return Missing("prev_comm, prev_pid, prev_prio, prev_state, next_comm, next_pid or next_prio");
+        return Missing(
+            "prev_comm, prev_pid, prev_prio, prev_state, next_comm, next_pid or next_prio");
       }
       int64_t raw;
       if (ParseDec(state, raw)) {
@@ -777,8 +802,13 @@ class TextParser {
   // tick_stop's dependency: a symbol of the print format or a number (-R).
   static int64_t TickDependency(std::string_view dep) {
     static constexpr std::array<std::pair<std::string_view, int64_t>, 7> kNames = {{
-        {"NONE", 0}, {"POSIX_TIMER", 1}, {"PERF_EVENTS", 2}, {"SCHED", 4},
-        {"CLOCK_UNSTABLE", 8}, {"RCU", 16}, {"RCU_EXP", 32},
+        {"NONE", 0},
+        {"POSIX_TIMER", 1},
+        {"PERF_EVENTS", 2},
+        {"SCHED", 4},
+        {"CLOCK_UNSTABLE", 8},
+        {"RCU", 16},
+        {"RCU_EXP", 32},
     }};
     for (const auto& [name, bit] : kNames) {
       if (dep == name) return bit;
@@ -805,7 +835,8 @@ class TextParser {
   bool buffer_chosen_ = false;
   bool noted_timer_flags_ = false;
   bool noted_hrtimer_address_ = false;
-  bool is_new_timer_idle_ = false;  // tmigr_cpu_new_timer_idle shares a kind with tmigr_cpu_new_timer
+  bool is_new_timer_idle_ =
+      false;  // tmigr_cpu_new_timer_idle shares a kind with tmigr_cpu_new_timer
   std::string first_bad_;
 };
 
@@ -824,8 +855,8 @@ absl::Status ForEachLine(const std::string& name, int64_t max_line, Fill fill,
       const size_t nl = chunk.find('\n');
       if (nl == std::string_view::npos) {
         if (static_cast<int64_t>(carry.size() + chunk.size()) > max_line) {
-          return absl::InvalidArgumentError(Cat(name, ": line ", lineno + 1, " is longer than ", max_line,
-                                                         " bytes (ReadOptions::max_line_bytes)"));
+          return absl::InvalidArgumentError(Cat(name, ": line ", lineno + 1, " is longer than ",
+                                                max_line, " bytes (ReadOptions::max_line_bytes)"));
         }
         carry.append(chunk.data(), chunk.size());
         break;
@@ -833,7 +864,7 @@ absl::Status ForEachLine(const std::string& name, int64_t max_line, Fill fill,
       ++lineno;
       if (static_cast<int64_t>(carry.size() + nl) > max_line) {
         return absl::InvalidArgumentError(Cat(name, ": line ", lineno, " is longer than ", max_line,
-                                                       " bytes (ReadOptions::max_line_bytes)"));
+                                              " bytes (ReadOptions::max_line_bytes)"));
       }
       if (carry.empty()) {
         if (absl::Status s = line_fn(chunk.substr(0, nl), lineno); !s.ok()) return s;
@@ -854,8 +885,9 @@ absl::Status ForEachLine(const std::string& name, int64_t max_line, Fill fill,
 
 }  // namespace
 
-absl::Status ReadTextFill(const std::string& name, TraceFormat format, const ReadOptions& options, EventSink& sink,
-                          ReadStats& stats, absl::FunctionRef<size_t(char*, size_t)> fill) {
+absl::Status ReadTextFill(const std::string& name, TraceFormat format, const ReadOptions& options,
+                          EventSink& sink, ReadStats& stats,
+                          absl::FunctionRef<size_t(char*, size_t)> fill) {
   if (format != TraceFormat::kTraceCmdReport && format != TraceFormat::kPerfScript) {
     return absl::InvalidArgumentError(Cat(name, ": not a text format: ", TraceFormatName(format)));
   }
@@ -865,10 +897,11 @@ absl::Status ReadTextFill(const std::string& name, TraceFormat format, const Rea
   }
   TextParser parser(name, format, options, sink, stats);
   bool any = false;
-  absl::Status s = ForEachLine(name, options.max_line_bytes, fill, [&](std::string_view line, int64_t n) {
-    any = true;
-    return parser.Line(line, n);
-  });
+  absl::Status s =
+      ForEachLine(name, options.max_line_bytes, fill, [&](std::string_view line, int64_t n) {
+        any = true;
+        return parser.Line(line, n);
+      });
   if (!s.ok()) return s;
   if (!any) return absl::InvalidArgumentError(Cat(name, ": empty"));
   return parser.Finish();
@@ -894,11 +927,13 @@ TraceFormat DetectTextFormat(std::string_view head) {
     std::vector<std::string_view> tokens = Split(line.substr(close + 2), ' ', true);
     for (size_t i = 0; i + 1 < tokens.size() && i < 3; ++i) {
       const std::string_view t = tokens[i];
-      if (t.size() > 1 && t.back() == ':' && t.find('.') != std::string_view::npos && IsDigit(t[0])) {
+      if (t.size() > 1 && t.back() == ':' && t.find('.') != std::string_view::npos &&
+          IsDigit(t[0])) {
         const std::string_view ev = tokens[i + 1];
         if (ev.size() > 1 && ev.back() == ':') {
-          return ev.substr(0, ev.size() - 1).find(':') != std::string_view::npos ? TraceFormat::kPerfScript
-                                                                                 : TraceFormat::kTraceCmdReport;
+          return ev.substr(0, ev.size() - 1).find(':') != std::string_view::npos
+                     ? TraceFormat::kPerfScript
+                     : TraceFormat::kTraceCmdReport;
         }
       }
     }
@@ -923,15 +958,17 @@ absl::Status ReadTraceText(std::string_view text, std::string_view name, TraceFo
   st = ReadStats{};
   if (format == TraceFormat::kAuto) format = internal::DetectTextFormat(text.substr(0, 64 * 1024));
   if (format == TraceFormat::kAuto) {
-    return absl::InvalidArgumentError(Cat(name, ": neither `trace-cmd report` nor `perf script` text"));
+    return absl::InvalidArgumentError(
+        Cat(name, ": neither `trace-cmd report` nor `perf script` text"));
   }
   size_t pos = 0;
-  return internal::ReadTextFill(std::string(name), format, options, sink, st, [&](char* buf, size_t n) -> size_t {
-    const size_t take = std::min(n, text.size() - pos);
-    std::memcpy(buf, text.data() + pos, take);
-    pos += take;
-    return take;
-  });
+  return internal::ReadTextFill(std::string(name), format, options, sink, st,
+                                [&](char* buf, size_t n) -> size_t {
+                                  const size_t take = std::min(n, text.size() - pos);
+                                  std::memcpy(buf, text.data() + pos, take);
+                                  pos += take;
+                                  return take;
+                                });
 }
 
 }  // namespace isolation::replay

@@ -25,21 +25,25 @@ constexpr uint16_t kOptionCpuCount = 8;
 
 class Reader {
  public:
-  Reader(const std::string& path, std::ifstream& in, uint64_t size) : path_(path), in_(in), size_(size) {}
+  Reader(const std::string& path, std::ifstream& in, uint64_t size)
+      : path_(path), in_(in), size_(size) {}
 
   absl::Status Bad(std::string_view what) const {
-    return absl::InvalidArgumentError(Cat(path_, ": not a readable trace.dat at byte ", pos_, ": ", what));
+    return absl::InvalidArgumentError(
+        Cat(path_, ": not a readable trace.dat at byte ", pos_, ": ", what));
   }
   uint64_t pos() const { return pos_; }
   absl::Status Seek(uint64_t at) {
-    if (at > size_) return Bad(Cat("offset ", at, " is past the end of the file (", size_, " bytes)"));
+    if (at > size_)
+      return Bad(Cat("offset ", at, " is past the end of the file (", size_, " bytes)"));
     in_.clear();
     in_.seekg(static_cast<std::streamoff>(at));
     pos_ = at;
     return absl::OkStatus();
   }
   absl::Status Bytes(void* out, uint64_t n, std::string_view what) {
-    if (n > size_ - pos_) return Bad(Cat("truncated in ", what, " (", n, " bytes wanted, ", size_ - pos_, " left)"));
+    if (n > size_ - pos_)
+      return Bad(Cat("truncated in ", what, " (", n, " bytes wanted, ", size_ - pos_, " left)"));
     in_.read(static_cast<char*>(out), static_cast<std::streamsize>(n));
     if (!in_) return Bad(Cat("read error in ", what));
     pos_ += n;
@@ -47,13 +51,15 @@ class Reader {
   }
   absl::Status Skip(uint64_t n, std::string_view what) {
     if (n > size_ - pos_) {
-      return Bad(Cat(what, " declares ", n, " bytes, more than the ", size_ - pos_, " left in the file"));
+      return Bad(
+          Cat(what, " declares ", n, " bytes, more than the ", size_ - pos_, " left in the file"));
     }
     return Seek(pos_ + n);
   }
   template <typename T>
   absl::Status Num(T& out, std::string_view what) {
-    return Bytes(&out, sizeof(T), what);  // little-endian files on little-endian hosts (checked by the caller)
+    return Bytes(&out, sizeof(T),
+                 what);  // little-endian files on little-endian hosts (checked by the caller)
   }
   absl::Status String(std::string& out, std::string_view what, size_t max = 4096) {
     out.clear();
@@ -87,7 +93,8 @@ std::string SelectedClock(std::string_view text) {
   return std::string(text.substr(open + 1, close - open - 1));
 }
 
-absl::Status ReadOption(Reader& r, uint16_t id, uint32_t size, TraceDatHeader& h, bool* clock_follows = nullptr) {
+absl::Status ReadOption(Reader& r, uint16_t id, uint32_t size, TraceDatHeader& h,
+                        bool* clock_follows = nullptr) {
   if (id == kOptionTraceClock && size == 0) {
     // v6: the clock text follows the CPUs' data table.
     if (clock_follows != nullptr) *clock_follows = true;
@@ -119,10 +126,13 @@ absl::Status ReadOption(Reader& r, uint16_t id, uint32_t size, TraceDatHeader& h
 absl::Status ReadV6(Reader& r, TraceDatHeader& h) {
   uint64_t n64;
   uint32_t n32;
-  if (absl::Status s = r.Expect(std::string_view("header_page\0", 12), "\"header_page\""); !s.ok()) return s;
+  if (absl::Status s = r.Expect(std::string_view("header_page\0", 12), "\"header_page\""); !s.ok())
+    return s;
   if (absl::Status s = r.Num(n64, "the header_page size"); !s.ok()) return s;
   if (absl::Status s = r.Skip(n64, "header_page"); !s.ok()) return s;
-  if (absl::Status s = r.Expect(std::string_view("header_event\0", 13), "\"header_event\""); !s.ok()) return s;
+  if (absl::Status s = r.Expect(std::string_view("header_event\0", 13), "\"header_event\"");
+      !s.ok())
+    return s;
   if (absl::Status s = r.Num(n64, "the header_event size"); !s.ok()) return s;
   if (absl::Status s = r.Skip(n64, "header_event"); !s.ok()) return s;
   if (absl::Status s = r.Num(n32, "the ftrace format count"); !s.ok()) return s;
@@ -193,7 +203,8 @@ absl::Status ReadV6(Reader& r, TraceDatHeader& h) {
       }
       return absl::OkStatus();
     }
-    return r.Bad(Cat("expected \"options\", \"flyrecord\" or \"latency\", found '", internal::Escape(t), "'"));
+    return r.Bad(Cat("expected \"options\", \"flyrecord\" or \"latency\", found '",
+                     internal::Escape(t), "'"));
   }
   return r.Bad("no data section");
 }
@@ -246,12 +257,14 @@ absl::StatusOr<TraceDatHeader> ReadTraceDatHeader(const std::string& path) {
   in.seekg(0);
   Reader r(path, in, size);
   TraceDatHeader h;
-  if (absl::Status s = r.Expect(std::string_view("\x17\x08\x44tracing", 10), "the trace.dat magic"); !s.ok()) {
+  if (absl::Status s = r.Expect(std::string_view("\x17\x08\x44tracing", 10), "the trace.dat magic");
+      !s.ok()) {
     return s;
   }
   std::string version;
   if (absl::Status s = r.String(version, "the file version", 16); !s.ok()) return s;
-  if (version != "6" && version != "7") return r.Bad(Cat("file version '", internal::Escape(version), "' (6 or 7 are read)"));
+  if (version != "6" && version != "7")
+    return r.Bad(Cat("file version '", internal::Escape(version), "' (6 or 7 are read)"));
   h.file_version = version[0] - '0';
   uint8_t endian;
   uint8_t long_size;
@@ -260,7 +273,8 @@ absl::StatusOr<TraceDatHeader> ReadTraceDatHeader(const std::string& path) {
   if (absl::Status s = r.Num(long_size, "the long size"); !s.ok()) return s;
   if (absl::Status s = r.Num(page_size, "the page size"); !s.ok()) return s;
   if (endian != 0) return r.Bad("a big-endian file (only little-endian files are read)");
-  if (long_size != 4 && long_size != 8) return r.Bad(Cat("a long size of ", static_cast<int>(long_size)));
+  if (long_size != 4 && long_size != 8)
+    return r.Bad(Cat("a long size of ", static_cast<int>(long_size)));
   if (page_size < 1024 || page_size > (1u << 20) || (page_size & (page_size - 1)) != 0) {
     return r.Bad(Cat("a page size of ", page_size));
   }

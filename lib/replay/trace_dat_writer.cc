@@ -72,7 +72,8 @@ std::set<unsigned long long> RecordedFunctions(const DatWriteInput& in) {
     while (std::fread(page.data(), 1, page.size(), f) == page.size()) {
       if (kbuffer_load_subbuffer(kbuf, page.data()) < 0) continue;
       unsigned long long ts = 0;
-      for (void* data = kbuffer_read_event(kbuf, &ts); data != nullptr; data = kbuffer_next_event(kbuf, &ts)) {
+      for (void* data = kbuffer_read_event(kbuf, &ts); data != nullptr;
+           data = kbuffer_next_event(kbuf, &ts)) {
         tep_record rec{};
         rec.ts = ts;
         rec.data = data;
@@ -108,7 +109,8 @@ std::string Kallsyms(const std::set<unsigned long long>& addrs) {
   while (std::getline(in, line)) {
     unsigned long long a = 0;
     char type = 0;
-    if (std::sscanf(line.c_str(), "%llx %c", &a, &type) == 2 && a != 0 && (type == 't' || type == 'T')) {
+    if (std::sscanf(line.c_str(), "%llx %c", &a, &type) == 2 && a != 0 &&
+        (type == 't' || type == 'T')) {
       syms.emplace_back(a, line);
     }
   }
@@ -116,10 +118,10 @@ std::string Kallsyms(const std::set<unsigned long long>& addrs) {
   std::set<size_t> keep;
   // The symbols the readers look for by name, whatever the walk found
   // (the marker's ip is inside tracing_mark_write).
-  static constexpr std::string_view kAlways[] = {" tracing_mark_write", " tracing_mark_raw_write",
-                                                 " tick_nohz_handler", " tick_sched_timer",
-                                                 " tick_nohz_highres_handler", " vmstat_update",
-                                                 " vmstat_shepherd"};
+  static constexpr std::string_view kAlways[] = {
+      " tracing_mark_write", " tracing_mark_raw_write",    " tick_nohz_handler",
+      " tick_sched_timer",   " tick_nohz_highres_handler", " vmstat_update",
+      " vmstat_shepherd"};
   for (size_t i = 0; i < syms.size(); ++i) {
     const std::string_view line = syms[i].second;
     for (std::string_view name : kAlways) {
@@ -164,12 +166,14 @@ absl::StatusOr<int64_t> WriteTraceDat(const std::string& path, const DatWriteInp
   const std::string cmdlines = Slurp(Cat(in.tracing_dir, "/saved_cmdlines")).value_or("");
   const std::string kallsyms = Kallsyms(RecordedFunctions(in));
 
-  static_assert(std::endian::native == std::endian::little, "the writer writes little-endian files");
+  static_assert(std::endian::native == std::endian::little,
+                "the writer writes little-endian files");
   static_assert(sizeof(long) == 8, "the writer writes 64-bit files");
   // Written beside the output and renamed over it once complete.
   const std::string tmp = Cat(path, ".partial");
   FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return absl::InternalError(Cat("cannot write ", tmp, ": ", std::strerror(errno)));
+  if (f == nullptr)
+    return absl::InternalError(Cat("cannot write ", tmp, ": ", std::strerror(errno)));
   Out o(f);
   o.Str(std::string_view("\x17\x08\x44tracing", 10));
   o.Str(std::string_view("6\0", 2));
@@ -232,8 +236,9 @@ absl::StatusOr<int64_t> WriteTraceDat(const std::string& path, const DatWriteInp
   }
   const int64_t page = in.page_size;
   const std::string clock_text = in.trace_clock;
-  int64_t offset = (o.pos() + 16 * static_cast<int64_t>(cpus) + 8 + static_cast<int64_t>(clock_text.size()) +
-                    page - 1) / page * page;
+  int64_t offset = (o.pos() + 16 * static_cast<int64_t>(cpus) + 8 +
+                    static_cast<int64_t>(clock_text.size()) + page - 1) /
+                   page * page;
   for (uint32_t c = 0; c < cpus; ++c) {
     o.Num<uint64_t>(static_cast<uint64_t>(offset));
     o.Num<uint64_t>(static_cast<uint64_t>(sizes[c]));

@@ -15,13 +15,13 @@
 namespace isolation::replay {
 
 struct DatWriteInput {
-  std::string tracing_dir;              // the tracefs mount (events/ formats, saved_cmdlines)
-  std::string instance_dir;             // the instance recorded
-  std::vector<std::string> systems;     // event systems whose formats go in the file
-  std::vector<std::string> cpu_files;   // per CPU: whole ring-buffer pages
+  std::string tracing_dir;             // the tracefs mount (events/ formats, saved_cmdlines)
+  std::string instance_dir;            // the instance recorded
+  std::vector<std::string> systems;    // event systems whose formats go in the file
+  std::vector<std::string> cpu_files;  // per CPU: whole ring-buffer pages
   int page_size = 4096;
-  std::string uname;                    // "sysname nodename release version machine"
-  std::string trace_clock;              // the instance's trace_clock file ("... [mono] ...")
+  std::string uname;        // "sysname nodename release version machine"
+  std::string trace_clock;  // the instance's trace_clock file ("... [mono] ...")
 };
 
 // Returns the bytes written.  Errors: Internal naming the file that could not

@@ -25,7 +25,8 @@ struct tracefs_instance* tracefs_instance_create(const char* name);
 int tracefs_instance_destroy(struct tracefs_instance* instance);
 void tracefs_instance_free(struct tracefs_instance* instance);
 char* tracefs_instance_get_dir(struct tracefs_instance* instance);
-int tracefs_instance_file_write(struct tracefs_instance* instance, const char* file, const char* str);
+int tracefs_instance_file_write(struct tracefs_instance* instance, const char* file,
+                                const char* str);
 char* tracefs_instance_file_read(struct tracefs_instance* instance, const char* file, int* psize);
 int tracefs_trace_on(struct tracefs_instance* instance);
 int tracefs_trace_off(struct tracefs_instance* instance);
@@ -49,7 +50,8 @@ int tracecmd_buffer_instances(struct tracecmd_input* handle);
 const char* tracecmd_buffer_instance_name(struct tracecmd_input* handle, int indx);
 struct tracecmd_input* tracecmd_buffer_instance_handle(struct tracecmd_input* handle, int indx);
 int tracecmd_iterate_events(struct tracecmd_input* handle, cpu_set_t* cpus, int cpu_size,
-                            int (*callback)(struct tracecmd_input* handle, struct tep_record*, int, void*),
+                            int (*callback)(struct tracecmd_input* handle, struct tep_record*, int,
+                                            void*),
                             void* callback_data);
 void tracecmd_set_loglevel(enum tep_loglevel level);
 }

@@ -59,7 +59,8 @@ class EventQueue {
 
   // REQUIRES: e.seq is greater than the seq of every event pushed before.
   void Push(const Event& e) {
-    ISOLATION_CONTRACT(size_ == 0 || e.seq > last_seq_, "EventQueue::Push: seq %d after %d", e.seq, last_seq_);
+    ISOLATION_CONTRACT(size_ == 0 || e.seq > last_seq_, "EventQueue::Push: seq %d after %d", e.seq,
+                       last_seq_);
     last_seq_ = e.seq;
     uint32_t& open = open_bucket_[Hash(e.time)];
     if (open == kNone || buckets_[open].time != e.time) open = OpenBucket(e.time, e.seq);
@@ -118,7 +119,8 @@ class EventQueue {
   };
 
   static size_t Hash(Nanos time) {
-    return static_cast<size_t>((static_cast<uint64_t>(time) * 0x9e3779b97f4a7c15ULL) >> (64 - kHashBits));
+    return static_cast<size_t>((static_cast<uint64_t>(time) * 0x9e3779b97f4a7c15ULL) >>
+                               (64 - kHashBits));
   }
 
   uint32_t AllocNode() {

@@ -38,16 +38,16 @@ std::string NoiseResult::ToString() const {
   for (size_t k = 0; k < histogram_us.size(); ++k) {
     if (histogram_us[k] == 0) continue;
     const bool last = k + 1 == histogram_us.size();
-    absl::StrAppendFormat(&out, "    %03d%s (us): %d\n", static_cast<int>(k) * bucket_size_us, last ? "+" : "",
-                          histogram_us[k]);
+    absl::StrAppendFormat(&out, "    %03d%s (us): %d\n", static_cast<int>(k) * bucket_size_us,
+                          last ? "+" : "", histogram_us[k]);
   }
   return out;
 }
 
 namespace {
 int CheckedBuckets(int buckets) {
-  ISOLATION_CONTRACT(buckets >= 2 && buckets <= NoiseMeter::kMaxBuckets, "NoiseMeter buckets %d outside [2, %d]",
-                     buckets, NoiseMeter::kMaxBuckets);
+  ISOLATION_CONTRACT(buckets >= 2 && buckets <= NoiseMeter::kMaxBuckets,
+                     "NoiseMeter buckets %d outside [2, %d]", buckets, NoiseMeter::kMaxBuckets);
   return std::clamp(buckets, 2, NoiseMeter::kMaxBuckets);
 }
 }  // namespace
@@ -66,13 +66,15 @@ absl::Status ValidateNoiseHistogram(const NoiseHistogramOptions& options) {
         absl::StrCat("--bucket_size=", options.bucket_size_us, ": want 1..999999 (us)"));
   }
   if (options.entries < 10 || options.entries > 1'000'000) {
-    return absl::InvalidArgumentError(absl::StrCat("--entries=", options.entries, ": want 10..1000000"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--entries=", options.entries, ": want 10..1000000"));
   }
   return absl::OkStatus();
 }
 
 NoiseMeter::NoiseMeter(int buckets)
-    : bucket_size_us_(1), entries_(CheckedBuckets(buckets) - 1),
+    : bucket_size_us_(1),
+      entries_(CheckedBuckets(buckets) - 1),
       hist_(static_cast<size_t>(entries_) + 1, 0) {}
 
 NoiseMeter::NoiseMeter(const NoiseHistogramOptions& options)
@@ -182,23 +184,23 @@ NoiseResult NoiseMeter::Result() const {
   return r;
 }
 
-absl::StatusOr<std::string> FormatRtlaHistogram(const std::vector<std::pair<int, NoiseResult>>& per_cpu,
-                                               const RtlaHistogramFormat& format) {
+absl::StatusOr<std::string> FormatRtlaHistogram(
+    const std::vector<std::pair<int, NoiseResult>>& per_cpu, const RtlaHistogramFormat& format) {
   std::vector<const std::pair<int, NoiseResult>*> cols;  // CPUs with samples
   Nanos duration = 0;
   for (const auto& p : per_cpu) {
     const NoiseResult& r = p.second;
     if (!per_cpu.empty() && (r.bucket_size_us != per_cpu[0].second.bucket_size_us ||
                              r.entries != per_cpu[0].second.entries)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "rtla histogram: CPU ", p.first, " has ", r.entries, " entries of ", r.bucket_size_us,
-          " us, CPU ", per_cpu[0].first, " has ", per_cpu[0].second.entries, " of ",
-          per_cpu[0].second.bucket_size_us));
+      return absl::InvalidArgumentError(
+          absl::StrCat("rtla histogram: CPU ", p.first, " has ", r.entries, " entries of ",
+                       r.bucket_size_us, " us, CPU ", per_cpu[0].first, " has ",
+                       per_cpu[0].second.entries, " of ", per_cpu[0].second.bucket_size_us));
     }
     if (static_cast<int>(r.histogram_us.size()) != r.entries + 1) {
       return absl::InvalidArgumentError(absl::StrCat("rtla histogram: CPU ", p.first, " has ",
-                                                     r.histogram_us.size(), " buckets for ", r.entries,
-                                                     " entries"));
+                                                     r.histogram_us.size(), " buckets for ",
+                                                     r.entries, " entries"));
     }
     duration = std::max(duration, r.duration_ns);
     if (r.samples > 0) cols.push_back(&p);
@@ -208,8 +210,8 @@ absl::StatusOr<std::string> FormatRtlaHistogram(const std::vector<std::pair<int,
   const int64_t secs = duration / kNsPerSec;
   absl::StrAppend(&out, "# RTLA ", format.tool, " histogram\n");
   absl::StrAppend(&out, "# Time unit is microseconds (us)\n");
-  absl::StrAppend(&out, absl::StrFormat("# Duration: %3d %02d:%02d:%02d\n", secs / 86400, (secs / 3600) % 24,
-                                        (secs / 60) % 60, secs % 60));
+  absl::StrAppend(&out, absl::StrFormat("# Duration: %3d %02d:%02d:%02d\n", secs / 86400,
+                                        (secs / 3600) % 24, (secs / 60) % 60, secs % 60));
   for (const std::string& line : format.comment) absl::StrAppend(&out, "# ", line, "\n");
   absl::StrAppend(&out, "Index");
   for (const auto* c : cols) absl::StrAppend(&out, absl::StrFormat("   CPU-%03d", c->first));
@@ -241,7 +243,8 @@ absl::StatusOr<std::string> FormatRtlaHistogram(const std::vector<std::pair<int,
   summary("count:", [](const NoiseResult& r) { return absl::StrFormat("%9d ", r.samples); });
   summary("min:  ", [](const NoiseResult& r) { return absl::StrFormat("%9d ", r.min_us); });
   summary("avg:  ", [](const NoiseResult& r) {
-    return absl::StrFormat("%9.2f ", static_cast<double>(r.sum_us) / static_cast<double>(r.samples));
+    return absl::StrFormat("%9.2f ",
+                           static_cast<double>(r.sum_us) / static_cast<double>(r.samples));
   });
   summary("max:  ", [](const NoiseResult& r) { return absl::StrFormat("%9d ", r.max_us); });
   return out;

@@ -66,7 +66,12 @@ namespace {
 
 constexpr int kMaxTasks = 1 << 16;
 
-enum class TaskState : uint8_t { kQueued, kSleeping, kBlocked, kExited };  // kQueued: runnable or running
+enum class TaskState : uint8_t {
+  kQueued,
+  kSleeping,
+  kBlocked,
+  kExited
+};  // kQueued: runnable or running
 enum class ItemKind : uint8_t { kWork, kTimer, kSleepWake };
 
 thread_local bool tls_on_cpu_thread = false;
@@ -121,7 +126,8 @@ struct RealThreadDriver::Impl {
     CpuStats stats ABSL_GUARDED_BY(mu);
     bool idle_state ABSL_GUARDED_BY(mu) = false;
     Nanos idle_since ABSL_GUARDED_BY(mu) = 0;
-    bool parked ABSL_GUARDED_BY(mu) = false;  // paused between RunFor calls: idle time does not accrue
+    bool parked ABSL_GUARDED_BY(mu) =
+        false;  // paused between RunFor calls: idle time does not accrue
     // The inbox has its own lock (taken after mu, never before it), so work
     // and timers may be queued from any hook, including those that run with
     // the run-queue lock held.  The CPU thread idles on cv under inbox_mu.
@@ -158,15 +164,15 @@ struct RealThreadDriver::Impl {
       fn(kernel);
       if (task_ != kIdleTask) d_->ReturnToUser(d_->cpu(cpu_), task_);
       const Nanos end = d_->Now();
-      if (Tracer* tr = d_->self->tracer()) tr->Activity(cpu_, start, end, kTraceSyscall, "syscall", -1);
+      if (Tracer* tr = d_->self->tracer())
+        tr->Activity(cpu_, start, end, kTraceSyscall, "syscall", -1);
       const Nanos spent = end - start;
       Cpu& c = d_->cpu(cpu_);
       MutexLock lk(c.mu);
       c.stats.kernel_ns += spent;
     }
     std::mt19937_64& rng() override {
-      return task_ == kIdleTask ? d_->cpu_rng[static_cast<size_t>(cpu_)]
-                                : d_->task(task_).rng;
+      return task_ == kIdleTask ? d_->cpu_rng[static_cast<size_t>(cpu_)] : d_->task(task_).rng;
     }
 
    private:
@@ -176,7 +182,9 @@ struct RealThreadDriver::Impl {
   };
 
   Impl(Topology model, IsolationConfig iso, RealDriverOptions opts)
-      : topology(std::move(model)), isolation(std::move(iso)), options(std::move(opts)),
+      : topology(std::move(model)),
+        isolation(std::move(iso)),
+        options(std::move(opts)),
         tasks(kMaxTasks) {
     tick_period = sched::TickPeriod(options.hz);
     rng.seed(sched::DriverRngSeed(options.seed));
@@ -185,7 +193,8 @@ struct RealThreadDriver::Impl {
       auto c = std::make_unique<Cpu>();
       c->id = i;
       c->online.store(topology.IsOnline(i), std::memory_order_relaxed);
-      c->mode.store(sched::InitialTickMode(isolation, i, options.default_tick_mode), std::memory_order_relaxed);
+      c->mode.store(sched::InitialTickMode(isolation, i, options.default_tick_mode),
+                    std::memory_order_relaxed);
       cpus.push_back(std::move(c));
       cpu_rng.emplace_back(sched::CpuRngSeed(options.seed, i));
     }
@@ -204,7 +213,8 @@ struct RealThreadDriver::Impl {
       if (c->thread.joinable()) c->thread.join();
     }
     const int n = num_tasks.load(std::memory_order_acquire);
-    for (int i = 0; i < n; ++i) delete tasks[static_cast<size_t>(i)].load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i)
+      delete tasks[static_cast<size_t>(i)].load(std::memory_order_acquire);
     if (host_topo != nullptr) hwloc_topology_destroy(host_topo);
   }
 
@@ -214,7 +224,9 @@ struct RealThreadDriver::Impl {
   int num_cpus() const { return static_cast<int>(cpus.size()); }
   Cpu& cpu(int i) { return *cpus[static_cast<size_t>(i)]; }
   Task& task(TaskId id) { return *tasks[static_cast<size_t>(id)].load(std::memory_order_acquire); }
-  bool ValidTask(TaskId id) const { return id >= 0 && id < num_tasks.load(std::memory_order_acquire); }
+  bool ValidTask(TaskId id) const {
+    return id >= 0 && id < num_tasks.load(std::memory_order_acquire);
+  }
 
   std::chrono::steady_clock::time_point ToTimePoint(Nanos t) const {
     // steady_clock is CLOCK_MONOTONIC in libstdc++ on Linux, like MonotonicNanos().
@@ -273,7 +285,8 @@ struct RealThreadDriver::Impl {
     const TaskId prev = c.curr.load(std::memory_order_relaxed);
     for (Hooks* h : hooks) h->OnContextSwitch(c.id, prev, next, now);
     if (Tracer* tr = self->tracer()) {
-      tr->CpuRuns(c.id, now, next, next == kIdleTask ? std::string_view() : std::string_view(task(next).name));
+      tr->CpuRuns(c.id, now, next,
+                  next == kIdleTask ? std::string_view() : std::string_view(task(next).name));
     }
     if (prev != kIdleTask) task(prev).last_run.Note(c.id, now);
     c.curr.store(next, std::memory_order_release);
@@ -333,14 +346,16 @@ struct RealThreadDriver::Impl {
   // Relaxed loads: the CPU's own thread re-evaluates after every change it
   // is notified of (the notify orders the writer's store before the read).
   bool WantTickStopped(Cpu& c) {
-    return sched::WantTickStopped(c.online.load(std::memory_order_relaxed), c.mode.load(std::memory_order_relaxed),
+    return sched::WantTickStopped(c.online.load(std::memory_order_relaxed),
+                                  c.mode.load(std::memory_order_relaxed),
                                   sched::NrRunning(c.nr_queued.load(std::memory_order_relaxed),
                                                    c.curr.load(std::memory_order_relaxed)));
   }
 
   void UpdateTick(Cpu& c) {
-    sched::UpdateTick(WantTickStopped(c), c.tick_stopped.load(std::memory_order_relaxed), [&] { StopTick(c); },
-                      [&] { RestartTick(c); });
+    sched::UpdateTick(
+        WantTickStopped(c), c.tick_stopped.load(std::memory_order_relaxed), [&] { StopTick(c); },
+        [&] { RestartTick(c); });
   }
 
   // End of a kernel activity that started at `start`: the interrupted task
@@ -459,7 +474,8 @@ struct RealThreadDriver::Impl {
       t.cpu.store(to, std::memory_order_release);
       const Nanos now = Now();
       for (Hooks* h : hooks) h->OnMigrate(id, from, to, now);
-      if (Tracer* tr = self->tracer()) tr->Instant(to, now, "migrate", {{"task", id}, {"from", from}, {"to", to}});
+      if (Tracer* tr = self->tracer())
+        tr->Instant(to, now, "migrate", {{"task", id}, {"from", from}, {"to", to}});
     }
     dst.rq.PushBack(id);
     dst.nr_queued.fetch_add(1, std::memory_order_relaxed);
@@ -696,15 +712,16 @@ struct RealThreadDriver::Impl {
     const int n = num_cpus();
     if (!options.host_cpu_map.empty()) {
       if (static_cast<int>(options.host_cpu_map.size()) != n) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("RealThreadDriver: host_cpu_map has ", options.host_cpu_map.size(),
-                         " entries, the model has ", n, " CPUs"));
+        return absl::InvalidArgumentError(absl::StrCat("RealThreadDriver: host_cpu_map has ",
+                                                       options.host_cpu_map.size(),
+                                                       " entries, the model has ", n, " CPUs"));
       }
       for (int i = 0; i < n; ++i) {
         const int h = options.host_cpu_map[static_cast<size_t>(i)];
         if (std::find(allowed_host.begin(), allowed_host.end(), h) == allowed_host.end()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "RealThreadDriver: host_cpu_map[", i, "] = ", h, " is not a host CPU this process may use"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("RealThreadDriver: host_cpu_map[", i, "] = ", h,
+                           " is not a host CPU this process may use"));
         }
         cpu(i).host = h;
       }
@@ -743,7 +760,7 @@ struct RealThreadDriver::Impl {
   bool stop ABSL_GUARDED_BY(ctl_mu) = false;
   int parked ABSL_GUARDED_BY(ctl_mu) = 0;
   int threads_ready ABSL_GUARDED_BY(ctl_mu) = 0;  // CPU threads started and pinned
-  bool threads_started = false;  // owning thread only
+  bool threads_started = false;                   // owning thread only
   std::atomic<bool> in_run_for{false};
 
   Mutex timers_mu;
@@ -761,13 +778,14 @@ struct RealThreadDriver::Impl {
 
 absl::StatusOr<std::unique_ptr<RealThreadDriver>> RealThreadDriver::Create(
     Topology model, IsolationConfig isolation, RealDriverOptions options) {
-  if (absl::Status st = sched::CheckDriverSetup("RealThreadDriver", options.hz, options.timeslice, model.num_cpus(),
-                                                isolation.num_cpus());
+  if (absl::Status st = sched::CheckDriverSetup("RealThreadDriver", options.hz, options.timeslice,
+                                                model.num_cpus(), isolation.num_cpus());
       !st.ok()) {
     return st;
   }
   if (options.slice <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("RealThreadDriver: slice must be > 0 ns, got ", options.slice));
+    return absl::InvalidArgumentError(
+        absl::StrCat("RealThreadDriver: slice must be > 0 ns, got ", options.slice));
   }
   auto impl = std::make_unique<Impl>(std::move(model), std::move(isolation), std::move(options));
   if (absl::Status st = impl->LoadHost(); !st.ok()) return st;
@@ -795,7 +813,8 @@ void RealThreadDriver::AddHooks(Hooks* hooks) {
 absl::StatusOr<TaskId> RealThreadDriver::Spawn(TaskSpec spec) {
   Impl& d = *impl_;
   const int n = d.num_cpus();
-  absl::StatusOr<CpuMask> affinity = sched::CheckSpawn(spec, n, spec.cpu >= 0 && spec.cpu < n && d.Online(spec.cpu));
+  absl::StatusOr<CpuMask> affinity =
+      sched::CheckSpawn(spec, n, spec.cpu >= 0 && spec.cpu < n && d.Online(spec.cpu));
   if (!affinity.ok()) return affinity.status();
   d.EnsureStarted();
   TaskId id;
@@ -835,9 +854,12 @@ absl::Status RealThreadDriver::SetAffinity(TaskId task, const CpuMask& mask) {
   Impl& d = *impl_;
   bool any_online = false;
   if (mask.nbits() == d.num_cpus()) {
-    for (int c = mask.First(); c < mask.nbits(); c = mask.Next(c)) any_online = any_online || d.Online(c);
+    for (int c = mask.First(); c < mask.nbits(); c = mask.Next(c))
+      any_online = any_online || d.Online(c);
   }
-  if (absl::Status st = sched::CheckAffinity(d.ValidTask(task), task, mask, d.num_cpus(), any_online); !st.ok()) {
+  if (absl::Status st =
+          sched::CheckAffinity(d.ValidTask(task), task, mask, d.num_cpus(), any_online);
+      !st.ok()) {
     return st;
   }
   Impl::Task& t = d.task(task);
@@ -908,7 +930,8 @@ void RealThreadDriver::QueueWorkOn(int cpu, Nanos delay, WorkFn fn) {
   if (cpu < 0 || cpu >= d.num_cpus() || !d.Online(cpu)) {
     cpu = d.Place().Housekeeping(HousekeepingType::kWq);
   }
-  d.PushItem(d.cpu(cpu), Impl::Item{sched::DueAfter(d.Now(), delay), 0, ItemKind::kWork, 0, 0, std::move(fn)});
+  d.PushItem(d.cpu(cpu),
+             Impl::Item{sched::DueAfter(d.Now(), delay), 0, ItemKind::kWork, 0, 0, std::move(fn)});
 }
 
 int RealThreadDriver::QueueHousekeepingWork(Nanos delay, WorkFn fn) {
@@ -1056,7 +1079,9 @@ uint64_t RealThreadDriver::Random() {
 // Kernel time is host time: the work is measured, the model ignored.
 Driver::KernelSpan RealThreadDriver::BeginKernelSpan() const { return {MonotonicNanos()}; }
 
-Nanos RealThreadDriver::EndKernelSpan(KernelSpan span, CpuContext*, Nanos) { return MonotonicNanos() - span.host_start; }
+Nanos RealThreadDriver::EndKernelSpan(KernelSpan span, CpuContext*, Nanos) {
+  return MonotonicNanos() - span.host_start;
+}
 
 void RealThreadDriver::SpendKernelTime(CpuContext&, Nanos ns) {
   const Nanos end = SaturatingAdd(MonotonicNanos(), ns);

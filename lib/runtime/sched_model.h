@@ -89,7 +89,9 @@ constexpr uint64_t TaskRngSeed(uint64_t seed, TaskId id) {
   return SplitMix64(seed ^ SplitMix64(static_cast<uint64_t>(id) + 1));
 }
 // The idle context's engine of `cpu` where a driver keeps one per CPU.
-constexpr uint64_t CpuRngSeed(uint64_t seed, int cpu) { return SplitMix64(seed ^ (0x1000u + static_cast<uint64_t>(cpu))); }
+constexpr uint64_t CpuRngSeed(uint64_t seed, int cpu) {
+  return SplitMix64(seed ^ (0x1000u + static_cast<uint64_t>(cpu)));
+}
 
 // --- run-queue choice --------------------------------------------------------
 
@@ -152,7 +154,8 @@ inline int NrRunning(int queued, TaskId curr) { return queued + (curr != kIdleTa
 
 // sched_tick(): the current task, running since `slice_start`, is preempted
 // by the tick once it used its timeslice and another task is runnable.
-inline bool PreemptAtTick(TaskId curr, Nanos slice_start, Nanos now, Nanos timeslice, bool others_queued) {
+inline bool PreemptAtTick(TaskId curr, Nanos slice_start, Nanos now, Nanos timeslice,
+                          bool others_queued) {
   return curr != kIdleTask && now - slice_start >= timeslice && others_queued;
 }
 
@@ -285,11 +288,15 @@ void UpdateTick(bool want_stopped, bool stopped, Stop stop, Restart restart) {
 
 // The next tick after `now`: the next multiple of the period (saturating at
 // kNanosMax, "never").
-inline Nanos NextTickAfter(Nanos now, Nanos period) { return SaturatingAdd(now - now % period, period); }
+inline Nanos NextTickAfter(Nanos now, Nanos period) {
+  return SaturatingAdd(now - now % period, period);
+}
 
 // Due time of work queued `delay` from `now` (negative = now; kNanosMax and
 // overflow = never).
-inline Nanos DueAfter(Nanos now, Nanos delay) { return SaturatingAdd(now, std::max<Nanos>(0, delay)); }
+inline Nanos DueAfter(Nanos now, Nanos delay) {
+  return SaturatingAdd(now, std::max<Nanos>(0, delay));
+}
 
 // --- argument checks ---------------------------------------------------------------
 
@@ -303,7 +310,8 @@ absl::Status CheckDriverSetup(const char* driver, int hz, Nanos timeslice, int t
 absl::StatusOr<CpuMask> CheckSpawn(TaskSpec& spec, int num_cpus, bool cpu_online);
 // SetAffinity(): a known task, a mask sized like the machine with an online
 // CPU.
-absl::Status CheckAffinity(bool task_known, TaskId task, const CpuMask& mask, int num_cpus, bool any_online);
+absl::Status CheckAffinity(bool task_known, TaskId task, const CpuMask& mask, int num_cpus,
+                           bool any_online);
 // SetCpuOnline(): the CPU in range.
 absl::Status CheckHotplugCpu(int cpu, int num_cpus);
 // RunFor(): a non-negative duration whose window ends before kNanosMax.

@@ -88,7 +88,17 @@ bool SimTraceEvent::operator==(const SimTraceEvent& o) const {
 
 namespace {
 
-enum class EvKind : uint8_t { kTick, kRunEnd, kResched, kWork, kTimer, kSleepEnd, kAt, kWakeEnqueue, kIdleCommit };
+enum class EvKind : uint8_t {
+  kTick,
+  kRunEnd,
+  kResched,
+  kWork,
+  kTimer,
+  kSleepEnd,
+  kAt,
+  kWakeEnqueue,
+  kIdleCommit
+};
 
 struct Event {
   Nanos time;
@@ -318,7 +328,8 @@ struct Simulator::Impl {
   // A tick / work item / timer that fell due at `start` ends now; it began
   // when the CPU was free (busy_until is still the end of the previous
   // activity: FinishCpuEvent updates it last).
-  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceActivity(const Cpu& c, Nanos start, ActivityKind kind,
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceActivity(const Cpu& c, Nanos start,
+                                                                 ActivityKind kind,
                                                                  TaskId interrupted) {
     static constexpr const char* kCategory[] = {kTraceTick, kTraceKworker, kTraceTimer};
     const char* category = kCategory[static_cast<int>(kind)];
@@ -327,7 +338,8 @@ struct Simulator::Impl {
   ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceSyscall(const Cpu& c, Nanos begin) {
     tracer->Activity(c.id, begin, c.clock, kTraceSyscall, kTraceSyscall, kIdleTask);
   }
-  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceInstant(int cpu, Nanos ts, const char* name) {
+  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceInstant(int cpu, Nanos ts,
+                                                                const char* name) {
     tracer->Instant(cpu, ts, name, {});
   }
   ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceMigrate(TaskId task, int from, int to) {
@@ -367,9 +379,13 @@ struct Simulator::Impl {
 
   int NumRunning(const Cpu& c) const { return sched::NrRunning(c.rq.size(), c.curr); }
 
-  bool WantTickStopped(const Cpu& c) const { return sched::WantTickStopped(c.online, c.mode, NumRunning(c)); }
+  bool WantTickStopped(const Cpu& c) const {
+    return sched::WantTickStopped(c.online, c.mode, NumRunning(c));
+  }
 
-  void PostNextTick(Cpu& c) { Post(sched::NextTickAfter(c.clock, tick_period), EvKind::kTick, c.id, 0, c.tick_gen); }
+  void PostNextTick(Cpu& c) {
+    Post(sched::NextTickAfter(c.clock, tick_period), EvKind::kTick, c.id, 0, c.tick_gen);
+  }
 
   // tick_nohz_stop_tick()
   void StopTick(Cpu& c) {
@@ -395,7 +411,8 @@ struct Simulator::Impl {
 
   // tick_nohz_full_update_tick() / tick_nohz_idle_stop_tick() decisions.
   void UpdateTick(Cpu& c) {
-    sched::UpdateTick(WantTickStopped(c), c.tick_stopped, [&] { StopTick(c); }, [&] { RestartTick(c); });
+    sched::UpdateTick(
+        WantTickStopped(c), c.tick_stopped, [&] { StopTick(c); }, [&] { RestartTick(c); });
   }
 
   // --- scheduling ----------------------------------------------------------------
@@ -470,7 +487,8 @@ struct Simulator::Impl {
 
   // The scheduler model's placement rules over this engine's online flags.
   auto Place() const {
-    return sched::Placement(isolation, num_cpus(), [this](int cpu) { return cpus[static_cast<size_t>(cpu)].online; });
+    return sched::Placement(isolation, num_cpus(),
+                            [this](int cpu) { return cpus[static_cast<size_t>(cpu)].online; });
   }
 
   void Kick(int cpu) {
@@ -509,8 +527,9 @@ struct Simulator::Impl {
 
   // Queued tasks that may no longer run on `c` move elsewhere.
   void EvictQueued(Cpu& c) {
-    c.rq.Partition([&](TaskId id) { return Place().Allowed(task_at(id).affinity, c.id); },
-                   [&](TaskId id) { MoveQueued(id, c.id, Place().Fallback(task_at(id).affinity)); });
+    c.rq.Partition(
+        [&](TaskId id) { return Place().Allowed(task_at(id).affinity, c.id); },
+        [&](TaskId id) { MoveQueued(id, c.id, Place().Fallback(task_at(id).affinity)); });
   }
 
   // sched_balance_newidle() reduced to its effect (SimOptions::newidle_balance):
@@ -534,7 +553,8 @@ struct Simulator::Impl {
     // task_hot(): ran within sysctl_sched_migration_cost -> cache-hot, stays.
     const TaskId task = cpu_at(busiest).rq.TakeFirst([&](TaskId id) {
       const Task& t = task_at(id);
-      return Place().Allowed(t.affinity, c.id) && !t.last_run.Hot(c.clock, options.newidle_migration_cost);
+      return Place().Allowed(t.affinity, c.id) &&
+             !t.last_run.Hot(c.clock, options.newidle_migration_cost);
     });
     if (task == kIdleTask) return false;
     MoveQueued(task, busiest, c.id);
@@ -569,7 +589,8 @@ struct Simulator::Impl {
               id == kIdleTask ? std::string("the idle loop")
                               : absl::StrCat("task ", id, " '", task_at(id).name, "'"),
               " took ", static_cast<int64_t>(kMaxStalledYields) * kMaxInlineSteps,
-              " body steps without running for any time, sleeping, blocking or exiting (a Step::Run(0) or "
+              " body steps without running for any time, sleeping, blocking or exiting (a "
+              "Step::Run(0) or "
               "Step::Yield loop)"));
         }
         // A body that never advances time: let the rest of the machine run.
@@ -588,7 +609,8 @@ struct Simulator::Impl {
           if (!was_idle && options.idle_entry_cost > 0 && c.online) {
             // The idle entry's window (SimOptions::idle_entry_cost).
             c.entering_idle = true;
-            Post(SaturatingAdd(c.clock, options.idle_entry_cost), EvKind::kIdleCommit, c.id, 0, ++c.idle_entry_gen);
+            Post(SaturatingAdd(c.clock, options.idle_entry_cost), EvKind::kIdleCommit, c.id, 0,
+                 ++c.idle_entry_gen);
           }
           return;
         }
@@ -622,7 +644,8 @@ struct Simulator::Impl {
         in_body = saved;
       }
       if (c.curr != id) continue;  // the body's own calls moved it (cannot happen today)
-      if (step.kind != Step::Kind::kYield && (step.kind != Step::Kind::kRun || step.ns > 0)) c.stalled_yields = 0;
+      if (step.kind != Step::Kind::kYield && (step.kind != Step::Kind::kRun || step.ns > 0))
+        c.stalled_yields = 0;
       switch (step.kind) {
         case Step::Kind::kRun:
           if (step.ns > 0) t.run_remaining = step.ns;
@@ -677,7 +700,8 @@ struct Simulator::Impl {
     if (options.wake_select_cost > 0) {
       const auto cost = static_cast<uint64_t>(options.wake_select_cost);
       const Nanos delay = options.wake_select_cost + static_cast<Nanos>(wake_rng() % cost);
-      Post(SaturatingAdd(now, delay), EvKind::kWakeEnqueue, -1, task, static_cast<uint64_t>(target));
+      Post(SaturatingAdd(now, delay), EvKind::kWakeEnqueue, -1, task,
+           static_cast<uint64_t>(target));
       return;
     }
     WakeEnqueue(task, prev, target);
@@ -735,8 +759,8 @@ struct Simulator::Impl {
   // `kind` labels its trace slice; a tick may preempt the interrupted task.
   void EndActivity(Cpu& c, Nanos start, TaskId interrupted, ActivityKind kind) {
     if (interrupted != kIdleTask && c.curr == interrupted) {
-      if (kind == ActivityKind::kTick &&
-          sched::PreemptAtTick(interrupted, c.slice_start, c.clock, options.timeslice, !c.rq.empty())) {
+      if (kind == ActivityKind::kTick && sched::PreemptAtTick(interrupted, c.slice_start, c.clock,
+                                                              options.timeslice, !c.rq.empty())) {
         if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceActivity(c, start, kind, interrupted);
         task_at(interrupted).state = TaskState::kRunnable;
         c.rq.PushBack(interrupted);
@@ -823,7 +847,7 @@ struct Simulator::Impl {
       if (!c.online && (e.kind == EvKind::kWork || e.kind == EvKind::kTimer)) {
         // Runs unbound on a housekeeping CPU (see the file comment).
         const int other = Place().Housekeeping(e.kind == EvKind::kWork ? HousekeepingType::kWq
-                                                                        : HousekeepingType::kTimer);
+                                                                       : HousekeepingType::kTimer);
         Post(e.time, e.kind, other, e.arg, e.gen);
         return;
       }
@@ -932,11 +956,16 @@ struct Simulator::Impl {
 
 const char* CacheDistanceName(CacheDistance d) {
   switch (d) {
-    case CacheDistance::kSameCpu: return "same_cpu";
-    case CacheDistance::kSmtSibling: return "smt_sibling";
-    case CacheDistance::kCrossCoreSameLlc: return "cross_core_same_llc";
-    case CacheDistance::kCrossLlc: return "cross_llc";
-    case CacheDistance::kCrossNode: return "cross_node";
+    case CacheDistance::kSameCpu:
+      return "same_cpu";
+    case CacheDistance::kSmtSibling:
+      return "smt_sibling";
+    case CacheDistance::kCrossCoreSameLlc:
+      return "cross_core_same_llc";
+    case CacheDistance::kCrossLlc:
+      return "cross_llc";
+    case CacheDistance::kCrossNode:
+      return "cross_node";
   }
   return "?";
 }
@@ -952,11 +981,16 @@ CacheDistance CacheDistanceBetween(const Topology& topology, int from, int to) {
 Nanos CacheRefillPenalty::For(CacheDistance d) const {
   if (!enabled) return 0;
   switch (d) {
-    case CacheDistance::kSameCpu: return 0;
-    case CacheDistance::kSmtSibling: return smt_sibling;
-    case CacheDistance::kCrossCoreSameLlc: return cross_core_same_llc;
-    case CacheDistance::kCrossLlc: return cross_llc;
-    case CacheDistance::kCrossNode: return cross_node;
+    case CacheDistance::kSameCpu:
+      return 0;
+    case CacheDistance::kSmtSibling:
+      return smt_sibling;
+    case CacheDistance::kCrossCoreSameLlc:
+      return cross_core_same_llc;
+    case CacheDistance::kCrossLlc:
+      return cross_llc;
+    case CacheDistance::kCrossNode:
+      return cross_node;
   }
   return 0;
 }
@@ -977,8 +1011,8 @@ SimOptions ZeroCostSimOptions(int hz, uint64_t seed) {
 absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(Topology topology,
                                                              IsolationConfig isolation,
                                                              SimOptions options) {
-  if (absl::Status st = sched::CheckDriverSetup("Simulator", options.hz, options.timeslice, topology.num_cpus(),
-                                                isolation.num_cpus());
+  if (absl::Status st = sched::CheckDriverSetup("Simulator", options.hz, options.timeslice,
+                                                topology.num_cpus(), isolation.num_cpus());
       !st.ok()) {
     return st;
   }
@@ -987,17 +1021,20 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(Topology topology,
       options.newidle_migration_cost > kNanosMax / 2 || options.wake_select_cost < 0 ||
       options.wake_select_cost > kNanosMax / 4 || options.idle_entry_cost < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "Simulator: modelled costs must be >= 0 (newidle_migration_cost <= kNanosMax / 2, wake_select_cost <= "
-        "kNanosMax / 4), got tick ", options.tick_cost, " switch ",
-        options.context_switch_cost, " work ", options.work_cost, " timer ", options.timer_cost, " newidle ",
-        options.newidle_cost, " newidle_migration ", options.newidle_migration_cost, " wake_select ",
-        options.wake_select_cost, " idle_entry ", options.idle_entry_cost));
+        "Simulator: modelled costs must be >= 0 (newidle_migration_cost <= kNanosMax / 2, "
+        "wake_select_cost <= "
+        "kNanosMax / 4), got tick ",
+        options.tick_cost, " switch ", options.context_switch_cost, " work ", options.work_cost,
+        " timer ", options.timer_cost, " newidle ", options.newidle_cost, " newidle_migration ",
+        options.newidle_migration_cost, " wake_select ", options.wake_select_cost, " idle_entry ",
+        options.idle_entry_cost));
   }
   if (const CacheRefillPenalty& p = options.refill_penalty;
       p.smt_sibling < 0 || p.cross_core_same_llc < 0 || p.cross_llc < 0 || p.cross_node < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Simulator: refill penalties must be >= 0, got smt_sibling ", p.smt_sibling, " cross_core_same_llc ",
-        p.cross_core_same_llc, " cross_llc ", p.cross_llc, " cross_node ", p.cross_node));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Simulator: refill penalties must be >= 0, got smt_sibling ", p.smt_sibling,
+                     " cross_core_same_llc ", p.cross_core_same_llc, " cross_llc ", p.cross_llc,
+                     " cross_node ", p.cross_node));
   }
   auto impl = std::make_unique<Impl>(std::move(topology), std::move(isolation), options);
   Impl* raw = impl.get();
@@ -1060,8 +1097,9 @@ void Simulator::Wake(TaskId task, int waker_cpu) {
 absl::Status Simulator::SetAffinity(TaskId task, const CpuMask& mask) {
   Impl& s = *impl_;
   const bool known = task >= 0 && static_cast<size_t>(task) < s.tasks.size();
-  if (absl::Status st = sched::CheckAffinity(known, task, mask, s.num_cpus(),
-                                             mask.nbits() == s.num_cpus() && mask.Intersects(s.topology.online()));
+  if (absl::Status st = sched::CheckAffinity(
+          known, task, mask, s.num_cpus(),
+          mask.nbits() == s.num_cpus() && mask.Intersects(s.topology.online()));
       !st.ok()) {
     return st;
   }
@@ -1222,7 +1260,8 @@ absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
 
 absl::Status Simulator::RunFor(Nanos duration) {
   Impl& s = *impl_;
-  if (absl::Status st = sched::CheckRunFor(duration, s.event_time, "virtual time"); !st.ok()) return st;
+  if (absl::Status st = sched::CheckRunFor(duration, s.event_time, "virtual time"); !st.ok())
+    return st;
   if (s.running) return absl::FailedPreconditionError("RunFor: called re-entrantly from a hook");
   if (!s.stall.ok()) return s.stall;
   s.EnsureStarted();

@@ -66,7 +66,8 @@ std::vector<std::string> TraceCpuRoles(const IsolationConfig& config) {
   for (int cpu = 0; cpu < n; ++cpu) {
     std::string r;
     if (config.CpuIsIsolated(cpu)) r = "isolated";
-    if (nohz.nbits() > cpu && nohz.Test(cpu)) absl::StrAppend(&r, r.empty() ? "" : ", ", "nohz_full");
+    if (nohz.nbits() > cpu && nohz.Test(cpu))
+      absl::StrAppend(&r, r.empty() ? "" : ", ", "nohz_full");
     if (r.empty()) r = "housekeeping";
     roles.push_back(std::move(r));
   }
@@ -137,8 +138,9 @@ Nanos TraceRun::LatestTime() const {
 
 void TraceRun::Attach(Driver& driver) {
   driver_ = &driver;
-  clock_label_ = driver.is_simulated() ? "virtual time of the simulator"
-                                       : "host CLOCK_MONOTONIC since the driver started (real threads)";
+  clock_label_ = driver.is_simulated()
+                     ? "virtual time of the simulator"
+                     : "host CLOCK_MONOTONIC since the driver started (real threads)";
   driver.SetTracer(this);
   if (driver.is_simulated() || real_threads_) return;
   // One buffer per CPU thread plus the locked foreign one, equal shares.
@@ -215,8 +217,8 @@ void TraceRun::CpuRuns(int cpu, Nanos ts, int32_t task, std::string_view name) {
   t.name.assign(task >= 0 ? name : std::string_view());
 }
 
-void TraceRun::Activity(int cpu, Nanos start, Nanos end, const char* category, std::string_view name,
-                        int32_t interrupted) {
+void TraceRun::Activity(int cpu, Nanos start, Nanos end, const char* category,
+                        std::string_view name, int32_t interrupted) {
   if (!Wants(cpu) || finished_) return;
   Track& t = *tracks_[static_cast<size_t>(cpu)];
   Event e;
@@ -328,8 +330,8 @@ absl::StatusOr<std::unique_ptr<TraceFile>> TraceFile::Create(const std::string& 
   f->impl_->out.open(path, std::ios::out | std::ios::trunc);
   if (!f->impl_->out.is_open()) {
     const int err = errno;
-    return absl::InvalidArgumentError(absl::StrCat("trace: cannot write '", path, "': ",
-                                                   err != 0 ? std::strerror(err) : "open failed"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "trace: cannot write '", path, "': ", err != 0 ? std::strerror(err) : "open failed"));
   }
   f->WriteLine("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
   // A device that takes no byte (full, read-only media) fails here, before
@@ -338,8 +340,8 @@ absl::StatusOr<std::unique_ptr<TraceFile>> TraceFile::Create(const std::string& 
   f->impl_->out.flush();
   if (!f->impl_->out.good()) {
     const int err = errno;
-    return absl::InvalidArgumentError(absl::StrCat("trace: cannot write '", path, "': ",
-                                                   err != 0 ? std::strerror(err) : "write failed"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "trace: cannot write '", path, "': ", err != 0 ? std::strerror(err) : "write failed"));
   }
   return f;
 }
@@ -379,8 +381,9 @@ absl::StatusOr<std::unique_ptr<TraceRun>> TraceFile::StartRun(TraceRunSpec spec)
         absl::StrCat("trace run '", spec.name, "': ", spec.num_cpus, " CPUs, want 1..", kMaxCpus));
   }
   if (!spec.cpu_roles.empty() && static_cast<int>(spec.cpu_roles.size()) != spec.num_cpus) {
-    return absl::InvalidArgumentError(absl::StrCat("trace run '", spec.name, "': ", spec.cpu_roles.size(),
-                                                   " CPU roles for ", spec.num_cpus, " CPUs"));
+    return absl::InvalidArgumentError(absl::StrCat("trace run '", spec.name,
+                                                   "': ", spec.cpu_roles.size(), " CPU roles for ",
+                                                   spec.num_cpus, " CPUs"));
   }
   CpuMask wanted = CpuMask::Full(spec.num_cpus);
   if (options_.cpus.nbits() > 0) {
@@ -392,13 +395,15 @@ absl::StatusOr<std::unique_ptr<TraceRun>> TraceFile::StartRun(TraceRunSpec spec)
     wanted = std::move(filter);
   }
   MutexLock lk(mu_);
-  if (impl_->closed) return absl::FailedPreconditionError(absl::StrCat("trace: '", path_, "' already closed"));
+  if (impl_->closed)
+    return absl::FailedPreconditionError(absl::StrCat("trace: '", path_, "' already closed"));
   const int64_t limit = impl_->phase_end >= 0 ? impl_->phase_end : options_.max_events;
   const int64_t left = std::max<int64_t>(0, limit - impl_->committed);
   const int64_t budget = left / std::max(1, impl_->planned);
   if (impl_->planned > 0) --impl_->planned;
   impl_->committed += budget;
-  std::unique_ptr<TraceRun> run(new TraceRun(this, impl_->next_pid++, std::move(spec), std::move(wanted), budget));
+  std::unique_ptr<TraceRun> run(
+      new TraceRun(this, impl_->next_pid++, std::move(spec), std::move(wanted), budget));
   impl_->live.push_back(run.get());
   return run;
 }
@@ -436,8 +441,15 @@ void TraceFile::WriteRun(TraceRun& run) {
     impl_->first_event = false;
     WriteLine(line);
   };
-  emit({{"name", "process_name"}, {"ph", "M"}, {"pid", run.pid_}, {"ts", 0}, {"args", {{"name", process_name}}}});
-  emit({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", run.pid_}, {"ts", 0},
+  emit({{"name", "process_name"},
+        {"ph", "M"},
+        {"pid", run.pid_},
+        {"ts", 0},
+        {"args", {{"name", process_name}}}});
+  emit({{"name", "process_sort_index"},
+        {"ph", "M"},
+        {"pid", run.pid_},
+        {"ts", 0},
         {"args", {{"sort_index", run.pid_}}}});
   int64_t written = 0;
   int64_t clipped = 0;
@@ -453,10 +465,19 @@ void TraceFile::WriteRun(TraceRun& run) {
   for (int cpu = 0; cpu < run.num_cpus_; ++cpu) {
     if (!run.Wants(cpu)) continue;
     std::string thread = absl::StrFormat("CPU %03d", cpu);
-    if (!run.roles_.empty()) absl::StrAppend(&thread, " (", run.roles_[static_cast<size_t>(cpu)], ")");
-    emit({{"name", "thread_name"}, {"ph", "M"}, {"pid", run.pid_}, {"tid", cpu + 1}, {"ts", 0},
+    if (!run.roles_.empty())
+      absl::StrAppend(&thread, " (", run.roles_[static_cast<size_t>(cpu)], ")");
+    emit({{"name", "thread_name"},
+          {"ph", "M"},
+          {"pid", run.pid_},
+          {"tid", cpu + 1},
+          {"ts", 0},
           {"args", {{"name", thread}}}});
-    emit({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", run.pid_}, {"tid", cpu + 1}, {"ts", 0},
+    emit({{"name", "thread_sort_index"},
+          {"ph", "M"},
+          {"pid", run.pid_},
+          {"tid", cpu + 1},
+          {"ts", 0},
           {"args", {{"sort_index", cpu}}}});
     std::vector<Event*>& evs = per_cpu[static_cast<size_t>(cpu)];
     if (!marked) {
@@ -518,14 +539,10 @@ void TraceFile::WriteRun(TraceRun& run) {
   impl_->written += written;
   impl_->dropped += dropped;
   impl_->committed += written - run.budget_;
-  nlohmann::json summary = {{"pid", run.pid_},
-                            {"name", run.name_},
-                            {"clock", run.clock_label_},
-                            {"cpus", run.wanted_.ToString()},
-                            {"max_events", run.budget_},
-                            {"events", written},
-                            {"dropped", dropped},
-                            {"truncated", truncated},
+  nlohmann::json summary = {{"pid", run.pid_},           {"name", run.name_},
+                            {"clock", run.clock_label_}, {"cpus", run.wanted_.ToString()},
+                            {"max_events", run.budget_}, {"events", written},
+                            {"dropped", dropped},        {"truncated", truncated},
                             {"clipped_slices", clipped}};
   if (truncated) summary["first_dropped_ts_us"] = Us(first_drop == kNanosMax ? 0 : first_drop);
   impl_->runs.push_back(std::move(summary));
@@ -535,8 +552,10 @@ absl::Status TraceFile::Close() {
   std::vector<TraceRun*> live;
   {
     MutexLock lk(mu_);
-    if (impl_->closed) return impl_->write_failed ? absl::InternalError(absl::StrCat("trace: writing '", path_, "' failed"))
-                                                  : absl::OkStatus();
+    if (impl_->closed)
+      return impl_->write_failed
+                 ? absl::InternalError(absl::StrCat("trace: writing '", path_, "' failed"))
+                 : absl::OkStatus();
     live = impl_->live;
   }
   // Runs the caller did not finish end at their last recorded time.
@@ -547,23 +566,26 @@ absl::Status TraceFile::Close() {
   MutexLock lk(mu_);
   impl_->live.clear();
   const bool truncated = impl_->dropped > 0;
-  nlohmann::json other = {{"generator", "isolation (include/isolation/runtime/trace.h)"},
-                          {"max_events", std::to_string(options_.max_events)},
-                          {"events", std::to_string(impl_->written)},
-                          {"dropped_events", std::to_string(impl_->dropped)},
-                          {"truncated", truncated ? "true" : "false"},
-                          {"cpus", options_.cpus.nbits() == 0 ? std::string("all") : options_.cpus.ToString()}};
-  nlohmann::json summary = {{"max_events", options_.max_events},
-                            {"events", impl_->written},
-                            {"dropped_events", impl_->dropped},
-                            {"truncated", truncated},
-                            {"cpus", options_.cpus.nbits() == 0 ? std::string("all") : options_.cpus.ToString()},
-                            {"runs", impl_->runs}};
+  nlohmann::json other = {
+      {"generator", "isolation (include/isolation/runtime/trace.h)"},
+      {"max_events", std::to_string(options_.max_events)},
+      {"events", std::to_string(impl_->written)},
+      {"dropped_events", std::to_string(impl_->dropped)},
+      {"truncated", truncated ? "true" : "false"},
+      {"cpus", options_.cpus.nbits() == 0 ? std::string("all") : options_.cpus.ToString()}};
+  nlohmann::json summary = {
+      {"max_events", options_.max_events},
+      {"events", impl_->written},
+      {"dropped_events", impl_->dropped},
+      {"truncated", truncated},
+      {"cpus", options_.cpus.nbits() == 0 ? std::string("all") : options_.cpus.ToString()},
+      {"runs", impl_->runs}};
   WriteLine(absl::StrCat("],\"otherData\":", Dump(other), ",\"isolation\":", Dump(summary), "}"));
   impl_->out.close();
   if (impl_->out.fail()) impl_->write_failed = true;
   impl_->closed = true;
-  if (impl_->write_failed) return absl::InternalError(absl::StrCat("trace: writing '", path_, "' failed"));
+  if (impl_->write_failed)
+    return absl::InternalError(absl::StrCat("trace: writing '", path_, "' failed"));
   return absl::OkStatus();
 }
 

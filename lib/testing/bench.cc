@@ -53,7 +53,8 @@ void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n
   state.counters["clock_read_ns"] = clock_s * 1e9 / static_cast<double>(batches);
   state.counters[std::string(baseline_name) + "_ns_per_op"] = baseline_ns;
   state.counters["ratio_to_" + std::string(baseline_name)] =
-      baseline_ns > 0 && subject_ns > 0 ? subject_ns / baseline_ns : 0.0;  // 0: below the clock's resolution
+      baseline_ns > 0 && subject_ns > 0 ? subject_ns / baseline_ns
+                                        : 0.0;  // 0: below the clock's resolution
 }
 
 }  // namespace isolation::testing

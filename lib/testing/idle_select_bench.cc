@@ -50,7 +50,9 @@ struct Case {
       state->SetNrRunning(c, 1);
     }
     for (int c = 0; c < n; ++c) state->Tick(c);
-    if (absl::Status s = state->UpdateIdleCpuScan(0, int64_t{nbusy} * is::kSchedCapacityScale); !s.ok()) return s;
+    if (absl::Status s = state->UpdateIdleCpuScan(0, int64_t{nbusy} * is::kSchedCapacityScale);
+        !s.ok())
+      return s;
     for (int i = 0; i < 1024; ++i) {
       const int target = busy.empty() ? static_cast<int>(rng() % static_cast<uint64_t>(n))
                                       : busy[static_cast<size_t>(rng() % busy.size())];
@@ -79,8 +81,8 @@ struct Case {
   }
 };
 
-void BM_IdleSelect(benchmark::State& bm, const std::string& variant, const std::string& baseline, int n,
-                   int busy_pct) {
+void BM_IdleSelect(benchmark::State& bm, const std::string& variant, const std::string& baseline,
+                   int n, int busy_pct) {
   Case subject, base;
   absl::Status init = subject.Init(variant, n, busy_pct);
   if (init.ok()) init = base.Init(baseline, n, busy_pct);
@@ -105,19 +107,22 @@ absl::Status RegisterIdleSelectBenchmarks(std::string_view variant, std::string_
     if (!e.ok()) return e.status();
   }
   for (int n : grid.llc_cpus) {
-    if (n < 2 || n > 4096) return absl::InvalidArgumentError(absl::StrCat("idle_select bench: llc_cpus ", n));
+    if (n < 2 || n > 4096)
+      return absl::InvalidArgumentError(absl::StrCat("idle_select bench: llc_cpus ", n));
   }
   for (int b : grid.busy_pct) {
-    if (b < 0 || b > 100) return absl::InvalidArgumentError(absl::StrCat("idle_select bench: busy_pct ", b));
+    if (b < 0 || b > 100)
+      return absl::InvalidArgumentError(absl::StrCat("idle_select bench: busy_pct ", b));
   }
   const std::string v = (*is::FindSelector(variant))->name;
   const std::string base = (*is::FindSelector(baseline))->name;
   for (int n : grid.llc_cpus) {
     for (int busy : grid.busy_pct) {
-      const std::string name = absl::StrCat("BM_IdleSelect/", v, "_vs_", base, "/llc:", n, "/busy:", busy);
-      benchmark::RegisterBenchmark(name.c_str(),
-                                   [v, base, n, busy](benchmark::State& bm) { BM_IdleSelect(bm, v, base, n, busy); })
-          ->UseManualTime();
+      const std::string name =
+          absl::StrCat("BM_IdleSelect/", v, "_vs_", base, "/llc:", n, "/busy:", busy);
+      benchmark::RegisterBenchmark(name.c_str(), [v, base, n, busy](benchmark::State& bm) {
+        BM_IdleSelect(bm, v, base, n, busy);
+      })->UseManualTime();
     }
   }
   return absl::OkStatus();

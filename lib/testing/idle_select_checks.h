@@ -20,8 +20,8 @@ namespace is = ::isolation::idle_select;
 // What the checks may assume about a selector (from what it declares).
 struct Profile {
   is::SelectorTraits traits;
-  int max_probes_at_0 = 0;    // MaxScanProbes(0)
-  int max_probes_at_64 = 0;   // MaxScanProbes(64)
+  int max_probes_at_0 = 0;   // MaxScanProbes(0)
+  int max_probes_at_64 = 0;  // MaxScanProbes(64)
   bool scan_style() const { return !traits.claims_cpus; }
   bool claim_style() const { return traits.claims_cpus; }
 };
@@ -44,16 +44,18 @@ const std::vector<CheckImpl>& SimChecks();
 // Applicability predicates.
 inline std::string Always(const Profile&) { return ""; }
 inline std::string ScanStyleOnly(const Profile& p) {
-  return p.scan_style() ? "" : "claim-style selector: the property is stated for scan-style selectors";
+  return p.scan_style() ? ""
+                        : "claim-style selector: the property is stated for scan-style selectors";
 }
 inline std::string ClaimStyleOnly(const Profile& p) {
-  return p.claim_style() ? "" : "scan-style selector: it claims nothing (the property is about claims)";
+  return p.claim_style() ? ""
+                         : "scan-style selector: it claims nothing (the property is about claims)";
 }
 
 // A state for `selector`, or nullptr with a violation recorded.
 std::unique_ptr<is::IdleState> StateOrViolation(const std::string& selector,
-                                                absl::StatusOr<is::IdleTopology> topology, is::Options options,
-                                                Violations& v);
+                                                absl::StatusOr<is::IdleTopology> topology,
+                                                is::Options options, Violations& v);
 // One random transition of one CPU: busy, idle (tick stopped), a short idle
 // (tick running), a tick, SCHED_IDLE-only or a pending wakeup, a wakeup landing
 // on an idle CPU before it switches (busy by idle_cpu() while the idle task is

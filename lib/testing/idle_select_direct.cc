@@ -43,9 +43,9 @@ void MakeIdle(idle_select::IdleState& st, int cpu) {
   st.TickStop(cpu);
 }
 
-absl::StatusOr<std::unique_ptr<idle_select::IdleState>> NewIdleState(std::string_view selector,
-                                                                      absl::StatusOr<idle_select::IdleTopology> topology,
-                                                                      idle_select::Options options) {
+absl::StatusOr<std::unique_ptr<idle_select::IdleState>> NewIdleState(
+    std::string_view selector, absl::StatusOr<idle_select::IdleTopology> topology,
+    idle_select::Options options) {
   options.variant = selector;
   return idle_select::IdleState::Create(std::move(topology), std::move(options));
 }
@@ -53,8 +53,8 @@ absl::StatusOr<std::unique_ptr<idle_select::IdleState>> NewIdleState(std::string
 namespace idle_select_conformance {
 
 std::unique_ptr<is::IdleState> StateOrViolation(const std::string& selector,
-                                                absl::StatusOr<is::IdleTopology> topology, is::Options options,
-                                                Violations& v) {
+                                                absl::StatusOr<is::IdleTopology> topology,
+                                                is::Options options, Violations& v) {
   auto st = NewIdleState(selector, std::move(topology), std::move(options));
   if (!st.ok()) {
     v.push_back(absl::StrCat("cannot create selector '", selector, "': ", st.status().ToString()));
@@ -113,7 +113,9 @@ CpuMask RandomAffinity(int n, std::mt19937_64& rng) {
   return m;
 }
 
-std::string Where(uint64_t seed, int step) { return absl::StrCat("seed ", seed, " step ", step, ": "); }
+std::string Where(uint64_t seed, int step) {
+  return absl::StrCat("seed ", seed, " step ", step, ": ");
+}
 
 std::string CpuState(const is::IdleState& st, int cpu) {
   const is::CpuSnapshot c = st.cpu(cpu);
@@ -173,7 +175,8 @@ Violations CheckI2(const std::string& sel) {
     const int target = RandomCpu(*st, rng);
     const is::Selection s = st->Select(t, {.target = target});
     if (s.cpu >= 0 && iso.Test(s.cpu) && s.cpu != target) {
-      v.push_back(absl::StrCat("I2: step ", i, ": isolated cpu ", s.cpu, " returned for target ", target));
+      v.push_back(
+          absl::StrCat("I2: step ", i, ": isolated cpu ", s.cpu, " returned for target ", target));
     }
   }
   return v;
@@ -191,13 +194,15 @@ Violations CheckI3I6(const std::string& sel) {
     const int n = st->num_cpus();
     for (int i = 0; i < 2000; ++i) {
       RandomStep(*st, rng);
-      if (i % 5 == 0) (void)st->SetBudget(static_cast<int>(rng() % 4), static_cast<int>(rng() % 17));
+      if (i % 5 == 0)
+        (void)st->SetBudget(static_cast<int>(rng() % 4), static_cast<int>(rng() % 17));
       if (i % 3 != 0) continue;
       const CpuMask aff = RandomAffinity(n, rng);
       is::WakeTask t{.prev_cpu = RandomCpu(*st, rng),
                      .recent_used_cpu = static_cast<int>(rng() % static_cast<uint64_t>(n + 1)) - 1,
                      .affinity = &aff};
-      const is::WakeContext ctx{.target = RandomCpu(*st, rng), .waker_cpu = RandomCpu(*st, rng),
+      const is::WakeContext ctx{.target = RandomCpu(*st, rng),
+                                .waker_cpu = RandomCpu(*st, rng),
                                 .sync = (rng() & 1) != 0};
       const is::Selection s = st->Select(t, ctx);
       if (!claims && (s.cpu < 0 || s.cpu >= n)) {
@@ -209,7 +214,8 @@ Violations CheckI3I6(const std::string& sel) {
         break;
       }
       if (s.cpu >= 0 && !aff.Test(s.cpu)) {
-        v.push_back(Where(seed, i) + absl::StrCat("I3: cpu ", s.cpu, " not in affinity ", aff.ToString()));
+        v.push_back(Where(seed, i) +
+                    absl::StrCat("I3: cpu ", s.cpu, " not in affinity ", aff.ToString()));
         break;
       }
       if (s.claimed) MakeBusy(*st, s.cpu);  // the task runs there
@@ -229,20 +235,26 @@ Violations CheckI4(const std::string& sel) {
       std::mt19937_64 rng(seed * 7919 + (rule ? 1 : 0));
       is::Options o;
       o.sched_idle_wakee_rule = rule;
-      auto st = StateOrViolation(sel, is::IdleTopology::Uniform(2, 16, seed % 2 == 0 ? 2 : 1), o, v);
+      auto st =
+          StateOrViolation(sel, is::IdleTopology::Uniform(2, 16, seed % 2 == 0 ? 2 : 1), o, v);
       if (st == nullptr) return v;
       for (int i = 0; i < 3000 && v.size() < 5; ++i) {
         RandomStep(*st, rng);
         if (rng() % 4 == 0) (void)st->SetIdleCoresHint(static_cast<int>(rng() % 2), true);
-        if (i % 5 == 0) (void)st->SetBudget(static_cast<int>(rng() % 2), static_cast<int>(rng() % 33));
-        is::WakeTask t{.prev_cpu = RandomCpu(*st, rng), .recent_used_cpu = RandomCpu(*st, rng),
+        if (i % 5 == 0)
+          (void)st->SetBudget(static_cast<int>(rng() % 2), static_cast<int>(rng() % 33));
+        is::WakeTask t{.prev_cpu = RandomCpu(*st, rng),
+                       .recent_used_cpu = RandomCpu(*st, rng),
                        .sched_idle = rng() % 3 == 0};
         const is::Selection s = st->Select(t, {.target = RandomCpu(*st, rng)});
         if (!s.idle_found() || s.cpu < 0) continue;
-        const bool ok = st->AvailableIdleCpu(s.cpu) || (st->SchedIdleCpu(s.cpu) && !(t.sched_idle && rule));
+        const bool ok =
+            st->AvailableIdleCpu(s.cpu) || (st->SchedIdleCpu(s.cpu) && !(t.sched_idle && rule));
         if (!ok) {
           v.push_back(Where(seed, i) + absl::StrCat("I4: returned as idle ", CpuState(*st, s.cpu),
-                                                    rule && t.sched_idle ? " (SCHED_IDLE wakee, 2026 rule on)" : ""));
+                                                    rule && t.sched_idle
+                                                        ? " (SCHED_IDLE wakee, 2026 rule on)"
+                                                        : ""));
         }
       }
     }
@@ -295,8 +307,8 @@ Violations CheckI8(const std::string& sel) {
       is::WakeTask t{.prev_cpu = RandomCpu(*st, rng)};
       const is::Selection s = st->Select(t, {.target = RandomCpu(*st, rng)});
       if (s.probes > limit) {
-        v.push_back(Where(seed, i) + absl::StrCat("I8: ", s.probes, " probes at budget ", budget, " (limit ",
-                                                  limit, ")"));
+        v.push_back(Where(seed, i) + absl::StrCat("I8: ", s.probes, " probes at budget ", budget,
+                                                  " (limit ", limit, ")"));
         break;
       }
     }
@@ -311,14 +323,17 @@ Violations CheckI8(const std::string& sel) {
   is::WakeTask t{.prev_cpu = 0};
   const is::Selection s = st->Select(t, {.target = 0});
   if (s.probes != 0 || s.idle_found()) {
-    v.push_back(absl::StrCat("I8: budget 0 with the idle-core hint set: ", s.probes, " probes, cpu ", s.cpu,
-                             s.idle_found() ? " found" : "", " (want no probe and the fallback)"));
+    v.push_back(absl::StrCat("I8: budget 0 with the idle-core hint set: ", s.probes,
+                             " probes, cpu ", s.cpu, s.idle_found() ? " found" : "",
+                             " (want no probe and the fallback)"));
   }
   return v;
 }
 
 std::string IdleCoreHintOnly(const Profile& p) {
-  return p.traits.idle_core_hint ? "" : "the selector does not declare the idle-core hint (SelectorTraits)";
+  return p.traits.idle_core_hint
+             ? ""
+             : "the selector does not declare the idle-core hint (SelectorTraits)";
 }
 
 // I9 Idle-core hint: set only when every sibling of a CPU entering idle is
@@ -336,11 +351,13 @@ Violations CheckI9(const std::string& sel) {
   (void)st->SetBudget(0, 16);
   is::WakeTask t{.prev_cpu = 0};
   (void)st->Select(t, {.target = 0});
-  if (st->llc(0).has_idle_cores) v.push_back("I9: hint still set after an idle-core scan that found no idle core");
+  if (st->llc(0).has_idle_cores)
+    v.push_back("I9: hint still set after an idle-core scan that found no idle core");
   MakeIdle(*st, 6);
   if (st->llc(0).has_idle_cores) v.push_back("I9: hint set while sibling 7 of cpu 6 is busy");
   MakeIdle(*st, 7);
-  if (!st->llc(0).has_idle_cores) v.push_back("I9: hint not set when core 3 (cpus 6, 7) became fully idle");
+  if (!st->llc(0).has_idle_cores)
+    v.push_back("I9: hint not set when core 3 (cpus 6, 7) became fully idle");
   if (st->selector().MaxScanProbes(0) == 0) {
     (void)st->SetBudget(0, 0);
     t = {.prev_cpu = 0};
@@ -355,7 +372,8 @@ Violations CheckI9(const std::string& sel) {
   AllBusySettled(*plain);
   MakeIdle(*plain, 6);
   MakeIdle(*plain, 7);
-  if (plain->llc(0).has_idle_cores) v.push_back("I9: smt_preference off, yet a fully idle core set the hint");
+  if (plain->llc(0).has_idle_cores)
+    v.push_back("I9: smt_preference off, yet a fully idle core set the hint");
   MakeBusySettled(*plain, 6);
   MakeBusySettled(*plain, 7);
   MakeIdle(*plain, 5);
@@ -364,14 +382,17 @@ Violations CheckI9(const std::string& sel) {
   t = {.prev_cpu = 0};
   (void)plain->Select(t, {.target = 0});
   if (!plain->llc(0).has_idle_cores) {
-    v.push_back("I9: smt_preference off, yet a selection ran an idle-core scan (it cleared the hint)");
+    v.push_back(
+        "I9: smt_preference off, yet a selection ran an idle-core scan (it cleared the hint)");
   }
   return v;
 }
 
 std::string HasIdleHint(const Profile& p) {
   if (p.claim_style()) return "";
-  return p.traits.idle_hint_clear == is::HintClear::kNoHint ? "the selector keeps no idle hint (SelectorTraits)" : "";
+  return p.traits.idle_hint_clear == is::HintClear::kNoHint
+             ? "the selector keeps no idle hint (SelectorTraits)"
+             : "";
 }
 
 // I10 Staleness bounds of the selector's idle hint; for claim-style
@@ -387,14 +408,16 @@ Violations CheckI10(const std::string& sel) {
   if (traits.idle_hint_clear != is::HintClear::kNoHint) {
     const CpuMask idle = st->selector().IdleHint();
     if (idle.nbits() == 0 || !idle.Test(3)) {
-      v.push_back(absl::StrCat("I10: the idle hint ", idle.ToString(), " misses cpu 3 after its idle entry"));
+      v.push_back(absl::StrCat("I10: the idle hint ", idle.ToString(),
+                               " misses cpu 3 after its idle entry"));
     }
     MakeBusy(*st, 3);
     if (traits.idle_hint_clear == is::HintClear::kOnIdleExit && st->selector().IdleHint().Test(3)) {
       v.push_back("I10: cpu 3 still in the idle hint after its idle exit (declared kOnIdleExit)");
     }
     st->Tick(3);
-    if (st->selector().IdleHint().Test(3)) v.push_back("I10: cpu 3 still in the idle hint after a busy tick");
+    if (st->selector().IdleHint().Test(3))
+      v.push_back("I10: cpu 3 still in the idle hint after a busy tick");
   }
   if (traits.claims_cpus) {
     auto fresh = StateOrViolation(sel, is::IdleTopology::Uniform(1, 8), {}, v);
@@ -411,8 +434,9 @@ Violations CheckI10(const std::string& sel) {
     t = {.prev_cpu = 0};
     const is::Selection again = fresh->Select(t, {.target = 0});
     if (again.cpu != 3 || !again.claimed) {
-      v.push_back(absl::StrCat("I10: cpu 3, claimed without a task, not claimable after its idle loop (got ",
-                               again.cpu, ")"));
+      v.push_back(absl::StrCat(
+          "I10: cpu 3, claimed without a task, not claimable after its idle loop (got ", again.cpu,
+          ")"));
     }
   }
   return v;
@@ -429,7 +453,8 @@ Violations CheckI12(const std::string& sel) {
     for (int c = 0; c < 16; ++c) st->Tick(c);  // still busy
   }
   if (st->TotalSharedWrites() != before) {
-    v.push_back(absl::StrCat("I12: ", st->TotalSharedWrites() - before, " shared writes from 1600 busy ticks"));
+    v.push_back(absl::StrCat("I12: ", st->TotalSharedWrites() - before,
+                             " shared writes from 1600 busy ticks"));
   }
   MakeIdle(*st, 2);
   const int64_t after_idle = st->TotalSharedWrites();
@@ -439,11 +464,13 @@ Violations CheckI12(const std::string& sel) {
     st->TickStop(2);
   }
   if (st->TotalSharedWrites() != after_idle) {
-    v.push_back(absl::StrCat("I12: ", st->TotalSharedWrites() - after_idle, " shared writes from idle re-entries"));
+    v.push_back(absl::StrCat("I12: ", st->TotalSharedWrites() - after_idle,
+                             " shared writes from idle re-entries"));
   }
   for (int i = 0; i < 100; ++i) (void)st->UpdateIdleCpuScan(0, 5000);
   if (st->llc(0).budget_stores > 1) {
-    v.push_back(absl::StrCat("I12: ", st->llc(0).budget_stores, " budget stores for 100 identical updates"));
+    v.push_back(absl::StrCat("I12: ", st->llc(0).budget_stores,
+                             " budget stores for 100 identical updates"));
   }
   return v;
 }
@@ -466,12 +493,13 @@ Violations CheckI13(const std::string& sel) {
     MakeIdle(*st, 5);
   }
   if (st->TotalSharedWrites() != before) {
-    v.push_back(absl::StrCat("I13: the domain-isolated cpu 5 made ", st->TotalSharedWrites() - before,
-                             " shared writes"));
+    v.push_back(absl::StrCat("I13: the domain-isolated cpu 5 made ",
+                             st->TotalSharedWrites() - before, " shared writes"));
   }
   for (const is::MaskSnapshot& m : st->SelectorMasks()) {
     if (m.cpus.nbits() != 0 && m.cpus.Test(5)) {
-      v.push_back(absl::StrCat("I13: the domain-isolated cpu 5 is in mask '", m.name, "' scope ", m.scope));
+      v.push_back(
+          absl::StrCat("I13: the domain-isolated cpu 5 is in mask '", m.name, "' scope ", m.scope));
     }
   }
   return v;
@@ -489,12 +517,14 @@ Violations CheckS5(const std::string& sel) {
   MakeIdle(*st, 10);
   MakeIdle(*st, 11);
   MakeIdle(*st, 4);
-  if (!st->llc(0).has_idle_cores) v.push_back("S5: __update_idle_core did not set the hint for core 5");
+  if (!st->llc(0).has_idle_cores)
+    v.push_back("S5: __update_idle_core did not set the hint for core 5");
   (void)st->SetBudget(0, 1);
   is::WakeTask t{.prev_cpu = 0};
   const is::Selection s = st->Select(t, {.target = 0});
   if (!s.idle_found() || (s.cpu != 10 && s.cpu != 11)) {
-    v.push_back(absl::StrCat("S5: budget 1, hint set: got cpu ", s.cpu, ", want 10 or 11 (core 5)"));
+    v.push_back(
+        absl::StrCat("S5: budget 1, hint set: got cpu ", s.cpu, ", want 10 or 11 (core 5)"));
   }
   MakeBusySettled(*st, 10);
   MakeBusySettled(*st, 11);
@@ -502,7 +532,8 @@ Violations CheckS5(const std::string& sel) {
   t = {.prev_cpu = 0};
   const is::Selection half = st->Select(t, {.target = 0});
   if (!half.idle_found() || half.cpu != 4) {
-    v.push_back(absl::StrCat("S5: no idle core: got cpu ", half.cpu, ", want the half-idle sibling 4"));
+    v.push_back(
+        absl::StrCat("S5: no idle core: got cpu ", half.cpu, ", want the half-idle sibling 4"));
   }
   if (st->llc(0).has_idle_cores) v.push_back("S5: hint still set after the failed idle-core scan");
   return v;
@@ -517,11 +548,13 @@ Violations CheckS7(const std::string& sel) {
   const CpuMask iso = CpuMask::Range(16, 8, 15);
   std::vector<int> cores(16);
   for (int i = 0; i < 16; ++i) cores[static_cast<size_t>(i)] = i;
-  auto st = StateOrViolation(
-      sel, is::IdleTopology::FromIds(std::vector<int>(16, 0), cores, std::vector<int>(16, 0), CpuMask(), iso), {},
-      v);
+  auto st = StateOrViolation(sel,
+                             is::IdleTopology::FromIds(std::vector<int>(16, 0), cores,
+                                                       std::vector<int>(16, 0), CpuMask(), iso),
+                             {}, v);
   if (st == nullptr) return v;
-  if (st->llc(0).span != CpuMask::Range(16, 0, 7)) v.push_back("S7: LLC span " + st->llc(0).span.ToString());
+  if (st->llc(0).span != CpuMask::Range(16, 0, 7))
+    v.push_back("S7: LLC span " + st->llc(0).span.ToString());
   for (int c = 0; c < 8; ++c) MakeBusySettled(*st, c);
   const int64_t writes_before = st->TotalSharedWrites();
   for (int c = 8; c < 16; ++c) {
@@ -529,17 +562,20 @@ Violations CheckS7(const std::string& sel) {
     st->Tick(c);
     MakeIdle(*st, c);
   }
-  if (st->TotalSharedWrites() != writes_before) v.push_back("S7: isolated CPUs wrote a shared line (I13)");
+  if (st->TotalSharedWrites() != writes_before)
+    v.push_back("S7: isolated CPUs wrote a shared line (I13)");
   for (const is::MaskSnapshot& m : st->SelectorMasks()) {
     if (m.cpus.nbits() == 16 && m.cpus.Intersects(iso)) {
-      v.push_back(absl::StrCat("S7: mask '", m.name, "' ", m.cpus.ToString(), " holds isolated CPUs"));
+      v.push_back(
+          absl::StrCat("S7: mask '", m.name, "' ", m.cpus.ToString(), " holds isolated CPUs"));
     }
   }
   const CpuMask all = CpuMask::Full(16);
   for (int prev : {0, 5, 9, 14}) {
     is::WakeTask t{.prev_cpu = prev, .recent_used_cpu = 8 + prev % 8, .affinity = &all};
     const is::Selection s = st->Select(t, {.target = 3});
-    if (s.cpu != 3) v.push_back(absl::StrCat("S7: prev ", prev, ", target 3, 0-7 busy: got ", s.cpu, ", want 3"));
+    if (s.cpu != 3)
+      v.push_back(absl::StrCat("S7: prev ", prev, ", target 3, 0-7 busy: got ", s.cpu, ", want 3"));
   }
   is::WakeTask t{.prev_cpu = 12, .affinity = &all};
   if (const int c = st->Select(t, {.target = 12}).cpu; c != 12) {
@@ -550,7 +586,9 @@ Violations CheckS7(const std::string& sel) {
 
 std::string BoundedProbes(const Profile& p) {
   if (!p.scan_style()) return "claim-style selector: probes are claim attempts, no budget";
-  return p.max_probes_at_64 == is::kUnboundedProbes ? "the selector declares no probe bound (MaxScanProbes)" : "";
+  return p.max_probes_at_64 == is::kUnboundedProbes
+             ? "the selector declares no probe bound (MaxScanProbes)"
+             : "";
 }
 std::string ScanWithIdleCoreHint(const Profile& p) {
   const std::string s = ScanStyleOnly(p);
@@ -562,53 +600,62 @@ std::string ScanWithIdleCoreHint(const Profile& p) {
 const std::vector<CheckImpl>& DirectChecks() {
   static const auto* checks = new std::vector<CheckImpl>{
       {"I1_SubsetQuiescent", "IdleSelectConformance",
-       "the selector's masks are consistent (CheckQuiescent) after random schedules with rebuilds", &Always,
-       &CheckI1,
-       "10 seeds x 2000 steps (500 selections, 21 rebuilds each), 32-CPU 2-LLC SMT2 2-node machine"},
+       "the selector's masks are consistent (CheckQuiescent) after random schedules with rebuilds",
+       &Always, &CheckI1,
+       "10 seeds x 2000 steps (500 selections, 21 rebuilds each), 32-CPU 2-LLC SMT2 2-node "
+       "machine"},
       {"I2_IsolatedOnlyAsTarget", "IdleSelectConformance",
        "a domain-isolated CPU comes back only as the target itself", &ScanStyleOnly, &CheckI2,
        "5000 selections on one instance, 32-CPU 2-LLC SMT2 machine, 7 isolated CPUs"},
       {"I3_Affinity_I6_Totality", "IdleSelectConformance",
-       "every returned CPU is allowed; scan-style selections always return a CPU", &Always, &CheckI3I6,
+       "every returned CPU is allowed; scan-style selections always return a CPU", &Always,
+       &CheckI3I6,
        "20 seeds x 667 selections, 64-CPU 4-LLC 2-node machines (SMT1, SMT2), random affinities"},
-      {"I4_HintOnly", "IdleSelectConformance", "a CPU returned as idle passes the fresh per-CPU check",
-       &ScanStyleOnly, &CheckI4,
+      {"I4_HintOnly", "IdleSelectConformance",
+       "a CPU returned as idle passes the fresh per-CPU check", &ScanStyleOnly, &CheckI4,
        "2 rules x 10 seeds x 3000 selections, 32/64-CPU 2-LLC machines (SMT1, SMT2)"},
-      {"I7_OrderTargetPrevRecent", "IdleSelectConformance", "target, then prev, then recent_used_cpu",
-       &ScanStyleOnly, &CheckI7,
+      {"I7_OrderTargetPrevRecent", "IdleSelectConformance",
+       "target, then prev, then recent_used_cpu", &ScanStyleOnly, &CheckI7,
        "forced: 3 selections, 16-CPU 1-LLC machine"},
       {"I8_ProbesWithinBudget", "IdleSelectConformance",
        "at most MaxScanProbes(budget) probes; SIS_UTIL's cut at budget 0", &BoundedProbes, &CheckI8,
        "10 seeds x 3000 selections, 64-CPU 1-LLC machine; 1 forced budget-0 selection"},
-      {"I9_IdleCoreHint", "IdleSelectConformance", "the idle-core hint is set, cleared and ignored as mainline's",
-       &ScanWithIdleCoreHint, &CheckI9,
-       "forced: 4 selections, 16-CPU 1-LLC SMT2 machine (smt_preference on and off)"},
-      {"I10_StalenessBounds", "IdleSelectConformance", "an idle hint forgets a busy CPU within its declared bound",
-       &HasIdleHint, &CheckI10,
+      {"I9_IdleCoreHint", "IdleSelectConformance",
+       "the idle-core hint is set, cleared and ignored as mainline's", &ScanWithIdleCoreHint,
+       &CheckI9, "forced: 4 selections, 16-CPU 1-LLC SMT2 machine (smt_preference on and off)"},
+      {"I10_StalenessBounds", "IdleSelectConformance",
+       "an idle hint forgets a busy CPU within its declared bound", &HasIdleHint, &CheckI10,
        "forced: 2 selections, 8-CPU 1-LLC machine"},
-      {"I12_WriteEconomy", "IdleSelectConformance", "no shared write without a change of state", &Always, &CheckI12,
+      {"I12_WriteEconomy", "IdleSelectConformance", "no shared write without a change of state",
+       &Always, &CheckI12,
        "forced: 1600 busy ticks, 100 idle re-entries, 100 budget updates, 16-CPU SMT2 machine"},
-      {"I13_NoWritesWithoutDomain", "IdleSelectConformance", "a CPU without sd_llc writes nothing shared",
-       &ScanStyleOnly, &CheckI13,
+      {"I13_NoWritesWithoutDomain", "IdleSelectConformance",
+       "a CPU without sd_llc writes nothing shared", &ScanStyleOnly, &CheckI13,
        "forced: 50 busy/idle cycles of one isolated CPU, 8-CPU machine"},
-      {"S5_IdleCoreMode", "IdleSelectConformance", "whole idle cores first whatever the budget; hint cleared after",
-       &ScanWithIdleCoreHint, &CheckS5,
-       "forced: 2 selections, 16-CPU 1-LLC SMT2 machine"},
-      {"S7_IsolationDirect", "IdleSelectConformance", "isolcpus=domain CPUs stay out of spans, masks and placements",
-       &ScanStyleOnly, &CheckS7,
+      {"S5_IdleCoreMode", "IdleSelectConformance",
+       "whole idle cores first whatever the budget; hint cleared after", &ScanWithIdleCoreHint,
+       &CheckS5, "forced: 2 selections, 16-CPU 1-LLC SMT2 machine"},
+      {"S7_IsolationDirect", "IdleSelectConformance",
+       "isolcpus=domain CPUs stay out of spans, masks and placements", &ScanStyleOnly, &CheckS7,
        "forced: 5 selections, 16-CPU 1-LLC machine with 8 isolated CPUs"},
       {"I6_EmptyAffinityNoCpu", "IdleSelectConformance",
-       "an affinity without an online CPU yields cpu -1, not idle, nothing claimed", &Always, &CheckEmptyAffinity,
-       "512 selections: 2 machines (8-CPU; 64-CPU 4-LLC SMT2 2-node) x 4 machine states x 64 wakeups"},
+       "an affinity without an online CPU yields cpu -1, not idle, nothing claimed", &Always,
+       &CheckEmptyAffinity,
+       "512 selections: 2 machines (8-CPU; 64-CPU 4-LLC SMT2 2-node) x 4 machine states x 64 "
+       "wakeups"},
       {"D1_DomainFromTraits", "IdleSelectConformance",
-       "every returned CPU lies in the declared SelectorTraits::domain (target or its LLC span; prev's node)",
+       "every returned CPU lies in the declared SelectorTraits::domain (target or its LLC span; "
+       "prev's node)",
        &Always, &CheckDomain,
-       "14400 selections on one instance, 64-CPU 4-LLC SMT2 2-node machine, 6 schedule shapes x 16 LLC idle "
+       "14400 selections on one instance, 64-CPU 4-LLC SMT2 2-node machine, 6 schedule shapes x 16 "
+       "LLC idle "
        "patterns, 16 rebuilds"},
       {"RarePaths_100kSelections", "IdleSelectConformance",
-       "every applicable property (I1-I8, D1) after each selection, on schedules reaching the rare paths", &Always,
-       &CheckRarePaths,
-       "100000 selections on one instance, 64-CPU 4-LLC SMT2 2-node machine, 6 schedule shapes x 16 LLC idle "
+       "every applicable property (I1-I8, D1) after each selection, on schedules reaching the rare "
+       "paths",
+       &Always, &CheckRarePaths,
+       "100000 selections on one instance, 64-CPU 4-LLC SMT2 2-node machine, 6 schedule shapes x "
+       "16 LLC idle "
        "patterns, 42 rebuilds"},
   };
   return *checks;
@@ -653,7 +700,9 @@ const std::vector<Check>& AllChecks() {
 
 absl::StatusOr<std::string> NotApplicable(std::string_view name, std::string_view selector) {
   const CheckImpl* c = FindCheck(name);
-  if (c == nullptr) return absl::NotFoundError(absl::StrCat("no idle_select check named '", std::string(name), "'"));
+  if (c == nullptr)
+    return absl::NotFoundError(
+        absl::StrCat("no idle_select check named '", std::string(name), "'"));
   absl::StatusOr<Profile> p = ProfileOf(selector);
   if (!p.ok()) return p.status();
   return c->not_applicable(*p);
@@ -699,7 +748,8 @@ void RunAsTest(std::string_view name, const std::string& selector) {
     return;
   }
   if (!skip->empty()) GTEST_SKIP() << *skip;
-  ISOLATION_EXPECT_NO_VIOLATIONS(Run(name, selector)) << name << " on selector '" << selector << "'";
+  ISOLATION_EXPECT_NO_VIOLATIONS(Run(name, selector))
+      << name << " on selector '" << selector << "'";
 }
 
 }  // namespace idle_select_conformance
@@ -713,17 +763,31 @@ using ::isolation::testing::idle_select_conformance::RunAsTest;
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(IdleSelectConformance);
 
 TEST_P(IdleSelectConformance, I1_SubsetQuiescent) { RunAsTest("I1_SubsetQuiescent", GetParam()); }
-TEST_P(IdleSelectConformance, I2_IsolatedOnlyAsTarget) { RunAsTest("I2_IsolatedOnlyAsTarget", GetParam()); }
-TEST_P(IdleSelectConformance, I3_Affinity_I6_Totality) { RunAsTest("I3_Affinity_I6_Totality", GetParam()); }
+TEST_P(IdleSelectConformance, I2_IsolatedOnlyAsTarget) {
+  RunAsTest("I2_IsolatedOnlyAsTarget", GetParam());
+}
+TEST_P(IdleSelectConformance, I3_Affinity_I6_Totality) {
+  RunAsTest("I3_Affinity_I6_Totality", GetParam());
+}
 TEST_P(IdleSelectConformance, I4_HintOnly) { RunAsTest("I4_HintOnly", GetParam()); }
-TEST_P(IdleSelectConformance, I7_OrderTargetPrevRecent) { RunAsTest("I7_OrderTargetPrevRecent", GetParam()); }
-TEST_P(IdleSelectConformance, I8_ProbesWithinBudget) { RunAsTest("I8_ProbesWithinBudget", GetParam()); }
+TEST_P(IdleSelectConformance, I7_OrderTargetPrevRecent) {
+  RunAsTest("I7_OrderTargetPrevRecent", GetParam());
+}
+TEST_P(IdleSelectConformance, I8_ProbesWithinBudget) {
+  RunAsTest("I8_ProbesWithinBudget", GetParam());
+}
 TEST_P(IdleSelectConformance, I9_IdleCoreHint) { RunAsTest("I9_IdleCoreHint", GetParam()); }
 TEST_P(IdleSelectConformance, I10_StalenessBounds) { RunAsTest("I10_StalenessBounds", GetParam()); }
 TEST_P(IdleSelectConformance, I12_WriteEconomy) { RunAsTest("I12_WriteEconomy", GetParam()); }
-TEST_P(IdleSelectConformance, I13_NoWritesWithoutDomain) { RunAsTest("I13_NoWritesWithoutDomain", GetParam()); }
+TEST_P(IdleSelectConformance, I13_NoWritesWithoutDomain) {
+  RunAsTest("I13_NoWritesWithoutDomain", GetParam());
+}
 TEST_P(IdleSelectConformance, S5_IdleCoreMode) { RunAsTest("S5_IdleCoreMode", GetParam()); }
 TEST_P(IdleSelectConformance, S7_IsolationDirect) { RunAsTest("S7_IsolationDirect", GetParam()); }
-TEST_P(IdleSelectConformance, I6_EmptyAffinityNoCpu) { RunAsTest("I6_EmptyAffinityNoCpu", GetParam()); }
+TEST_P(IdleSelectConformance, I6_EmptyAffinityNoCpu) {
+  RunAsTest("I6_EmptyAffinityNoCpu", GetParam());
+}
 TEST_P(IdleSelectConformance, D1_DomainFromTraits) { RunAsTest("D1_DomainFromTraits", GetParam()); }
-TEST_P(IdleSelectConformance, RarePaths_100kSelections) { RunAsTest("RarePaths_100kSelections", GetParam()); }
+TEST_P(IdleSelectConformance, RarePaths_100kSelections) {
+  RunAsTest("RarePaths_100kSelections", GetParam());
+}

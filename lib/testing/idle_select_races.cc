@@ -76,7 +76,8 @@ Violations CheckS14(const std::string& sel) {
         }
       }
       if (won > 1 || (won == 0 && (ran[0] || ran[1]))) {
-        v.push_back(absl::StrCat("S14/I5: ", won, " claims of the idle cpu in schedule ", absl::StrJoin(log, " ")));
+        v.push_back(absl::StrCat("S14/I5: ", won, " claims of the idle cpu in schedule ",
+                                 absl::StrJoin(log, " ")));
       }
       return;
     }
@@ -101,7 +102,8 @@ Violations CheckS14(const std::string& sel) {
 // [fence], looks for an idle CPU (Select).  Lost wakeup: the idle side saw an
 // empty queue and the waker did not get the idle CPU.  128 CPUs, the idle
 // CPU 5 in another mask word than prev 100 and the waker 70.
-absl::StatusOr<bool> Handshake(const std::string& sel, bool idle_fence, bool waker_fence, Violations& v) {
+absl::StatusOr<bool> Handshake(const std::string& sel, bool idle_fence, bool waker_fence,
+                               Violations& v) {
   constexpr int kIdle = 5;
   struct Run {
     std::unique_ptr<is::IdleState> st;
@@ -160,8 +162,10 @@ Violations CheckS16(const std::string& sel) {
   if (!lost.ok()) {
     v.push_back("S16: " + lost.status().ToString());
   } else if (*lost) {
-    v.push_back("S16/I11: a lost wakeup is reachable with both fences (the idle bit is not visible to a waker "
-                "after the idle side's fence, or Select does not look at it)");
+    v.push_back(
+        "S16/I11: a lost wakeup is reachable with both fences (the idle bit is not visible to a "
+        "waker "
+        "after the idle side's fence, or Select does not look at it)");
   }
   return v;
 }
@@ -218,10 +222,12 @@ Violations CheckI5(const std::string& sel) {
     MakeBusy(*st, c);  // the winner's task runs there
   }
   for (auto& t : threads) t.join();
-  if (busy_claims.load() > 0) v.push_back(absl::StrCat("I5: ", busy_claims.load(), " claims of a busy CPU"));
+  if (busy_claims.load() > 0)
+    v.push_back(absl::StrCat("I5: ", busy_claims.load(), " claims of a busy CPU"));
   for (int e = 0; e < kEpochs && v.size() < 5; ++e) {
     if (per_epoch[static_cast<size_t>(e)] != 1) {
-      v.push_back(absl::StrCat("I5: epoch ", e, ": ", per_epoch[static_cast<size_t>(e)], " winners"));
+      v.push_back(
+          absl::StrCat("I5: epoch ", e, ": ", per_epoch[static_cast<size_t>(e)], " winners"));
     }
   }
   return v;
@@ -229,7 +235,8 @@ Violations CheckI5(const std::string& sel) {
 
 }  // namespace
 
-absl::StatusOr<bool> LostWakeupReachable(std::string_view selector, bool idle_fence, bool waker_fence) {
+absl::StatusOr<bool> LostWakeupReachable(std::string_view selector, bool idle_fence,
+                                         bool waker_fence) {
   Violations v;
   absl::StatusOr<bool> lost = Handshake(std::string(selector), idle_fence, waker_fence, v);
   if (!v.empty()) return absl::FailedPreconditionError(v.front());
@@ -239,15 +246,15 @@ absl::StatusOr<bool> LostWakeupReachable(std::string_view selector, bool idle_fe
 const std::vector<CheckImpl>& RaceChecks() {
   static const auto* checks = new std::vector<CheckImpl>{
       {"S14_TwoWakersInterleaved", "IdleSelectRaceConformance",
-       "every interleaving of two wakeups: no choice of a CPU with a wakeup in flight; one claim per idle period",
-       &Always, &CheckS14,
-       "every interleaving of two wakeups (Interleaver), 16-CPU 1-LLC machine"},
+       "every interleaving of two wakeups: no choice of a CPU with a wakeup in flight; one claim "
+       "per idle period",
+       &Always, &CheckS14, "every interleaving of two wakeups (Interleaver), 16-CPU 1-LLC machine"},
       {"S16_HandshakeWithFences", "IdleSelectRaceConformance",
-       "store-buffer model: with both fences the idle/waker handshake never loses a wakeup", &ClaimStyleOnly,
-       &CheckS16,
+       "store-buffer model: with both fences the idle/waker handshake never loses a wakeup",
+       &ClaimStyleOnly, &CheckS16,
        "every interleaving of the handshake on the store-buffer model, 128-CPU 2-LLC machine"},
-      {"I5_UniqueClaimThreads", "IdleSelectRaceConformance", "real threads: exactly one claim per idle period",
-       &ClaimStyleOnly, &CheckI5,
+      {"I5_UniqueClaimThreads", "IdleSelectRaceConformance",
+       "real threads: exactly one claim per idle period", &ClaimStyleOnly, &CheckI5,
        "400 epochs x 4 real threads, 8-CPU 2-LLC 2-node machine"},
   };
   return *checks;
@@ -261,6 +268,12 @@ using ::isolation::testing::idle_select_conformance::RunAsTest;
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(IdleSelectRaceConformance);
 
-TEST_P(IdleSelectRaceConformance, S14_TwoWakersInterleaved) { RunAsTest("S14_TwoWakersInterleaved", GetParam()); }
-TEST_P(IdleSelectRaceConformance, S16_HandshakeWithFences) { RunAsTest("S16_HandshakeWithFences", GetParam()); }
-TEST_P(IdleSelectRaceConformance, I5_UniqueClaimThreads) { RunAsTest("I5_UniqueClaimThreads", GetParam()); }
+TEST_P(IdleSelectRaceConformance, S14_TwoWakersInterleaved) {
+  RunAsTest("S14_TwoWakersInterleaved", GetParam());
+}
+TEST_P(IdleSelectRaceConformance, S16_HandshakeWithFences) {
+  RunAsTest("S16_HandshakeWithFences", GetParam());
+}
+TEST_P(IdleSelectRaceConformance, I5_UniqueClaimThreads) {
+  RunAsTest("I5_UniqueClaimThreads", GetParam());
+}

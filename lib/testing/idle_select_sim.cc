@@ -29,8 +29,8 @@ struct Rig {
 };
 
 // A simulator (HZ 250) running the harness with `sel` on `synthetic`.
-std::unique_ptr<Rig> MakeRig(const std::string& sel, const std::string& synthetic, const std::string& isolcpus,
-                             uint64_t seed, Violations& v) {
+std::unique_ptr<Rig> MakeRig(const std::string& sel, const std::string& synthetic,
+                             const std::string& isolcpus, uint64_t seed, Violations& v) {
   auto topo = Topology::FromSynthetic(synthetic);
   if (!topo.ok()) {
     v.push_back(topo.status().ToString());
@@ -62,7 +62,8 @@ void ExpectClean(const Rig& r, const std::string& what, Violations& v) {
   const is::HarnessCounters c = r.hooks->counters();
   if (c.selections == 0) v.push_back(what + ": no wakeup went through the selector");
   if (c.invariant_violations != 0) {
-    v.push_back(absl::StrCat(what, ": ", c.invariant_violations, " placements outside the task's affinity (I3)"));
+    v.push_back(absl::StrCat(what, ": ", c.invariant_violations,
+                             " placements outside the task's affinity (I3)"));
   }
   if (std::string e = r.state->CheckSubsetInvariant(); !e.empty()) v.push_back(what + ": " + e);
 }
@@ -80,12 +81,14 @@ Violations CheckSimWorkloads(const std::string& sel) {
   auto h = is::RunHackbench(*r->sim, r->hooks.get(), hb, 2 * kNsPerSec);
   if (!h.ok()) return {h.status().ToString()};
   if (!h->completed) v.push_back("hackbench: a task was left blocked (lost wakeup)");
-  if (h->operations != 2 * 4 * 4 * 20) v.push_back(absl::StrCat("hackbench: ", h->operations, " messages of 640"));
+  if (h->operations != 2 * 4 * 4 * 20)
+    v.push_back(absl::StrCat("hackbench: ", h->operations, " messages of 640"));
   is::PipeParams pp;
   pp.round_trips = 500;
   auto p = is::RunPipe(*r->sim, r->hooks.get(), pp, 2 * kNsPerSec);
   if (!p.ok()) return {p.status().ToString()};
-  if (!p->completed || p->operations != 500) v.push_back(absl::StrCat("pipe: ", p->operations, " of 500 round trips"));
+  if (!p->completed || p->operations != 500)
+    v.push_back(absl::StrCat("pipe: ", p->operations, " of 500 round trips"));
   is::SchbenchParams sp;
   sp.message_tasks = 2;
   sp.workers_per_message = 4;
@@ -125,11 +128,13 @@ Violations CheckSimConcurrentWakeups(const std::string& sel) {
   auto r = is::RunLoadPoint(**sim, hooks, is::LoadWorkload::kRequestResponse, 75, 10 * kNsPerMs);
   if (!r.ok()) return {r.status().ToString()};
   if ((*sim)->lost_wakeups() != 0) {
-    v.push_back(absl::StrCat("S16: ", (*sim)->lost_wakeups(),
-                             " CPUs slept with a woken task queued (the idle-entry re-check was skipped)"));
+    v.push_back(
+        absl::StrCat("S16: ", (*sim)->lost_wakeups(),
+                     " CPUs slept with a woken task queued (the idle-entry re-check was skipped)"));
   }
   if (r->counters.lost_wakeups != 0) {
-    v.push_back(absl::StrCat("S16: the harness counted ", r->counters.lost_wakeups, " lost wakeups"));
+    v.push_back(
+        absl::StrCat("S16: the harness counted ", r->counters.lost_wakeups, " lost wakeups"));
   }
   if (r->value <= 0) v.push_back("concurrent wakeups: no round trip completed");
   if (r->counters.invariant_violations != 0) {
@@ -177,8 +182,8 @@ Violations CheckSimDeterministic(const std::string& sel) {
   const auto a = once();
   const auto b = once();
   if (a != b) {
-    v.push_back(absl::StrCat("two runs with seed 7 differ: duration ", a.first, " vs ", b.first, ", counters ",
-                             a.second, " vs ", b.second));
+    v.push_back(absl::StrCat("two runs with seed 7 differ: duration ", a.first, " vs ", b.first,
+                             ", counters ", a.second, " vs ", b.second));
   }
   return v;
 }
@@ -255,14 +260,16 @@ Violations CheckRealThreads(const std::string& sel) {
   hb.messages = 10;
   auto h = is::RunHackbench(**d, &hooks, hb, 3 * kNsPerSec, CpuMask::Range(4, 0, 2));
   if (!h.ok()) return {h.status().ToString()};
-  if (!h->completed || h->operations != 90) v.push_back("real threads: hackbench left a task blocked");
+  if (!h->completed || h->operations != 90)
+    v.push_back("real threads: hackbench left a task blocked");
   is::PipeParams pp;
   pp.round_trips = 200;
   auto p = is::RunPipe(**d, &hooks, pp, 3 * kNsPerSec);
   if (!p.ok()) return {p.status().ToString()};
   if (!p->completed) v.push_back("real threads: pipe did not complete");
   const is::HarnessCounters c = hooks.counters();
-  if (c.invariant_violations != 0) v.push_back("real threads: placements outside the affinity (I3)");
+  if (c.invariant_violations != 0)
+    v.push_back("real threads: placements outside the affinity (I3)");
   if (c.selections == 0) v.push_back("real threads: no wakeup went through the selector");
   d->reset();  // join the CPU threads before the quiescent check
   if (std::string e = st->CheckSubsetInvariant(); !e.empty()) v.push_back(e);
@@ -274,23 +281,25 @@ Violations CheckRealThreads(const std::string& sel) {
 const std::vector<CheckImpl>& SimChecks() {
   static const auto* checks = new std::vector<CheckImpl>{
       {"Sim_NoLostWakeup_AllWorkloadsComplete", "IdleSelectSimConformance",
-       "hackbench, pipe and batch-wake workloads complete on the simulator", &Always, &CheckSimWorkloads,
+       "hackbench, pipe and batch-wake workloads complete on the simulator", &Always,
+       &CheckSimWorkloads,
        "hackbench 2x4x20, pipe 500 round trips, schbench 2x4x30; 16-CPU 2-LLC SMT2 simulator"},
       {"Sim_ConcurrentWakeups_NoLostWakeup", "IdleSelectSimConformance",
-       "S14/S16 on the simulator: with the select->enqueue and idle-entry windows open, no lost wakeup", &Always,
-       &CheckSimConcurrentWakeups,
+       "S14/S16 on the simulator: with the select->enqueue and idle-entry windows open, no lost "
+       "wakeup",
+       &Always, &CheckSimConcurrentWakeups,
        "rr at 75 % for 10 ms virtual time, 16-CPU 1-LLC simulator, both windows open"},
-      {"Sim_I3_AffinityUnderDriver", "IdleSelectSimConformance", "tasks confined by affinity stay there", &Always,
-       &CheckSimAffinity,
+      {"Sim_I3_AffinityUnderDriver", "IdleSelectSimConformance",
+       "tasks confined by affinity stay there", &Always, &CheckSimAffinity,
        "hackbench 1x3x20 confined to CPUs 2-5, 16-CPU 2-LLC simulator"},
-      {"Sim_Deterministic", "IdleSelectSimConformance", "a seed fixes the run", &Always, &CheckSimDeterministic,
-       "2 runs of pipe 2 pairs x 200 round trips, 8-CPU simulator"},
+      {"Sim_Deterministic", "IdleSelectSimConformance", "a seed fixes the run", &Always,
+       &CheckSimDeterministic, "2 runs of pipe 2 pairs x 200 round trips, 8-CPU simulator"},
       {"Sim_S7_HousekeepingStaysOffIsolatedCpus", "IdleSelectSimConformance",
-       "wakeups alone keep unrestricted housekeeping tasks off isolcpus=domain CPUs", &ScanStyleOnly,
-       &CheckSimIsolation,
+       "wakeups alone keep unrestricted housekeeping tasks off isolcpus=domain CPUs",
+       &ScanStyleOnly, &CheckSimIsolation,
        "12 tasks x 200 ring wakeups (<= 400 ms virtual), 16-CPU simulator, 8 isolated CPUs"},
-      {"RealThreads_NoLostWakeup", "IdleSelectSimConformance", "bounded real-thread workloads complete", &Always,
-       &CheckRealThreads,
+      {"RealThreads_NoLostWakeup", "IdleSelectSimConformance",
+       "bounded real-thread workloads complete", &Always, &CheckRealThreads,
        "hackbench 1x3x10 and pipe 200 round trips, 4 real CPU threads"},
   };
   return *checks;
@@ -310,9 +319,13 @@ TEST_P(IdleSelectSimConformance, Sim_NoLostWakeup_AllWorkloadsComplete) {
 TEST_P(IdleSelectSimConformance, Sim_ConcurrentWakeups_NoLostWakeup) {
   RunAsTest("Sim_ConcurrentWakeups_NoLostWakeup", GetParam());
 }
-TEST_P(IdleSelectSimConformance, Sim_I3_AffinityUnderDriver) { RunAsTest("Sim_I3_AffinityUnderDriver", GetParam()); }
+TEST_P(IdleSelectSimConformance, Sim_I3_AffinityUnderDriver) {
+  RunAsTest("Sim_I3_AffinityUnderDriver", GetParam());
+}
 TEST_P(IdleSelectSimConformance, Sim_Deterministic) { RunAsTest("Sim_Deterministic", GetParam()); }
 TEST_P(IdleSelectSimConformance, Sim_S7_HousekeepingStaysOffIsolatedCpus) {
   RunAsTest("Sim_S7_HousekeepingStaysOffIsolatedCpus", GetParam());
 }
-TEST_P(IdleSelectSimConformance, RealThreads_NoLostWakeup) { RunAsTest("RealThreads_NoLostWakeup", GetParam()); }
+TEST_P(IdleSelectSimConformance, RealThreads_NoLostWakeup) {
+  RunAsTest("RealThreads_NoLostWakeup", GetParam());
+}

@@ -12,7 +12,8 @@ absl::StatusOr<std::unique_ptr<isolation::Simulator>> Machine::Simulator(SimOpti
   return isolation::Simulator::Create(topology, isolation, std::move(options));
 }
 
-absl::StatusOr<std::unique_ptr<RealThreadDriver>> Machine::RealThreads(RealDriverOptions options) const {
+absl::StatusOr<std::unique_ptr<RealThreadDriver>> Machine::RealThreads(
+    RealDriverOptions options) const {
   return RealThreadDriver::Create(topology, isolation, std::move(options));
 }
 
@@ -46,13 +47,15 @@ absl::StatusOr<Machine> MachineBuilder::Build() const {
   return Machine{std::move(*topology), std::move(*config)};
 }
 
-absl::StatusOr<std::unique_ptr<isolation::Simulator>> MachineBuilder::Simulator(SimOptions options) const {
+absl::StatusOr<std::unique_ptr<isolation::Simulator>> MachineBuilder::Simulator(
+    SimOptions options) const {
   absl::StatusOr<Machine> m = Build();
   if (!m.ok()) return m.status();
   return m->Simulator(std::move(options));
 }
 
-absl::StatusOr<std::unique_ptr<RealThreadDriver>> MachineBuilder::RealThreads(RealDriverOptions options) const {
+absl::StatusOr<std::unique_ptr<RealThreadDriver>> MachineBuilder::RealThreads(
+    RealDriverOptions options) const {
   absl::StatusOr<Machine> m = Build();
   if (!m.ok()) return m.status();
   return m->RealThreads(std::move(options));

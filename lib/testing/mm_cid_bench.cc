@@ -121,52 +121,58 @@ class ScanPass final : public Scenario {
 
 using MakeScenario = std::unique_ptr<Scenario> (*)(std::unique_ptr<MmCid>);
 
-absl::StatusOr<std::unique_ptr<Scenario>> Build(std::string_view variant, int cpus, MakeScenario make) {
+absl::StatusOr<std::unique_ptr<Scenario>> Build(std::string_view variant, int cpus,
+                                                MakeScenario make) {
   absl::StatusOr<std::unique_ptr<MmCid>> m = MmCid::Create(cpus, variant);
   if (!m.ok()) return m.status();
   return make(std::move(*m));
 }
 
-void Register(const std::string& what, std::string_view variant, std::string_view baseline, int cpus,
-              MakeScenario make) {
+void Register(const std::string& what, std::string_view variant, std::string_view baseline,
+              int cpus, MakeScenario make) {
   const std::string name = absl::StrCat("MmCid/", what, "/", std::string(variant));
-  benchmark::RegisterBenchmark(name.c_str(),
-                               [v = std::string(variant), b = std::string(baseline), cpus, make](benchmark::State& state) {
-                                 auto subject = Build(v, cpus, make);
-                                 auto base = Build(b, cpus, make);
-                                 if (!subject.ok() || !base.ok()) {
-                                   const absl::Status& s = !subject.ok() ? subject.status() : base.status();
-                                   state.SkipWithError(std::string(s.message()).c_str());
-                                   return;
-                                 }
-                                 state.SetLabel(v);
-                                 Scenario* sp = subject->get();
-                                 Scenario* bp = base->get();
-                                 CompareToBaseline(
-                                     state, [sp](int64_t n) { sp->Run(n); }, [bp](int64_t n) { bp->Run(n); },
-                                     b == kMmCidMainline ? std::string_view("mainline") : std::string_view(b));
-                               })
-      ->UseManualTime();
+  benchmark::RegisterBenchmark(name.c_str(), [v = std::string(variant), b = std::string(baseline),
+                                              cpus, make](benchmark::State& state) {
+    auto subject = Build(v, cpus, make);
+    auto base = Build(b, cpus, make);
+    if (!subject.ok() || !base.ok()) {
+      const absl::Status& s = !subject.ok() ? subject.status() : base.status();
+      state.SkipWithError(std::string(s.message()).c_str());
+      return;
+    }
+    state.SetLabel(v);
+    Scenario* sp = subject->get();
+    Scenario* bp = base->get();
+    CompareToBaseline(
+        state, [sp](int64_t n) { sp->Run(n); }, [bp](int64_t n) { bp->Run(n); },
+        b == kMmCidMainline ? std::string_view("mainline") : std::string_view(b));
+  })->UseManualTime();
 }
 
 }  // namespace
 
 void RegisterMmCidBenchmarks(std::string_view variant, std::string_view baseline) {
-  Register("switch_cached", variant, baseline, 8, [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
-    return std::make_unique<AlternateOnCpu0>(std::move(m), /*separate_mms=*/false);
-  });
-  Register("switcher_cached", variant, baseline, 8, [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
-    return std::make_unique<AlternateOnCpu0>(std::move(m), /*separate_mms=*/false, /*via_switcher=*/true);
-  });
-  Register("switch_cross_mm", variant, baseline, 8, [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
-    return std::make_unique<AlternateOnCpu0>(std::move(m), /*separate_mms=*/true);
-  });
-  Register("switch_migrate", variant, baseline, 8, [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
-    return std::make_unique<Migrate>(std::move(m));
-  });
-  Register("scan_128", variant, baseline, 128, [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
-    return std::make_unique<ScanPass>(std::move(m));
-  });
+  Register("switch_cached", variant, baseline, 8,
+           [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
+             return std::make_unique<AlternateOnCpu0>(std::move(m), /*separate_mms=*/false);
+           });
+  Register("switcher_cached", variant, baseline, 8,
+           [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
+             return std::make_unique<AlternateOnCpu0>(std::move(m), /*separate_mms=*/false,
+                                                      /*via_switcher=*/true);
+           });
+  Register("switch_cross_mm", variant, baseline, 8,
+           [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
+             return std::make_unique<AlternateOnCpu0>(std::move(m), /*separate_mms=*/true);
+           });
+  Register("switch_migrate", variant, baseline, 8,
+           [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
+             return std::make_unique<Migrate>(std::move(m));
+           });
+  Register("scan_128", variant, baseline, 128,
+           [](std::unique_ptr<MmCid> m) -> std::unique_ptr<Scenario> {
+             return std::make_unique<ScanPass>(std::move(m));
+           });
 }
 
 }  // namespace isolation::testing

@@ -29,7 +29,8 @@ void DirectScanRunner::MmCreated(MmId mm, Nanos now) {
 
 void DirectScanRunner::Tick(int cpu, TaskId task, Nanos now) {
   now_ = std::max(now_, now);
-  if (ScanRequest r = m_.Tick(cpu, task, now); r && placement_ != nullptr) placement_->Dispatch(r.mm, *this);
+  if (ScanRequest r = m_.Tick(cpu, task, now); r && placement_ != nullptr)
+    placement_->Dispatch(r.mm, *this);
 }
 
 void DirectScanRunner::ReturnToUser(int cpu, TaskId task, Nanos now) {
@@ -71,7 +72,9 @@ void DirectScanRunner::Housekeeping(Nanos now) {
 }
 
 void DirectScanRunner::QueueWork(MmId mm, Nanos delay) { items_.push_back({mm, now_ + delay, 0}); }
-void DirectScanRunner::QueuePeriodicWork(MmId mm, Nanos period) { items_.push_back({mm, now_ + period, period}); }
+void DirectScanRunner::QueuePeriodicWork(MmId mm, Nanos period) {
+  items_.push_back({mm, now_ + period, period});
+}
 // Direct driving models no grace period: the callback runs at the next
 // housekeeping step.
 void DirectScanRunner::CallRcu(MmId mm) { items_.push_back({mm, now_, 0}); }
@@ -93,7 +96,9 @@ int AllocationBound(const VariantTraits& t, int num_cpus, int users, int allowed
   const auto or_first_free = [first_free](int b) { return std::max(b, first_free + 1); };
   int bound = num_cpus;  // I2
   if (!t.design.lazy_axes) {
-    const int promised = t.design.id_bound == DesignTraits::IdBound::kMaxCids ? std::min(opt + opt / 4, num_cpus) : opt;
+    const int promised = t.design.id_bound == DesignTraits::IdBound::kMaxCids
+                             ? std::min(opt + opt / 4, num_cpus)
+                             : opt;
     return std::min(bound, or_first_free(promised));
   }
   if (t.allocator.bounded_by_allowed) bound = std::min(bound, allowed);  // I3
@@ -136,9 +141,10 @@ void AllocationWatch::After(TaskId task, Violations& out) {
   if (allowed < m_.num_cpus()) ++narrow_union_;
   const int bound = AllocationBound(t_, m_.num_cpus(), users, allowed, first_free_);
   if (id >= bound) {
-    out.push_back(absl::StrCat("ID bound at allocation: task ", task, " of mm ", mm, " got ID ", id, ", bound ", bound,
-                               " (users ", users, ", allowed CPUs ", allowed, ", lowest free ID before ", first_free_,
-                               ", ", reserved_, " IDs reserved before, P ", m_.num_cpus(), ")"));
+    out.push_back(absl::StrCat("ID bound at allocation: task ", task, " of mm ", mm, " got ID ", id,
+                               ", bound ", bound, " (users ", users, ", allowed CPUs ", allowed,
+                               ", lowest free ID before ", first_free_, ", ", reserved_,
+                               " IDs reserved before, P ", m_.num_cpus(), ")"));
   }
 }
 

@@ -103,7 +103,8 @@ struct RandomModel {
     return mask;
   }
   void EnsureCounters(MmId mm) {
-    while (static_cast<int>(counters.size()) <= mm) counters.emplace_back(static_cast<size_t>(p), 0);
+    while (static_cast<int>(counters.size()) <= mm)
+      counters.emplace_back(static_cast<size_t>(p), 0);
   }
   bool Spawn(MmId mm, TaskId parent) {
     if (next_task >= 500) return false;
@@ -160,7 +161,8 @@ struct RandomModel {
   std::vector<TaskId> QueuedOn(int cpu) {
     std::vector<TaskId> v;
     for (size_t i = 0; i < tasks.size(); ++i) {
-      if (tasks[i].alive && tasks[i].cpu == cpu && curr[static_cast<size_t>(cpu)] != static_cast<TaskId>(i)) {
+      if (tasks[i].alive && tasks[i].cpu == cpu &&
+          curr[static_cast<size_t>(cpu)] != static_cast<TaskId>(i)) {
         v.push_back(static_cast<TaskId>(i));
       }
     }
@@ -173,7 +175,9 @@ struct RandomModel {
     const int ev = Rand(100);
     if (ev < 40) {  // switch to a queued task or idle
       auto q = QueuedOn(cpu);
-      TaskId next = q.empty() || Rand(5) == 0 ? kNoTask : q[static_cast<size_t>(Rand(static_cast<int>(q.size())))];
+      TaskId next = q.empty() || Rand(5) == 0
+                        ? kNoTask
+                        : q[static_cast<size_t>(Rand(static_cast<int>(q.size())))];
       ContextSwitch(cpu, next);
       if (next != kNoTask) runner->ReturnToUser(cpu, next, now);
     } else if (ev < 55) {  // migrate a queued task within its affinity
@@ -211,8 +215,10 @@ struct RandomModel {
       if (cur == kNoTask) return;
       SwitchOut(cpu);
       tasks[static_cast<size_t>(cur)].pending = -1;
-      if (absl::Status s = m->Exit(cpu, cur, now); !s.ok()) violations.push_back(absl::StrCat("Exit: ", s.ToString()));
-      if (m->TaskCid(cur) != -1) violations.push_back(absl::StrCat("I15: task ", cur, " holds an ID after exit"));
+      if (absl::Status s = m->Exit(cpu, cur, now); !s.ok())
+        violations.push_back(absl::StrCat("Exit: ", s.ToString()));
+      if (m->TaskCid(cur) != -1)
+        violations.push_back(absl::StrCat("I15: task ", cur, " holds an ID after exit"));
       tasks[static_cast<size_t>(cur)].alive = false;
       SwitchHook(cpu, cur, kNoTask);
       curr[static_cast<size_t>(cpu)] = kNoTask;
@@ -229,7 +235,8 @@ struct RandomModel {
       runner->MmCreated(task.mm, now);
       EnsureCounters(task.mm);
       if (m->TaskCid(cur) != 0) {
-        violations.push_back(absl::StrCat("S10/S1: exec gave task ", cur, " ID ", m->TaskCid(cur), ", not 0"));
+        violations.push_back(
+            absl::StrCat("S10/S1: exec gave task ", cur, " ID ", m->TaskCid(cur), ", not 0"));
       }
       SwitchIn(cur);
     } else {  // affinity change of a queued task (grow or move)
@@ -285,7 +292,8 @@ Violations CheckRandomSchedule(const MmCidVariant& v, int p, uint64_t seed, int 
   for (int c = 0; c < p; ++c) model.ContextSwitch(c, kNoTask);
   Violations out;
   if (model.CounterSum() != model.increments) {
-    out.push_back(absl::StrCat(where, ": S2: per-ID counters sum to ", model.CounterSum(), " after ", model.increments,
+    out.push_back(absl::StrCat(where, ": S2: per-ID counters sum to ", model.CounterSum(),
+                               " after ", model.increments,
                                " increments (an ID was shared by two running tasks: I1)"));
   }
   Add(out, AllViolations(*model.m, true), where + " end");
@@ -308,7 +316,7 @@ Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves)
     auto rand = [&rng](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
     Nanos now = 1000;
     std::vector<TaskId> curr(kP, kNoTask);
-    std::vector<int> cpu_of;   // per task: where it last ran or was queued
+    std::vector<int> cpu_of;  // per task: where it last ran or was queued
     std::vector<bool> alive;
     Violations found;
     int event = 0;
@@ -364,7 +372,8 @@ Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves)
         const TaskId t = static_cast<TaskId>(cpu_of.size());
         cpu_of.push_back(rand(allowed_cpus));
         alive.push_back(true);
-        if (absl::Status st = m.Fork(mine.empty() ? kNoTask : mine.front(), t, *mm, allowed, now); !st.ok()) {
+        if (absl::Status st = m.Fork(mine.empty() ? kNoTask : mine.front(), t, *mm, allowed, now);
+            !st.ok()) {
           found.push_back(absl::StrCat("Fork: ", st.ToString()));
         }
         mine.push_back(t);
@@ -398,7 +407,8 @@ Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves)
         const TaskId t = mine[i];
         if (!running(t)) run_on(rand(allowed_cpus), t);
         const int cpu = cpu_of[static_cast<size_t>(t)];
-        if (absl::Status st = m.Exit(cpu, t, now); !st.ok()) found.push_back(absl::StrCat("Exit: ", st.ToString()));
+        if (absl::Status st = m.Exit(cpu, t, now); !st.ok())
+          found.push_back(absl::StrCat("Exit: ", st.ToString()));
         alive[static_cast<size_t>(t)] = false;
         m.ContextSwitch(cpu, t, kNoTask, now);
         curr[static_cast<size_t>(cpu)] = kNoTask;
@@ -416,7 +426,8 @@ Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves)
         if (!alive[static_cast<size_t>(t)] || !out.empty()) continue;
         if (!running(t)) run_on(cpu_of[static_cast<size_t>(t)], t);
         const int cpu = cpu_of[static_cast<size_t>(t)];
-        if (absl::Status st = m.Exit(cpu, t, now); !st.ok()) found.push_back(absl::StrCat("Exit: ", st.ToString()));
+        if (absl::Status st = m.Exit(cpu, t, now); !st.ok())
+          found.push_back(absl::StrCat("Exit: ", st.ToString()));
         alive[static_cast<size_t>(t)] = false;
         m.ContextSwitch(cpu, t, kNoTask, now);
         curr[static_cast<size_t>(cpu)] = kNoTask;
@@ -430,8 +441,8 @@ Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves)
     // The schedule must reach what it is for, or it shows nothing.
     auto reached = [&](int64_t n, int64_t want, const char* what) {
       if (n < want) {
-        out.push_back(absl::StrCat(where, ": only ", n, " of ", watch.allocations(), " allocations ", what, " (want >= ",
-                                   want, ")"));
+        out.push_back(absl::StrCat(where, ": only ", n, " of ", watch.allocations(),
+                                   " allocations ", what, " (want >= ", want, ")"));
       }
     };
     // A design that allocates at fork (ids_at_fork) hands out most IDs where
@@ -440,8 +451,10 @@ Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves)
       reached(watch.allocations(), waves, "checked at schedin (1 per wave)");
     } else {
       reached(watch.allocations(), 5 * waves, "checked (5 per wave)");
-      reached(watch.users_dropped(), waves / 2, "after users dropped to an ID handed out before (one per 2 waves)");
-      reached(watch.narrow_union(), waves / 2, "in an mm allowed fewer CPUs than P (one per 2 waves)");
+      reached(watch.users_dropped(), waves / 2,
+              "after users dropped to an ID handed out before (one per 2 waves)");
+      reached(watch.narrow_union(), waves / 2,
+              "in an mm allowed fewer CPUs than P (one per 2 waves)");
     }
     // Not required: the full-bitmap fallback (every ID below min(users,
     // allowed) taken; AllocationWatch::at_full_bitmap) is reached about once
@@ -480,30 +493,36 @@ Violations StateDiff(const RandomModel& a, const RandomModel& b) {
   for (TaskId t = 0; t < a.next_task; ++t) {
     if (a.m->TaskCid(t) != b.m->TaskCid(t) || a.m->TaskMm(t) != b.m->TaskMm(t) ||
         a.m->TaskActive(t) != b.m->TaskActive(t)) {
-      out.push_back(absl::StrCat("task ", t, ": ID ", a.m->TaskCid(t), " vs ", b.m->TaskCid(t), ", mm ", a.m->TaskMm(t),
-                                 " vs ", b.m->TaskMm(t), ", active ", a.m->TaskActive(t), " vs ", b.m->TaskActive(t)));
+      out.push_back(absl::StrCat("task ", t, ": ID ", a.m->TaskCid(t), " vs ", b.m->TaskCid(t),
+                                 ", mm ", a.m->TaskMm(t), " vs ", b.m->TaskMm(t), ", active ",
+                                 a.m->TaskActive(t), " vs ", b.m->TaskActive(t)));
     }
   }
   for (int c = 0; c < a.p; ++c) {
     if (a.m->CurrentTask(c) != b.m->CurrentTask(c)) {
-      out.push_back(absl::StrCat("CPU ", c, ": current ", a.m->CurrentTask(c), " vs ", b.m->CurrentTask(c)));
+      out.push_back(
+          absl::StrCat("CPU ", c, ": current ", a.m->CurrentTask(c), " vs ", b.m->CurrentTask(c)));
     }
   }
   for (MmId mm = 0; mm < static_cast<MmId>(a.counters.size()); ++mm) {
     if (a.m->CidmaskWeight(mm) != b.m->CidmaskWeight(mm)) {
-      out.push_back(absl::StrCat("mm ", mm, ": ", a.m->CidmaskWeight(mm), " vs ", b.m->CidmaskWeight(mm), " IDs"));
+      out.push_back(absl::StrCat("mm ", mm, ": ", a.m->CidmaskWeight(mm), " vs ",
+                                 b.m->CidmaskWeight(mm), " IDs"));
     }
     for (int c = 0; c < a.p; ++c) {
-      if (a.m->SlotLazy(mm, c) != b.m->SlotLazy(mm, c)) out.push_back(absl::StrCat("mm ", mm, " CPU ", c, ": LAZY flag"));
+      if (a.m->SlotLazy(mm, c) != b.m->SlotLazy(mm, c))
+        out.push_back(absl::StrCat("mm ", mm, " CPU ", c, ": LAZY flag"));
     }
   }
-  if (std::string d = StatsDiff(a.m->Stats(), b.m->Stats()); !d.empty()) out.push_back(absl::StrCat("stats:", d));
+  if (std::string d = StatsDiff(a.m->Stats(), b.m->Stats()); !d.empty())
+    out.push_back(absl::StrCat("stats:", d));
   return out;
 }
 
 }  // namespace
 
-Violations CheckSwitcherMatchesContextSwitch(const MmCidVariant& v, int p, uint64_t seed, int steps, bool journaled) {
+Violations CheckSwitcherMatchesContextSwitch(const MmCidVariant& v, int p, uint64_t seed, int steps,
+                                             bool journaled) {
   RandomModel virt(p, v, seed);
   RandomModel inl(p, v, seed, /*via_switcher=*/true);
   if (virt.m == nullptr) return virt.violations;
@@ -511,8 +530,9 @@ Violations CheckSwitcherMatchesContextSwitch(const MmCidVariant& v, int p, uint6
     for (int i = 0; i < 6; ++i) model->Spawn(kNoMm, kNoTask);
     for (int i = 0; i < 20; ++i) model->Spawn(static_cast<MmId>(i % 3), kNoTask);
   }
-  const std::string where = absl::StrCat(v.Name(), " p=", p, " seed=", seed, journaled ? " journaled" : "",
-                                         " (virtual ContextSwitch vs Switcher)");
+  const std::string where =
+      absl::StrCat(v.Name(), " p=", p, " seed=", seed, journaled ? " journaled" : "",
+                   " (virtual ContextSwitch vs Switcher)");
   for (int step = 0; step < steps; ++step) {
     virt.Step();
     inl.Step();
@@ -541,7 +561,8 @@ Violations CheckSingleThread(const MmCidVariant& v) {
   const MmId mm = *m.CreateMm(CpuMask::Full(8), 0);
   if (!m.Fork(kNoTask, 0, mm, CpuMask::Full(8), 0).ok()) out.push_back("S1: fork failed");
   m.ContextSwitch(3, kNoTask, 0, 1000);
-  if (m.TaskCid(0) != 0) out.push_back(absl::StrCat("S1: single thread on CPU 3 has ID ", m.TaskCid(0), ", not 0"));
+  if (m.TaskCid(0) != 0)
+    out.push_back(absl::StrCat("S1: single thread on CPU 3 has ID ", m.TaskCid(0), ", not 0"));
   auto nmm = m.Exec(3, 0, CpuMask::Full(8), 2000);
   if (!nmm.ok()) return {absl::StrCat("S1: exec: ", nmm.status().ToString())};
   if (m.TaskCid(0) != 0) out.push_back(absl::StrCat("S1: after exec ID ", m.TaskCid(0), ", not 0"));
@@ -600,7 +621,8 @@ Violations CheckRestrictedAffinity(const MmCidVariant& v) {
   // running tasks; owner619: max_cids = 11 + 11/4 = 13.
   const int bound = IdBound(traits->design, 11, 32, p);
   if (max_id >= bound) out.push_back(absl::StrCat("S3: ID ", max_id, " handed out, bound ", bound));
-  if (max_id < 5) out.push_back(absl::StrCat("S3: the schedule used IDs only up to ", max_id, " (too weak)"));
+  if (max_id < 5)
+    out.push_back(absl::StrCat("S3: the schedule used IDs only up to ", max_id, " (too weak)"));
   return out;
 }
 
@@ -623,7 +645,8 @@ CompactionRun RunCompaction(const MmCidVariant& v, int n, int polls) {
   for (int k = n - 1; k >= 0; --k) m.ContextSwitch(k, kNoTask, k, now);
   r.leader_start = m.TaskCid(0);
   if (r.leader_start != n - 1) {
-    r.invariants.push_back(absl::StrCat("S4 setup: the leader starts with ID ", r.leader_start, ", not ", n - 1));
+    r.invariants.push_back(
+        absl::StrCat("S4 setup: the leader starts with ID ", r.leader_start, ", not ", n - 1));
   }
   for (int s = 0; s < 5; ++s) {
     now += 500 * kNsPerMs;
@@ -671,8 +694,8 @@ Violations CheckCompaction(const MmCidVariant& v) {
     const CompactionRun r = RunCompaction(v, n, CompactionPolls(*t));
     out.insert(out.end(), r.invariants.begin(), r.invariants.end());
     if (r.leader_end != 0) {
-      out.push_back(absl::StrCat("S4/I8 N=", n, ": the leader still holds ID ", r.leader_end, " after ", r.polls,
-                                 " polls"));
+      out.push_back(absl::StrCat("S4/I8 N=", n, ": the leader still holds ID ", r.leader_end,
+                                 " after ", r.polls, " polls"));
     }
   }
   return out;
@@ -710,21 +733,29 @@ Violations CheckExecAndRejectedFork(const MmCidVariant& v) {
   MmCid& m = *started->m;
   const MmId old_mm = started->mm;
   Violations out;
-  if (m.MmUsers(old_mm) != 4 || m.CidmaskWeight(old_mm) != 4) out.push_back("S10 setup: 4 users with 4 IDs");
+  if (m.MmUsers(old_mm) != 4 || m.CidmaskWeight(old_mm) != 4)
+    out.push_back("S10 setup: 4 users with 4 IDs");
   // Rejected thread creation: nothing changes.
-  if (m.Fork(0, 1, old_mm, CpuMask::Full(p), now).ok()) out.push_back("S10: a reused task id was accepted");
-  if (m.Fork(0, 5, old_mm, CpuMask(p), now).ok()) out.push_back("S10: an empty affinity was accepted");
-  if (m.Fork(0, 6, old_mm + 100, CpuMask::Full(p), now).ok()) out.push_back("S10: an unknown mm was accepted");
+  if (m.Fork(0, 1, old_mm, CpuMask::Full(p), now).ok())
+    out.push_back("S10: a reused task id was accepted");
+  if (m.Fork(0, 5, old_mm, CpuMask(p), now).ok())
+    out.push_back("S10: an empty affinity was accepted");
+  if (m.Fork(0, 6, old_mm + 100, CpuMask::Full(p), now).ok())
+    out.push_back("S10: an unknown mm was accepted");
   if (m.MmUsers(old_mm) != 4) out.push_back("S10: a rejected fork changed users");
   if (m.CidmaskWeight(old_mm) != 4) out.push_back("S10: a rejected fork kept an ID");
   Add(out, AllViolations(m, true), "S10 after rejected forks");
   now += kNsPerMs;
   auto new_mm = m.Exec(2, 2, CpuMask::Full(p), now);
   if (!new_mm.ok()) return {absl::StrCat("S10: exec: ", new_mm.status().ToString())};
-  if (*new_mm == old_mm || m.TaskMm(2) != *new_mm) out.push_back("S10: exec did not give a fresh mm");
-  if (m.TaskCid(2) != 0) out.push_back(absl::StrCat("S10: the exec'ing task has ID ", m.TaskCid(2), ", not 0"));
-  if (m.MmUsers(*new_mm) != 1 || m.CidmaskWeight(*new_mm) != 1) out.push_back("S10: the fresh mm has one user, one ID");
-  if (m.MmUsers(old_mm) != 3) out.push_back(absl::StrCat("S10: exec left the old mm's users at ", m.MmUsers(old_mm)));
+  if (*new_mm == old_mm || m.TaskMm(2) != *new_mm)
+    out.push_back("S10: exec did not give a fresh mm");
+  if (m.TaskCid(2) != 0)
+    out.push_back(absl::StrCat("S10: the exec'ing task has ID ", m.TaskCid(2), ", not 0"));
+  if (m.MmUsers(*new_mm) != 1 || m.CidmaskWeight(*new_mm) != 1)
+    out.push_back("S10: the fresh mm has one user, one ID");
+  if (m.MmUsers(old_mm) != 3)
+    out.push_back(absl::StrCat("S10: exec left the old mm's users at ", m.MmUsers(old_mm)));
   if (m.CidmaskWeight(old_mm) != 3) out.push_back("S10: the exec'ing task's old ID was not freed");
   Add(out, AllViolations(m, true), "S10 after exec");
   for (int k : {0, 1, 3}) {  // de_thread(): the other threads exit
@@ -732,7 +763,8 @@ Violations CheckExecAndRejectedFork(const MmCidVariant& v) {
     if (!m.Exit(k, k, now).ok()) out.push_back("exit");
     m.ContextSwitch(k, k, kNoTask, now);
   }
-  if (m.MmUsers(old_mm) != 0 || m.CidmaskWeight(old_mm) != 0) out.push_back("S10: the others' IDs were not freed");
+  if (m.MmUsers(old_mm) != 0 || m.CidmaskWeight(old_mm) != 0)
+    out.push_back("S10: the others' IDs were not freed");
   if (m.TaskCid(2) != 0) out.push_back("S10: the exec'ing task lost ID 0");
   Add(out, AllViolations(m, true), "S10 after de_thread");
   return out;
@@ -753,28 +785,35 @@ Violations CheckFailedFork(const MmCidVariant& v) {
   if (m.MmUsers(mm) != 5) out.push_back("S10: the child is not accounted at fork");
   const int ids_after_fork = traits->design.ids_at_fork ? 5 : 4;
   if (m.CidmaskWeight(mm) != ids_after_fork) {
-    out.push_back(absl::StrCat("S10: ", m.CidmaskWeight(mm), " IDs after the fork, the design declares ",
-                               ids_after_fork));
+    out.push_back(absl::StrCat("S10: ", m.CidmaskWeight(mm),
+                               " IDs after the fork, the design declares ", ids_after_fork));
   }
   if (!m.ForkFailed(4, now).ok()) out.push_back("S10: ForkFailed of the child refused");
   if (m.MmUsers(mm) != 4) out.push_back("S10: a failed fork did not roll back users");
   if (m.CidmaskWeight(mm) != 4) out.push_back("S10: a failed fork did not release the child's ID");
   if (m.TaskActive(4)) out.push_back("S10: the rolled-back child is still active");
   Add(out, AllViolations(m, true), "S10 after rollback");
-  if (m.ForkFailed(-1, now).code() != absl::StatusCode::kInvalidArgument) out.push_back("ForkFailed(-1) not refused");
-  if (m.ForkFailed(4, now).code() != absl::StatusCode::kInvalidArgument) out.push_back("a second rollback not refused");
-  if (m.ForkFailed(99, now).code() != absl::StatusCode::kInvalidArgument) out.push_back("ForkFailed(99) not refused");
-  if (m.ForkFailed(1, now).code() != absl::StatusCode::kFailedPrecondition) out.push_back("a running child rolled back");
+  if (m.ForkFailed(-1, now).code() != absl::StatusCode::kInvalidArgument)
+    out.push_back("ForkFailed(-1) not refused");
+  if (m.ForkFailed(4, now).code() != absl::StatusCode::kInvalidArgument)
+    out.push_back("a second rollback not refused");
+  if (m.ForkFailed(99, now).code() != absl::StatusCode::kInvalidArgument)
+    out.push_back("ForkFailed(99) not refused");
+  if (m.ForkFailed(1, now).code() != absl::StatusCode::kFailedPrecondition)
+    out.push_back("a running child rolled back");
   if (m.MmUsers(mm) != 4) out.push_back("a rejected ForkFailed changed users");
   now += kNsPerMs;
-  if (!m.Fork(0, 4, mm, CpuMask::Full(p), now).ok()) out.push_back("S10: the id cannot be forked again");
+  if (!m.Fork(0, 4, mm, CpuMask::Full(p), now).ok())
+    out.push_back("S10: the id cannot be forked again");
   m.ContextSwitch(4, kNoTask, 4, now);
   if (m.TaskCid(4) < 0) out.push_back("S10: the re-forked child runs without an ID");
-  if (m.MmUsers(mm) != 5 || m.CidmaskWeight(mm) != 5) out.push_back("S10: re-fork: 5 users with 5 IDs");
+  if (m.MmUsers(mm) != 5 || m.CidmaskWeight(mm) != 5)
+    out.push_back("S10: re-fork: 5 users with 5 IDs");
   Add(out, AllViolations(m, true), "S10 after re-fork");
   if (!m.Exit(4, 4, now).ok()) out.push_back("exit");
   m.ContextSwitch(4, 4, kNoTask, now);
-  if (m.ForkFailed(4, now).code() != absl::StatusCode::kFailedPrecondition) out.push_back("an exited child rolled back");
+  if (m.ForkFailed(4, now).code() != absl::StatusCode::kFailedPrecondition)
+    out.push_back("an exited child rolled back");
   return out;
 }
 
@@ -793,14 +832,18 @@ Violations CheckVforkSharer(const MmCidVariant& v) {
   std::vector<int32_t> ids;
   for (int k = 0; k < 4; ++k) ids.push_back(m.TaskCid(k));
   std::sort(ids.begin(), ids.end());
-  if (ids != std::vector<int32_t>{0, 1, 2, 3}) out.push_back("S10: sharer and threads do not hold IDs {0..3}");
+  if (ids != std::vector<int32_t>{0, 1, 2, 3})
+    out.push_back("S10: sharer and threads do not hold IDs {0..3}");
   Add(out, AllViolations(m, true), "S10 vfork");
-  if (m.ForkVm(0, 3, mm, CpuMask::Full(p), now).ok()) out.push_back("ForkVm of a reused id accepted");
-  if (m.ForkVm(0, 5, mm + 7, CpuMask::Full(p), now).ok()) out.push_back("ForkVm into an unknown mm accepted");
+  if (m.ForkVm(0, 3, mm, CpuMask::Full(p), now).ok())
+    out.push_back("ForkVm of a reused id accepted");
+  if (m.ForkVm(0, 5, mm + 7, CpuMask::Full(p), now).ok())
+    out.push_back("ForkVm into an unknown mm accepted");
   now += kNsPerMs;
   if (!m.Exit(3, 3, now).ok()) out.push_back("exit");
   m.ContextSwitch(3, 3, kNoTask, now);
-  if (m.MmUsers(mm) != 3 || m.CidmaskWeight(mm) != 3) out.push_back("S10: the sharer's exit did not release it");
+  if (m.MmUsers(mm) != 3 || m.CidmaskWeight(mm) != 3)
+    out.push_back("S10: the sharer's exit did not release it");
   Add(out, AllViolations(m, true), "S10 vfork exit");
   return out;
 }
@@ -820,8 +863,9 @@ Violations CheckVforkSharerAtModeFlip(const MmCidVariant& v) {
   const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
   const TaskId kSharer = 6;
   for (int k = 0; k < 8; ++k) {
-    const absl::Status s = k == kSharer ? m.ForkVm(0, k, mm, CpuMask::Full(p), now)
-                                        : m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now);
+    const absl::Status s = k == kSharer
+                               ? m.ForkVm(0, k, mm, CpuMask::Full(p), now)
+                               : m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now);
     if (!s.ok()) out.push_back("fork");
   }
   for (int k = 0; k < 5; ++k) m.ContextSwitch(k, kNoTask, k, now);  // 5, 6, 7 queued
@@ -867,7 +911,8 @@ NeverPreemptedRun RunNeverPreempted(const MmCidVariant& v) {
     place.ReturnToUser(survivor, survivor, now);
     place.Housekeeping(now + 1);
     const int32_t id = m.TaskCid(survivor);
-    if (r.changed_after_last_exit < 0 && id != r.start_id) r.changed_after_last_exit = now - last_exit;
+    if (r.changed_after_last_exit < 0 && id != r.start_id)
+      r.changed_after_last_exit = now - last_exit;
     r.id_end_of_busy = id;
     Add(r.invariants, m.CheckAlways(), absl::StrCat("S13 tick ", tick));
     if (!r.invariants.empty()) return r;
@@ -885,7 +930,8 @@ NeverPreemptedRun RunNeverPreempted(const MmCidVariant& v) {
 
 namespace internal {
 
-void ForkOnePerCpuReversed(MmCid& m, isolation::mm_cid::MmId mm, int cpus, Nanos now, Violations& invariants) {
+void ForkOnePerCpuReversed(MmCid& m, isolation::mm_cid::MmId mm, int cpus, Nanos now,
+                           Violations& invariants) {
   for (int k = cpus - 1; k >= 0; --k) {
     if (!m.Fork(k == cpus - 1 ? kNoTask : cpus - 1, k, mm, CpuMask::Of(cpus, k), now).ok()) {
       invariants.push_back("fork");
@@ -896,18 +942,22 @@ void ForkOnePerCpuReversed(MmCid& m, isolation::mm_cid::MmId mm, int cpus, Nanos
 }  // namespace internal
 
 namespace internal {
-Violations NeverPreemptedExpectations(const VariantTraits& t, int32_t start_id, int32_t id_end_of_busy,
-                                      Nanos changed_after_last_exit, int32_t id_after_schedin, int64_t scans,
-                                      int64_t kick_retakes, Nanos kick_bound) {
+Violations NeverPreemptedExpectations(const VariantTraits& t, int32_t start_id,
+                                      int32_t id_end_of_busy, Nanos changed_after_last_exit,
+                                      int32_t id_after_schedin, int64_t scans, int64_t kick_retakes,
+                                      Nanos kick_bound) {
   Violations out;
   const int32_t high = 7;
   if (!t.design.ids_at_fork && start_id != high) {
-    out.push_back(absl::StrCat("S13 setup: the survivor starts with ID ", start_id, ", not ", high));
+    out.push_back(
+        absl::StrCat("S13 setup: the survivor starts with ID ", start_id, ", not ", high));
   }
-  if (t.design.lazy_axes && scans <= 0) out.push_back("S13: no compaction scan ran while the survivor was busy");
+  if (t.design.lazy_axes && scans <= 0)
+    out.push_back("S13: no compaction scan ran while the survivor was busy");
   if (!t.design.lazy_axes && scans != 0) out.push_back("S13: a design without a scan scanned");
   if (!t.tick_kick) {
-    if (changed_after_last_exit >= 0) out.push_back("S13: the ID changed while the survivor never switched");
+    if (changed_after_last_exit >= 0)
+      out.push_back("S13: the ID changed while the survivor never switched");
     if (kick_retakes != 0) out.push_back("S13: IDs re-taken without the tick kick");
   } else if (kick_retakes <= 0) {
     out.push_back("S13: the tick kick never re-took the ID");
@@ -915,7 +965,8 @@ Violations NeverPreemptedExpectations(const VariantTraits& t, int32_t start_id, 
   const bool compacts = t.design.converges_at_schedin || t.allocator.compacts;
   if (t.tick_kick && compacts) {
     if (changed_after_last_exit < 0 || id_end_of_busy != 0) {
-      out.push_back(absl::StrCat("S13 kick: the busy survivor's ID is ", id_end_of_busy, ", not re-taken to 0"));
+      out.push_back(absl::StrCat("S13 kick: the busy survivor's ID is ", id_end_of_busy,
+                                 ", not re-taken to 0"));
     } else if (changed_after_last_exit > kick_bound) {
       out.push_back(absl::StrCat("S13 kick: re-taken ", changed_after_last_exit / kNsPerMs,
                                  " ms after the last exit, not within ~200 ms"));
@@ -925,11 +976,12 @@ Violations NeverPreemptedExpectations(const VariantTraits& t, int32_t start_id, 
     out.push_back("S13 kick: an allocator declared non-compacting changed the busy survivor's ID");
   }
   if (compacts && id_after_schedin != 0) {
-    out.push_back(absl::StrCat("S13: after the next schedin the survivor holds ID ", id_after_schedin, ", not 0"));
+    out.push_back(absl::StrCat("S13: after the next schedin the survivor holds ID ",
+                               id_after_schedin, ", not 0"));
   }
   if (!compacts && id_after_schedin != start_id) {
-    out.push_back(absl::StrCat("S13: a non-compacting allocator moved the survivor from ", start_id, " to ",
-                               id_after_schedin));
+    out.push_back(absl::StrCat("S13: a non-compacting allocator moved the survivor from ", start_id,
+                               " to ", id_after_schedin));
   }
   return out;
 }
@@ -940,9 +992,9 @@ Violations CheckNeverPreempted(const MmCidVariant& v) {
   if (!t.ok()) return {t.status().ToString()};
   const NeverPreemptedRun r = RunNeverPreempted(v);
   Violations out = r.invariants;
-  Violations e = internal::NeverPreemptedExpectations(*t, r.start_id, r.id_end_of_busy, r.changed_after_last_exit,
-                                            r.id_after_schedin, r.scans_while_busy, r.kick_retakes,
-                                            2 * kScanDelayNs + 2 * 4 * kNsPerMs);
+  Violations e = internal::NeverPreemptedExpectations(
+      *t, r.start_id, r.id_end_of_busy, r.changed_after_last_exit, r.id_after_schedin,
+      r.scans_while_busy, r.kick_retakes, 2 * kScanDelayNs + 2 * 4 * kNsPerMs);
   out.insert(out.end(), e.begin(), e.end());
   return out;
 }
@@ -972,7 +1024,8 @@ Violations CheckFenceTargets(const MmCidVariant& v) {
   std::vector<TaskId> curr(static_cast<size_t>(p), kNoTask);
   for (int t = 0; t < kTasks; ++t) {
     affinity[static_cast<size_t>(t)] = CpuMask::Range(p, t, std::min(p - 2, t + 2));
-    if (!m.Fork(t == 0 ? kNoTask : 0, t, mm, affinity[static_cast<size_t>(t)], 0).ok()) out.push_back("fork");
+    if (!m.Fork(t == 0 ? kNoTask : 0, t, mm, affinity[static_cast<size_t>(t)], 0).ok())
+      out.push_back("fork");
     cpu_of[static_cast<size_t>(t)] = affinity[static_cast<size_t>(t)].First();
   }
   std::map<int32_t, int> last_cpu_of_id;
@@ -999,7 +1052,8 @@ Violations CheckFenceTargets(const MmCidVariant& v) {
     const int to = a.Nth(static_cast<int>(rng() % static_cast<uint64_t>(a.Weight())));
     if (to != from) m.Migrate(t, from, to, now);
     cpu_of[static_cast<size_t>(t)] = to;
-    if (curr[static_cast<size_t>(to)] != kNoTask) m.ContextSwitch(to, curr[static_cast<size_t>(to)], kNoTask, now);
+    if (curr[static_cast<size_t>(to)] != kNoTask)
+      m.ContextSwitch(to, curr[static_cast<size_t>(to)], kNoTask, now);
     m.ContextSwitch(to, kNoTask, t, now);
     curr[static_cast<size_t>(to)] = t;
     place.ReturnToUser(to, t, now);
@@ -1008,7 +1062,8 @@ Violations CheckFenceTargets(const MmCidVariant& v) {
     if (to == p - 1) ++runs_on_grown_cpus;
     if (!m.MmAllowed(mm).Test(to)) {
       out.push_back(absl::StrCat("S14: task ", t, " runs with ID ", id, " on CPU ", to,
-                                 ", outside the mm's CPU union {", m.MmAllowed(mm).ToString(), "}"));
+                                 ", outside the mm's CPU union {", m.MmAllowed(mm).ToString(),
+                                 "}"));
     }
     if (id >= 0) {
       auto it = last_cpu_of_id.find(id);
@@ -1017,42 +1072,62 @@ Violations CheckFenceTargets(const MmCidVariant& v) {
     }
     Add(out, m.CheckAlways(), absl::StrCat("S14 step ", step));
   }
-  if (out.empty() && moves == 0) out.push_back("S14: no ID ever moved to another CPU (the schedule shows nothing)");
+  if (out.empty() && moves == 0)
+    out.push_back("S14: no ID ever moved to another CPU (the schedule shows nothing)");
   if (out.empty() && runs_on_grown_cpus == 0) {
-    out.push_back("S14: no task ran on a CPU only affinity growth added (the schedule shows nothing)");
+    out.push_back(
+        "S14: no task ran on a CPU only affinity growth added (the schedule shows nothing)");
   }
   return out;
 }
 
 // ---- the suite -----------------------------------------------------------------
 
-TEST_P(MmCidConformance, I1_I6_I15_RandomSchedules_S2Counters) { RunAsTest("I1_I6_I15_RandomSchedules_S2Counters", GetParam()); }
+TEST_P(MmCidConformance, I1_I6_I15_RandomSchedules_S2Counters) {
+  RunAsTest("I1_I6_I15_RandomSchedules_S2Counters", GetParam());
+}
 
 // The inline switch front end (MmCid::Switcher()) and the virtual
 // ContextSwitch, driven by one random schedule each, stay in the same state
 // after every event (with and without the incremental check's journal).
-TEST_P(MmCidConformance, SwitcherMatchesContextSwitch) { RunAsTest("SwitcherMatchesContextSwitch", GetParam()); }
+TEST_P(MmCidConformance, SwitcherMatchesContextSwitch) {
+  RunAsTest("SwitcherMatchesContextSwitch", GetParam());
+}
 
 // The ID bound at allocation on the allocator's rare paths.
-TEST_P(MmCidConformance, I2_I3_AllocationBound_RarePaths) { RunAsTest("I2_I3_AllocationBound_RarePaths", GetParam()); }
+TEST_P(MmCidConformance, I2_I3_AllocationBound_RarePaths) {
+  RunAsTest("I2_I3_AllocationBound_RarePaths", GetParam());
+}
 
 TEST_P(MmCidConformance, S1_SingleThread) { RunAsTest("S1_SingleThread", GetParam()); }
 
-TEST_P(MmCidConformance, S3_RestrictedAffinity_I3) { RunAsTest("S3_RestrictedAffinity_I3", GetParam()); }
+TEST_P(MmCidConformance, S3_RestrictedAffinity_I3) {
+  RunAsTest("S3_RestrictedAffinity_I3", GetParam());
+}
 
 TEST_P(MmCidConformance, S4_Compaction_I8) { RunAsTest("S4_Compaction_I8", GetParam()); }
 
-TEST_P(MmCidConformance, S10_ExecAndRejectedFork) { RunAsTest("S10_ExecAndRejectedFork", GetParam()); }
+TEST_P(MmCidConformance, S10_ExecAndRejectedFork) {
+  RunAsTest("S10_ExecAndRejectedFork", GetParam());
+}
 
-TEST_P(MmCidConformance, S10_FailedForkRollsBack) { RunAsTest("S10_FailedForkRollsBack", GetParam()); }
+TEST_P(MmCidConformance, S10_FailedForkRollsBack) {
+  RunAsTest("S10_FailedForkRollsBack", GetParam());
+}
 
 TEST_P(MmCidConformance, S10_VforkSharer) { RunAsTest("S10_VforkSharer", GetParam()); }
 
-TEST_P(MmCidConformance, S10_VforkSharerAtModeFlip_I11) { RunAsTest("S10_VforkSharerAtModeFlip_I11", GetParam()); }
+TEST_P(MmCidConformance, S10_VforkSharerAtModeFlip_I11) {
+  RunAsTest("S10_VforkSharerAtModeFlip_I11", GetParam());
+}
 
-TEST_P(MmCidConformance, S13_NeverPreemptedThread_I4) { RunAsTest("S13_NeverPreemptedThread_I4", GetParam()); }
+TEST_P(MmCidConformance, S13_NeverPreemptedThread_I4) {
+  RunAsTest("S13_NeverPreemptedThread_I4", GetParam());
+}
 
-TEST_P(MmCidConformance, S14_FenceEveryCpuOfTheMm) { RunAsTest("S14_FenceEveryCpuOfTheMm", GetParam()); }
+TEST_P(MmCidConformance, S14_FenceEveryCpuOfTheMm) {
+  RunAsTest("S14_FenceEveryCpuOfTheMm", GetParam());
+}
 
 // A binary that links the kit without instantiating this suite is not an error.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MmCidConformance);

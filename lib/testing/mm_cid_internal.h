@@ -34,14 +34,15 @@ constexpr int kRarePathWaves = 200;
 // variant re-takes it to 0 within `kick_bound` of the last exit; after its
 // next schedin a compacting variant holds 0, a non-compacting one its start
 // ID; a variant with a scan scanned while it was busy, one without did not.
-Violations NeverPreemptedExpectations(const VariantTraits& t, int32_t start_id, int32_t id_end_of_busy,
-                                      Nanos changed_after_last_exit, int32_t id_after_schedin, int64_t scans,
-                                      int64_t kick_retakes, Nanos kick_bound);
+Violations NeverPreemptedExpectations(const VariantTraits& t, int32_t start_id,
+                                      int32_t id_end_of_busy, Nanos changed_after_last_exit,
+                                      int32_t id_after_schedin, int64_t scans, int64_t kick_retakes,
+                                      Nanos kick_bound);
 
 // MmCid::Create(cpus, v) for a check that reports into `invariants`: the
 // mechanism, or nullptr with the creation error recorded there.
 inline std::unique_ptr<isolation::mm_cid::MmCid> CreateOrRecord(const MmCidVariant& v, int cpus,
-                                                                 Violations& invariants) {
+                                                                Violations& invariants) {
   auto created = isolation::mm_cid::MmCid::Create(cpus, v);
   if (!created.ok()) {
     invariants.push_back(created.status().ToString());
@@ -54,8 +55,8 @@ inline std::unique_ptr<isolation::mm_cid::MmCid> CreateOrRecord(const MmCidVaria
 // first without a parent, the others from it); owner619 allocates IDs at
 // fork, so there CPU k's task gets ID cpus-1-k.  A failed fork is recorded in
 // `invariants`.
-void ForkOnePerCpuReversed(isolation::mm_cid::MmCid& m, isolation::mm_cid::MmId mm, int cpus, Nanos now,
-                           Violations& invariants);
+void ForkOnePerCpuReversed(isolation::mm_cid::MmCid& m, isolation::mm_cid::MmId mm, int cpus,
+                           Nanos now, Violations& invariants);
 
 // The ID bound at every allocating switch-in and tick under the
 // single-threaded simulator: add before() ahead of the MmCidHooks and

@@ -43,7 +43,8 @@ struct ParkedIdRace {
   std::unique_ptr<MmCid> m;
   MmId mm = 0;
   ParkedIdRace(const MmCidVariant& v, bool force_fences) {
-    m = *MmCid::Create(4, v, MmCid::Limits{8, 2, force_fences});  // small: one per explored schedule
+    m = *MmCid::Create(4, v,
+                       MmCid::Limits{8, 2, force_fences});  // small: one per explored schedule
     mm = *m->CreateMm(CpuMask::Full(4), 0);
     for (TaskId t = 0; t < 3; ++t) (void)m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0);
     m->ContextSwitch(1, kNoTask, 0, 1);
@@ -63,7 +64,8 @@ enum class Race { kScan, kSteal };
 // `via_switcher`: the switches go through MmCid::Switcher() (switcher.h),
 // whose inline cached path has the same interleave points and store-buffer
 // routing as the design's own.
-Violations ExploreParkedIdRaceVia(const MmCidVariant& v, Race race, bool force_fences, bool via_switcher) {
+Violations ExploreParkedIdRaceVia(const MmCidVariant& v, Race race, bool force_fences,
+                                  bool via_switcher) {
   Violations out;
   int violating = 0;
   StoreBufferModel sb;
@@ -105,7 +107,8 @@ Violations ExploreParkedIdRaceVia(const MmCidVariant& v, Race race, bool force_f
         Violations found = AllViolations(*f->m, true);
         found.insert(found.end(), mid.begin(), mid.end());
         if (!found.empty() && violating++ == 0) {
-          out.push_back(absl::StrCat(absl::StrJoin(found, "; "), " | schedule: ", absl::StrJoin(log, " ")));
+          out.push_back(
+              absl::StrCat(absl::StrJoin(found, "; "), " | schedule: ", absl::StrJoin(log, " ")));
         }
       });
   if (!n.ok()) return {n.status().ToString()};
@@ -153,8 +156,12 @@ struct ModeFlipRace {
 
 }  // namespace
 
-Violations CheckScanVsSwitchSchedules(const MmCidVariant& v) { return ExploreParkedIdRace(v, Race::kScan, false); }
-Violations CheckMigrateVsSwitchSchedules(const MmCidVariant& v) { return ExploreParkedIdRace(v, Race::kSteal, false); }
+Violations CheckScanVsSwitchSchedules(const MmCidVariant& v) {
+  return ExploreParkedIdRace(v, Race::kScan, false);
+}
+Violations CheckMigrateVsSwitchSchedules(const MmCidVariant& v) {
+  return ExploreParkedIdRace(v, Race::kSteal, false);
+}
 Violations CheckScanVsSwitchSchedulesInMode(const MmCidVariant& v, bool force_fences) {
   return ExploreParkedIdRace(v, Race::kScan, force_fences);
 }
@@ -177,13 +184,16 @@ Violations CheckModeFlipSchedules(const MmCidVariant& v) {
         sb.DrainAll();
         Violations found = AllViolations(*f->m, true);
         const MmCidStats s = f->m->Stats();
-        if (s.alloc_failures > 0) found.push_back(absl::StrCat("I14: ", s.alloc_failures, " allocations gave up"));
+        if (s.alloc_failures > 0)
+          found.push_back(absl::StrCat("I14: ", s.alloc_failures, " allocations gave up"));
         if (!found.empty() && violating++ == 0) {
-          out.push_back(absl::StrCat(absl::StrJoin(found, "; "), " | schedule: ", absl::StrJoin(log, " ")));
+          out.push_back(
+              absl::StrCat(absl::StrJoin(found, "; "), " | schedule: ", absl::StrJoin(log, " ")));
         }
       });
   if (!n.ok()) return {n.status().ToString()};
-  if (violating > 0) out.push_back(absl::StrCat(violating, " of the runs over ", *n, " schedules violated"));
+  if (violating > 0)
+    out.push_back(absl::StrCat(violating, " of the runs over ", *n, " schedules violated"));
   return out;
 }
 
@@ -218,31 +228,43 @@ Violations CheckForkRaceSchedules(const MmCidVariant& v) {
             now += kNsPerMs;
             // Tasks 0 and 1 already run on CPUs 0 and 1: no switch from a
             // task to itself (the kernel never makes one).
-            if (m->CurrentTask(cpu) != all[i]) m->ContextSwitch(cpu, m->CurrentTask(cpu), all[i], now);
-            if (m->TaskCid(all[i]) < 0) found.push_back(absl::StrCat("task ", all[i], " runs without an ID"));
+            if (m->CurrentTask(cpu) != all[i])
+              m->ContextSwitch(cpu, m->CurrentTask(cpu), all[i], now);
+            if (m->TaskCid(all[i]) < 0)
+              found.push_back(absl::StrCat("task ", all[i], " runs without an ID"));
           }
           Violations after = m->CheckAlways();
           found.insert(found.end(), after.begin(), after.end());
           if (m->Stats().alloc_failures > 0) found.push_back("I14: an allocation gave up");
         }
         if (!found.empty() && violating++ == 0) {
-          out.push_back(absl::StrCat(absl::StrJoin(found, "; "), " | schedule: ", absl::StrJoin(log, " ")));
+          out.push_back(
+              absl::StrCat(absl::StrJoin(found, "; "), " | schedule: ", absl::StrJoin(log, " ")));
         }
       });
   if (!n.ok()) return {n.status().ToString()};
-  if (violating > 0) out.push_back(absl::StrCat(violating, " of the runs over ", *n, " schedules violated"));
+  if (violating > 0)
+    out.push_back(absl::StrCat(violating, " of the runs over ", *n, " schedules violated"));
   return out;
 }
 
 // ---- the suite -----------------------------------------------------------------
 
-TEST_P(MmCidRaceConformance, I4_ScanVsSwitch_EverySchedule_StoreBuffer) { RunAsTest("I4_ScanVsSwitch_EverySchedule_StoreBuffer", GetParam()); }
+TEST_P(MmCidRaceConformance, I4_ScanVsSwitch_EverySchedule_StoreBuffer) {
+  RunAsTest("I4_ScanVsSwitch_EverySchedule_StoreBuffer", GetParam());
+}
 
-TEST_P(MmCidRaceConformance, I4_MigrationStealVsSwitch_EverySchedule_StoreBuffer) { RunAsTest("I4_MigrationStealVsSwitch_EverySchedule_StoreBuffer", GetParam()); }
+TEST_P(MmCidRaceConformance, I4_MigrationStealVsSwitch_EverySchedule_StoreBuffer) {
+  RunAsTest("I4_MigrationStealVsSwitch_EverySchedule_StoreBuffer", GetParam());
+}
 
-TEST_P(MmCidRaceConformance, S8_S9_ModeFlipVsMigratingSchedin_EverySchedule_StoreBuffer) { RunAsTest("S8_S9_ModeFlipVsMigratingSchedin_EverySchedule_StoreBuffer", GetParam()); }
+TEST_P(MmCidRaceConformance, S8_S9_ModeFlipVsMigratingSchedin_EverySchedule_StoreBuffer) {
+  RunAsTest("S8_S9_ModeFlipVsMigratingSchedin_EverySchedule_StoreBuffer", GetParam());
+}
 
-TEST_P(MmCidRaceConformance, S10_ForkVsFork_EverySchedule) { RunAsTest("S10_ForkVsFork_EverySchedule", GetParam()); }
+TEST_P(MmCidRaceConformance, S10_ForkVsFork_EverySchedule) {
+  RunAsTest("S10_ForkVsFork_EverySchedule", GetParam());
+}
 
 // A binary that links the kit without instantiating this suite is not an error.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MmCidRaceConformance);

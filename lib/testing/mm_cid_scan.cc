@@ -77,7 +77,8 @@ Violations CheckIdleReclaim(const MmCidVariant& v) {
   MmCid& m = **created;
   Violations out;
   const MmId mm = *m.CreateMm(CpuMask::Full(p), 0);
-  if (!m.Fork(kNoTask, 0, mm, CpuMask::Full(p), 0).ok() || !m.Fork(0, 1, mm, CpuMask::Full(p), 0).ok()) {
+  if (!m.Fork(kNoTask, 0, mm, CpuMask::Full(p), 0).ok() ||
+      !m.Fork(0, 1, mm, CpuMask::Full(p), 0).ok()) {
     return {"fork"};
   }
   m.ContextSwitch(0, kNoTask, 0, 1);  // task 0 on CPU 0 keeps running
@@ -88,7 +89,8 @@ Violations CheckIdleReclaim(const MmCidVariant& v) {
   // limit): two complete passes starting 150 ms and more later.
   RunPasses(m, mm, 150 * kNsPerMs, 2);
   if (m.CidmaskWeight(mm) != 1) {
-    out.push_back("I7: CPU 9's slot, idle for >= 100 ms, still holds its ID after two complete passes");
+    out.push_back(
+        "I7: CPU 9's slot, idle for >= 100 ms, still holds its ID after two complete passes");
   }
   Add(out, AllViolations(m, true), "I7");
   return out;
@@ -107,7 +109,8 @@ ConvergenceRun RunConvergence(const MmCidVariant& v, int passes_after_t0) {
   Nanos now = 1;
   const MmId mm = *m.CreateMm(CpuMask::Full(p), now);
   for (int k = 0; k < p; ++k) {
-    if (!m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Of(p, k), now).ok()) r.invariants.push_back("fork");
+    if (!m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Of(p, k), now).ok())
+      r.invariants.push_back("fork");
   }
   for (int k = p - 1; k >= 0; --k) m.ContextSwitch(k, kNoTask, k, now);
   // Scans run before t0 too (the rate limit is initialised, passes go on).
@@ -143,13 +146,15 @@ ConvergenceRun RunConvergence(const MmCidVariant& v, int passes_after_t0) {
 Violations CheckConvergence(const MmCidVariant& v) {
   const ConvergenceRun r = RunConvergence(v, 2);
   Violations out = r.invariants;
-  if (r.passes_after_t0 < 2) out.push_back(absl::StrCat("I8: only ", r.passes_after_t0, " passes ran after t0"));
+  if (r.passes_after_t0 < 2)
+    out.push_back(absl::StrCat("I8: only ", r.passes_after_t0, " passes ran after t0"));
   const std::vector<int32_t> dense = {0, 1, 2, 3};
   if (r.ids != dense) {
     std::string ids;
     for (int32_t id : r.ids) absl::StrAppend(&ids, ids.empty() ? "" : ",", id);
-    out.push_back(absl::StrCat("I8: after two passes that started >= 100 ms after the last exit the 4 survivors hold {",
-                               ids, "}, not {0,1,2,3}"));
+    out.push_back(absl::StrCat(
+        "I8: after two passes that started >= 100 ms after the last exit the 4 survivors hold {",
+        ids, "}, not {0,1,2,3}"));
   }
   return out;
 }
@@ -199,12 +204,13 @@ Violations CheckRateLimit(const MmCidVariant& v) {
       if (start_mm != mm) continue;
       ++starts;
       if (last >= 0 && at - last < kScanDelayNs) {
-        out.push_back(absl::StrCat("I9: passes of mm ", mm, " started at ", last, " and ", at, " ns, ",
-                                   (at - last) / kNsPerMs, " ms apart (< 100 ms)"));
+        out.push_back(absl::StrCat("I9: passes of mm ", mm, " started at ", last, " and ", at,
+                                   " ns, ", (at - last) / kNsPerMs, " ms apart (< 100 ms)"));
       }
       last = at;
     }
-    if (starts < 5) out.push_back(absl::StrCat("I9: only ", starts, " passes started in 2 s (scans must go on)"));
+    if (starts < 5)
+      out.push_back(absl::StrCat("I9: only ", starts, " passes started in 2 s (scans must go on)"));
   }
   {
     const int p = 16;
@@ -217,17 +223,21 @@ Violations CheckRateLimit(const MmCidVariant& v) {
     FirstScan(m, mm, 1);
     Nanos now = 200 * kNsPerMs;
     ScanResult r = m.Scan(mm, now);
-    if (!r.ran || !r.pass_start) out.push_back("I9: a pass start 200 ms after the first call did not run");
+    if (!r.ran || !r.pass_start)
+      out.push_back("I9: a pass start 200 ms after the first call did not run");
     const Nanos pass_start = now;
     int calls = 1;
     while (r.ran && !r.pass_end && calls < 10000) {
       if (traits->batch > 0 && r.visits > 2 * traits->batch) {
-        out.push_back(absl::StrCat("I9: a batch_", traits->batch, " call visited ", r.visits, " slots"));
+        out.push_back(
+            absl::StrCat("I9: a batch_", traits->batch, " call visited ", r.visits, " slots"));
       }
       now += kNsPerMs;
       r = m.Scan(mm, now);  // inside the period, but not at cursor 0
       ++calls;
-      if (!r.ran) out.push_back(absl::StrCat("I9: batch ", calls, " of a pass was refused (only cursor 0 is rate limited)"));
+      if (!r.ran)
+        out.push_back(absl::StrCat("I9: batch ", calls,
+                                   " of a pass was refused (only cursor 0 is rate limited)"));
       if (r.ran && r.pass_start) out.push_back("I9: a batch inside a pass restarted the pass");
     }
     if (traits->placement.rate_limited) {
@@ -291,7 +301,8 @@ Violations CheckRacingScanners(const MmCidVariant& v) {
           b = b || e.rfind("scanner_b:", 0) == 0;
         }
         if (pass_starts > 1) {
-          out.push_back(absl::StrCat("I9: ", pass_starts, " scanners started a pass for the same period (schedule ",
+          out.push_back(absl::StrCat("I9: ", pass_starts,
+                                     " scanners started a pass for the same period (schedule ",
                                      absl::StrJoin(log, " "), ")"));
         }
         if (pass_starts == 0 && a && b) out.push_back("I9: no scanner started the due pass");
@@ -327,7 +338,8 @@ Violations CheckConcurrentScanners(const MmCidVariant& v, int threads, int perio
         const Nanos when = (k + 1) * (kScanDelayNs + 50 * kNsPerMs);
         for (int c = 0; c < calls_per_period; ++c) {
           const ScanResult r = m.Scan(mm, when);
-          if (r.ran && r.pass_start) starts[static_cast<size_t>(k)].fetch_add(1, std::memory_order_relaxed);
+          if (r.ran && r.pass_start)
+            starts[static_cast<size_t>(k)].fetch_add(1, std::memory_order_relaxed);
         }
       }
     });
@@ -336,7 +348,9 @@ Violations CheckConcurrentScanners(const MmCidVariant& v, int threads, int perio
   Violations out;
   for (int k = 0; k < periods; ++k) {
     const int n = starts[static_cast<size_t>(k)].load();
-    if (n != 1) out.push_back(absl::StrCat("I9: period ", k, ": ", n, " passes started by ", threads, " scanners"));
+    if (n != 1)
+      out.push_back(
+          absl::StrCat("I9: period ", k, ": ", n, " passes started by ", threads, " scanners"));
   }
   Add(out, AllViolations(m, true), "I9 concurrent scanners");
   return out;
@@ -384,7 +398,8 @@ ShrinkRegrowRun RunShrinkAndRegrow(const MmCidVariant& v) {
   now += kNsPerMs;
   const TaskId first_new = 100;
   for (int k = 4; k < p; ++k) {
-    if (!m.Fork(0, first_new + k, mm, CpuMask::Of(p, k), now).ok()) r.invariants.push_back("regrow fork");
+    if (!m.Fork(0, first_new + k, mm, CpuMask::Of(p, k), now).ok())
+      r.invariants.push_back("regrow fork");
   }
   for (int k = 4; k < p; ++k) {
     m.ContextSwitch(k, kNoTask, first_new + k, now);
@@ -415,8 +430,8 @@ Violations CheckShrink(const MmCidVariant& v) {
   const ShrinkRegrowRun r = RunShrinkAndRegrow(v);
   Violations out = r.invariants;
   if (r.max_id_after_shrink >= 4) {
-    out.push_back(absl::StrCat("S5/I8: after 12 of 16 exited the survivors' highest ID is ", r.max_id_after_shrink,
-                               ", not in [0, 4)"));
+    out.push_back(absl::StrCat("S5/I8: after 12 of 16 exited the survivors' highest ID is ",
+                               r.max_id_after_shrink, ", not in [0, 4)"));
   }
   return out;
 }
@@ -435,7 +450,8 @@ Violations CheckRegrow(const MmCidVariant& v) {
 // random order; each burst switches in, takes two ticks 1 ms apart, switches
 // out; then a gap.  Reuse = bursts with the same ID as that CPU's previous
 // burst; an LLC move = an ID's region touched from another LLC than last time.
-BurstRun RunBursts(const MmCidVariant& v, int n, int cpus_per_llc, Nanos gap, int bursts, uint64_t seed) {
+BurstRun RunBursts(const MmCidVariant& v, int n, int cpus_per_llc, Nanos gap, int bursts,
+                   uint64_t seed) {
   BurstRun r;
   const std::unique_ptr<MmCid> owner = internal::CreateOrRecord(v, n, r.invariants);
   if (owner == nullptr) return r;
@@ -445,7 +461,8 @@ BurstRun RunBursts(const MmCidVariant& v, int n, int cpus_per_llc, Nanos gap, in
   const MmId mm = *m.CreateMm(CpuMask::Full(n), now);
   place.MmCreated(mm, now);
   for (int k = 0; k < n; ++k) {
-    if (!m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Of(n, k), now).ok()) r.invariants.push_back("fork");
+    if (!m.Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Of(n, k), now).ok())
+      r.invariants.push_back("fork");
   }
   std::vector<int32_t> last_id_of_cpu(static_cast<size_t>(n), -1);
   std::vector<int> llc_of_region(static_cast<size_t>(n), -1);
@@ -481,7 +498,8 @@ BurstRun RunBursts(const MmCidVariant& v, int n, int cpus_per_llc, Nanos gap, in
     now += gap;
   }
   Add(r.invariants, AllViolations(m, true), "S6 end");
-  r.distinct_ids = static_cast<int>(std::count_if(llc_of_region.begin(), llc_of_region.end(), [](int l) { return l >= 0; }));
+  r.distinct_ids = static_cast<int>(
+      std::count_if(llc_of_region.begin(), llc_of_region.end(), [](int l) { return l >= 0; }));
   r.reuse = r.bursts_counted > 0 ? static_cast<double>(reused) / r.bursts_counted : 0;
   return r;
 }
@@ -500,13 +518,17 @@ Violations CheckBursts(const MmCidVariant& v) {
   Violations out;
   for (BurstShape s : kBurstShapes) {
     for (Nanos gap : {10 * kNsPerMs, 200 * kNsPerMs}) {
-      const BurstRun r = RunBursts(v, s.n, s.cpus_per_llc, gap, 300, 0x56 + static_cast<uint64_t>(s.n));
+      const BurstRun r =
+          RunBursts(v, s.n, s.cpus_per_llc, gap, 300, 0x56 + static_cast<uint64_t>(s.n));
       const std::string where = absl::StrCat("S6 n=", s.n, " gap_ms=", gap / kNsPerMs);
       Add(out, r.invariants, where);
-      if (r.bursts_counted <= 200) out.push_back(absl::StrCat(where, ": only ", r.bursts_counted, " bursts counted"));
+      if (r.bursts_counted <= 200)
+        out.push_back(absl::StrCat(where, ": only ", r.bursts_counted, " bursts counted"));
       if (!traits->allocator.reuses_recent_cid) continue;
-      if (r.reuse < 0.95) out.push_back(absl::StrCat(where, ": reuse ", r.reuse, " < 0.95 with a recent_cid hint"));
-      if (r.distinct_ids != s.n) out.push_back(absl::StrCat(where, ": ", r.distinct_ids, " IDs in use, not ", s.n));
+      if (r.reuse < 0.95)
+        out.push_back(absl::StrCat(where, ": reuse ", r.reuse, " < 0.95 with a recent_cid hint"));
+      if (r.distinct_ids != s.n)
+        out.push_back(absl::StrCat(where, ": ", r.distinct_ids, " IDs in use, not ", s.n));
       if (s.cpus_per_llc == 1 && r.llc_moves != 0) {
         out.push_back(absl::StrCat(where, ": ", r.llc_moves, " regions moved between LLCs"));
       }
@@ -550,14 +572,14 @@ Violations CheckVisitsPerPass(const MmCidVariant& v) {
   const VisitsRun r = RunVisitsPerPass(v, 128, 77);
   Violations out = r.invariants;
   if (r.visits != 2 * r.scope_size) {
-    out.push_back(absl::StrCat("S12/I9: a complete pass visited ", r.visits, " slots, the scope holds ", r.scope_size,
-                               " CPUs (2 visits each)"));
+    out.push_back(absl::StrCat("S12/I9: a complete pass visited ", r.visits,
+                               " slots, the scope holds ", r.scope_size, " CPUs (2 visits each)"));
   }
   if (traits->batch > 0) {
     const int want_calls = std::max(1, (r.scope_size + traits->batch - 1) / traits->batch);
     if (r.calls != want_calls) {
-      out.push_back(absl::StrCat("S12/I9: a pass took ", r.calls, " calls, ceil(", r.scope_size, " / ", traits->batch,
-                                 ") = ", want_calls));
+      out.push_back(absl::StrCat("S12/I9: a pass took ", r.calls, " calls, ceil(", r.scope_size,
+                                 " / ", traits->batch, ") = ", want_calls));
     }
   } else if (r.calls != 1) {
     out.push_back(absl::StrCat("S12/I9: batch_full took ", r.calls, " calls for a pass"));
@@ -569,21 +591,33 @@ Violations CheckVisitsPerPass(const MmCidVariant& v) {
 
 TEST_P(MmCidScanConformance, I7_IdleReclaim) { RunAsTest("I7_IdleReclaim", GetParam()); }
 
-TEST_P(MmCidScanConformance, I8_ConvergesWithinTwoPasses) { RunAsTest("I8_ConvergesWithinTwoPasses", GetParam()); }
+TEST_P(MmCidScanConformance, I8_ConvergesWithinTwoPasses) {
+  RunAsTest("I8_ConvergesWithinTwoPasses", GetParam());
+}
 
-TEST_P(MmCidScanConformance, I9_RateLimitAndCursor) { RunAsTest("I9_RateLimitAndCursor", GetParam()); }
+TEST_P(MmCidScanConformance, I9_RateLimitAndCursor) {
+  RunAsTest("I9_RateLimitAndCursor", GetParam());
+}
 
-TEST_P(MmCidScanConformance, I9_OneScannerPerPeriod_EverySchedule) { RunAsTest("I9_OneScannerPerPeriod_EverySchedule", GetParam()); }
+TEST_P(MmCidScanConformance, I9_OneScannerPerPeriod_EverySchedule) {
+  RunAsTest("I9_OneScannerPerPeriod_EverySchedule", GetParam());
+}
 
-TEST_P(MmCidScanConformance, I9_OneScannerPerPeriod_RealThreads) { RunAsTest("I9_OneScannerPerPeriod_RealThreads", GetParam()); }
+TEST_P(MmCidScanConformance, I9_OneScannerPerPeriod_RealThreads) {
+  RunAsTest("I9_OneScannerPerPeriod_RealThreads", GetParam());
+}
 
 TEST_P(MmCidScanConformance, S5_Shrink) { RunAsTest("S5_Shrink", GetParam()); }
 
 TEST_P(MmCidScanConformance, S5_Regrow) { RunAsTest("S5_Regrow", GetParam()); }
 
-TEST_P(MmCidScanConformance, S6_IntermittentBursts) { RunAsTest("S6_IntermittentBursts", GetParam()); }
+TEST_P(MmCidScanConformance, S6_IntermittentBursts) {
+  RunAsTest("S6_IntermittentBursts", GetParam());
+}
 
-TEST_P(MmCidScanConformance, S12_I9_VisitsPerPass) { RunAsTest("S12_I9_VisitsPerPass", GetParam()); }
+TEST_P(MmCidScanConformance, S12_I9_VisitsPerPass) {
+  RunAsTest("S12_I9_VisitsPerPass", GetParam());
+}
 
 // A binary that links the kit without instantiating this suite is not an error.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MmCidScanConformance);

@@ -28,8 +28,8 @@ using isolation::mm_cid::MmCidHooks;
 
 namespace {
 
-absl::StatusOr<std::unique_ptr<Simulator>> MakeSim(const std::string& topo, const std::string& isolcpus,
-                                                   uint64_t seed) {
+absl::StatusOr<std::unique_ptr<Simulator>> MakeSim(const std::string& topo,
+                                                   const std::string& isolcpus, uint64_t seed) {
   absl::StatusOr<Topology> t = Topology::FromSynthetic(topo);
   if (!t.ok()) return t.status();
   absl::StatusOr<IsolationConfig> iso = IsolationConfig::FromFlags(*t, isolcpus, "");
@@ -45,7 +45,8 @@ void AddHooksFindings(Violations& out, const MmCidHooks& hooks, const std::strin
     out.push_back(absl::StrCat(where, ": ", hooks.violations(), " violations after events, first: ",
                                first.empty() ? std::string("?") : first.front()));
   }
-  if (hooks.errors() != 0) out.push_back(absl::StrCat(where, ": ", hooks.errors(), " adapter errors"));
+  if (hooks.errors() != 0)
+    out.push_back(absl::StrCat(where, ": ", hooks.errors(), " adapter errors"));
 }
 
 }  // namespace
@@ -76,9 +77,12 @@ Violations CheckSimRandomWorkload(const MmCidVariant& v, uint64_t seed) {
       if (++n > life) return Step::Exit();
       const uint64_t r = ctx.rng()();
       switch (r % 4) {
-        case 0: return Step::Sleep(static_cast<Nanos>(r % (2 * kNsPerMs)));
-        case 1: return Step::Yield();
-        default: return Step::Run(static_cast<Nanos>(100 * kNsPerUs + r % (3 * kNsPerMs)));
+        case 0:
+          return Step::Sleep(static_cast<Nanos>(r % (2 * kNsPerMs)));
+        case 1:
+          return Step::Yield();
+        default:
+          return Step::Run(static_cast<Nanos>(100 * kNsPerUs + r % (3 * kNsPerMs)));
       }
     });
     auto id = (*sim)->Spawn(std::move(t));
@@ -92,17 +96,20 @@ Violations CheckSimRandomWorkload(const MmCidVariant& v, uint64_t seed) {
     CpuMask mask(8);
     mask.Set(static_cast<int>(rng() % 8));
     mask.Set(static_cast<int>(rng() % 8));
-    s->At(static_cast<Nanos>(k) * 10 * kNsPerMs + 1, [s, t, mask] { (void)s->SetAffinity(t, mask); });
+    s->At(static_cast<Nanos>(k) * 10 * kNsPerMs + 1,
+          [s, t, mask] { (void)s->SetAffinity(t, mask); });
   }
   if (absl::Status st = s->RunFor(400 * kNsPerMs); !st.ok()) return {st.ToString()};
   Violations out;
   const std::string where = absl::StrCat("seed ", seed);
   AddHooksFindings(out, hooks, where);
   if (bound.violations() != 0) {
-    out.push_back(absl::StrCat(where, ": ", bound.violations(), " allocations above their bound, first: ", bound.first()[0]));
+    out.push_back(absl::StrCat(where, ": ", bound.violations(),
+                               " allocations above their bound, first: ", bound.first()[0]));
   }
   for (const std::string& q : m.CheckQuiescent()) out.push_back(absl::StrCat(where, " end: ", q));
-  if (m.Stats().context_switches <= 100) out.push_back(absl::StrCat(where, ": too few context switches"));
+  if (m.Stats().context_switches <= 100)
+    out.push_back(absl::StrCat(where, ": too few context switches"));
   return out;
 }
 
@@ -139,18 +146,22 @@ Violations CheckSimPlacement(const MmCidVariant& v) {
   AddHooksFindings(out, hooks, "I10");
   if (!traits->design.lazy_axes) {
     if (hooks.TotalScans() != 0) out.push_back("I10: a design without background work scanned");
-    if (hooks.IsolatedMaxStallNs() != 0) out.push_back("I10: a design without background work stalled a CPU");
+    if (hooks.IsolatedMaxStallNs() != 0)
+      out.push_back("I10: a design without background work stalled a CPU");
     return out;
   }
   if (hooks.TotalScans() <= 0) out.push_back("I10: no scan ran in 600 ms");
   if (traits->placement.runs_on_trigger_cpu) {
-    if (hooks.ScansOnIsolatedCpus() <= 0) out.push_back("I10: scans run where the task runs, yet none on isolated CPUs");
+    if (hooks.ScansOnIsolatedCpus() <= 0)
+      out.push_back("I10: scans run where the task runs, yet none on isolated CPUs");
     if (hooks.IsolatedMaxStallNs() <= 0) out.push_back("I10: no stall recorded on an isolated CPU");
   } else {
     if (hooks.ScansOnIsolatedCpus() != 0) {
-      out.push_back(absl::StrCat("I10: ", hooks.ScansOnIsolatedCpus(), " offloaded scans ran on isolated CPUs"));
+      out.push_back(absl::StrCat("I10: ", hooks.ScansOnIsolatedCpus(),
+                                 " offloaded scans ran on isolated CPUs"));
     }
-    if (hooks.IsolatedMaxStallNs() != 0) out.push_back("I10: an offloaded placement stalled an isolated CPU");
+    if (hooks.IsolatedMaxStallNs() != 0)
+      out.push_back("I10: an offloaded placement stalled an isolated CPU");
   }
   return out;
 }
@@ -187,7 +198,9 @@ NeverPreemptedSimRun RunNeverPreemptedSim(const MmCidVariant& v) {
     t.cpu = cpu;
     t.affinity = CpuMask::Of(kCpus, cpu);
     t.group = kGroup;
-    t.body = MakeTaskBody([n = 0](TaskContext&) mutable { return n++ == 0 ? Step::Run(5 * kNsPerMs) : Step::Exit(); });
+    t.body = MakeTaskBody([n = 0](TaskContext&) mutable {
+      return n++ == 0 ? Step::Run(5 * kNsPerMs) : Step::Exit();
+    });
     if (!sim.Spawn(std::move(t)).ok()) r.invariants.push_back("spawn");
   }
   TaskId survivor = kNoTask;
@@ -199,10 +212,14 @@ NeverPreemptedSimRun RunNeverPreemptedSim(const MmCidVariant& v) {
     t.group = kGroup;
     t.body = MakeTaskBody([n = 0](TaskContext&) mutable {
       switch (n++) {
-        case 0: return Step::Run(kBusy);
-        case 1: return Step::Sleep(2 * kNsPerMs);
-        case 2: return Step::Run(10 * kNsPerMs);
-        default: return Step::Exit();
+        case 0:
+          return Step::Run(kBusy);
+        case 1:
+          return Step::Sleep(2 * kNsPerMs);
+        case 2:
+          return Step::Run(10 * kNsPerMs);
+        default:
+          return Step::Exit();
       }
     });
     auto id = sim.Spawn(std::move(t));
@@ -232,12 +249,15 @@ NeverPreemptedSimRun RunNeverPreemptedSim(const MmCidVariant& v) {
     r.switches_during_busy = sim.Stats(kSurvivorCpu).context_switches - switches_at_start;
   });
   sim.At(kBusy + 8 * kNsPerMs, [&] {
-    if (survivor != kNoTask && sim.CurrentTask(kSurvivorCpu) == survivor) r.id_after_schedin = m.TaskCid(survivor);
+    if (survivor != kNoTask && sim.CurrentTask(kSurvivorCpu) == survivor)
+      r.id_after_schedin = m.TaskCid(survivor);
   });
-  if (absl::Status st = sim.RunFor(kBusy + 30 * kNsPerMs); !st.ok()) r.invariants.push_back(st.ToString());
+  if (absl::Status st = sim.RunFor(kBusy + 30 * kNsPerMs); !st.ok())
+    r.invariants.push_back(st.ToString());
   AddHooksFindings(r.invariants, hooks, "S13");
   if (last_exit <= 0) r.invariants.push_back("S13 setup: the siblings never all exited");
-  if (r.switches_during_busy != 0) r.invariants.push_back("S13 setup: the survivor switched while busy");
+  if (r.switches_during_busy != 0)
+    r.invariants.push_back("S13 setup: the survivor switched while busy");
   r.kick_retakes = m.Stats().tick_kick_retakes;
   r.scans = m.Stats().scans;
   return r;
@@ -245,14 +265,16 @@ NeverPreemptedSimRun RunNeverPreemptedSim(const MmCidVariant& v) {
 
 namespace {
 Violations NeverPreemptedSimExpectations(const VariantTraits& t, const NeverPreemptedSimRun& r) {
-  Violations out = internal::NeverPreemptedExpectations(t, r.start_id, r.id_end_of_busy, r.changed_after_last_exit,
-                                                        r.id_after_schedin, r.scans, r.kick_retakes,
-                                                        // one scan delay until a scan marks the slot, one more
-                                                        // for the unpreempted threshold, a tick and a sample
-                                                        2 * kScanDelayNs + 2 * kNsPerMs);
-  if (t.tick_kick && (t.design.converges_at_schedin || t.allocator.compacts) && r.changed_after_last_exit >= 0 &&
-      r.id_at_change != 0) {
-    out.push_back(absl::StrCat("S13 kick: re-taken to ", r.id_at_change, ", not to the lowest free ID 0"));
+  Violations out = internal::NeverPreemptedExpectations(
+      t, r.start_id, r.id_end_of_busy, r.changed_after_last_exit, r.id_after_schedin, r.scans,
+      r.kick_retakes,
+      // one scan delay until a scan marks the slot, one more
+      // for the unpreempted threshold, a tick and a sample
+      2 * kScanDelayNs + 2 * kNsPerMs);
+  if (t.tick_kick && (t.design.converges_at_schedin || t.allocator.compacts) &&
+      r.changed_after_last_exit >= 0 && r.id_at_change != 0) {
+    out.push_back(
+        absl::StrCat("S13 kick: re-taken to ", r.id_at_change, ", not to the lowest free ID 0"));
   }
   // Without the kick, the scan must at least announce the reclaim on the
   // running survivor's slot (it resolves LAZY at its switch-out).
@@ -279,7 +301,9 @@ TEST_P(MmCidSimConformance, I1_I6_RandomWorkload) { RunAsTest("I1_I6_RandomWorkl
 
 TEST_P(MmCidSimConformance, I10_Placement) { RunAsTest("I10_Placement", GetParam()); }
 
-TEST_P(MmCidSimConformance, S13_NeverPreemptedThread) { RunAsTest("S13_NeverPreemptedThread", GetParam()); }
+TEST_P(MmCidSimConformance, S13_NeverPreemptedThread) {
+  RunAsTest("S13_NeverPreemptedThread", GetParam());
+}
 
 // A binary that links the kit without instantiating this suite is not an error.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MmCidSimConformance);

@@ -98,7 +98,7 @@ PoolChurnRun RunThreadPoolChurn(const MmCidVariant& v, int pools, int threads, i
     return r;
   }
   internal::AllocationWatchHooks bound(m, *traits);  // the ID bound at every allocation
-  MmCidHooks hooks(m);  // CheckAlways (I1, I2, I14) after every event
+  MmCidHooks hooks(m);                               // CheckAlways (I1, I2, I14) after every event
   QuiescentAfterForkExit quiescent(m);
   sim.AddHooks(bound.before());
   sim.AddHooks(&hooks);
@@ -157,27 +157,33 @@ PoolChurnRun RunThreadPoolChurn(const MmCidVariant& v, int pools, int threads, i
   }
   if (absl::Status st = sim.RunFor(2 * kNsPerSec); !st.ok()) r.invariants.push_back(st.ToString());
   if (hooks.violations() != 0) {
-    r.invariants.push_back(absl::StrCat("S7: ", hooks.violations(), " violations after events, first: ",
-                                        hooks.FirstViolations().empty() ? "?" : hooks.FirstViolations().front()));
+    r.invariants.push_back(
+        absl::StrCat("S7: ", hooks.violations(), " violations after events, first: ",
+                     hooks.FirstViolations().empty() ? "?" : hooks.FirstViolations().front()));
   }
-  if (hooks.errors() != 0) r.invariants.push_back(absl::StrCat("S7: ", hooks.errors(), " adapter errors"));
+  if (hooks.errors() != 0)
+    r.invariants.push_back(absl::StrCat("S7: ", hooks.errors(), " adapter errors"));
   if (bound.violations() != 0) {
-    r.invariants.push_back(absl::StrCat("S7: ", bound.violations(), " allocations above their bound, first: ",
-                                        bound.first()[0]));
+    r.invariants.push_back(absl::StrCat(
+        "S7: ", bound.violations(), " allocations above their bound, first: ", bound.first()[0]));
   }
   if (quiescent.count != 0) {
-    r.invariants.push_back(absl::StrCat("S7: ", quiescent.count, " quiescent violations after forks/exits, first: ",
-                                        quiescent.first.front()));
+    r.invariants.push_back(
+        absl::StrCat("S7: ", quiescent.count,
+                     " quiescent violations after forks/exits, first: ", quiescent.first.front()));
   }
-  for (const std::string& q : m.CheckQuiescent()) r.invariants.push_back(absl::StrCat("S7 end: ", q));
+  for (const std::string& q : m.CheckQuiescent())
+    r.invariants.push_back(absl::StrCat("S7 end: ", q));
   r.threads_created = *created_threads;
   r.simulated = *done_at;
-  if (*done_at <= 0) r.invariants.push_back("S7: the pools did not finish within 2 simulated seconds");
+  if (*done_at <= 0)
+    r.invariants.push_back("S7: the pools did not finish within 2 simulated seconds");
   const MmCidStats s = m.Stats();
-  r.creations_per_sim_second =
-      r.simulated > 0 ? static_cast<double>(r.threads_created) * kNsPerSec / static_cast<double>(r.simulated) : 0;
-  r.bitmap_ops_per_switch =
-      static_cast<double>(s.bitmap_ops) / static_cast<double>(std::max<int64_t>(s.context_switches, 1));
+  r.creations_per_sim_second = r.simulated > 0 ? static_cast<double>(r.threads_created) *
+                                                     kNsPerSec / static_cast<double>(r.simulated)
+                                               : 0;
+  r.bitmap_ops_per_switch = static_cast<double>(s.bitmap_ops) /
+                            static_cast<double>(std::max<int64_t>(s.context_switches, 1));
   r.mode_changes = s.mode_changes;
   r.remote_lock_acquisitions = s.remote_lock_acquisitions;
   if (r.threads_created != static_cast<int64_t>(pools) * threads * rounds) {
@@ -198,9 +204,11 @@ Violations CheckThreadPoolChurn(const MmCidVariant& v) {
     for (const std::string& s : r.invariants) out.push_back(absl::StrCat(where, ": ", s));
     if (traits->design.ownership_modes && pools * threads > 256) {
       if (r.mode_changes < 2 * rounds) {
-        out.push_back(absl::StrCat(where, ": ", r.mode_changes, " mode changes (both directions each round expected)"));
+        out.push_back(absl::StrCat(where, ": ", r.mode_changes,
+                                   " mode changes (both directions each round expected)"));
       }
-      if (r.remote_lock_acquisitions <= 0) out.push_back(absl::StrCat(where, ": no fixup took a remote rq lock"));
+      if (r.remote_lock_acquisitions <= 0)
+        out.push_back(absl::StrCat(where, ": no fixup took a remote rq lock"));
     }
   }
   return out;
@@ -259,19 +267,25 @@ Violations CheckRealThreadCounters(const MmCidVariant& v) {
   for (auto& row : counters->cell) {
     for (auto& x : row) sum += x.load();
   }
-  if (counters->expected.load() <= 100) out.push_back("S2 real threads: fewer than 100 increments ran");
+  if (counters->expected.load() <= 100)
+    out.push_back("S2 real threads: fewer than 100 increments ran");
   if (sum != counters->expected.load()) {
-    out.push_back(absl::StrCat("S2 real threads: counters sum to ", sum, " after ", counters->expected.load(),
-                               " increments (lost updates: I1)"));
+    out.push_back(absl::StrCat("S2 real threads: counters sum to ", sum, " after ",
+                               counters->expected.load(), " increments (lost updates: I1)"));
   }
   if (hooks.violations() != 0) {
-    out.push_back(absl::StrCat("S2 real threads: the adapter's I1 check found ", hooks.violations(), ", first: ",
-                               hooks.FirstViolations().empty() ? "?" : hooks.FirstViolations().front()));
+    out.push_back(absl::StrCat(
+        "S2 real threads: the adapter's I1 check found ", hooks.violations(),
+        ", first: ", hooks.FirstViolations().empty() ? "?" : hooks.FirstViolations().front()));
   }
-  if (hooks.errors() != 0) out.push_back(absl::StrCat("S2 real threads: ", hooks.errors(), " adapter errors"));
-  if (traits->design.lazy_axes && hooks.TotalScans() <= 0) out.push_back("S2 real threads: no compaction scan ran");
-  if (!traits->design.lazy_axes && hooks.TotalScans() != 0) out.push_back("S2 real threads: background scans ran");
-  for (const std::string& s : AllViolations(m, true)) out.push_back(absl::StrCat("S2 real threads end: ", s));
+  if (hooks.errors() != 0)
+    out.push_back(absl::StrCat("S2 real threads: ", hooks.errors(), " adapter errors"));
+  if (traits->design.lazy_axes && hooks.TotalScans() <= 0)
+    out.push_back("S2 real threads: no compaction scan ran");
+  if (!traits->design.lazy_axes && hooks.TotalScans() != 0)
+    out.push_back("S2 real threads: background scans ran");
+  for (const std::string& s : AllViolations(m, true))
+    out.push_back(absl::StrCat("S2 real threads end: ", s));
   return out;
 }
 
@@ -350,19 +364,28 @@ Violations CheckConcurrentSwitchAndScan(const MmCidVariant& v) {
   b.join();
   scanner.join();
   Violations out;
-  if (dup.load() != 0) out.push_back(absl::StrCat("I1: ", dup.load(), " times both CPUs ran with one ID"));
-  if (traits->design.lazy_axes && scans_run.load() < 1) out.push_back("the scanner never passed the rate limit");
-  for (const std::string& s : AllViolations(m, true)) out.push_back(absl::StrCat("stress end: ", s));
+  if (dup.load() != 0)
+    out.push_back(absl::StrCat("I1: ", dup.load(), " times both CPUs ran with one ID"));
+  if (traits->design.lazy_axes && scans_run.load() < 1)
+    out.push_back("the scanner never passed the rate limit");
+  for (const std::string& s : AllViolations(m, true))
+    out.push_back(absl::StrCat("stress end: ", s));
   return out;
 }
 
 // ---- the suite -----------------------------------------------------------------
 
-TEST_P(MmCidStressConformance, S7_ThreadPoolChurn_P256) { RunAsTest("S7_ThreadPoolChurn_P256", GetParam()); }
+TEST_P(MmCidStressConformance, S7_ThreadPoolChurn_P256) {
+  RunAsTest("S7_ThreadPoolChurn_P256", GetParam());
+}
 
-TEST_P(MmCidStressConformance, S2_PerIdCounters_RealThreads) { RunAsTest("S2_PerIdCounters_RealThreads", GetParam()); }
+TEST_P(MmCidStressConformance, S2_PerIdCounters_RealThreads) {
+  RunAsTest("S2_PerIdCounters_RealThreads", GetParam());
+}
 
-TEST_P(MmCidStressConformance, I1_ConcurrentSwitchAndScan_RealThreads) { RunAsTest("I1_ConcurrentSwitchAndScan_RealThreads", GetParam()); }
+TEST_P(MmCidStressConformance, I1_ConcurrentSwitchAndScan_RealThreads) {
+  RunAsTest("I1_ConcurrentSwitchAndScan_RealThreads", GetParam());
+}
 
 // A binary that links the kit without instantiating this suite is not an error.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MmCidStressConformance);

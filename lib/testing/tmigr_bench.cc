@@ -54,7 +54,8 @@ absl::StatusOr<std::unique_ptr<Bench>> Build(const std::string& spec, int ncpus)
   for (int c = 0; c < ncpus; ++c) {
     if (b->tm->IsAvailable(c)) b->hk.push_back(c);
   }
-  if (b->hk.size() < 2 || b->hk[0] != 0) return absl::InternalError("fewer than two available CPUs, or not CPU 0");
+  if (b->hk.size() < 2 || b->hk[0] != 0)
+    return absl::InternalError("fewer than two available CPUs, or not CPU 0");
   for (int c : b->hk) {
     if (c != 0) b->tm->Deactivate(c, kNanosMax);
   }
@@ -65,7 +66,8 @@ struct Pair {
   std::unique_ptr<Bench> subject, baseline;
 };
 
-bool BuildPair(benchmark::State& state, const std::string& variant, const std::string& baseline, Pair& out) {
+bool BuildPair(benchmark::State& state, const std::string& variant, const std::string& baseline,
+               Pair& out) {
   const int n = static_cast<int>(state.range(0));
   auto s = Build(variant, n);
   auto b = Build(baseline, n);
@@ -83,7 +85,8 @@ void Finish(benchmark::State& state, const Bench& b) {
   state.counters["levels"] = snap.root.valid() ? snap.root.level + 1 : 0;
 }
 
-void IdleEntryExit(benchmark::State& state, const std::string& variant, const std::string& baseline) {
+void IdleEntryExit(benchmark::State& state, const std::string& variant,
+                   const std::string& baseline) {
   Pair p;
   if (!BuildPair(state, variant, baseline, p)) return;
   auto run = [](Bench& b, int64_t n) {
@@ -93,7 +96,8 @@ void IdleEntryExit(benchmark::State& state, const std::string& variant, const st
     }
   };
   CompareToBaseline(
-      state, [&](int64_t n) { run(*p.subject, n); }, [&](int64_t n) { run(*p.baseline, n); }, baseline);
+      state, [&](int64_t n) { run(*p.subject, n); }, [&](int64_t n) { run(*p.baseline, n); },
+      baseline);
   Finish(state, *p.subject);
 }
 
@@ -109,11 +113,13 @@ void NewTimer(benchmark::State& state, const std::string& variant, const std::st
     }
   };
   CompareToBaseline(
-      state, [&](int64_t n) { run(*p.subject, ts, n); }, [&](int64_t n) { run(*p.baseline, tb, n); }, baseline);
+      state, [&](int64_t n) { run(*p.subject, ts, n); },
+      [&](int64_t n) { run(*p.baseline, tb, n); }, baseline);
   Finish(state, *p.subject);
 }
 
-void RemoteExpiry(benchmark::State& state, const std::string& variant, const std::string& baseline) {
+void RemoteExpiry(benchmark::State& state, const std::string& variant,
+                  const std::string& baseline) {
   Pair p;
   if (!BuildPair(state, variant, baseline, p)) return;
   // hk[1]: the same level-0 group as CPU 0 when the size allows.
@@ -130,9 +136,11 @@ void RemoteExpiry(benchmark::State& state, const std::string& variant, const std
     }
   };
   CompareToBaseline(
-      state, [&](int64_t n) { run(*p.subject, ts, n); }, [&](int64_t n) { run(*p.baseline, tb, n); }, baseline);
+      state, [&](int64_t n) { run(*p.subject, ts, n); },
+      [&](int64_t n) { run(*p.baseline, tb, n); }, baseline);
   Finish(state, *p.subject);
-  state.counters["remote_expiries"] = static_cast<double>(p.subject->tm->counters().remote_expiries.load());
+  state.counters["remote_expiries"] =
+      static_cast<double>(p.subject->tm->counters().remote_expiries.load());
 }
 
 }  // namespace

@@ -29,7 +29,8 @@ TmigrVariant TmigrVariantFromSpec(std::string_view spec) {
 }
 
 absl::StatusOr<TmigrVariant> ParseTmigrVariant(std::string_view spec) {
-  const std::vector<std::string> parts = absl::StrSplit(absl::string_view(spec.data(), spec.size()), '/');
+  const std::vector<std::string> parts =
+      absl::StrSplit(absl::string_view(spec.data(), spec.size()), '/');
   if (parts.size() > 2 || parts[0].empty() || (parts.size() == 2 && parts[1].empty())) {
     return absl::InvalidArgumentError(
         absl::StrCat("tmigr variant '", std::string(spec), "': want participation[/hierarchy]"));
@@ -74,7 +75,8 @@ absl::StatusOr<TmigrTraits> TraitsOf(const TmigrVariant& variant) {
   auto entry = tmigr::ParticipationRegistry().Find(variant.participation);
   if (!entry.ok()) return entry.status();
   std::unique_ptr<tmigr::Participation> p = (*entry)->factory();
-  if (p == nullptr) return absl::InternalError(absl::StrCat("participation '", variant.participation, "': null"));
+  if (p == nullptr)
+    return absl::InternalError(absl::StrCat("participation '", variant.participation, "': null"));
   return TmigrTraits{p->excludes_isolated_cpus(), p->flushes_unisolation_first()};
 }
 
@@ -102,7 +104,8 @@ const std::vector<TmigrCheck>& TmigrChecks() {
       {"S28_RaceR4AllSchedules", CheckS28RaceR4AllSchedules, false},
       {"S17_HotplugVsIdleAllSchedules", CheckS17HotplugVsIdleAllSchedules, false},
       {"I2_TwoServicersExpireOnce", CheckI2TwoServicersExpireOnce, false},
-      {"HandleRemoteStopsWhenChildBecameMigrator", CheckHandleRemoteStopsWhenChildBecameMigrator, false},
+      {"HandleRemoteStopsWhenChildBecameMigrator", CheckHandleRemoteStopsWhenChildBecameMigrator,
+       false},
       // TmigrIsolation
       {"S18_BootIsolation", CheckS18BootIsolation, false},
       {"S19_NohzFullStaysAvailable", CheckS19NohzFullStaysAvailable, false},
@@ -134,16 +137,19 @@ tmigr::Options OptionsOf(const TmigrVariant& v, int children_per_group) {
   return o;
 }
 
-absl::StatusOr<Fixture> Make(const TmigrVariant& v, std::vector<int> node_of, int children_per_group) {
+absl::StatusOr<Fixture> Make(const TmigrVariant& v, std::vector<int> node_of,
+                             int children_per_group) {
   Fixture f;
   f.backend = std::make_unique<RecordingBackend>(static_cast<int>(node_of.size()));
-  auto tm = TimerMigration::Create(std::move(node_of), OptionsOf(v, children_per_group), f.backend.get());
+  auto tm =
+      TimerMigration::Create(std::move(node_of), OptionsOf(v, children_per_group), f.backend.get());
   if (!tm.ok()) return tm.status();
   f.tm = std::move(*tm);
   return f;
 }
 
-absl::StatusOr<Fixture> MakeUp(const TmigrVariant& v, int ncpus, int children_per_group, int nnodes) {
+absl::StatusOr<Fixture> MakeUp(const TmigrVariant& v, int ncpus, int children_per_group,
+                               int nnodes) {
   std::vector<int> node_of(static_cast<size_t>(ncpus));
   const int per = (ncpus + nnodes - 1) / nnodes;
   for (int c = 0; c < ncpus; ++c) node_of[static_cast<size_t>(c)] = c / per;
@@ -155,11 +161,12 @@ absl::StatusOr<Fixture> MakeUp(const TmigrVariant& v, int ncpus, int children_pe
   return f;
 }
 
-absl::StatusOr<Fixture> MakeIsolated(const TmigrVariant& v, int ncpus, std::string_view cmdline, bool init,
-                                     std::unique_ptr<RecordingBackend> backend) {
+absl::StatusOr<Fixture> MakeIsolated(const TmigrVariant& v, int ncpus, std::string_view cmdline,
+                                     bool init, std::unique_ptr<RecordingBackend> backend) {
   Fixture f;
   f.backend = backend != nullptr ? std::move(backend) : std::make_unique<RecordingBackend>(ncpus);
-  auto tm = TimerMigration::Create(std::vector<int>(static_cast<size_t>(ncpus), 0), OptionsOf(v), f.backend.get());
+  auto tm = TimerMigration::Create(std::vector<int>(static_cast<size_t>(ncpus), 0), OptionsOf(v),
+                                   f.backend.get());
   if (!tm.ok()) return tm.status();
   f.tm = std::move(*tm);
   for (int c = 0; c < ncpus; ++c) {
@@ -174,8 +181,10 @@ absl::StatusOr<Fixture> MakeIsolated(const TmigrVariant& v, int ncpus, std::stri
   return f;
 }
 
-absl::StatusOr<std::unique_ptr<tmigr::TimerSystem>> MakeTimerSystem(const TmigrVariant& v, std::vector<int> node_of,
-                                                                    int children_per_group, bool record_lock_order,
+absl::StatusOr<std::unique_ptr<tmigr::TimerSystem>> MakeTimerSystem(const TmigrVariant& v,
+                                                                    std::vector<int> node_of,
+                                                                    int children_per_group,
+                                                                    bool record_lock_order,
                                                                     Nanos jiffy) {
   tmigr::Options o = OptionsOf(v, children_per_group);
   o.record_lock_order = record_lock_order;

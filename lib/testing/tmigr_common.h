@@ -36,7 +36,8 @@ class Report {
   }
   template <typename A, typename B>
   void Eq(const A& got, const B& want, absl::string_view what) {
-    if (!(got == want)) Fail(absl::StrCat(what, ": got ", absl::StrCat(got), ", want ", absl::StrCat(want)));
+    if (!(got == want))
+      Fail(absl::StrCat(what, ": got ", absl::StrCat(got), ", want ", absl::StrCat(want)));
   }
   void Ok(const absl::Status& s, absl::string_view what) {
     if (!s.ok()) Fail(absl::StrCat(what, ": ", s.ToString()));
@@ -60,7 +61,8 @@ class RecordingBackend : public tmigr::TimerBackend {
   explicit RecordingBackend(int ncpus) : next_global(static_cast<size_t>(ncpus), kNanosMax) {}
   void ExpireRemote(int owner, int runner, Nanos now) override {
     expired.push_back({owner, runner});
-    if (next_global[static_cast<size_t>(owner)] <= now) next_global[static_cast<size_t>(owner)] = kNanosMax;
+    if (next_global[static_cast<size_t>(owner)] <= now)
+      next_global[static_cast<size_t>(owner)] = kNanosMax;
   }
   void LockBases(int) override {}
   void UnlockBases(int) override {}
@@ -78,22 +80,25 @@ struct Fixture {
   HierarchySnapshot snap() const { return tm->Snapshot(); }
 };
 
-tmigr::Options OptionsOf(const TmigrVariant& v, int children_per_group = tmigr::kMaxChildrenPerGroup);
+tmigr::Options OptionsOf(const TmigrVariant& v,
+                         int children_per_group = tmigr::kMaxChildrenPerGroup);
 // A hierarchy of the variant over `node_of`; nothing brought up.
 absl::StatusOr<Fixture> Make(const TmigrVariant& v, std::vector<int> node_of,
                              int children_per_group = tmigr::kMaxChildrenPerGroup);
 // `ncpus` CPUs on `nnodes` nodes (consecutive blocks), all brought up in id order.
 absl::StatusOr<Fixture> MakeUp(const TmigrVariant& v, int ncpus,
-                               int children_per_group = tmigr::kMaxChildrenPerGroup, int nnodes = 1);
+                               int children_per_group = tmigr::kMaxChildrenPerGroup,
+                               int nnodes = 1);
 // MakeUp on "pu:<ncpus>" with the isolation of `cmdline` (IsolationConfig::
 // FromBootParams), and the late init if `init`.
-absl::StatusOr<Fixture> MakeIsolated(const TmigrVariant& v, int ncpus, std::string_view cmdline, bool init = true,
+absl::StatusOr<Fixture> MakeIsolated(const TmigrVariant& v, int ncpus, std::string_view cmdline,
+                                     bool init = true,
                                      std::unique_ptr<RecordingBackend> backend = nullptr);
 // A TimerSystem of the variant (jiffy 1000 ns unless given).
-absl::StatusOr<std::unique_ptr<tmigr::TimerSystem>> MakeTimerSystem(const TmigrVariant& v, std::vector<int> node_of,
-                                                                    int children_per_group = tmigr::kMaxChildrenPerGroup,
-                                                                    bool record_lock_order = false,
-                                                                    Nanos jiffy = 1000);
+absl::StatusOr<std::unique_ptr<tmigr::TimerSystem>> MakeTimerSystem(
+    const TmigrVariant& v, std::vector<int> node_of,
+    int children_per_group = tmigr::kMaxChildrenPerGroup, bool record_lock_order = false,
+    Nanos jiffy = 1000);
 
 std::string StateString(const tmigr::GroupState& s);
 

@@ -18,20 +18,20 @@ using tmigr_internal::Fixture;
 using tmigr_internal::RecordingBackend;
 using tmigr_internal::Report;
 
-#define TMIGR_TRAITS_OR_RETURN(report, traits, v)                           \
-  auto traits##_or = TraitsOf(v);                                           \
-  if (!traits##_or.ok()) {                                                  \
+#define TMIGR_TRAITS_OR_RETURN(report, traits, v)                             \
+  auto traits##_or = TraitsOf(v);                                             \
+  if (!traits##_or.ok()) {                                                    \
     (report).Fail(absl::StrCat("traits: ", traits##_or.status().ToString())); \
-    return (report).Take();                                                 \
-  }                                                                         \
-  const TmigrTraits traits = *traits##_or
-
-#define TMIGR_ISOLATED_OR_RETURN(report, f, ...)                              \
-  auto f##_or = tmigr_internal::MakeIsolated(__VA_ARGS__);                    \
-  if (!f##_or.ok()) {                                                         \
-    (report).Fail(absl::StrCat("set-up: ", f##_or.status().ToString()));      \
     return (report).Take();                                                   \
   }                                                                           \
+  const TmigrTraits traits = *traits##_or
+
+#define TMIGR_ISOLATED_OR_RETURN(report, f, ...)                         \
+  auto f##_or = tmigr_internal::MakeIsolated(__VA_ARGS__);               \
+  if (!f##_or.ok()) {                                                    \
+    (report).Fail(absl::StrCat("set-up: ", f##_or.status().ToString())); \
+    return (report).Take();                                              \
+  }                                                                      \
   Fixture& f = *f##_or
 
 namespace {
@@ -71,7 +71,8 @@ class WorkLoggingBackend : public RecordingBackend {
         const bool after = tm->IsAvailable(it->cpu);
         const char* what = before == after ? "noop" : (after ? "set" : "clear");
         log[it->slot] = absl::StrCat(what, " ", it->cpu);
-        if (!after && before) available_before_clear.push_back(absl::StrCat("clear ", it->cpu, " with ", mask));
+        if (!after && before)
+          available_before_clear.push_back(absl::StrCat("clear ", it->cpu, " with ", mask));
       }
     }
     log.push_back("flush");
@@ -124,7 +125,8 @@ std::vector<std::string> CheckS19NohzFullStaysAvailable(const TmigrVariant& v) {
   r.True(f.tm->RequiresHandleRemote(0, 100), "housekeeping cpu 0 required at 100");
   f.tm->HandleRemote(0, 100);
   r.Eq(f.backend->expired.size(), 1u, "remote expiries");
-  if (f.backend->expired.size() == 1) r.True(f.backend->expired[0] == std::make_pair(2, 0), "cpu 0 pulled cpu 2");
+  if (f.backend->expired.size() == 1)
+    r.True(f.backend->expired[0] == std::make_pair(2, 0), "cpu 0 pulled cpu 2");
   r.Add(f.tm->CheckInvariants(), "end");
   return r.Take();
 }
@@ -141,7 +143,8 @@ std::vector<std::string> CheckS20TickCpuStays(const TmigrVariant& v) {
   return r.Take();
 }
 
-std::vector<std::string> CheckS21Order(const std::vector<std::string>& log, bool flushes_unisolation_first) {
+std::vector<std::string> CheckS21Order(const std::vector<std::string>& log,
+                                       bool flushes_unisolation_first) {
   Report r("S21 order");
   if (!flushes_unisolation_first) return r.Take();
   // Between a "set" and any later "clear" of the same exclusion, a flush.
@@ -150,7 +153,8 @@ std::vector<std::string> CheckS21Order(const std::vector<std::string>& log, bool
     if (e.rfind("set ", 0) == 0) unflushed_set = true;
     if (e == "flush") unflushed_set = false;
     if (e.rfind("clear ", 0) == 0 && unflushed_set) {
-      r.Fail(absl::StrCat("'", e, "' queued before the un-isolation was flushed: ", absl::StrJoin(log, "; ")));
+      r.Fail(absl::StrCat(
+          "'", e, "' queued before the un-isolation was flushed: ", absl::StrJoin(log, "; ")));
       break;
     }
   }
@@ -177,11 +181,13 @@ S21Run RunS21(const TmigrVariant& v, bool excludes) {
   }
   log->tm = f->tm.get();
   r.Ok(f->tm->SetCpusetIsolated(CpuMask::Range(8, 2, 3)), "cpuset {2,3}");
-  r.Eq(f->tm->AvailableMask().ToString(), std::string(excludes ? "0-1,4-7" : "0-7"), "available after {2,3}");
+  r.Eq(f->tm->AvailableMask().ToString(), std::string(excludes ? "0-1,4-7" : "0-7"),
+       "available after {2,3}");
   log->log.clear();
   log->available_before_clear.clear();
   r.Ok(f->tm->SetCpusetIsolated(CpuMask::Range(8, 3, 4)), "cpuset {3,4}");
-  r.Eq(f->tm->AvailableMask().ToString(), std::string(excludes ? "0-2,5-7" : "0-7"), "available after {3,4}");
+  r.Eq(f->tm->AvailableMask().ToString(), std::string(excludes ? "0-2,5-7" : "0-7"),
+       "available after {3,4}");
   r.Add(f->tm->CheckInvariants(), "end");
   out.log = log->log;
   out.clears = log->available_before_clear;
@@ -217,7 +223,8 @@ std::vector<std::string> CheckS21CpusetChange(const TmigrVariant& v) {
         }
       }
     }
-    for (std::string& e : CheckS21Order(run.log, traits.flushes_unisolation_first)) out.push_back(std::move(e));
+    for (std::string& e : CheckS21Order(run.log, traits.flushes_unisolation_first))
+      out.push_back(std::move(e));
   }
   return out;
 }
@@ -227,7 +234,8 @@ std::vector<std::string> CheckS21BootIsolatedStayOut(const TmigrVariant& v) {
   TMIGR_TRAITS_OR_RETURN(r, traits, v);
   TMIGR_ISOLATED_OR_RETURN(r, f, v, 8, "isolcpus=domain,1-3");
   r.Ok(f.tm->SetCpusetIsolated(CpuMask::Of(8, 5)), "cpuset {5}");
-  r.Eq(f.tm->AvailableMask().ToString(), std::string(traits.excludes_isolated_cpus ? "0,4,6-7" : "0-7"),
+  r.Eq(f.tm->AvailableMask().ToString(),
+       std::string(traits.excludes_isolated_cpus ? "0,4,6-7" : "0-7"),
        "boot-isolated CPUs stay out of the un-isolate step");
   r.Add(f.tm->CheckInvariants(), "end");
   return r.Take();
@@ -280,7 +288,9 @@ TEST_P(TmigrIsolation, S20_TickCpuStays) { tmigr_conformance::RunAsTest(GetParam
 TEST_P(TmigrIsolation, S21_CpusetChange) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrIsolation, S21_BootIsolatedStayOut) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrIsolation, S22_OfflineOnlineIsolated) { tmigr_conformance::RunAsTest(GetParam()); }
-TEST_P(TmigrIsolation, S22_CpusetIsolatedStaysOutOnHotplug) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrIsolation, S22_CpusetIsolatedStaysOutOnHotplug) {
+  tmigr_conformance::RunAsTest(GetParam());
+}
 TEST_P(TmigrIsolation, S23_HousekeepingRule) { tmigr_conformance::RunAsTest(GetParam()); }
 
 int TmigrIsolationAnchor() { return 1; }

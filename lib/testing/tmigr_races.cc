@@ -32,7 +32,9 @@ void ExploreAll(Report& r, const std::function<void(Interleaver&)>& build,
   }
 }
 
-std::string LogOf(const std::vector<std::string>& log) { return absl::StrCat("[", absl::StrJoin(log, " "), "]"); }
+std::string LogOf(const std::vector<std::string>& log) {
+  return absl::StrCat("[", absl::StrJoin(log, " "), "]");
+}
 
 }  // namespace
 
@@ -103,8 +105,8 @@ std::vector<std::string> CheckS13RaceR2AllSchedules(const TmigrVariant& v) {
       [&](const std::vector<std::string>& log) {
         if (setup_failed) return;
         if (ran2 && ran0 && ret2 > 100 && ret0 > 100) {
-          r.Fail(absl::StrCat(LogOf(log), ": nobody wakes for TIMER0 (cpu 2 gets ", ret2, ", cpu 0 gets ", ret0,
-                              ")"));
+          r.Fail(absl::StrCat(LogOf(log), ": nobody wakes for TIMER0 (cpu 2 gets ", ret2,
+                              ", cpu 0 gets ", ret0, ")"));
         }
         r.Add(f->tm->CheckInvariants(), LogOf(log));
       });
@@ -163,8 +165,8 @@ std::vector<std::string> CheckS28RaceR4AllSchedules(const TmigrVariant& v) {
         r.Fail(absl::StrCat(at, "I5 cpu ", su.early, "'s timer ", kTimer,
                             " not covered on its path up to an active group"));
       } else if (cov.reaches_idle_root && ret_early > kTimer && ret_last > kTimer) {
-        r.Fail(absl::StrCat(at, "I5 nobody wakes for cpu ", su.early, "'s timer (cpu ", su.early, " gets ",
-                            ret_early, ", cpu ", su.last, " gets ", ret_last, ")"));
+        r.Fail(absl::StrCat(at, "I5 nobody wakes for cpu ", su.early, "'s timer (cpu ", su.early,
+                            " gets ", ret_early, ", cpu ", su.last, " gets ", ret_last, ")"));
       }
       r.Add(tmigr::CheckHierarchyInvariants(snap), at);
     }
@@ -201,7 +203,8 @@ std::vector<std::string> CheckS17HotplugVsIdleAllSchedules(const TmigrVariant& v
       [&](const std::vector<std::string>& log) {
         if (setup_failed) return;
         const auto s = f->tm->Snapshot();
-        if (s.root.valid() && s.root_group().state.migrator == 0) r.Fail(LogOf(log) + ": root migrator 0");
+        if (s.root.valid() && s.root_group().state.migrator == 0)
+          r.Fail(LogOf(log) + ": root migrator 0");
         r.Add(CheckHierarchyInvariants(s), LogOf(log));
       });
   return r.Take();
@@ -227,8 +230,12 @@ std::vector<std::string> CheckI2TwoServicersExpireOnce(const TmigrVariant& v) {
   const std::vector<std::vector<Interleaver::Slice>> scripts = {
       {{"cpu0_softirq", ""}, {"cpu2_softirq", ""}},
       {{"cpu2_softirq", ""}, {"cpu0_softirq", ""}},
-      {{"cpu2_softirq", "tmigr.handle_remote_cpu.after_expire"}, {"cpu0_softirq", ""}, {"cpu2_softirq", ""}},
-      {{"cpu0_softirq", "tmigr.handle_remote_cpu.after_expire"}, {"cpu2_softirq", ""}, {"cpu0_softirq", ""}},
+      {{"cpu2_softirq", "tmigr.handle_remote_cpu.after_expire"},
+       {"cpu0_softirq", ""},
+       {"cpu2_softirq", ""}},
+      {{"cpu0_softirq", "tmigr.handle_remote_cpu.after_expire"},
+       {"cpu2_softirq", ""},
+       {"cpu0_softirq", ""}},
   };
   for (size_t i = 0; i < scripts.size(); ++i) {
     const std::string at = absl::StrCat("script ", i);
@@ -264,12 +271,15 @@ std::vector<std::string> CheckI2TwoServicersExpireOnce(const TmigrVariant& v) {
     for (const auto& level : s.levels) {
       for (const auto& g : level) {
         for (const auto& e : g.events) {
-          r.True(e.ignore || e.expires > 100, absl::StrCat(log, ": expired event left in ", g.Name()));
+          r.True(e.ignore || e.expires > 100,
+                 absl::StrCat(log, ": expired event left in ", g.Name()));
         }
-        r.True(g.next_expiry > 100, absl::StrCat(log, ": ", g.Name(), " next_expiry ", g.next_expiry));
+        r.True(g.next_expiry > 100,
+               absl::StrCat(log, ": ", g.Name(), " next_expiry ", g.next_expiry));
       }
     }
-    for (int c = 0; c < 4; ++c) r.Eq(s.cpu(c).wakeup, kNanosMax, absl::StrCat(log, ": cpu ", c, " wakeup"));
+    for (int c = 0; c < 4; ++c)
+      r.Eq(s.cpu(c).wakeup, kNanosMax, absl::StrCat(log, ": cpu ", c, " wakeup"));
     // A later pass by either CPU at the same time expires nothing more.
     f.tm->HandleRemote(0, 100);
     f.tm->HandleRemote(2, 100);
@@ -300,17 +310,21 @@ std::vector<std::string> CheckHandleRemoteStopsWhenChildBecameMigrator(const Tmi
   Interleaver il;
   il.Add("cpu0_remote", [&] { f.tm->HandleRemote(0, 100); });
   il.Add("cpu1_active", [&] { f.tm->Activate(1); });
-  r.Ok(il.Run({{"cpu0_remote", "tmigr.handle_remote_cpu.after_expire"}, {"cpu1_active", ""}, {"cpu0_remote", ""}}),
+  r.Ok(il.Run({{"cpu0_remote", "tmigr.handle_remote_cpu.after_expire"},
+               {"cpu1_active", ""},
+               {"cpu0_remote", ""}}),
        "interleaving");
   r.Eq(f.backend->expired.size(), 1u, "cpu 0 expired one CPU");
-  if (f.backend->expired.size() == 1) r.True(f.backend->expired[0] == std::make_pair(1, 0), "cpu 0 ran cpu 1's");
+  if (f.backend->expired.size() == 1)
+    r.True(f.backend->expired[0] == std::make_pair(1, 0), "cpu 0 ran cpu 1's");
   r.Eq(f.tm->Snapshot().cpu(0).wakeup, kNanosMax, "cpu 0 keeps no wake-up");
   r.Add(f.tm->CheckInvariants(), "after the race");
   // The new migrator takes over: CPU 3's timer is not lost.
   r.True(f.tm->RequiresHandleRemote(1, 100), "cpu 1 required at 100");
   f.tm->HandleRemote(1, 100);
   r.Eq(f.backend->expired.size(), 2u, "remote expiries after cpu 1's pass");
-  if (f.backend->expired.size() == 2) r.True(f.backend->expired[1] == std::make_pair(3, 1), "cpu 1 ran cpu 3's");
+  if (f.backend->expired.size() == 2)
+    r.True(f.backend->expired[1] == std::make_pair(3, 1), "cpu 1 ran cpu 3's");
   r.Add(f.tm->CheckInvariants(), "end");
   return r.Take();
 }
@@ -324,7 +338,9 @@ TEST_P(TmigrRaces, S13_RaceR2AllSchedules) { tmigr_conformance::RunAsTest(GetPar
 TEST_P(TmigrRaces, S28_RaceR4AllSchedules) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrRaces, S17_HotplugVsIdleAllSchedules) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrRaces, I2_TwoServicersExpireOnce) { tmigr_conformance::RunAsTest(GetParam()); }
-TEST_P(TmigrRaces, HandleRemoteStopsWhenChildBecameMigrator) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrRaces, HandleRemoteStopsWhenChildBecameMigrator) {
+  tmigr_conformance::RunAsTest(GetParam());
+}
 
 int TmigrRacesAnchor() { return 1; }
 

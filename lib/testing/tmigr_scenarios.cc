@@ -10,18 +10,18 @@
 
 namespace isolation::testing {
 
+using tmigr::kMigratorNone;
 using tmigr_internal::Fixture;
 using tmigr_internal::Report;
-using tmigr::kMigratorNone;
 
 // Set-ups that fail are violations too (an unknown variant name, a
 // hierarchy that does not come up).
-#define TMIGR_SETUP_OR_RETURN(report, lhs, expr)               \
-  auto lhs##_or = (expr);                                      \
-  if (!lhs##_or.ok()) {                                        \
+#define TMIGR_SETUP_OR_RETURN(report, lhs, expr)                           \
+  auto lhs##_or = (expr);                                                  \
+  if (!lhs##_or.ok()) {                                                    \
     (report).Fail(absl::StrCat("set-up: ", lhs##_or.status().ToString())); \
-    return (report).Take();                                    \
-  }                                                            \
+    return (report).Take();                                                \
+  }                                                                        \
   auto& lhs = *lhs##_or
 
 // ---------------------------------------------------------------------------
@@ -30,7 +30,9 @@ using tmigr::kMigratorNone;
 // ---------------------------------------------------------------------------
 std::vector<std::string> CheckS1Trees(const TmigrVariant& v) {
   Report r("S1");
-  struct Row { int cpus, nodes, per_node, cpulvl, nodelvl, levels, cross; };
+  struct Row {
+    int cpus, nodes, per_node, cpulvl, nodelvl, levels, cross;
+  };
   const Row rows[] = {
       {8, 1, 8, 1, 0, 1, 1},     {9, 1, 9, 2, 0, 2, 2},     {64, 1, 64, 2, 0, 2, 2},
       {65, 1, 65, 3, 0, 3, 3},   {128, 1, 128, 3, 0, 3, 3}, {512, 1, 512, 3, 0, 3, 3},
@@ -128,7 +130,8 @@ std::vector<std::string> CheckS4FirstActivation(const TmigrVariant& v) {
   Report r("S4");
   TMIGR_SETUP_OR_RETURN(r, f, tmigr_internal::MakeUp(v, 16));
   for (int c = 0; c < 16; ++c) f.tm->Deactivate(c, kNanosMax);
-  r.Eq(static_cast<int>(f.snap().root_group().state.migrator), static_cast<int>(kMigratorNone), "all idle: root migrator");
+  r.Eq(static_cast<int>(f.snap().root_group().state.migrator), static_cast<int>(kMigratorNone),
+       "all idle: root migrator");
   f.tm->Activate(3);
   auto s = f.snap();
   r.Eq(static_cast<int>(s.group_of(3).state.migrator), 0x08, "cpu 3 migrator of its group");
@@ -162,8 +165,10 @@ std::vector<std::string> CheckS5HandOver(const TmigrVariant& v) {
   r.Eq(static_cast<int>(f.snap().group_of(0).state.migrator), 0x20, "cpu 2 idles: migrator cpu 5");
   f.tm->Deactivate(5, kNanosMax);
   s = f.snap();
-  r.Eq(static_cast<int>(s.group_of(0).state.migrator), static_cast<int>(kMigratorNone), "cpu 5 idles: group NONE");
-  r.Eq(static_cast<int>(s.root_group().state.migrator), static_cast<int>(kMigratorNone), "NONE propagated to the root");
+  r.Eq(static_cast<int>(s.group_of(0).state.migrator), static_cast<int>(kMigratorNone),
+       "cpu 5 idles: group NONE");
+  r.Eq(static_cast<int>(s.root_group().state.migrator), static_cast<int>(kMigratorNone),
+       "NONE propagated to the root");
   r.Add(CheckHierarchyInvariants(s), "end");
   return r.Take();
 }
@@ -193,7 +198,8 @@ std::vector<std::string> CheckS7S8LastCpuIdlesAndIdlePuller(const TmigrVariant& 
   r.Eq(f.tm->Deactivate(0, kNanosMax), Nanos{50}, "the last CPU gets the global first expiry");
   auto s = f.snap();
   r.Eq(s.cpu(0).wakeup, Nanos{50}, "cpu 0 wakeup");
-  r.Eq(static_cast<int>(s.root_group().state.migrator), static_cast<int>(kMigratorNone), "root NONE");
+  r.Eq(static_cast<int>(s.root_group().state.migrator), static_cast<int>(kMigratorNone),
+       "root NONE");
   const auto& events = s.root_group().events;
   r.Eq(events.size(), 2u, "root events");
   if (events.size() == 2) {
@@ -234,7 +240,8 @@ std::vector<std::string> CheckS9ActivePull(const TmigrVariant& v) {
   const auto& ex = f.backend->expired;
   r.Eq(ex.size(), 2u, "remote expiries");
   if (ex.size() == 2) {
-    r.True(ex[0] == std::make_pair(0, 2) && ex[1] == std::make_pair(1, 2), "cpu 2 expired cpu 0 then cpu 1");
+    r.True(ex[0] == std::make_pair(0, 2) && ex[1] == std::make_pair(1, 2),
+           "cpu 2 expired cpu 0 then cpu 1");
   }
   const auto s = f.snap();
   for (const auto& level : s.levels) {
@@ -304,7 +311,8 @@ std::vector<std::string> CheckS15SingleLevelEarlyReturn(const TmigrVariant& v) {
   Report r("S15");
   TMIGR_SETUP_OR_RETURN(r, f, tmigr_internal::MakeUp(v, 2));
   f.tm->Deactivate(1, 40);
-  r.Eq(f.tm->Deactivate(0, kNanosMax), Nanos{40}, "the last CPU gets cpu 1's expiry, not KTIME_MAX");
+  r.Eq(f.tm->Deactivate(0, kNanosMax), Nanos{40},
+       "the last CPU gets cpu 1's expiry, not KTIME_MAX");
   r.Add(CheckHierarchyInvariants(f.snap()), "end");
   return r.Take();
 }
@@ -347,7 +355,8 @@ std::vector<std::string> CheckRemoteExpiryHandsNoGlobalBehindLocal(const TmigrVa
   ts->Tick(0, 10'000);  // CPU 0, the active migrator, pulls CPU 1's first global timer
   r.Eq(ts->timers()[static_cast<size_t>(g1)].run_cpu, 0, "cpu 0 ran cpu 1's first global timer");
   const auto evt = ts->tmigr().Snapshot().cpu(1).cpuevt;
-  r.True(evt.ignore || evt.expires == kNanosMax, absl::StrCat("cpu 1's event carries ", evt.expires));
+  r.True(evt.ignore || evt.expires == kNanosMax,
+         absl::StrCat("cpu 1's event carries ", evt.expires));
   r.Add(ts->CheckInvariants(10'000), "at 10 us");
   r.Eq(ts->ProgrammedWakeup(1), Nanos{30'000}, "cpu 1 wakes for its local timer");
   ts->IdleWakeup(1, 30'000);  // runs the local timer, re-hands 50 us
@@ -384,21 +393,29 @@ TEST_P(TmigrScenarios, S3_NumaMismatch) { tmigr_conformance::RunAsTest(GetParam(
 TEST_P(TmigrScenarios, S4_FirstActivation) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrScenarios, S5_HandOver) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrScenarios, S6_LocalTimerFirst) { tmigr_conformance::RunAsTest(GetParam()); }
-TEST_P(TmigrScenarios, S7_S8_LastCpuIdlesAndIdlePuller) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, S7_S8_LastCpuIdlesAndIdlePuller) {
+  tmigr_conformance::RunAsTest(GetParam());
+}
 TEST_P(TmigrScenarios, S9_ActivePull) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrScenarios, S10_SameExpiryOtherCpu) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrScenarios, S11_GhostTimer) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrScenarios, S14_QuickCheck) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrScenarios, S15_SingleLevelEarlyReturn) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrScenarios, S16_OfflineLastActive) { tmigr_conformance::RunAsTest(GetParam()); }
-TEST_P(TmigrScenarios, RemoteExpiryHandsNoGlobalBehindLocal) { tmigr_conformance::RunAsTest(GetParam()); }
-TEST_P(TmigrScenarios, I5_LastIdleCpuWakesForTheFirstTimer) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrScenarios, RemoteExpiryHandsNoGlobalBehindLocal) {
+  tmigr_conformance::RunAsTest(GetParam());
+}
+TEST_P(TmigrScenarios, I5_LastIdleCpuWakesForTheFirstTimer) {
+  tmigr_conformance::RunAsTest(GetParam());
+}
 
 int TmigrRacesAnchor();
 int TmigrIsolationAnchor();
 int TmigrStressAnchor();
 
 // Linking this member links the other suites' members too.
-int TmigrConformanceAnchor() { return TmigrRacesAnchor() + TmigrIsolationAnchor() + TmigrStressAnchor(); }
+int TmigrConformanceAnchor() {
+  return TmigrRacesAnchor() + TmigrIsolationAnchor() + TmigrStressAnchor();
+}
 
 }  // namespace isolation::testing

@@ -41,8 +41,8 @@ std::string Dump(const TimerSystem& ts, Nanos now) {
   const auto s = ts.tmigr().Snapshot();
   for (int c = 0; c < ts.num_cpus(); ++c) {
     absl::StrAppend(&out, "cpu", c, " idle=", ts.BaseIdle(c), " avail=", s.cpu(c).available,
-                    " tmidle=", s.cpu(c).idle, " prog=", ts.ProgrammedWakeup(c), " local=", ts.NextLocal(c),
-                    " global=", ts.NextGlobal(c), "\n");
+                    " tmidle=", s.cpu(c).idle, " prog=", ts.ProgrammedWakeup(c),
+                    " local=", ts.NextLocal(c), " global=", ts.NextGlobal(c), "\n");
   }
   return out;
 }
@@ -53,22 +53,24 @@ void CheckTimers(Report& r, const TimerSystem& ts, absl::string_view where) {
   for (const TimerRecord& t : ts.timers()) twice += t.runs.load() > 1;
   r.Eq(twice, int64_t{0}, absl::StrCat(where, ": timers run more than once"));
   r.Eq(ts.runtime_violations(), int64_t{0}, absl::StrCat(where, ": I2/I8 run-time violations"));
-  r.Eq(ts.tmigr().counters().lock_order_violations.load(), int64_t{0}, absl::StrCat(where, ": I11 inversions"));
+  r.Eq(ts.tmigr().counters().lock_order_violations.load(), int64_t{0},
+       absl::StrCat(where, ": I11 inversions"));
 }
 
 // The machine of a random schedule.
 struct Machine {
   int ncpus;
-  int per_node;              // consecutive CPUs per node
-  const char* topology;      // Topology::FromSynthetic
-  const char* cmdline;       // the isolation at boot
-  std::vector<int> domain;   // its isolcpus=domain CPUs (the spec predicate below)
-  bool idle_heavy;           // two in three idle exits become idle entries: the last-idler paths;
-                             // CPU 0 never goes offline
+  int per_node;             // consecutive CPUs per node
+  const char* topology;     // Topology::FromSynthetic
+  const char* cmdline;      // the isolation at boot
+  std::vector<int> domain;  // its isolcpus=domain CPUs (the spec predicate below)
+  bool idle_heavy;          // two in three idle exits become idle entries: the last-idler paths;
+                            // CPU 0 never goes offline
 };
 
 // 20 CPUs on 2 nodes: every level of a 2- or 8-children tree.
-const Machine kWide{20, 10, "package:2 pu:10", "isolcpus=domain,3-5,13 nohz_full=5", {3, 4, 5, 13}, false};
+const Machine kWide{
+    20, 10, "package:2 pu:10", "isolcpus=domain,3-5,13 nohz_full=5", {3, 4, 5, 13}, false};
 // 4 CPUs, mostly idle: the last CPU to idle, its returned wake-up and the
 // new timers of idle CPUs come up tens of thousands of times.
 const Machine kSmallIdle{4, 2, "package:2 pu:2", "isolcpus=domain,2-3 nohz_full=3", {2, 3}, true};
@@ -77,8 +79,8 @@ const Machine kSmallIdle{4, 2, "package:2 pu:2", "isolcpus=domain,2-3 nohz_full=
 // wake-ups, quick checks, hotplug and cpuset churn; the invariants (I1-I11)
 // and "no timer older than two jiffies pending" after every step, and at
 // every step the participation's result against TM-ISOL's predicate (docs/tmigr.md).
-void RandomSchedule(Report& r, const TmigrVariant& v, const Machine& m, int cpg, uint64_t seed, int steps,
-                    int64_t* handovers) {
+void RandomSchedule(Report& r, const TmigrVariant& v, const Machine& m, int cpg, uint64_t seed,
+                    int steps, int64_t* handovers) {
   std::vector<uint8_t> migrators;  // last seen migrator of each group, by level * 1024 + index
   const int ncpus = m.ncpus;
   std::vector<int> node_of(ncpus);
@@ -177,7 +179,8 @@ void RandomSchedule(Report& r, const TmigrVariant& v, const Machine& m, int cpg,
     }
     std::vector<std::string> v2 = ts.CheckInvariants(now);
     const int64_t late = ts.CountLost(now - 2 * kJiffy);
-    if (late != 0) v2.push_back(absl::StrCat(late, " timers expired two jiffies ago still pending"));
+    if (late != 0)
+      v2.push_back(absl::StrCat(late, " timers expired two jiffies ago still pending"));
     // At every step, so at the hand-over that just happened if one did: the
     // hierarchy and the timer bases agree on who is idle (a CPU the hierarchy
     // counts as active -- possibly the migrator owning every group timer of
@@ -190,11 +193,14 @@ void RandomSchedule(Report& r, const TmigrVariant& v, const Machine& m, int cpg,
       if (!online[static_cast<size_t>(c)] || !cs.available) continue;
       if (cs.idle != ts.BaseIdle(c)) {
         v2.push_back(absl::StrCat("hand-over: cpu", c, " is ", cs.idle ? "idle" : "active",
-                                  " in the hierarchy but its timer base is ", ts.BaseIdle(c) ? "idle" : "active"));
+                                  " in the hierarchy but its timer base is ",
+                                  ts.BaseIdle(c) ? "idle" : "active"));
       }
-      if (cs.idle && ts.BaseIdle(c) && cs.wakeup != kNanosMax && ts.ProgrammedWakeup(c) > std::max(now, cs.wakeup)) {
-        v2.push_back(absl::StrCat("hand-over: cpu", c, " programmed to wake at ", ts.ProgrammedWakeup(c),
-                                  " after the hierarchy's wake-up ", cs.wakeup));
+      if (cs.idle && ts.BaseIdle(c) && cs.wakeup != kNanosMax &&
+          ts.ProgrammedWakeup(c) > std::max(now, cs.wakeup)) {
+        v2.push_back(absl::StrCat("hand-over: cpu", c, " programmed to wake at ",
+                                  ts.ProgrammedWakeup(c), " after the hierarchy's wake-up ",
+                                  cs.wakeup));
       }
     }
     // Who takes part, after every hotplug and cpuset change: an excluding
@@ -205,11 +211,15 @@ void RandomSchedule(Report& r, const TmigrVariant& v, const Machine& m, int cpg,
       if (!online[static_cast<size_t>(c)]) continue;
       bool isolated = false;
       if (traits->excludes_isolated_cpus && snap.isolation_enabled) {
-        const bool domain = std::find(m.domain.begin(), m.domain.end(), c) != m.domain.end() || cpuset.Test(c);
-        isolated = domain && !snap.nohz_full.Test(c) && !(!snap.nohz_full.Empty() && c == snap.tick_cpu);
+        const bool domain =
+            std::find(m.domain.begin(), m.domain.end(), c) != m.domain.end() || cpuset.Test(c);
+        isolated =
+            domain && !snap.nohz_full.Test(c) && !(!snap.nohz_full.Empty() && c == snap.tick_cpu);
       }
       if (snap.cpu(c).available == isolated) {
-        v2.push_back(absl::StrCat("isolation: online cpu", c, isolated ? " isolated but available" : " not isolated but unavailable"));
+        v2.push_back(
+            absl::StrCat("isolation: online cpu", c,
+                         isolated ? " isolated but available" : " not isolated but unavailable"));
       }
     }
     for (const auto& level : snap.levels) {
@@ -221,16 +231,16 @@ void RandomSchedule(Report& r, const TmigrVariant& v, const Machine& m, int cpg,
       }
     }
     if (!v2.empty()) {
-      r.Fail(absl::StrCat(at_seed, " step ", step, " op ", op, " cpu ", cpu, ":\n", absl::StrJoin(v2, "\n"), "\n",
-                          Dump(ts, now)));
+      r.Fail(absl::StrCat(at_seed, " step ", step, " op ", op, " cpu ", cpu, ":\n",
+                          absl::StrJoin(v2, "\n"), "\n", Dump(ts, now)));
       return;
     }
   }
   CheckTimers(r, ts, at_seed);
 }
 
-std::vector<std::string> RandomSchedules(const TmigrVariant& v, const Machine& m, int cpg, int seeds, int steps,
-                                         const char* label) {
+std::vector<std::string> RandomSchedules(const TmigrVariant& v, const Machine& m, int cpg,
+                                         int seeds, int steps, const char* label) {
   Report r(label);
   int64_t handovers = 0;
   for (uint64_t seed = 1; seed <= static_cast<uint64_t>(seeds) && r.ok(); ++seed) {
@@ -239,8 +249,8 @@ std::vector<std::string> RandomSchedules(const TmigrVariant& v, const Machine& m
   // A schedule that never moves a migrator checks no hand-over.
   const int64_t want = static_cast<int64_t>(seeds) * steps / 20;
   if (r.ok()) {
-    r.True(handovers >= want, absl::StrCat("only ", handovers, " migrator hand-overs in ", seeds, " x ", steps,
-                                           " steps (want ", want, ")"));
+    r.True(handovers >= want, absl::StrCat("only ", handovers, " migrator hand-overs in ", seeds,
+                                           " x ", steps, " steps (want ", want, ")"));
   }
   return r.Take();
 }
@@ -272,7 +282,8 @@ std::vector<std::string> CheckS27RealThreads(const TmigrVariant& v) {
   constexpr Nanos kStep = 300;
   for (uint64_t seed = 1; seed <= 3 && r.ok(); ++seed) {
     const std::string at = absl::StrCat("seed ", seed);
-    auto ts_or = tmigr_internal::MakeTimerSystem(v, std::vector<int>(kCpus, 0), 2, /*record_lock_order=*/true, kJiffy);
+    auto ts_or = tmigr_internal::MakeTimerSystem(v, std::vector<int>(kCpus, 0), 2,
+                                                 /*record_lock_order=*/true, kJiffy);
     if (!ts_or.ok()) {
       r.Fail(absl::StrCat("set-up: ", ts_or.status().ToString()));
       break;
@@ -296,7 +307,9 @@ std::vector<std::string> CheckS27RealThreads(const TmigrVariant& v) {
       if (violations.empty()) {
         std::vector<std::string> vv = ts.CheckInvariants(now);
         const int64_t late = ts.CountLost(now - kLateBound);
-        if (late != 0) vv.push_back(absl::StrCat(late, " global timers pending longer than ", kLateBound, " ns"));
+        if (late != 0)
+          vv.push_back(
+              absl::StrCat(late, " global timers pending longer than ", kLateBound, " ns"));
         for (std::string& s : vv) violations.push_back(absl::StrCat(at, " round ", round, ": ", s));
       }
       ++round;
@@ -311,7 +324,8 @@ std::vector<std::string> CheckS27RealThreads(const TmigrVariant& v) {
         for (int k = 0; k < kRounds; ++k) {
           const Nanos t = now;  // written only in the barrier's completion
           if (ts.BaseIdle(c)) {
-            for (int guard = 0; guard < 100 && ts.BaseIdle(c) && ts.ProgrammedWakeup(c) <= t; ++guard) {
+            for (int guard = 0; guard < 100 && ts.BaseIdle(c) && ts.ProgrammedWakeup(c) <= t;
+                 ++guard) {
               ts.IdleWakeup(c, ts.ProgrammedWakeup(c));
             }
             next_tick = (t / kJiffy + 1) * kJiffy;
@@ -348,7 +362,8 @@ std::vector<std::string> CheckS27RealThreads(const TmigrVariant& v) {
     r.Eq(ts.CountLost(end), int64_t{0}, at + ": timers lost");
     r.True(ts.timers_run() > 0, at + ": no timer ran");
     r.True(ts.tmigr().counters().remote_expiries.load() > 0, at + ": no timer was pulled remotely");
-    r.True(max_late_in_rounds <= kLateBound, absl::StrCat(at, ": a timer ran ", max_late_in_rounds, " ns late"));
+    r.True(max_late_in_rounds <= kLateBound,
+           absl::StrCat(at, ": a timer ran ", max_late_in_rounds, " ns late"));
     CheckTimers(r, ts, at);
   }
   return r.Take();
@@ -384,7 +399,8 @@ std::vector<std::string> CheckSimulatorHousekeepingTimers(const TmigrVariant& v)
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     const std::string at = absl::StrCat("seed ", seed);
     auto topo = Topology::FromSynthetic("pu:4");
-    auto iso = topo.ok() ? IsolationConfig::FromFlags(*topo, "1-3", "") : absl::StatusOr<IsolationConfig>(topo.status());
+    auto iso = topo.ok() ? IsolationConfig::FromFlags(*topo, "1-3", "")
+                         : absl::StatusOr<IsolationConfig>(topo.status());
     if (!iso.ok()) {
       r.Fail(iso.status().ToString());
       break;
@@ -396,7 +412,8 @@ std::vector<std::string> CheckSimulatorHousekeepingTimers(const TmigrVariant& v)
       r.Fail(sim.status().ToString());
       break;
     }
-    auto ts = TimerSystem::Create(*topo, tmigr_internal::OptionsOf(v), TimerSystem::Config{(*sim)->tick_period()});
+    auto ts = TimerSystem::Create(*topo, tmigr_internal::OptionsOf(v),
+                                  TimerSystem::Config{(*sim)->tick_period()});
     if (!ts.ok()) {
       r.Fail(absl::StrCat("set-up: ", ts.status().ToString()));
       break;
@@ -427,14 +444,16 @@ std::vector<std::string> CheckSimulatorHousekeepingTimers(const TmigrVariant& v)
     int64_t on_isolated = 0;
     for (int c = 1; c < 4; ++c) on_isolated += hooks.callbacks_on(c);
     r.True((*ts)->timers_run() > 0, at + ": no timer ran");
-    if (traits->excludes_isolated_cpus) r.Eq(on_isolated, int64_t{0}, at + ": timers run on isolated CPUs");
+    if (traits->excludes_isolated_cpus)
+      r.Eq(on_isolated, int64_t{0}, at + ": timers run on isolated CPUs");
     r.Add((*ts)->CheckInvariants((*sim)->Now()), at + " end");
     // In the run (before the drain jumps ahead): the migrator sees an idle
     // CPU's expired timer at its first tick after the expiry, or CPU 0
     // wakes for it itself; two ticks leave room for the hooks' latency.
     const Nanos late_bound = 2 * (*sim)->tick_period();
     r.True((*ts)->max_lateness() <= late_bound,
-           absl::StrCat(at, ": a timer ran ", (*ts)->max_lateness(), " ns late (bound ", late_bound, ")"));
+           absl::StrCat(at, ": a timer ran ", (*ts)->max_lateness(), " ns late (bound ", late_bound,
+                        ")"));
     Drain(**ts, (*sim)->Now());
     r.Eq((*ts)->CountLost(duration), int64_t{0}, at + ": timers lost");
     CheckTimers(r, **ts, at);
@@ -451,7 +470,8 @@ std::vector<std::string> CheckSimulatorHousekeepingTimers(const TmigrVariant& v)
 std::vector<std::string> CheckS26IsolatedTimersPulledByHousekeeping(const TmigrVariant& v) {
   Report r("S26");
   auto topo = Topology::FromSynthetic("pu:4");
-  auto iso = topo.ok() ? IsolationConfig::FromFlags(*topo, "1-3", "1-3") : absl::StatusOr<IsolationConfig>(topo.status());
+  auto iso = topo.ok() ? IsolationConfig::FromFlags(*topo, "1-3", "1-3")
+                       : absl::StatusOr<IsolationConfig>(topo.status());
   if (!iso.ok()) {
     r.Fail(iso.status().ToString());
     return r.Take();
@@ -461,7 +481,8 @@ std::vector<std::string> CheckS26IsolatedTimersPulledByHousekeeping(const TmigrV
     r.Fail(sim.status().ToString());
     return r.Take();
   }
-  auto ts_or = TimerSystem::Create(*topo, tmigr_internal::OptionsOf(v), TimerSystem::Config{(*sim)->tick_period()});
+  auto ts_or = TimerSystem::Create(*topo, tmigr_internal::OptionsOf(v),
+                                   TimerSystem::Config{(*sim)->tick_period()});
   if (!ts_or.ok()) {
     r.Fail(absl::StrCat("set-up: ", ts_or.status().ToString()));
     return r.Take();
@@ -470,7 +491,8 @@ std::vector<std::string> CheckS26IsolatedTimersPulledByHousekeeping(const TmigrV
   r.Ok(ts.tmigr().SetIsolation(*iso), "isolation");
   r.Ok(ts.BootAll(), "boot");
   ts.tmigr().InitIsolation();
-  r.Eq(ts.tmigr().AvailableMask().ToString(), std::string("0-3"), "nohz_full isolated CPUs stay available");
+  r.Eq(ts.tmigr().AvailableMask().ToString(), std::string("0-3"),
+       "nohz_full isolated CPUs stay available");
   tmigr::TmigrHooks hooks(ts, tmigr::TmigrHooks::Config{5 * kNsPerUs});
   (*sim)->AddHooks(&hooks);
   (*sim)->SetTickMode(0, TickMode::kNohzIdle);
@@ -492,7 +514,8 @@ std::vector<std::string> CheckS26IsolatedTimersPulledByHousekeeping(const TmigrV
     // of the isolated CPU itself), then keep computing.
     busy.body = MakeTaskBody([&ts, &armed, c](TaskContext& ctx) {
       ctx.Syscall([&](CpuContext& k) {
-        armed[static_cast<size_t>(c)].push_back(ts.AddTimer(k.cpu(), k.now() + 3500 * kNsPerUs, true, k.now()));
+        armed[static_cast<size_t>(c)].push_back(
+            ts.AddTimer(k.cpu(), k.now() + 3500 * kNsPerUs, true, k.now()));
       });
       return Step::Run(5 * kNsPerMs);
     });
@@ -507,7 +530,8 @@ std::vector<std::string> CheckS26IsolatedTimersPulledByHousekeeping(const TmigrV
     r.True(!armed[static_cast<size_t>(c)].empty(), absl::StrCat("cpu ", c, " armed no timer"));
     for (int64_t id : armed[static_cast<size_t>(c)]) {
       const TimerRecord& t = ts.timers()[static_cast<size_t>(id)];
-      r.Eq(t.runs.load(), 1, absl::StrCat("runs of cpu ", c, "'s timer ", id, " (expires ", t.expires, ")"));
+      r.Eq(t.runs.load(), 1,
+           absl::StrCat("runs of cpu ", c, "'s timer ", id, " (expires ", t.expires, ")"));
       if (t.run_cpu == 0) ++pulled_by_hk;
     }
   }
@@ -537,14 +561,26 @@ std::vector<std::string> CheckS24OslatSeed(const TmigrVariant& v) {
     std::vector<int> housekeeping;
   };
   const std::vector<Seed> seeds = {
-      {"S24", "package:2 l3cache:4 core:16 pu:1", "1-31,33-63,65-95,97-127", false, 2 * kNsPerSec, "0,32,64,96",
+      {"S24",
+       "package:2 l3cache:4 core:16 pu:1",
+       "1-31,33-63,65-95,97-127",
+       false,
+       2 * kNsPerSec,
+       "0,32,64,96",
        {0, 32, 64, 96}},
-      {"S26", "package:2 l3cache:4 core:16 pu:1", "1-31,33-63,65-95,97-127", true, kNsPerSec, "0-127", {}},
+      {"S26",
+       "package:2 l3cache:4 core:16 pu:1",
+       "1-31,33-63,65-95,97-127",
+       true,
+       kNsPerSec,
+       "0-127",
+       {}},
       {"S25", "pu:40", "1-9,11-39", false, kNsPerSec, "0,10", {0, 10}},
   };
   for (const Seed& seed : seeds) {
     auto topo = Topology::FromSynthetic(seed.topology);
-    auto iso = topo.ok() ? IsolationConfig::FromFlags(*topo, seed.isolated, seed.nohz_full ? seed.isolated : "")
+    auto iso = topo.ok() ? IsolationConfig::FromFlags(*topo, seed.isolated,
+                                                      seed.nohz_full ? seed.isolated : "")
                          : absl::StatusOr<IsolationConfig>(topo.status());
     if (!iso.ok()) {
       r.Fail(iso.status().ToString());
@@ -554,7 +590,8 @@ std::vector<std::string> CheckS24OslatSeed(const TmigrVariant& v) {
     cfg.duration = seed.duration;
     cfg.isolated_tick_stopped = seed.nohz_full;
     // A fresh zero-cost simulator ticking every jiffy (workload.h).
-    auto sim = Simulator::Create(*topo, *iso, ZeroCostSimOptions(static_cast<int>(kNsPerSec / cfg.jiffy)));
+    auto sim =
+        Simulator::Create(*topo, *iso, ZeroCostSimOptions(static_cast<int>(kNsPerSec / cfg.jiffy)));
     if (!sim.ok()) {
       r.Fail(absl::StrCat(seed.name, ": ", sim.status().ToString()));
       continue;
@@ -565,16 +602,21 @@ std::vector<std::string> CheckS24OslatSeed(const TmigrVariant& v) {
       continue;
     }
     r.Eq(res->invariant_violations, int64_t{0},
-         absl::StrCat(seed.name, ": invariant violations (", absl::StrJoin(res->first_violations, "; "), ")"));
+         absl::StrCat(seed.name, ": invariant violations (",
+                      absl::StrJoin(res->first_violations, "; "), ")"));
     r.Eq(res->timers_lost, int64_t{0}, absl::StrCat(seed.name, ": timers lost"));
     r.True(res->timers_total > 0, absl::StrCat(seed.name, ": no timer ran"));
-    if (seed.nohz_full) r.Eq(res->timers_on_isolated, int64_t{0}, "S26: timers on tick-stopped isolated CPUs");
+    if (seed.nohz_full)
+      r.Eq(res->timers_on_isolated, int64_t{0}, "S26: timers on tick-stopped isolated CPUs");
     if (traits->excludes_isolated_cpus) {
-      r.Eq(res->timers_on_isolated, int64_t{0}, absl::StrCat(seed.name, ": timers on isolated CPUs"));
-      r.Eq(res->available, std::string(seed.available_if_excluded), absl::StrCat(seed.name, ": available CPUs"));
+      r.Eq(res->timers_on_isolated, int64_t{0},
+           absl::StrCat(seed.name, ": timers on isolated CPUs"));
+      r.Eq(res->available, std::string(seed.available_if_excluded),
+           absl::StrCat(seed.name, ": available CPUs"));
       if (!seed.housekeeping.empty()) {
         for (const auto& [cpu, n] : res->remote_by_runner) {
-          r.True(std::find(seed.housekeeping.begin(), seed.housekeeping.end(), cpu) != seed.housekeeping.end(),
+          r.True(std::find(seed.housekeeping.begin(), seed.housekeeping.end(), cpu) !=
+                     seed.housekeeping.end(),
                  absl::StrCat(seed.name, ": cpu ", cpu, " pulled ", n, " timers"));
         }
       }
@@ -592,7 +634,9 @@ TEST_P(TmigrStress, I1_I12_RandomSchedulesCpg8) { tmigr_conformance::RunAsTest(G
 TEST_P(TmigrStress, I1_I12_RandomSchedulesIdleHeavy) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrStress, S27_RealThreads) { tmigr_conformance::RunAsTest(GetParam()); }
 TEST_P(TmigrStress, SimulatorHousekeepingTimers) { tmigr_conformance::RunAsTest(GetParam()); }
-TEST_P(TmigrStress, S26_IsolatedTimersPulledByHousekeeping) { tmigr_conformance::RunAsTest(GetParam()); }
+TEST_P(TmigrStress, S26_IsolatedTimersPulledByHousekeeping) {
+  tmigr_conformance::RunAsTest(GetParam());
+}
 TEST_P(TmigrStress, S24_S26_OslatSeed) { tmigr_conformance::RunAsTest(GetParam()); }
 
 int TmigrStressAnchor() { return 1; }

@@ -43,11 +43,15 @@ Violations CheckVmstatThresholds(std::string_view variant) {
   Report r("S1/I11 thresholds", variant);
   if (auto vm = MakeOrFail(r, variant, SmallConfig(4))) {
     for (int cpu = 0; cpu < 4; ++cpu) {
-      ExpectEq(r, vm->Threshold(cpu, StatKind::kZone, 0), NormalThreshold(1 * kGiB, 4), "S1 DMA32 threshold");
-      ExpectEq(r, vm->Threshold(cpu, StatKind::kZone, 1), NormalThreshold(4 * kGiB, 4), "S1 Normal threshold");
+      ExpectEq(r, vm->Threshold(cpu, StatKind::kZone, 0), NormalThreshold(1 * kGiB, 4),
+               "S1 DMA32 threshold");
+      ExpectEq(r, vm->Threshold(cpu, StatKind::kZone, 1), NormalThreshold(4 * kGiB, 4),
+               "S1 Normal threshold");
       // A node's threshold is the largest of its zones'.
-      ExpectEq(r, vm->Threshold(cpu, StatKind::kNode, 0), NormalThreshold(4 * kGiB, 4), "S1 node 0 = max of zones");
-      ExpectEq(r, vm->Threshold(cpu, StatKind::kNode, 1), NormalThreshold(2 * kGiB, 4), "S1 node 1");
+      ExpectEq(r, vm->Threshold(cpu, StatKind::kNode, 0), NormalThreshold(4 * kGiB, 4),
+               "S1 node 0 = max of zones");
+      ExpectEq(r, vm->Threshold(cpu, StatKind::kNode, 1), NormalThreshold(2 * kGiB, 4),
+               "S1 node 1");
     }
   }
   // I11: n * t > low - min -> high + n * t; never cleared when n shrinks.
@@ -65,7 +69,8 @@ Violations CheckVmstatThresholds(std::string_view variant) {
       const int n = cpu;  // CPUs 0..cpu-1 still online
       const int t = NormalThreshold(16 * kGiB, n);
       if (static_cast<int64_t>(n) * t > 1000) expected = 2000 + static_cast<int64_t>(n) * t;
-      ExpectEq(r, vm->DriftMark(0), expected, "I11 drift mark (set only when n * t > low - min)", " at n = ", n);
+      ExpectEq(r, vm->DriftMark(0), expected, "I11 drift mark (set only when n * t > low - min)",
+               " at n = ", n);
     }
     r.Expect(expected < 2000 + 64 * 125 && NormalThreshold(16 * kGiB, 1) <= 1000,
              "I11 scenario does not reach a stale mark");
@@ -90,9 +95,11 @@ Violations CheckVmstatOverstep(std::string_view variant) {
                                     overstep ? ", overstep on)" : ", overstep off)");
         auto step = [&] {
           if (irqsoff) {
-            dir > 0 ? vm->IncIrqsOff(0, StatKind::kZone, 1, kZoneMlock) : vm->DecIrqsOff(0, StatKind::kZone, 1, kZoneMlock);
+            dir > 0 ? vm->IncIrqsOff(0, StatKind::kZone, 1, kZoneMlock)
+                    : vm->DecIrqsOff(0, StatKind::kZone, 1, kZoneMlock);
           } else {
-            dir > 0 ? vm->Inc(0, StatKind::kZone, 1, kZoneMlock) : vm->Dec(0, StatKind::kZone, 1, kZoneMlock);
+            dir > 0 ? vm->Inc(0, StatKind::kZone, 1, kZoneMlock)
+                    : vm->Dec(0, StatKind::kZone, 1, kZoneMlock);
           }
         };
         auto shared = [&] { return vm->SharedRaw(StatKind::kZone, 1, kZoneMlock); };
@@ -101,13 +108,15 @@ Violations CheckVmstatOverstep(std::string_view variant) {
         step();  // 11th: pushes v + t/2 = 16 and parks at -t/2 (overstep), or 11 and 0
         const int park = overstep ? 5 : 0;
         ExpectEq(r, shared(), dir * (11 + park), "first fold at the 11th step", how);
-        ExpectEq(r, vm->Diff(0, StatKind::kZone, 1, kZoneMlock), -dir * park, "slot after the first fold", how);
+        ExpectEq(r, vm->Diff(0, StatKind::kZone, 1, kZoneMlock), -dir * park,
+                 "slot after the first fold", how);
         // The next fold comes after t + park + 1 steps.
         for (int i = 0; i < 10 + park; ++i) step();
         ExpectEq(r, shared(), dir * (11 + park), "no second fold before t + t/2 + 1 more", how);
         step();
         ExpectEq(r, shared(), dir * 2 * (11 + park), "second fold", how);
-        ExpectEq(r, vm->GlobalRaw(StatKind::kZone, kZoneMlock), dir * 2 * (11 + park), "global = zone", how);
+        ExpectEq(r, vm->GlobalRaw(StatKind::kZone, kZoneMlock), dir * 2 * (11 + park),
+                 "global = zone", how);
         ExpectEq(r, shared() + vm->Diff(0, StatKind::kZone, 1, kZoneMlock), dir * (22 + park),
                  "I1 after the folds", how);
       }
@@ -125,7 +134,8 @@ Violations CheckVmstatModPath(std::string_view variant) {
     if (vm == nullptr) break;
     const char* how = irqsoff ? " (ModIrqsOff)" : " (Mod)";
     auto mod = [&](int64_t d) {
-      irqsoff ? vm->ModIrqsOff(0, StatKind::kZone, 1, kZoneMlock, d) : vm->Mod(0, StatKind::kZone, 1, kZoneMlock, d);
+      irqsoff ? vm->ModIrqsOff(0, StatKind::kZone, 1, kZoneMlock, d)
+              : vm->Mod(0, StatKind::kZone, 1, kZoneMlock, d);
     };
     auto shared = [&] { return vm->SharedRaw(StatKind::kZone, 1, kZoneMlock); };
     auto diff = [&] { return vm->Diff(0, StatKind::kZone, 1, kZoneMlock); };
@@ -162,7 +172,8 @@ Violations CheckVmstatFoldCadence(std::string_view variant) {
         vm->Inc(0, StatKind::kNode, 0, 3);
         const int64_t s = vm->SharedRaw(StatKind::kNode, 0, 3);
         if (s != last) {
-          ExpectEq(r, s - last, t + 1 + park, "increments: each fold adds t + 1 + overstep", " (t = ", t, ")");
+          ExpectEq(r, s - last, t + 1 + park, "increments: each fold adds t + 1 + overstep",
+                   " (t = ", t, ")");
           fold_at.push_back(i);
           last = s;
         }
@@ -185,8 +196,10 @@ Violations CheckVmstatFoldCadence(std::string_view variant) {
           shared += running;
           running = 0;
         }
-        if (!ExpectEq(r, vm2->SharedRaw(StatKind::kZone, 0, 2), shared, "mod: shared", " (t = ", t, ", i = ", i, ")") ||
-            !ExpectEq(r, vm2->Diff(0, StatKind::kZone, 0, 2), running, "mod: slot", " (t = ", t, ", i = ", i, ")")) {
+        if (!ExpectEq(r, vm2->SharedRaw(StatKind::kZone, 0, 2), shared, "mod: shared", " (t = ", t,
+                      ", i = ", i, ")") ||
+            !ExpectEq(r, vm2->Diff(0, StatKind::kZone, 0, 2), running, "mod: slot", " (t = ", t,
+                      ", i = ", i, ")")) {
           break;
         }
       }
@@ -209,7 +222,8 @@ Violations CheckVmstatThresholdDrop(std::string_view variant) {
   if (!vm->SetPressure(0, true).ok()) r.Fail("SetPressure(0, true) failed");
   ExpectEq(r, vm->Threshold(0, StatKind::kZone, 0), 1, "pressure threshold max(1, 12 / 64)");
   for (int cpu = 0; cpu < 4; ++cpu) {
-    ExpectEq(r, vm->Diff(cpu, StatKind::kZone, 0, kZoneFreePages), 125, "I3: untouched slots stay", " (cpu ", cpu, ")");
+    ExpectEq(r, vm->Diff(cpu, StatKind::kZone, 0, kZoneFreePages), 125, "I3: untouched slots stay",
+             " (cpu ", cpu, ")");
   }
   vm->Inc(0, StatKind::kZone, 0, kZoneFreePages);  // first touch folds
   ExpectEq(r, vm->Diff(0, StatKind::kZone, 0, kZoneFreePages), 0, "the first touch folds");
@@ -237,7 +251,8 @@ Violations CheckVmstatDriftDemo(std::string_view variant) {
   ExpectEq(r, vm->ReadGlobalSnapshot(StatKind::kZone, kZoneFreePages), 16000, "global snapshot");
   int64_t bound = 0;
   for (int cpu = 0; cpu < 128; ++cpu) bound += vm->Threshold(cpu, StatKind::kZone, 0);
-  r.Expect(16000 - vm->GlobalRaw(StatKind::kZone, kZoneFreePages) <= bound, "I4: |G - T| <= sum of thresholds");
+  r.Expect(16000 - vm->GlobalRaw(StatKind::kZone, kZoneFreePages) <= bound,
+           "I4: |G - T| <= sum of thresholds");
   return r.Take();
 }
 
@@ -262,7 +277,8 @@ Violations CheckVmstatRefresh(std::string_view variant) {
     vm->Inc(0, StatKind::kZone, 0, 0);
     r.Expect(vm->Dirty(0), "a writer did not mark the CPU dirty (writers_mark_dirty)");
     if (t.quiet_folds_dirty) {
-      r.Expect(vm->QuietVmstat(0, true), "quiet_vmstat of a dirty CPU did not fold (quiet_folds_dirty)");
+      r.Expect(vm->QuietVmstat(0, true),
+               "quiet_vmstat of a dirty CPU did not fold (quiet_folds_dirty)");
       r.Expect(!vm->Dirty(0), "dirty after the fold");
       ExpectEq(r, vm->MaxAbsDiff(0), 0, "dirty == false => every slot 0");
     }
@@ -288,14 +304,16 @@ Violations CheckVmstatHotplug(std::string_view variant) {
   if (!vm->CpuOffline(3).ok()) r.Fail("CpuOffline(3) failed");
   ExpectEq(r, vm->MaxAbsDiff(3), 0, "the dead CPU's slots are 0");
   ExpectEq(r, ConservationError(*vm, truth, &where), 0, "I1 after the offline fold ", where);
-  ExpectEq(r, vm->Threshold(0, StatKind::kZone, 1), NormalThreshold(4 * kGiB, 3), "thresholds for n = 3");
+  ExpectEq(r, vm->Threshold(0, StatKind::kZone, 1), NormalThreshold(4 * kGiB, 3),
+           "thresholds for n = 3");
   r.Expect(!vm->WorkPending(3), "work still pending on the dead CPU");
   const int64_t runs_before = vm->Counters(3).work_runs;
   r.Expect(ledger.Drain(*vm), "work items did not settle");
   ExpectEq(r, vm->Counters(3).work_runs, runs_before, "a cancelled item of the dead CPU ran");
   r.Expect(!vm->CpuOffline(3).ok(), "offlining a dead CPU succeeded");
   if (!vm->CpuOnline(3).ok()) r.Fail("CpuOnline(3) failed");
-  ExpectEq(r, vm->Threshold(3, StatKind::kZone, 1), NormalThreshold(4 * kGiB, 4), "thresholds for n = 4");
+  ExpectEq(r, vm->Threshold(3, StatKind::kZone, 1), NormalThreshold(4 * kGiB, 4),
+           "thresholds for n = 4");
   where.clear();
   ExpectEq(r, ConservationError(*vm, truth, &where), 0, "I1 after online ", where);
   vm->SetLocalWorkQueue(nullptr);
@@ -323,7 +341,8 @@ Violations CheckVmstatCustomerStall(std::string_view variant) {
   // The isolated CPUs return to user with the tick stopped, then a shepherd
   // pass (which sees their ticks stopped) and the work it queued.
   for (int cpu = 4; cpu < 52; ++cpu) vm->ReturnToUser(cpu, true);
-  vm->Shepherd([](int cpu) { return cpu >= 4; }, [&](int cpu, uint64_t g) { ledger.Queue(cpu, g); });
+  vm->Shepherd([](int cpu) { return cpu >= 4; },
+               [&](int cpu, uint64_t g) { ledger.Queue(cpu, g); });
   ledger.Drain(*vm);
   const bool snapshot_allows = vm->ReadSnapshot(StatKind::kZone, 0, kZoneFreePages) > 8 / 2;
   const bool kswapd_balanced = vm->ReadSnapshot(StatKind::kZone, 0, kZoneFreePages) > 32;
@@ -376,8 +395,8 @@ Violations CheckVmstatNeedUpdateFilter(std::string_view variant) {
     for (int cpu = 0; cpu < 8; ++cpu) {
       ExpectEq(r, vm->MaxAbsDiff(cpu), 0, "residue after the remote pass", how, " cpu ", cpu);
       const bool dirty = cpu == 1 || cpu == 4 || cpu == 6;
-      ExpectEq(r, vm->Counters(cpu).remote_folds, dirty ? 1 : 0, "remote folds that moved something", how, " cpu ",
-               cpu);
+      ExpectEq(r, vm->Counters(cpu).remote_folds, dirty ? 1 : 0,
+               "remote folds that moved something", how, " cpu ", cpu);
     }
     ExpectEq(r, vm->SharedRaw(StatKind::kNode, 1, 2), 1 + 4 + 6, "folded values", how);
   }
@@ -388,13 +407,13 @@ Violations CheckVmstatNeedUpdateFilter(std::string_view variant) {
 
 namespace {
 
-// `dense`: 2-4 CPUs, the odd ones isolated and nohz_full, no hotplug or pressure; 40% updates, 20% shepherd
-// passes, 20% returns to user, 10% quiet_vmstat, 10% queued work: the paths
-// where a fold can be skipped come up tens of thousands of times.  The
-// queued-work step runs every queued item.
+// `dense`: 2-4 CPUs, the odd ones isolated and nohz_full, no hotplug or pressure; 40% updates, 20%
+// shepherd passes, 20% returns to user, 10% quiet_vmstat, 10% queued work: the paths where a fold
+// can be skipped come up tens of thousands of times.  The queued-work step runs every queued item.
 constexpr int kDenseOps[10] = {5, 25, 33, 40, 60, 60, 70, 78, 86, 86};
 
-Violations RandomSchedules(std::string_view label, std::string_view variant, int seeds, int steps, bool dense) {
+Violations RandomSchedules(std::string_view label, std::string_view variant, int seeds, int steps,
+                           bool dense) {
   Report r(label, variant);
   FoldPolicyTraits traits;
   if (!TraitsOrFail(r, variant, &traits)) return r.Take();
@@ -486,15 +505,16 @@ Violations RandomSchedules(std::string_view label, std::string_view variant, int
           const size_t i = static_cast<size_t>(x);
           const bool in_scope = InShepherdScope(traits.shepherd_work, *vm, x, stopped[i]);
           if (queued[i] && !in_scope) {
-            r.Fail("I8: the shepherd queued work on cpu ", x, " outside its scope (", ScopeName(traits.shepherd_work),
-                   ")", at);
+            r.Fail("I8: the shepherd queued work on cpu ", x, " outside its scope (",
+                   ScopeName(traits.shepherd_work), ")", at);
           }
           if (in_scope && dirty_before[i] != 0 && !pending_before[i] && !queued[i]) {
             r.Fail("I9: the shepherd did not queue work on dirty cpu ", x, " within its scope (",
                    ScopeName(traits.shepherd_work), ")", at);
           }
           if (traits.folds_remotely) {
-            ExpectEq(r, vm->MaxAbsDiff(x), 0, "I9: residue after a remote-fold shepherd pass", at, " cpu ", x);
+            ExpectEq(r, vm->MaxAbsDiff(x), 0, "I9: residue after a remote-fold shepherd pass", at,
+                     " cpu ", x);
           }
         }
       } else if (op < 74) {
@@ -507,12 +527,14 @@ Violations RandomSchedules(std::string_view label, std::string_view variant, int
         }
       } else if (op < 82) {
         vm->QuietVmstat(cpu, ts);
-        if (traits.quiet_folds_dirty) ExpectEq(r, vm->MaxAbsDiff(cpu), 0, "S11: residue after quiet_vmstat", at);
+        if (traits.quiet_folds_dirty)
+          ExpectEq(r, vm->MaxAbsDiff(cpu), 0, "S11: residue after quiet_vmstat", at);
       } else if (op < 90) {
         vm->ReturnToUser(cpu, ts);
         if (InReturnToUserScope(traits.return_to_user_folds, *vm, cpu, ts)) {
           ExpectEq(r, vm->MaxAbsDiff(cpu), 0, "I9: residue after return to user", at);
-          if (traits.return_to_user_cancels_work) r.Expect(!vm->WorkPending(cpu), "I9: work pending after return to user", at);
+          if (traits.return_to_user_cancels_work)
+            r.Expect(!vm->WorkPending(cpu), "I9: work pending after return to user", at);
         }
       } else if (op < 94) {
         if (online.size() > 1) {
@@ -522,7 +544,8 @@ Violations RandomSchedules(std::string_view label, std::string_view variant, int
           r.Expect(!vm->WorkPending(cpu), "I10: work pending on the dead CPU", at);
           if (fixed == 0 && !pressure) {
             ExpectEq(r, vm->Threshold(online[0], StatKind::kZone, 1),
-                     NormalThreshold(4 * kGiB, static_cast<int>(online.size())), "I10: thresholds for the new n", at);
+                     NormalThreshold(4 * kGiB, static_cast<int>(online.size())),
+                     "I10: thresholds for the new n", at);
           }
         }
       } else if (op < 97) {
@@ -535,7 +558,8 @@ Violations RandomSchedules(std::string_view label, std::string_view variant, int
         }
       } else {
         const bool on = rng() % 2 == 0;
-        if (!vm->SetPressure(static_cast<int>(rng() % 2), on).ok()) r.Fail("SetPressure failed", at);
+        if (!vm->SetPressure(static_cast<int>(rng() % 2), on).ok())
+          r.Fail("SetPressure failed", at);
         pressure = pressure || on;
       }
       std::string where;
@@ -557,7 +581,8 @@ Violations RandomSchedules(std::string_view label, std::string_view variant, int
       // I6 (dirty-flag policies): a clean flag means empty slots.
       if (traits.writers_mark_dirty || traits.notify_first_dirty) {
         for (int x : online) {
-          if (!vm->Dirty(x) && vm->MaxAbsDiff(x) != 0) r.Fail("I6: cpu ", x, " has residue but its dirty flag is clear", at);
+          if (!vm->Dirty(x) && vm->MaxAbsDiff(x) != 0)
+            r.Fail("I6: cpu ", x, " has residue but its dirty flag is clear", at);
         }
       }
       // I9 (folds_kernel_bound_cpus): every dirty CPU has a way to be folded
@@ -566,7 +591,8 @@ Violations RandomSchedules(std::string_view label, std::string_view variant, int
       if (traits.folds_kernel_bound_cpus && vm->IsOnline(cpu) && vm->MaxAbsDiff(cpu) != 0) {
         r.Expect(traits.folds_remotely || vm->WorkPending(cpu) ||
                      InShepherdScope(traits.shepherd_work, *vm, cpu, /*tick_stopped=*/false),
-                 "I9: dirty cpu ", cpu, " has no pending work and is outside the shepherd's scope", at);
+                 "I9: dirty cpu ", cpu, " has no pending work and is outside the shepherd's scope",
+                 at);
       }
     }
     // I4 on every zone item.
@@ -574,17 +600,20 @@ Violations RandomSchedules(std::string_view label, std::string_view variant, int
       int64_t bound = 0;
       for (int x : online) bound += vm->Threshold(x, StatKind::kZone, z);
       for (int it = 0; it < kMaxZoneItems; ++it) {
-        r.Expect(std::abs(vm->SharedRaw(StatKind::kZone, z, it) - truth.Get(StatKind::kZone, z, it)) <=
-                     std::max<int64_t>(bound, 125 * cpus),
-                 "I4: |G - T| beyond the sum of thresholds, zone ", z, " item ", it, at_seed);
+        r.Expect(
+            std::abs(vm->SharedRaw(StatKind::kZone, z, it) - truth.Get(StatKind::kZone, z, it)) <=
+                std::max<int64_t>(bound, 125 * cpus),
+            "I4: |G - T| beyond the sum of thresholds, zone ", z, " item ", it, at_seed);
       }
     }
     // I9: every queued or armed item runs; afterwards no pending bit is left
     // without an item that would clear it.
     r.Expect(ledger.Drain(*vm), "work items never settled", at_seed);
-    for (int x = 0; x < cpus; ++x) r.Expect(!vm->WorkPending(x), "I9: pending bit of cpu ", x, " stranded", at_seed);
+    for (int x = 0; x < cpus; ++x)
+      r.Expect(!vm->WorkPending(x), "I9: pending bit of cpu ", x, " stranded", at_seed);
     std::string where;
-    if (ConservationError(*vm, truth, &where) != 0) r.Fail("I1 after running every item: ", where, at_seed);
+    if (ConservationError(*vm, truth, &where) != 0)
+      r.Fail("I1 after running every item: ", where, at_seed);
     vm->SetLocalWorkQueue(nullptr);
   }
   return r.Take();
@@ -620,11 +649,15 @@ TEST_P(VmstatApiConformance, I10_Hotplug) { ISOLATION_VMSTAT_RUN_CHECK(); }
 TEST_P(VmstatApiConformance, S10_CustomerStall) { ISOLATION_VMSTAT_RUN_CHECK(); }
 TEST_P(VmstatApiConformance, S11_QuietGate) { ISOLATION_VMSTAT_RUN_CHECK(); }
 TEST_P(VmstatApiConformance, RemoteFoldNeedUpdateFilterKnob) { ISOLATION_VMSTAT_RUN_CHECK(); }
-TEST_P(VmstatApiConformance, I1_I3_I4_I6_I8_I9_I10_RandomSchedules) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, I1_I3_I4_I6_I8_I9_I10_RandomSchedules) {
+  ISOLATION_VMSTAT_RUN_CHECK();
+}
 TEST_P(VmstatApiConformance, I1_I8_I9_DenseRandomSchedules) { ISOLATION_VMSTAT_RUN_CHECK(); }
 TEST_P(VmstatApiConformance, I7_I2_RemoteFoldInterleavings) { ISOLATION_VMSTAT_RUN_CHECK(); }
 TEST_P(VmstatApiConformance, I9_I2_OwnerShepherdInterleavings) { ISOLATION_VMSTAT_RUN_CHECK(); }
-TEST_P(VmstatApiConformance, I1_WriterFrontEndInLockStepWithVmstat) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatApiConformance, I1_WriterFrontEndInLockStepWithVmstat) {
+  ISOLATION_VMSTAT_RUN_CHECK();
+}
 
 }  // namespace
 }  // namespace isolation::testing

@@ -40,34 +40,33 @@ std::unique_ptr<Vmstat> BenchVmstat(benchmark::State& state, const std::string& 
 // One operation on a Vmstat, `n` times; `phase` carries state across batches.
 using Op = std::function<void(Vmstat& vm, int64_t n, int64_t& phase)>;
 
-void Register(const std::string& name, const std::string& variant, const std::string& baseline, Op op,
-              bool remote_folder = false) {
-  benchmark::RegisterBenchmark(
-      (name + "/" + variant).c_str(),
-      [variant, baseline, op, remote_folder](benchmark::State& state) {
-        auto subject = BenchVmstat(state, variant);
-        auto base = BenchVmstat(state, baseline);
-        if (subject == nullptr || base == nullptr) return;
-        std::atomic<bool> stop{false};
-        std::thread folder;
-        if (remote_folder) {
-          folder = std::thread([&] {
-            while (!stop.load(std::memory_order_relaxed)) {
-              for (Vmstat* vm : {subject.get(), base.get()}) {
-                if (vm->FoldCpuRemote(0) == 0) benchmark::DoNotOptimize(vm->NeedUpdate(0));
-              }
-            }
-          });
+void Register(const std::string& name, const std::string& variant, const std::string& baseline,
+              Op op, bool remote_folder = false) {
+  benchmark::RegisterBenchmark((name + "/" + variant).c_str(), [variant, baseline, op,
+                                                                remote_folder](
+                                                                   benchmark::State& state) {
+    auto subject = BenchVmstat(state, variant);
+    auto base = BenchVmstat(state, baseline);
+    if (subject == nullptr || base == nullptr) return;
+    std::atomic<bool> stop{false};
+    std::thread folder;
+    if (remote_folder) {
+      folder = std::thread([&] {
+        while (!stop.load(std::memory_order_relaxed)) {
+          for (Vmstat* vm : {subject.get(), base.get()}) {
+            if (vm->FoldCpuRemote(0) == 0) benchmark::DoNotOptimize(vm->NeedUpdate(0));
+          }
         }
-        int64_t subject_phase = 0, base_phase = 0;
-        CompareToBaseline(
-            state, [&](int64_t n) { op(*subject, n, subject_phase); }, [&](int64_t n) { op(*base, n, base_phase); },
-            baseline);
-        stop.store(true, std::memory_order_relaxed);
-        if (folder.joinable()) folder.join();
-        state.SetLabel(variant + " vs " + baseline);
-      })
-      ->UseManualTime();
+      });
+    }
+    int64_t subject_phase = 0, base_phase = 0;
+    CompareToBaseline(
+        state, [&](int64_t n) { op(*subject, n, subject_phase); },
+        [&](int64_t n) { op(*base, n, base_phase); }, baseline);
+    stop.store(true, std::memory_order_relaxed);
+    if (folder.joinable()) folder.join();
+    state.SetLabel(variant + " vs " + baseline);
+  })->UseManualTime();
 }
 
 // +1, -1, +1, ...: NR_MLOCK of an mlock/munlock loop, never across a threshold.
@@ -82,10 +81,12 @@ void RegisterVmstatBenchmarks(std::string_view variant_view, std::string_view ba
   const std::string variant(variant_view);
   const std::string baseline(baseline_view);
   Register("BM_VmstatMod", variant, baseline, [](Vmstat& vm, int64_t n, int64_t& phase) {
-    for (int64_t i = 0; i < n; ++i) vm.Mod(0, StatKind::kZone, 1, vmstat::kZoneMlock, Alternate(phase));
+    for (int64_t i = 0; i < n; ++i)
+      vm.Mod(0, StatKind::kZone, 1, vmstat::kZoneMlock, Alternate(phase));
   });
   Register("BM_VmstatModIrqsOff", variant, baseline, [](Vmstat& vm, int64_t n, int64_t& phase) {
-    for (int64_t i = 0; i < n; ++i) vm.ModIrqsOff(0, StatKind::kZone, 1, vmstat::kZoneMlock, Alternate(phase));
+    for (int64_t i = 0; i < n; ++i)
+      vm.ModIrqsOff(0, StatKind::kZone, 1, vmstat::kZoneMlock, Alternate(phase));
   });
   Register("BM_VmstatInc", variant, baseline, [](Vmstat& vm, int64_t n, int64_t&) {
     for (int64_t i = 0; i < n; ++i) vm.Inc(0, StatKind::kNode, 0, 2);
@@ -93,7 +94,8 @@ void RegisterVmstatBenchmarks(std::string_view variant_view, std::string_view ba
   Register(
       "BM_VmstatModWithRemoteFolder", variant, baseline,
       [](Vmstat& vm, int64_t n, int64_t& phase) {
-        for (int64_t i = 0; i < n; ++i) vm.Mod(0, StatKind::kZone, 1, vmstat::kZoneMlock, Alternate(phase));
+        for (int64_t i = 0; i < n; ++i)
+          vm.Mod(0, StatKind::kZone, 1, vmstat::kZoneMlock, Alternate(phase));
       },
       /*remote_folder=*/true);
   Register("BM_VmstatSyscallHookChain", variant, baseline, [](Vmstat& vm, int64_t n, int64_t&) {

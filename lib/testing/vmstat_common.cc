@@ -25,14 +25,18 @@ absl::StatusOr<VmstatVariant> VmstatVariant::Parse(std::string_view text) {
     }
   }
   if (v.fold_policy.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("vmstat variant '", std::string(text), "': no fold policy"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat variant '", std::string(text), "': no fold policy"));
   }
   return v;
 }
 
-std::string VmstatVariant::ToString() const { return slot.empty() ? fold_policy : fold_policy + ":" + slot; }
+std::string VmstatVariant::ToString() const {
+  return slot.empty() ? fold_policy : fold_policy + ":" + slot;
+}
 
-absl::StatusOr<std::unique_ptr<vmstat::Vmstat>> MakeVmstat(std::string_view variant, vmstat::VmstatConfig base) {
+absl::StatusOr<std::unique_ptr<vmstat::Vmstat>> MakeVmstat(std::string_view variant,
+                                                           vmstat::VmstatConfig base) {
   auto v = VmstatVariant::Parse(variant);
   if (!v.ok()) return v.status();
   base.fold_policy = v->fold_policy;
@@ -49,7 +53,8 @@ absl::StatusOr<vmstat::FoldPolicyTraits> VmstatPolicyTraits(std::string_view var
 std::string VmstatParamName(std::string_view variant) {
   std::string n(variant);
   for (char& ch : n) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+    const bool ok =
+        (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
     if (!ok) ch = '_';
   }
   return n;
@@ -74,8 +79,8 @@ int64_t ConservationError(const Vmstat& vm, const Truth& truth, std::string* whe
         const int64_t t = truth.Get(k, inst, item);
         const int64_t e = std::abs(vm.SharedRaw(k, inst, item) + diffs - t);
         if (e != 0) {
-          note(Cat(kind, " ", inst, " item ", item, ": shared ", vm.SharedRaw(k, inst, item), " + diffs ", diffs,
-                   " != true ", t));
+          note(Cat(kind, " ", inst, " item ", item, ": shared ", vm.SharedRaw(k, inst, item),
+                   " + diffs ", diffs, " != true ", t));
         }
         err += e;
         global_true += t;
@@ -85,8 +90,9 @@ int64_t ConservationError(const Vmstat& vm, const Truth& truth, std::string* whe
       const int64_t e1 = std::abs(sum_shared - vm.GlobalRaw(k, item));
       const int64_t e2 = std::abs(vm.GlobalRaw(k, item) + sum_diff_all - global_true);
       if (e1 + e2 != 0) {
-        note(Cat("global ", kind, " item ", item, ": global ", vm.GlobalRaw(k, item), ", sum of instances ",
-                 sum_shared, ", diffs ", sum_diff_all, ", true ", global_true));
+        note(Cat("global ", kind, " item ", item, ": global ", vm.GlobalRaw(k, item),
+                 ", sum of instances ", sum_shared, ", diffs ", sum_diff_all, ", true ",
+                 global_true));
       }
       err += e1 + e2;
     }
@@ -119,7 +125,8 @@ VmstatConfig SmallConfig(int cpus, int fixed_threshold) {
   VmstatConfig c;
   c.num_cpus = cpus;
   c.num_nodes = 2;
-  c.zones = {ZoneSpec{"DMA32", 0, 1 * kGiB, 100, 140, 180}, ZoneSpec{"Normal", 0, 4 * kGiB, 8192, 10240, 12288},
+  c.zones = {ZoneSpec{"DMA32", 0, 1 * kGiB, 100, 140, 180},
+             ZoneSpec{"Normal", 0, 4 * kGiB, 8192, 10240, 12288},
              ZoneSpec{"Normal1", 1, 2 * kGiB, 4096, 5120, 6144}};
   c.zone_items = vmstat::kMaxZoneItems;
   c.node_items = vmstat::kMaxNodeItems;
@@ -143,7 +150,8 @@ std::unique_ptr<Vmstat> MakeOrFail(Report& r, std::string_view variant, VmstatCo
 }
 
 void WorkLedger::CancelLocalWork(int cpu) {
-  items_.erase(std::remove_if(items_.begin(), items_.end(), [cpu](const Item& i) { return i.local && i.cpu == cpu; }),
+  items_.erase(std::remove_if(items_.begin(), items_.end(),
+                              [cpu](const Item& i) { return i.local && i.cpu == cpu; }),
                items_.end());
 }
 

@@ -47,7 +47,8 @@ std::string Cat(const Args&... args) {
 // the rest, so a broken variant does not produce megabytes of output.
 class Report {
  public:
-  Report(std::string_view check, std::string_view variant) : prefix_(Cat(variant, ": ", check, ": ")) {}
+  Report(std::string_view check, std::string_view variant)
+      : prefix_(Cat(variant, ": ", check, ": ")) {}
   template <typename... Args>
   void Fail(const Args&... args) {
     if (messages_.size() < kKept) {
@@ -119,7 +120,9 @@ class WorkLedger : public vmstat::LocalWorkQueue {
     bool local;  // armed by the CPU itself (cancellable by CancelLocalWork)
   };
   void Queue(int cpu, uint64_t generation) { items_.push_back({cpu, generation, false}); }
-  void ArmLocalWork(int cpu, uint64_t generation) override { items_.push_back({cpu, generation, true}); }
+  void ArmLocalWork(int cpu, uint64_t generation) override {
+    items_.push_back({cpu, generation, true});
+  }
   void CancelLocalWork(int cpu) override;
   size_t size() const { return items_.size(); }
   // Runs item `i` as vmstat_update on its CPU; a re-queue goes back in.
@@ -143,21 +146,21 @@ bool TraitsOrFail(Report& r, std::string_view variant, FoldPolicyTraits* traits)
 
 // Inside a TEST_P: skip, with the reason, a check the variant does not
 // promise (vmstat_conformance::NotApplicable of the test's own name).
-#define ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE()                                                   \
-  do {                                                                                            \
-    const auto why = ::isolation::testing::vmstat_conformance::NotApplicable(                     \
-        ::isolation::testing::vmstat_conformance::CurrentCheckName(), GetParam());                \
-    if (!why.ok()) FAIL() << why.status();                                                        \
-    if (!why->empty()) GTEST_SKIP() << *why;                                                      \
+#define ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE()                                  \
+  do {                                                                             \
+    const auto why = ::isolation::testing::vmstat_conformance::NotApplicable(      \
+        ::isolation::testing::vmstat_conformance::CurrentCheckName(), GetParam()); \
+    if (!why.ok()) FAIL() << why.status();                                         \
+    if (!why->empty()) GTEST_SKIP() << *why;                                       \
   } while (0)
 
 // The body of a TEST_P: skip if not applicable, else run the list's check of
 // the same name and expect no violation.
-#define ISOLATION_VMSTAT_RUN_CHECK()                                                                \
-  do {                                                                                            \
-    ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE();                                                    \
-    ISOLATION_EXPECT_NO_VIOLATIONS(::isolation::testing::vmstat_conformance::Run(          \
-        ::isolation::testing::vmstat_conformance::CurrentCheckName(), GetParam()));               \
+#define ISOLATION_VMSTAT_RUN_CHECK()                                                \
+  do {                                                                              \
+    ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE();                                      \
+    ISOLATION_EXPECT_NO_VIOLATIONS(::isolation::testing::vmstat_conformance::Run(   \
+        ::isolation::testing::vmstat_conformance::CurrentCheckName(), GetParam())); \
   } while (0)
 
 #endif  // ISOLATION_LIB_TESTING_VMSTAT_COMMON_H_

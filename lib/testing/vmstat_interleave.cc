@@ -33,7 +33,7 @@ using namespace vmstat_kit;  // NOLINT(build/namespaces): the kit's own helpers
 
 namespace {
 
-constexpr int kT = 10;          // fixed threshold of these scenarios
+constexpr int kT = 10;  // fixed threshold of these scenarios
 constexpr int kOverstep = kT / 2;
 
 // What one actor may leave in flight (I2).
@@ -41,9 +41,12 @@ struct Bound {
   int64_t instance = 0;
   int64_t global = 0;
 };
-Bound WriterBound(int64_t delta) { return {std::abs(delta) + kT + kOverstep, std::abs(delta) + kT + kOverstep}; }
+Bound WriterBound(int64_t delta) {
+  return {std::abs(delta) + kT + kOverstep, std::abs(delta) + kT + kOverstep};
+}
 Bound FoldBound(const Vmstat& vm) {
-  const int instances = std::max(vm.num_instances(StatKind::kZone), vm.num_instances(StatKind::kNode));
+  const int instances =
+      std::max(vm.num_instances(StatKind::kZone), vm.num_instances(StatKind::kNode));
   return {kT + kOverstep, static_cast<int64_t>(kT + kOverstep) * instances};
 }
 Bound Sum(Bound a, Bound b) { return {a.instance + b.instance, a.global + b.global}; }
@@ -74,10 +77,10 @@ void Observe(Run& run) {
 // Checks I2 from the observer's sample.
 void CheckTransient(Report& r, const Run& run, const std::string& at) {
   if (!run.observed) return;
-  r.Expect(run.seen.instance <= run.bound.instance, "I2: instance discrepancy ", run.seen.instance, " in flight > ",
-           run.bound.instance, at);
-  r.Expect(run.seen.global <= run.bound.global, "I2: global discrepancy ", run.seen.global, " in flight > ",
-           run.bound.global, at);
+  r.Expect(run.seen.instance <= run.bound.instance, "I2: instance discrepancy ", run.seen.instance,
+           " in flight > ", run.bound.instance, at);
+  r.Expect(run.seen.global <= run.bound.global, "I2: global discrepancy ", run.seen.global,
+           " in flight > ", run.bound.global, at);
 }
 
 // CPU 0's writer (CPU 0 exists in every scenario's counters).
@@ -97,26 +100,31 @@ Violations CheckVmstatRemoteFoldInterleavings(std::string_view variant) {
   if (!TraitsOrFail(r, variant, &traits) || !traits.folds_remotely) return r.Take();
   struct Scenario {
     const char* name;
-    int64_t prefill;                        // CPU 0's slot before
-    int64_t delta;                          // what the writer adds
-    std::function<void(Vmstat&)> write;     // on CPU 0, zone 1, NR_MLOCK
+    int64_t prefill;                     // CPU 0's slot before
+    int64_t delta;                       // what the writer adds
+    std::function<void(Vmstat&)> write;  // on CPU 0, zone 1, NR_MLOCK
   };
   const std::vector<Scenario> scenarios = {
-      {"Mod +3 below t", 6, 3, [](Vmstat& vm) { vm.Mod(0, StatKind::kZone, 1, vmstat::kZoneMlock, 3); }},
-      {"Mod +7 crossing t", 6, 7, [](Vmstat& vm) { vm.Mod(0, StatKind::kZone, 1, vmstat::kZoneMlock, 7); }},
-      {"Inc crossing t (overstep)", 10, 1, [](Vmstat& vm) { vm.Inc(0, StatKind::kZone, 1, vmstat::kZoneMlock); }},
+      {"Mod +3 below t", 6, 3,
+       [](Vmstat& vm) { vm.Mod(0, StatKind::kZone, 1, vmstat::kZoneMlock, 3); }},
+      {"Mod +7 crossing t", 6, 7,
+       [](Vmstat& vm) { vm.Mod(0, StatKind::kZone, 1, vmstat::kZoneMlock, 7); }},
+      {"Inc crossing t (overstep)", 10, 1,
+       [](Vmstat& vm) { vm.Inc(0, StatKind::kZone, 1, vmstat::kZoneMlock); }},
       {"DecIrqsOff crossing -t", -10, -1,
        [](Vmstat& vm) { vm.DecIrqsOff(0, StatKind::kZone, 1, vmstat::kZoneMlock); }},
       {"ModIrqsOff -20 crossing", 6, -20,
        [](Vmstat& vm) { vm.ModIrqsOff(0, StatKind::kZone, 1, vmstat::kZoneMlock, -20); }},
       // The same updates through CPU 0's inline writer front end
       // (Vmstat::Writer; its fast path and its out-of-line fold).
-      {"Writer Mod +3 below t", 6, 3, [](Vmstat& vm) { CpuZeroWriter(vm).Mod(StatKind::kZone, 1, vmstat::kZoneMlock, 3); }},
+      {"Writer Mod +3 below t", 6, 3,
+       [](Vmstat& vm) { CpuZeroWriter(vm).Mod(StatKind::kZone, 1, vmstat::kZoneMlock, 3); }},
       {"Writer Mod +7 crossing t", 6, 7,
        [](Vmstat& vm) { CpuZeroWriter(vm).Mod(StatKind::kZone, 1, vmstat::kZoneMlock, 7); }},
       {"Writer Inc crossing t (overstep)", 10, 1,
        [](Vmstat& vm) { CpuZeroWriter(vm).Inc(StatKind::kZone, 1, vmstat::kZoneMlock); }},
-      {"Writer Dec below -t", -6, -1, [](Vmstat& vm) { CpuZeroWriter(vm).Dec(StatKind::kZone, 1, vmstat::kZoneMlock); }},
+      {"Writer Dec below -t", -6, -1,
+       [](Vmstat& vm) { CpuZeroWriter(vm).Dec(StatKind::kZone, 1, vmstat::kZoneMlock); }},
   };
   for (const Scenario& sc : scenarios) {
     std::shared_ptr<Run> run;
@@ -208,7 +216,8 @@ Violations CheckVmstatOwnerShepherdInterleavings(std::string_view variant) {
           self->vm->QuietVmstat(sc.cpu, true);
         }
         self->in_flight[0] = WriterBound(12);
-        self->vm->Mod(sc.cpu, StatKind::kZone, 1, vmstat::kZoneMlock, 12);  // crosses t whatever came before
+        self->vm->Mod(sc.cpu, StatKind::kZone, 1, vmstat::kZoneMlock,
+                      12);  // crosses t whatever came before
         self->in_flight[0] = {};
         self->truth.Merge(self->actor_writes);
       });
@@ -232,7 +241,8 @@ Violations CheckVmstatOwnerShepherdInterleavings(std::string_view variant) {
       // Run every queued or armed item (each on its CPU).
       r.Expect(run->ledger.Drain(v), "work items never settled", at);
       for (int cpu = 0; cpu < 2; ++cpu) {
-        r.Expect(!v.WorkPending(cpu), "I9: pending bit of cpu ", cpu, " left set with no live work item", at);
+        r.Expect(!v.WorkPending(cpu), "I9: pending bit of cpu ", cpu,
+                 " left set with no live work item", at);
       }
       std::string where;
       if (ConservationError(v, run->truth, &where) != 0) r.Fail("I1: ", where, at);
@@ -240,10 +250,11 @@ Violations CheckVmstatOwnerShepherdInterleavings(std::string_view variant) {
       // shepherd must still reach it (queue work, or fold it remotely).
       v.Mod(0, StatKind::kNode, 1, 3, 2);
       bool queued0 = false;
-      v.Shepherd([](int) { return false; }, [&](int c, uint64_t g) {
-        queued0 = queued0 || c == 0;
-        run->ledger.Queue(c, g);
-      });
+      v.Shepherd([](int) { return false; },
+                 [&](int c, uint64_t g) {
+                   queued0 = queued0 || c == 0;
+                   run->ledger.Queue(c, g);
+                 });
       if (InShepherdScope(traits.shepherd_work, v, 0, false)) {
         r.Expect(queued0, "I9: the shepherd no longer queues work on dirty cpu 0", at);
       } else if (traits.folds_remotely) {

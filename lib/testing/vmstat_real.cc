@@ -63,7 +63,8 @@ namespace {
 
 // S6; `through_writer`: every update goes through the CPU's VmstatWriter
 // (Dec instead of DecIrqsOff, which the writer does not have).
-Violations StressConservation(std::string_view check, std::string_view variant, bool through_writer) {
+Violations StressConservation(std::string_view check, std::string_view variant,
+                              bool through_writer) {
   Report r(check, variant);
   constexpr int kWriters = 3;
   auto vm = MakeOrFail(r, variant, SmallConfig(kWriters + 1, 0));
@@ -85,9 +86,10 @@ Violations StressConservation(std::string_view check, std::string_view variant, 
   // handed over through mailbox[w]; CPU w runs it itself.
   std::thread shepherd([&] {
     while (!stop.load(std::memory_order_acquire)) {
-      vm->Shepherd([](int) { return false; }, [&](int cpu, uint64_t g) {
-        mailbox[static_cast<size_t>(cpu)].store(g, std::memory_order_release);
-      });
+      vm->Shepherd([](int) { return false; },
+                   [&](int cpu, uint64_t g) {
+                     mailbox[static_cast<size_t>(cpu)].store(g, std::memory_order_release);
+                   });
       (void)vm->ReadSnapshot(StatKind::kZone, 1, kZoneMlock);
       std::this_thread::yield();
     }
@@ -105,16 +107,20 @@ Violations StressConservation(std::string_view check, std::string_view variant, 
         const int op = static_cast<int>(rng() % 10);
         if (op < 4) {
           const int64_t d = static_cast<int64_t>(rng() % 9) - 4;
-          through_writer ? cpu_writers[static_cast<size_t>(w)].Mod(k, inst, item, d) : vm->Mod(w, k, inst, item, d);
+          through_writer ? cpu_writers[static_cast<size_t>(w)].Mod(k, inst, item, d)
+                         : vm->Mod(w, k, inst, item, d);
           truth.Add(k, inst, item, d);
         } else if (op < 6) {
-          through_writer ? cpu_writers[static_cast<size_t>(w)].Inc(k, inst, item) : vm->Inc(w, k, inst, item);
+          through_writer ? cpu_writers[static_cast<size_t>(w)].Inc(k, inst, item)
+                         : vm->Inc(w, k, inst, item);
           truth.Add(k, inst, item, 1);
         } else if (op < 8) {
-          through_writer ? cpu_writers[static_cast<size_t>(w)].Dec(k, inst, item) : vm->DecIrqsOff(w, k, inst, item);
+          through_writer ? cpu_writers[static_cast<size_t>(w)].Dec(k, inst, item)
+                         : vm->DecIrqsOff(w, k, inst, item);
           truth.Add(k, inst, item, -1);
         } else if (op == 8) {
-          if (vm->WorkPending(w)) vm->RunCpuWork(w, mailbox[static_cast<size_t>(w)].load(std::memory_order_acquire));
+          if (vm->WorkPending(w))
+            vm->RunCpuWork(w, mailbox[static_cast<size_t>(w)].load(std::memory_order_acquire));
           vm->ReturnToUser(w, true);
         } else {
           vm->QuietVmstat(w, true);
@@ -179,14 +185,16 @@ int64_t WriterVsRemoteFolder(Report& r, std::string_view variant, std::chrono::m
     local += d;
     if ((i & 0xffff) == 0xffff) {
       if (std::chrono::steady_clock::now() > deadline) break;
-      const int64_t probe = vm->SharedRaw(StatKind::kZone, 0, 1) + vm->Diff(0, StatKind::kZone, 0, 1);
+      const int64_t probe =
+          vm->SharedRaw(StatKind::kZone, 0, 1) + vm->Diff(0, StatKind::kZone, 0, 1);
       worst_probe = std::max(worst_probe, std::abs(probe - local));
     }
   }
   stop.store(true, std::memory_order_release);
   folder.join();
   constexpr int64_t kProbeBound = 2 * (kT + 3 + kT / 2);  // two operations in flight, |delta| <= 3
-  r.Expect(worst_probe <= kProbeBound, "I2: a racy probe saw ", worst_probe, " pages in flight (> ", kProbeBound, ")");
+  r.Expect(worst_probe <= kProbeBound, "I2: a racy probe saw ", worst_probe, " pages in flight (> ",
+           kProbeBound, ")");
   Truth truth;
   truth.Add(StatKind::kZone, 0, 1, local);
   return ConservationError(*vm, truth);
@@ -216,7 +224,8 @@ Violations CheckVmstatRemoteFoldRealThreadsThroughWriter(std::string_view varian
 
 Violations CheckVmstatRealDriver(std::string_view variant) {
   Report r("S6/S7 RealThreadDriver", variant);
-  auto machine = MachineBuilder().Topology("package:1 core:4 pu:1").Isolcpus("1-3").NohzFull("1-3").Build();
+  auto machine =
+      MachineBuilder().Topology("package:1 core:4 pu:1").Isolcpus("1-3").NohzFull("1-3").Build();
   if (!machine.ok()) {
     r.Fail("machine: ", machine.status().message());
     return r.Take();
@@ -290,22 +299,27 @@ Violations CheckVmstatRealDriver(std::string_view variant) {
       y += vm->Diff(cpu, StatKind::kNode, 0, 1);
     }
     return std::abs(x - mlock) + std::abs(y - anon) +
-           std::abs(vm->GlobalRaw(StatKind::kZone, kZoneMlock) - vm->SharedRaw(StatKind::kZone, 0, kZoneMlock));
+           std::abs(vm->GlobalRaw(StatKind::kZone, kZoneMlock) -
+                    vm->SharedRaw(StatKind::kZone, 0, kZoneMlock));
   };
   if (!r.Expect(drv->RunFor(150 * kNsPerMs).ok(), "RunFor failed")) return r.Take();
   r.Expect(conservation() == 0, "I1 after the first run (threads parked)");
   // Hotplug between runs (the driver parks its threads): I10.
   r.Expect(drv->SetCpuOnline(3, false).ok(), "SetCpuOnline(3, false) failed");
-  r.Expect(!vm->IsOnline(3) && vm->MaxAbsDiff(3) == 0, "I10: the dead CPU is online or has residue");
+  r.Expect(!vm->IsOnline(3) && vm->MaxAbsDiff(3) == 0,
+           "I10: the dead CPU is online or has residue");
   r.Expect(conservation() == 0, "I1 after the offline fold");
-  r.Expect(vm->Threshold(0, StatKind::kZone, 0) == NormalThreshold(16 * kGiB, 3), "I10: thresholds for n = 3");
+  r.Expect(vm->Threshold(0, StatKind::kZone, 0) == NormalThreshold(16 * kGiB, 3),
+           "I10: thresholds for n = 3");
   if (!r.Expect(drv->RunFor(100 * kNsPerMs).ok(), "RunFor failed")) return r.Take();
   r.Expect(conservation() == 0, "I1 after the second run");
   // I8 where it does not hang on the racy remote tick check.
   const WorkScope scope = vm->policy_traits().shepherd_work;
-  if (scope == WorkScope::kNotIsolated || scope == WorkScope::kNotNohzFull || scope == WorkScope::kNoCpu) {
+  if (scope == WorkScope::kNotIsolated || scope == WorkScope::kNotNohzFull ||
+      scope == WorkScope::kNoCpu) {
     for (int cpu = 1; cpu < 4; ++cpu) {
-      r.Expect(vm->Counters(cpu).shepherd_queued == 0, "I8: the shepherd queued work on isolated nohz_full cpu ", cpu);
+      r.Expect(vm->Counters(cpu).shepherd_queued == 0,
+               "I8: the shepherd queued work on isolated nohz_full cpu ", cpu);
     }
   }
   hooks.Stop();
@@ -314,7 +328,8 @@ Violations CheckVmstatRealDriver(std::string_view variant) {
 
 // ---- S8 ------------------------------------------------------------------------------------
 
-absl::StatusOr<VmstatHookChainCost> MeasureVmstatHookChain(std::string_view variant, int iterations) {
+absl::StatusOr<VmstatHookChainCost> MeasureVmstatHookChain(std::string_view variant,
+                                                           int iterations) {
   VmstatConfig c;
   c.num_cpus = 4;
   c.zones = {ZoneSpec{"Normal", 0, 64 * kGiB, 16384, 20480, 24576}};
@@ -348,8 +363,10 @@ absl::StatusOr<VmstatHookChainCost> MeasureVmstatHookChain(std::string_view vari
   shepherd.join();
   VmstatHookChainCost cost;
   cost.syscalls = 2 * static_cast<int64_t>(iterations);
-  cost.ns_per_syscall = static_cast<double>(t1 - t0) / static_cast<double>(std::max<int64_t>(1, cost.syscalls));
-  cost.cycles_per_syscall = static_cast<double>(c1 - c0) / static_cast<double>(std::max<int64_t>(1, cost.syscalls));
+  cost.ns_per_syscall =
+      static_cast<double>(t1 - t0) / static_cast<double>(std::max<int64_t>(1, cost.syscalls));
+  cost.cycles_per_syscall =
+      static_cast<double>(c1 - c0) / static_cast<double>(std::max<int64_t>(1, cost.syscalls));
   cost.return_to_user_folds = vm.Counters(kCpu).return_to_user_folds - folds0;
   // The flag check alone: returns to user of a clean CPU.
   vm.RefreshCpu(kCpu);
@@ -377,13 +394,16 @@ Violations CheckVmstatHookChain(std::string_view variant) {
   // each leaves the CPU dirty: a policy folding this CPU on return to user
   // folds once per syscall, one that does not hook it never.
   if (t.return_to_user_folds != ReturnToUserScope::kNone && !t.folds_remotely) {
-    r.Expect(cost->return_to_user_folds == cost->syscalls, "return-to-user folds ", cost->return_to_user_folds,
-             " for ", cost->syscalls, " dirtying syscalls (want one each)");
+    r.Expect(cost->return_to_user_folds == cost->syscalls, "return-to-user folds ",
+             cost->return_to_user_folds, " for ", cost->syscalls,
+             " dirtying syscalls (want one each)");
   }
   if (!t.hooks_return_to_user) {
-    r.Expect(cost->return_to_user_folds == 0, "folds on return to user by a policy that does not hook it");
+    r.Expect(cost->return_to_user_folds == 0,
+             "folds on return to user by a policy that does not hook it");
   }
-  r.Expect(cost->clean_hook_folds == 0, "the hook folded a clean CPU ", cost->clean_hook_folds, " times");
+  r.Expect(cost->clean_hook_folds == 0, "the hook folded a clean CPU ", cost->clean_hook_folds,
+           " times");
   r.Expect(cost->ns_per_syscall > 0, "no time measured");
   return r.Take();
 }
@@ -400,7 +420,9 @@ namespace {
 TEST_P(VmstatRealConformance, S6_StressConservation) { ISOLATION_VMSTAT_RUN_CHECK(); }
 TEST_P(VmstatRealConformance, I7_I2_RemoteFoldRealThreads) { ISOLATION_VMSTAT_RUN_CHECK(); }
 TEST_P(VmstatRealConformance, S6_StressConservationThroughWriter) { ISOLATION_VMSTAT_RUN_CHECK(); }
-TEST_P(VmstatRealConformance, I7_I2_RemoteFoldRealThreadsThroughWriter) { ISOLATION_VMSTAT_RUN_CHECK(); }
+TEST_P(VmstatRealConformance, I7_I2_RemoteFoldRealThreadsThroughWriter) {
+  ISOLATION_VMSTAT_RUN_CHECK();
+}
 TEST_P(VmstatRealConformance, S6_S7_I8_I10_RealThreadDriver) { ISOLATION_VMSTAT_RUN_CHECK(); }
 TEST_P(VmstatRealConformance, S8_ReturnToUserHookChain) {
   ISOLATION_VMSTAT_SKIP_IF_NOT_APPLICABLE();
@@ -409,10 +431,12 @@ TEST_P(VmstatRealConformance, S8_ReturnToUserHookChain) {
   // Reported, not asserted (no timing assertions in tests).
   RecordProperty("ns_per_syscall", std::to_string(cost.ns_per_syscall));
   RecordProperty("cycles_per_syscall", std::to_string(cost.cycles_per_syscall));
-  std::printf("S8 %s: hook chain %.1f ns, %.0f cycles per syscall (update + return to user), %lld folds in %lld "
-              "syscalls\n",
-              GetParam().c_str(), cost.ns_per_syscall, cost.cycles_per_syscall,
-              static_cast<long long>(cost.return_to_user_folds), static_cast<long long>(cost.syscalls));
+  std::printf(
+      "S8 %s: hook chain %.1f ns, %.0f cycles per syscall (update + return to user), %lld folds in "
+      "%lld "
+      "syscalls\n",
+      GetParam().c_str(), cost.ns_per_syscall, cost.cycles_per_syscall,
+      static_cast<long long>(cost.return_to_user_folds), static_cast<long long>(cost.syscalls));
 }
 
 }  // namespace

@@ -47,7 +47,9 @@ struct SimBox {
     vm->Mod(cpu, k, inst, item, d);
     truth.Add(k, inst, item, d);
   }
-  int64_t ConservationError(std::string* where) const { return vmstat_kit::ConservationError(*vm, truth, where); }
+  int64_t ConservationError(std::string* where) const {
+    return vmstat_kit::ConservationError(*vm, truth, where);
+  }
   int64_t ShepherdQueued(int cpu) const { return vm->Counters(cpu).shepherd_queued; }
   int64_t IsolatedShepherdQueued() const {
     int64_t n = 0;
@@ -58,9 +60,10 @@ struct SimBox {
   }
 };
 
-std::unique_ptr<SimBox> MakeSimBox(Report& r, std::string_view variant, uint64_t seed = 1, Nanos period = kP,
-                                   int hz = 1000) {
-  auto machine = MachineBuilder().Topology("package:1 core:8 pu:1").Isolcpus("1-7").NohzFull("1-7").Build();
+std::unique_ptr<SimBox> MakeSimBox(Report& r, std::string_view variant, uint64_t seed = 1,
+                                   Nanos period = kP, int hz = 1000) {
+  auto machine =
+      MachineBuilder().Topology("package:1 core:8 pu:1").Isolcpus("1-7").NohzFull("1-7").Build();
   if (!machine.ok()) {
     r.Fail("machine: ", machine.status().message());
     return nullptr;
@@ -111,7 +114,8 @@ void SpawnHousekeeper(Report& r, SimBox& box, Nanos sleep = 200 * kNsPerUs) {
   SimBox* b = &box;
   t.body = MakeTaskBody([b, rng, sleep](TaskContext& ctx) {
     ctx.Syscall([b, rng](CpuContext& k) {
-      b->Apply(k.cpu(), StatKind::kNode, 0, static_cast<int>((*rng)() % 4), static_cast<int64_t>((*rng)() % 7) - 3);
+      b->Apply(k.cpu(), StatKind::kNode, 0, static_cast<int>((*rng)() % 4),
+               static_cast<int64_t>((*rng)() % 7) - 3);
     });
     return Step::Sleep(sleep);
   });
@@ -135,8 +139,11 @@ void SpawnRtInit(Report& r, SimBox& box, int cpu, int syscalls, Nanos spin, RtRe
   t.body = MakeTaskBody([b, state, syscalls, spin, out](TaskContext& ctx) {
     const int i = (*state)++;
     if (i < syscalls) {
-      ctx.Syscall([b, i](CpuContext& k) { b->Apply(k.cpu(), StatKind::kZone, 0, kZoneMlock, i % 2 == 0 ? 1 : -1); },
-                  2 * kNsPerUs);
+      ctx.Syscall(
+          [b, i](CpuContext& k) {
+            b->Apply(k.cpu(), StatKind::kZone, 0, kZoneMlock, i % 2 == 0 ? 1 : -1);
+          },
+          2 * kNsPerUs);
       return Step::Run(3 * kNsPerUs);
     }
     if (i == syscalls) {
@@ -154,8 +161,12 @@ void SpawnRtInit(Report& r, SimBox& box, int cpu, int syscalls, Nanos spin, RtRe
 }
 
 // The promises as the scenarios need them.
-bool FoldsOnReturnToUser(const FoldPolicyTraits& t) { return t.return_to_user_folds != ReturnToUserScope::kNone; }
-bool ShepherdSparesIsolated(const FoldPolicyTraits& t) { return t.shepherd_work != WorkScope::kAnyCpu; }
+bool FoldsOnReturnToUser(const FoldPolicyTraits& t) {
+  return t.return_to_user_folds != ReturnToUserScope::kNone;
+}
+bool ShepherdSparesIsolated(const FoldPolicyTraits& t) {
+  return t.shepherd_work != WorkScope::kAnyCpu;
+}
 
 }  // namespace
 
@@ -168,22 +179,25 @@ Violations CheckVmstatRtInit(std::string_view variant) {
   const FoldPolicyTraits& t = box->vm->policy_traits();
   SpawnHousekeeper(r, *box);
   std::vector<RtResult> res(kCpus);
-  for (int cpu = 1; cpu < kCpus; ++cpu) SpawnRtInit(r, *box, cpu, 2000, 4 * kP, &res[static_cast<size_t>(cpu)]);
+  for (int cpu = 1; cpu < kCpus; ++cpu)
+    SpawnRtInit(r, *box, cpu, 2000, 4 * kP, &res[static_cast<size_t>(cpu)]);
   if (!RunFor(r, *box, 8 * kP)) return r.Take();
   r.Expect(box->hooks->shepherd_runs() > 0, "the shepherd never ran");
-  r.Expect(box->hooks->last_shepherd_cpu() == 0, "the shepherd ran on cpu ", box->hooks->last_shepherd_cpu(),
-           ", not on housekeeping cpu 0");
+  r.Expect(box->hooks->last_shepherd_cpu() == 0, "the shepherd ran on cpu ",
+           box->hooks->last_shepherd_cpu(), ", not on housekeeping cpu 0");
   for (int cpu = 1; cpu < kCpus; ++cpu) {
     const int64_t residue = res[static_cast<size_t>(cpu)].residue_after_spin;
     if (!r.Expect(residue >= 0, "the spin did not finish on cpu ", cpu)) continue;
     // The spin follows a return to user with the tick stopped; a policy
     // folding kernel-bound CPUs had 4 P to reach this one.
     if (FoldsOnReturnToUser(t) || t.folds_kernel_bound_cpus) {
-      r.Expect(residue == 0, "I9: residue ", residue, " on isolated cpu ", cpu, " at the end of its spin");
+      r.Expect(residue == 0, "I9: residue ", residue, " on isolated cpu ", cpu,
+               " at the end of its spin");
     }
   }
   if (ShepherdSparesIsolated(t)) {
-    r.Expect(box->IsolatedShepherdQueued() == 0, "I8: the shepherd queued ", box->IsolatedShepherdQueued(),
+    r.Expect(box->IsolatedShepherdQueued() == 0, "I8: the shepherd queued ",
+             box->IsolatedShepherdQueued(),
              " work items on isolated nohz_full CPUs (scope: ", ScopeName(t.shepherd_work), ")");
   }
   ExpectConserved(r, *box, "at the end");
@@ -233,7 +247,8 @@ Violations CheckVmstatKernelBound(std::string_view variant) {
   // Isolated cpu 5 has no user task: interrupt-driven kernel work dirties it.
   SimBox* b = box.get();
   for (int k = 1; k <= 3; ++k) {
-    box->sim->ArmTimer(5, k * kP / 3, [b](CpuContext& c) { b->Apply(c.cpu(), StatKind::kNode, 0, 9, 2); });
+    box->sim->ArmTimer(5, k * kP / 3,
+                       [b](CpuContext& c) { b->Apply(c.cpu(), StatKind::kNode, 0, 9, 2); });
   }
   if (!RunFor(r, *box, 5 * kP)) return r.Take();
   if (t.folds_kernel_bound_cpus) {
@@ -265,7 +280,8 @@ Violations CheckVmstatIdleEntry(std::string_view variant) {
     const FoldPolicyTraits& t = box->vm->policy_traits();
     SpawnHousekeeper(r, *box);
     if (!RunFor(r, *box, kP / 20)) return r.Take();
-    if (!r.Expect(box->sim->IsIdle(kCpu) && box->sim->TickStopped(kCpu), "cpu 6 not idle with its tick stopped")) {
+    if (!r.Expect(box->sim->IsIdle(kCpu) && box->sim->TickStopped(kCpu),
+                  "cpu 6 not idle with its tick stopped")) {
       return r.Take();
     }
     const vmstat::CpuCounters before = box->vm->Counters(kCpu);
@@ -281,15 +297,16 @@ Violations CheckVmstatIdleEntry(std::string_view variant) {
     const vmstat::CpuCounters after = box->vm->Counters(kCpu);
     const int64_t stops = box->sim->Stats(kCpu).tick_stops - stops_before;
     r.Expect(after.quiet_calls - before.quiet_calls == stops + (every_attempt ? kIrqs : 0),
-             "quiet_vmstat gate checks ", after.quiet_calls - before.quiet_calls, " != tick stops ", stops,
-             every_attempt ? " + one per interrupt" : "", how);
+             "quiet_vmstat gate checks ", after.quiet_calls - before.quiet_calls, " != tick stops ",
+             stops, every_attempt ? " + one per interrupt" : "", how);
     if (every_attempt && t.quiet_folds_dirty) {
       r.Expect(box->vm->MaxAbsDiff(kCpu) == 0, "residue after quiet_vmstat on every attempt", how);
       r.Expect(after.quiet_folds - before.quiet_folds == kIrqs / 2, "quiet folds ",
                after.quiet_folds - before.quiet_folds, " != dirtying interrupts ", kIrqs / 2, how);
     }
     if (ShepherdSparesIsolated(t)) {
-      r.Expect(box->ShepherdQueued(kCpu) == 0, "I8: the shepherd queued work on isolated idle cpu 6", how);
+      r.Expect(box->ShepherdQueued(kCpu) == 0,
+               "I8: the shepherd queued work on isolated idle cpu 6", how);
     }
     ExpectConserved(r, *box, how);
   }
@@ -317,9 +334,11 @@ Violations CheckVmstatStatRefresh(std::string_view variant) {
   r.Expect(box->hooks->StatRefresh(*box->sim), "stat_refresh refused to start");
   if (remote) {
     // Folded from the caller: complete at once.
-    r.Expect(box->hooks->stat_refreshes_completed() == 1, "a remote-fold stat_refresh did not complete at once");
+    r.Expect(box->hooks->stat_refreshes_completed() == 1,
+             "a remote-fold stat_refresh did not complete at once");
     for (int cpu = 1; cpu < kCpus; ++cpu) {
-      r.Expect(box->vm->MaxAbsDiff(cpu) == 0, "cpu ", cpu, " not folded by a remote-fold stat_refresh");
+      r.Expect(box->vm->MaxAbsDiff(cpu) == 0, "cpu ", cpu,
+               " not folded by a remote-fold stat_refresh");
     }
   }
   if (!RunFor(r, *box, 10 * kP)) return r.Take();  // the bounded wait
@@ -327,17 +346,18 @@ Violations CheckVmstatStatRefresh(std::string_view variant) {
     r.Expect(box->vm->Counters(kSpinCpu).work_runs == 0, "work ran on the spinning CPU");
   } else {
     // schedule_on_each_cpu waits for the spinning CPU's kworker.
-    r.Expect(box->hooks->stat_refreshes_completed() == 0, "stat_refresh completed although cpu ", kSpinCpu,
-             " never yielded");
-    r.Expect(box->hooks->stat_refresh_waiting() == 1, "stat_refresh waits for ", box->hooks->stat_refresh_waiting(),
-             " CPUs, not just the spinning one");
+    r.Expect(box->hooks->stat_refreshes_completed() == 0, "stat_refresh completed although cpu ",
+             kSpinCpu, " never yielded");
+    r.Expect(box->hooks->stat_refresh_waiting() == 1, "stat_refresh waits for ",
+             box->hooks->stat_refresh_waiting(), " CPUs, not just the spinning one");
     for (int cpu = 1; cpu < kCpus; ++cpu) {
       if (cpu != kSpinCpu) r.Expect(box->vm->MaxAbsDiff(cpu) == 0, "cpu ", cpu, " not refreshed");
     }
     r.Expect(!box->hooks->StatRefresh(*box->sim), "a second refresh started while one waits");
     box->hooks->SetNeverYields(kSpinCpu, false);  // e.g. RT throttling
     if (!RunFor(r, *box, kP)) return r.Take();
-    r.Expect(box->hooks->stat_refreshes_completed() == 1, "stat_refresh did not complete once the task yielded");
+    r.Expect(box->hooks->stat_refreshes_completed() == 1,
+             "stat_refresh did not complete once the task yielded");
     r.Expect(box->vm->MaxAbsDiff(kSpinCpu) == 0, "the spinning CPU was not refreshed");
   }
   ExpectConserved(r, *box, "at the end");
@@ -352,7 +372,8 @@ Violations CheckVmstatSimHotplug(std::string_view variant) {
   if (box == nullptr) return r.Take();
   SpawnHousekeeper(r, *box);
   std::vector<RtResult> res(kCpus);
-  for (int cpu = 1; cpu < kCpus; ++cpu) SpawnRtInit(r, *box, cpu, 200, 10 * kP, &res[static_cast<size_t>(cpu)]);
+  for (int cpu = 1; cpu < kCpus; ++cpu)
+    SpawnRtInit(r, *box, cpu, 200, 10 * kP, &res[static_cast<size_t>(cpu)]);
   bool checked = false;
   SimBox* b = box.get();
   box->sim->At(2 * kP + 123, [b, &r, &checked] {
@@ -361,15 +382,19 @@ Violations CheckVmstatSimHotplug(std::string_view variant) {
     r.Expect(b->vm->MaxAbsDiff(6) == 0, "I10: the dead CPU's slots are not 0");
     r.Expect(!b->vm->WorkPending(6), "I10: work still pending on the dead CPU");
     r.Expect(b->vm->online_cpus() == 7, "online count");
-    r.Expect(b->vm->Threshold(0, StatKind::kZone, 0) == NormalThreshold(16 * kGiB, 7), "I10: thresholds for n = 7");
+    r.Expect(b->vm->Threshold(0, StatKind::kZone, 0) == NormalThreshold(16 * kGiB, 7),
+             "I10: thresholds for n = 7");
     ExpectConserved(r, *b, "right after the offline");
     checked = true;
   });
-  box->sim->At(4 * kP, [b, &r] { r.Expect(b->sim->SetCpuOnline(6, true).ok(), "SetCpuOnline(6, true) failed"); });
+  box->sim->At(4 * kP, [b, &r] {
+    r.Expect(b->sim->SetCpuOnline(6, true).ok(), "SetCpuOnline(6, true) failed");
+  });
   if (!RunFor(r, *box, 8 * kP)) return r.Take();
   r.Expect(checked, "the offline never happened");
   r.Expect(box->vm->IsOnline(6), "cpu 6 not back online");
-  r.Expect(box->vm->Threshold(6, StatKind::kZone, 0) == NormalThreshold(16 * kGiB, 8), "I10: thresholds for n = 8");
+  r.Expect(box->vm->Threshold(6, StatKind::kZone, 0) == NormalThreshold(16 * kGiB, 8),
+           "I10: thresholds for n = 8");
   ExpectConserved(r, *box, "at the end");
   return r.Take();
 }
@@ -379,11 +404,14 @@ Violations CheckVmstatSimHotplug(std::string_view variant) {
 std::string VmstatNoiseCensus::Percentiles(std::vector<int64_t> samples) {
   if (samples.empty()) return "no samples";
   std::sort(samples.begin(), samples.end());
-  auto at = [&](double q) { return samples[std::min(samples.size() - 1, static_cast<size_t>(q * samples.size()))]; };
+  auto at = [&](double q) {
+    return samples[std::min(samples.size() - 1, static_cast<size_t>(q * samples.size()))];
+  };
   return Cat("p50 ", at(0.50), " p90 ", at(0.90), " p99 ", at(0.99), " max ", samples.back());
 }
 
-absl::StatusOr<VmstatNoiseCensus> RunVmstatNoiseCensus(std::string_view variant, Nanos duration, uint64_t seed) {
+absl::StatusOr<VmstatNoiseCensus> RunVmstatNoiseCensus(std::string_view variant, Nanos duration,
+                                                       uint64_t seed) {
   Report r("S17", variant);
   // The real stat interval (1 s) and HZ=250; the housekeeper sleeps 50 ms.
   auto box = MakeSimBox(r, variant, seed, kNsPerSec, 250);
@@ -462,12 +490,14 @@ absl::StatusOr<VmstatNoiseCensus> RunVmstatNoiseCensus(std::string_view variant,
     k.remote_folds += c.remote_folds;
     k.threshold_folds += c.threshold_folds;
     for (StatKind kind : {StatKind::kZone, StatKind::kNode}) {
-      for (int inst = 0; inst < box->vm->num_instances(kind); ++inst) census.drift_bound += box->vm->Threshold(cpu, kind, inst);
+      for (int inst = 0; inst < box->vm->num_instances(kind); ++inst)
+        census.drift_bound += box->vm->Threshold(cpu, kind, inst);
     }
   }
   census.conservation_error = box->ConservationError(nullptr);
   if (i4_violations > 0) {
-    return absl::InternalError(Cat("I4: ", i4_violations, " samples with |G - T| beyond the sum of thresholds"));
+    return absl::InternalError(
+        Cat("I4: ", i4_violations, " samples with |G - T| beyond the sum of thresholds"));
   }
   if (r.failed()) return absl::InternalError(r.Take().front());
   return census;
@@ -483,18 +513,23 @@ Violations CheckVmstatNoiseCensus(std::string_view variant, VmstatNoiseCensus* o
   if (out != nullptr) *out = *census;
   FoldPolicyTraits t;
   if (!TraitsOrFail(r, variant, &t)) return r.Take();
-  r.Expect(census->conservation_error == 0, "I1 after a simulated hour: discrepancy ", census->conservation_error);
-  r.Expect(census->drift_samples.size() == 3600, "not one drift sample per second: ", census->drift_samples.size());
+  r.Expect(census->conservation_error == 0, "I1 after a simulated hour: discrepancy ",
+           census->conservation_error);
+  r.Expect(census->drift_samples.size() == 3600,
+           "not one drift sample per second: ", census->drift_samples.size());
   if (ShepherdSparesIsolated(t)) {
     r.Expect(census->isolated.shepherd_queued == 0, "I8: ", census->isolated.shepherd_queued,
              " shepherd work items on isolated nohz_full CPUs in an hour");
   }
   if (t.folds_remotely) {
-    r.Expect(census->isolated.work_runs == 0, "vmstat_update ran on isolated CPUs under a remote-fold policy");
-    r.Expect(census->isolated.remote_folds > 0, "the shepherd never folded an isolated CPU remotely in an hour");
+    r.Expect(census->isolated.work_runs == 0,
+             "vmstat_update ran on isolated CPUs under a remote-fold policy");
+    r.Expect(census->isolated.remote_folds > 0,
+             "the shepherd never folded an isolated CPU remotely in an hour");
   }
   if (FoldsOnReturnToUser(t)) {
-    r.Expect(census->isolated.return_to_user_folds > 0, "no return-to-user fold in an hour of dirtying syscalls");
+    r.Expect(census->isolated.return_to_user_folds > 0,
+             "no return-to-user fold in an hour of dirtying syscalls");
   }
   return r.Take();
 }
@@ -525,16 +560,19 @@ TEST_P(VmstatSimConformance, S17_NoiseCensusSimulatedHour) {
   const std::string residue = VmstatNoiseCensus::Percentiles(census->isolated_residue_samples);
   RecordProperty("drift_pages", drift);
   RecordProperty("isolated_residue_pages", residue);
-  std::printf("S17 %s: isolated: %lld work runs (%lld queued by the shepherd), %lld quiet, %lld return-to-user, "
-              "%lld remote, %lld threshold folds; housekeeping: %lld work runs; drift over all items (pages): %s; "
-              "largest isolated residue: %s\n",
-              GetParam().c_str(), static_cast<long long>(census->isolated.work_runs),
-              static_cast<long long>(census->isolated.shepherd_queued),
-              static_cast<long long>(census->isolated.quiet_folds),
-              static_cast<long long>(census->isolated.return_to_user_folds),
-              static_cast<long long>(census->isolated.remote_folds),
-              static_cast<long long>(census->isolated.threshold_folds),
-              static_cast<long long>(census->housekeeping.work_runs), drift.c_str(), residue.c_str());
+  std::printf(
+      "S17 %s: isolated: %lld work runs (%lld queued by the shepherd), %lld quiet, %lld "
+      "return-to-user, "
+      "%lld remote, %lld threshold folds; housekeeping: %lld work runs; drift over all items "
+      "(pages): %s; "
+      "largest isolated residue: %s\n",
+      GetParam().c_str(), static_cast<long long>(census->isolated.work_runs),
+      static_cast<long long>(census->isolated.shepherd_queued),
+      static_cast<long long>(census->isolated.quiet_folds),
+      static_cast<long long>(census->isolated.return_to_user_folds),
+      static_cast<long long>(census->isolated.remote_folds),
+      static_cast<long long>(census->isolated.threshold_folds),
+      static_cast<long long>(census->housekeeping.work_runs), drift.c_str(), residue.c_str());
 }
 
 }  // namespace

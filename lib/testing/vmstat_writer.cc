@@ -35,32 +35,35 @@ bool SameState(Report& r, const Vmstat& a, const Vmstat& b, int cpu, const std::
     for (int inst = 0; inst < a.num_instances(k); ++inst) {
       for (int item = 0; item < a.num_items(k); ++item) {
         if (a.Diff(cpu, k, inst, item) != b.Diff(cpu, k, inst, item)) {
-          r.Fail("cpu ", cpu, " ", kind, " ", inst, " item ", item, ": differential ", b.Diff(cpu, k, inst, item),
-                 " through the writer, ", a.Diff(cpu, k, inst, item), " through Vmstat", at);
+          r.Fail("cpu ", cpu, " ", kind, " ", inst, " item ", item, ": differential ",
+                 b.Diff(cpu, k, inst, item), " through the writer, ", a.Diff(cpu, k, inst, item),
+                 " through Vmstat", at);
           return false;
         }
         if (a.SharedRaw(k, inst, item) != b.SharedRaw(k, inst, item)) {
-          r.Fail(kind, " ", inst, " item ", item, ": shared ", b.SharedRaw(k, inst, item), " through the writer, ",
-                 a.SharedRaw(k, inst, item), " through Vmstat", at);
+          r.Fail(kind, " ", inst, " item ", item, ": shared ", b.SharedRaw(k, inst, item),
+                 " through the writer, ", a.SharedRaw(k, inst, item), " through Vmstat", at);
           return false;
         }
       }
     }
     for (int item = 0; item < a.num_items(k); ++item) {
       if (a.GlobalRaw(k, item) != b.GlobalRaw(k, item)) {
-        r.Fail(kind, " item ", item, ": global ", b.GlobalRaw(k, item), " through the writer, ", a.GlobalRaw(k, item),
-               " through Vmstat", at);
+        r.Fail(kind, " item ", item, ": global ", b.GlobalRaw(k, item), " through the writer, ",
+               a.GlobalRaw(k, item), " through Vmstat", at);
         return false;
       }
     }
   }
   const CpuCounters ca = a.Counters(cpu), cb = b.Counters(cpu);
   const bool same = a.Dirty(cpu) == b.Dirty(cpu) && a.WorkPending(cpu) == b.WorkPending(cpu) &&
-                    ca.threshold_folds == cb.threshold_folds && ca.local_work_arms == cb.local_work_arms;
+                    ca.threshold_folds == cb.threshold_folds &&
+                    ca.local_work_arms == cb.local_work_arms;
   if (!same) {
-    r.Fail("cpu ", cpu, ": dirty ", b.Dirty(cpu), "/", a.Dirty(cpu), ", pending ", b.WorkPending(cpu), "/",
-           a.WorkPending(cpu), ", threshold folds ", cb.threshold_folds, "/", ca.threshold_folds,
-           ", local work arms ", cb.local_work_arms, "/", ca.local_work_arms, " (writer/Vmstat)", at);
+    r.Fail("cpu ", cpu, ": dirty ", b.Dirty(cpu), "/", a.Dirty(cpu), ", pending ",
+           b.WorkPending(cpu), "/", a.WorkPending(cpu), ", threshold folds ", cb.threshold_folds,
+           "/", ca.threshold_folds, ", local work arms ", cb.local_work_arms, "/",
+           ca.local_work_arms, " (writer/Vmstat)", at);
   }
   return same;
 }
@@ -109,17 +112,20 @@ Violations CheckVmstatWriterLockstep(std::string_view variant, int seeds, int st
         const int64_t d = static_cast<int64_t>(rng() % 41) - 20 + (rng() % 50 == 0 ? 700 : 0);
         a->Mod(cpu, k, inst, item, d);
         // Odd steps through the form-specialised writer (WithSlotForm).
-        step % 2 == 0 ? w.Mod(k, inst, item, d) : w.WithSlotForm([&](auto sw) { sw.Mod(k, inst, item, d); });
+        step % 2 == 0 ? w.Mod(k, inst, item, d)
+                      : w.WithSlotForm([&](auto sw) { sw.Mod(k, inst, item, d); });
         truth.Add(k, inst, item, d);
       } else if (op < 70) {
         if (!up) continue;
         if (rng() % 2 == 0) {
           a->Inc(cpu, k, inst, item);
-          step % 2 == 0 ? w.Inc(k, inst, item) : w.WithSlotForm([&](auto sw) { sw.Inc(k, inst, item); });
+          step % 2 == 0 ? w.Inc(k, inst, item)
+                        : w.WithSlotForm([&](auto sw) { sw.Inc(k, inst, item); });
           truth.Add(k, inst, item, 1);
         } else {
           a->Dec(cpu, k, inst, item);
-          step % 2 == 0 ? w.Dec(k, inst, item) : w.WithSlotForm([&](auto sw) { sw.Dec(k, inst, item); });
+          step % 2 == 0 ? w.Dec(k, inst, item)
+                        : w.WithSlotForm([&](auto sw) { sw.Dec(k, inst, item); });
           truth.Add(k, inst, item, -1);
         }
       } else if (op < 75) {
@@ -148,11 +154,13 @@ Violations CheckVmstatWriterLockstep(std::string_view variant, int seeds, int st
       } else {
         // Hotplug: the writers made before it stay valid afterwards.
         if (up && online_count > 1) {
-          r.Expect(a->CpuOffline(cpu).ok() && b->CpuOffline(cpu).ok(), "CpuOffline(", cpu, ") failed", at);
+          r.Expect(a->CpuOffline(cpu).ok() && b->CpuOffline(cpu).ok(), "CpuOffline(", cpu,
+                   ") failed", at);
           online[static_cast<size_t>(cpu)] = false;
           --online_count;
         } else if (!up) {
-          r.Expect(a->CpuOnline(cpu).ok() && b->CpuOnline(cpu).ok(), "CpuOnline(", cpu, ") failed", at);
+          r.Expect(a->CpuOnline(cpu).ok() && b->CpuOnline(cpu).ok(), "CpuOnline(", cpu, ") failed",
+                   at);
           online[static_cast<size_t>(cpu)] = true;
           ++online_count;
         }

@@ -17,19 +17,20 @@ namespace isolation::tmigr {
 // each: X(<entry function>), defined in the variant's file (description,
 // negative-control flag, default row).  A new built-in is its file plus one
 // line here.
-#define ISOLATION_TMIGR_PARTICIPATIONS(X) \
-  X(V69ParticipationEntry)                   /* participation_v69.cc */ \
-  X(IsolationParticipationEntry)             /* participation_isolation.cc */ \
-  X(IsolationV15ParticipationEntry)          /* participation_isolation_v15.cc */ \
-  X(IsolationNoCpusetTermParticipationEntry) /* participation_isolation_no_cpuset_term.cc, negative control */
+#define ISOLATION_TMIGR_PARTICIPATIONS(X)                                                  \
+  X(V69ParticipationEntry)                   /* participation_v69.cc */                    \
+  X(IsolationParticipationEntry)             /* participation_isolation.cc */              \
+  X(IsolationV15ParticipationEntry)          /* participation_isolation_v15.cc */          \
+  X(IsolationNoCpusetTermParticipationEntry) /* participation_isolation_no_cpuset_term.cc, \
+                                                negative control */
 
-#define ISOLATION_TMIGR_HIERARCHIES(X) \
-  X(MainlineHierarchyEntry)            /* hierarchy_mainline.cc */ \
-  X(GhostTimerHierarchyEntry)          /* control_ghost_timer.cc, negative control */ \
-  X(NoCpuRefreshHierarchyEntry)        /* control_no_cpu_refresh.cc, negative control */ \
-  X(EarlyReturnHierarchyEntry)         /* control_early_return.cc, negative control */ \
-  X(QuickCheckTopOnlyHierarchyEntry)   /* control_quick_check_top_only.cc, negative control */ \
-  X(NoSeqIncrementHierarchyEntry)      /* control_no_seq_increment.cc, negative control */ \
+#define ISOLATION_TMIGR_HIERARCHIES(X)                                                          \
+  X(MainlineHierarchyEntry)            /* hierarchy_mainline.cc */                              \
+  X(GhostTimerHierarchyEntry)          /* control_ghost_timer.cc, negative control */           \
+  X(NoCpuRefreshHierarchyEntry)        /* control_no_cpu_refresh.cc, negative control */        \
+  X(EarlyReturnHierarchyEntry)         /* control_early_return.cc, negative control */          \
+  X(QuickCheckTopOnlyHierarchyEntry)   /* control_quick_check_top_only.cc, negative control */  \
+  X(NoSeqIncrementHierarchyEntry)      /* control_no_seq_increment.cc, negative control */      \
   X(LocklessUpdateReadsHierarchyEntry) /* control_lockless_update_reads.cc, negative control */ \
   X(KernelR4HierarchyEntry)            /* control_kernel_r4.cc, negative control */
 

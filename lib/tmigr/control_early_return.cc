@@ -23,9 +23,10 @@ std::unique_ptr<TimerMigration> MakeEarlyReturnHierarchy(HierarchyArgs args) {
 // Registry entry (variants.cc registers it).
 HierarchyEntry EarlyReturnHierarchyEntry() {
   HierarchyEntry e{"early_return",
-            "negative control: ignored level-0 event returns early even at the top, the bug "
-                      "4b6f4c5a67c0 removed (S15, I5)",
-            /*negative_control=*/true, [](HierarchyArgs a) { return MakeEarlyReturnHierarchy(std::move(a)); }};
+                   "negative control: ignored level-0 event returns early even at the top, the bug "
+                   "4b6f4c5a67c0 removed (S15, I5)",
+                   /*negative_control=*/true,
+                   [](HierarchyArgs a) { return MakeEarlyReturnHierarchy(std::move(a)); }};
   return e;
 }
 

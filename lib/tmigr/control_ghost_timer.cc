@@ -20,9 +20,9 @@ std::unique_ptr<TimerMigration> MakeGhostTimerHierarchy(HierarchyArgs args) {
 
 // Registry entry (variants.cc registers it).
 HierarchyEntry GhostTimerHierarchyEntry() {
-  HierarchyEntry e{"ghost_timer",
-            "negative control: the ghost timer fixed by f55acb1e44f3 (S11)",
-            /*negative_control=*/true, [](HierarchyArgs a) { return MakeGhostTimerHierarchy(std::move(a)); }};
+  HierarchyEntry e{"ghost_timer", "negative control: the ghost timer fixed by f55acb1e44f3 (S11)",
+                   /*negative_control=*/true,
+                   [](HierarchyArgs a) { return MakeGhostTimerHierarchy(std::move(a)); }};
   return e;
 }
 

@@ -22,10 +22,12 @@ std::unique_ptr<TimerMigration> MakeKernelR4Hierarchy(HierarchyArgs args) {
 
 // Registry entry (variants.cc registers it).
 HierarchyEntry KernelR4HierarchyEntry() {
-  HierarchyEntry e{"kernel_r4",
-            "negative control: tmigr_inactive_up() exactly as in v6.19, race R4 unprotected: a "
-                      "non-last idler's late event is not carried upward (S28)",
-            /*negative_control=*/true, [](HierarchyArgs a) { return MakeKernelR4Hierarchy(std::move(a)); }};
+  HierarchyEntry e{
+      "kernel_r4",
+      "negative control: tmigr_inactive_up() exactly as in v6.19, race R4 unprotected: a "
+      "non-last idler's late event is not carried upward (S28)",
+      /*negative_control=*/true,
+      [](HierarchyArgs a) { return MakeKernelR4Hierarchy(std::move(a)); }};
   return e;
 }
 

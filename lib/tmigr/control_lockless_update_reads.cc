@@ -21,9 +21,10 @@ std::unique_ptr<TimerMigration> MakeLocklessUpdateReadsHierarchy(HierarchyArgs a
 // Registry entry (variants.cc registers it).
 HierarchyEntry LocklessUpdateReadsHierarchyEntry() {
   HierarchyEntry e{"lockless_update_reads",
-            "negative control: event update reads the states before the locks, race R2 "
-                      "unprotected (S13)",
-            /*negative_control=*/true, [](HierarchyArgs a) { return MakeLocklessUpdateReadsHierarchy(std::move(a)); }};
+                   "negative control: event update reads the states before the locks, race R2 "
+                   "unprotected (S13)",
+                   /*negative_control=*/true,
+                   [](HierarchyArgs a) { return MakeLocklessUpdateReadsHierarchy(std::move(a)); }};
   return e;
 }
 

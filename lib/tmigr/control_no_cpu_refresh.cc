@@ -21,9 +21,10 @@ std::unique_ptr<TimerMigration> MakeNoCpuRefreshHierarchy(HierarchyArgs args) {
 // Registry entry (variants.cc registers it).
 HierarchyEntry NoCpuRefreshHierarchyEntry() {
   HierarchyEntry e{"no_cpu_refresh",
-            "negative control: equal expiry does not refresh the group event's cpu, before "
-                      "61f7fdf8fd00 (S10)",
-            /*negative_control=*/true, [](HierarchyArgs a) { return MakeNoCpuRefreshHierarchy(std::move(a)); }};
+                   "negative control: equal expiry does not refresh the group event's cpu, before "
+                   "61f7fdf8fd00 (S10)",
+                   /*negative_control=*/true,
+                   [](HierarchyArgs a) { return MakeNoCpuRefreshHierarchy(std::move(a)); }};
   return e;
 }
 

@@ -21,8 +21,9 @@ std::unique_ptr<TimerMigration> MakeNoSeqIncrementHierarchy(HierarchyArgs args) 
 // Registry entry (variants.cc registers it).
 HierarchyEntry NoSeqIncrementHierarchyEntry() {
   HierarchyEntry e{"no_seq_increment",
-            "negative control: state CAS without seq++, race R1 unprotected (S12)",
-            /*negative_control=*/true, [](HierarchyArgs a) { return MakeNoSeqIncrementHierarchy(std::move(a)); }};
+                   "negative control: state CAS without seq++, race R1 unprotected (S12)",
+                   /*negative_control=*/true,
+                   [](HierarchyArgs a) { return MakeNoSeqIncrementHierarchy(std::move(a)); }};
   return e;
 }
 

@@ -20,9 +20,11 @@ std::unique_ptr<TimerMigration> MakeQuickCheckTopOnlyHierarchy(HierarchyArgs arg
 
 // Registry entry (variants.cc registers it).
 HierarchyEntry QuickCheckTopOnlyHierarchyEntry() {
-  HierarchyEntry e{"quick_check_top_only",
-            "negative control: quick check reads the top level only, before 8ca1836769d7 (S14)",
-            /*negative_control=*/true, [](HierarchyArgs a) { return MakeQuickCheckTopOnlyHierarchy(std::move(a)); }};
+  HierarchyEntry e{
+      "quick_check_top_only",
+      "negative control: quick check reads the top level only, before 8ca1836769d7 (S14)",
+      /*negative_control=*/true,
+      [](HierarchyArgs a) { return MakeQuickCheckTopOnlyHierarchy(std::move(a)); }};
   return e;
 }
 

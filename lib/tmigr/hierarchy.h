@@ -68,7 +68,9 @@ struct alignas(64) Group {
   uint8_t groupmask = 0;  // this group's bit in its parent
   int index = 0;          // creation order within the level: "GRP<level>:<index>"
 
-  GroupState state() const { return GroupState::Unpack(migr_state.load(std::memory_order_acquire)); }
+  GroupState state() const {
+    return GroupState::Unpack(migr_state.load(std::memory_order_acquire));
+  }
 };
 
 // struct tmigr_cpu.
@@ -121,10 +123,13 @@ class HierarchyBase : public TimerMigration, protected ExclusionOps {
   const Sizing& sizing() const final { return sizing_; }
   const Options& options() const final { return options_; }
   bool IsAvailable(int cpu) const final {
-    return cpu >= 0 && cpu < num_cpus_ && cpus_[static_cast<size_t>(cpu)]->available.load(std::memory_order_relaxed);
+    return cpu >= 0 && cpu < num_cpus_ &&
+           cpus_[static_cast<size_t>(cpu)]->available.load(std::memory_order_relaxed);
   }
   CpuMask AvailableMask() const final;
-  bool isolation_enabled() const final { return isolation_enabled_.load(std::memory_order_relaxed); }
+  bool isolation_enabled() const final {
+    return isolation_enabled_.load(std::memory_order_relaxed);
+  }
   Counters& counters() final { return counters_; }
   const Counters& counters() const final { return counters_; }
   std::vector<int64_t> RemoteExpiriesByRunner() const final;
@@ -142,7 +147,8 @@ class HierarchyBase : public TimerMigration, protected ExclusionOps {
   virtual void PropagateActivation(Group* parent, uint8_t childmask) = 0;
 
   size_t CpuIndex(int cpu) const {
-    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus_, "tmigr: cpu %d outside [0, %d)", cpu, num_cpus_);
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus_, "tmigr: cpu %d outside [0, %d)", cpu,
+                       num_cpus_);
     return static_cast<size_t>(cpu);
   }
   CpuState& cpu_state(int cpu) { return *cpus_[CpuIndex(cpu)]; }
@@ -201,14 +207,14 @@ class HierarchyBase : public TimerMigration, protected ExclusionOps {
   std::unique_ptr<const Participation> participation_;
   std::vector<int> node_of_;
   Sizing sizing_;
-  std::deque<Group> storage_;               // groups are never freed; stable addresses
+  std::deque<Group> storage_;                // groups are never freed; stable addresses
   std::vector<std::vector<Group*>> levels_;  // creation order (kernel list head = newest)
   Group* root_ = nullptr;
-  Mutex setup_mutex_;                                                // tmigr_mutex
+  Mutex setup_mutex_;  // tmigr_mutex
   bool reconnecting_old_root_ ABSL_GUARDED_BY(setup_mutex_) = false;
-  mutable Mutex available_mutex_;                                    // tmigr_available_mutex
-  CpuMask available_mask_ ABSL_GUARDED_BY(available_mutex_);         // tmigr_available_cpumask
-  std::atomic<bool> isolation_enabled_{false};  // static key tmigr_exclude_isolated
+  mutable Mutex available_mutex_;                             // tmigr_available_mutex
+  CpuMask available_mask_ ABSL_GUARDED_BY(available_mutex_);  // tmigr_available_cpumask
+  std::atomic<bool> isolation_enabled_{false};                // static key tmigr_exclude_isolated
   IsolationInputs inputs_;
   Counters counters_;
   std::unique_ptr<std::atomic<int64_t>[]> remote_by_runner_;

@@ -26,7 +26,8 @@ bool EventQueue::Add(Event* e) {
       break;
     }
   }
-  for (int i = size_; i > pos; --i) items_[static_cast<size_t>(i)] = items_[static_cast<size_t>(i - 1)];
+  for (int i = size_; i > pos; --i)
+    items_[static_cast<size_t>(i)] = items_[static_cast<size_t>(i - 1)];
   items_[static_cast<size_t>(pos)] = e;
   ++size_;
   e->queued = true;
@@ -36,7 +37,8 @@ bool EventQueue::Add(Event* e) {
 bool EventQueue::Remove(Event* e) {
   for (int i = 0; i < size_; ++i) {
     if (items_[static_cast<size_t>(i)] == e) {
-      for (int j = i; j + 1 < size_; ++j) items_[static_cast<size_t>(j)] = items_[static_cast<size_t>(j + 1)];
+      for (int j = i; j + 1 < size_; ++j)
+        items_[static_cast<size_t>(j)] = items_[static_cast<size_t>(j + 1)];
       --size_;
       break;
     }
@@ -100,8 +102,9 @@ HierarchyBase::~HierarchyBase() = default;
 
 absl::Status HierarchyBase::SetIsolation(const IsolationConfig& config) {
   if (config.num_cpus() != num_cpus_) {
-    return absl::InvalidArgumentError(absl::StrCat("tmigr: an isolation configuration of ", config.num_cpus(),
-                                                   " CPUs for a hierarchy of ", num_cpus_, " CPUs"));
+    return absl::InvalidArgumentError(absl::StrCat("tmigr: an isolation configuration of ",
+                                                   config.num_cpus(), " CPUs for a hierarchy of ",
+                                                   num_cpus_, " CPUs"));
   }
   inputs_.domain_isolated = CpuMask(num_cpus_);
   inputs_.nohz_full = CpuMask(num_cpus_);
@@ -117,15 +120,17 @@ absl::Status HierarchyBase::SetIsolation(const IsolationConfig& config) {
 
 void HierarchyBase::TraceMigrator(const Group* group, uint8_t from, uint8_t to, int cpu) {
   if (cpu < 0) return;
-  tracer_->Instant(cpu, tracer_->Now(), "tmigr.migrator",
-                   {{"level", group->level}, {"group", group->index}, {"from_mask", from}, {"to_mask", to}});
+  tracer_->Instant(
+      cpu, tracer_->Now(), "tmigr.migrator",
+      {{"level", group->level}, {"group", group->index}, {"from_mask", from}, {"to_mask", to}});
 }
 
 // ---------------------------------------------------------------------------
 // Hotplug: tmigr_set_cpu_available() / tmigr_clear_cpu_available()
 // ---------------------------------------------------------------------------
 absl::Status HierarchyBase::SetCpuAvailable(int cpu) {
-  if (cpu < 0 || cpu >= num_cpus_) return absl::InvalidArgumentError(absl::StrCat("tmigr: bad cpu ", cpu));
+  if (cpu < 0 || cpu >= num_cpus_)
+    return absl::InvalidArgumentError(absl::StrCat("tmigr: bad cpu ", cpu));
   CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
   if (sizing_.levels == 0) return absl::OkStatus();  // UP: nothing is built
   if (tmc.tmgroup == nullptr) {
@@ -175,7 +180,8 @@ void HierarchyBase::ClearCpuAvailable(int cpu) {
 }
 
 absl::Status HierarchyBase::BringUpCpu(int cpu) {
-  if (cpu < 0 || cpu >= num_cpus_) return absl::InvalidArgumentError(absl::StrCat("tmigr: bad cpu ", cpu));
+  if (cpu < 0 || cpu >= num_cpus_)
+    return absl::InvalidArgumentError(absl::StrCat("tmigr: bad cpu ", cpu));
   if (absl::Status s = PrepareCpu(cpu); !s.ok()) return s;
   cpus_[static_cast<size_t>(cpu)]->online = true;
   return SetCpuAvailable(cpu);
@@ -191,14 +197,16 @@ void HierarchyBase::TakeDownCpu(int cpu) {
 // Isolation: what happens is the participation's (variants.h).
 // ---------------------------------------------------------------------------
 bool HierarchyBase::IsIsolated(int cpu) const {
-  if (cpu < 0 || cpu >= num_cpus_ || !isolation_enabled_.load(std::memory_order_relaxed)) return false;
+  if (cpu < 0 || cpu >= num_cpus_ || !isolation_enabled_.load(std::memory_order_relaxed))
+    return false;
   return participation_->IsIsolated(cpu, inputs_);
 }
 
 absl::Status HierarchyBase::IsolatedExclude(const CpuMask& exclude) {
   if (exclude.nbits() != num_cpus_) {
-    return absl::InvalidArgumentError(absl::StrCat("tmigr: IsolatedExclude mask '", exclude.ToString(), "' of ",
-                                                   exclude.nbits(), " bits for ", num_cpus_, " cpus"));
+    return absl::InvalidArgumentError(absl::StrCat("tmigr: IsolatedExclude mask '",
+                                                   exclude.ToString(), "' of ", exclude.nbits(),
+                                                   " bits for ", num_cpus_, " cpus"));
   }
   participation_->Exclude(exclude, *this);
   return absl::OkStatus();
@@ -208,11 +216,12 @@ void HierarchyBase::InitIsolation() { participation_->InitIsolation(*this); }
 
 absl::Status HierarchyBase::SetCpusetIsolated(const CpuMask& isolated) {
   if (isolated.nbits() != num_cpus_) {
-    return absl::InvalidArgumentError(absl::StrCat("tmigr: cpuset mask of ", isolated.nbits(),
-                                                   " bits for ", num_cpus_, " cpus"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tmigr: cpuset mask of ", isolated.nbits(), " bits for ", num_cpus_, " cpus"));
   }
   inputs_.cpuset_isolated = isolated;
-  if (isolation_enabled_.load(std::memory_order_relaxed)) participation_->Exclude(inputs_.cpuset_isolated, *this);
+  if (isolation_enabled_.load(std::memory_order_relaxed))
+    participation_->Exclude(inputs_.cpuset_isolated, *this);
   return absl::OkStatus();
 }
 
@@ -298,7 +307,9 @@ absl::Status HierarchyBase::SetupGroups(int cpu, int node, Group* start, bool ac
     top = i;
     stack[static_cast<size_t>(i)] = group;
     if (group->parent.load(std::memory_order_relaxed) != nullptr) break;
-    if ((!root_mismatch || i >= sizing_.crossnode_level) && levels_[static_cast<size_t>(i)].size() == 1) break;
+    if ((!root_mismatch || i >= sizing_.crossnode_level) &&
+        levels_[static_cast<size_t>(i)].size() == 1)
+      break;
   }
   if (i >= nlevels) {
     Warn();
@@ -319,7 +330,8 @@ absl::Status HierarchyBase::SetupGroups(int cpu, int node, Group* start, bool ac
     ISOLATION_INTERLEAVE_POINT("tmigr.setup.before_old_root_read");
     // atomic_fetch_or(0): acquire the old root's latest state and release the
     // new links to a CPU still on its way to activate it.
-    const GroupState s = GroupState::Unpack(start->migr_state.fetch_or(0, std::memory_order_acq_rel));
+    const GroupState s =
+        GroupState::Unpack(start->migr_state.fetch_or(0, std::memory_order_acq_rel));
     Group* parent = start->parent.load(std::memory_order_relaxed);
     if (parent == nullptr) Warn();
     if (s.active != 0 && parent != nullptr) PropagateActivation(parent, start->groupmask);
@@ -334,7 +346,8 @@ absl::Status HierarchyBase::SetupGroups(int cpu, int node, Group* start, bool ac
 }
 
 absl::Status HierarchyBase::PrepareCpu(int cpu) {
-  if (cpu < 0 || cpu >= num_cpus_) return absl::InvalidArgumentError(absl::StrCat("tmigr: bad cpu ", cpu));
+  if (cpu < 0 || cpu >= num_cpus_)
+    return absl::InvalidArgumentError(absl::StrCat("tmigr: bad cpu ", cpu));
   CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
   if (tmc.prepared) return absl::OkStatus();
   if (sizing_.levels == 0) {  // one possible CPU: nothing is built
@@ -355,7 +368,8 @@ absl::Status HierarchyBase::PrepareCpu(int cpu) {
     }
     if (!s.ok()) return s;
   }
-  if (tmc.groupmask == 0) return absl::InternalError(absl::StrCat("tmigr: cpu ", cpu, " got no groupmask"));
+  if (tmc.groupmask == 0)
+    return absl::InternalError(absl::StrCat("tmigr: cpu ", cpu, " got no groupmask"));
   tmc.prepared = true;
   return absl::OkStatus();
 }
@@ -371,7 +385,8 @@ CpuMask HierarchyBase::AvailableMask() const {
 std::vector<int64_t> HierarchyBase::RemoteExpiriesByRunner() const {
   std::vector<int64_t> out(static_cast<size_t>(num_cpus_));
   for (int c = 0; c < num_cpus_; ++c) {
-    out[static_cast<size_t>(c)] = remote_by_runner_[static_cast<size_t>(c)].load(std::memory_order_relaxed);
+    out[static_cast<size_t>(c)] =
+        remote_by_runner_[static_cast<size_t>(c)].load(std::memory_order_relaxed);
   }
   return out;
 }

@@ -25,9 +25,10 @@ namespace isolation::tmigr {
 // Every quirk off: the released code with its fixes.  A negative control
 // derives and sets one to true.
 struct MainlineQuirks {
-  static constexpr bool kGhostTimer = false;           // f55acb1e44f3 undone
-  static constexpr bool kNoCpuRefresh = false;         // 61f7fdf8fd00 undone
-  static constexpr bool kEarlyReturn = false;          // 7a96a84bfbee's single-level rule undone (4b6f4c5a67c0's bug)
+  static constexpr bool kGhostTimer = false;    // f55acb1e44f3 undone
+  static constexpr bool kNoCpuRefresh = false;  // 61f7fdf8fd00 undone
+  static constexpr bool kEarlyReturn =
+      false;  // 7a96a84bfbee's single-level rule undone (4b6f4c5a67c0's bug)
   static constexpr bool kQuickCheckTopOnly = false;    // 8ca1836769d7 undone
   static constexpr bool kNoSeqIncrement = false;       // race R1 unprotected
   static constexpr bool kLocklessUpdateReads = false;  // race R2 unprotected
@@ -43,17 +44,25 @@ namespace hierarchy_internal {
 
 // Interleave point names per level (the Interleaver stops at the first point
 // of a given name, so races at level 1 need their own names).
-#define TMIGR_LEVEL_POINTS(prefix) \
-  {prefix ".l0", prefix ".l1", prefix ".l2", prefix ".l3", prefix ".l4", prefix ".l5", prefix ".l6", prefix ".l7"}
-inline constexpr const char* kInactiveBeforeCas[] = TMIGR_LEVEL_POINTS("tmigr.inactive_up.before_cas");
-inline constexpr const char* kInactiveAfterCas[] = TMIGR_LEVEL_POINTS("tmigr.inactive_up.after_cas");
+#define TMIGR_LEVEL_POINTS(prefix)                                                      \
+  {                                                                                     \
+    prefix ".l0", prefix ".l1", prefix ".l2", prefix ".l3", prefix ".l4", prefix ".l5", \
+        prefix ".l6", prefix ".l7"                                                      \
+  }
+inline constexpr const char* kInactiveBeforeCas[] =
+    TMIGR_LEVEL_POINTS("tmigr.inactive_up.before_cas");
+inline constexpr const char* kInactiveAfterCas[] =
+    TMIGR_LEVEL_POINTS("tmigr.inactive_up.after_cas");
 inline constexpr const char* kActiveAfterCas[] = TMIGR_LEVEL_POINTS("tmigr.active_up.after_cas");
 inline constexpr const char* kUpdateEnter[] = TMIGR_LEVEL_POINTS("tmigr.update_events.enter");
 // After the states are read in the "lockless_update_reads" control, before
 // the locks in every variant: where race R2 needs the other walk to run.
-inline constexpr const char* kUpdateBeforeLock[] = TMIGR_LEVEL_POINTS("tmigr.update_events.before_lock");
+inline constexpr const char* kUpdateBeforeLock[] =
+    TMIGR_LEVEL_POINTS("tmigr.update_events.before_lock");
 #undef TMIGR_LEVEL_POINTS
-inline const char* PointAt(const char* const* names, int level) { return names[std::min(level, 7)]; }
+inline const char* PointAt(const char* const* names, int level) {
+  return names[std::min(level, 7)];
+}
 
 // smp_mb__after_atomic(): a full fence (core/fence.h).
 inline void FullFence() { SeqCstFence(); }
@@ -163,7 +172,8 @@ bool HierarchyImpl<Q>::ActiveUp(Group* group, Walk& data) {
     CountCasRetry();
   }
   if (tracer_ != nullptr && !walk_done) TraceMigrator(group, kMigratorNone, childmask, data.cpu);
-  ISOLATION_INTERLEAVE_POINT(hierarchy_internal::PointAt(hierarchy_internal::kActiveAfterCas, group->level));
+  ISOLATION_INTERLEAVE_POINT(
+      hierarchy_internal::PointAt(hierarchy_internal::kActiveAfterCas, group->level));
   // The group event may still be queued in the parent; it is stale now.
   group->groupevt.ignore.store(true, std::memory_order_relaxed);
   return walk_done;
@@ -269,7 +279,8 @@ bool HierarchyImpl<Q>::UpdateEvents(Group* group, Group* child, Walk& data) {
     // Fast path: the parent-level step purges the ignored event.  Never at the
     // top of a single-level hierarchy (7a96a84bfbee); the early_return control
     // takes it there too (the bug 4b6f4c5a67c0 removed).
-    const bool has_parent = Q::kEarlyReturn || group->parent.load(std::memory_order_acquire) != nullptr;
+    const bool has_parent =
+        Q::kEarlyReturn || group->parent.load(std::memory_order_acquire) != nullptr;
     if (ignore && !remote && has_parent) return true;
     LockRanked(group->lock, grank);
     childstate = GroupState{0, kMigratorNone, 0};
@@ -297,7 +308,8 @@ bool HierarchyImpl<Q>::UpdateEvents(Group* group, Group* child, Walk& data) {
   }
 
 check_toplvl:
-  if (group->parent.load(std::memory_order_acquire) == nullptr && groupstate.migrator == kMigratorNone) {
+  if (group->parent.load(std::memory_order_acquire) == nullptr &&
+      groupstate.migrator == kMigratorNone) {
     walk_done = true;
     if (!remote) {
       // The whole hierarchy is idle: hand the global first expiry to this CPU.
@@ -325,7 +337,8 @@ bool HierarchyImpl<Q>::InactiveUp(Group* group, Group* child, Walk& data) {
   uint8_t new_migrator = kMigratorNone;
   for (;;) {
     GroupState childstate{0, kMigratorNone, 0};
-    if (child != nullptr) childstate = GroupState::Unpack(child->migr_state.load(std::memory_order_relaxed));
+    if (child != nullptr)
+      childstate = GroupState::Unpack(child->migr_state.load(std::memory_order_relaxed));
     GroupState s = GroupState::Unpack(cur);
     old_migrator = s.migrator;
     walk_done = true;
@@ -334,7 +347,8 @@ bool HierarchyImpl<Q>::InactiveUp(Group* group, Group* child, Walk& data) {
       if (s.migrator == childmask) {
         if (s.active != 0) {
           // Hand the role to the lowest active child.
-          s.migrator = static_cast<uint8_t>(1u << std::countr_zero(static_cast<unsigned>(s.active)));
+          s.migrator =
+              static_cast<uint8_t>(1u << std::countr_zero(static_cast<unsigned>(s.active)));
         } else {
           s.migrator = kMigratorNone;
           walk_done = false;
@@ -459,7 +473,8 @@ bool HierarchyImpl<Q>::RequiresHandleRemote(int cpu, Nanos now) {
   if (!tmc.idle.load(std::memory_order_relaxed)) {
     Walk data;
     data.now = now;
-    WalkGroups(tmc, data, [this](Group* g, Group*, Walk& d) { return RequiresHandleRemoteUp(g, d); });
+    WalkGroups(tmc, data,
+               [this](Group* g, Group*, Walk& d) { return RequiresHandleRemoteUp(g, d); });
     return data.check;
   }
   // Idle CPU whose wake-up fired.
@@ -473,7 +488,8 @@ template <typename Q>
 void HierarchyImpl<Q>::HandleRemoteCpu(int cpu, int runner, Nanos now) {
   CpuState& tmc = *cpus_[static_cast<size_t>(cpu)];
   LockRanked(tmc.lock, kCpuLockRank);
-  if (!tmc.available.load(std::memory_order_relaxed) || tmc.remote.load(std::memory_order_relaxed) ||
+  if (!tmc.available.load(std::memory_order_relaxed) ||
+      tmc.remote.load(std::memory_order_relaxed) ||
       tmc.cpuevt.ignore.load(std::memory_order_relaxed) || now < tmc.cpuevt.expires) {
     UnlockRanked(tmc.lock, kCpuLockRank);
     return;
@@ -570,7 +586,8 @@ Nanos HierarchyImpl<Q>::QuickCheck(int cpu, Nanos next_global) {
   Group* group = tmc.tmgroup;
   GroupState s = GroupState::Unpack(group->migr_state.load(std::memory_order_relaxed));
   // tmigr_check_migrator_and_lonely()
-  if (!(s.migrator == tmc.groupmask || s.migrator == kMigratorNone) || std::popcount(s.active) > 1) {
+  if (!(s.migrator == tmc.groupmask || s.migrator == kMigratorNone) ||
+      std::popcount(s.active) > 1) {
     return kNanosMax;
   }
   Nanos next = next_global;

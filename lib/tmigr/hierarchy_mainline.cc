@@ -17,9 +17,10 @@ std::unique_ptr<TimerMigration> MakeMainlineHierarchy(HierarchyArgs args) {
 // Registry entry (variants.cc registers it).
 HierarchyEntry MainlineHierarchyEntry() {
   HierarchyEntry e{"mainline",
-            "the pull model as released: v6.9 with its -rc fixes and the later fixes "
-                      "(setup as in 2519003dd5fb), plus our fix of race R4 (S28)",
-            /*negative_control=*/false, [](HierarchyArgs a) { return MakeMainlineHierarchy(std::move(a)); }};
+                   "the pull model as released: v6.9 with its -rc fixes and the later fixes "
+                   "(setup as in 2519003dd5fb), plus our fix of race R4 (S28)",
+                   /*negative_control=*/false,
+                   [](HierarchyArgs a) { return MakeMainlineHierarchy(std::move(a)); }};
   return e;
 }
 

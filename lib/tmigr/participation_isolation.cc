@@ -52,10 +52,11 @@ std::unique_ptr<Participation> MakeIsolationParticipation() {
 
 // Registry entry (variants.cc registers it).
 ParticipationEntry IsolationParticipationEntry() {
-  ParticipationEntry e{"isolation",
-            "TM-ISOL as merged for v6.19 (7dec062cfcf2): domain-isolated CPUs leave the hierarchy "
-                      "(nohz_full and tick CPU stay); exclude order un-isolate, flush, isolate",
-            /*negative_control=*/false, [] { return MakeIsolationParticipation(); }};
+  ParticipationEntry e{
+      "isolation",
+      "TM-ISOL as merged for v6.19 (7dec062cfcf2): domain-isolated CPUs leave the hierarchy "
+      "(nohz_full and tick CPU stay); exclude order un-isolate, flush, isolate",
+      /*negative_control=*/false, [] { return MakeIsolationParticipation(); }};
   return e;
 }
 

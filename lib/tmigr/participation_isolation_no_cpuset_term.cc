@@ -31,10 +31,11 @@ std::unique_ptr<Participation> MakeIsolationNoCpusetTermParticipation() {
 
 // Registry entry (variants.cc registers it).
 ParticipationEntry IsolationNoCpusetTermParticipationEntry() {
-  ParticipationEntry e{"isolation-no-cpuset-term",
-            "negative control: TM-ISOL predicate without the cpuset term and without the "
-                      "HK_TYPE_DOMAIN fold of 03ff73510169; an isolated cpuset CPU rejoins on hotplug (S22)",
-            /*negative_control=*/true, [] { return MakeIsolationNoCpusetTermParticipation(); }};
+  ParticipationEntry e{
+      "isolation-no-cpuset-term",
+      "negative control: TM-ISOL predicate without the cpuset term and without the "
+      "HK_TYPE_DOMAIN fold of 03ff73510169; an isolated cpuset CPU rejoins on hotplug (S22)",
+      /*negative_control=*/true, [] { return MakeIsolationNoCpusetTermParticipation(); }};
   return e;
 }
 

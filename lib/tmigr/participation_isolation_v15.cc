@@ -33,10 +33,11 @@ std::unique_ptr<Participation> MakeIsolationV15Participation() {
 
 // Registry entry (variants.cc registers it).
 ParticipationEntry IsolationV15ParticipationEntry() {
-  ParticipationEntry e{"isolation-v15",
-            "TM-ISOL with the [V15] exclude order: both sets from one snapshot, queued together, "
-                      "one flush",
-            /*negative_control=*/false, [] { return MakeIsolationV15Participation(); }};
+  ParticipationEntry e{
+      "isolation-v15",
+      "TM-ISOL with the [V15] exclude order: both sets from one snapshot, queued together, "
+      "one flush",
+      /*negative_control=*/false, [] { return MakeIsolationV15Participation(); }};
   e.default_row = false;  // an alternative the discussion weighed, run by name
   return e;
 }

@@ -19,13 +19,16 @@ class V69Participation final : public Participation {
 
 }  // namespace
 
-std::unique_ptr<Participation> MakeV69Participation() { return std::make_unique<V69Participation>(); }
+std::unique_ptr<Participation> MakeV69Participation() {
+  return std::make_unique<V69Participation>();
+}
 
 // Registry entry (variants.cc registers it).
 ParticipationEntry V69ParticipationEntry() {
-  ParticipationEntry e{"v6.9",
-            "TM-ONLINE (v6.9): every online CPU takes part; isolated busy CPUs pull housekeeping timers",
-            /*negative_control=*/false, [] { return MakeV69Participation(); }};
+  ParticipationEntry e{
+      "v6.9",
+      "TM-ONLINE (v6.9): every online CPU takes part; isolated busy CPUs pull housekeeping timers",
+      /*negative_control=*/false, [] { return MakeV69Participation(); }};
   return e;
 }
 

@@ -33,7 +33,8 @@ Sizing ComputeSizing(int ncpus, int nnodes, int children_per_group) {
   ISOLATION_CONTRACT(ncpus >= 1 && ncpus <= kMaxCpus && nnodes >= 1 && nnodes <= kMaxNumaNodes &&
                          children_per_group >= 2 && children_per_group <= kMaxChildrenPerGroup &&
                          (children_per_group & (children_per_group - 1)) == 0,
-                     "tmigr ComputeSizing(ncpus %d, nnodes %d, children %d)", ncpus, nnodes, children_per_group);
+                     "tmigr ComputeSizing(ncpus %d, nnodes %d, children %d)", ncpus, nnodes,
+                     children_per_group);
   Sizing s;
   const int bits = std::countr_zero(static_cast<unsigned>(children_per_group));
   s.cpus_per_node = DivRoundUp(ncpus, nnodes);
@@ -56,21 +57,23 @@ absl::StatusOr<std::unique_ptr<TimerMigration>> TimerMigration::Create(std::vect
         absl::StrCat("children_per_group must be a power of two in [2, 8], got ", cpg));
   }
   if (node_of.empty() || node_of.size() > static_cast<size_t>(kMaxCpus)) {
-    return absl::InvalidArgumentError(absl::StrCat("tmigr: CPU count ", node_of.size(), " outside [1, ", kMaxCpus, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tmigr: CPU count ", node_of.size(), " outside [1, ", kMaxCpus, "]"));
   }
   if (backend == nullptr) return absl::InvalidArgumentError("tmigr: backend is null");
   int max_node = 0;
   for (size_t c = 0; c < node_of.size(); ++c) {
     const int n = node_of[c];
     if (n < 0 || n >= kMaxNumaNodes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tmigr: cpu ", c, " on NUMA node ", n, ", outside [0, ", kMaxNumaNodes, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("tmigr: cpu ", c, " on NUMA node ", n,
+                                                     ", outside [0, ", kMaxNumaNodes, ")"));
     }
     max_node = std::max(max_node, n);
   }
   const std::string& participation = options.participation;
   const std::string& hierarchy = options.hierarchy;
-  ISOLATION_ASSIGN_OR_RETURN(const ParticipationEntry* pentry, ParticipationRegistry().Find(participation));
+  ISOLATION_ASSIGN_OR_RETURN(const ParticipationEntry* pentry,
+                             ParticipationRegistry().Find(participation));
   ISOLATION_ASSIGN_OR_RETURN(const HierarchyEntry* hentry, HierarchyRegistry().Find(hierarchy));
   HierarchyArgs args;
   args.node_of = std::move(node_of);
@@ -81,11 +84,13 @@ absl::StatusOr<std::unique_ptr<TimerMigration>> TimerMigration::Create(std::vect
   args.backend = backend;
   args.participation = pentry->factory();
   if (args.participation == nullptr) {
-    return absl::InternalError(absl::StrCat("tmigr participation '", pentry->name, "': factory returned null"));
+    return absl::InternalError(
+        absl::StrCat("tmigr participation '", pentry->name, "': factory returned null"));
   }
   std::unique_ptr<TimerMigration> tm = hentry->factory(std::move(args));
   if (tm == nullptr) {
-    return absl::InternalError(absl::StrCat("tmigr hierarchy '", hentry->name, "': factory returned null"));
+    return absl::InternalError(
+        absl::StrCat("tmigr hierarchy '", hentry->name, "': factory returned null"));
   }
   return tm;
 }
@@ -94,7 +99,8 @@ absl::StatusOr<std::unique_ptr<TimerMigration>> TimerMigration::Create(const Top
                                                                        const Options& options,
                                                                        TimerBackend* backend) {
   std::vector<int> node_of(static_cast<size_t>(topology.num_cpus()));
-  for (int c = 0; c < topology.num_cpus(); ++c) node_of[static_cast<size_t>(c)] = topology.node_of(c);
+  for (int c = 0; c < topology.num_cpus(); ++c)
+    node_of[static_cast<size_t>(c)] = topology.node_of(c);
   return Create(std::move(node_of), options, backend);
 }
 
@@ -132,9 +138,10 @@ int HierarchySnapshot::num_groups() const {
 }
 
 const GroupSnapshot& HierarchySnapshot::group(GroupId id) const {
-  ISOLATION_CONTRACT(id.level >= 0 && static_cast<size_t>(id.level) < levels.size() && id.index >= 0 &&
-                         static_cast<size_t>(id.index) < levels[static_cast<size_t>(id.level)].size(),
-                     "tmigr: no group GRP%d:%d", id.level, id.index);
+  ISOLATION_CONTRACT(
+      id.level >= 0 && static_cast<size_t>(id.level) < levels.size() && id.index >= 0 &&
+          static_cast<size_t>(id.index) < levels[static_cast<size_t>(id.level)].size(),
+      "tmigr: no group GRP%d:%d", id.level, id.index);
   return levels[static_cast<size_t>(id.level)][static_cast<size_t>(id.index)];
 }
 
@@ -145,7 +152,9 @@ const CpuSnapshot& HierarchySnapshot::cpu(int c) const {
 
 const GroupSnapshot& HierarchySnapshot::group_of(int c) const { return group(cpu(c).group); }
 
-std::vector<std::string> TimerMigration::CheckInvariants() const { return CheckHierarchyInvariants(Snapshot()); }
+std::vector<std::string> TimerMigration::CheckInvariants() const {
+  return CheckHierarchyInvariants(Snapshot());
+}
 std::string TimerMigration::DebugString() const { return tmigr::DebugString(Snapshot()); }
 PathCoverage TimerMigration::CoverageOf(int cpu, Nanos timer) const {
   return tmigr::CoverageOf(Snapshot(), cpu, timer);
@@ -156,14 +165,16 @@ std::string DebugString(const HierarchySnapshot& s) {
   for (const auto& level : s.levels) {
     for (const GroupSnapshot& g : level) {
       absl::StrAppend(&out, g.Name(), g.id == s.root ? " (root)" : "", " node=", g.numa_node,
-                      " children=", g.num_children, " mask=", absl::StrFormat("0x%02x", g.groupmask),
+                      " children=", g.num_children,
+                      " mask=", absl::StrFormat("0x%02x", g.groupmask),
                       " parent=", GroupName(g.parent),
-                      absl::StrFormat(" active=0x%02x migr=0x%02x seq=%u", g.state.active, g.state.migrator,
-                                      g.state.seq),
+                      absl::StrFormat(" active=0x%02x migr=0x%02x seq=%u", g.state.active,
+                                      g.state.migrator, g.state.seq),
                       " next=", ExpiryString(g.next_expiry), " events=[");
       for (size_t i = 0; i < g.events.size(); ++i) {
         const EventSnapshot& e = g.events[i];
-        absl::StrAppend(&out, i ? " " : "", "(", ExpiryString(e.expires), ",cpu", e.cpu, e.ignore ? ",ign" : "", ")");
+        absl::StrAppend(&out, i ? " " : "", "(", ExpiryString(e.expires), ",cpu", e.cpu,
+                        e.ignore ? ",ign" : "", ")");
       }
       absl::StrAppend(&out, "]\n");
     }
@@ -205,31 +216,39 @@ std::vector<std::string> CheckHierarchyInvariants(const HierarchySnapshot& s) {
     for (const GroupSnapshot& g : level) {
       const GroupState st = g.state;
       const std::string name = g.Name();
-      if (st.migrator != kMigratorNone && (std::popcount(st.migrator) != 1 || (st.migrator & st.active) == 0)) {
-        v.push_back(absl::StrFormat("I1 %s: migrator 0x%02x not a single active bit (active 0x%02x)", name,
-                                    st.migrator, st.active));
+      if (st.migrator != kMigratorNone &&
+          (std::popcount(st.migrator) != 1 || (st.migrator & st.active) == 0)) {
+        v.push_back(
+            absl::StrFormat("I1 %s: migrator 0x%02x not a single active bit (active 0x%02x)", name,
+                            st.migrator, st.active));
       }
       if ((st.migrator == kMigratorNone) != (st.active == 0)) {
-        v.push_back(absl::StrFormat("I1 %s: migrator 0x%02x vs active 0x%02x", name, st.migrator, st.active));
+        v.push_back(absl::StrFormat("I1 %s: migrator 0x%02x vs active 0x%02x", name, st.migrator,
+                                    st.active));
       }
-      if (g.num_children > cpg) v.push_back(absl::StrCat("I10 ", name, ": more than ", cpg, " children"));
+      if (g.num_children > cpg)
+        v.push_back(absl::StrCat("I10 ", name, ": more than ", cpg, " children"));
       if (st.active >> std::min(g.num_children, 8) != 0) {
-        v.push_back(absl::StrFormat("I10 %s: active bit 0x%02x beyond %d children", name, st.active, g.num_children));
+        v.push_back(absl::StrFormat("I10 %s: active bit 0x%02x beyond %d children", name, st.active,
+                                    g.num_children));
       }
-      if (!g.parent.valid() && !(g.id == s.root)) v.push_back(absl::StrCat("I10 ", name, ": no parent but not the root"));
+      if (!g.parent.valid() && !(g.id == s.root))
+        v.push_back(absl::StrCat("I10 ", name, ": no parent but not the root"));
       if (g.parent.valid() && !valid_group(g.parent)) {
-        v.push_back(absl::StrCat("I10 ", name, ": parent ", GroupName(g.parent), " does not exist"));
+        v.push_back(
+            absl::StrCat("I10 ", name, ": parent ", GroupName(g.parent), " does not exist"));
       } else if (g.parent.valid()) {
         const GroupSnapshot& parent = s.group(g.parent);
         if (g.groupmask == 0) v.push_back(absl::StrCat("I10 ", name, ": groupmask 0"));
-        if (parent.id.level != g.id.level + 1) v.push_back(absl::StrCat("I10 ", name, ": parent level"));
+        if (parent.id.level != g.id.level + 1)
+          v.push_back(absl::StrCat("I10 ", name, ": parent level"));
         if (g.id.level < s.sizing.crossnode_level - 1 && parent.numa_node != g.numa_node) {
           v.push_back(absl::StrCat("I10 ", name, ": parent ", parent.Name(), " on another node"));
         }
         const bool bit = (parent.state.active & g.groupmask) != 0;
         if (bit != (st.active != 0)) {
-          v.push_back(absl::StrFormat("I3 %s: active 0x%02x but bit in %s is %d", name, st.active, parent.Name(),
-                                      bit ? 1 : 0));
+          v.push_back(absl::StrFormat("I3 %s: active 0x%02x but bit in %s is %d", name, st.active,
+                                      parent.Name(), bit ? 1 : 0));
         }
         // I6: a live group event names the owner of the child's first event.
         const EventSnapshot& ge = g.groupevt;
@@ -243,8 +262,9 @@ std::vector<std::string> CheckHierarchyInvariants(const HierarchySnapshot& s) {
             if (!e.ignore && e.expires == first && e.cpu == ge.cpu) found = true;
           }
           if (!found || first != ge.expires) {
-            v.push_back(absl::StrCat("I6 ", name, ": event (", ExpiryString(ge.expires), ", cpu", ge.cpu, ") in ",
-                                     parent.Name(), " but first child event is ", ExpiryString(first)));
+            v.push_back(absl::StrCat("I6 ", name, ": event (", ExpiryString(ge.expires), ", cpu",
+                                     ge.cpu, ") in ", parent.Name(), " but first child event is ",
+                                     ExpiryString(first)));
           }
         }
       }
@@ -253,11 +273,12 @@ std::vector<std::string> CheckHierarchyInvariants(const HierarchySnapshot& s) {
       for (size_t i = 0; i < g.events.size(); ++i) {
         const EventSnapshot& e = g.events[i];
         if (!e.ignore) live = std::min(live, e.expires);
-        if (i > 0 && g.events[i - 1].expires > e.expires) v.push_back(absl::StrCat("I7 ", name, ": queue unsorted"));
+        if (i > 0 && g.events[i - 1].expires > e.expires)
+          v.push_back(absl::StrCat("I7 ", name, ": queue unsorted"));
       }
       if (g.next_expiry > live) {
-        v.push_back(absl::StrCat("I7 ", name, ": next_expiry ", ExpiryString(g.next_expiry), " > first live event ",
-                                 ExpiryString(live)));
+        v.push_back(absl::StrCat("I7 ", name, ": next_expiry ", ExpiryString(g.next_expiry),
+                                 " > first live event ", ExpiryString(live)));
       }
     }
   }
@@ -277,8 +298,9 @@ std::vector<std::string> CheckHierarchyInvariants(const HierarchySnapshot& s) {
       any_active_cpu = true;
       if (!bit) v.push_back(absl::StrCat("I3 cpu", c, ": active but bit clear in ", g.Name()));
     } else if (bit) {
-      v.push_back(absl::StrCat(cs.available ? "I3" : "I8", " cpu", c, ": ", cs.available ? "idle" : "unavailable",
-                               " but bit set in ", g.Name()));
+      v.push_back(absl::StrCat(cs.available ? "I3" : "I8", " cpu", c, ": ",
+                               cs.available ? "idle" : "unavailable", " but bit set in ",
+                               g.Name()));
     }
     if (cs.groupmask == 0) v.push_back(absl::StrCat("I10 cpu", c, ": groupmask 0"));
     if (cs.remote) v.push_back(absl::StrCat("I2 cpu", c, ": remote left set"));
@@ -289,8 +311,8 @@ std::vector<std::string> CheckHierarchyInvariants(const HierarchySnapshot& s) {
   }
   // I8: the available mask equals the CPUs marked available.
   if (s.available_mask.nbits() != ncpus || !s.available_mask.Equal(avail)) {
-    v.push_back(absl::StrCat("I8 available mask ", s.available_mask.ToString(), " != available cpus ",
-                             avail.ToString()));
+    v.push_back(absl::StrCat("I8 available mask ", s.available_mask.ToString(),
+                             " != available cpus ", avail.ToString()));
   }
   // I9 (only a variant that excludes CPUs enables isolation).
   if (s.isolation_enabled) {
@@ -306,7 +328,8 @@ std::vector<std::string> CheckHierarchyInvariants(const HierarchySnapshot& s) {
     for (const GroupSnapshot& g : level) {
       if (!g.parent.valid()) continue;
       unsigned& m = seen[{g.parent.level, g.parent.index}];
-      if (m & g.groupmask) v.push_back(absl::StrCat("I10 ", GroupName(g.parent), ": duplicate child mask"));
+      if (m & g.groupmask)
+        v.push_back(absl::StrCat("I10 ", GroupName(g.parent), ": duplicate child mask"));
       m |= g.groupmask;
     }
   }
@@ -314,7 +337,8 @@ std::vector<std::string> CheckHierarchyInvariants(const HierarchySnapshot& s) {
     const CpuSnapshot& cs = s.cpus[static_cast<size_t>(c)];
     if (!cs.group.valid()) continue;
     unsigned& m = seen[{cs.group.level, cs.group.index}];
-    if (m & cs.groupmask) v.push_back(absl::StrCat("I10 cpu", c, ": duplicate mask in ", GroupName(cs.group)));
+    if (m & cs.groupmask)
+      v.push_back(absl::StrCat("I10 cpu", c, ": duplicate mask in ", GroupName(cs.group)));
     m |= cs.groupmask;
   }
   return v;

@@ -31,8 +31,9 @@ TmigrHooks::TmigrHooks(TimerSystem& ts, Config config) : ts_(ts), config_(config
     if (tracer_ != nullptr) {
       // run_timer_softirq() on `runner`; a pulled timer names the activity.
       const bool remote = t.owner != runner;
-      tracer_->Instant(runner, now, "tmigr.timer",
-                       {{"owner", t.owner}, {"global", t.global ? 1 : 0}, {"remote", remote ? 1 : 0}});
+      tracer_->Instant(
+          runner, now, "tmigr.timer",
+          {{"owner", t.owner}, {"global", t.global ? 1 : 0}, {"remote", remote ? 1 : 0}});
       tracer_->NameActivity(runner, remote ? "timer_softirq (pulled)" : "timer_softirq");
     }
     CpuContext* ctx = t_ctx;
@@ -55,7 +56,8 @@ void TmigrHooks::OnStart(Driver& driver) {
 absl::Status TmigrHooks::status() const {
   if (active_) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("tmigr hooks: the driver has ", driver_cpus_,
-                                                 " cpus, the timer system ", ts_.num_cpus(), "; events are ignored"));
+                                                 " cpus, the timer system ", ts_.num_cpus(),
+                                                 "; events are ignored"));
 }
 
 void TmigrHooks::OnTick(CpuContext& ctx, TaskId) {
@@ -84,7 +86,8 @@ void TmigrHooks::ArmWake(Driver& driver, int c, Nanos now) {
     cpu(c).wake_timer = kNoTimer;
     return;
   }
-  cpu(c).wake_timer = driver.ArmTimer(c, std::max(w, now), [this, c](CpuContext& x) { OnWakeTimer(x, c); });
+  cpu(c).wake_timer =
+      driver.ArmTimer(c, std::max(w, now), [this, c](CpuContext& x) { OnWakeTimer(x, c); });
 }
 
 void TmigrHooks::OnWakeTimer(CpuContext& ctx, int c) {
@@ -147,18 +150,20 @@ void TmigrHooks::OnCpuOffline(int c, Nanos now) {
   ArmWake(*driver_, target, now);
 }
 
-std::unique_ptr<TaskBody> TmigrHooks::MakeHousekeepingTask(int c, Nanos period, Nanos burst, Nanos global_period) {
+std::unique_ptr<TaskBody> TmigrHooks::MakeHousekeepingTask(int c, Nanos period, Nanos burst,
+                                                           Nanos global_period) {
   if (c < 0 || c >= ts_.num_cpus() || period < 1 || burst < 0 || global_period < 1) return nullptr;
-  return MakeTaskBody([this, c, period, burst, global_period, phase = 0](TaskContext& ctx) mutable -> Step {
-    if (phase++ % 2 == 1) return Step::Sleep(std::max<Nanos>(period - burst, 1));
-    ctx.Syscall([&](CpuContext& k) {
-      ContextScope scope(k);
-      if (!cpu(c).global_pending.exchange(true, std::memory_order_relaxed)) {
-        ts_.AddTimer(k.cpu(), SaturatingAdd(k.now(), global_period), /*global=*/true, k.now());
-      }
-    });
-    return Step::Run(burst);
-  });
+  return MakeTaskBody(
+      [this, c, period, burst, global_period, phase = 0](TaskContext& ctx) mutable -> Step {
+        if (phase++ % 2 == 1) return Step::Sleep(std::max<Nanos>(period - burst, 1));
+        ctx.Syscall([&](CpuContext& k) {
+          ContextScope scope(k);
+          if (!cpu(c).global_pending.exchange(true, std::memory_order_relaxed)) {
+            ts_.AddTimer(k.cpu(), SaturatingAdd(k.now(), global_period), /*global=*/true, k.now());
+          }
+        });
+        return Step::Run(burst);
+      });
 }
 
 int64_t TmigrHooks::callbacks_on(int c) const {

@@ -14,8 +14,10 @@ TimerSystem::TimerSystem(Config config) : config_(config) {}
 TimerSystem::~TimerSystem() = default;
 
 absl::StatusOr<std::unique_ptr<TimerSystem>> TimerSystem::Create(std::vector<int> node_of,
-                                                                 const Options& options, Config config) {
-  if (config.jiffy <= 0) return absl::InvalidArgumentError(absl::StrCat("bad jiffy ", config.jiffy));
+                                                                 const Options& options,
+                                                                 Config config) {
+  if (config.jiffy <= 0)
+    return absl::InvalidArgumentError(absl::StrCat("bad jiffy ", config.jiffy));
   const size_t n = node_of.size();
   std::unique_ptr<TimerSystem> ts(new TimerSystem(config));
   auto tm = TimerMigration::Create(std::move(node_of), options, ts.get());
@@ -30,9 +32,11 @@ absl::StatusOr<std::unique_ptr<TimerSystem>> TimerSystem::Create(std::vector<int
 }
 
 absl::StatusOr<std::unique_ptr<TimerSystem>> TimerSystem::Create(const Topology& topology,
-                                                                 const Options& options, Config config) {
+                                                                 const Options& options,
+                                                                 Config config) {
   std::vector<int> node_of(static_cast<size_t>(topology.num_cpus()));
-  for (int c = 0; c < topology.num_cpus(); ++c) node_of[static_cast<size_t>(c)] = topology.node_of(c);
+  for (int c = 0; c < topology.num_cpus(); ++c)
+    node_of[static_cast<size_t>(c)] = topology.node_of(c);
   return Create(std::move(node_of), options, config);
 }
 
@@ -210,7 +214,8 @@ Nanos TimerSystem::NextGlobal(int cpu) const {
 
 absl::Status TimerSystem::Offline(int cpu, int target, Nanos now) {
   if (cpu < 0 || cpu >= num_cpus() || target < 0 || target >= num_cpus() || target == cpu) {
-    return absl::InvalidArgumentError(absl::StrCat("tmigr offline: bad cpu ", cpu, " / target ", target));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tmigr offline: bad cpu ", cpu, " / target ", target));
   }
   ExitIdle(cpu, now);  // the teardown runs on the CPU itself
   tmigr_->TakeDownCpu(cpu);
@@ -235,7 +240,8 @@ absl::Status TimerSystem::Offline(int cpu, int target, Nanos now) {
 }
 
 absl::Status TimerSystem::Online(int cpu, Nanos now) {
-  if (cpu < 0 || cpu >= num_cpus()) return absl::InvalidArgumentError(absl::StrCat("tmigr online: bad cpu ", cpu));
+  if (cpu < 0 || cpu >= num_cpus())
+    return absl::InvalidArgumentError(absl::StrCat("tmigr online: bad cpu ", cpu));
   base(cpu).last_now.store(now, std::memory_order_relaxed);
   return tmigr_->BringUpCpu(cpu);
 }
@@ -266,8 +272,8 @@ std::vector<std::string> TimerSystem::CheckInvariants(Nanos now) const {
     if (!snap.cpus[static_cast<size_t>(c)].available) {
       // Overdue timers (e.g. just migrated from an offlined CPU) are due "now".
       if (b.programmed > std::max(now, std::min(local, global))) {
-        v.push_back(absl::StrCat("I5 cpu", c, ": unavailable, wake-up ", b.programmed, " after its timer ",
-                                 std::min(local, global)));
+        v.push_back(absl::StrCat("I5 cpu", c, ": unavailable, wake-up ", b.programmed,
+                                 " after its timer ", std::min(local, global)));
       }
       continue;
     }
@@ -286,12 +292,16 @@ std::vector<std::string> TimerSystem::CheckInvariants(Nanos now) const {
           break;
         }
       }
-      if (!woken) v.push_back(absl::StrCat("I5 cpu", c, ": global timer ", global, " with an idle root and no idle CPU waking for it"));
+      if (!woken)
+        v.push_back(absl::StrCat("I5 cpu", c, ": global timer ", global,
+                                 " with an idle root and no idle CPU waking for it"));
     }
   }
-  if (runtime_violations() != 0) v.push_back(absl::StrCat("I2/I8 run-time violations: ", runtime_violations()));
+  if (runtime_violations() != 0)
+    v.push_back(absl::StrCat("I2/I8 run-time violations: ", runtime_violations()));
   if (tmigr_->counters().lock_order_violations.load() != 0) {
-    v.push_back(absl::StrCat("I11 lock-order inversions: ", tmigr_->counters().lock_order_violations.load()));
+    v.push_back(absl::StrCat("I11 lock-order inversions: ",
+                             tmigr_->counters().lock_order_violations.load()));
   }
   return v;
 }

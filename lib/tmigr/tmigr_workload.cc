@@ -59,7 +59,8 @@ class DriverTimeTracer final : public Tracer {
 // their task and timers model, see OslatWorkloadConfig).
 class BusyTickHooks final : public Hooks {
  public:
-  BusyTickHooks(TimerSystem& ts, const CpuMask& busy, Tracer* tracer) : ts_(ts), busy_(busy), tracer_(tracer) {}
+  BusyTickHooks(TimerSystem& ts, const CpuMask& busy, Tracer* tracer)
+      : ts_(ts), busy_(busy), tracer_(tracer) {}
   void OnTick(CpuContext& ctx, TaskId) override {
     const int c = ctx.cpu();
     if (!busy_.Test(c)) return;
@@ -78,40 +79,44 @@ class BusyTickHooks final : public Hooks {
 absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Options& options,
                                                      const OslatWorkloadConfig& cfg) {
   if (cfg.duration <= 0 || cfg.duration > kMaxOslatDuration) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("oslat workload: duration ", cfg.duration, " ns outside (0, ", kMaxOslatDuration, "]"));
+    return absl::InvalidArgumentError(absl::StrCat("oslat workload: duration ", cfg.duration,
+                                                   " ns outside (0, ", kMaxOslatDuration, "]"));
   }
   if (cfg.jiffy <= 0) return absl::InvalidArgumentError(absl::StrCat("jiffy ", cfg.jiffy, " <= 0"));
   if (cfg.hk_burst <= 0 || cfg.hk_burst >= cfg.hk_period) {
-    return absl::InvalidArgumentError(absl::StrCat("hk_burst ", cfg.hk_burst, " not in (0, hk_period)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("hk_burst ", cfg.hk_burst, " not in (0, hk_period)"));
   }
   if (cfg.global_period <= cfg.global_jitter || cfg.global_jitter < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("global_jitter ", cfg.global_jitter, " vs period ", cfg.global_period));
+    return absl::InvalidArgumentError(
+        absl::StrCat("global_jitter ", cfg.global_jitter, " vs period ", cfg.global_period));
   }
   if (cfg.local_period <= 0 || cfg.check_every <= 0) {
     return absl::InvalidArgumentError("local_period and check_every must be > 0");
   }
   // Every period is a stream of events: bound how many fit in the run.
-  const std::pair<const char*, Nanos> periods[] = {{"jiffy", cfg.jiffy},
-                                                   {"hk_period", cfg.hk_period},
-                                                   {"local_period", cfg.local_period},
-                                                   {"check_every", cfg.check_every},
-                                                   {"global_period - global_jitter",
-                                                    cfg.global_period - cfg.global_jitter}};
+  const std::pair<const char*, Nanos> periods[] = {
+      {"jiffy", cfg.jiffy},
+      {"hk_period", cfg.hk_period},
+      {"local_period", cfg.local_period},
+      {"check_every", cfg.check_every},
+      {"global_period - global_jitter", cfg.global_period - cfg.global_jitter}};
   for (const auto& [name, period] : periods) {
     if (cfg.duration / period > kMaxOslatPeriods) {
-      return absl::InvalidArgumentError(absl::StrCat("oslat workload: ", name, " ", period, " ns repeats more than ",
-                                                     kMaxOslatPeriods, " times in duration ", cfg.duration));
+      return absl::InvalidArgumentError(absl::StrCat("oslat workload: ", name, " ", period,
+                                                     " ns repeats more than ", kMaxOslatPeriods,
+                                                     " times in duration ", cfg.duration));
     }
   }
   if (driver.tick_period() != cfg.jiffy) {
     return absl::InvalidArgumentError(absl::StrCat("oslat workload: jiffy ", cfg.jiffy,
-                                                   " ns differs from the driver's tick period ", driver.tick_period(),
-                                                   " ns (HZ = 1 s / jiffy)"));
+                                                   " ns differs from the driver's tick period ",
+                                                   driver.tick_period(), " ns (HZ = 1 s / jiffy)"));
   }
   if (driver.Now() != 0) {
     return absl::FailedPreconditionError(
-        absl::StrCat("oslat workload: the driver already ran (time ", driver.Now(), " ns); it needs a fresh one"));
+        absl::StrCat("oslat workload: the driver already ran (time ", driver.Now(),
+                     " ns); it needs a fresh one"));
   }
   const Topology& topology = driver.topology();
   const IsolationConfig& isolation = driver.isolation();
@@ -149,7 +154,9 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
   res.participation = options.participation;
   std::mt19937_64 rng(cfg.seed);
   std::vector<Nanos> phase(static_cast<size_t>(n), 0);
-  for (int c : hk) phase[static_cast<size_t>(c)] = static_cast<Nanos>(rng() % static_cast<uint64_t>(cfg.hk_period));
+  for (int c : hk)
+    phase[static_cast<size_t>(c)] =
+        static_cast<Nanos>(rng() % static_cast<uint64_t>(cfg.hk_period));
   std::vector<char> need_global(static_cast<size_t>(n), 1), need_local(static_cast<size_t>(n), 1);
   // Per CPU: bumped at each burst start and kick, so a wake-up or idle tick
   // armed before it is void (the CPU left idle since).
@@ -162,7 +169,8 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
       Nanos& until = trace_busy_until[static_cast<size_t>(runner)];
       const Nanos start = std::max(now, until);
       until = start + cfg.callback_cost;
-      tr->Activity(runner, start, until, kTraceTimer, remote ? "timer_softirq (pulled)" : "timer_softirq",
+      tr->Activity(runner, start, until, kTraceTimer,
+                   remote ? "timer_softirq (pulled)" : "timer_softirq",
                    running[static_cast<size_t>(runner)]);
       tr->Instant(runner, now, "tmigr.timer",
                   {{"owner", t.owner}, {"global", t.global ? 1 : 0}, {"remote", remote ? 1 : 0}});
@@ -201,37 +209,38 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
   };
   // The idle CPU `c` wakes for its programmed event (tick_nohz_stop_tick()
   // programmed the clock event device), unless its next burst comes first.
-  std::function<void(int, Nanos, Nanos, bool)> schedule_wake = [&](int c, Nanos now, Nanos next_burst,
-                                                                   bool after_wake) {
-    const size_t i = static_cast<size_t>(c);
-    Nanos w = ts.ProgrammedWakeup(c);
-    if (w > now || !after_wake) ghost_streak[i] = 0;
-    if (w == kNanosMax || w >= next_burst) return;
-    if (w <= now) {
-      ++res.immediate_rearms;
-      if (after_wake) {
-        ++res.immediate_rearms_after_wake;
-        if (++ghost_streak[i] == kGhostStreak) {
-          ++res.ghost_timers;
-          ++res.invariant_violations;
-          if (res.first_violations.size() < 10) {
-            res.first_violations.push_back(absl::StrCat("t=", now, ": cpu ", c, " due again right after each of ",
-                                                        kGhostStreak, " wake-ups in a row (ghost timer)"));
+  std::function<void(int, Nanos, Nanos, bool)> schedule_wake =
+      [&](int c, Nanos now, Nanos next_burst, bool after_wake) {
+        const size_t i = static_cast<size_t>(c);
+        Nanos w = ts.ProgrammedWakeup(c);
+        if (w > now || !after_wake) ghost_streak[i] = 0;
+        if (w == kNanosMax || w >= next_burst) return;
+        if (w <= now) {
+          ++res.immediate_rearms;
+          if (after_wake) {
+            ++res.immediate_rearms_after_wake;
+            if (++ghost_streak[i] == kGhostStreak) {
+              ++res.ghost_timers;
+              ++res.invariant_violations;
+              if (res.first_violations.size() < 10) {
+                res.first_violations.push_back(
+                    absl::StrCat("t=", now, ": cpu ", c, " due again right after each of ",
+                                 kGhostStreak, " wake-ups in a row (ghost timer)"));
+              }
+            }
+            // A ghost wake-up is not re-armed again: the CPU sleeps until its
+            // next burst (its timers then show up as late or lost).
+            if (ghost_streak[i] >= kGhostStreak) return;
           }
+          w = now + kNsPerUs;
         }
-        // A ghost wake-up is not re-armed again: the CPU sleeps until its
-        // next burst (its timers then show up as late or lost).
-        if (ghost_streak[i] >= kGhostStreak) return;
-      }
-      w = now + kNsPerUs;
-    }
-    arm(w, c, [&, c](Nanos t) {
-      if (!ts.BaseIdle(c)) return;
-      if (tr != nullptr) tr->Instant(c, t, "tmigr.idle_wakeup", {});
-      ts.IdleWakeup(c, t);
-      schedule_wake(c, t, next_burst_after(c, t), /*after_wake=*/true);
-    });
-  };
+        arm(w, c, [&, c](Nanos t) {
+          if (!ts.BaseIdle(c)) return;
+          if (tr != nullptr) tr->Instant(c, t, "tmigr.idle_wakeup", {});
+          ts.IdleWakeup(c, t);
+          schedule_wake(c, t, next_burst_after(c, t), /*after_wake=*/true);
+        });
+      };
   // The housekeeping CPU `c` goes idle: the tick stops if the hierarchy lets
   // it, else it keeps running in the idle loop, a jiffy at a time.
   std::function<void(int, Nanos)> go_idle = [&](int c, Nanos now) {
@@ -254,14 +263,16 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
   // Busy CPUs tick every jiffy (oslat without nohz_full), or never (S26:
   // nohz_full, one task: the tick stays stopped); housekeeping CPUs are
   // nohz idle.
-  for (int c : busy) driver.SetTickMode(c, cfg.isolated_tick_stopped ? TickMode::kNohzFull : TickMode::kPeriodic);
+  for (int c : busy)
+    driver.SetTickMode(c, cfg.isolated_tick_stopped ? TickMode::kNohzFull : TickMode::kPeriodic);
   for (int c : hk) driver.SetTickMode(c, TickMode::kNohzIdle);
   for (int c : busy) {
     TaskSpec t;
     t.name = "oslat";
     t.cpu = c;
     t.affinity = CpuMask::Of(n, c);
-    t.body = MakeTaskBody([step = kOslatStepJiffies * cfg.jiffy](TaskContext&) { return Step::Run(step); });
+    t.body = MakeTaskBody(
+        [step = kOslatStepJiffies * cfg.jiffy](TaskContext&) { return Step::Run(step); });
     if (auto id = driver.Spawn(std::move(t)); !id.ok()) return id.status();
   }
   // A housekeeping task: it sleeps until its phase, then each period a burst
@@ -271,46 +282,48 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
     t.name = "hk_burst";
     t.cpu = c;
     t.affinity = CpuMask::Of(n, c);
-    t.body = MakeTaskBody([&, c, started = false, in_burst = false](TaskContext& ctx) mutable -> Step {
-      const size_t ci = static_cast<size_t>(c);
-      const Nanos now = ctx.now();
-      if (!started) {
-        started = true;
-        return Step::Sleep(phase[ci]);
-      }
-      if (in_burst) {  // burst end
-        in_burst = false;
-        if (tr != nullptr) {
-          running[ci] = -1;
-          tr->CpuRuns(c, now, -1, {});
-        }
-        go_idle(c, now);
-        return Step::Sleep(cfg.hk_period - cfg.hk_burst);
-      }
-      in_burst = true;
-      ++gen[ci];
-      if (tr != nullptr) {
-        if (ts.BaseIdle(c)) tr->Instant(c, now, "tick_restart", {});
-        running[ci] = n + c;
-        tr->CpuRuns(c, now, n + c, "hk_burst");
-        tr->Instant(c, now, "tick", {});
-      }
-      ts.ExitIdle(c, now);
-      ts.Tick(c, now);
-      if (need_global[ci]) {
-        const Nanos jitter = cfg.global_jitter == 0
-                                 ? 0
-                                 : static_cast<Nanos>(rng() % static_cast<uint64_t>(2 * cfg.global_jitter + 1)) -
-                                       cfg.global_jitter;
-        ts.AddTimer(c, now + cfg.global_period + jitter, /*global=*/true, now);
-        need_global[ci] = 0;
-      }
-      if (need_local[ci]) {
-        ts.AddTimer(c, now + cfg.local_period, /*global=*/false, now);
-        need_local[ci] = 0;
-      }
-      return Step::Run(cfg.hk_burst);
-    });
+    t.body =
+        MakeTaskBody([&, c, started = false, in_burst = false](TaskContext& ctx) mutable -> Step {
+          const size_t ci = static_cast<size_t>(c);
+          const Nanos now = ctx.now();
+          if (!started) {
+            started = true;
+            return Step::Sleep(phase[ci]);
+          }
+          if (in_burst) {  // burst end
+            in_burst = false;
+            if (tr != nullptr) {
+              running[ci] = -1;
+              tr->CpuRuns(c, now, -1, {});
+            }
+            go_idle(c, now);
+            return Step::Sleep(cfg.hk_period - cfg.hk_burst);
+          }
+          in_burst = true;
+          ++gen[ci];
+          if (tr != nullptr) {
+            if (ts.BaseIdle(c)) tr->Instant(c, now, "tick_restart", {});
+            running[ci] = n + c;
+            tr->CpuRuns(c, now, n + c, "hk_burst");
+            tr->Instant(c, now, "tick", {});
+          }
+          ts.ExitIdle(c, now);
+          ts.Tick(c, now);
+          if (need_global[ci]) {
+            const Nanos jitter =
+                cfg.global_jitter == 0
+                    ? 0
+                    : static_cast<Nanos>(rng() % static_cast<uint64_t>(2 * cfg.global_jitter + 1)) -
+                          cfg.global_jitter;
+            ts.AddTimer(c, now + cfg.global_period + jitter, /*global=*/true, now);
+            need_global[ci] = 0;
+          }
+          if (need_local[ci]) {
+            ts.AddTimer(c, now + cfg.local_period, /*global=*/false, now);
+            need_local[ci] = 0;
+          }
+          return Step::Run(cfg.hk_burst);
+        });
     if (auto id = driver.Spawn(std::move(t)); !id.ok()) return id.status();
   }
 
@@ -325,7 +338,8 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
     const std::vector<std::string> v = ts.CheckInvariants(now);
     res.invariant_violations += static_cast<int64_t>(v.size());
     for (const std::string& line : v) {
-      if (res.first_violations.size() < 10) res.first_violations.push_back(absl::StrCat("t=", now, ": ", line));
+      if (res.first_violations.size() < 10)
+        res.first_violations.push_back(absl::StrCat("t=", now, ": ", line));
     }
     if (now + cfg.check_every < cfg.duration) {
       driver.ArmTimer(0, now + cfg.check_every, [&](CpuContext& ctx) { check(ctx.now()); });
@@ -349,7 +363,8 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
   for (int c = 0; c < n; ++c) {
     if (driver.Stats(c).kernel_ns != 0) {
       return absl::FailedPreconditionError(
-          absl::StrCat("oslat workload: the driver spent ", driver.Stats(c).kernel_ns, " ns of kernel time on cpu ", c,
+          absl::StrCat("oslat workload: the driver spent ", driver.Stats(c).kernel_ns,
+                       " ns of kernel time on cpu ", c,
                        "; the model needs a simulator with zero base costs (ZeroCostSimOptions)"));
     }
   }
@@ -359,8 +374,9 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
   res.max_lateness_ns = ts.max_lateness();
   for (const TimerRecord& t : ts.timers()) {
     if (t.run_at >= 0 && t.run_at - t.expires == res.max_lateness_ns) {
-      res.latest_timer = absl::StrCat("owner ", t.owner, t.global ? " global" : " local", " expires ", t.expires,
-                                      " ran on ", t.run_cpu, " at ", t.run_at);
+      res.latest_timer =
+          absl::StrCat("owner ", t.owner, t.global ? " global" : " local", " expires ", t.expires,
+                       " ran on ", t.run_cpu, " at ", t.run_at);
       break;
     }
   }
@@ -369,7 +385,8 @@ absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(Driver& driver, const Optio
   }
   const std::vector<int64_t> by_runner = ts.tmigr().RemoteExpiriesByRunner();
   for (int c = 0; c < n; ++c) {
-    if (by_runner[static_cast<size_t>(c)] != 0) res.remote_by_runner[c] = by_runner[static_cast<size_t>(c)];
+    if (by_runner[static_cast<size_t>(c)] != 0)
+      res.remote_by_runner[c] = by_runner[static_cast<size_t>(c)];
   }
   res.available = ts.tmigr().AvailableMask().ToString();
   return res;

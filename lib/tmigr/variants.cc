@@ -46,7 +46,9 @@ VariantRegistry<HierarchyFactory>& HierarchyRegistry() {
   return *registry;
 }
 
-absl::Status RegisterHierarchy(HierarchyEntry entry) { return HierarchyRegistry().Register(std::move(entry)); }
+absl::Status RegisterHierarchy(HierarchyEntry entry) {
+  return HierarchyRegistry().Register(std::move(entry));
+}
 
 std::vector<VariantInfo> ListVariants() {
   std::vector<VariantInfo> out;

@@ -17,12 +17,12 @@ using SlotEntry = VariantEntry<SlotFactory>;
 // The built-ins of each axis in registration order, one line each:
 // X(<entry function>), defined in the variant's file.  A new built-in is its
 // file plus one line here.
-#define ISOLATION_VMSTAT_SLOTS(X)                \
-  X(S8OwnerSlot)      /* slot_s8_owner.cc */     \
-  X(S32AtomicSlot)    /* slot_s32_atomic.cc */   \
+#define ISOLATION_VMSTAT_SLOTS(X)                 \
+  X(S8OwnerSlot)      /* slot_s8_owner.cc */      \
+  X(S32AtomicSlot)    /* slot_s32_atomic.cc */    \
   X(S64WatermarkSlot) /* slot_s64_watermark.cc */ \
-  X(S32XaddSlot)      /* slot_s32_xadd.cc */     \
-  X(S32ScaledSlot)    /* slot_s32_scaled.cc */   \
+  X(S32XaddSlot)      /* slot_s32_xadd.cc */      \
+  X(S32ScaledSlot)    /* slot_s32_scaled.cc */    \
   X(S32PlainSlot)     /* slot_s32_plain.cc, negative control */
 
 #define ISOLATION_VMSTAT_FOLD_POLICIES(X) \

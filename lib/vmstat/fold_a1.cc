@@ -20,7 +20,8 @@ class SkipIsolatedFold final : public MainlineFold {
     t.folds_kernel_bound_cpus = false;  // an isolated CPU's residue stays
     return t;
   }
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     if (vm.IsIsolated(cpu)) return ShepherdAction::kSkip;  // be5e015d107d
     return MainlineFold::Shepherd(vm, cpu, tick_stopped);
   }

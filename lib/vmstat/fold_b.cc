@@ -26,7 +26,8 @@ class SeedFold final : public FoldPolicy {
   }
   // v8 3/5: skip CPUs whose tick the (racy) remote check sees stopped, queue
   // on the dirty flag instead of need_update().
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     if (tick_stopped(cpu)) return ShepherdAction::kSkip;
     return vm.Dirty(cpu) ? ShepherdAction::kQueueWork : ShepherdAction::kSkip;
   }
@@ -47,10 +48,11 @@ class SeedFold final : public FoldPolicy {
 }  // namespace
 
 FoldPolicyEntry BPolicy() {
-  return FoldPolicyEntry{"B",
-                         "the seed (Tomlin/Tosatti v8, 2022): fold on return to user of a nohz_full CPU "
-                         "whose tick is stopped; dirty-gated quiet_vmstat",
-                         false, [] { return std::make_unique<SeedFold>(); }};
+  return FoldPolicyEntry{
+      "B",
+      "the seed (Tomlin/Tosatti v8, 2022): fold on return to user of a nohz_full CPU "
+      "whose tick is stopped; dirty-gated quiet_vmstat",
+      false, [] { return std::make_unique<SeedFold>(); }};
 }
 
 }  // namespace isolation::vmstat::internal

@@ -29,7 +29,8 @@ class LocalFold final : public FoldPolicy {
     return t;
   }
   // v10 3/6: nohz_full CPUs manage their work themselves.
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     (void)tick_stopped;
     if (vm.IsNohzFull(cpu)) return ShepherdAction::kSkip;
     return vm.Dirty(cpu) ? ShepherdAction::kQueueWork : ShepherdAction::kSkip;
@@ -68,7 +69,7 @@ FoldPolicyEntry BLocalPolicy() {
                     "write; return to user folds and cancels it",
                     false, [] { return std::make_unique<LocalFold>(); }};
   e.aliases = {"B-local", "Blocal"};  // isolab's spellings before the registry
-  e.default_row = false;  // run by name: the seeds' table compares A0, A1, B and C
+  e.default_row = false;              // run by name: the seeds' table compares A0, A1, B and C
   return e;
 }
 

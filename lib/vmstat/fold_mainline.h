@@ -21,7 +21,8 @@ class MainlineFold : public FoldPolicy {
     t.folds_kernel_bound_cpus = true;  // the work reaches every dirty CPU
     return t;
   }
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     (void)tick_stopped;
     return vm.NeedUpdate(cpu) ? ShepherdAction::kQueueWork : ShepherdAction::kSkip;
   }

@@ -31,9 +31,11 @@ class RemoteFold final : public FoldPolicy {
   }
   // The remote_fold_need_update_filter knob: C folds every online CPU; with
   // the knob only those need_update() finds dirty (A's filter).
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     (void)tick_stopped;
-    if (vm.config().remote_fold_need_update_filter && !vm.NeedUpdate(cpu)) return ShepherdAction::kSkip;
+    if (vm.config().remote_fold_need_update_filter && !vm.NeedUpdate(cpu))
+      return ShepherdAction::kSkip;
     return ShepherdAction::kFoldRemote;
   }
 
@@ -57,11 +59,12 @@ std::vector<FoldPolicyEntry> RemotePolicies() {
                       "OURS (no kernel discussion): C's remote fold with one locked add per update "
                       "(lock xadd) and an xchg fold past the threshold, instead of load + CAS",
                       false, [] { return std::make_unique<RemoteFold>("s32-xadd"); }},
-      FoldPolicyEntry{"C.addo",
-                      "OURS (no kernel discussion): C's remote fold with one locked add per update whose "
-                      "overflow flag is the threshold test (lock add + jo), the differential stored in "
-                      "units of the threshold",
-                      false, [] { return std::make_unique<RemoteFold>("s32-scaled"); }},
+      FoldPolicyEntry{
+          "C.addo",
+          "OURS (no kernel discussion): C's remote fold with one locked add per update whose "
+          "overflow flag is the threshold test (lock add + jo), the differential stored in "
+          "units of the threshold",
+          false, [] { return std::make_unique<RemoteFold>("s32-scaled"); }},
       FoldPolicyEntry{"C-plain",
                       "negative control: C's remote fold over a plain load/store writer; loses "
                       "updates under a concurrent fold (spec I7)",
@@ -70,7 +73,8 @@ std::vector<FoldPolicyEntry> RemotePolicies() {
   // The seeds' table compares A0, A1, B and C; the library's own designs run by name.
   for (FoldPolicyEntry& e : entries) {
     if (e.name != "C") e.default_row = false;
-    if (e.name == "C-plain") e.aliases = {"C-plain-negative-control"};  // isolab's spelling before the registry
+    if (e.name == "C-plain")
+      e.aliases = {"C-plain-negative-control"};  // isolab's spelling before the registry
   }
   return entries;
 }

@@ -27,12 +27,14 @@ using absl::string_view;
 
 string_view Trim(string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
 absl::Status BadLine(string_view line) {
-  return absl::InvalidArgumentError(absl::StrCat("/proc/zoneinfo: cannot read line \"", std::string(line), "\""));
+  return absl::InvalidArgumentError(
+      absl::StrCat("/proc/zoneinfo: cannot read line \"", std::string(line), "\""));
 }
 
 }  // namespace
@@ -73,15 +75,19 @@ absl::StatusOr<std::vector<ZoneinfoZone>> ParseZoneinfo(std::string_view text) {
     // "        managed  %lu" and the watermarks: a word, spaces, a number.
     const std::vector<string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
     if (words.size() != 2) continue;
-    int64_t* field = words[0] == "managed" ? &z.managed : words[0] == "min" ? &z.min : words[0] == "low" ? &z.low : nullptr;
+    int64_t* field = words[0] == "managed" ? &z.managed
+                     : words[0] == "min"   ? &z.min
+                     : words[0] == "low"   ? &z.low
+                                           : nullptr;
     if (field != nullptr && !absl::SimpleAtoi(words[1], field)) return BadLine(line);
   }
   return zones;
 }
 
-HostCheck CheckZoneThresholds(const absl::StatusOr<std::string>& zoneinfo, const absl::StatusOr<std::string>& online,
-                              int page_shift) {
-  HostCheck check{"vmstat: per-CPU stat thresholds vs /proc/zoneinfo", HostVerdict::kNotAvailable, "", "", ""};
+HostCheck CheckZoneThresholds(const absl::StatusOr<std::string>& zoneinfo,
+                              const absl::StatusOr<std::string>& online, int page_shift) {
+  HostCheck check{"vmstat: per-CPU stat thresholds vs /proc/zoneinfo", HostVerdict::kNotAvailable,
+                  "", "", ""};
   if (!zoneinfo.ok()) {
     check.detail = std::string(zoneinfo.status().message());
     return check;
@@ -107,12 +113,14 @@ HostCheck CheckZoneThresholds(const absl::StatusOr<std::string>& zoneinfo, const
     if (z.thresholds.empty()) continue;  // unpopulated: no pagesets printed
     const std::string name = absl::StrCat("node", z.node, "/", z.zone);
     if (z.managed < 0) {
-      check.detail = absl::StrCat("/proc/zoneinfo: zone ", name, " has thresholds but no managed count");
+      check.detail =
+          absl::StrCat("/proc/zoneinfo: zone ", name, " has thresholds but no managed count");
       return check;
     }
     any = true;
     const int normal = NormalThreshold(z.managed, online_cpus, page_shift);
-    const int pressure = z.low >= 0 && z.min >= 0 ? PressureThreshold(z.low, z.min, online_cpus) : -1;
+    const int pressure =
+        z.low >= 0 && z.min >= 0 ? PressureThreshold(z.low, z.min, online_cpus) : -1;
     bool all_normal = true, all_pressure = pressure >= 0;
     std::vector<std::string> seen;
     for (const auto& [cpu, threshold] : z.thresholds) {
@@ -124,14 +132,16 @@ HostCheck CheckZoneThresholds(const absl::StatusOr<std::string>& zoneinfo, const
     kernel.push_back(absl::StrCat(name, " ", absl::StrJoin(seen, ",")));
     if (all_normal) continue;
     if (all_pressure) {
-      notes.push_back(absl::StrCat(name, ": pressure threshold ", pressure,
-                                   " = (low - min) / online cpus (kswapd is reclaiming: set_pgdat_percpu_threshold)"));
+      notes.push_back(absl::StrCat(
+          name, ": pressure threshold ", pressure,
+          " = (low - min) / online cpus (kswapd is reclaiming: set_pgdat_percpu_threshold)"));
       continue;
     }
     all_agree = false;
-    notes.push_back(absl::StrCat(name, ": kernel thresholds differ from normal ", normal, " (managed ", z.managed,
-                                 " pages, ", online_cpus, " online cpus)",
-                                 pressure >= 0 ? absl::StrCat(" and from pressure ", pressure) : ""));
+    notes.push_back(
+        absl::StrCat(name, ": kernel thresholds differ from normal ", normal, " (managed ",
+                     z.managed, " pages, ", online_cpus, " online cpus)",
+                     pressure >= 0 ? absl::StrCat(" and from pressure ", pressure) : ""));
   }
   if (!any) {
     check.detail = "/proc/zoneinfo has no \"vm stats threshold\" lines (CONFIG_SMP=n?)";
@@ -140,9 +150,10 @@ HostCheck CheckZoneThresholds(const absl::StatusOr<std::string>& zoneinfo, const
   check.verdict = all_agree ? HostVerdict::kAgree : HostVerdict::kDisagree;
   check.model = absl::StrJoin(model, "; ");
   check.kernel = absl::StrJoin(kernel, "; ");
-  check.detail = absl::StrCat("calculate_normal_threshold() = min(125, 2*fls(", online_cpus,
-                              " online cpus)*(1+fls(managed >> ", 27 - page_shift, "))) per populated zone",
-                              notes.empty() ? "" : "; ", absl::StrJoin(notes, "; "));
+  check.detail =
+      absl::StrCat("calculate_normal_threshold() = min(125, 2*fls(", online_cpus,
+                   " online cpus)*(1+fls(managed >> ", 27 - page_shift, "))) per populated zone",
+                   notes.empty() ? "" : "; ", absl::StrJoin(notes, "; "));
   return check;
 }
 

@@ -53,7 +53,8 @@ VariantRegistry<FoldPolicyFactory>& FoldPolicyRegistry() {
   static VariantRegistry<FoldPolicyFactory>* const registry = [] {
     auto* r = new VariantRegistry<FoldPolicyFactory>("vmstat fold policy");
     MustRegister(RegisterBuiltins(*r, {ISOLATION_VMSTAT_FOLD_POLICIES(ISOLATION_VMSTAT_ADDRESS_)}));
-    for (FoldPolicyEntry& e : internal::RemotePolicies()) MustRegister(r->Register(AsBuiltin(std::move(e))));
+    for (FoldPolicyEntry& e : internal::RemotePolicies())
+      MustRegister(r->Register(AsBuiltin(std::move(e))));
     return r;
   }();
   return *registry;
@@ -77,7 +78,8 @@ absl::Status RegisterFoldPolicy(FoldPolicyEntry entry) {
       if (auto s = SlotRegistry().Find(slot); s.ok() && (*s)->negative_control) {
         return absl::InvalidArgumentError(absl::StrCat(
             "vmstat fold policy '", absl::CHexEscape(entry.name), "': its default slot '", slot,
-            "' is a negative control; register the policy with negative_control = true (it is one too)"));
+            "' is a negative control; register the policy with negative_control = true (it is one "
+            "too)"));
       }
     }
   }

@@ -27,12 +27,12 @@
 namespace isolation::vmstat::internal {
 
 enum class SlotMode {
-  kOwnerS8,          // s8-owner: s8, only the owner writes
-  kSharedS32Cas,     // s32-atomic: s32, CAS writers, xchg folders
-  kSharedS32Plain,   // s32-plain (negative control): s32, plain writers, xchg folders
-  kWatermark,        // s64-watermark: 64-bit running sum + folded watermark
-  kSharedS32Xadd,    // s32-xadd: s32, locked-add writers, xchg folders
-  kScaledS32,        // s32-scaled: s32 x unit, locked-add writers (overflow = threshold), CAS folders
+  kOwnerS8,         // s8-owner: s8, only the owner writes
+  kSharedS32Cas,    // s32-atomic: s32, CAS writers, xchg folders
+  kSharedS32Plain,  // s32-plain (negative control): s32, plain writers, xchg folders
+  kWatermark,       // s64-watermark: 64-bit running sum + folded watermark
+  kSharedS32Xadd,   // s32-xadd: s32, locked-add writers, xchg folders
+  kScaledS32,  // s32-scaled: s32 x unit, locked-add writers (overflow = threshold), CAS folders
 };
 
 template <SlotMode M>
@@ -158,7 +158,8 @@ class VmstatImpl final : public Vmstat {
   int64_t RawDiff(int cpu, StatKind kind, int instance, int item) const {
     const auto& c = CellOf(cpu, kind, instance, item);
     if constexpr (M == SlotMode::kWatermark) {
-      return internal::WrapSub(c.slot.load(std::memory_order_relaxed), c.folded.load(std::memory_order_relaxed));
+      return internal::WrapSub(c.slot.load(std::memory_order_relaxed),
+                               c.folded.load(std::memory_order_relaxed));
     } else if constexpr (M == SlotMode::kScaledS32) {
       return ScaledDecode(c.w.load(std::memory_order_relaxed));
     } else {
@@ -290,7 +291,8 @@ class VmstatImpl final : public Vmstat {
         if (std::abs(delta) <= t) {
           // Relaxed: atomic against the folders' xchg (the slot's single
           // modification order), as C's CAS; nothing else is ordered by it.
-          const int64_t n = delta + c.d.fetch_add(static_cast<int32_t>(delta), std::memory_order_relaxed);
+          const int64_t n =
+              delta + c.d.fetch_add(static_cast<int32_t>(delta), std::memory_order_relaxed);
           if (std::abs(n) > t) FoldAddedS32(cpu, kind, instance, item, c.d, mode);
           AfterWrite(cpu);
           return;
@@ -351,7 +353,8 @@ class VmstatImpl final : public Vmstat {
         if (x == 0) return 0;
         ISOLATION_INTERLEAVE_POINT("vmstat.addo_fold.before_cas");
         // Relaxed CAS: atomic against the owner's locked add and CAS.
-        if (c.w.compare_exchange_weak(w, ScaledEncode(0, static_cast<uint32_t>(w)), std::memory_order_relaxed)) {
+        if (c.w.compare_exchange_weak(w, ScaledEncode(0, static_cast<uint32_t>(w)),
+                                      std::memory_order_relaxed)) {
           return x;
         }
       }
@@ -360,7 +363,8 @@ class VmstatImpl final : public Vmstat {
       int64_t f = c.folded.load(std::memory_order_relaxed);
       while (s != f) {
         // Relaxed CAS on `folded`: the winner owns the delta s - f.
-        if (c.folded.compare_exchange_weak(f, s, std::memory_order_relaxed)) return internal::WrapSub(s, f);
+        if (c.folded.compare_exchange_weak(f, s, std::memory_order_relaxed))
+          return internal::WrapSub(s, f);
       }
       return 0;
     } else {
@@ -466,7 +470,8 @@ class VmstatImpl final : public Vmstat {
         if (v != 0) {
           ISOLATION_INTERLEAVE_POINT("vmstat.fold.mid_fold");  // taken, not yet added (I2)
           AddCounter(Shared(StatKind::kZone, z).v[static_cast<size_t>(item)], v);
-          zone_global[static_cast<size_t>(item)] = internal::SaturatingAdd(zone_global[static_cast<size_t>(item)], v);
+          zone_global[static_cast<size_t>(item)] =
+              internal::SaturatingAdd(zone_global[static_cast<size_t>(item)], v);
         }
       }
     }
@@ -476,7 +481,8 @@ class VmstatImpl final : public Vmstat {
         if (v != 0) {
           ISOLATION_INTERLEAVE_POINT("vmstat.fold.mid_fold");
           AddCounter(Shared(StatKind::kNode, node).v[static_cast<size_t>(item)], v);
-          node_global[static_cast<size_t>(item)] = internal::SaturatingAdd(node_global[static_cast<size_t>(item)], v);
+          node_global[static_cast<size_t>(item)] =
+              internal::SaturatingAdd(node_global[static_cast<size_t>(item)], v);
         }
       }
     }

@@ -8,9 +8,12 @@
 namespace isolation::vmstat::internal {
 
 SlotEntry S32PlainSlot() {
-  return SlotEntry{"s32-plain",
-                   "negative control: s32 differential with a plain load/store writer racing exchange(0) folds; loses or double-counts updates (spec I7)",
-                   true, SlotFactory{TraitsOf<SlotMode::kSharedS32Plain>(), &MakeVmstat<SlotMode::kSharedS32Plain>}};
+  return SlotEntry{
+      "s32-plain",
+      "negative control: s32 differential with a plain load/store writer racing exchange(0) folds; "
+      "loses or double-counts updates (spec I7)",
+      true,
+      SlotFactory{TraitsOf<SlotMode::kSharedS32Plain>(), &MakeVmstat<SlotMode::kSharedS32Plain>}};
 }
 
 }  // namespace isolation::vmstat::internal

@@ -9,10 +9,12 @@
 namespace isolation::vmstat::internal {
 
 SlotEntry S32ScaledSlot() {
-  return SlotEntry{"s32-scaled",
-                   "OURS: s32 differential times a per-threshold unit, so that one relaxed locked add's overflow "
-                   "flag is the threshold test (lock add + jo on x86); CAS folds from any CPU; C.addo",
-                   false, SlotFactory{TraitsOf<SlotMode::kScaledS32>(), &MakeVmstat<SlotMode::kScaledS32>}};
+  return SlotEntry{
+      "s32-scaled",
+      "OURS: s32 differential times a per-threshold unit, so that one relaxed locked add's "
+      "overflow "
+      "flag is the threshold test (lock add + jo on x86); CAS folds from any CPU; C.addo",
+      false, SlotFactory{TraitsOf<SlotMode::kScaledS32>(), &MakeVmstat<SlotMode::kScaledS32>}};
 }
 
 }  // namespace isolation::vmstat::internal

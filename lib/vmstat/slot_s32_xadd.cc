@@ -8,10 +8,12 @@
 namespace isolation::vmstat::internal {
 
 SlotEntry S32XaddSlot() {
-  return SlotEntry{"s32-xadd",
-                   "OURS: s32 differential with one relaxed locked add per update (lock xadd on x86) and an "
-                   "exchange past the threshold; exchange(0) folds from any CPU; C.xadd",
-                   false, SlotFactory{TraitsOf<SlotMode::kSharedS32Xadd>(), &MakeVmstat<SlotMode::kSharedS32Xadd>}};
+  return SlotEntry{
+      "s32-xadd",
+      "OURS: s32 differential with one relaxed locked add per update (lock xadd on x86) and an "
+      "exchange past the threshold; exchange(0) folds from any CPU; C.xadd",
+      false,
+      SlotFactory{TraitsOf<SlotMode::kSharedS32Xadd>(), &MakeVmstat<SlotMode::kSharedS32Xadd>}};
 }
 
 }  // namespace isolation::vmstat::internal

@@ -8,9 +8,11 @@
 namespace isolation::vmstat::internal {
 
 SlotEntry S64WatermarkSlot() {
-  return SlotEntry{"s64-watermark",
-                   "OURS: 64-bit running sum stored by its owner plus a folded word advanced by CAS by any folder; D",
-                   false, SlotFactory{TraitsOf<SlotMode::kWatermark>(), &MakeVmstat<SlotMode::kWatermark>}};
+  return SlotEntry{
+      "s64-watermark",
+      "OURS: 64-bit running sum stored by its owner plus a folded word advanced by CAS by any "
+      "folder; D",
+      false, SlotFactory{TraitsOf<SlotMode::kWatermark>(), &MakeVmstat<SlotMode::kWatermark>}};
 }
 
 }  // namespace isolation::vmstat::internal

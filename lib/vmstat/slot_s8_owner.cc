@@ -9,8 +9,10 @@ namespace isolation::vmstat::internal {
 
 SlotEntry S8OwnerSlot() {
   return SlotEntry{"s8-owner",
-                   "s8 per-CPU differential written only by its CPU (relaxed load + store, the analogue of the unlocked this_cpu_cmpxchg); A0, A1, B, B.local",
-                   false, SlotFactory{TraitsOf<SlotMode::kOwnerS8>(), &MakeVmstat<SlotMode::kOwnerS8>}};
+                   "s8 per-CPU differential written only by its CPU (relaxed load + store, the "
+                   "analogue of the unlocked this_cpu_cmpxchg); A0, A1, B, B.local",
+                   false,
+                   SlotFactory{TraitsOf<SlotMode::kOwnerS8>(), &MakeVmstat<SlotMode::kOwnerS8>}};
 }
 
 }  // namespace isolation::vmstat::internal

@@ -25,7 +25,8 @@ int Fls(uint64_t x) { return x == 0 ? 0 : 64 - std::countl_zero(x); }
 
 // calculate_normal_threshold()
 int NormalThreshold(int64_t managed_pages, int online_cpus, int page_shift) {
-  ISOLATION_CONTRACT(page_shift >= 0 && page_shift <= 27, "vmstat: page_shift %d outside [0, 27]", page_shift);
+  ISOLATION_CONTRACT(page_shift >= 0 && page_shift <= 27, "vmstat: page_shift %d outside [0, 27]",
+                     page_shift);
   page_shift = std::clamp(page_shift, 0, 27);
   const int64_t mem = managed_pages >> (27 - page_shift);  // 128 MiB units
   const int t = 2 * Fls(static_cast<uint64_t>(std::max(online_cpus, 0))) *
@@ -36,7 +37,8 @@ int NormalThreshold(int64_t managed_pages, int online_cpus, int page_shift) {
 // calculate_pressure_threshold()
 int PressureThreshold(int64_t low_wmark, int64_t min_wmark, int online_cpus) {
   int64_t distance = 0;
-  if (__builtin_sub_overflow(low_wmark, min_wmark, &distance)) distance = low_wmark > min_wmark ? INT64_MAX : 0;
+  if (__builtin_sub_overflow(low_wmark, min_wmark, &distance))
+    distance = low_wmark > min_wmark ? INT64_MAX : 0;
   int64_t t = online_cpus > 0 ? distance / online_cpus : distance;
   t = std::max<int64_t>(1, t);
   return static_cast<int>(std::min<int64_t>(kThresholdCap, t));
@@ -68,7 +70,8 @@ Vmstat::Vmstat(VmstatConfig config, std::unique_ptr<FoldPolicy> policy, SlotTrai
       node_shared_(static_cast<size_t>(config_.num_nodes)),
       drift_mark_(config_.zones.size(), 0),
       node_pressure_(static_cast<size_t>(config_.num_nodes), false) {
-  isolated_ = config_.isolated.nbits() == config_.num_cpus ? config_.isolated : CpuMask(config_.num_cpus);
+  isolated_ =
+      config_.isolated.nbits() == config_.num_cpus ? config_.isolated : CpuMask(config_.num_cpus);
   nohz_full_ =
       config_.nohz_full.nbits() == config_.num_cpus ? config_.nohz_full : CpuMask(config_.num_cpus);
   online_count_ = config_.num_cpus;
@@ -149,7 +152,8 @@ void Vmstat::Saturate(std::atomic<int64_t>& counter, bool up) {
   // to the right side.
   const int64_t bound = up ? INT64_MAX : INT64_MIN;
   int64_t cur = counter.load(std::memory_order_relaxed);
-  while ((up ? cur < 0 : cur >= 0) && !counter.compare_exchange_weak(cur, bound, std::memory_order_relaxed)) {
+  while ((up ? cur < 0 : cur >= 0) &&
+         !counter.compare_exchange_weak(cur, bound, std::memory_order_relaxed)) {
   }
   saturated_adds_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -157,7 +161,9 @@ void Vmstat::Saturate(std::atomic<int64_t>& counter, bool up) {
 int64_t Vmstat::DriftMark(int zone) const {
   return zone >= 0 && zone < num_zones() ? drift_mark_[static_cast<size_t>(zone)] : 0;
 }
-bool Vmstat::IsOnline(int cpu) const { return ValidCpu(cpu) && State(cpu).online.load(std::memory_order_relaxed); }
+bool Vmstat::IsOnline(int cpu) const {
+  return ValidCpu(cpu) && State(cpu).online.load(std::memory_order_relaxed);
+}
 bool Vmstat::WorkPending(int cpu) const {
   return ValidCpu(cpu) && State(cpu).work_pending.load(std::memory_order_relaxed);
 }
@@ -183,8 +189,9 @@ CpuCounters Vmstat::Counters(int cpu) const {
 // The zone's threshold outside memory pressure: the configured fixed value
 // or calculate_normal_threshold().
 int Vmstat::ZoneNormalThreshold(const ZoneSpec& zone, int online_cpus) const {
-  return config_.fixed_threshold > 0 ? std::min(config_.fixed_threshold, kThresholdCap)
-                                     : NormalThreshold(zone.managed_pages, online_cpus, config_.page_shift);
+  return config_.fixed_threshold > 0
+             ? std::min(config_.fixed_threshold, kThresholdCap)
+             : NormalThreshold(zone.managed_pages, online_cpus, config_.page_shift);
 }
 
 // refresh_zone_stat_thresholds(): every online CPU gets the zone's threshold;
@@ -203,7 +210,8 @@ void Vmstat::ApplyThresholds() {
     const int t = ZoneNormalThreshold(zone, n);
     for (int cpu = 0; cpu < num_cpus(); ++cpu) {
       if (!IsOnline(cpu)) continue;
-      ThresholdSlot(cpu, StatKind::kZone, z).store(static_cast<int8_t>(t), std::memory_order_relaxed);
+      ThresholdSlot(cpu, StatKind::kZone, z)
+          .store(static_cast<int8_t>(t), std::memory_order_relaxed);
       auto& nt = ThresholdSlot(cpu, StatKind::kNode, zone.node);
       nt.store(static_cast<int8_t>(std::max<int>(t, nt.load(std::memory_order_relaxed))),
                std::memory_order_relaxed);
@@ -234,7 +242,8 @@ absl::Status Vmstat::SetPressure(int node, bool on) {
     }
     for (int cpu = 0; cpu < num_cpus(); ++cpu) {
       if (IsOnline(cpu)) {
-        ThresholdSlot(cpu, StatKind::kZone, z).store(static_cast<int8_t>(t), std::memory_order_relaxed);
+        ThresholdSlot(cpu, StatKind::kZone, z)
+            .store(static_cast<int8_t>(t), std::memory_order_relaxed);
       }
     }
   }
@@ -383,11 +392,13 @@ void Vmstat::WriterMarkDirty(int cpu) { MarkDirty(cpu); }
 // overstep and add what it held: our add, less anything a remote fold took
 // in between (that fold added it), plus whatever else it held.  Conserved
 // either way: slot + shared side is unchanged by the xchg + add pair.
-void Vmstat::FoldAddedS32(int cpu, StatKind kind, int instance, int item, std::atomic<int32_t>& slot, int mode) {
+void Vmstat::FoldAddedS32(int cpu, StatKind kind, int instance, int item,
+                          std::atomic<int32_t>& slot, int mode) {
   const int64_t overstep = mode * Overstep(ThresholdRaw(cpu, kind, instance));
   ISOLATION_INTERLEAVE_POINT("vmstat.xadd_writer.before_xchg");  // added, not yet taken
   // Relaxed xchg: atomic against the folders' xchg; orders nothing else.
-  const int64_t taken = slot.exchange(static_cast<int32_t>(-overstep), std::memory_order_relaxed) + overstep;
+  const int64_t taken =
+      slot.exchange(static_cast<int32_t>(-overstep), std::memory_order_relaxed) + overstep;
   if (taken != 0) {
     ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
     AddShared(kind, instance, item, taken);
@@ -400,7 +411,8 @@ void Vmstat::FoldAddedS32(int cpu, StatKind kind, int instance, int item, std::a
 // differential past the threshold -- unless a remote fold took it in between
 // (then it holds whatever came after, within the threshold: nothing to do).
 // CAS, not xchg: k, the word's low half, must survive a concurrent fold's CAS.
-void Vmstat::FoldScaledS32(int cpu, StatKind kind, int instance, int item, std::atomic<uint64_t>& word, int mode) {
+void Vmstat::FoldScaledS32(int cpu, StatKind kind, int instance, int item,
+                           std::atomic<uint64_t>& word, int mode) {
   ISOLATION_INTERLEAVE_POINT("vmstat.addo_writer.before_cas");  // added, not yet taken
   uint64_t w = word.load(std::memory_order_relaxed);
   int64_t taken = 0;
@@ -415,7 +427,9 @@ void Vmstat::FoldScaledS32(int cpu, StatKind kind, int instance, int item, std::
     const int64_t overstep = mode * Overstep(t);
     taken = x + overstep;
     // Relaxed CAS: atomic against the folders' CAS; orders nothing else.
-    if (word.compare_exchange_weak(w, internal::ScaledEncode(-overstep, k), std::memory_order_relaxed)) break;
+    if (word.compare_exchange_weak(w, internal::ScaledEncode(-overstep, k),
+                                   std::memory_order_relaxed))
+      break;
   }
   if (taken != 0) {
     ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
@@ -516,13 +530,16 @@ bool FoldPolicy::RequeueLocally(const Vmstat& vm, int cpu) const {
 
 absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
   if (config.num_cpus < 1 || config.num_cpus > kMaxCpus) {
-    return absl::InvalidArgumentError(absl::StrCat("vmstat: num_cpus ", config.num_cpus, " out of [1, ", kMaxCpus, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: num_cpus ", config.num_cpus, " out of [1, ", kMaxCpus, "]"));
   }
   if (config.zone_items < 1 || config.zone_items > kMaxZoneItems) {
-    return absl::InvalidArgumentError(absl::StrCat("vmstat: zone_items ", config.zone_items, " out of [1, ", kMaxZoneItems, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: zone_items ", config.zone_items, " out of [1, ", kMaxZoneItems, "]"));
   }
   if (config.node_items < 1 || config.node_items > kMaxNodeItems) {
-    return absl::InvalidArgumentError(absl::StrCat("vmstat: node_items ", config.node_items, " out of [1, ", kMaxNodeItems, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: node_items ", config.node_items, " out of [1, ", kMaxNodeItems, "]"));
   }
   if (config.num_nodes < 1 || config.num_nodes > kMaxNumaNodes) {
     return absl::InvalidArgumentError(
@@ -534,40 +551,49 @@ absl::StatusOr<std::unique_ptr<Vmstat>> Vmstat::Create(VmstatConfig config) {
   }
   for (const ZoneSpec& z : config.zones) {
     if (z.node < 0 || z.node >= config.num_nodes) {
-      return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' on node ", z.node, " >= num_nodes ", config.num_nodes));
+      return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' on node ", z.node,
+                                                     " >= num_nodes ", config.num_nodes));
     }
     if (z.managed_pages > kMaxZonePages || z.high_wmark > kMaxZonePages) {
-      return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' of ", z.managed_pages,
-                                                     " pages with high watermark ", z.high_wmark, ", more than ",
-                                                     kMaxZonePages));
+      return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' of ",
+                                                     z.managed_pages, " pages with high watermark ",
+                                                     z.high_wmark, ", more than ", kMaxZonePages));
     }
-    if (z.managed_pages < 0 || z.min_wmark < 0 || z.min_wmark > z.low_wmark || z.low_wmark > z.high_wmark) {
-      return absl::InvalidArgumentError(absl::StrCat("vmstat: zone '", z.name, "' has a negative size or watermarks out of order (min ", z.min_wmark, " low ", z.low_wmark, " high ", z.high_wmark, ")"));
+    if (z.managed_pages < 0 || z.min_wmark < 0 || z.min_wmark > z.low_wmark ||
+        z.low_wmark > z.high_wmark) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "vmstat: zone '", z.name, "' has a negative size or watermarks out of order (min ",
+          z.min_wmark, " low ", z.low_wmark, " high ", z.high_wmark, ")"));
     }
   }
   for (const CpuMask* m : {&config.isolated, &config.nohz_full}) {
     if (m->nbits() != 0 && m->nbits() != config.num_cpus) {
-      return absl::InvalidArgumentError(absl::StrCat("vmstat: cpu mask of ", m->nbits(), " bits for ", config.num_cpus, " cpus"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("vmstat: cpu mask of ", m->nbits(), " bits for ", config.num_cpus, " cpus"));
     }
   }
   if (config.stat_interval <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("vmstat: stat_interval ", config.stat_interval, " must be > 0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: stat_interval ", config.stat_interval, " must be > 0"));
   }
   if (config.page_shift < 9 || config.page_shift > 27) {
-    return absl::InvalidArgumentError(absl::StrCat("vmstat: page_shift ", config.page_shift, " out of [9, 27]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("vmstat: page_shift ", config.page_shift, " out of [9, 27]"));
   }
   // The two axes, from their registries.
   ISOLATION_ASSIGN_OR_RETURN(config.fold_policy, ParseFoldPolicy(config.fold_policy));
-  ISOLATION_ASSIGN_OR_RETURN(const FoldPolicyEntry* entry, FoldPolicyRegistry().Find(config.fold_policy));
+  ISOLATION_ASSIGN_OR_RETURN(const FoldPolicyEntry* entry,
+                             FoldPolicyRegistry().Find(config.fold_policy));
   std::unique_ptr<FoldPolicy> policy = entry->factory();
   if (policy == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("vmstat: fold policy '", config.fold_policy, "': its factory returned no policy"));
+    return absl::InvalidArgumentError(absl::StrCat("vmstat: fold policy '", config.fold_policy,
+                                                   "': its factory returned no policy"));
   }
   const FoldPolicyTraits traits = policy->traits();
   if (config.slot.empty()) config.slot = std::string(traits.slot);
   auto slot = SlotRegistry().Find(config.slot);
-  if (!slot.ok()) return absl::InvalidArgumentError(absl::StrCat("vmstat: ", slot.status().message()));
+  if (!slot.ok())
+    return absl::InvalidArgumentError(absl::StrCat("vmstat: ", slot.status().message()));
   config.slot = (*slot)->name;
   if (traits.folds_remotely && !(*slot)->factory.traits.remote_foldable) {
     return absl::InvalidArgumentError(absl::StrCat("vmstat: fold policy '", config.fold_policy,

@@ -10,7 +10,8 @@ VmstatHooks::VmstatHooks(Vmstat& vm)
       never_yields_(std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(vm.num_cpus()))),
       local_timer_(std::make_unique<std::atomic<TimerId>[]>(static_cast<size_t>(vm.num_cpus()))),
       parked_(static_cast<size_t>(vm.num_cpus())) {
-  for (int cpu = 0; cpu < vm.num_cpus(); ++cpu) local_timer_[static_cast<size_t>(cpu)].store(kNoTimer);
+  for (int cpu = 0; cpu < vm.num_cpus(); ++cpu)
+    local_timer_[static_cast<size_t>(cpu)].store(kNoTimer);
   // Every policy gets the queue; only those arming their own work use it.
   vm.SetLocalWorkQueue(this);
 }
@@ -43,8 +44,7 @@ void VmstatHooks::ShepherdWork(CpuContext& ctx) {
     tracer_->Instant(ctx.cpu(), ctx.now(), "vmstat.shepherd", {{"handled", handled}});
   }
   if (!stopped_.load(std::memory_order_relaxed)) {
-    d.QueueHousekeepingWork(vm_.config().stat_interval,
-                            [this](CpuContext& c) { ShepherdWork(c); });
+    d.QueueHousekeepingWork(vm_.config().stat_interval, [this](CpuContext& c) { ShepherdWork(c); });
   }
 }
 
@@ -55,22 +55,25 @@ void VmstatHooks::CpuWork(CpuContext& ctx, int cpu, uint64_t generation) {
   // never runs elsewhere.  Drop it: run as `ctx.cpu()`'s own work it would
   // pass that CPU's generation check and start a second re-queue chain there.
   if (ctx.cpu() != cpu) return;
-  if (ParkIfStarved(cpu, [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); })) return;
+  if (ParkIfStarved(cpu, [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); }))
+    return;
   const int64_t runs_before = tracer_ != nullptr ? vm_.Counters(cpu).work_runs : 0;
   const bool requeue = vm_.RunCpuWork(cpu, generation);
   if (tracer_ != nullptr) {
     // A cancelled item (stale generation) runs but does nothing.
     const bool ran = vm_.Counters(cpu).work_runs != runs_before;
     tracer_->NameActivity(cpu, ran ? "vmstat_update" : "vmstat_update (cancelled)");
-    if (ran) tracer_->Instant(cpu, ctx.now(), "vmstat.fold", {{"work", 1}, {"requeue", requeue ? 1 : 0}});
+    if (ran)
+      tracer_->Instant(cpu, ctx.now(), "vmstat.fold", {{"work", 1}, {"requeue", requeue ? 1 : 0}});
   }
   if (requeue) {
     if (vm_.RequeueLocally(cpu)) {
       ArmLocalWork(cpu, generation);  // cancellable by the next return to user
       return;
     }
-    ctx.driver().QueueWorkOn(cpu, vm_.config().stat_interval,
-                             [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
+    ctx.driver().QueueWorkOn(
+        cpu, vm_.config().stat_interval,
+        [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
   }
 }
 
@@ -79,8 +82,9 @@ void VmstatHooks::CpuWork(CpuContext& ctx, int cpu, uint64_t generation) {
 void VmstatHooks::ArmLocalWork(int cpu, uint64_t generation) {
   Driver* d = driver_;
   if (d == nullptr) return;  // before OnStart: the pending bit alone (see header)
-  const TimerId id = d->ArmTimer(cpu, d->Now() + vm_.config().stat_interval,
-                                 [this, cpu, generation](CpuContext& c) { LocalWorkTimer(c, cpu, generation); });
+  const TimerId id =
+      d->ArmTimer(cpu, d->Now() + vm_.config().stat_interval,
+                  [this, cpu, generation](CpuContext& c) { LocalWorkTimer(c, cpu, generation); });
   if (tracer_ != nullptr) tracer_->Instant(cpu, d->Now(), "vmstat.local_arm", {});
   // Relaxed: only this CPU's contexts (serialised by the driver) and the
   // hotplug callback use the id; a stale id only makes CancelTimer fail.
@@ -93,12 +97,14 @@ void VmstatHooks::LocalWorkTimer(CpuContext& ctx, int cpu, uint64_t generation) 
   if (ctx.cpu() != cpu) return;
   if (tracer_ != nullptr) tracer_->NameActivity(cpu, "vmstat_work timer");
   local_timer_[static_cast<size_t>(cpu)].store(kNoTimer, std::memory_order_relaxed);
-  ctx.driver().QueueWorkOn(cpu, 0, [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
+  ctx.driver().QueueWorkOn(cpu, 0,
+                           [this, cpu, generation](CpuContext& c) { CpuWork(c, cpu, generation); });
 }
 
 // cancel_delayed_work(): drop the timer so the cancelled item never fires.
 void VmstatHooks::CancelLocalWork(int cpu) {
-  const TimerId id = local_timer_[static_cast<size_t>(cpu)].exchange(kNoTimer, std::memory_order_relaxed);
+  const TimerId id =
+      local_timer_[static_cast<size_t>(cpu)].exchange(kNoTimer, std::memory_order_relaxed);
   if (id != kNoTimer && driver_ != nullptr) driver_->CancelTimer(id);
 }
 
@@ -137,7 +143,8 @@ bool VmstatHooks::StatRefresh(Driver& driver) {
   // Set before queueing: an item may run (real driver) before the loop ends.
   refresh_waiting_.store(online, std::memory_order_release);
   for (int cpu = 0; cpu < vm_.num_cpus(); ++cpu) {
-    if (vm_.IsOnline(cpu)) driver.QueueWorkOn(cpu, 0, [this, cpu](CpuContext& c) { RefreshWork(c, cpu); });
+    if (vm_.IsOnline(cpu))
+      driver.QueueWorkOn(cpu, 0, [this, cpu](CpuContext& c) { RefreshWork(c, cpu); });
   }
   return true;
 }
@@ -157,7 +164,8 @@ void VmstatHooks::RefreshWork(CpuContext& ctx, int cpu) {
 
 void VmstatHooks::OnTickStop(CpuContext& ctx) {
   const bool folded = vm_.QuietVmstat(ctx.cpu(), true);
-  if (tracer_ != nullptr && folded) tracer_->Instant(ctx.cpu(), ctx.now(), "vmstat.fold", {{"tick_stop", 1}});
+  if (tracer_ != nullptr && folded)
+    tracer_->Instant(ctx.cpu(), ctx.now(), "vmstat.fold", {{"tick_stop", 1}});
 }
 
 void VmstatHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
@@ -167,7 +175,8 @@ void VmstatHooks::OnReturnToUser(CpuContext& ctx, TaskId task) {
   // and only under a policy that hooks the return to user.
   if (!vm_.policy_traits().hooks_return_to_user || !vm_.IsNohzFull(cpu)) return;
   const bool folded = vm_.ReturnToUser(cpu, ctx.driver().TickStopped(cpu));
-  if (tracer_ != nullptr && folded) tracer_->Instant(cpu, ctx.now(), "vmstat.fold", {{"return_to_user", 1}});
+  if (tracer_ != nullptr && folded)
+    tracer_->Instant(cpu, ctx.now(), "vmstat.fold", {{"return_to_user", 1}});
 }
 
 void VmstatHooks::OnCpuOffline(int cpu, Nanos now) {

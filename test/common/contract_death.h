@@ -23,14 +23,15 @@ T Opaque(T v) {
 
 // `regex` should name the offending value; every violation message starts
 // with "contract violated".
-#define EXPECT_CONTRACT_DEATH(statement, regex)                                                     \
-  do {                                                                                              \
-    if (!::isolation::ContractChecksActive()) {                                                     \
-      GTEST_SKIP() << "contract checks are compiled out of this build (NDEBUG without "            \
-                      "ISOLATION_HARDENED or a sanitizer); configure with -DISOLATION_HARDENED=ON"; \
-    }                                                                                               \
-    GTEST_FLAG_SET(death_test_style, "threadsafe");                                                 \
-    EXPECT_DEATH(statement, "contract violated.*" regex);                                           \
+#define EXPECT_CONTRACT_DEATH(statement, regex)                                            \
+  do {                                                                                     \
+    if (!::isolation::ContractChecksActive()) {                                            \
+      GTEST_SKIP()                                                                         \
+          << "contract checks are compiled out of this build (NDEBUG without "             \
+             "ISOLATION_HARDENED or a sanitizer); configure with -DISOLATION_HARDENED=ON"; \
+    }                                                                                      \
+    GTEST_FLAG_SET(death_test_style, "threadsafe");                                        \
+    EXPECT_DEATH(statement, "contract violated.*" regex);                                  \
   } while (0)
 
 #endif  // ISOLATION_TEST_COMMON_CONTRACT_DEATH_H_

@@ -53,7 +53,8 @@ TEST(ContractMisuse, LibraryAndTestAgreeOnWhetherChecksAreOn) {
 TEST(ClockMisuse, SaturatingAddKeepsNeverAsNever) {
   EXPECT_EQ(SaturatingAdd(kNanosMax, 1), kNanosMax);
   EXPECT_EQ(SaturatingAdd(5, kNanosMax), kNanosMax);
-  EXPECT_EQ(SaturatingAdd(std::numeric_limits<int64_t>::min(), -1), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(SaturatingAdd(std::numeric_limits<int64_t>::min(), -1),
+            std::numeric_limits<int64_t>::min());
   EXPECT_EQ(SaturatingAdd(40, 2), 42);
 }
 
@@ -165,8 +166,9 @@ TEST(TopologyMisuse, FromIdsRejectsBadVectors) {
   ASSERT_FALSE(big.ok());
   EXPECT_THAT(big.status().message(), HasSubstr("2147483647"));
   EXPECT_FALSE(Topology::FromIds({0, -1}, {0, 0}, {0, 0}, {0, 0}, "neg").ok());
-  EXPECT_FALSE(Topology::FromIds(std::vector<int>(kMaxCpus + 1, 0), std::vector<int>(kMaxCpus + 1, 0),
-                                 std::vector<int>(kMaxCpus + 1, 0), std::vector<int>(kMaxCpus + 1, 0), "huge")
+  EXPECT_FALSE(Topology::FromIds(
+                   std::vector<int>(kMaxCpus + 1, 0), std::vector<int>(kMaxCpus + 1, 0),
+                   std::vector<int>(kMaxCpus + 1, 0), std::vector<int>(kMaxCpus + 1, 0), "huge")
                    .ok());
 }
 
@@ -209,7 +211,8 @@ TEST(IsolationConfigMisuse, IsHousekeepingOutsideTheMachineIsFalse) {
 TEST(IsolationConfigMisuse, UnknownHousekeepingTypeViolatesContract) {
   const Topology t = Machine("core:8 pu:1");
   IsolationConfig c(t);
-  EXPECT_CONTRACT_DEATH((void)c.housekeeping(static_cast<HousekeepingType>(42)), "housekeeping type 42");
+  EXPECT_CONTRACT_DEATH((void)c.housekeeping(static_cast<HousekeepingType>(42)),
+                        "housekeeping type 42");
 }
 
 TEST(IsolationConfigMisuse, CpusetMaskOfWrongSizeIsAnError) {
@@ -249,8 +252,9 @@ TEST(InterleaverMisuse, ActorAddedTwiceIsAnError) {
 TEST(InterleaverMisuse, ExploreWithEmptyCallbacksIsAnError) {
   EXPECT_EQ(Interleaver::Explore(nullptr, [](const std::vector<std::string>&) {}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Interleaver::Explore([](Interleaver& il) { il.Add("a", [] {}); }, nullptr).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      Interleaver::Explore([](Interleaver& il) { il.Add("a", [] {}); }, nullptr).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST(InterleaverMisuse, ExploreWithDuplicateActorsIsAnError) {

@@ -76,11 +76,13 @@ TEST(Cpulist, KernelHexPrinting) {
 
 TEST(Cpulist, Strides) {
   EXPECT_EQ(ParseToString("0-127:2/8", 128),
-            "0-1,8-9,16-17,24-25,32-33,40-41,48-49,56-57,64-65,72-73,80-81,88-89,96-97,104-105,112-113,120-121");
-  EXPECT_EQ(ParseToString("0-1023:2/256", 1024), "0-1,256-257,512-513,768-769");  // the kernel's doc example
-  EXPECT_EQ(ParseToString("9-38:4/10", 64), "9-12,19-22,29-32");                 // the kernel's region picture
-  EXPECT_EQ(ParseToString("0-6:3/4", 8), "0-2,4-6");   // the last group is cut at the range end
-  EXPECT_EQ(ParseToString("0-7:0/4", 8), "");          // zero used bits is legal and sets nothing
+            "0-1,8-9,16-17,24-25,32-33,40-41,48-49,56-57,64-65,72-73,80-81,88-89,96-97,104-105,112-"
+            "113,120-121");
+  EXPECT_EQ(ParseToString("0-1023:2/256", 1024),
+            "0-1,256-257,512-513,768-769");                       // the kernel's doc example
+  EXPECT_EQ(ParseToString("9-38:4/10", 64), "9-12,19-22,29-32");  // the kernel's region picture
+  EXPECT_EQ(ParseToString("0-6:3/4", 8), "0-2,4-6");  // the last group is cut at the range end
+  EXPECT_EQ(ParseToString("0-7:0/4", 8), "");         // zero used bits is legal and sets nothing
   EXPECT_EQ(ParseToString("0-7:4/4", 8), "0-7");
   EXPECT_EQ(ParseToString("3-3:1/1", 8), "3");
 }
@@ -114,7 +116,11 @@ TEST(Cpulist, KernelPermissiveSeparators) {
   EXPECT_EQ(ParseToString("1\n2", 8), "1");
   EXPECT_EQ(ParseToString("1 \n2", 8), "1-2");
   // An embedded NUL ends the string, as in C.
-  EXPECT_EQ(ParseToString(std::string_view("1,3\0" "5", 5), 8), "1,3");
+  EXPECT_EQ(ParseToString(std::string_view("1,3\0"
+                                           "5",
+                                           5),
+                          8),
+            "1,3");
   // No separator is needed after a "/group" pattern.
   EXPECT_EQ(ParseToString("0-3:1/2N", 8), "0,2,7");
 }
@@ -145,42 +151,43 @@ constexpr absl::StatusCode kRange = absl::StatusCode::kOutOfRange;
 
 INSTANTIATE_TEST_SUITE_P(
     Table, CpulistMalformed,
-    ::testing::Values(
-        BadInput{"1-x", 8, kInval, "position 2", "expected a number"},
-        BadInput{"x", 8, kInval, "position 0", "\"x\""},
-        BadInput{"3-1", 8, kInval, "position 0", "reversed"},
-        BadInput{"0x3", 8, kInval, "position 1", "\"x3\""},
-        BadInput{"-1", 8, kInval, "position 0", "expected a number"},
-        BadInput{"1-", 8, kInval, "position 2", "expected a number"},
-        BadInput{"1--2", 8, kInval, "position 2", "expected a number"},
-        BadInput{"1-2-3", 8, kInval, "position 3", "expected ':'"},
-        BadInput{"0-7:2", 8, kInval, "position 5", "expected '/'"},
-        BadInput{"0-7:/2", 8, kInval, "position 4", "used bits"},
-        BadInput{"0-7:2/", 8, kInval, "position 6", "group size"},
-        BadInput{"0-7:2/0", 8, kInval, "position 0", "group size 0"},
-        BadInput{"0-7:3/2", 8, kInval, "position 0", "uses 3 bits of groups of 2"},
-        BadInput{"0:1/2", 8, kInval, "position 1", "expected '-'"},
-        BadInput{"1;2", 8, kInval, "position 1", "\";2\""},
-        BadInput{"1.5", 8, kInval, "position 1", "\".5\""},
-        BadInput{"+1", 8, kInval, "position 0", "\"+1\""},
-        BadInput{"n", 8, kInval, "position 0", "\"n\""},
-        BadInput{"al", 8, kInval, "position 0", "\"al\""},
-        BadInput{"allx", 8, kInval, "position 3", "\"x\""},
-        BadInput{"all-3", 8, kInval, "position 3", "expected ':'"},
-        BadInput{"1,2,a", 8, kInval, "position 4", "\"a\""},
-        BadInput{"0-3:1/2x", 8, kInval, "position 7", "\"x\""},
-        BadInput{"5-N:1/2", 4, kInval, "position 0", "reversed"},
-        BadInput{"8", 8, kRange, "position 0", "out of range"},
-        BadInput{"0-8", 8, kRange, "position 0", "cpu 8"},
-        BadInput{"1,200", 128, kRange, "position 2", "cpu 200"},
-        BadInput{"0-9:1/2", 8, kRange, "position 0", "out of range"},
-        BadInput{"4294967296", 8, kRange, "position 0", "does not fit 32 bits"},
-        BadInput{"1-99999999999999999999999", 8, kRange, "position 2", "EOVERFLOW"},
-        BadInput{"0-3:1/4294967296", 8, kRange, "position 6", "EOVERFLOW"},
-        BadInput{"4294967294", 8, kRange, "position 0", "out of range"},
-        BadInput{"4294967295", 8, kInval, "position 0", "group size 0"},  // end+1 wraps to 0 in 32 bits
-        BadInput{"N", 0, kInval, "position 0", "group size 0"},  // 32-bit wrap of N+1, as in the kernel
-        BadInput{"0", 0, kRange, "position 0", "out of range"}));
+    ::testing::Values(BadInput{"1-x", 8, kInval, "position 2", "expected a number"},
+                      BadInput{"x", 8, kInval, "position 0", "\"x\""},
+                      BadInput{"3-1", 8, kInval, "position 0", "reversed"},
+                      BadInput{"0x3", 8, kInval, "position 1", "\"x3\""},
+                      BadInput{"-1", 8, kInval, "position 0", "expected a number"},
+                      BadInput{"1-", 8, kInval, "position 2", "expected a number"},
+                      BadInput{"1--2", 8, kInval, "position 2", "expected a number"},
+                      BadInput{"1-2-3", 8, kInval, "position 3", "expected ':'"},
+                      BadInput{"0-7:2", 8, kInval, "position 5", "expected '/'"},
+                      BadInput{"0-7:/2", 8, kInval, "position 4", "used bits"},
+                      BadInput{"0-7:2/", 8, kInval, "position 6", "group size"},
+                      BadInput{"0-7:2/0", 8, kInval, "position 0", "group size 0"},
+                      BadInput{"0-7:3/2", 8, kInval, "position 0", "uses 3 bits of groups of 2"},
+                      BadInput{"0:1/2", 8, kInval, "position 1", "expected '-'"},
+                      BadInput{"1;2", 8, kInval, "position 1", "\";2\""},
+                      BadInput{"1.5", 8, kInval, "position 1", "\".5\""},
+                      BadInput{"+1", 8, kInval, "position 0", "\"+1\""},
+                      BadInput{"n", 8, kInval, "position 0", "\"n\""},
+                      BadInput{"al", 8, kInval, "position 0", "\"al\""},
+                      BadInput{"allx", 8, kInval, "position 3", "\"x\""},
+                      BadInput{"all-3", 8, kInval, "position 3", "expected ':'"},
+                      BadInput{"1,2,a", 8, kInval, "position 4", "\"a\""},
+                      BadInput{"0-3:1/2x", 8, kInval, "position 7", "\"x\""},
+                      BadInput{"5-N:1/2", 4, kInval, "position 0", "reversed"},
+                      BadInput{"8", 8, kRange, "position 0", "out of range"},
+                      BadInput{"0-8", 8, kRange, "position 0", "cpu 8"},
+                      BadInput{"1,200", 128, kRange, "position 2", "cpu 200"},
+                      BadInput{"0-9:1/2", 8, kRange, "position 0", "out of range"},
+                      BadInput{"4294967296", 8, kRange, "position 0", "does not fit 32 bits"},
+                      BadInput{"1-99999999999999999999999", 8, kRange, "position 2", "EOVERFLOW"},
+                      BadInput{"0-3:1/4294967296", 8, kRange, "position 6", "EOVERFLOW"},
+                      BadInput{"4294967294", 8, kRange, "position 0", "out of range"},
+                      BadInput{"4294967295", 8, kInval, "position 0",
+                               "group size 0"},  // end+1 wraps to 0 in 32 bits
+                      BadInput{"N", 0, kInval, "position 0",
+                               "group size 0"},  // 32-bit wrap of N+1, as in the kernel
+                      BadInput{"0", 0, kRange, "position 0", "out of range"}));
 
 TEST(Cpulist, BadMaskSizeIsAnError) {
   EXPECT_EQ(CpuMask::Parse("1", -1).status().code(), kInval);

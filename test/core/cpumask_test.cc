@@ -206,7 +206,8 @@ TEST_P(CpuMaskVsReference, AtomicMaskMatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, CpuMaskVsReference, ::testing::Values(1, 63, 64, 65, 128, 256, 257, 4096, 8192),
+INSTANTIATE_TEST_SUITE_P(Sizes, CpuMaskVsReference,
+                         ::testing::Values(1, 63, 64, 65, 128, 256, 257, 4096, 8192),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return absl::StrCat("Bits", info.param);
                          });
@@ -314,7 +315,8 @@ TEST(CpuMaskPopcount, HardwareAndPortableKernelsAgreeOnRandomMasks) {
         ++rank;
       }
       EXPECT_EQ(a.Nth(rank), nbits);
-      EXPECT_EQ(portable.nth(wa.data(), wa.size(), rank), hardware->nth(wa.data(), wa.size(), rank));
+      EXPECT_EQ(portable.nth(wa.data(), wa.size(), rank),
+                hardware->nth(wa.data(), wa.size(), rank));
     }
   }
 }

@@ -56,11 +56,15 @@ TEST(HostFiles, MissingOrUnreadableFilesAreStatusesNamingThePath) {
 // devkmsg_read() record format: "prio,seq,usec,flags;text" plus " KEY=v"
 // dictionary lines.
 TEST(HostFiles, KernelLogRecordsKeepTheirText) {
-  const std::string path = TempFile(
-      "kmsg", "6,1,0,-;Linux version 6.18\n SUBSYSTEM=cpu\n6,2,328881,-;Timer migration: 1 hierarchy levels; "
-              "8 children per group; 1 crossnode level\nnot a record\n");
+  const std::string path =
+      TempFile("kmsg",
+               "6,1,0,-;Linux version 6.18\n SUBSYSTEM=cpu\n6,2,328881,-;Timer migration: 1 "
+               "hierarchy levels; "
+               "8 children per group; 1 crossnode level\nnot a record\n");
   ISOLATION_ASSERT_OK_AND_ASSIGN(std::string log, ReadKernelLog(path));
-  EXPECT_EQ(log, "Linux version 6.18\nTimer migration: 1 hierarchy levels; 8 children per group; 1 crossnode level\n");
+  EXPECT_EQ(log,
+            "Linux version 6.18\nTimer migration: 1 hierarchy levels; 8 children per group; 1 "
+            "crossnode level\n");
 }
 
 TEST(HostFiles, ProcCmdlineLosesOnlyItsNewline) {
@@ -75,11 +79,14 @@ HostIsolationInputs Inputs(const std::string& cmdline, const std::string& isolat
 }
 
 TEST(HostIsolation, AgreesWhenTheKernelReportsTheCommandLine) {
-  const auto checks = CheckIsolationAgainstHost(Inputs("quiet isolcpus=domain,2-3 nohz_full=2-5\n", "2-3\n", "2-5\n"));
+  const auto checks = CheckIsolationAgainstHost(
+      Inputs("quiet isolcpus=domain,2-3 nohz_full=2-5\n", "2-3\n", "2-5\n"));
   ASSERT_EQ(checks.size(), 2u);
-  EXPECT_EQ(Find(checks, "isolated").verdict, HostVerdict::kAgree) << Find(checks, "isolated").detail;
+  EXPECT_EQ(Find(checks, "isolated").verdict, HostVerdict::kAgree)
+      << Find(checks, "isolated").detail;
   EXPECT_EQ(Find(checks, "isolated").model, "2-3");
-  EXPECT_EQ(Find(checks, "nohz_full").verdict, HostVerdict::kAgree) << Find(checks, "nohz_full").detail;
+  EXPECT_EQ(Find(checks, "nohz_full").verdict, HostVerdict::kAgree)
+      << Find(checks, "nohz_full").detail;
   EXPECT_EQ(Find(checks, "nohz_full").kernel, "2-5");
 }
 
@@ -104,30 +111,34 @@ TEST(HostIsolation, BootCpuClearedFromNohzFullStillAgrees) {
 // (an unknown flag, then nothing) would miss.
 TEST(HostIsolation, KernelLeniencyIsWhatMakesTheMasksAgree) {
   const auto checks = CheckIsolationAgainstHost(Inputs("isolcpus=nohz,foo 1-3\n", "\n", "1-3\n"));
-  EXPECT_EQ(Find(checks, "nohz_full").verdict, HostVerdict::kAgree) << Find(checks, "nohz_full").detail;
+  EXPECT_EQ(Find(checks, "nohz_full").verdict, HostVerdict::kAgree)
+      << Find(checks, "nohz_full").detail;
   EXPECT_THAT(Find(checks, "nohz_full").detail, HasSubstr("kernel quirk"));
 }
 
 TEST(HostIsolation, MissingDataIsNotAvailableWithTheReason) {
   // No nohz_full file: CONFIG_NO_HZ_FULL=n, and the model ignores nohz_full= too.
-  const auto no_nohz =
-      CheckIsolationAgainstHost(Inputs("nohz_full=2-3\n", "\n", absl::NotFoundError("no such file")));
+  const auto no_nohz = CheckIsolationAgainstHost(
+      Inputs("nohz_full=2-3\n", "\n", absl::NotFoundError("no such file")));
   EXPECT_EQ(Find(no_nohz, "nohz_full").verdict, HostVerdict::kNotAvailable);
   EXPECT_THAT(Find(no_nohz, "nohz_full").detail, HasSubstr("CONFIG_NO_HZ_FULL"));
   EXPECT_EQ(Find(no_nohz, "isolated").verdict, HostVerdict::kAgree);
   HostIsolationInputs no_possible = Inputs("", "\n", "\n");
-  no_possible.possible = absl::PermissionDeniedError("cannot open /sys/devices/system/cpu/possible");
+  no_possible.possible =
+      absl::PermissionDeniedError("cannot open /sys/devices/system/cpu/possible");
   for (const HostCheck& c : CheckIsolationAgainstHost(no_possible)) {
     EXPECT_EQ(c.verdict, HostVerdict::kNotAvailable);
     EXPECT_THAT(c.detail, HasSubstr("possible"));
   }
   HostIsolationInputs garbage = Inputs("", "junk\n", "\n");
-  EXPECT_EQ(Find(CheckIsolationAgainstHost(garbage), "isolated").verdict, HostVerdict::kNotAvailable);
+  EXPECT_EQ(Find(CheckIsolationAgainstHost(garbage), "isolated").verdict,
+            HostVerdict::kNotAvailable);
 }
 
 TEST(HostIsolation, ReadsAFakeSysfsTree) {
   const std::string root = ::testing::TempDir() + "/fakeroot";
-  ASSERT_EQ(std::system(("mkdir -p " + root + "/proc " + root + "/sys/devices/system/cpu").c_str()), 0);
+  ASSERT_EQ(std::system(("mkdir -p " + root + "/proc " + root + "/sys/devices/system/cpu").c_str()),
+            0);
   std::ofstream(root + "/proc/cmdline") << "isolcpus=1\n";
   std::ofstream(root + "/sys/devices/system/cpu/possible") << "0-3\n";
   std::ofstream(root + "/sys/devices/system/cpu/isolated") << "1\n";
@@ -141,8 +152,8 @@ void ExpectHostAgrees(const std::string& which) {
   const std::vector<HostCheck> checks = CheckIsolationAgainstHost(ReadHostIsolationInputs());
   const HostCheck& c = Find(checks, which);
   if (c.verdict == HostVerdict::kNotAvailable) GTEST_SKIP() << c.name << ": " << c.detail;
-  EXPECT_EQ(c.verdict, HostVerdict::kAgree) << c.name << ": model " << c.model << ", kernel " << c.kernel << "; "
-                                            << c.detail;
+  EXPECT_EQ(c.verdict, HostVerdict::kAgree)
+      << c.name << ": model " << c.model << ", kernel " << c.kernel << "; " << c.detail;
 }
 // UsableHostCpus: the affinity mask, plus the isolated CPUs a thread can
 // really be pinned to -- never a CPU it cannot.
@@ -163,7 +174,8 @@ TEST(UsableHostCpus, AffinityMaskWhenNothingIsIsolated) {
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto cpus, UsableHostCpus(TempFile("isolated_none", text)));
     EXPECT_EQ(cpus, affinity) << "isolated = \"" << text << "\"";
   }
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto missing, UsableHostCpus(::testing::TempDir() + "/no_such_isolated_file"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto missing,
+                                 UsableHostCpus(::testing::TempDir() + "/no_such_isolated_file"));
   EXPECT_EQ(missing, affinity);
 }
 
@@ -171,7 +183,9 @@ TEST(UsableHostCpus, AnIsolatedCpuNoThreadCanUseIsLeftOut) {
   // CPU 1000 exists on no test host: the probe's pin fails, so it is not
   // offered; an isolated CPU already in the mask is listed once.
   const std::vector<int> affinity = AffinityCpus();
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto cpus, UsableHostCpus(TempFile("isolated_far", absl::StrCat(affinity.front(), ",1000\n"))));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto cpus,
+      UsableHostCpus(TempFile("isolated_far", absl::StrCat(affinity.front(), ",1000\n"))));
   EXPECT_EQ(cpus, affinity);
   // The caller's own affinity is untouched by the probe.
   EXPECT_EQ(AffinityCpus(), affinity);

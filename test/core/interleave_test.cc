@@ -141,9 +141,10 @@ TEST(Interleaver, ManyRandomSchedulesOfThreeActors) {
     // absl::StrCat, not "t" + std::to_string(id): GCC 12 at -O3 reports a
     // -Wrestrict false positive inside std::string's operator+ (GCC PR 105329).
     auto n = [](int id) { return absl::StrCat("t", id); };
-    ISOLATION_ASSERT_OK(il.Run({{n(f), "s1"}, {n(g), "s2"}, {n(h), ""}, {n(f), "s2"}, {n(g), ""}, {n(f), ""}}));
-    EXPECT_THAT(trace, ElementsAre(f * 10, g * 10, g * 10 + 1, h * 10, h * 10 + 1, h * 10 + 2, f * 10 + 1,
-                                   g * 10 + 2, f * 10 + 2));
+    ISOLATION_ASSERT_OK(
+        il.Run({{n(f), "s1"}, {n(g), "s2"}, {n(h), ""}, {n(f), "s2"}, {n(g), ""}, {n(f), ""}}));
+    EXPECT_THAT(trace, ElementsAre(f * 10, g * 10, g * 10 + 1, h * 10, h * 10 + 1, h * 10 + 2,
+                                   f * 10 + 1, g * 10 + 2, f * 10 + 2));
   }
 }
 

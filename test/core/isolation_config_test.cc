@@ -30,7 +30,8 @@ bool HasWarning(const IsolationConfig& c, const std::string& text) {
   return false;
 }
 
-constexpr HK kNoiseTypes[] = {HK::kTick, HK::kTimer, HK::kRcu, HK::kMisc, HK::kWq, HK::kKthread, HK::kSched};
+constexpr HK kNoiseTypes[] = {HK::kTick, HK::kTimer,   HK::kRcu,  HK::kMisc,
+                              HK::kWq,   HK::kKthread, HK::kSched};
 
 TEST(IsolationConfig, NoIsolationByDefault) {
   const Topology t = Machine("core:8 pu:1");
@@ -47,7 +48,8 @@ TEST(IsolationConfig, NoIsolationByDefault) {
 
 TEST(IsolationConfig, SeedExample128Cpus) {
   const Topology t = Machine("package:2 l3cache:4 core:16 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromFlags(t, "domain,1-31,33-63,65-95,97-127", ""));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      IsolationConfig c, IsolationConfig::FromFlags(t, "domain,1-31,33-63,65-95,97-127", ""));
   EXPECT_EQ(c.num_cpus(), 128);
   EXPECT_EQ(c.housekeeping(HK::kDomain).ToString(), "0,32,64,96");
   EXPECT_EQ(c.isolcpus_domain().ToString(), "1-31,33-63,65-95,97-127");
@@ -62,7 +64,8 @@ TEST(IsolationConfig, SeedExample128Cpus) {
 
 TEST(IsolationConfig, BareListMeansDomain) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "quiet isolcpus=1-3 ro"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c,
+                                 IsolationConfig::FromBootParams(t, "quiet isolcpus=1-3 ro"));
   EXPECT_EQ(c.isolcpus_domain().ToString(), "1-3");
   EXPECT_EQ(c.housekeeping(HK::kDomain).ToString(), "0,4-7");
   EXPECT_EQ(c.ToCmdline(), "isolcpus=domain,1-3");
@@ -70,8 +73,11 @@ TEST(IsolationConfig, BareListMeansDomain) {
 
 TEST(IsolationConfig, CommandLineWordsAndQuotes) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(
-      t, "BOOT_IMAGE=/vmlinuz root=UUID=x isolcpus=\"domain,4-5\" xisolcpus=1 \"nohz_full=6-7\" quiet\n"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      IsolationConfig c,
+      IsolationConfig::FromBootParams(t,
+                                      "BOOT_IMAGE=/vmlinuz root=UUID=x isolcpus=\"domain,4-5\" "
+                                      "xisolcpus=1 \"nohz_full=6-7\" quiet\n"));
   EXPECT_EQ(c.isolcpus_domain().ToString(), "4-5");
   EXPECT_EQ(c.nohz_full().ToString(), "6-7");
   EXPECT_EQ(c.ToCmdline(), "isolcpus=domain,4-5 nohz_full=6-7");
@@ -79,18 +85,21 @@ TEST(IsolationConfig, CommandLineWordsAndQuotes) {
 
 TEST(IsolationConfig, NohzFullIsolatesEveryKernelNoiseType) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "nohz_full=2-7\n"));
-  for (HK type : kNoiseTypes) EXPECT_EQ(c.housekeeping(type).ToString(), "0-1") << HousekeepingTypeName(type);
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c,
+                                 IsolationConfig::FromBootParams(t, "nohz_full=2-7\n"));
+  for (HK type : kNoiseTypes)
+    EXPECT_EQ(c.housekeeping(type).ToString(), "0-1") << HousekeepingTypeName(type);
   EXPECT_EQ(c.housekeeping(HK::kDomain), CpuMask::Full(8));
   EXPECT_EQ(c.nohz_full().ToString(), "2-7");
   EXPECT_EQ(c.tick_cpu(), 0);
-  EXPECT_TRUE(c.CpuIsIsolated(2));   // !hk(TICK)
+  EXPECT_TRUE(c.CpuIsIsolated(2));  // !hk(TICK)
   EXPECT_FALSE(c.CpuIsIsolated(1));
 }
 
 TEST(IsolationConfig, IsolcpusNohzEqualsNohzFull) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig a, IsolationConfig::FromBootParams(t, "isolcpus=nohz,domain,managed_irq,4-7"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig a, IsolationConfig::FromBootParams(
+                                                        t, "isolcpus=nohz,domain,managed_irq,4-7"));
   EXPECT_EQ(a.nohz_full().ToString(), "4-7");
   EXPECT_EQ(a.isolcpus_domain().ToString(), "4-7");
   EXPECT_EQ(a.housekeeping(HK::kManagedIrq).ToString(), "0-3");
@@ -104,7 +113,8 @@ TEST(IsolationConfig, IsolcpusNohzEqualsNohzFull) {
 
 TEST(IsolationConfig, BootCpuFallbackWarns) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "nohz_full=0-7"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c,
+                                 IsolationConfig::FromBootParams(t, "nohz_full=0-7"));
   EXPECT_TRUE(HasWarning(c, "Housekeeping: must include one present CPU, using boot CPU:0"));
   EXPECT_EQ(c.housekeeping(HK::kTick).ToString(), "0");
   EXPECT_EQ(c.nohz_full().ToString(), "1-7");
@@ -114,7 +124,8 @@ TEST(IsolationConfig, BootCpuFallbackWarns) {
 
 TEST(IsolationConfig, OnlyBootCpuIsolatedIsIgnoredWithWarning) {
   const Topology t = Machine("core:1 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus=0"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c,
+                                 IsolationConfig::FromBootParams(t, "isolcpus=0"));
   EXPECT_TRUE(c.isolcpus_domain().Empty());
   EXPECT_TRUE(HasWarning(c, "using boot CPU:0"));
   EXPECT_TRUE(HasWarning(c, "setting ignored"));
@@ -123,7 +134,8 @@ TEST(IsolationConfig, OnlyBootCpuIsolatedIsIgnoredWithWarning) {
 
 TEST(IsolationConfig, EmptyListIsIgnoredWithWarning) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus= nohz_full=,"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c,
+                                 IsolationConfig::FromBootParams(t, "isolcpus= nohz_full=,"));
   EXPECT_EQ(c.warnings().size(), 2u);
   EXPECT_TRUE(HasWarning(c, "setting ignored"));
   EXPECT_EQ(c.ToCmdline(), "");
@@ -133,12 +145,14 @@ TEST(IsolationConfig, EmptyListIsIgnoredWithWarning) {
 TEST(IsolationConfig, SecondSettingMustMatch) {
   const Topology t = Machine("core:8 pu:1");
   // isolcpus=nohz sets the kernel-noise types; nohz_full= differs -> dropped.
-  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(t, "isolcpus=nohz,2-7 nohz_full=3-7");
+  absl::StatusOr<IsolationConfig> c =
+      IsolationConfig::FromBootParams(t, "isolcpus=nohz,2-7 nohz_full=3-7");
   ISOLATION_ASSERT_OK(c);
   EXPECT_TRUE(HasWarning(*c, "nohz_full= must match isolcpus="));
   EXPECT_EQ(c->nohz_full().ToString(), "2-7");
   // Same set: accepted (nothing new, but no warning either).
-  absl::StatusOr<IsolationConfig> d = IsolationConfig::FromBootParams(t, "isolcpus=nohz,2-7 nohz_full=2-7");
+  absl::StatusOr<IsolationConfig> d =
+      IsolationConfig::FromBootParams(t, "isolcpus=nohz,2-7 nohz_full=2-7");
   ISOLATION_ASSERT_OK(d);
   EXPECT_FALSE(HasWarning(*d, "must match"));
   EXPECT_EQ(d->nohz_full().ToString(), "2-7");
@@ -149,33 +163,40 @@ TEST(IsolationConfig, S23_HousekeepingEnforcement) {
   const Topology t = Machine("core:8 pu:1");
   const char* kRule = "must include one present CPU neither in nohz_full= nor in isolcpus=domain";
   {
-    ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "nohz_full=1-7 isolcpus=domain,0"));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(
+        IsolationConfig c, IsolationConfig::FromBootParams(t, "nohz_full=1-7 isolcpus=domain,0"));
     EXPECT_TRUE(HasWarning(c, kRule));
     EXPECT_TRUE(c.isolcpus_domain().Empty());  // isolcpus dropped
     EXPECT_EQ(c.nohz_full().ToString(), "1-7");
     EXPECT_EQ(c.ToCmdline(), "nohz_full=1-7");
   }
   {
-    ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "nohz_full=1-3 isolcpus=domain,0,4-7"));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(
+        IsolationConfig c,
+        IsolationConfig::FromBootParams(t, "nohz_full=1-3 isolcpus=domain,0,4-7"));
     EXPECT_TRUE(HasWarning(c, kRule));
     EXPECT_TRUE(c.isolcpus_domain().Empty());
   }
   {
-    ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "nohz_full=1-3 isolcpus=domain,4-7"));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(
+        IsolationConfig c, IsolationConfig::FromBootParams(t, "nohz_full=1-3 isolcpus=domain,4-7"));
     EXPECT_FALSE(HasWarning(c, kRule));
     EXPECT_EQ(c.isolcpus_domain().ToString(), "4-7");
     EXPECT_EQ(c.nohz_full().ToString(), "1-3");
     EXPECT_EQ(c.ToCmdline(), "nohz_full=1-3 isolcpus=domain,4-7");
   }
   {  // swapped order: the nohz_full setting is the one dropped
-    ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus=domain,0 nohz_full=1-7"));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(
+        IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus=domain,0 nohz_full=1-7"));
     EXPECT_TRUE(HasWarning(c, kRule));
     EXPECT_EQ(c.isolcpus_domain().ToString(), "0");
     EXPECT_FALSE(c.nohz_full_enabled());
     EXPECT_EQ(c.tick_cpu(), -1);
   }
   {  // managed_irq is not considered by the rule
-    ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus=managed_irq,1-7 nohz_full=1-7"));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(
+        IsolationConfig c,
+        IsolationConfig::FromBootParams(t, "isolcpus=managed_irq,1-7 nohz_full=1-7"));
     EXPECT_FALSE(HasWarning(c, kRule));
     EXPECT_EQ(c.nohz_full().ToString(), "1-7");
     EXPECT_EQ(c.housekeeping(HK::kManagedIrq).ToString(), "0");
@@ -184,7 +205,8 @@ TEST(IsolationConfig, S23_HousekeepingEnforcement) {
 
 TEST(IsolationConfig, UnknownFlagSkippedWithWarning) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus=foo_bar,domain,1-3"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c,
+                                 IsolationConfig::FromBootParams(t, "isolcpus=foo_bar,domain,1-3"));
   EXPECT_TRUE(HasWarning(c, "Skipped unknown flag foo_bar"));
   EXPECT_EQ(c.isolcpus_domain().ToString(), "1-3");
   // "domain" without the comma is not the flag: it is skipped like any unknown word.
@@ -196,7 +218,8 @@ TEST(IsolationConfig, UnknownFlagSkippedWithWarning) {
 
 TEST(IsolationConfig, IllegalFlagRejectsTheParameter) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus=dom4in,1-3 nohz_full=5-7"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus=dom4in,1-3 nohz_full=5-7"));
   EXPECT_TRUE(HasWarning(c, "Invalid flag dom4in"));
   EXPECT_TRUE(c.isolcpus_domain().Empty());
   EXPECT_EQ(c.nohz_full().ToString(), "5-7");  // later parameters still apply
@@ -222,12 +245,14 @@ TEST(IsolationConfig, FlagsRejectMalformedListNamingValueAndPosition) {
 // (-EINVAL and -ERANGE alike); the kernel boots on with the next parameter.
 TEST(IsolationConfig, BootParamsIgnoreMalformedListLikeHousekeepingSetup) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus=domain,1-x nohz_full=5-7"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus=domain,1-x nohz_full=5-7"));
   EXPECT_TRUE(c.isolcpus_domain().Empty());
   EXPECT_EQ(c.nohz_full().ToString(), "5-7");
   EXPECT_TRUE(HasWarning(c, "Housekeeping: nohz_full= or isolcpus= incorrect CPU range"));
   EXPECT_TRUE(HasWarning(c, "invalid at position 2"));  // our diagnosis rides along
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig range, IsolationConfig::FromBootParams(t, "nohz_full=8 isolcpus=3"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig range,
+                                 IsolationConfig::FromBootParams(t, "nohz_full=8 isolcpus=3"));
   EXPECT_FALSE(range.nohz_full_enabled());
   EXPECT_EQ(range.isolcpus_domain().ToString(), "3");
   EXPECT_TRUE(HasWarning(range, "incorrect CPU range"));
@@ -242,7 +267,8 @@ TEST(IsolationConfig, BootParamsIgnoreMalformedListLikeHousekeepingSetup) {
 TEST(IsolationConfig, UnknownLastIsolcpusFlagReadsOnIntoNextWordLikeTheKernel) {
   const Topology t = Machine("core:8 pu:1");
   // The next word is taken as flags + list: managed_irq and domain, CPUs 2-3.
-  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(t, "quiet isolcpus=managed_irq,foo domain,2-3");
+  absl::StatusOr<IsolationConfig> c =
+      IsolationConfig::FromBootParams(t, "quiet isolcpus=managed_irq,foo domain,2-3");
   ISOLATION_ASSERT_OK(c);
   EXPECT_EQ(c->isolcpus_domain().ToString(), "2-3");
   EXPECT_EQ(c->housekeeping(HK::kManagedIrq).ToString(), "0-1,4-7");
@@ -252,27 +278,32 @@ TEST(IsolationConfig, UnknownLastIsolcpusFlagReadsOnIntoNextWordLikeTheKernel) {
   EXPECT_TRUE(HasWarning(*c, "\"domain,2-3\""));
   EXPECT_EQ(c->ToCmdline(), "isolcpus=domain,managed_irq,2-3");
   // A bare list after the flag: isolcpus=nohz applies to it.
-  absl::StatusOr<IsolationConfig> nohz = IsolationConfig::FromBootParams(t, "isolcpus=nohz,foo 1-3");
+  absl::StatusOr<IsolationConfig> nohz =
+      IsolationConfig::FromBootParams(t, "isolcpus=nohz,foo 1-3");
   ISOLATION_ASSERT_OK(nohz);
   EXPECT_EQ(nohz->nohz_full().ToString(), "1-3");
   EXPECT_TRUE(nohz->isolcpus_domain().Empty());
   // The list runs on over later words, so any further word breaks it.
-  absl::StatusOr<IsolationConfig> more = IsolationConfig::FromBootParams(t, "isolcpus=nohz,foo 1-3 quiet");
+  absl::StatusOr<IsolationConfig> more =
+      IsolationConfig::FromBootParams(t, "isolcpus=nohz,foo 1-3 quiet");
   ISOLATION_ASSERT_OK(more);
   EXPECT_FALSE(more->nohz_full_enabled());
   EXPECT_TRUE(HasWarning(*more, "incorrect CPU range"));
   // A next word that is another parameter is an illegal flag ('='): the
   // whole isolcpus= is dropped, and that parameter is then parsed normally.
-  absl::StatusOr<IsolationConfig> param = IsolationConfig::FromBootParams(t, "isolcpus=foo nohz_full=2-3");
+  absl::StatusOr<IsolationConfig> param =
+      IsolationConfig::FromBootParams(t, "isolcpus=foo nohz_full=2-3");
   ISOLATION_ASSERT_OK(param);
   EXPECT_TRUE(param->isolcpus_domain().Empty());
   EXPECT_EQ(param->nohz_full().ToString(), "2-3");
   EXPECT_TRUE(HasWarning(*param, "Invalid flag nohz_full=2-3"));
   // Quotes shield it: repair_env_string() leaves two NULs after "foo".
-  absl::StatusOr<IsolationConfig> quoted = IsolationConfig::FromBootParams(t, "isolcpus=\"foo\" 2-3");
+  absl::StatusOr<IsolationConfig> quoted =
+      IsolationConfig::FromBootParams(t, "isolcpus=\"foo\" 2-3");
   ISOLATION_ASSERT_OK(quoted);
   EXPECT_TRUE(quoted->isolcpus_domain().Empty());
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig unquoted, IsolationConfig::FromBootParams(t, "isolcpus=foo 2-3"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig unquoted,
+                                 IsolationConfig::FromBootParams(t, "isolcpus=foo 2-3"));
   EXPECT_EQ(unquoted.isolcpus_domain().ToString(), "2-3");
   // The last word: the kernel reads past the command line (modelled as NUL).
   absl::StatusOr<IsolationConfig> last = IsolationConfig::FromBootParams(t, "isolcpus=domain,foo");
@@ -288,7 +319,8 @@ TEST(IsolationConfig, UnknownLastIsolcpusFlagReadsOnIntoNextWordLikeTheKernel) {
 // parse_args() (kernel/params.c) stops at "--": the rest goes to init.
 TEST(IsolationConfig, DoubleDashEndsTheKernelParametersLikeParseArgs) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "isolcpus=1 -- nohz_full=2-3"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c,
+                                 IsolationConfig::FromBootParams(t, "isolcpus=1 -- nohz_full=2-3"));
   EXPECT_EQ(c.isolcpus_domain().ToString(), "1");
   EXPECT_FALSE(c.nohz_full_enabled());
 }
@@ -297,7 +329,8 @@ TEST(IsolationConfig, DoubleDashEndsTheKernelParametersLikeParseArgs) {
 // parameqn(), for which '-' and '_' are the same.
 TEST(IsolationConfig, DashedParameterNameMatchesLikeObsoleteChecksetup) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "nohz-full=2-3"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c,
+                                 IsolationConfig::FromBootParams(t, "nohz-full=2-3"));
   EXPECT_EQ(c.nohz_full().ToString(), "2-3");
   EXPECT_EQ(c.ToCmdline(), "nohz_full=2-3");
 }
@@ -312,7 +345,8 @@ TEST(IsolationConfig, CommandLineEndsAtNulAndFlagsUseKernelCtype) {
   EXPECT_EQ(c->isolcpus_domain().ToString(), "1");
   EXPECT_FALSE(c->nohz_full_enabled());
   EXPECT_TRUE(HasWarning(*c, "NUL byte at position 10"));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig latin1, IsolationConfig::FromBootParams(t, "isolcpus=\xe9t\xe9,1-3\tquiet"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      IsolationConfig latin1, IsolationConfig::FromBootParams(t, "isolcpus=\xe9t\xe9,1-3\tquiet"));
   EXPECT_EQ(latin1.isolcpus_domain().ToString(), "1-3");
   EXPECT_TRUE(HasWarning(latin1, "Skipped unknown flag \xe9t\xe9"));
 }
@@ -324,8 +358,8 @@ TEST(IsolationConfig, NoHzFullUnsupportedIgnoresKernelNoiseSettings) {
   const Topology t = Machine("core:8 pu:1");
   IsolationConfig::BootOptions no_nohz;
   no_nohz.no_hz_full = false;
-  absl::StatusOr<IsolationConfig> c =
-      IsolationConfig::FromBootParams(t, "nohz_full=1-3 isolcpus=nohz,domain,1-3 isolcpus=domain,4-5", no_nohz);
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(
+      t, "nohz_full=1-3 isolcpus=nohz,domain,1-3 isolcpus=domain,4-5", no_nohz);
   ISOLATION_ASSERT_OK(c);
   EXPECT_FALSE(c->nohz_full_enabled());
   EXPECT_EQ(c->isolcpus_domain().ToString(), "4-5");
@@ -348,18 +382,21 @@ TEST(IsolationConfig, CpusetPartitionsCountAsIsolated) {
 
 TEST(IsolationConfig, TickCpuIsFirstTickHousekeepingCpu) {
   const Topology t = Machine("core:8 pu:1");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c, IsolationConfig::FromBootParams(t, "nohz_full=0-3"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig c,
+                                 IsolationConfig::FromBootParams(t, "nohz_full=0-3"));
   EXPECT_EQ(c.tick_cpu(), 4);  // the boot CPU is nohz_full; timekeeping goes to housekeeping
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig none, IsolationConfig::FromBootParams(t, "isolcpus=0-3"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig none,
+                                 IsolationConfig::FromBootParams(t, "isolcpus=0-3"));
   EXPECT_EQ(none.tick_cpu(), -1);
 }
 
 TEST(IsolationConfig, ToCmdlineRoundTrips) {
   const Topology t = Machine("core:16 pu:1");
-  absl::StatusOr<IsolationConfig> c =
-      IsolationConfig::FromBootParams(t, "isolcpus=managed_irq,domain,2-5,8 nohz_full=2,3,4,5,8,9-9");
+  absl::StatusOr<IsolationConfig> c = IsolationConfig::FromBootParams(
+      t, "isolcpus=managed_irq,domain,2-5,8 nohz_full=2,3,4,5,8,9-9");
   ISOLATION_ASSERT_OK(c);
-  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig d, IsolationConfig::FromBootParams(t, c->ToCmdline()));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(IsolationConfig d,
+                                 IsolationConfig::FromBootParams(t, c->ToCmdline()));
   EXPECT_EQ(d.ToCmdline(), c->ToCmdline());
   for (int type = 0; type < kNumHousekeepingTypes; ++type) {
     EXPECT_EQ(d.housekeeping(static_cast<HK>(type)), c->housekeeping(static_cast<HK>(type)));
@@ -403,7 +440,8 @@ TEST(IsolationConfig, WarningsArePrintable) {
   ISOLATION_ASSERT_OK(c);
   ASSERT_FALSE(c->warnings().empty());
   for (const IsolationWarning& w : c->warnings()) {
-    for (char ch : w.parameter + w.message) EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20) << w.message;
+    for (char ch : w.parameter + w.message)
+      EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20) << w.message;
   }
   // The kernel-faithful leniencies of the list carry a note.
   c = IsolationConfig::FromFlags(t, "1\n2", "");

@@ -43,7 +43,8 @@ TEST(StoreBuffer, ForwardingAndFenceVisibility) {
   });
   il.Add("r1", [&] { seen_before_fence = store_buffer::Load(x, std::memory_order_relaxed); });
   il.Add("r2", [&] { seen_after_fence = store_buffer::Load(x, std::memory_order_relaxed); });
-  ISOLATION_ASSERT_OK(il.Run({{"w", "w.stored"}, {"r1", ""}, {"w", "w.fenced"}, {"r2", ""}, {"w", ""}}));
+  ISOLATION_ASSERT_OK(
+      il.Run({{"w", "w.stored"}, {"r1", ""}, {"w", "w.fenced"}, {"r2", ""}, {"w", ""}}));
   EXPECT_EQ(seen_by_writer, 1);
   EXPECT_EQ(seen_before_fence, 0);
   EXPECT_EQ(seen_after_fence, 1);
@@ -162,18 +163,19 @@ TEST(StoreBuffer, SbLitmus_InterleavingsAloneNeverReachBothZero) {
 TEST(InterleaverExplore, CountsAllInterleavings) {
   std::vector<std::string> seen;
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto n, Interleaver::Explore(
-      [&](Interleaver& il) {
-        il.Add("p", [] {
-          ISOLATION_INTERLEAVE_POINT("p1");
-          ISOLATION_INTERLEAVE_POINT("p2");
-        });
-        il.Add("q", [] { ISOLATION_INTERLEAVE_POINT("q1"); });
-      },
-      [&](const std::vector<std::string>& log) {
-        std::string s;
-        for (const auto& e : log) s += e + ",";
-        seen.push_back(s);
-      }));
+                                             [&](Interleaver& il) {
+                                               il.Add("p", [] {
+                                                 ISOLATION_INTERLEAVE_POINT("p1");
+                                                 ISOLATION_INTERLEAVE_POINT("p2");
+                                               });
+                                               il.Add("q",
+                                                      [] { ISOLATION_INTERLEAVE_POINT("q1"); });
+                                             },
+                                             [&](const std::vector<std::string>& log) {
+                                               std::string s;
+                                               for (const auto& e : log) s += e + ",";
+                                               seen.push_back(s);
+                                             }));
   EXPECT_EQ(n, 10);  // C(5, 2): 3 segments of p, 2 of q
   auto too_many = Interleaver::Explore(
       [&](Interleaver& il) {

@@ -85,10 +85,12 @@ TEST(SyntheticParser, EveryAcceptedFormBuildsWhatHwlocBuilds) {
 }
 
 TEST(SyntheticParser, IntelSiblingNumberingFromInterleavedIndexes) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic("pack:2 core:4 pu:2(indexes=core:pack)"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t,
+                                 Topology::FromSynthetic("pack:2 core:4 pu:2(indexes=core:pack)"));
   EXPECT_EQ(t.core_mask(0).ToString(), "0,8");
   EXPECT_EQ(t.package_of(4), 1);
-  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology reversed, Topology::FromSynthetic("core:2 pu:2(indexes=3,2,1,0)"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology reversed,
+                                 Topology::FromSynthetic("core:2 pu:2(indexes=3,2,1,0)"));
   EXPECT_EQ(reversed.smt_siblings(3).ToString(), "2-3");
 }
 
@@ -98,14 +100,16 @@ TEST(SyntheticParser, OversizedMachinesRejectedBeforeAnythingIsBuilt) {
     const char* description;
     const char* count;
   };
-  for (const Case& c : {Case{"pu:0x4e20", "20000"}, Case{"package:0x64 core:0x64 pu:0x64", "1000000"},
-                        Case{"pack:1 [numa] pu:20000", "20000"}, Case{"pu:8193", "8193"},
-                        Case{"pack:0xffffffffffffffff core:0xffffffffffffffff pu:0xffffffffffffffff", "more than"},
-                        Case{"pu:99999999999999999999999999", "more than"}}) {
+  for (const Case& c :
+       {Case{"pu:0x4e20", "20000"}, Case{"package:0x64 core:0x64 pu:0x64", "1000000"},
+        Case{"pack:1 [numa] pu:20000", "20000"}, Case{"pu:8193", "8193"},
+        Case{"pack:0xffffffffffffffff core:0xffffffffffffffff pu:0xffffffffffffffff", "more than"},
+        Case{"pu:99999999999999999999999999", "more than"}}) {
     absl::StatusOr<Topology> t = Topology::FromSynthetic(c.description);
     ASSERT_FALSE(t.ok()) << c.description;
     EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(std::string(t.status().message()), HasSubstr(std::string("\"") + c.description + "\""));
+    EXPECT_THAT(std::string(t.status().message()),
+                HasSubstr(std::string("\"") + c.description + "\""));
     EXPECT_THAT(std::string(t.status().message()), HasSubstr(std::string("has ") + c.count));
     EXPECT_THAT(std::string(t.status().message()), HasSubstr("more than the maximum 8192"));
   }
@@ -180,8 +184,9 @@ TEST(SyntheticParser, MalformedDescriptionsNameTheStringAndPosition) {
 // What hwloc 2.9 loads in 47 s ("pu:8192") to 99 s ("core:8192 [numa]
 // pu:1") is built here in milliseconds.
 TEST(SyntheticParser, WideLevelsBuildQuickly) {
-  for (const char* d : {"pu:8192", "core:8192 pu:1", "core:8192 [numa] pu:1", "core:4096 [numa] pu:2",
-                        "pack:8 core:1024 pu:1", "pu:0x2000(indexes=8192*1)"}) {
+  for (const char* d :
+       {"pu:8192", "core:8192 pu:1", "core:8192 [numa] pu:1", "core:4096 [numa] pu:2",
+        "pack:8 core:1024 pu:1", "pu:0x2000(indexes=8192*1)"}) {
     absl::StatusOr<Topology> t = Topology::FromSynthetic(d);
     ISOLATION_ASSERT_OK(t) << d;
     EXPECT_EQ(t->num_cpus(), 8192) << d;

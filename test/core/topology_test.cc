@@ -38,8 +38,7 @@ TEST_P(SyntheticTopology, CountsAndMaskInvariants) {
   EXPECT_EQ(t.present(), CpuMask::Full(e.cpus));
   EXPECT_EQ(t.online(), CpuMask::Full(e.cpus));
   // Cores, LLCs and nodes each partition the CPUs; every CPU is in its own masks.
-  for (const auto& [count, mask_of] :
-       std::vector<std::pair<int, std::function<CpuMask(int)>>>{
+  for (const auto& [count, mask_of] : std::vector<std::pair<int, std::function<CpuMask(int)>>>{
            {t.num_cores(), [&](int i) { return t.core_mask(i); }},
            {t.num_llcs(), [&](int i) { return t.llc_mask(i); }},
            {t.num_nodes(), [&](int i) { return t.node_mask(i); }}}) {
@@ -82,12 +81,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Expected{"numa:2 l3:4 core:16 pu:2", 256, 128, 8, 2, 1, 2},
                       Expected{"pack:2 core:4 pu:2(indexes=core:pack)", 16, 8, 2, 1, 2, 2},
                       Expected{"pack:2 numa:1 l3:2 core:4 pu:2", 32, 16, 4, 2, 2, 2},
-                      Expected{"core:8 pu:1", 8, 8, 1, 1, 1, 1},
-                      Expected{"pu:4", 4, 4, 1, 1, 1, 1},
+                      Expected{"core:8 pu:1", 8, 8, 1, 1, 1, 1}, Expected{"pu:4", 4, 4, 1, 1, 1, 1},
                       Expected{"pack:64 l3:2 core:32 pu:2", 8192, 4096, 128, 1, 64, 2}));
 
 TEST(Topology, SeedMachineLayout) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic("package:2 l3cache:4 core:16 pu:1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t,
+                                 Topology::FromSynthetic("package:2 l3cache:4 core:16 pu:1"));
   EXPECT_EQ(t.llc_mask(0).ToString(), "0-15");
   EXPECT_EQ(t.llc_mask(1).ToString(), "16-31");
   EXPECT_EQ(t.package_of(63), 0);
@@ -106,7 +105,8 @@ TEST(Topology, NumaAndSmtLayout) {
 }
 
 TEST(Topology, IntelStyleSiblingNumbering) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t, Topology::FromSynthetic("pack:2 core:4 pu:2(indexes=core:pack)"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology t,
+                                 Topology::FromSynthetic("pack:2 core:4 pu:2(indexes=core:pack)"));
   EXPECT_EQ(t.core_mask(0).ToString(), "0,8");
   EXPECT_EQ(t.smt_siblings(9).ToString(), "1,9");
   EXPECT_THAT(t.core_cpus(1), ::testing::ElementsAre(1, 9));
@@ -115,11 +115,13 @@ TEST(Topology, IntelStyleSiblingNumbering) {
 }
 
 TEST(Topology, BadSyntheticStringsAreErrorsNamingTheString) {
-  for (const char* bad : {"bogus:3", "core:", "core:0", "package:2 core:x", "", "pu:9000", "l3:2 core:2 pu:5000"}) {
+  for (const char* bad :
+       {"bogus:3", "core:", "core:0", "package:2 core:x", "", "pu:9000", "l3:2 core:2 pu:5000"}) {
     absl::StatusOr<Topology> t = Topology::FromSynthetic(bad);
     ASSERT_FALSE(t.ok()) << "accepted \"" << bad << "\": " << t->Summary();
     EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << bad;
-    EXPECT_THAT(std::string(t.status().message()), HasSubstr(std::string("\"") + bad + "\"")) << t.status();
+    EXPECT_THAT(std::string(t.status().message()), HasSubstr(std::string("\"") + bad + "\""))
+        << t.status();
   }
 }
 
@@ -141,7 +143,8 @@ TEST(Topology, FromHostRefusesHwlocEnvironmentRedirect) {
   unsetenv("HWLOC_SYNTHETIC");
   ASSERT_FALSE(with_env.ok()) << "modelled " << with_env->Summary() << " instead of the host";
   EXPECT_EQ(with_env.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(with_env.status().message()), HasSubstr("HWLOC_SYNTHETIC=\"pack:2 core:12 pu:2\""));
+  EXPECT_THAT(std::string(with_env.status().message()),
+              HasSubstr("HWLOC_SYNTHETIC=\"pack:2 core:12 pu:2\""));
   ISOLATION_ASSERT_OK(explicit_synthetic);
   EXPECT_EQ(explicit_synthetic->num_cpus(), 3);
 }
@@ -163,12 +166,13 @@ TEST(Topology, SetOnlineErrorsAndMasks) {
   EXPECT_TRUE(t.IsOnline(0));
   ISOLATION_ASSERT_OK(t.SetOnline(2, true));
   EXPECT_EQ(t.online().ToString(), "0,2");
-  EXPECT_EQ(t.present(), CpuMask::Full(4));   // hotplug leaves present/possible alone
+  EXPECT_EQ(t.present(), CpuMask::Full(4));  // hotplug leaves present/possible alone
   EXPECT_EQ(t.possible(), CpuMask::Full(4));
 }
 
 TEST(Topology, FromIdsValidates) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology ok, Topology::FromIds({0, 0, 1, 1}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, "ids"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(Topology ok, Topology::FromIds({0, 0, 1, 1}, {0, 0, 0, 0},
+                                                                {0, 0, 0, 0}, {0, 0, 0, 0}, "ids"));
   EXPECT_EQ(ok.smt_width(), 2);
   EXPECT_EQ(ok.Summary(), "4 cpus, 2 cores, 1 llc, 1 numa node, 1 package");
   // Length mismatch, negative id, gap in ids, a core split across LLCs, no cpus.
@@ -177,7 +181,8 @@ TEST(Topology, FromIdsValidates) {
   absl::StatusOr<Topology> gap = Topology::FromIds({0, 2}, {0, 0}, {0, 0}, {0, 0}, "gap");
   ASSERT_FALSE(gap.ok());
   EXPECT_THAT(std::string(gap.status().message()), HasSubstr("\"gap\""));
-  absl::StatusOr<Topology> split = Topology::FromIds({0, 1, 0}, {0, 0, 1}, {0, 0, 0}, {0, 0, 0}, "split");
+  absl::StatusOr<Topology> split =
+      Topology::FromIds({0, 1, 0}, {0, 0, 1}, {0, 0, 0}, {0, 0, 0}, "split");
   ASSERT_FALSE(split.ok());
   EXPECT_THAT(std::string(split.status().message()), HasSubstr("cpus 0 and 2 share core 0"));
   EXPECT_FALSE(Topology::FromIds({0, 0}, {0, 0}, {0, 1}, {0, 0}, "split node").ok());

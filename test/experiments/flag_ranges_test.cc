@@ -25,7 +25,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-
 std::vector<Subcommand> Everything() {
   std::vector<Subcommand> all = AllSubcommands();
   all.push_back(ReplaySubcommand());
@@ -33,7 +32,8 @@ std::vector<Subcommand> Everything() {
 }
 
 bool IsNumeric(const absl::CommandLineFlag& f) {
-  return f.IsOfType<int32_t>() || f.IsOfType<int64_t>() || f.IsOfType<double>() || f.IsOfType<uint32_t>();
+  return f.IsOfType<int32_t>() || f.IsOfType<int64_t>() || f.IsOfType<double>() ||
+         f.IsOfType<uint32_t>();
 }
 
 TEST(FlagRanges, EveryNumericFlagOfEverySubcommandHasOne) {
@@ -43,7 +43,8 @@ TEST(FlagRanges, EveryNumericFlagOfEverySubcommandHasOne) {
   int numeric = 0;
   for (const Subcommand& s : Everything()) {
     std::vector<std::string> flags = s.flags;
-    for (const std::string& f : LookFlagNames(s.name)) flags.push_back(f);  // --trace*, --hist*, --plot*
+    for (const std::string& f : LookFlagNames(s.name))
+      flags.push_back(f);  // --trace*, --hist*, --plot*
     for (const std::string& name : flags) {
       const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
       ASSERT_NE(flag, nullptr) << s.name << ": --" << name;
@@ -51,7 +52,8 @@ TEST(FlagRanges, EveryNumericFlagOfEverySubcommandHasOne) {
       if (!IsNumeric(*flag)) continue;
       ++numeric;
       const FlagRange* range = FindFlagRange(name);
-      ASSERT_NE(range, nullptr) << "isolab " << s.name << ": --" << name << " has no documented range";
+      ASSERT_NE(range, nullptr) << "isolab " << s.name << ": --" << name
+                                << " has no documented range";
       EXPECT_LE(range->min, range->max) << name;
       double v = 0;
       ASSERT_TRUE(absl::SimpleAtod(flag->DefaultValue(), &v)) << name;
@@ -68,7 +70,8 @@ TEST(FlagRanges, TheParserAppliesThem) {
   bool help = false;
   EXPECT_THAT(ParseSubcommandFlags({"--mmcid_scan_reps=2147483647"}, allowed, &help),
               HasSubstr("--mmcid_scan_reps=2147483647: out of range (want 1..1000000)"));
-  EXPECT_THAT(ParseSubcommandFlags({"--mmcid_scan_reps", "0"}, allowed, &help), HasSubstr("out of range"));
+  EXPECT_THAT(ParseSubcommandFlags({"--mmcid_scan_reps", "0"}, allowed, &help),
+              HasSubstr("out of range"));
   EXPECT_EQ(ParseSubcommandFlags({"--mmcid_scan_reps=1000000"}, allowed, &help), "");
   EXPECT_EQ(ParseSubcommandFlags({"--mmcid_scan_reps=1"}, allowed, &help), "");
 }
@@ -83,7 +86,8 @@ TEST(RunCosts, EverySubcommandEstimatesWithinTheBudgetAtItsDefaults) {
       ISOLATION_ASSERT_OK(cost) << s.name;
       EXPECT_GT(cost->seconds, 0) << s.name;
       EXPECT_GT(cost->bytes, 0) << s.name;
-      EXPECT_FALSE(experiments::OverBudget(*cost)) << s.name << ": " << experiments::FormatCost(*cost);
+      EXPECT_FALSE(experiments::OverBudget(*cost))
+          << s.name << ": " << experiments::FormatCost(*cost);
     }
   }
 }
@@ -136,7 +140,8 @@ TEST(RunCosts, AnOversubscribedRealThreadModelIsCostedByItsShare) {
   for (int real_cpus : {2, 300, 8192}) {
     common.real_cpus = real_cpus;
     ISOLATION_ASSERT_OK_AND_ASSIGN(experiments::RunCost cost, TmigrSubcommand().estimate(common));
-    EXPECT_EQ(experiments::OverBudget(cost), real_cpus == 8192) << real_cpus << ": " << experiments::FormatCost(cost);
+    EXPECT_EQ(experiments::OverBudget(cost), real_cpus == 8192)
+        << real_cpus << ": " << experiments::FormatCost(cost);
   }
   common.host_cpus = 8192;  // the same model on a host that has the CPUs
   ISOLATION_ASSERT_OK_AND_ASSIGN(experiments::RunCost cost, TmigrSubcommand().estimate(common));

@@ -31,11 +31,13 @@ std::string FakeHost() {
   std::ofstream(root + "/sys/devices/system/cpu/nohz_full") << "2-3\n";
   std::ofstream(root + "/sys/devices/system/node/possible") << "0\n";
   // 4 online CPUs, 720896 managed pages: 2*fls(4)*(1+fls(22)) = 36.
-  std::ofstream(root + "/proc/zoneinfo") << "Node 0, zone   Normal\n        min      100\n        low      120\n"
-                                            "        managed  720896\n  pagesets\n    cpu: 0\n  vm stats threshold: 36\n"
-                                            "    cpu: 3\n  vm stats threshold: 36\n";
+  std::ofstream(root + "/proc/zoneinfo")
+      << "Node 0, zone   Normal\n        min      100\n        low      120\n"
+         "        managed  720896\n  pagesets\n    cpu: 0\n  vm stats threshold: 36\n"
+         "    cpu: 3\n  vm stats threshold: 36\n";
   // 4 CPUs, 1 node: order_base_2(4) = 2 -> one level.
-  std::ofstream(root + "/kmsg") << "6,10,1000,-;Timer migration: 1 hierarchy levels; 8 children per group; 1 crossnode level\n";
+  std::ofstream(root + "/kmsg") << "6,10,1000,-;Timer migration: 1 hierarchy levels; 8 children "
+                                   "per group; 1 crossnode level\n";
   return root;
 }
 
@@ -43,7 +45,8 @@ TEST(Hostcheck, EveryCheckOnAFakeHostAgrees) {
   const std::string root = FakeHost();
   const std::vector<HostCheck> checks = RunHostChecks({root, root + "/kmsg", 12, /*mm_cid=*/false});
   ASSERT_EQ(checks.size(), 4u);
-  for (const HostCheck& c : checks) EXPECT_EQ(c.verdict, HostVerdict::kAgree) << c.name << ": " << c.detail;
+  for (const HostCheck& c : checks)
+    EXPECT_EQ(c.verdict, HostVerdict::kAgree) << c.name << ": " << c.detail;
   const std::string text = HostChecksText(checks, "Linux test");
   EXPECT_THAT(text, HasSubstr("agree: vmstat: per-CPU stat thresholds"));
   EXPECT_THAT(text, HasSubstr("4 agree, 0 disagree, 0 not available"));
@@ -69,10 +72,11 @@ TEST(Hostcheck, RunningKernelAgreesWhereverItExposesTheTruth) {
   for (const HostCheck& c : checks) {
     if (c.verdict == HostVerdict::kNotAvailable) continue;
     ++available;
-    EXPECT_EQ(c.verdict, HostVerdict::kAgree) << c.name << "\n model " << c.model << "\n kernel " << c.kernel << "\n "
-                                              << c.detail;
+    EXPECT_EQ(c.verdict, HostVerdict::kAgree)
+        << c.name << "\n model " << c.model << "\n kernel " << c.kernel << "\n " << c.detail;
   }
-  if (available == 0) GTEST_SKIP() << "the host exposes none of the data:\n" << HostChecksText(checks, "host");
+  if (available == 0)
+    GTEST_SKIP() << "the host exposes none of the data:\n" << HostChecksText(checks, "host");
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ TEST_P(TmigrProbe, CaughtWhereShownMainlineCleanElseSaysWhy) {
   const auto& [bug, participation, machine_index] = GetParam();
   const Machine& m = kMachines[machine_index];
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic(m.topology));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromBootParams(topo, std::string("isolcpus=") + m.isolcpus));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto iso, IsolationConfig::FromBootParams(topo, std::string("isolcpus=") + m.isolcpus));
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto probe, ProbeTmigrBug(bug, participation, topo, iso));
   SCOPED_TRACE(probe.placement);
   if (!probe.applicable) {
@@ -60,22 +61,26 @@ TEST_P(TmigrProbe, CaughtWhereShownMainlineCleanElseSaysWhy) {
   EXPECT_THAT(probe.mainline_violations, IsEmpty());
 }
 
-INSTANTIATE_TEST_SUITE_P(AllBugs, TmigrProbe,
-                         ::testing::Combine(::testing::ValuesIn(TmigrProbedBugs()),
-                                            ::testing::Values("v6.9", "isolation"),
-                                            ::testing::Range(0, static_cast<int>(std::size(kMachines)))));
+INSTANTIATE_TEST_SUITE_P(
+    AllBugs, TmigrProbe,
+    ::testing::Combine(::testing::ValuesIn(TmigrProbedBugs()),
+                       ::testing::Values("v6.9", "isolation"),
+                       ::testing::Range(0, static_cast<int>(std::size(kMachines)))));
 
 // On the default machine each bug is shown by at least one default
 // participation, except early_return, which needs a single-level hierarchy.
 TEST(TmigrProbe, DefaultMachineShowsEveryBugButTheSingleLevelOne) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic(kMachines[0].topology));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromBootParams(topo, std::string("isolcpus=") + kMachines[0].isolcpus));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto iso,
+      IsolationConfig::FromBootParams(topo, std::string("isolcpus=") + kMachines[0].isolcpus));
   for (const std::string& bug : TmigrProbedBugs()) {
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto probe, ProbeTmigrBug(bug, "v6.9", topo, iso));
     EXPECT_EQ(probe.applicable, bug != "early_return") << bug << ": " << probe.reason;
   }
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo8, Topology::FromSynthetic("pu:8"));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto probe, ProbeTmigrBug("early_return", "v6.9", topo8, IsolationConfig(topo8)));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto probe, ProbeTmigrBug("early_return", "v6.9", topo8, IsolationConfig(topo8)));
   EXPECT_TRUE(probe.applicable);
   EXPECT_THAT(probe.violations, Not(IsEmpty()));
 }
@@ -97,7 +102,8 @@ TEST(StaleHintProbe, HonestSelectorsPassTrustingControlFails) {
       EXPECT_TRUE(probe.applicable);
       EXPECT_GT(probe.violation_count, 0);
     } else if (!e->negative_control) {
-      EXPECT_EQ(probe.violation_count, 0) << (probe.violations.empty() ? "" : probe.violations.front());
+      EXPECT_EQ(probe.violation_count, 0)
+          << (probe.violations.empty() ? "" : probe.violations.front());
     }
   }
 }

@@ -33,7 +33,8 @@ TEST(RealModel, SeedOnTwoCpuHostIsOneHousekeepingOneIsolated) {
   EXPECT_FALSE(m.oversubscribed);
   EXPECT_EQ(m.row_prefix(), "");
   EXPECT_EQ(m.label,
-            "real threads: host-sized model, 2 CPUs (housekeeping 0, isolated 1), 1:1 pinning on 2 of 2 host CPUs");
+            "real threads: host-sized model, 2 CPUs (housekeeping 0, isolated 1), 1:1 pinning on 2 "
+            "of 2 host CPUs");
   const nlohmann::json j = m.Json();
   EXPECT_EQ(j["cpus"], 2);
   EXPECT_EQ(j["host_cpus"], 2);
@@ -65,11 +66,13 @@ TEST(RealModel, SeedKeepsItsRolesAtHostSize) {
 }
 
 TEST(RealModel, NoIsolationAndNohzFullCarryOver) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto none, ModelFor(CommonOptions{.topology = "pu:16", .isolcpus = "", .host_cpus = 2}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto none, ModelFor(CommonOptions{.topology = "pu:16", .isolcpus = "", .host_cpus = 2}));
   EXPECT_EQ(none.housekeeping.ToString(), "0-1");
   EXPECT_TRUE(none.isolated.Empty());
   EXPECT_NE(none.label.find("isolated none"), std::string::npos) << none.label;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto nohz, ModelFor(CommonOptions{.nohz_full = "1-31,33-63,65-95,97-127", .host_cpus = 8}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto nohz, ModelFor(CommonOptions{.nohz_full = "1-31,33-63,65-95,97-127", .host_cpus = 8}));
   EXPECT_EQ(nohz.isolation.nohz_full().ToString(), "1-7");
   EXPECT_NE(nohz.label.find("nohz_full"), std::string::npos) << nohz.label;
   // One host CPU: housekeeping only, nothing isolated to measure.
@@ -84,16 +87,21 @@ TEST(RealModel, OversubscribedIsRefusedUnlessAllowed) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   const std::string msg(refused.status().message());
-  for (const char* part : {"8 CPUs", "--real_cpus=8", "offers 2 usable CPUs", "--allow_oversubscribed"}) {
+  for (const char* part :
+       {"8 CPUs", "--real_cpus=8", "offers 2 usable CPUs", "--allow_oversubscribed"}) {
     EXPECT_NE(msg.find(part), std::string::npos) << part << " in " << msg;
   }
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto allowed, ModelFor(CommonOptions{.real_cpus = 8, .allow_oversubscribed = true, .host_cpus = 2}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto allowed,
+      ModelFor(CommonOptions{.real_cpus = 8, .allow_oversubscribed = true, .host_cpus = 2}));
   EXPECT_EQ(allowed.kind, RealModelKind::kRequested);
   EXPECT_TRUE(allowed.oversubscribed);
   EXPECT_EQ(allowed.cpus(), 8);
   EXPECT_EQ(allowed.isolated.ToString(), "1-7");
   EXPECT_EQ(allowed.row_prefix(), "OVERSUBSCRIBED ");
-  EXPECT_EQ(allowed.label.rfind("OVERSUBSCRIBED real threads: requested model (--real_cpus=8), 8 CPUs", 0), 0u)
+  EXPECT_EQ(allowed.label.rfind(
+                "OVERSUBSCRIBED real threads: requested model (--real_cpus=8), 8 CPUs", 0),
+            0u)
       << allowed.label;
   EXPECT_EQ(allowed.Json()["oversubscribed"], true);
   // A request the host can hold is not oversubscribed.
@@ -111,7 +119,8 @@ TEST(RealModel, BadValuesNameThemselves) {
       << negative.status();
   auto host = ModelFor(CommonOptions{.host_cpus = -3});
   ASSERT_FALSE(host.ok());
-  EXPECT_NE(std::string(host.status().message()).find("host_cpus=-3"), std::string::npos) << host.status();
+  EXPECT_NE(std::string(host.status().message()).find("host_cpus=-3"), std::string::npos)
+      << host.status();
 }
 
 TEST(RealModel, ThisHostHasAtLeastOneCpu) { EXPECT_GE(HostUsableCpus(), 1); }

@@ -35,21 +35,25 @@ using ::testing::Not;
 // Throwaway variants: copies of built-ins under names of their own.
 void RegisterThrowaways() {
   static const bool registered = [] {
-    EXPECT_TRUE(idle_select::RegisterSelector(
-                    idle_select::SelectorEntryOf<idle_select::SisSelector>("throwaway_sel", "mainline's scan, renamed"))
-                    .ok());
-    EXPECT_TRUE(idle_select::RegisterSelector(idle_select::SelectorEntryOf<idle_select::SisSelector>(
-                                                  "throwaway_sel_control", "negative control", true))
-                    .ok());
-    EXPECT_TRUE(vmstat::RegisterFoldPolicy({"throwaway_fold", "A1, renamed", false,
-                                            [] { return (*vmstat::FoldPolicyRegistry().Find("A1"))->factory(); }})
+    EXPECT_TRUE(
+        idle_select::RegisterSelector(idle_select::SelectorEntryOf<idle_select::SisSelector>(
+                                          "throwaway_sel", "mainline's scan, renamed"))
+            .ok());
+    EXPECT_TRUE(
+        idle_select::RegisterSelector(idle_select::SelectorEntryOf<idle_select::SisSelector>(
+                                          "throwaway_sel_control", "negative control", true))
+            .ok());
+    EXPECT_TRUE(vmstat::RegisterFoldPolicy(
+                    {"throwaway_fold", "A1, renamed", false,
+                     [] { return (*vmstat::FoldPolicyRegistry().Find("A1"))->factory(); }})
                     .ok());
     EXPECT_TRUE(tmigr::RegisterParticipation(
                     {"throwaway_part", "isolation, renamed", false,
                      [] { return (*tmigr::ParticipationRegistry().Find("isolation"))->factory(); }})
                     .ok());
-    EXPECT_TRUE(mm_cid::RegisterScope({"throwaway_scope", "scan_possible, renamed", false,
-                                       [] { return (*mm_cid::ScopeRegistry().Find("scan_possible"))->factory(); }})
+    EXPECT_TRUE(mm_cid::RegisterScope(
+                    {"throwaway_scope", "scan_possible, renamed", false,
+                     [] { return (*mm_cid::ScopeRegistry().Find("scan_possible"))->factory(); }})
                     .ok());
     EXPECT_TRUE(mm_cid::RegisterPlacement(
                     {"throwaway_placement", "work_rcu, renamed", false,
@@ -92,10 +96,12 @@ TEST(RegisteredVariants, OnlyOutsideRegistrationsAreOutside) {
 TEST(RegisteredVariants, DefaultListsAreTheSeedsPlusOutsideVariants) {
   RegisterThrowaways();
   EXPECT_EQ(IdleExperimentOptions{}.variants,
-            (std::vector<std::string>{"V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2", "V3", "V4g", "V4n",
-                                      "V5", "throwaway_sel"}));
-  EXPECT_EQ(VmstatExperimentOptions{}.strategies, (std::vector<std::string>{"A0", "A1", "B", "C", "throwaway_fold"}));
-  EXPECT_EQ(TmigrExperimentOptions{}.variants, (std::vector<std::string>{"v6.9", "isolation", "throwaway_part"}));
+            (std::vector<std::string>{"V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2",
+                                      "V3", "V4g", "V4n", "V5", "throwaway_sel"}));
+  EXPECT_EQ(VmstatExperimentOptions{}.strategies,
+            (std::vector<std::string>{"A0", "A1", "B", "C", "throwaway_fold"}));
+  EXPECT_EQ(TmigrExperimentOptions{}.variants,
+            (std::vector<std::string>{"v6.9", "isolation", "throwaway_part"}));
   // A negative control is named explicitly or not at all.
   EXPECT_THAT(DefaultIdleVariants(), Not(Contains("throwaway_sel_control")));
   EXPECT_THAT(RegisteredSelectorsHelp(), HasSubstr("throwaway_sel"));
@@ -107,12 +113,15 @@ TEST(RegisteredVariants, DefaultListsAreTheSeedsPlusOutsideVariants) {
 TEST(RegisteredVariants, MmCidRowsComeFromTheRegistry) {
   RegisterThrowaways();
   std::vector<std::string> scopes, placements;
-  for (const RowVariant& r : DefaultScopeRows()) scopes.push_back(r.name + "=" + r.label + (r.negative_control ? "!" : ""));
+  for (const RowVariant& r : DefaultScopeRows())
+    scopes.push_back(r.name + "=" + r.label + (r.negative_control ? "!" : ""));
   for (const RowVariant& r : DefaultPlacementRows()) placements.push_back(r.name + "=" + r.label);
-  EXPECT_EQ(scopes, (std::vector<std::string>{"scan_possible=possible", "scan_allowed=allowed", "scan_cidmask=cidmask!",
-                                              "throwaway_scope=throwaway_scope"}));
-  EXPECT_EQ(placements, (std::vector<std::string>{"work_taskwork=task", "work_unbound=workqueue", "work_rcu=rcu",
-                                                  "throwaway_placement=throwaway_placement"}));
+  EXPECT_EQ(scopes,
+            (std::vector<std::string>{"scan_possible=possible", "scan_allowed=allowed",
+                                      "scan_cidmask=cidmask!", "throwaway_scope=throwaway_scope"}));
+  EXPECT_EQ(placements,
+            (std::vector<std::string>{"work_taskwork=task", "work_unbound=workqueue",
+                                      "work_rcu=rcu", "throwaway_placement=throwaway_placement"}));
 }
 
 TEST(RegisteredVariants, IdleRunsARegisteredSelectorBesideMainline) {
@@ -148,7 +157,8 @@ TEST(RegisteredVariants, VmstatRunsARegisteredPolicy) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(SmallMachine(), o, progress));
   EXPECT_THAT(Column(report.json["strategies"], "strategy"), Contains("throwaway_fold"));
   // Checked by its traits (A1's: no work on isolated CPUs).
-  EXPECT_THAT(Column(report.json["checks"], "check"), Contains("throwaway_fold: no isolated interruption"));
+  EXPECT_THAT(Column(report.json["checks"], "check"),
+              Contains("throwaway_fold: no isolated interruption"));
   EXPECT_EQ(report.invariant_violations, 0);
 }
 
@@ -189,7 +199,8 @@ TEST(RegisteredVariants, AnUnknownNameIsInvalidArgumentNamingIt) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("--idle_variants"));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("'no_such_selector'"));
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("throwaway_sel"));  // the registered names
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("throwaway_sel"));  // the registered names
 
   VmstatExperimentOptions vm;
   vm.strategies = {"no_such_policy"};

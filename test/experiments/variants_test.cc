@@ -20,8 +20,8 @@
 namespace isolation::experiments {
 namespace {
 
-const VariantInfo* Find(const std::vector<VariantInfo>& rows, const std::string& mechanism, const std::string& axis,
-                        const std::string& name) {
+const VariantInfo* Find(const std::vector<VariantInfo>& rows, const std::string& mechanism,
+                        const std::string& axis, const std::string& name) {
   auto it = std::find_if(rows.begin(), rows.end(), [&](const VariantInfo& v) {
     return v.mechanism == mechanism && v.axis == axis && v.name == name;
   });
@@ -37,10 +37,10 @@ TEST(Variants, ListsBuiltInsAndNegativeControls) {
   EXPECT_TRUE(control->negative_control);
   EXPECT_FALSE(Find(rows, "idle_select", "selector", "V0")->negative_control);
   // Every axis of the four mechanisms, and nothing else.
-  const std::set<std::string> axes = {"mm_cid/design",       "mm_cid/allocator", "mm_cid/scope",
-                                      "mm_cid/granularity",  "mm_cid/placement", "mm_cid/tick",
-                                      "tmigr/participation", "tmigr/hierarchy",  "idle_select/selector",
-                                      "vmstat/fold_policy",  "vmstat/slot"};
+  const std::set<std::string> axes = {
+      "mm_cid/design",        "mm_cid/allocator",   "mm_cid/scope",        "mm_cid/granularity",
+      "mm_cid/placement",     "mm_cid/tick",        "tmigr/participation", "tmigr/hierarchy",
+      "idle_select/selector", "vmstat/fold_policy", "vmstat/slot"};
   std::set<std::string> seen;
   for (const VariantInfo& v : rows) {
     const std::string axis = v.mechanism + "/" + v.axis;

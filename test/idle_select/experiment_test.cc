@@ -15,14 +15,16 @@
 namespace isolation::experiments {
 namespace {
 
-const nlohmann::json* FindSelect(const nlohmann::json& j, const std::string& variant, int llc, int busy) {
+const nlohmann::json* FindSelect(const nlohmann::json& j, const std::string& variant, int llc,
+                                 int busy) {
   for (const auto& row : j["select"]) {
     if (row["variant"] == variant && row["llc_cpus"] == llc && row["busy_pct"] == busy) return &row;
   }
   return nullptr;
 }
 
-const nlohmann::json* FindRow(const nlohmann::json& rows, const std::string& workload, const std::string& variant) {
+const nlohmann::json* FindRow(const nlohmann::json& rows, const std::string& workload,
+                              const std::string& variant) {
   for (const auto& row : rows) {
     if (row["workload"] == workload && row["variant"] == variant) return &row;
   }
@@ -55,13 +57,16 @@ void CheckPlacementPenaltyTables(const nlohmann::json& j, const std::string& tex
       // on this one-LLC machine charged cross_core_same_llc.
       EXPECT_EQ((*off)["refill_ns_per_iteration"].get<double>(), 0.0);
       EXPECT_EQ((*on)["mean_off"].get<double>(), (*off)["mean"].get<double>());
-      EXPECT_EQ((*on)["moves_per_wakeup_off"].get<double>(), (*off)["moves_per_wakeup"].get<double>());
+      EXPECT_EQ((*on)["moves_per_wakeup_off"].get<double>(),
+                (*off)["moves_per_wakeup"].get<double>());
       for (const char* far : {"smt_sibling", "cross_llc", "cross_node"}) {
         EXPECT_EQ((*on)["moves_by_distance"][far].get<int64_t>(), 0) << far;
       }
-      const double moves = static_cast<double>((*on)["moves_by_distance"]["cross_core_same_llc"].get<int64_t>());
-      EXPECT_DOUBLE_EQ((*on)["refill_ns_per_iteration"].get<double>(),
-                       moves * static_cast<double>(def.cross_core_same_llc) / (*on)["iterations"].get<double>());
+      const double moves =
+          static_cast<double>((*on)["moves_by_distance"]["cross_core_same_llc"].get<int64_t>());
+      EXPECT_DOUBLE_EQ(
+          (*on)["refill_ns_per_iteration"].get<double>(),
+          moves * static_cast<double>(def.cross_core_same_llc) / (*on)["iterations"].get<double>());
       if (std::string(w) == "pipe") {
         // Each side of the pair stays on its CPU: no move, no charge, the
         // same runs to the nanosecond.
@@ -84,14 +89,17 @@ void CheckPlacementPenaltyTables(const nlohmann::json& j, const std::string& tex
 
 TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   Progress progress("idle");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, IdleExperimentOptions{}, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report,
+                                 RunIdleExperiment(CommonOptions{.seed = 1, .quick = true},
+                                                   IdleExperimentOptions{}, progress));
   const nlohmann::json& j = report.json;
   // The keys, exactly.
   ASSERT_TRUE(j.contains("select"));
   ASSERT_TRUE(j.contains("workloads"));
   ASSERT_TRUE(j.contains("invariant_violations"));
   for (const auto& row : j["select"]) {
-    for (const char* k : {"variant", "llc_cpus", "busy_pct", "probes_mean", "select_ns_median", "found_pct"}) {
+    for (const char* k :
+         {"variant", "llc_cpus", "busy_pct", "probes_mean", "select_ns_median", "found_pct"}) {
       ASSERT_TRUE(row.contains(k)) << k;
     }
   }
@@ -102,17 +110,20 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   }
   std::set<std::string> workloads;
   for (const auto& row : j["workloads"]) {
-    for (const char* k : {"workload", "variant", "mean", "std", "q90", "q99"}) ASSERT_TRUE(row.contains(k)) << k;
+    for (const char* k : {"workload", "variant", "mean", "std", "q90", "q99"})
+      ASSERT_TRUE(row.contains(k)) << k;
     workloads.insert(row["workload"].get<std::string>());
   }
-  EXPECT_EQ(workloads, (std::set<std::string>{"hackbench-1", "hackbench-2", "hackbench-4", "pipe"}));
+  EXPECT_EQ(workloads,
+            (std::set<std::string>{"hackbench-1", "hackbench-2", "hackbench-4", "pipe"}));
   ASSERT_EQ(j["v1_vs_v0_pct"].size(), 4u);
   // The spread: each side's run-to-run standard deviation in the metric's
   // unit and the 95 % CI of the mean difference, which holds the mean change
   // (no ratio of two standard deviations).
   for (const auto& c : j["v1_vs_v0_pct"]) {
     EXPECT_FALSE(c.contains("std")) << c.dump();
-    ASSERT_TRUE(c.contains("std_v0") && c.contains("std_v1") && c.contains("mean_ci95_pct")) << c.dump();
+    ASSERT_TRUE(c.contains("std_v0") && c.contains("std_v1") && c.contains("mean_ci95_pct"))
+        << c.dump();
     EXPECT_GE(c["std_v0"].get<double>(), 0.0);
     EXPECT_GE(c["std_v1"].get<double>(), 0.0);
     const double lo = c["mean_ci95_pct"][0].get<double>(), hi = c["mean_ci95_pct"][1].get<double>();
@@ -172,7 +183,8 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
   std::set<std::string> sweep_cells;
   double rr200_v0_mig = -1, rr200_v1u_mig = -1;
   for (const auto& row : j["load_sweep"]) {
-    sweep_cells.insert(row["workload"].get<std::string>() + "@" + std::to_string(row["load_pct"].get<int>()));
+    sweep_cells.insert(row["workload"].get<std::string>() + "@" +
+                       std::to_string(row["load_pct"].get<int>()));
     EXPECT_GT(row["value"].get<double>(), 0.0) << row.dump();
     if (row["workload"] == "rr" && row["load_pct"] == 200) {
       if (row["variant"] == "V0") rr200_v0_mig = row["migrations_pct"].get<double>();
@@ -205,7 +217,8 @@ TEST(IdleExperiment, QuickRunHasIssueKeysAndExpectedOutcomes) {
     }
     if (row["variant"] == "V0") v0_stackings += row["stackings"].get<int64_t>();
   }
-  for (const std::string& v : idle_select::SelectorNames()) EXPECT_EQ(stacking_variants.count(v), 1u) << v;
+  for (const std::string& v : idle_select::SelectorNames())
+    EXPECT_EQ(stacking_variants.count(v), 1u) << v;
   EXPECT_EQ(stacking_variants.count("V0-norecheck"), 1u);
   EXPECT_GT(control_lost, 0);
   EXPECT_GT(v0_stackings, 0) << "V0 stacks inside the select->enqueue window";
@@ -220,16 +233,18 @@ TEST(IdleExperiment, QuickValidatesTypedValues) {
     int32_t bad;
     const char* named;
   };
-  for (const Case& c : {Case{&IdleExperimentOptions::samples, -5, "--idle_samples=-5"},
-                        Case{&IdleExperimentOptions::iterations, -1, "--idle_iterations=-1"},
-                        Case{&IdleExperimentOptions::hackbench_loops, 0, "--idle_hackbench_loops=0"},
-                        Case{&IdleExperimentOptions::pipe_round_trips, 0, "--idle_pipe_round_trips=0"}}) {
+  for (const Case& c :
+       {Case{&IdleExperimentOptions::samples, -5, "--idle_samples=-5"},
+        Case{&IdleExperimentOptions::iterations, -1, "--idle_iterations=-1"},
+        Case{&IdleExperimentOptions::hackbench_loops, 0, "--idle_hackbench_loops=0"},
+        Case{&IdleExperimentOptions::pipe_round_trips, 0, "--idle_pipe_round_trips=0"}}) {
     IdleExperimentOptions options;
     options.*c.option = c.bad;
     auto report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress);
     ASSERT_FALSE(report.ok()) << c.named;
     EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(std::string(report.status().message()).find(c.named), std::string::npos) << report.status();
+    EXPECT_NE(std::string(report.status().message()).find(c.named), std::string::npos)
+        << report.status();
   }
 }
 
@@ -239,13 +254,15 @@ TEST(IdleExperiment, PlacementPenaltyModeIsValidated) {
   options.placement_penalty = "maybe";
   auto report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress);
   ASSERT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(report.status().message()).find("--idle_placement_penalty='maybe'"), std::string::npos)
+  EXPECT_NE(std::string(report.status().message()).find("--idle_placement_penalty='maybe'"),
+            std::string::npos)
       << report.status();
   options.placement_penalty = "on";
   options.driver = "real";
   report = RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress);
   ASSERT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(report.status().message()).find("--idle_driver=real"), std::string::npos) << report.status();
+  EXPECT_NE(std::string(report.status().message()).find("--idle_driver=real"), std::string::npos)
+      << report.status();
 }
 
 // "on": the tables themselves carry the penalty and no section is added.
@@ -258,7 +275,8 @@ TEST(IdleExperiment, PlacementPenaltyOnPutsItInTheTables) {
   options.hackbench_loops = 10;
   options.pipe_round_trips = 50;
   options.placement_penalty = "on";
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto on, RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto on, RunIdleExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress));
   const nlohmann::json& j = on.json;
   EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0);
   EXPECT_EQ(j["workload_placement_penalty"], "on");
@@ -288,11 +306,12 @@ TEST(IdleExperiment, DISABLED_FullRun) {
   if (const char* s = std::getenv("IDLE_SAMPLES")) options.samples = std::atoi(s);
   if (const char* r = std::getenv("IDLE_PIPE_ROUND_TRIPS")) options.pipe_round_trips = std::atoi(r);
   Progress progress("idle");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunIdleExperiment(CommonOptions{.seed = 1, .quick = false}, options, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto report, RunIdleExperiment(CommonOptions{.seed = 1, .quick = false}, options, progress));
   std::printf("%s\n", report.text.c_str());
   for (const auto& r : report.rows) {
-    std::printf("reproduce: %s | kernel: %s | ours: %s\n", r.figure.c_str(), r.kernel_reported.c_str(),
-                r.measured.c_str());
+    std::printf("reproduce: %s | kernel: %s | ours: %s\n", r.figure.c_str(),
+                r.kernel_reported.c_str(), r.measured.c_str());
   }
   std::printf("JSON %s\n", report.json.dump().c_str());
   EXPECT_EQ(report.invariant_violations, 0);

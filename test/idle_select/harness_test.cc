@@ -34,8 +34,9 @@ struct Rig {
 
 // A simulator (HZ 250) running the harness with variant `v` on `synthetic`.
 // `newidle_balance`: the simulator's gated newidle pull (sim.h).
-Rig MakeRig(const std::string& v, const std::string& synthetic, const std::string& isolcpus = "", uint64_t seed = 1,
-            const HarnessOptions& harness = HarnessOptions(), bool newidle_balance = false) {
+Rig MakeRig(const std::string& v, const std::string& synthetic, const std::string& isolcpus = "",
+            uint64_t seed = 1, const HarnessOptions& harness = HarnessOptions(),
+            bool newidle_balance = false) {
   Rig r;
   auto topo = Topology::FromSynthetic(synthetic).value();
   auto iso = IsolationConfig::FromFlags(topo, isolcpus, "").value();
@@ -75,12 +76,13 @@ TEST(IdleSelectHarnessScenarios, S11_PingPongSaturatesV1Mask) {
       weight_sum += r.state->SelectorMask("idle_cpus", 0).Weight();
     }
     const HarnessCounters c = r.hooks->counters();
-    return std::make_pair(static_cast<double>(c.probes) / std::max<int64_t>(1, c.selections), weight_sum / 20);
+    return std::make_pair(static_cast<double>(c.probes) / std::max<int64_t>(1, c.selections),
+                          weight_sum / 20);
   };
   const auto v0 = probes_per_wakeup("V0");
   const auto v1 = probes_per_wakeup("V1");
-  std::printf("S11: probes/wakeup V0 %.3f V1 %.3f, mean V1 mask weight %.2f of 16\n", v0.first, v1.first,
-              v1.second);
+  std::printf("S11: probes/wakeup V0 %.3f V1 %.3f, mean V1 mask weight %.2f of 16\n", v0.first,
+              v1.first, v1.second);
   EXPECT_GE(v1.second, 12) << "mask stays close to the span (16)";
   EXPECT_LE(v1.first, v0.first * 1.5 + 0.5);
   EXPECT_GE(v1.first, v0.first * 0.5 - 0.5);
@@ -129,19 +131,24 @@ RrCounts RunRr(const std::string& v, int pairs) {
   EXPECT_EQ(c.invariant_violations, 0);
   EXPECT_EQ(rig.state->CheckSubsetInvariant(), "");
   const double n = static_cast<double>(std::max<int64_t>(1, c.selections));
-  return RrCounts{static_cast<double>(c.probes) / n, static_cast<double>(c.stale_hits) / n,
-                  100.0 * static_cast<double>(c.placed_on_busy) / n, 100.0 * static_cast<double>(c.migrations) / n,
-                  c.max_queued_ahead, r.ok() ? r->operations : 0, c.migrate_events - c.migrations};
+  return RrCounts{static_cast<double>(c.probes) / n,
+                  static_cast<double>(c.stale_hits) / n,
+                  100.0 * static_cast<double>(c.placed_on_busy) / n,
+                  100.0 * static_cast<double>(c.migrations) / n,
+                  c.max_queued_ahead,
+                  r.ok() ? r->operations : 0,
+                  c.migrate_events - c.migrations};
 }
 
 TEST(IdleSelectHarnessScenarios, S12_UnboundedTrustAt200PctLoad) {
   const RrCounts v0 = RunRr("V0", 32), v3 = RunRr("V3", 32), v1u = RunRr("V1-unbounded", 32);
   const RrCounts v0_100 = RunRr("V0", 16), v1u_100 = RunRr("V1-unbounded", 16);
   auto row = [](const char* name, const RrCounts& c) {
-    std::printf("  %-20s probes/wakeup %6.2f  stale/wakeup %6.2f  stacked %5.1f %%  migrations %5.1f %%  "
-                "max queued ahead %ld  transactions %ld  newidle pulls %ld\n",
-                name, c.probes, c.stale, c.stacked, c.migrations, static_cast<long>(c.max_queued_ahead),
-                static_cast<long>(c.transactions), static_cast<long>(c.pulls));
+    std::printf(
+        "  %-20s probes/wakeup %6.2f  stale/wakeup %6.2f  stacked %5.1f %%  migrations %5.1f %%  "
+        "max queued ahead %ld  transactions %ld  newidle pulls %ld\n",
+        name, c.probes, c.stale, c.stacked, c.migrations, static_cast<long>(c.max_queued_ahead),
+        static_cast<long>(c.transactions), static_cast<long>(c.pulls));
   };
   std::printf("S12 request/response, 16 CPUs, 30 ms modelled:\n");
   row("V0 200 %", v0);
@@ -174,7 +181,8 @@ TEST(IdleSelectHarnessScenarios, S12_UnboundedTrustAt200PctLoad) {
 // its LLC, and only when enabled.
 TEST(IdleSelectHarnessScenarios, S12_SimNewidleBalancePullsColdQueuedTask) {
   for (bool newidle : {false, true}) {
-    ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("package:1 l3cache:1 core:2 pu:1"));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo,
+                                   Topology::FromSynthetic("package:1 l3cache:1 core:2 pu:1"));
     SimOptions so;
     so.newidle_balance = newidle;
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, Simulator::Create(topo, IsolationConfig(topo), so));
@@ -190,9 +198,9 @@ TEST(IdleSelectHarnessScenarios, S12_SimNewidleBalancePullsColdQueuedTask) {
       ISOLATION_EXPECT_OK(id);
       return id.ok() ? *id : kIdleTask;
     };
-    spawn(0, 10 * kNsPerMs);                  // runs on CPU 0
+    spawn(0, 10 * kNsPerMs);                       // runs on CPU 0
     const TaskId queued = spawn(0, 1 * kNsPerMs);  // waits behind it, never ran
-    spawn(1, 1 * kNsPerMs);                   // CPU 1 goes newly idle at ~1 ms
+    spawn(1, 1 * kNsPerMs);                        // CPU 1 goes newly idle at ~1 ms
     ISOLATION_ASSERT_OK(sim->RunFor(2 * kNsPerMs));
     EXPECT_EQ(sim->TaskCpu(queued), newidle ? 1 : 0) << "newidle_balance=" << newidle;
   }
@@ -229,7 +237,8 @@ double MeanDuration(const std::string& v, bool pipe) {
 TEST(IdleSelectHarnessScenarios, S19_HackbenchV1CloseToV0) {
   const double v0 = MeanDuration("V0", false);
   const double v1 = MeanDuration("V1", false);
-  std::printf("S19: hackbench-2 modelled mean V0 %.0f ns, V1 %.0f ns (%+.2f %%)\n", v0, v1, 100 * (v1 - v0) / v0);
+  std::printf("S19: hackbench-2 modelled mean V0 %.0f ns, V1 %.0f ns (%+.2f %%)\n", v0, v1,
+              100 * (v1 - v0) / v0);
   EXPECT_NEAR(v1 / v0, 1.0, 0.05);
 }
 
@@ -307,8 +316,8 @@ TEST(IdleSelectHarnessScenarios, S21_TickStopGatingWorsensBatchWakeTail) {
   const BatchWake v4 = RunBatchWake("V4g", rule);
   std::printf("S21 batch wake (2 x 16 workers, 16 CPUs, think 100 us), wake->run us:\n");
   auto row = [](const char* name, const BatchWake& b) {
-    std::printf("  %-26s p90 %7.1f  p99 %7.1f  max queued ahead %2ld  tick stops hidden %ld\n", name,
-                static_cast<double>(b.p90) / 1000, static_cast<double>(b.p99) / 1000,
+    std::printf("  %-26s p90 %7.1f  p99 %7.1f  max queued ahead %2ld  tick stops hidden %ld\n",
+                name, static_cast<double>(b.p90) / 1000, static_cast<double>(b.p99) / 1000,
                 static_cast<long>(b.max_queued_ahead), static_cast<long>(b.hidden));
   };
   row("V0", v0);
@@ -367,9 +376,11 @@ SweepCell RunSweepCell(const std::string& v, LoadWorkload w, int load_pct) {
 
 TEST(IdleSelectHarnessScenarios, S22_LoadSweep) {
   const int loads[] = {25, 50, 100, 200};
-  std::printf("S22 load sweep, 16 CPUs (value: hackbench ms, pipe/rr round trips per ms, schbench p99 us)\n");
-  std::printf("  %-9s %5s %5s | %10s %10s %8s | %7s %7s | %6s %6s\n", "workload", "load", "tasks", "V0", "V1",
-              "V1-V0 %", "prb V0", "prb V1", "mig V0", "mig V1");
+  std::printf(
+      "S22 load sweep, 16 CPUs (value: hackbench ms, pipe/rr round trips per ms, schbench p99 "
+      "us)\n");
+  std::printf("  %-9s %5s %5s | %10s %10s %8s | %7s %7s | %6s %6s\n", "workload", "load", "tasks",
+              "V0", "V1", "V1-V0 %", "prb V0", "prb V1", "mig V0", "mig V1");
   for (LoadWorkload w : {LoadWorkload::kHackbench, LoadWorkload::kPipe, LoadWorkload::kSchbench,
                          LoadWorkload::kRequestResponse}) {
     std::vector<double> change;
@@ -379,8 +390,8 @@ TEST(IdleSelectHarnessScenarios, S22_LoadSweep) {
       const double pct = v0.r.value != 0 ? 100.0 * (v1.r.value - v0.r.value) / v0.r.value : 0.0;
       change.push_back(pct);
       std::printf("  %-9s %4d%% %5d | %10.2f %10.2f %+8.2f | %7.2f %7.2f | %6.1f %6.1f\n",
-                  std::string(LoadWorkloadName(w)).c_str(), load, v0.r.tasks, v0.r.value, v1.r.value, pct,
-                  v0.probes, v1.probes, v0.migrations_pct, v1.migrations_pct);
+                  std::string(LoadWorkloadName(w)).c_str(), load, v0.r.tasks, v0.r.value,
+                  v1.r.value, pct, v0.probes, v1.probes, v0.migrations_pct, v1.migrations_pct);
       EXPECT_GT(v0.r.value, 0);
       EXPECT_GT(v1.r.value, 0);
       if (load <= 50) {
@@ -434,13 +445,15 @@ WindowCell RunWindowCell(const std::string& v, int load, bool windows) {
   ISOLATION_EXPECT_OK(r);
   if (!r.ok()) return {};
   EXPECT_GT(r->value, 0) << v << " " << load << " %: no round trip";
-  return {r->counters.stackings, sim->lost_wakeups(), r->counters.lost_wakeups, r->counters.selections};
+  return {r->counters.stackings, sim->lost_wakeups(), r->counters.lost_wakeups,
+          r->counters.selections};
 }
 
 TEST(IdleSelectHarnessScenarios, S14_S16_ConcurrentWakeupsStackButLoseNothing) {
   std::vector<std::string> variants = SelectorNames();
   variants.push_back("V0-norecheck");
-  std::printf("concurrent wake-ups, rr on 16 CPUs, 5 ms: stackings / lost wakeups at 50 75 90 %%\n");
+  std::printf(
+      "concurrent wake-ups, rr on 16 CPUs, 5 ms: stackings / lost wakeups at 50 75 90 %%\n");
   for (const std::string& v : variants) {
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto entry, FindSelector(v));
     const bool control = entry->negative_control;
@@ -449,7 +462,8 @@ TEST(IdleSelectHarnessScenarios, S14_S16_ConcurrentWakeupsStackButLoseNothing) {
       SCOPED_TRACE(absl::StrCat(v, " at ", load, " %"));
       const WindowCell c = RunWindowCell(v, load, /*windows=*/true);
       EXPECT_GT(c.selections, 0);
-      EXPECT_EQ(c.lost_harness, c.lost_sim) << "the harness sees each lost wakeup its selector caused";
+      EXPECT_EQ(c.lost_harness, c.lost_sim)
+          << "the harness sees each lost wakeup its selector caused";
       if (control) {
         EXPECT_GT(c.lost_sim, 0) << "the broken handshake must lose a wakeup";
       } else {
@@ -464,7 +478,8 @@ TEST(IdleSelectHarnessScenarios, S14_S16_ConcurrentWakeupsStackButLoseNothing) {
   for (int load : {50, 75, 90}) {
     v0_stackings += RunWindowCell("V0", load, true).stackings;
     const WindowCell off = RunWindowCell("V0", load, false);
-    EXPECT_EQ(off.stackings, 0) << load << " %: without the window no wakeup is in flight at a select";
+    EXPECT_EQ(off.stackings, 0) << load
+                                << " %: without the window no wakeup is in flight at a select";
     EXPECT_EQ(off.lost_sim, 0);
   }
   EXPECT_GT(v0_stackings, 0) << "V0 stacks inside the select->enqueue window";

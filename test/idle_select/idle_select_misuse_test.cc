@@ -46,12 +46,14 @@ TEST(IdleSelectMisuse, UniformRejectsEmptyAndNegativeShapesNamingThem) {
   struct Case {
     int llcs, cores, smt, nodes;
   };
-  for (const Case& c : {Case{0, 0, 1, 1}, Case{-1, 4, 1, 1}, Case{1, 0, 1, 1}, Case{1, 4, 0, 1}, Case{1, 4, 1, 0},
-                        Case{2, 4, 1, 3}, Case{65536, 65536, 1, 1}, Case{INT_MAX, INT_MAX, INT_MAX, 1}}) {
+  for (const Case& c :
+       {Case{0, 0, 1, 1}, Case{-1, 4, 1, 1}, Case{1, 0, 1, 1}, Case{1, 4, 0, 1}, Case{1, 4, 1, 0},
+        Case{2, 4, 1, 3}, Case{65536, 65536, 1, 1}, Case{INT_MAX, INT_MAX, INT_MAX, 1}}) {
     const auto t = IdleTopology::Uniform(c.llcs, c.cores, c.smt, c.nodes);
     ASSERT_FALSE(t.ok()) << c.llcs << " " << c.cores;
     EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(t.status().message(), HasSubstr(absl::StrCat("llcs=", c.llcs, ", cores_per_llc=", c.cores)));
+    EXPECT_THAT(t.status().message(),
+                HasSubstr(absl::StrCat("llcs=", c.llcs, ", cores_per_llc=", c.cores)));
     // IdleState::Create passes the factory's error through.
     EXPECT_EQ(IdleState::Create(t, Options()).status(), t.status());
   }
@@ -62,7 +64,8 @@ TEST(IdleSelectMisuse, FromIdsRejectsIdsBeyondTheCpuCountBeforeAllocating) {
   const auto t = IdleTopology::FromIds({0, INT_MAX}, {0, 1}, {0, 0});
   ASSERT_FALSE(t.ok());
   EXPECT_THAT(t.status().message(), HasSubstr("llc id 2147483647"));
-  EXPECT_THAT(IdleTopology::FromIds({0, 0}, {0, -4}, {0, 0}).status().message(), HasSubstr("core id -4"));
+  EXPECT_THAT(IdleTopology::FromIds({0, 0}, {0, -4}, {0, 0}).status().message(),
+              HasSubstr("core id -4"));
   EXPECT_FALSE(IdleTopology::FromIds({0, 1}, {0}, {0, 0}).ok());
   EXPECT_FALSE(IdleTopology::FromIds({}, {}, {}).ok());
 }
@@ -78,7 +81,8 @@ TEST(IdleSelectMisuse, FromIdsRejectsAnIsolationMaskOfAnotherSize) {
   const auto boot = IdleTopology::FromIds(llc, core, node, CpuMask(), CpuMask::Of(4, 1));
   ASSERT_FALSE(boot.ok());
   EXPECT_THAT(boot.status().message(), HasSubstr("boot_domain_isolated mask of 4 bits"));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(const auto right, IdleTopology::FromIds(llc, core, node, CpuMask::Of(8, 3)));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const auto right,
+                                 IdleTopology::FromIds(llc, core, node, CpuMask::Of(8, 3)));
   EXPECT_TRUE(right.domain_isolated.Test(3));
   ISOLATION_EXPECT_OK(IdleTopology::FromIds(llc, core, node));  // empty masks: none
 }
@@ -93,7 +97,8 @@ TEST(IdleSelectMisuse, CreateValidatesAHandBuiltTopology) {
   IdleTopology good = *IdleTopology::Uniform(1, 4);
   IdleTopology bad_llc = good;
   bad_llc.llc_of[2] = 5;
-  EXPECT_THAT(IdleState::Create(bad_llc, Options()).status().message(), HasSubstr("cpu 2 has llc id 5"));
+  EXPECT_THAT(IdleState::Create(bad_llc, Options()).status().message(),
+              HasSubstr("cpu 2 has llc id 5"));
   IdleTopology bad_mask = good;
   bad_mask.online = CpuMask::Full(64);
   EXPECT_THAT(IdleState::Create(bad_mask, Options()).status().message(), HasSubstr("64 bits"));
@@ -112,10 +117,12 @@ TEST(IdleSelectMisuse, CreateRejectsUnknownSelectorAndProbeLimit) {
   EXPECT_THAT(unknown.status().message(), HasSubstr("'V9'"));
   EXPECT_THAT(unknown.status().message(), HasSubstr("registered: V0, V1"));
   o.variant = "";
-  EXPECT_THAT(IdleState::Create(IdleTopology::Uniform(1, 4), o).status().message(), HasSubstr("''"));
+  EXPECT_THAT(IdleState::Create(IdleTopology::Uniform(1, 4), o).status().message(),
+              HasSubstr("''"));
   Options p;
   p.v3_max_probes = 0;
-  EXPECT_THAT(IdleState::Create(IdleTopology::Uniform(1, 4), p).status().message(), HasSubstr("v3_max_probes 0"));
+  EXPECT_THAT(IdleState::Create(IdleTopology::Uniform(1, 4), p).status().message(),
+              HasSubstr("v3_max_probes 0"));
 }
 
 TEST(IdleSelectMisuse, SisUtilBudgetOfExtremeInputsDoesNotOverflow) {
@@ -154,23 +161,27 @@ TEST(IdleSelectMisuse, SetIdleCoresHintRejectsUnknownLlc) {
 }
 
 TEST(IdleSelectMisuse, SelectorFactoryErrorsArePassedThrough) {
-  const auto refused = IdleState::Create(*IdleTopology::Uniform(1, 4), Options(),
-                                         [](IdleState&) -> absl::StatusOr<std::unique_ptr<IdleSelector>> {
-                                           return absl::UnavailableError("my selector needs 8 CPUs");
-                                         });
+  const auto refused =
+      IdleState::Create(*IdleTopology::Uniform(1, 4), Options(),
+                        [](IdleState&) -> absl::StatusOr<std::unique_ptr<IdleSelector>> {
+                          return absl::UnavailableError("my selector needs 8 CPUs");
+                        });
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(refused.status().message(), HasSubstr("needs 8 CPUs"));
-  const auto null = IdleState::Create(*IdleTopology::Uniform(1, 4), Options(),
-                                      [](IdleState&) -> absl::StatusOr<std::unique_ptr<IdleSelector>> {
-                                        return std::unique_ptr<IdleSelector>();
-                                      });
+  const auto null =
+      IdleState::Create(*IdleTopology::Uniform(1, 4), Options(),
+                        [](IdleState&) -> absl::StatusOr<std::unique_ptr<IdleSelector>> {
+                          return std::unique_ptr<IdleSelector>();
+                        });
   EXPECT_EQ(null.status().code(), absl::StatusCode::kInternal);
   EXPECT_FALSE(IdleState::Create(*IdleTopology::Uniform(1, 4), Options(), nullptr).ok());
 }
 
 TEST(IdleSelectMisuse, RegisterSelectorRejectsBadNamesNamingThem) {
-  EXPECT_THAT(RegisterSelector(SelectorEntryOf<SisSelector>("bad name", "x")).message(), HasSubstr("'bad name'"));
-  EXPECT_THAT(RegisterSelector(SelectorEntryOf<SisSelector>("v0", "x")).message(), HasSubstr("'v0'"));
+  EXPECT_THAT(RegisterSelector(SelectorEntryOf<SisSelector>("bad name", "x")).message(),
+              HasSubstr("'bad name'"));
+  EXPECT_THAT(RegisterSelector(SelectorEntryOf<SisSelector>("v0", "x")).message(),
+              HasSubstr("'v0'"));
   EXPECT_FALSE(RegisterSelector(SelectorEntry{"no-factory", "x", false, nullptr}).ok());
 }
 
@@ -197,7 +208,8 @@ TEST(IdleSelectMisuse, SharesCacheAndSiblingsOfACpuOutsideTheMachineViolateContr
   ISOLATION_ASSERT_OK_AND_ASSIGN(IdleTopology t, IdleTopology::Uniform(2, 4));
   EXPECT_TRUE(t.SharesCache(0, 3));
   EXPECT_FALSE(t.SharesCache(0, 4));
-  EXPECT_CONTRACT_DEATH((void)t.SharesCache(Opaque(-1), 100000), "SharesCache\\(-1, 100000\\): a CPU outside");
+  EXPECT_CONTRACT_DEATH((void)t.SharesCache(Opaque(-1), 100000),
+                        "SharesCache\\(-1, 100000\\): a CPU outside");
   EXPECT_CONTRACT_DEATH((void)t.siblings(Opaque(8)), "siblings\\(8\\): a CPU outside");
 }
 
@@ -250,10 +262,12 @@ TEST(IdleSelectMisuse, SelectWithAffinityOfWrongSizeViolatesContract) {
   const CpuMask wide = CpuMask::Full(64);
   WakeTask task;
   task.affinity = &wide;
-  EXPECT_CONTRACT_DEATH((void)st->Select(task, WakeContext()), "Select: affinity of 64 bits for 8 cpus");
+  EXPECT_CONTRACT_DEATH((void)st->Select(task, WakeContext()),
+                        "Select: affinity of 64 bits for 8 cpus");
   WakeTask recent;
   recent.recent_used_cpu = Opaque(99);
-  EXPECT_CONTRACT_DEATH((void)st->Select(recent, WakeContext()), "Select: recent_used_cpu 99 outside");
+  EXPECT_CONTRACT_DEATH((void)st->Select(recent, WakeContext()),
+                        "Select: recent_used_cpu 99 outside");
 }
 
 // An empty affinity allows no CPU: every built-in answers "none" (cpu -1,
@@ -294,7 +308,9 @@ TEST(IdleSelectHarnessMisuse, RegisterTaskOutsideMaxTasksIsAnError) {
   IdleSelectHooks hooks(*st, HarnessOptions());
   ISOLATION_EXPECT_OK(hooks.status());
   for (TaskId t : {-1, 1024, INT_MAX}) {
-    EXPECT_THAT(hooks.RegisterTask(t, CpuMask::Full(8)).message(), HasSubstr(absl::StrCat("task id ", t))) << t;
+    EXPECT_THAT(hooks.RegisterTask(t, CpuMask::Full(8)).message(),
+                HasSubstr(absl::StrCat("task id ", t)))
+        << t;
   }
 }
 
@@ -337,7 +353,8 @@ TEST(IdleSelectWorkloadMisuse, TaskCountsThatOverflowAreErrors) {
   EXPECT_THAT(r.status().message(), HasSubstr("9223372028264841218 tasks"));
   PipeParams pipe;
   pipe.pairs = INT_MAX;
-  EXPECT_THAT(RunPipe(*rig.sim, &rig.hooks, pipe, kNsPerMs).status().message(), HasSubstr("4294967294 tasks"));
+  EXPECT_THAT(RunPipe(*rig.sim, &rig.hooks, pipe, kNsPerMs).status().message(),
+              HasSubstr("4294967294 tasks"));
   SchbenchParams sb;
   sb.message_tasks = 100000;
   sb.workers_per_message = 100000;
@@ -362,7 +379,8 @@ TEST(IdleSelectWorkloadMisuse, JitterAndTimeoutOutOfRangeAreErrors) {
   rr.work_jitter_pct = 500;
   EXPECT_THAT(RunRequestResponse(*rig.sim, &rig.hooks, rr, kNsPerMs).status().message(),
               HasSubstr("work_jitter_pct 500"));
-  EXPECT_THAT(RunPipe(*rig.sim, &rig.hooks, PipeParams(), -1).status().message(), HasSubstr("timeout -1"));
+  EXPECT_THAT(RunPipe(*rig.sim, &rig.hooks, PipeParams(), -1).status().message(),
+              HasSubstr("timeout -1"));
   EXPECT_FALSE(RunLoadPoint(*rig.sim, rig.hooks, LoadWorkload::kPipe, 0, kNsPerMs).ok());
   EXPECT_FALSE(RunLoadPoint(*rig.sim, rig.hooks, LoadWorkload::kPipe, 50, 0).ok());
 }

@@ -39,10 +39,11 @@ TEST(IdleSelectNegativeControls, EveryControlFailsTheConformanceSuite) {
   for (const std::string& control : NegativeControls()) {
     SCOPED_TRACE(control);
     const auto failed = conformance::RunAll(control);
-    EXPECT_THAT(failed, Not(IsEmpty())) << "negative control " << control << " passes every applicable check";
+    EXPECT_THAT(failed, Not(IsEmpty()))
+        << "negative control " << control << " passes every applicable check";
     for (const auto& [check, violations] : failed) {
-      std::printf("%s fails %s (%zu violations), e.g. %s\n", control.c_str(), check.c_str(), violations.size(),
-                  violations.front().c_str());
+      std::printf("%s fails %s (%zu violations), e.g. %s\n", control.c_str(), check.c_str(),
+                  violations.size(), violations.front().c_str());
     }
   }
 }
@@ -51,7 +52,8 @@ TEST(IdleSelectNegativeControls, EveryControlFailsTheConformanceSuite) {
 // the check that must catch it is I4, and I4 applies to it (it declares
 // itself scan-style).
 TEST(IdleSelectNegativeControls, V1TrustingFailsI4HintOnly) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto applies, conformance::NotApplicable("I4_HintOnly", "V1-trusting"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto applies,
+                                 conformance::NotApplicable("I4_HintOnly", "V1-trusting"));
   EXPECT_EQ(applies, "");
   EXPECT_THAT(conformance::Run("I4_HintOnly", "V1-trusting"), Not(IsEmpty()));
   // Its honest sibling passes the same check.

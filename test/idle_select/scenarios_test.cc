@@ -25,8 +25,8 @@ using ::isolation::testing::MakeBusy;
 using ::isolation::testing::MakeBusySettled;
 using ::isolation::testing::MakeIdle;
 
-std::unique_ptr<IdleState> MustCreate(const std::string& selector, absl::StatusOr<IdleTopology> topo,
-                                      Options o = {}) {
+std::unique_ptr<IdleState> MustCreate(const std::string& selector,
+                                      absl::StatusOr<IdleTopology> topo, Options o = {}) {
   o.variant = selector;
   auto st = IdleState::Create(std::move(topo), o);
   ISOLATION_EXPECT_OK(st);
@@ -63,13 +63,15 @@ TEST(IdleSelectScenarios, S1_BudgetGolden) {
   for (const Row& r : rows) {
     for (size_t i = 0; i < pcts.size(); ++i) {
       const int64_t sum_util = int64_t{r.llc} * 1024 * pcts[i] / 100;
-      EXPECT_EQ(SisUtilBudget(sum_util, r.llc), r.want[i]) << "llc " << r.llc << " util " << pcts[i] << "%";
+      EXPECT_EQ(SisUtilBudget(sum_util, r.llc), r.want[i])
+          << "llc " << r.llc << " util " << pcts[i] << "%";
     }
     // >= 86 %: 0 all the way to 100 %.
-    for (int p = 86; p <= 100; ++p) EXPECT_EQ(SisUtilBudget(int64_t{r.llc} * 1024 * p / 100, r.llc), 0);
+    for (int p = 86; p <= 100; ++p)
+      EXPECT_EQ(SisUtilBudget(int64_t{r.llc} * 1024 * p / 100, r.llc), 0);
   }
   // "first 0 at x" column.
-  const std::vector<std::pair<int, int>> first_zero = {{4, 759}, {8, 820}, {16, 848}, {32, 862},
+  const std::vector<std::pair<int, int>> first_zero = {{4, 759},  {8, 820},   {16, 848}, {32, 862},
                                                        {64, 869}, {112, 872}, {128, 873}};
   for (auto [llc, x] : first_zero) {
     EXPECT_EQ(SisUtilBudget(int64_t{x} * llc, llc), 0) << llc;
@@ -212,14 +214,16 @@ TEST(IdleSelectScenarios, S7_IsolationScx) {
   for (const char* v : {"V4g", "V4n"}) {
     SCOPED_TRACE(v);
     // Boot-time isolcpus=domain: refused, as scx_enable() does.
-    auto boot = IdleTopology::FromIds(std::vector<int>(16, 0), cores, std::vector<int>(16, 0), CpuMask(), iso);
+    auto boot = IdleTopology::FromIds(std::vector<int>(16, 0), cores, std::vector<int>(16, 0),
+                                      CpuMask(), iso);
     ISOLATION_ASSERT_OK(boot);
     Options o;
     o.variant = v;
     auto refused = IdleState::Create(*boot, o);
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
     // Cpuset partition: 8-15 stay in the masks; only affinity keeps tasks away.
-    auto part = IdleTopology::FromIds(std::vector<int>(16, 0), cores, std::vector<int>(16, 0), iso, CpuMask());
+    auto part = IdleTopology::FromIds(std::vector<int>(16, 0), cores, std::vector<int>(16, 0), iso,
+                                      CpuMask());
     ISOLATION_ASSERT_OK(part);
     auto st = MustCreate(v, *part);
     for (int c = 0; c < 8; ++c) MakeBusy(*st, c);
@@ -229,7 +233,8 @@ TEST(IdleSelectScenarios, S7_IsolationScx) {
     EXPECT_EQ(st->Select(t, {.target = 3}).cpu, -1);
     CpuMask all = CpuMask::Full(16);
     t = {.prev_cpu = 3, .affinity = &all};
-    EXPECT_GE(st->Select(t, {.target = 3}).cpu, 8) << "without the affinity, V4 would use the partition";
+    EXPECT_GE(st->Select(t, {.target = 3}).cpu, 8)
+        << "without the affinity, V4 would use the partition";
   }
 }
 
@@ -288,7 +293,8 @@ TEST(IdleSelectScenarios, S10_V1RebuildStaleness) {
     ISOLATION_EXPECT_OK(st->Rebuild(CpuMask(16)));
     EXPECT_TRUE(IdleMask(*st).Test(6)) << "rebuild re-initialises the mask to the span";
     for (int i = 0; i < 5; ++i) st->Tick(6);
-    EXPECT_EQ(IdleMask(*st).Test(6), !fix) << (fix ? "fix: the tick clears it" : "last_idle_state 0 keeps the stale bit");
+    EXPECT_EQ(IdleMask(*st).Test(6), !fix)
+        << (fix ? "fix: the tick clears it" : "last_idle_state 0 keeps the stale bit");
     MakeIdle(*st, 6);
     MakeBusySettled(*st, 6);
     EXPECT_FALSE(IdleMask(*st).Test(6)) << "idle then busy again repairs it";
@@ -365,11 +371,13 @@ TEST(IdleSelectScenarios, S13_TickStopGating) {
   auto gated = MustCreate("V1-tickstop", IdleTopology::Uniform(1, 16));
   Options o;
   o.variant = "V2 with the V1-tickstop upkeep";
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto two_pass, IdleState::Create(*IdleTopology::Uniform(1, 16), o,
-                                    [](IdleState& s) -> absl::StatusOr<std::unique_ptr<IdleSelector>> {
-                                      return std::unique_ptr<IdleSelector>(
-                                          std::make_unique<SetAtTickStop<V2Selector>>(s));
-                                    }));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto two_pass,
+      IdleState::Create(*IdleTopology::Uniform(1, 16), o,
+                        [](IdleState& s) -> absl::StatusOr<std::unique_ptr<IdleSelector>> {
+                          return std::unique_ptr<IdleSelector>(
+                              std::make_unique<SetAtTickStop<V2Selector>>(s));
+                        }));
   for (IdleState* st : {gated.get(), two_pass.get()}) {
     for (int c = 0; c < 16; ++c) MakeBusySettled(*st, c);
     ShortIdle(*st, 2);  // idles briefly: the tick keeps running
@@ -453,7 +461,8 @@ TEST(IdleSelectScenarios, S16_LostWakeupNeedsBothFences) {
     SCOPED_TRACE(v);
     for (bool idle_fence : {false, true}) {
       for (bool waker_fence : {false, true}) {
-        ISOLATION_ASSERT_OK_AND_ASSIGN(auto lost, conformance::LostWakeupReachable(v, idle_fence, waker_fence));
+        ISOLATION_ASSERT_OK_AND_ASSIGN(
+            auto lost, conformance::LostWakeupReachable(v, idle_fence, waker_fence));
         EXPECT_EQ(lost, !(idle_fence && waker_fence))
             << "idle fence " << idle_fence << ", waker fence " << waker_fence;
       }
@@ -613,15 +622,17 @@ TEST(IdleSelectScenarios, V5_FilterAndAbelsRule) {
 // The registry.
 // ---------------------------------------------------------------------------
 TEST(IdleSelectRegistry, BuiltinsInOrderWithDescriptions) {
-  const std::vector<std::string> want = {"V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2",
-                                         "V3", "V4g", "V4n", "V5", "V1-trusting", "V0-norecheck"};
+  const std::vector<std::string> want = {"V0",           "V1", "V1-eager",    "V1-tickstop",
+                                         "V1-unbounded", "V2", "V3",          "V4g",
+                                         "V4n",          "V5", "V1-trusting", "V0-norecheck"};
   std::vector<std::string> names = SelectorNames(/*include_negative_controls=*/true);
   ASSERT_GE(names.size(), want.size());
   names.resize(want.size());  // other tests of this binary may register more
   EXPECT_EQ(names, want);
   for (const SelectorEntry* e : SelectorRegistry().All()) {
     EXPECT_FALSE(e->description.empty()) << e->name;
-    EXPECT_EQ(e->negative_control, e->name == "V1-trusting" || e->name == "V0-norecheck") << e->name;
+    EXPECT_EQ(e->negative_control, e->name == "V1-trusting" || e->name == "V0-norecheck")
+        << e->name;
   }
   std::vector<std::string> listed;
   for (const VariantInfo& row : ListVariants()) {
@@ -661,8 +672,8 @@ TEST(IdleSelectRegistry, BuiltinsCarryOriginLabelAndAliases) {
       EXPECT_EQ(e->is_default_row(), !e->negative_control) << e->name;
     }
   }
-  EXPECT_EQ(defaults, (std::vector<std::string>{"V0", "V1", "V1-eager", "V1-tickstop", "V1-unbounded", "V2", "V3",
-                                                "V4g", "V4n", "V5"}));
+  EXPECT_EQ(defaults, (std::vector<std::string>{"V0", "V1", "V1-eager", "V1-tickstop",
+                                                "V1-unbounded", "V2", "V3", "V4g", "V4n", "V5"}));
   ISOLATION_ASSERT_OK_AND_ASSIGN(const SelectorEntry* v4, FindSelector("v4"));
   EXPECT_EQ(v4->name, "V4g");
   EXPECT_EQ(v4->row_label(), "V4");
@@ -677,7 +688,8 @@ class SecondIdleSibling final : public SisSelector {
 };
 
 TEST(IdleSelectRegistry, OutsideRegistrationAppearsEverywhere) {
-  ISOLATION_ASSERT_OK(RegisterSelector(SelectorEntryOf<SecondIdleSibling>("test-sis-copy", "a copy of V0 (test)")));
+  ISOLATION_ASSERT_OK(
+      RegisterSelector(SelectorEntryOf<SecondIdleSibling>("test-sis-copy", "a copy of V0 (test)")));
   const auto dup = RegisterSelector(SelectorEntryOf<SecondIdleSibling>("TEST-sis-copy", "again"));
   EXPECT_EQ(dup.code(), absl::StatusCode::kAlreadyExists);
   const std::vector<std::string> names = SelectorNames();
@@ -690,7 +702,9 @@ TEST(IdleSelectRegistry, OutsideRegistrationAppearsEverywhere) {
   MakeIdle(*st, 6);
   WakeTask t{.prev_cpu = 0};
   EXPECT_EQ(st->Select(t, {.target = 0}).cpu, 6);
-  EXPECT_TRUE(::isolation::testing::idle_select_conformance::Run("I3_Affinity_I6_Totality", "test-sis-copy").empty());
+  EXPECT_TRUE(
+      ::isolation::testing::idle_select_conformance::Run("I3_Affinity_I6_Totality", "test-sis-copy")
+          .empty());
 }
 
 }  // namespace

@@ -34,11 +34,13 @@ constexpr unsigned long kRseqFeatureSizeWithMmCid = 28;
 bool HostMmCidAvailable(std::string* why) {
   const unsigned long feature_size = getauxval(AT_RSEQ_FEATURE_SIZE);
   if (feature_size < kRseqFeatureSizeWithMmCid) {
-    *why = absl::StrCat("kernel rseq feature size ", feature_size, " < 28: no mm_cid (kernel < 6.3?)");
+    *why =
+        absl::StrCat("kernel rseq feature size ", feature_size, " < 28: no mm_cid (kernel < 6.3?)");
     return false;
   }
   if (__rseq_size == 0) {
-    *why = "glibc did not register rseq (__rseq_size == 0, e.g. GLIBC_TUNABLES=glibc.pthread.rseq=0)";
+    *why =
+        "glibc did not register rseq (__rseq_size == 0, e.g. GLIBC_TUNABLES=glibc.pthread.rseq=0)";
     return false;
   }
   return true;
@@ -47,7 +49,8 @@ bool HostMmCidAvailable(std::string* why) {
 // Reads the calling thread's mm_cid (only the thread itself may).
 uint32_t HostMmCid() {
   const char* base = static_cast<const char*>(__builtin_thread_pointer()) + __rseq_offset;
-  return __atomic_load_n(reinterpret_cast<const uint32_t*>(base + kRseqMmCidOffset), __ATOMIC_RELAXED);
+  return __atomic_load_n(reinterpret_cast<const uint32_t*>(base + kRseqMmCidOffset),
+                         __ATOMIC_RELAXED);
 }
 
 bool PinSelf(int cpu) {
@@ -98,7 +101,8 @@ TEST(MmCidHost, I1_I3_PinnedThreadsHoldDistinctIds_KernelAndPort) {
     for (uint32_t id : seen[static_cast<size_t>(i)]) {
       EXPECT_LT(id, static_cast<uint32_t>(n)) << "kernel I3: ID below the mm's allowed CPU count";
       for (int k = i + 1; k < n; ++k) {
-        EXPECT_EQ(seen[static_cast<size_t>(k)].count(id), 0u) << "kernel I1: ID " << id << " on two pinned threads";
+        EXPECT_EQ(seen[static_cast<size_t>(k)].count(id), 0u)
+            << "kernel I1: ID " << id << " on two pinned threads";
       }
     }
   }
@@ -144,7 +148,8 @@ TEST(MmCidHost, S3_ThreadsPinnedToOneCpu_KernelAndPort) {
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_LT(max_id.load(), static_cast<uint32_t>(union_weight)) << "kernel: IDs bounded by the mm's CPU union";
+  EXPECT_LT(max_id.load(), static_cast<uint32_t>(union_weight))
+      << "kernel: IDs bounded by the mm's CPU union";
 
   // Port: main task (all CPUs) + 4 tasks pinned to CPU 0 taking turns there.
   MmCidVariant c;
@@ -152,7 +157,8 @@ TEST(MmCidHost, S3_ThreadsPinnedToOneCpu_KernelAndPort) {
   auto m = *MmCid::Create(p, c);
   MmId mm = *m->CreateMm(CpuMask::Range(p, 0, union_weight - 1), 0);
   ISOLATION_ASSERT_OK(m->Fork(kNoTask, 0, mm, CpuMask::Range(p, 0, union_weight - 1), 0));
-  for (int i = 0; i < kThreads; ++i) ISOLATION_ASSERT_OK(m->Fork(0, 1 + i, mm, CpuMask::Of(p, 0), 0));
+  for (int i = 0; i < kThreads; ++i)
+    ISOLATION_ASSERT_OK(m->Fork(0, 1 + i, mm, CpuMask::Of(p, 0), 0));
   TaskId cur = kNoTask;
   int32_t port_max = 0;
   for (int k = 0; k < 40; ++k) {

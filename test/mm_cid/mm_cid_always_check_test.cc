@@ -145,7 +145,8 @@ TEST(AlwaysCheck, RandomChanges_IncrementalAgreesWithFullPass) {
   EXPECT_GT(violated, 1000);
   EXPECT_LT(violated, 40 * 2000);
   EXPECT_GT(duplicate_states, 100);
-  EXPECT_EQ(IncrementalCheckAuditMismatches() - audit_before, 0) << "the engine remembers a stale evaluation";
+  EXPECT_EQ(IncrementalCheckAuditMismatches() - audit_before, 0)
+      << "the engine remembers a stale evaluation";
   SetIncrementalCheckAudit(false);
 }
 

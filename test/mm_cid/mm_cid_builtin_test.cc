@@ -37,9 +37,10 @@ TEST(MmCidBuiltins, S12_VisitsPerPassOfEachScope) {
     int visits;
     int calls;
   };
-  for (const Case& c : {Case{"scan_possible", "batch_full", 256, 1}, Case{"scan_possible", "batch_8", 256, 16},
-                        Case{"scan_allowed", "batch_full", 2, 1}, Case{"scan_allowed", "batch_8", 2, 1},
-                        Case{"scan_cidmask", "batch_full", 2, 1}, Case{"scan_cidmask", "batch_8", 2, 1}}) {
+  for (const Case& c :
+       {Case{"scan_possible", "batch_full", 256, 1}, Case{"scan_possible", "batch_8", 256, 16},
+        Case{"scan_allowed", "batch_full", 2, 1}, Case{"scan_allowed", "batch_8", 2, 1},
+        Case{"scan_cidmask", "batch_full", 2, 1}, Case{"scan_cidmask", "batch_8", 2, 1}}) {
     const kit::VisitsRun r = kit::RunVisitsPerPass(Lazy(c.scope, c.granularity), 128, 77);
     EXPECT_THAT(r.invariants, ::testing::IsEmpty()) << c.scope;
     EXPECT_EQ(r.visits, c.visits) << c.scope << " " << c.granularity;
@@ -60,7 +61,8 @@ TEST(MmCidBuiltins, S6_AllocV6_4HandsLowIdsToWhicheverCpuRuns) {
       v.lazy.allocator = "alloc_v6_4";
       v.lazy.placement = placement;
       for (const auto& [n, per_llc] : {std::pair{8, 8}, std::pair{24, 1}}) {
-        const kit::BurstRun r = kit::RunBursts(v, n, per_llc, 200 * kNsPerMs, 300, 0x56 + static_cast<uint64_t>(n));
+        const kit::BurstRun r =
+            kit::RunBursts(v, n, per_llc, 200 * kNsPerMs, 300, 0x56 + static_cast<uint64_t>(n));
         const std::string where = absl::StrCat(v.Name(), " n=", n);
         EXPECT_THAT(r.invariants, ::testing::IsEmpty()) << where;
         const int passes = granularity == "batch_8" ? (n + 7) / 8 : 1;

@@ -25,9 +25,8 @@ namespace isolation::mm_cid {
 
 namespace {
 
-
-
-std::unique_ptr<Simulator> MakeSim(const std::string& topo, const std::string& isolcpus, uint64_t seed) {
+std::unique_ptr<Simulator> MakeSim(const std::string& topo, const std::string& isolcpus,
+                                   uint64_t seed) {
   auto t = Topology::FromSynthetic(topo).value();
   auto iso = IsolationConfig::FromFlags(t, isolcpus, "").value();
   SimOptions so;

@@ -23,7 +23,6 @@
 namespace isolation::mm_cid {
 namespace {
 
-
 std::vector<std::string> Violations(const MmCid& m, bool quiescent) {
   auto v = m.CheckAlways();
   if (quiescent) {
@@ -34,7 +33,8 @@ std::vector<std::string> Violations(const MmCid& m, bool quiescent) {
 }
 
 bool AnyMentions(const std::vector<std::string>& v, const std::string& needle) {
-  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+  return std::any_of(v.begin(), v.end(),
+                     [&](const std::string& s) { return s.find(needle) != std::string::npos; });
 }
 
 MmCidVariant Owner619(bool walk619) {
@@ -55,7 +55,8 @@ TEST(MmCidForkOwner619, S10_FailedForkAfterModeFlip) {
   auto m = *MmCid::Create(p, Owner619(false));
   Nanos now = 1000;
   const MmId mm = *m->CreateMm(CpuMask::Full(p), now);
-  for (int k = 0; k < 8; ++k) ISOLATION_ASSERT_OK(m->Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now));
+  for (int k = 0; k < 8; ++k)
+    ISOLATION_ASSERT_OK(m->Fork(k == 0 ? kNoTask : 0, k, mm, CpuMask::Full(p), now));
   for (int k = 0; k < 8; ++k) m->ContextSwitch(k, kNoTask, k, now);
   const int64_t flips = m->Stats().mode_changes;
   ISOLATION_ASSERT_OK(m->Fork(0, 8, mm, CpuMask::Full(p), now));
@@ -111,8 +112,9 @@ void RunVforkFixup(bool walk619) {
   const auto v = Violations(*m, true);
   const std::string sharer = absl::StrCat("task ", kSharer, " owns ID");
   if (walk619) {
-    EXPECT_TRUE(AnyMentions(v, sharer)) << "owner619_walk619 must miss the vfork sharer (I11 detected); got "
-                                        << (v.empty() ? std::string("no violation") : v.front());
+    EXPECT_TRUE(AnyMentions(v, sharer))
+        << "owner619_walk619 must miss the vfork sharer (I11 detected); got "
+        << (v.empty() ? std::string("no violation") : v.front());
     return;
   }
   ISOLATION_ASSERT_NO_VIOLATIONS(v) << "S10 vfork fixup";
@@ -169,8 +171,9 @@ void RunForkRacingFixup(bool walk619) {
   const auto v = Violations(*m, true);
   const std::string a_owns = absl::StrCat("task ", kA, " owns ID");
   if (walk619) {
-    EXPECT_TRUE(AnyMentions(v, a_owns)) << "owner619_walk619: the invisible child must be missed (I11 detected); got "
-                                        << (v.empty() ? std::string("no violation") : v.front());
+    EXPECT_TRUE(AnyMentions(v, a_owns))
+        << "owner619_walk619: the invisible child must be missed (I11 detected); got "
+        << (v.empty() ? std::string("no violation") : v.front());
     return;
   }
   ISOLATION_ASSERT_NO_VIOLATIONS(v) << "S10 fork racing fixup";
@@ -192,7 +195,9 @@ void RunForkRacingFixup(bool walk619) {
 }
 
 TEST(MmCidForkOwner619, S10_ForkRacingFixup_ChildNotYetUser) { RunForkRacingFixup(false); }
-TEST(MmCidForkOwner619, S10_ForkRacingFixup_Walk619MissesInvisibleChild_Detected) { RunForkRacingFixup(true); }
+TEST(MmCidForkOwner619, S10_ForkRacingFixup_Walk619MissesInvisibleChild_Detected) {
+  RunForkRacingFixup(true);
+}
 
 }  // namespace
 }  // namespace isolation::mm_cid

@@ -39,7 +39,6 @@
 namespace isolation::mm_cid {
 namespace {
 
-
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += x + "; ";
@@ -49,7 +48,9 @@ std::string Join(const std::vector<std::string>& v) {
 // Turns the engine's audit on for a scope; Mismatches() counts since then.
 class ScopedAudit {
  public:
-  ScopedAudit() : start_(internal::IncrementalCheckAuditMismatches()) { internal::SetIncrementalCheckAudit(true); }
+  ScopedAudit() : start_(internal::IncrementalCheckAuditMismatches()) {
+    internal::SetIncrementalCheckAudit(true);
+  }
   ~ScopedAudit() { internal::SetIncrementalCheckAudit(false); }
   int64_t Mismatches() const { return internal::IncrementalCheckAuditMismatches() - start_; }
 
@@ -68,7 +69,8 @@ class CompareChecks final : public Hooks {
     std::vector<std::string> full = m_.CheckAlways();
     if (!full.empty()) ++violating_;
     if (inc != full && mismatches_++ == 0) {
-      first_mismatch_ = std::string(where) + ": incremental {" + Join(inc) + "} full {" + Join(full) + "}";
+      first_mismatch_ =
+          std::string(where) + ": incremental {" + Join(inc) + "} full {" + Join(full) + "}";
     }
   }
   void OnTick(CpuContext&, TaskId) override { Compare("tick"); }
@@ -137,9 +139,12 @@ TEST_P(IncrementalCheckSimTest, RandomWorkload_SameResultAfterEveryEvent) {
         if (++n > life) return Step::Exit();
         const uint64_t r = ctx.rng()();
         switch (r % 5) {
-          case 0: return Step::Sleep(static_cast<Nanos>(r % (3 * kNsPerMs)));
-          case 1: return Step::Yield();
-          default: return Step::Run(static_cast<Nanos>(50 * kNsPerUs + r % (4 * kNsPerMs)));
+          case 0:
+            return Step::Sleep(static_cast<Nanos>(r % (3 * kNsPerMs)));
+          case 1:
+            return Step::Yield();
+          default:
+            return Step::Run(static_cast<Nanos>(50 * kNsPerUs + r % (4 * kNsPerMs)));
         }
       });
       return sim.Spawn(std::move(t));
@@ -170,7 +175,8 @@ TEST_P(IncrementalCheckSimTest, RandomWorkload_SameResultAfterEveryEvent) {
   EXPECT_EQ(audit.Mismatches(), 0) << "a write of checked state was not noted";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDesigns, IncrementalCheckSimTest, ::testing::ValuesIn(VariantsWithNegativeControls()),
+INSTANTIATE_TEST_SUITE_P(AllDesigns, IncrementalCheckSimTest,
+                         ::testing::ValuesIn(VariantsWithNegativeControls()),
                          ::isolation::testing::mm_cid::ParamName);
 
 // ---------------------------------------------------------------------------
@@ -181,19 +187,19 @@ constexpr Nanos kT = kNsPerSec;
 
 struct Explored {
   int schedules = 0;
-  int violating = 0;     // schedules whose end state violates CheckAlways()
+  int violating = 0;  // schedules whose end state violates CheckAlways()
   int mismatches = 0;
   int repaired_mismatches = 0;
   std::string first;
 };
 
-void Record(Explored& r, const std::vector<std::string>& inc, const std::vector<std::string>& full, bool repaired,
-            const std::vector<std::string>& log) {
+void Record(Explored& r, const std::vector<std::string>& inc, const std::vector<std::string>& full,
+            bool repaired, const std::vector<std::string>& log) {
   if (inc == full) return;
   ++(repaired ? r.repaired_mismatches : r.mismatches);
   if (r.first.empty()) {
-    r.first = std::string(repaired ? "after repair: " : "") + "incremental {" + Join(inc) + "} full {" + Join(full) +
-              "} schedule " + Join(log);
+    r.first = std::string(repaired ? "after repair: " : "") + "incremental {" + Join(inc) +
+              "} full {" + Join(full) + "} schedule " + Join(log);
   }
 }
 
@@ -218,7 +224,8 @@ Explored ExploreLazy(const std::string& allocator, bool no_fences, Race race) {
         v.lazy.allocator = allocator;
         m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
         mm = *m->CreateMm(CpuMask::Full(4), 0);
-        for (TaskId t = 0; t < 3; ++t) ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
+        for (TaskId t = 0; t < 3; ++t)
+          ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
         m->ContextSwitch(1, kNoTask, 0, 1);
         m->ContextSwitch(1, 0, kNoTask, 2);
         m->Scan(mm, 3);  // initialises mm_cid_next_scan only
@@ -240,7 +247,8 @@ Explored ExploreLazy(const std::string& allocator, bool no_fences, Race race) {
         r.violating += full.empty() ? 0 : 1;
         Record(r, m->CheckAlwaysIncremental(), full, false, log);
         for (int cpu = 0; cpu < 4; ++cpu) {
-          if (const TaskId t = m->CurrentTask(cpu); t != kNoTask) m->ContextSwitch(cpu, t, kNoTask, 3 * kT);
+          if (const TaskId t = m->CurrentTask(cpu); t != kNoTask)
+            m->ContextSwitch(cpu, t, kNoTask, 3 * kT);
         }
         sb.DrainAll();
         Record(r, m->CheckAlwaysIncremental(), m->CheckAlways(), true, log);
@@ -257,7 +265,8 @@ TEST(IncrementalCheck, LazyNoDekkerFences_EverySchedule_CaughtIdentically) {
       const Explored r = ExploreLazy(a, /*no_fences=*/true, race);
       const std::string what = a + (race == Race::kClear ? " clear" : " steal");
       EXPECT_GT(r.schedules, 10) << what;
-      EXPECT_GT(r.violating, 0) << what << ": the negative control must violate I1/I4 in some schedule";
+      EXPECT_GT(r.violating, 0) << what
+                                << ": the negative control must violate I1/I4 in some schedule";
       EXPECT_EQ(r.mismatches, 0) << what << ": " << r.first;
       EXPECT_EQ(r.repaired_mismatches, 0) << what << ": " << r.first;
     }
@@ -290,7 +299,8 @@ Explored ExploreOwner619(bool split) {
         v.design = split ? "owner619_split_mode" : "owner619";
         m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
         mm = *m->CreateMm(CpuMask::Full(4), 0);
-        for (TaskId t = 0; t < 4; ++t) ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
+        for (TaskId t = 0; t < 4; ++t)
+          ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
         m->ContextSwitch(0, kNoTask, 0, 1);
         sb.DrainAll();
         ISOLATION_EXPECT_NO_VIOLATIONS(m->CheckAlwaysIncremental());

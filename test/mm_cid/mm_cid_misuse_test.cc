@@ -101,12 +101,14 @@ TEST_P(MmCidMisuse, CreateRejectsCpuCountsNamingTheValue) {
 
 TEST_P(MmCidMisuse, CreateBoundsLimitsBeforeAllocating) {
   // INT_MAX task slots would be a 128 GiB allocation: refused up front.
-  for (const MmCid::Limits limits : {MmCid::Limits{INT_MAX, 1024}, MmCid::Limits{4096, INT_MAX},
-                                     MmCid::Limits{kMaxTasks + 1, 1}, MmCid::Limits{0, 1}, MmCid::Limits{1, -1}}) {
+  for (const MmCid::Limits limits :
+       {MmCid::Limits{INT_MAX, 1024}, MmCid::Limits{4096, INT_MAX}, MmCid::Limits{kMaxTasks + 1, 1},
+        MmCid::Limits{0, 1}, MmCid::Limits{1, -1}}) {
     auto m = MmCid::Create(kCpus, GetParam(), limits);
     ASSERT_FALSE(m.ok()) << limits.max_tasks << " " << limits.max_mms;
     EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
-    const int bad = limits.max_tasks < 1 || limits.max_tasks > kMaxTasks ? limits.max_tasks : limits.max_mms;
+    const int bad =
+        limits.max_tasks < 1 || limits.max_tasks > kMaxTasks ? limits.max_tasks : limits.max_mms;
     EXPECT_THAT(m.status().message(), HasSubstr(std::to_string(bad)));
   }
   auto at_bound = MmCid::Create(kCpus, GetParam(), MmCid::Limits{1, kMaxMms});
@@ -240,7 +242,8 @@ TEST_P(MmCidMisuse, SetAffinityRejectsUnknownTasksAndBadMasks) {
   Fixture f(GetParam(), MmCid::Limits{8, 4});
   const int weight = f.m->MmAllowedWeight(f.mm);
   EXPECT_THAT(f.m->SetAffinity(2, CpuMask::Full(kCpus), 2).message(), HasSubstr("task 2"));
-  EXPECT_THAT(f.m->SetAffinity(INT_MAX, CpuMask::Full(kCpus), 2).message(), HasSubstr("2147483647"));
+  EXPECT_THAT(f.m->SetAffinity(INT_MAX, CpuMask::Full(kCpus), 2).message(),
+              HasSubstr("2147483647"));
   EXPECT_THAT(f.m->SetAffinity(0, CpuMask::Full(128), 2).message(), HasSubstr("128 bits"));
   EXPECT_FALSE(f.m->SetAffinity(0, CpuMask(kCpus), 2).ok());
   EXPECT_EQ(f.m->MmAllowedWeight(f.mm), weight);
@@ -289,30 +292,35 @@ TEST_P(MmCidMisuse, NeverForkedTaskInRangeIsInactiveOnTheHotPath) {
 
 TEST_P(MmCidMisuse, ContextSwitchOnCpuBeyondTheMachineViolatesContract) {
   Fixture f(GetParam());
-  EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(Opaque(kCpus), kNoTask, 1, 2), "ContextSwitch: cpu 4 outside");
+  EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(Opaque(kCpus), kNoTask, 1, 2),
+                        "ContextSwitch: cpu 4 outside");
 }
 
 // Found by an outside probe: RunQueueLock(8) and (-1) read past the locks.
 TEST_P(MmCidMisuse, RunQueueLockOfACpuOutsideTheMachineViolatesContract) {
   Fixture f(GetParam());
   (void)f.m->RunQueueLock(kCpus - 1);
-  EXPECT_CONTRACT_DEATH((void)f.m->RunQueueLock(Opaque(kCpus)), "RunQueueLock\\(4\\): a CPU outside");
+  EXPECT_CONTRACT_DEATH((void)f.m->RunQueueLock(Opaque(kCpus)),
+                        "RunQueueLock\\(4\\): a CPU outside");
   EXPECT_CONTRACT_DEATH((void)f.m->RunQueueLock(Opaque(-1)), "RunQueueLock\\(-1\\): a CPU outside");
 }
 
 TEST_P(MmCidMisuse, ContextSwitchOnNegativeCpuViolatesContract) {
   Fixture f(GetParam());
-  EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(Opaque(-1), kNoTask, 1, 2), "ContextSwitch: cpu -1 outside");
+  EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(Opaque(-1), kNoTask, 1, 2),
+                        "ContextSwitch: cpu -1 outside");
 }
 
 TEST_P(MmCidMisuse, ContextSwitchToUnknownNextTaskViolatesContract) {
   Fixture f(GetParam(), MmCid::Limits{8, 4});
-  EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(1, kNoTask, Opaque(8), 2), "ContextSwitch: task 8 outside");
+  EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(1, kNoTask, Opaque(8), 2),
+                        "ContextSwitch: task 8 outside");
 }
 
 TEST_P(MmCidMisuse, ContextSwitchFromUnknownPrevTaskViolatesContract) {
   Fixture f(GetParam(), MmCid::Limits{8, 4});
-  EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(0, Opaque(-7), kNoTask, 2), "ContextSwitch: task -7 outside");
+  EXPECT_CONTRACT_DEATH(f.m->ContextSwitch(0, Opaque(-7), kNoTask, 2),
+                        "ContextSwitch: task -7 outside");
 }
 
 // The inline front end (switcher.h) checks the same contract in the
@@ -357,12 +365,14 @@ TEST_P(MmCidMisuse, TickOnCpuBeyondTheMachineViolatesContract) {
 
 TEST_P(MmCidMisuse, ReturnToUserOfUnknownTaskViolatesContract) {
   Fixture f(GetParam(), MmCid::Limits{8, 4});
-  EXPECT_CONTRACT_DEATH((void)f.m->ReturnToUser(0, Opaque(77), 2, nullptr), "ReturnToUser: task 77 outside");
+  EXPECT_CONTRACT_DEATH((void)f.m->ReturnToUser(0, Opaque(77), 2, nullptr),
+                        "ReturnToUser: task 77 outside");
 }
 
 TEST_P(MmCidMisuse, ReturnToUserOnCpuBeyondTheMachineViolatesContract) {
   Fixture f(GetParam());
-  EXPECT_CONTRACT_DEATH((void)f.m->ReturnToUser(Opaque(77), 0, 2, nullptr), "ReturnToUser: cpu 77 outside");
+  EXPECT_CONTRACT_DEATH((void)f.m->ReturnToUser(Opaque(77), 0, 2, nullptr),
+                        "ReturnToUser: cpu 77 outside");
 }
 
 // ---- the driver adapter -----------------------------------------------------------------
@@ -383,13 +393,15 @@ TEST_P(MmCidMisuse, HooksDoNotForwardTasksBeyondTheLimitToTheHotPath) {
     spec.name = absl::StrCat("t", i);
     spec.cpu = i % kCpus;
     spec.body = MakeTaskBody([n = 0](TaskContext&) mutable {
-      return ++n < 40 ? (n % 3 == 0 ? Step::Sleep(kNsPerMs) : Step::Run(2 * kNsPerMs)) : Step::Exit();
+      return ++n < 40 ? (n % 3 == 0 ? Step::Sleep(kNsPerMs) : Step::Run(2 * kNsPerMs))
+                      : Step::Exit();
     });
     ISOLATION_ASSERT_OK(sim->Spawn(std::move(spec)));
   }
   ISOLATION_ASSERT_OK(sim->RunFor(300 * kNsPerMs));
   EXPECT_EQ(hooks.errors(), 2);
-  EXPECT_EQ(hooks.violations(), 0) << (hooks.FirstViolations().empty() ? "" : hooks.FirstViolations()[0]);
+  EXPECT_EQ(hooks.violations(), 0)
+      << (hooks.FirstViolations().empty() ? "" : hooks.FirstViolations()[0]);
   for (int cpu : {-1, kCpus, INT_MAX}) EXPECT_EQ(hooks.ScansOn(cpu), 0) << cpu;
 }
 

@@ -82,7 +82,8 @@ TEST(MmCidNegativeControls, EveryRegisteredControlIsShownFailing) {
   ASSERT_EQ(controls.size(), 5u) << "the built-in controls";
   for (const MmCidVariant& v : controls) {
     EXPECT_TRUE(ExpectedFailures().count(ControlName(v)))
-        << v.Name() << " is a registered negative control with no test showing which kit check it fails";
+        << v.Name()
+        << " is a registered negative control with no test showing which kit check it fails";
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, DescribeVariant(v));
     EXPECT_TRUE(t.negative_control) << v.Name();
   }
@@ -97,12 +98,14 @@ TEST_P(MmCidNegativeControl, FailsTheKit) {
   for (const auto& [what, check] : it->second) {
     const kit::Violations found = check(v);
     EXPECT_THAT(found, Not(IsEmpty())) << GetParam() << " must fail the kit's " << what;
-    RecordProperty(what, found.empty() ? std::string("passed (wrong)") : found.front().substr(0, 200));
+    RecordProperty(what,
+                   found.empty() ? std::string("passed (wrong)") : found.front().substr(0, 200));
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, MmCidNegativeControl,
-                         ::testing::ValuesIn(kit::Params(NegativeControlVariants())), kit::ParamName);
+                         ::testing::ValuesIn(kit::Params(NegativeControlVariants())),
+                         kit::ParamName);
 
 // The same checks pass for the mainline each control departs from (so what
 // fails is the control, not the scenario).
@@ -134,18 +137,22 @@ TEST(MmCidNegativeControls, NoDekkerFencesPassesSequentiallyConsistentSchedules)
   std::unique_ptr<MmCid> m;
   MmId mm = 0;
   int violating = 0;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto n, Interleaver::Explore(
-      [&](Interleaver& il) {
-        m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
-        mm = *m->CreateMm(CpuMask::Full(4), 0);
-        for (TaskId t = 0; t < 3; ++t) (void)m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0);
-        m->ContextSwitch(1, kNoTask, 0, 1);
-        m->ContextSwitch(1, 0, kNoTask, 2);
-        m->Scan(mm, 3);
-        il.Add("switch", [&] { m->ContextSwitch(1, kNoTask, 1, kNsPerSec); });
-        il.Add("scan", [&] { m->Scan(mm, 2 * kNsPerSec); });
-      },
-      [&](const std::vector<std::string>&) { violating += kit::AllViolations(*m, true).empty() ? 0 : 1; }));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto n, Interleaver::Explore(
+                  [&](Interleaver& il) {
+                    m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
+                    mm = *m->CreateMm(CpuMask::Full(4), 0);
+                    for (TaskId t = 0; t < 3; ++t)
+                      (void)m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0);
+                    m->ContextSwitch(1, kNoTask, 0, 1);
+                    m->ContextSwitch(1, 0, kNoTask, 2);
+                    m->Scan(mm, 3);
+                    il.Add("switch", [&] { m->ContextSwitch(1, kNoTask, 1, kNsPerSec); });
+                    il.Add("scan", [&] { m->Scan(mm, 2 * kNsPerSec); });
+                  },
+                  [&](const std::vector<std::string>&) {
+                    violating += kit::AllViolations(*m, true).empty() ? 0 : 1;
+                  }));
   EXPECT_GT(n, 3);
   EXPECT_EQ(violating, 0);
 }

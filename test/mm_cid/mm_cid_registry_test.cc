@@ -58,7 +58,8 @@ TEST(MmCidRegistry, EveryVariantOfBeforeIsListedWithDescriptionAndFlag) {
 
 TEST(MmCidRegistry, AllVariantsIsTheProductOfTheCorrectStrategies) {
   const std::vector<MmCidVariant> all = AllVariants();
-  EXPECT_EQ(all.size(), 3u * 2 * 2 * 5 + 2) << "allocators x scopes x granularities x placements + owner619, v63_mmlock";
+  EXPECT_EQ(all.size(), 3u * 2 * 2 * 5 + 2)
+      << "allocators x scopes x granularities x placements + owner619, v63_mmlock";
   std::set<std::string> names;
   for (const MmCidVariant& v : all) {
     EXPECT_TRUE(names.insert(v.Name()).second) << "duplicate " << v.Name();
@@ -83,9 +84,10 @@ TEST(MmCidRegistry, CoveringVariantsHoldEveryCorrectStrategyOnce) {
     ++seen[v.lazy.placement];
     ++seen[v.lazy.tick];
   }
-  for (const char* name : {"lazy", "owner619", "v63_mmlock", "alloc_v6_4", "alloc_v6_13", "alloc_v6_14", "scan_possible",
-                           "scan_allowed", "batch_full", "batch_8", "work_taskwork", "work_delayed", "work_unbound",
-                           "work_rcu", "work_resume", "no_tick_kick", "tick_kick"}) {
+  for (const char* name :
+       {"lazy", "owner619", "v63_mmlock", "alloc_v6_4", "alloc_v6_13", "alloc_v6_14",
+        "scan_possible", "scan_allowed", "batch_full", "batch_8", "work_taskwork", "work_delayed",
+        "work_unbound", "work_rcu", "work_resume", "no_tick_kick", "tick_kick"}) {
     EXPECT_GT(seen[name], 0) << name;
   }
   EXPECT_EQ(seen["scan_cidmask"], 0);
@@ -96,8 +98,8 @@ TEST(MmCidRegistry, NegativeControlVariantsOnePerControl) {
   std::vector<std::string> names;
   for (const MmCidVariant& v : NegativeControlVariants()) names.push_back(v.Name());
   EXPECT_THAT(names, ::testing::UnorderedElementsAre(
-                         "lazy_no_dekker_fences+alloc_v6_14+scan_possible+batch_full+work_taskwork", "owner619_direct",
-                         "owner619_walk619", "owner619_split_mode",
+                         "lazy_no_dekker_fences+alloc_v6_14+scan_possible+batch_full+work_taskwork",
+                         "owner619_direct", "owner619_walk619", "owner619_split_mode",
                          "lazy+alloc_v6_14+scan_cidmask+batch_full+work_taskwork"));
 }
 
@@ -110,7 +112,8 @@ TEST(MmCidVariantNames, ParseOrderFreeDefaultsAndTickKick) {
   EXPECT_EQ(v->Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork+tick_kick");
   v = ParseVariant("lazy+work_unbound+tick_kick");
   ISOLATION_ASSERT_OK(v);
-  EXPECT_EQ(v->Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_unbound") << "implied, not printed";
+  EXPECT_EQ(v->Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_unbound")
+      << "implied, not printed";
   v = ParseVariant("LAZY+Alloc_V6_4");
   ISOLATION_ASSERT_OK(v);
   EXPECT_EQ(v->lazy.allocator, "alloc_v6_4") << "case-insensitive, canonical spelling kept";
@@ -162,14 +165,15 @@ TEST(MmCidVariantNames, ErrorsNameTheBadToken) {
 // (DescribeVariant), and a name that would drop a control part is refused
 // with a message (a later design token replacing a control design).
 TEST(MmCidVariantNames, NegativeControlPartsAreNeverDropped) {
-  for (const char* name : {"lazy+scan_cidmask", "lazy_no_dekker_fences+alloc_v6_4+batch_8", "owner619+owner619_direct",
-                           "lazy+alloc_v6_13+scan_cidmask+work_rcu"}) {
+  for (const char* name : {"lazy+scan_cidmask", "lazy_no_dekker_fences+alloc_v6_4+batch_8",
+                           "owner619+owner619_direct", "lazy+alloc_v6_13+scan_cidmask+work_rcu"}) {
     auto v = ParseVariant(name);
     ISOLATION_ASSERT_OK(v) << name;
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, DescribeVariant(*v));
     EXPECT_TRUE(t.negative_control) << name;
   }
-  for (const char* name : {"owner619_direct+owner619", "lazy_no_dekker_fences+lazy", "owner619_walk619+v63_mmlock"}) {
+  for (const char* name :
+       {"owner619_direct+owner619", "lazy_no_dekker_fences+lazy", "owner619_walk619+v63_mmlock"}) {
     auto v = ParseVariant(name);
     ASSERT_FALSE(v.ok()) << name << " parsed to " << v->Name();
     EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument) << name;
@@ -204,7 +208,8 @@ TEST(MmCidCompatConfig, NamesAndMapping) {
   c.placement = Placement::kUnbound;
   EXPECT_TRUE(c.TickKickEnabled()) << "work_unbound carries the kick";
   c.tick_kick = true;
-  EXPECT_EQ(c.Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_unbound") << "implied, not printed";
+  EXPECT_EQ(c.Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_unbound")
+      << "implied, not printed";
   MmCidConfig o;
   o.design = Design::kOwner619;
   o.owner619_walk619 = true;
@@ -215,7 +220,8 @@ TEST(MmCidCompatConfig, NamesAndMapping) {
   EXPECT_EQ(o.Name(), "owner619+owner619_split_mode");
   MmCidConfig f;
   f.lazy_no_dekker_fences = true;
-  EXPECT_EQ(f.Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork+lazy_no_dekker_fences");
+  EXPECT_EQ(f.Name(),
+            "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork+lazy_no_dekker_fences");
   EXPECT_TRUE(*ParseTickKick("tick_kick"));
   EXPECT_FALSE(*ParseTickKick("no_tick_kick"));
   EXPECT_THAT(ParseTickKick("kick").status().message(), HasSubstr("kick"));
@@ -234,10 +240,12 @@ TEST(MmCidCompatConfig, NamesAndMapping) {
   direct.owner619_direct = true;
   MmCidConfig v63;
   v63.design = Design::kV63MmLock;
-  for (const Case& k : {Case{MmCidConfig{}, "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork"},
-                        Case{batched, "lazy+alloc_v6_13+scan_cidmask+batch_8+work_resume"},
-                        Case{direct, "owner619_direct"}, Case{f, "lazy_no_dekker_fences+alloc_v6_14+scan_possible+batch_full+work_taskwork"},
-                        Case{v63, "v63_mmlock"}}) {
+  for (const Case& k :
+       {Case{MmCidConfig{}, "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork"},
+        Case{batched, "lazy+alloc_v6_13+scan_cidmask+batch_8+work_resume"},
+        Case{direct, "owner619_direct"},
+        Case{f, "lazy_no_dekker_fences+alloc_v6_14+scan_possible+batch_full+work_taskwork"},
+        Case{v63, "v63_mmlock"}}) {
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto v, ToVariant(k.config));
     EXPECT_EQ(v.Name(), k.variant);
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, MmCid::Create(8, k.config));

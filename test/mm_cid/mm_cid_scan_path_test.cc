@@ -68,10 +68,14 @@ class ForwardingScope final : public ScopeStrategy {
 
 class ForwardingGranularity final : public GranularityStrategy {
  public:
-  explicit ForwardingGranularity(std::unique_ptr<GranularityStrategy> inner) : inner_(std::move(inner)) {}
+  explicit ForwardingGranularity(std::unique_ptr<GranularityStrategy> inner)
+      : inner_(std::move(inner)) {}
   int batch() const override { return inner_->batch(); }
-  int Start(const std::atomic<int>& cursor, int scope_size) const override { return inner_->Start(cursor, scope_size); }
-  bool Claim(std::atomic<int>& cursor, int start, int scope_size, int num_cpus, ScanWindow& window) const override {
+  int Start(const std::atomic<int>& cursor, int scope_size) const override {
+    return inner_->Start(cursor, scope_size);
+  }
+  bool Claim(std::atomic<int>& cursor, int start, int scope_size, int num_cpus,
+             ScanWindow& window) const override {
     return inner_->Claim(cursor, start, scope_size, num_cpus, window);
   }
 
@@ -82,8 +86,12 @@ class ForwardingGranularity final : public GranularityStrategy {
 template <typename Builtin>
 bool RegisterGenericScope(const char* name, bool negative_control) {
   return isolation::mm_cid::RegisterScope(
-             {name, "test: a built-in scope behind a class the design does not recognise", negative_control,
-              [] { return std::unique_ptr<ScopeStrategy>(new ForwardingScope(std::make_unique<Builtin>())); }})
+             {name, "test: a built-in scope behind a class the design does not recognise",
+              negative_control,
+              [] {
+                return std::unique_ptr<ScopeStrategy>(
+                    new ForwardingScope(std::make_unique<Builtin>()));
+              }})
       .ok();
 }
 
@@ -91,23 +99,30 @@ const bool kRegistered = [] {
   namespace internal = isolation::mm_cid::internal;
   bool ok = RegisterGenericScope<internal::ScanPossible>("generic_scan_possible", false);
   ok = RegisterGenericScope<internal::ScanAllowed>("generic_scan_allowed", false) && ok;
-  ok = RegisterGenericScope<internal::ScanCidmask>("generic_scan_cidmask", /*negative_control=*/true) && ok;
+  ok = RegisterGenericScope<internal::ScanCidmask>("generic_scan_cidmask",
+                                                   /*negative_control=*/true) &&
+       ok;
   GranularityFactory full;
   full.create = [](int) -> absl::StatusOr<std::unique_ptr<GranularityStrategy>> {
-    return std::unique_ptr<GranularityStrategy>(new ForwardingGranularity(std::make_unique<internal::BatchFull>()));
+    return std::unique_ptr<GranularityStrategy>(
+        new ForwardingGranularity(std::make_unique<internal::BatchFull>()));
   };
-  ok = isolation::mm_cid::RegisterGranularity(
-           GranularityEntry{"generic_batch_full", "test: batch_full, not recognised", false, std::move(full)})
+  ok = isolation::mm_cid::RegisterGranularity(GranularityEntry{"generic_batch_full",
+                                                               "test: batch_full, not recognised",
+                                                               false, std::move(full)})
            .ok() &&
        ok;
   GranularityFactory batch_n;
   batch_n.create = [](int n) -> absl::StatusOr<std::unique_ptr<GranularityStrategy>> {
-    if (n < 1 || n > isolation::kMaxCpus) return absl::InvalidArgumentError(absl::StrCat("batch ", n));
-    return std::unique_ptr<GranularityStrategy>(new ForwardingGranularity(std::make_unique<internal::BatchN>(n)));
+    if (n < 1 || n > isolation::kMaxCpus)
+      return absl::InvalidArgumentError(absl::StrCat("batch ", n));
+    return std::unique_ptr<GranularityStrategy>(
+        new ForwardingGranularity(std::make_unique<internal::BatchN>(n)));
   };
   batch_n.enumerate_n = 8;
-  ok = isolation::mm_cid::RegisterGranularity(
-           GranularityEntry{"generic_batch_N", "test: batch_N, not recognised", false, std::move(batch_n)})
+  ok = isolation::mm_cid::RegisterGranularity(GranularityEntry{"generic_batch_N",
+                                                               "test: batch_N, not recognised",
+                                                               false, std::move(batch_n)})
            .ok() &&
        ok;
   return ok;
@@ -171,7 +186,8 @@ class Twin {
       affinity_.push_back(a);
       cpu_of_.push_back(a.Next(-1));
       for (int k = 0; k < 2; ++k) {
-        if (!ms[k]->Fork(kNoTask, t, mms[static_cast<size_t>(t) % mms.size()], a, 0).ok()) return "fork failed";
+        if (!ms[k]->Fork(kNoTask, t, mms[static_cast<size_t>(t) % mms.size()], a, 0).ok())
+          return "fork failed";
       }
     }
     curr_.assign(static_cast<size_t>(p_), kNoTask);
@@ -187,7 +203,8 @@ class Twin {
         case 0:
         case 1: {  // switch `cpu` to a task queued there, or to idle
           const TaskId next = cpu_of_[ti] == cpu && !running ? t : kNoTask;
-          for (int k = 0; k < 2; ++k) ms[k]->ContextSwitch(cpu, curr_[static_cast<size_t>(cpu)], next, now);
+          for (int k = 0; k < 2; ++k)
+            ms[k]->ContextSwitch(cpu, curr_[static_cast<size_t>(cpu)], next, now);
           curr_[static_cast<size_t>(cpu)] = next;
           break;
         }
@@ -233,17 +250,21 @@ class Twin {
       const std::string where = absl::StrCat("step ", step, ": ");
       if (r[0].ran != r[1].ran || r[0].visits != r[1].visits || r[0].reclaimed != r[1].reclaimed ||
           r[0].pass_start != r[1].pass_start || r[0].pass_end != r[1].pass_end) {
-        return absl::StrCat(where, "scan results differ: visits ", r[0].visits, " / ", r[1].visits, ", reclaimed ",
-                            r[0].reclaimed, " / ", r[1].reclaimed, ", ran ", r[0].ran, " / ", r[1].ran);
+        return absl::StrCat(where, "scan results differ: visits ", r[0].visits, " / ", r[1].visits,
+                            ", reclaimed ", r[0].reclaimed, " / ", r[1].reclaimed, ", ran ",
+                            r[0].ran, " / ", r[1].ran);
       }
       for (TaskId u = 0; u < kTasks; ++u) {
         if (fast.TaskCid(u) != generic.TaskCid(u)) {
-          return absl::StrCat(where, "task ", u, " has ID ", fast.TaskCid(u), " / ", generic.TaskCid(u));
+          return absl::StrCat(where, "task ", u, " has ID ", fast.TaskCid(u), " / ",
+                              generic.TaskCid(u));
         }
       }
       for (MmId mm : mms) {
-        if (fast.CidmaskWeight(mm) != generic.CidmaskWeight(mm)) return absl::StrCat(where, "bitmap weights differ");
-        if (fast.ScanScopeSize(mm) != generic.ScanScopeSize(mm)) return absl::StrCat(where, "scope sizes differ");
+        if (fast.CidmaskWeight(mm) != generic.CidmaskWeight(mm))
+          return absl::StrCat(where, "bitmap weights differ");
+        if (fast.ScanScopeSize(mm) != generic.ScanScopeSize(mm))
+          return absl::StrCat(where, "scope sizes differ");
         for (int c = 0; c < p_; ++c) {
           if (fast.SlotLazy(mm, c) != generic.SlotLazy(mm, c)) {
             return absl::StrCat(where, "mm ", mm, " CPU ", c, ": lazy slot differs");
@@ -254,8 +275,8 @@ class Twin {
       const auto b = generic.Stats();
       if (a.allocations != b.allocations || a.frees != b.frees || a.bitmap_ops != b.bitmap_ops ||
           a.scans != b.scans || a.slot_visits != b.slot_visits) {
-        return absl::StrCat(where, "counters differ: scans ", a.scans, " / ", b.scans, ", frees ", a.frees, " / ",
-                            b.frees);
+        return absl::StrCat(where, "counters differ: scans ", a.scans, " / ", b.scans, ", frees ",
+                            a.frees, " / ", b.frees);
       }
     }
     return "";
@@ -306,16 +327,20 @@ TEST(MmCidScanPath, FastAndGenericLoopsAgreeOnRandomSchedules) {
         for (int p : {8, 70, 130}) {
           for (uint64_t seed = 1; seed <= 4; ++seed) {
             const std::string fast_name = absl::StrCat("lazy+", scope, "+", gran, "+", placement);
-            const std::string generic_name = absl::StrCat("lazy+generic_", scope, "+", generic_gran, "+", placement);
+            const std::string generic_name =
+                absl::StrCat("lazy+generic_", scope, "+", generic_gran, "+", placement);
             auto fast = Make(p, fast_name);
             auto generic = Make(p, generic_name);
             ASSERT_NE(fast, nullptr);
             ASSERT_NE(generic, nullptr);
-            ASSERT_NE(ScanPathOf(*fast), isolation::mm_cid::internal::kGenericScanPath) << fast_name;
-            ASSERT_EQ(ScanPathOf(*generic), isolation::mm_cid::internal::kGenericScanPath) << generic_name;
+            ASSERT_NE(ScanPathOf(*fast), isolation::mm_cid::internal::kGenericScanPath)
+                << fast_name;
+            ASSERT_EQ(ScanPathOf(*generic), isolation::mm_cid::internal::kGenericScanPath)
+                << generic_name;
             Twin twin(p, seed * 7919 + static_cast<uint64_t>(p));
             const std::string diff = twin.Run(*fast, *generic, 1500);
-            EXPECT_EQ(diff, "") << fast_name << " vs " << generic_name << " p=" << p << " seed=" << seed;
+            EXPECT_EQ(diff, "") << fast_name << " vs " << generic_name << " p=" << p
+                                << " seed=" << seed;
             ran += twin.ran();
             reclaimed += twin.reclaimed();
             ++compared;
@@ -336,9 +361,11 @@ TEST(MmCidScanPath, FastAndGenericLoopsAgreeOnRandomSchedules) {
 // reclaim), on the generic loop.
 TEST(MmCidScanPath, GenericNegativeControlFailsTheKit) {
   ASSERT_TRUE(kRegistered);
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto v, isolation::mm_cid::ParseVariant("lazy+generic_scan_cidmask"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto v,
+                                 isolation::mm_cid::ParseVariant("lazy+generic_scan_cidmask"));
   EXPECT_FALSE(isolation::testing::mm_cid::CheckIdleReclaim(v).empty());
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto builtin, isolation::mm_cid::ParseVariant("lazy+scan_cidmask"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto builtin,
+                                 isolation::mm_cid::ParseVariant("lazy+scan_cidmask"));
   EXPECT_FALSE(isolation::testing::mm_cid::CheckIdleReclaim(builtin).empty());
 }
 

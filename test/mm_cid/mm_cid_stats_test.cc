@@ -26,7 +26,8 @@ TEST(MmCidStats, ScanCountersSumEveryThreadsCallsWhileRead) {
   constexpr int kThreads = 72;  // > 64 shard indices alive at once
   constexpr int kCalls = 50;
   MmCidVariant c;  // mainline: lazy, scan_possible, batch_full, work_taskwork
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto created, MmCid::Create(kCpus, c, MmCid::Limits{kThreads, kThreads}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto created,
+                                 MmCid::Create(kCpus, c, MmCid::Limits{kThreads, kThreads}));
   std::unique_ptr<MmCid> m = std::move(created);
   // One mm per thread, each with one task: every call of a thread is due
   // (its clock advances 200 ms) and the thread is its mm's only scanner.

@@ -46,7 +46,8 @@ TEST(MmCidOwner619, I12_ModeThresholds) {
   Nanos now = 1;
   for (int t = 0; t < 12; ++t) {
     ISOLATION_ASSERT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, eight, now));
-    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*m, /*quiescent=*/true)) << absl::StrCat("fork ", t);
+    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*m, /*quiescent=*/true))
+        << absl::StrCat("fork ", t);
     EXPECT_EQ(m->Stats().mode_changes, t + 1 >= 11 ? 1 : 0) << "users " << t + 1;
   }
   // Run everyone once (several per CPU), then exit down to 5 users.
@@ -61,7 +62,8 @@ TEST(MmCidOwner619, I12_ModeThresholds) {
     m->ContextSwitch(t % 8, kNoTask, t, ++now);
     ISOLATION_EXPECT_OK(m->Exit(t % 8, t, now));
     m->ContextSwitch(t % 8, t, kNoTask, ++now);
-    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*m, /*quiescent=*/true)) << absl::StrCat("exit ", t);
+    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*m, /*quiescent=*/true))
+        << absl::StrCat("exit ", t);
     // users = t after this exit: still per-CPU at 6 users, per-task at 5.
     EXPECT_EQ(m->Stats().mode_changes, t >= 6 ? 1 : 2) << "users " << t << ", pcpu_thrs = 6";
   }
@@ -114,7 +116,8 @@ TEST(MmCidOwner619, I13_QuietHotPath) {
 void RunS8(bool direct, MmCidStats* stats, std::vector<std::string>* violations) {
   auto m = *MmCid::Create(4, Owner619(direct));
   MmId mm = *m->CreateMm(CpuMask::Full(4), 0);
-  for (int t = 0; t < 4; ++t) ISOLATION_ASSERT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
+  for (int t = 0; t < 4; ++t)
+    ISOLATION_ASSERT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
   m->ContextSwitch(0, kNoTask, 0, 1);  // the forker runs on CPU 0
   Interleaver il;
   il.Add("fork", [&] { ISOLATION_ASSERT_OK(m->Fork(0, 4, mm, CpuMask::Full(4), 2)); });
@@ -175,10 +178,15 @@ TEST(MmCidRace, LazyPut_SwitchInBetweenAnnounceAndVerify) {
     f.m->ContextSwitch(1, 0, kNoTask, 2);  // CPU 1 parks ID 0
     Interleaver il;
     // 1 s later: slot is old, the scan's clear_old reclaims it.
-    il.Add("scan", [&] { f.m->Scan(f.mm, 1); f.m->Scan(f.mm, 2 * kNsPerSec); });
+    il.Add("scan", [&] {
+      f.m->Scan(f.mm, 1);
+      f.m->Scan(f.mm, 2 * kNsPerSec);
+    });
     il.Add("switch", [&] { f.m->ContextSwitch(1, kNoTask, 1, 2 * kNsPerSec); });
-    ISOLATION_ASSERT_OK(il.Run({{"scan", "mm_cid.remote_clear.after_lazy_cas"}, {"switch", ""}, {"scan", ""}}));
-    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/true)) << "announce/verify race";
+    ISOLATION_ASSERT_OK(
+        il.Run({{"scan", "mm_cid.remote_clear.after_lazy_cas"}, {"switch", ""}, {"scan", ""}}));
+    ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/true))
+        << "announce/verify race";
     EXPECT_GE(f.m->TaskCid(1), 0);
   }
 }
@@ -192,9 +200,13 @@ TEST(MmCidRace, LazyPut_SwitchInBetweenVerifyAndCommit) {
     f.m->ContextSwitch(1, kNoTask, 0, 1);
     f.m->ContextSwitch(1, 0, kNoTask, 2);
     Interleaver il;
-    il.Add("scan", [&] { f.m->Scan(f.mm, 1); f.m->Scan(f.mm, 2 * kNsPerSec); });
+    il.Add("scan", [&] {
+      f.m->Scan(f.mm, 1);
+      f.m->Scan(f.mm, 2 * kNsPerSec);
+    });
     il.Add("switch", [&] { f.m->ContextSwitch(1, kNoTask, 1, 2 * kNsPerSec); });
-    ISOLATION_ASSERT_OK(il.Run({{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}));
+    ISOLATION_ASSERT_OK(
+        il.Run({{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}));
     ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/true)) << "verify/commit race";
     const MmCidStats s = f.m->Stats();
     EXPECT_EQ(s.allocations - s.frees, 1);
@@ -212,7 +224,10 @@ TEST(MmCidRace, LazyPut_OwnerRunningSwitchesOut) {
   f.m->ContextSwitch(2, 0, kNoTask, 3);
   f.m->ContextSwitch(2, kNoTask, 1, 4);  // task 1 now on CPU 2 with CPU 2's parked ID 0
   Interleaver il;
-  il.Add("scan", [&] { f.m->Scan(f.mm, 5); f.m->Scan(f.mm, 2 * kNsPerSec); });
+  il.Add("scan", [&] {
+    f.m->Scan(f.mm, 5);
+    f.m->Scan(f.mm, 2 * kNsPerSec);
+  });
   il.Add("switch", [&] { f.m->ContextSwitch(2, 1, kNoTask, 2 * kNsPerSec); });
   // Run the scan to completion while task 1 runs on CPU 2 (it backs off
   // there), then the switch-out.
@@ -229,10 +244,12 @@ TEST(MmCidRace, MigrateSteal_SourceSwitchIn) {
   Interleaver il;
   il.Add("migrate", [&] { f.m->Migrate(0, 0, 3, 3); });
   il.Add("switch", [&] { f.m->ContextSwitch(0, kNoTask, 1, 3); });
-  ISOLATION_ASSERT_OK(il.Run({{"migrate", "mm_cid.migrate_steal.after_lazy_cas"}, {"switch", ""}, {"migrate", ""}}));
+  ISOLATION_ASSERT_OK(il.Run(
+      {{"migrate", "mm_cid.migrate_steal.after_lazy_cas"}, {"switch", ""}, {"migrate", ""}}));
   ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/true)) << "steal race";
   f.m->ContextSwitch(3, kNoTask, 0, 4);
-  ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/false)) << "steal race, task 0 runs";
+  ISOLATION_EXPECT_NO_VIOLATIONS(AllViolations(*f.m, /*quiescent=*/false))
+      << "steal race, task 0 runs";
   EXPECT_NE(f.m->TaskCid(0), f.m->TaskCid(1)) << "I1";
 }
 
@@ -243,8 +260,10 @@ TEST(MmCidVariantNames, OldSpellingsAreAliases) {
   EXPECT_EQ((*PlacementRegistry().Find("task"))->name, "work_taskwork");
   EXPECT_EQ((*ScopeRegistry().Find("cidmask"))->name, "scan_cidmask");
   EXPECT_FALSE(ScopeRegistry().Find("bogus").ok());
-  EXPECT_NE(std::string(AllocatorRegistry().Find("v9").status().message()).find("v9"), std::string::npos);
-  EXPECT_EQ(ParseVariant("lazy+v6_13+cidmask+rcu")->Name(), "lazy+alloc_v6_13+scan_cidmask+batch_full+work_rcu");
+  EXPECT_NE(std::string(AllocatorRegistry().Find("v9").status().message()).find("v9"),
+            std::string::npos);
+  EXPECT_EQ(ParseVariant("lazy+v6_13+cidmask+rcu")->Name(),
+            "lazy+alloc_v6_13+scan_cidmask+batch_full+work_rcu");
   MmCidVariant c;
   EXPECT_EQ(c.Name(), "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork");
   EXPECT_FALSE(MmCid::Create(0, c).ok());

@@ -29,7 +29,9 @@ using isolation::mm_cid::ScopeStrategy;
 
 class ScanAllowedAndCpu0 final : public ScopeStrategy {
  public:
-  int Size(const ScanSet& mm) const override { return mm.allowed->Weight() + (mm.allowed->Test(0) ? 0 : 1); }
+  int Size(const ScanSet& mm) const override {
+    return mm.allowed->Weight() + (mm.allowed->Test(0) ? 0 : 1);
+  }
   void ForEach(const ScanSet& mm, int start, int count,
                absl::FunctionRef<void(const int* cpus, int n)> visit) const override {
     std::vector<int> cpus;
@@ -42,9 +44,10 @@ class ScanAllowedAndCpu0 final : public ScopeStrategy {
 };
 
 const bool kRegistered = [] {
-  return isolation::mm_cid::RegisterScope({"scan_allowed_and_cpu0", "user example: the mm's CPU union plus CPU 0",
-                                           /*negative_control=*/false,
-                                           [] { return std::unique_ptr<ScopeStrategy>(new ScanAllowedAndCpu0); }})
+  return isolation::mm_cid::RegisterScope(
+             {"scan_allowed_and_cpu0", "user example: the mm's CPU union plus CPU 0",
+              /*negative_control=*/false,
+              [] { return std::unique_ptr<ScopeStrategy>(new ScanAllowedAndCpu0); }})
       .ok();
 }();
 
@@ -52,7 +55,8 @@ TEST(MmCidUserVariant, RegisteredOnceAndEverywhere) {
   ASSERT_TRUE(kRegistered);
   // A second registration of the name is refused, naming it.
   auto again = isolation::mm_cid::RegisterScope(
-      {"SCAN_ALLOWED_AND_CPU0", "dup", false, [] { return std::unique_ptr<ScopeStrategy>(new ScanAllowedAndCpu0); }});
+      {"SCAN_ALLOWED_AND_CPU0", "dup", false,
+       [] { return std::unique_ptr<ScopeStrategy>(new ScanAllowedAndCpu0); }});
   EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
   EXPECT_THAT(again.message(), ::testing::HasSubstr("SCAN_ALLOWED_AND_CPU0"));
   bool listed = false;
@@ -61,12 +65,15 @@ TEST(MmCidUserVariant, RegisteredOnceAndEverywhere) {
   }
   EXPECT_TRUE(listed) << "an isolab variants row";
   int in_all = 0;
-  for (const auto& v : isolation::mm_cid::AllVariants()) in_all += v.lazy.scope == "scan_allowed_and_cpu0";
+  for (const auto& v : isolation::mm_cid::AllVariants())
+    in_all += v.lazy.scope == "scan_allowed_and_cpu0";
   EXPECT_EQ(in_all, 3 * 2 * 5) << "every allocator x granularity x placement";
   int covering = 0;
-  for (const auto& v : isolation::mm_cid::CoveringVariants()) covering += v.lazy.scope == "scan_allowed_and_cpu0";
+  for (const auto& v : isolation::mm_cid::CoveringVariants())
+    covering += v.lazy.scope == "scan_allowed_and_cpu0";
   EXPECT_EQ(covering, 1);
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, isolation::mm_cid::MmCid::Create(8, "lazy+scan_allowed_and_cpu0+batch_8"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto m, isolation::mm_cid::MmCid::Create(8, "lazy+scan_allowed_and_cpu0+batch_8"));
   EXPECT_EQ(m->variant().Name(), "lazy+alloc_v6_14+scan_allowed_and_cpu0+batch_8+work_taskwork");
 }
 

@@ -345,7 +345,8 @@ TEST(MmCidV63Stress, CpusSwitchingIntoOneMm_ShareItsLock) {
     own[static_cast<size_t>(i)] = *m->CreateMm(CpuMask::Of(kCpus, i), 0);
     ISOLATION_ASSERT_OK(m->Fork(kNoTask, 3 * i, a, CpuMask::Of(kCpus, i), 0));      // S_i
     ISOLATION_ASSERT_OK(m->Fork(kNoTask, 3 * i + 1, a, CpuMask::Of(kCpus, i), 0));  // T_i
-    ISOLATION_ASSERT_OK(m->Fork(kNoTask, 3 * i + 2, own[static_cast<size_t>(i)], CpuMask::Of(kCpus, i), 0));
+    ISOLATION_ASSERT_OK(
+        m->Fork(kNoTask, 3 * i + 2, own[static_cast<size_t>(i)], CpuMask::Of(kCpus, i), 0));
   }
   std::atomic<bool> stop{false};
   std::atomic<int64_t> dup{0};

@@ -67,9 +67,11 @@ struct LazyRace {
   std::unique_ptr<MmCid> m;
   MmId mm = kNoMm;
   LazyRace(const std::string& a, bool no_fences, bool force_fences = false) {
-    m = *MmCid::Create(4, LazyVariant(a, no_fences), MmCid::Limits{8, 2, force_fences});  // small: one per explored schedule
+    m = *MmCid::Create(4, LazyVariant(a, no_fences),
+                       MmCid::Limits{8, 2, force_fences});  // small: one per explored schedule
     mm = *m->CreateMm(CpuMask::Full(4), 0);
-    for (TaskId t = 0; t < 3; ++t) ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
+    for (TaskId t = 0; t < 3; ++t)
+      ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
     m->ContextSwitch(1, kNoTask, 0, 1);
     m->ContextSwitch(1, 0, kNoTask, 2);
     m->Scan(mm, 3);  // initialises mm_cid_next_scan only
@@ -89,11 +91,13 @@ std::vector<std::string> Violations(const MmCid& m) {
 // (the default: kMembarrier where the host has it).
 const std::vector<bool> kForceFences = {true, false};
 BarrierMode ExpectedMode(bool force_fences) {
-  return force_fences || !PrivateExpeditedMembarrier().available ? BarrierMode::kFences : BarrierMode::kMembarrier;
+  return force_fences || !PrivateExpeditedMembarrier().available ? BarrierMode::kFences
+                                                                 : BarrierMode::kMembarrier;
 }
 std::string ModeName(bool force_fences) { return BarrierModeName(ExpectedMode(force_fences)); }
 
-std::vector<std::string> RunClearVsSwitch(const std::string& a, bool no_fences, const std::vector<Interleaver::Slice>& script,
+std::vector<std::string> RunClearVsSwitch(const std::string& a, bool no_fences,
+                                          const std::vector<Interleaver::Slice>& script,
                                           int32_t* task1_cid, bool force_fences = false,
                                           StoreBufferModel::Stats* stats = nullptr) {
   StoreBufferModel sb;
@@ -121,12 +125,14 @@ std::vector<std::string> RunClearVsSwitch(const std::string& a, bool no_fences, 
 TEST(MmCidWeak, I4_FencesRemoved_SwitchBeforeClear_FreesRunningId) {
   for (const std::string& a : kAllocators) {
     int32_t cid = -2;
-    const auto v = RunClearVsSwitch(a, /*no_fences=*/true, {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}},
-                                    &cid);
+    const auto v =
+        RunClearVsSwitch(a, /*no_fences=*/true,
+                         {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}}, &cid);
     EXPECT_EQ(cid, 0) << AllocatorName(a);
     EXPECT_TRUE(Mentions(v, "I4: running task 1 on CPU 1 holds ID 0 whose bit is free"))
         << AllocatorName(a) << ": " << Join(v);
-    EXPECT_TRUE(Mentions(v, "I4: running task 1 on CPU 1 holds ID 0 but slot has UNSET")) << Join(v);
+    EXPECT_TRUE(Mentions(v, "I4: running task 1 on CPU 1 holds ID 0 but slot has UNSET"))
+        << Join(v);
   }
 }
 
@@ -134,8 +140,9 @@ TEST(MmCidWeak, I4_WithFences_SwitchBeforeClear_Clean) {
   for (const bool ff : kForceFences) {
     for (const std::string& a : kAllocators) {
       int32_t cid = -2;
-      const auto v = RunClearVsSwitch(a, /*no_fences=*/false,
-                                      {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}}, &cid, ff);
+      const auto v = RunClearVsSwitch(
+          a, /*no_fences=*/false, {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}},
+          &cid, ff);
       EXPECT_EQ(cid, 0) << AllocatorName(a) << " " << ModeName(ff);
       ISOLATION_EXPECT_NO_VIOLATIONS(v) << AllocatorName(a) << " " << ModeName(ff);
     }
@@ -151,7 +158,8 @@ TEST(MmCidWeak, I4_BarrierModes_AreWhatTheModelSees) {
     int32_t cid = -2;
     StoreBufferModel::Stats st;
     const auto v = RunClearVsSwitch(kAllocators.front(), /*no_fences=*/false,
-                                    {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}}, &cid, ff, &st);
+                                    {{"switch", "mm_cid.switch.end"}, {"scan", ""}, {"switch", ""}},
+                                    &cid, ff, &st);
     ISOLATION_EXPECT_NO_VIOLATIONS(v) << ModeName(ff);
     if (ExpectedMode(ff) == BarrierMode::kMembarrier) {
       EXPECT_EQ(st.fences, 0) << "the switch and the reclaimer must not fence in kMembarrier mode";
@@ -170,7 +178,8 @@ TEST(MmCidWeak, I4_BarrierModes_AreWhatTheModelSees) {
 TEST(MmCidWeak, BarrierMode_ChosenAtConstruction) {
   const MembarrierSupport& mb = PrivateExpeditedMembarrier();
   RecordProperty("membarrier", mb.available ? "available" : mb.reason);
-  EXPECT_EQ((*MmCid::Create(4, "lazy", MmCid::Limits{8, 2, true}))->barrier_mode(), BarrierMode::kFences);
+  EXPECT_EQ((*MmCid::Create(4, "lazy", MmCid::Limits{8, 2, true}))->barrier_mode(),
+            BarrierMode::kFences);
   EXPECT_EQ((*MmCid::Create(4, "lazy"))->barrier_mode(),
             mb.available ? BarrierMode::kMembarrier : BarrierMode::kFences)
       << mb.reason;
@@ -188,7 +197,8 @@ TEST(MmCidWeak, BarrierMode_ChosenAtConstruction) {
 TEST(MmCidWeak, SwitcherForm_FollowsTheBarrierMode) {
   using internal::SwitchForm;
   const bool mb = PrivateExpeditedMembarrier().available;
-  EXPECT_EQ((*MmCid::Create(4, "lazy", MmCid::Limits{8, 2, true}))->Switcher().form(), SwitchForm::kLazyFence);
+  EXPECT_EQ((*MmCid::Create(4, "lazy", MmCid::Limits{8, 2, true}))->Switcher().form(),
+            SwitchForm::kLazyFence);
   EXPECT_EQ((*MmCid::Create(4, "lazy"))->Switcher().form(),
             mb ? SwitchForm::kLazyCompilerBarrier : SwitchForm::kLazyFence);
   EXPECT_EQ((*MmCid::Create(4, "owner619"))->Switcher().form(), SwitchForm::kOwner619);
@@ -205,7 +215,8 @@ TEST(MmCidWeak, I4_FencesRemoved_ClearBeforeSwitch_FreesRunningId) {
   for (const std::string& a : kAllocators) {
     int32_t cid = -2;
     const auto v = RunClearVsSwitch(
-        a, /*no_fences=*/true, {{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}, &cid);
+        a, /*no_fences=*/true,
+        {{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}, &cid);
     EXPECT_EQ(cid, 0) << AllocatorName(a);
     EXPECT_TRUE(Mentions(v, "I4: running task 1 on CPU 1 holds ID 0 whose bit is free"))
         << AllocatorName(a) << ": " << Join(v);
@@ -219,8 +230,8 @@ TEST(MmCidWeak, I4_WithFences_ClearBeforeSwitch_Clean) {
     for (const std::string& a : kAllocators) {
       int32_t cid = -2;
       const auto v = RunClearVsSwitch(
-          a, /*no_fences=*/false, {{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}, &cid,
-          ff);
+          a, /*no_fences=*/false,
+          {{"scan", "mm_cid.remote_clear.before_commit"}, {"switch", ""}, {"scan", ""}}, &cid, ff);
       EXPECT_GE(cid, 0) << AllocatorName(a) << " " << ModeName(ff);
       ISOLATION_EXPECT_NO_VIOLATIONS(v) << AllocatorName(a) << " " << ModeName(ff);
     }
@@ -230,7 +241,8 @@ TEST(MmCidWeak, I4_WithFences_ClearBeforeSwitch_Clean) {
 // The migration steal (__sched_mm_cid_migrate_from_try_steal_cid) is the
 // other reclaimer: task 0 migrates from CPU 1 to CPU 3 and runs there while
 // task 1 switches in on CPU 1.  Without the fences both run with ID 0 (I1).
-std::vector<std::string> RunStealVsSwitch(const std::string& a, bool no_fences, const std::vector<Interleaver::Slice>& script,
+std::vector<std::string> RunStealVsSwitch(const std::string& a, bool no_fences,
+                                          const std::vector<Interleaver::Slice>& script,
                                           bool force_fences = false) {
   StoreBufferModel sb;
   LazyRace f(a, no_fences, force_fences);
@@ -252,23 +264,29 @@ std::vector<std::string> RunStealVsSwitch(const std::string& a, bool no_fences, 
 
 TEST(MmCidWeak, I4_FencesRemoved_MigrateSteal_DuplicatesId) {
   for (const std::string& a : kAllocators) {
-    const auto v1 = RunStealVsSwitch(a, true, {{"switch", "mm_cid.switch.end"}, {"migrate", ""}, {"switch", ""}});
-    EXPECT_TRUE(Mentions(v1, "I1: ID 0 of mm 0 held twice")) << AllocatorName(a) << ": " << Join(v1);
-    EXPECT_TRUE(Mentions(v1, "I4: running task 1 on CPU 1 holds ID 0 but slot has UNSET")) << Join(v1);
+    const auto v1 = RunStealVsSwitch(
+        a, true, {{"switch", "mm_cid.switch.end"}, {"migrate", ""}, {"switch", ""}});
+    EXPECT_TRUE(Mentions(v1, "I1: ID 0 of mm 0 held twice"))
+        << AllocatorName(a) << ": " << Join(v1);
+    EXPECT_TRUE(Mentions(v1, "I4: running task 1 on CPU 1 holds ID 0 but slot has UNSET"))
+        << Join(v1);
     const auto v2 = RunStealVsSwitch(
-        a, true, {{"migrate", "mm_cid.migrate_steal.before_commit"}, {"switch", ""}, {"migrate", ""}});
-    EXPECT_TRUE(Mentions(v2, "I1: ID 0 of mm 0 held twice")) << AllocatorName(a) << ": " << Join(v2);
+        a, true,
+        {{"migrate", "mm_cid.migrate_steal.before_commit"}, {"switch", ""}, {"migrate", ""}});
+    EXPECT_TRUE(Mentions(v2, "I1: ID 0 of mm 0 held twice"))
+        << AllocatorName(a) << ": " << Join(v2);
   }
 }
 
 TEST(MmCidWeak, I4_WithFences_MigrateSteal_Clean) {
   for (const bool ff : kForceFences) {
     for (const std::string& a : kAllocators) {
-      const auto v1 =
-          RunStealVsSwitch(a, false, {{"switch", "mm_cid.switch.end"}, {"migrate", ""}, {"switch", ""}}, ff);
+      const auto v1 = RunStealVsSwitch(
+          a, false, {{"switch", "mm_cid.switch.end"}, {"migrate", ""}, {"switch", ""}}, ff);
       ISOLATION_EXPECT_NO_VIOLATIONS(v1) << AllocatorName(a) << " " << ModeName(ff);
       const auto v2 = RunStealVsSwitch(
-          a, false, {{"migrate", "mm_cid.migrate_steal.before_commit"}, {"switch", ""}, {"migrate", ""}}, ff);
+          a, false,
+          {{"migrate", "mm_cid.migrate_steal.before_commit"}, {"switch", ""}, {"migrate", ""}}, ff);
       ISOLATION_EXPECT_NO_VIOLATIONS(v2) << AllocatorName(a) << " " << ModeName(ff);
     }
   }
@@ -279,9 +297,11 @@ TEST(MmCidWeak, I4_WithFences_MigrateSteal_Clean) {
 TEST(MmCidWeak, I4_BothModes_ExplorationClean) {
   for (const bool ff : kForceFences) {
     for (const std::string& a : kAllocators) {
-      ISOLATION_EXPECT_NO_VIOLATIONS(testing::mm_cid::CheckScanVsSwitchSchedulesInMode(LazyVariant(a, false), ff))
+      ISOLATION_EXPECT_NO_VIOLATIONS(
+          testing::mm_cid::CheckScanVsSwitchSchedulesInMode(LazyVariant(a, false), ff))
           << a << " " << ModeName(ff);
-      ISOLATION_EXPECT_NO_VIOLATIONS(testing::mm_cid::CheckMigrateVsSwitchSchedulesInMode(LazyVariant(a, false), ff))
+      ISOLATION_EXPECT_NO_VIOLATIONS(
+          testing::mm_cid::CheckMigrateVsSwitchSchedulesInMode(LazyVariant(a, false), ff))
           << a << " " << ModeName(ff);
     }
   }
@@ -319,7 +339,8 @@ struct Owner619Race {
     v.design = split ? "owner619_split_mode" : "owner619";
     m = *MmCid::Create(4, v, MmCid::Limits{8, 2});
     mm = *m->CreateMm(CpuMask::Full(4), 0);
-    for (TaskId t = 0; t < 4; ++t) ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
+    for (TaskId t = 0; t < 4; ++t)
+      ISOLATION_EXPECT_OK(m->Fork(t == 0 ? kNoTask : 0, t, mm, CpuMask::Full(4), 0));
     m->ContextSwitch(0, kNoTask, 0, 1);  // the forker runs on CPU 0
   }
   void AddActors(Interleaver& il) {
@@ -335,7 +356,8 @@ struct Owner619Race {
   }
 };
 
-std::vector<std::string> RunS9Forced(bool split, const std::vector<Interleaver::Slice>& script, MmCidStats* stats) {
+std::vector<std::string> RunS9Forced(bool split, const std::vector<Interleaver::Slice>& script,
+                                     MmCidStats* stats) {
   StoreBufferModel sb;
   Owner619Race f(split);
   sb.DrainAll();
@@ -350,8 +372,9 @@ std::vector<std::string> RunS9Forced(bool split, const std::vector<Interleaver::
 
 TEST(MmCidWeak, S9_SplitMode_HalfPublishedTransition_ViolatesI14) {
   MmCidStats s;
-  const auto v = RunS9Forced(/*split=*/true,
-                             {{"fork", "mm_cid.owner619.split_mode.percpu_visible"}, {"x", ""}, {"fork", ""}}, &s);
+  const auto v = RunS9Forced(
+      /*split=*/true,
+      {{"fork", "mm_cid.owner619.split_mode.percpu_visible"}, {"x", ""}, {"fork", ""}}, &s);
   EXPECT_GT(s.alloc_failures, 0) << "X's schedin on CPU 2 must exhaust the ID space";
   EXPECT_TRUE(Mentions(v, "I14")) << Join(v);
 }
@@ -360,7 +383,8 @@ TEST(MmCidWeak, S9_SplitMode_HalfPublishedTransition_ViolatesI14) {
 // task) under the model: completes, no violation.
 TEST(MmCidWeak, S9_ModeWordWithFences_SameRaceClean) {
   MmCidStats s;
-  const auto v = RunS9Forced(/*split=*/false, {{"fork", "mm_cid.owner619.fixup_task"}, {"x", ""}, {"fork", ""}}, &s);
+  const auto v = RunS9Forced(/*split=*/false,
+                             {{"fork", "mm_cid.owner619.fixup_task"}, {"x", ""}, {"fork", ""}}, &s);
   EXPECT_EQ(s.alloc_failures, 0);
   EXPECT_EQ(s.mode_changes, 1);
   ISOLATION_EXPECT_NO_VIOLATIONS(v);

@@ -16,7 +16,8 @@ TEST(MmCidExperiment, QuickRunMeetsIssueExpectations) {
   Progress progress("mmcid");
   CommonOptions options;
   options.quick = true;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunMmCidExperiment(options, MmCidExperimentOptions{}, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report,
+                                 RunMmCidExperiment(options, MmCidExperimentOptions{}, progress));
   const nlohmann::json& j = report.json;
   std::cout << report.text;
   ASSERT_TRUE(j.contains("scan") && j.contains("placement") && j.contains("compaction") &&
@@ -55,8 +56,9 @@ TEST(MmCidExperiment, QuickRunMeetsIssueExpectations) {
   EXPECT_EQ(j["invariant_violations"].get<int64_t>(), 0) << report.text;
   EXPECT_EQ(report.rows.size(), 2u);
   // The v6.3 baseline (text only): no background work, cid_lock at switches.
-  EXPECT_NE(report.text.find("(v63_mmlock: isolated_max_stall 0 ns, scans 0, cid_lock round trips "),
-            std::string::npos)
+  EXPECT_NE(
+      report.text.find("(v63_mmlock: isolated_max_stall 0 ns, scans 0, cid_lock round trips "),
+      std::string::npos)
       << report.text;
 }
 

@@ -52,7 +52,9 @@ std::unique_ptr<AllocatorStrategy> BuiltinAllocator(const char* name) {
 class Every {
  public:
   explicit Every(int64_t period) : period_(period) {}
-  bool Fires() const { return calls_.fetch_add(1, std::memory_order_relaxed) % period_ == period_ - 1; }
+  bool Fires() const {
+    return calls_.fetch_add(1, std::memory_order_relaxed) % period_ == period_ - 1;
+  }
 
  private:
   const int64_t period_;
@@ -152,11 +154,13 @@ class MutHinted final : public AllocatorStrategy {
     if (bug_ == HintBug::kOffByOne) hint_ok = recent >= 0 && recent <= max_nr;
     if (bug_ == HintBug::kUnbounded) hint_ok = recent >= 0;
     if (hint_ok) {
-      if (bug_ == HintBug::kUnreserved || (bug_ == HintBug::kUnreservedRare && fires)) return recent;
+      if (bug_ == HintBug::kUnreserved || (bug_ == HintBug::kUnreservedRare && fires))
+        return recent;
       if (space.TryReserve(recent)) return recent;
     }
     while (max_nr < allowed_max) {
-      if (!max_nr_cid.compare_exchange_weak(max_nr, max_nr + 1, std::memory_order_relaxed)) continue;
+      if (!max_nr_cid.compare_exchange_weak(max_nr, max_nr + 1, std::memory_order_relaxed))
+        continue;
       if (space.TryReserve(max_nr)) return max_nr;
       max_nr = max_nr_cid.load(std::memory_order_relaxed);
     }
@@ -228,7 +232,9 @@ class BatchOverrun final : public mc::GranularityStrategy {
     }
   }
   int batch() const override { return inner_->batch(); }
-  int Start(const std::atomic<int>& cursor, int scope_size) const override { return inner_->Start(cursor, scope_size); }
+  int Start(const std::atomic<int>& cursor, int scope_size) const override {
+    return inner_->Start(cursor, scope_size);
+  }
   bool Claim(std::atomic<int>& cursor, int start, int scope_size, int num_cpus,
              mc::ScanWindow& window) const override {
     if (!inner_->Claim(cursor, start, scope_size, num_cpus, window)) return false;
@@ -250,14 +256,18 @@ class DelayedRearmEarly final : public mc::PlacementStrategy {
   }
   mc::PlacementTraits traits() const override { return inner_->traits(); }
   mc::ScanAction OnTick(const mc::ScanTrigger& t) const override { return inner_->OnTick(t); }
-  mc::ScanAction OnReturnToUser(const mc::ScanTrigger& t) const override { return inner_->OnReturnToUser(t); }
+  mc::ScanAction OnReturnToUser(const mc::ScanTrigger& t) const override {
+    return inner_->OnReturnToUser(t);
+  }
   bool ScanDue(const mc::ScanTrigger& t) const override { return inner_->ScanDue(t); }
   bool ScanPending(const mc::ScanTrigger& t) const override { return inner_->ScanPending(t); }
   void Start(mc::ScanRunner& runner) const override { inner_->Start(runner); }
   void OnMmCreated(mc::MmId mm, mc::ScanRunner& runner) const override {
     runner.QueuePeriodicWork(mm, mc::kScanDelayNs - isolation::kNsPerMs);
   }
-  void Dispatch(mc::MmId mm, mc::ScanRunner& runner) const override { inner_->Dispatch(mm, runner); }
+  void Dispatch(mc::MmId mm, mc::ScanRunner& runner) const override {
+    inner_->Dispatch(mm, runner);
+  }
 
  private:
   std::unique_ptr<mc::PlacementStrategy> inner_;
@@ -287,28 +297,34 @@ struct Mutation {
   std::string name;     // the registered strategy
   std::string variant;  // what the kit runs
   std::string bug_class;
-  std::string form;     // "common" or "rare"
+  std::string form;  // "common" or "rare"
 };
 
 const std::vector<Mutation>& Mutations() {
   static const auto* list = new std::vector<Mutation>{
-      {"mut_alloc_users_ignored", "lazy+mut_alloc_users_ignored", "over-allocation (ID >= bound)", "common"},
-      {"mut_alloc_hint_off_by_one", "lazy+mut_alloc_hint_off_by_one", "over-allocation (ID >= bound)",
-       "rare (recent == max_nr_cid)"},
-      {"mut_alloc_first_free_skips", "lazy+mut_alloc_first_free_skips", "over-allocation (ID >= bound)",
-       "rare (1 in 1000 calls)"},
+      {"mut_alloc_users_ignored", "lazy+mut_alloc_users_ignored", "over-allocation (ID >= bound)",
+       "common"},
+      {"mut_alloc_hint_off_by_one", "lazy+mut_alloc_hint_off_by_one",
+       "over-allocation (ID >= bound)", "rare (recent == max_nr_cid)"},
+      {"mut_alloc_first_free_skips", "lazy+mut_alloc_first_free_skips",
+       "over-allocation (ID >= bound)", "rare (1 in 1000 calls)"},
       {"mut_alloc_hint_unreserved", "lazy+mut_alloc_hint_unreserved", "ID given twice", "common"},
       {"mut_alloc_hint_unreserved_rare", "lazy+mut_alloc_hint_unreserved_rare", "ID given twice",
        "rare (1 in 2000 calls)"},
-      {"mut_alloc_leak_rare", "lazy+mut_alloc_leak_rare", "lost put (ID leaked)", "rare (1 in 2000 calls)"},
+      {"mut_alloc_leak_rare", "lazy+mut_alloc_leak_rare", "lost put (ID leaked)",
+       "rare (1 in 2000 calls)"},
       {"mut_alloc_leak_on_fallback", "lazy+mut_alloc_leak_on_fallback", "lost put (ID leaked)",
        "common (every fallback)"},
-      {"mut_alloc_hint_unbounded", "lazy+mut_alloc_hint_unbounded", "compaction never reaching 0", "common"},
+      {"mut_alloc_hint_unbounded", "lazy+mut_alloc_hint_unbounded", "compaction never reaching 0",
+       "common"},
       {"mut_scope_skips_last_cpu", "lazy+mut_scope_skips_last_cpu", "scan skips CPUs", "common"},
-      {"mut_scope_first_word_only", "lazy+mut_scope_first_word_only", "scan skips CPUs", "rare (> 64 CPUs)"},
+      {"mut_scope_first_word_only", "lazy+mut_scope_first_word_only", "scan skips CPUs",
+       "rare (> 64 CPUs)"},
       {"mut_batch_overrun", "lazy+mut_batch_overrun", "batch window off by one", "common"},
-      {"mut_delayed_rearm_early", "lazy+mut_delayed_rearm_early", "rate limit off by one", "common"},
-      {"mut_tick_kick_never_retakes", "lazy+mut_tick_kick_never_retakes", "tick kick never re-takes", "common"},
+      {"mut_delayed_rearm_early", "lazy+mut_delayed_rearm_early", "rate limit off by one",
+       "common"},
+      {"mut_tick_kick_never_retakes", "lazy+mut_tick_kick_never_retakes",
+       "tick kick never re-takes", "common"},
   };
   return *list;
 }
@@ -324,28 +340,42 @@ absl::Status RegisterAll() {
   };
   const char* kMut = "mutation (mm_cid_mutation_test)";
   std::vector<absl::Status> s;
-  s.push_back(mc::RegisterAllocator({"mut_alloc_users_ignored", kMut, true, MakeAllocator<UsersIgnored>}));
-  s.push_back(mc::RegisterAllocator({"mut_alloc_hint_off_by_one", kMut, true, hinted(HintBug::kOffByOne)}));
-  s.push_back(mc::RegisterAllocator({"mut_alloc_first_free_skips", kMut, true, MakeAllocator<FirstFreeSkipsRare>}));
-  s.push_back(mc::RegisterAllocator({"mut_alloc_hint_unreserved", kMut, true, hinted(HintBug::kUnreserved)}));
-  s.push_back(mc::RegisterAllocator({"mut_alloc_hint_unreserved_rare", kMut, true, hinted(HintBug::kUnreservedRare)}));
-  s.push_back(mc::RegisterAllocator({"mut_alloc_leak_rare", kMut, true, hinted(HintBug::kLeakRare)}));
-  s.push_back(mc::RegisterAllocator({"mut_alloc_leak_on_fallback", kMut, true, hinted(HintBug::kLeakOnFallback)}));
-  s.push_back(mc::RegisterAllocator({"mut_alloc_hint_unbounded", kMut, true, hinted(HintBug::kUnbounded)}));
-  s.push_back(mc::RegisterScope(
-      {"mut_scope_skips_last_cpu", kMut, true, [] { return std::unique_ptr<mc::ScopeStrategy>(new SkipsLastCpu); }}));
-  s.push_back(mc::RegisterScope(
-      {"mut_scope_first_word_only", kMut, true, [] { return std::unique_ptr<mc::ScopeStrategy>(new FirstWordOnly); }}));
+  s.push_back(
+      mc::RegisterAllocator({"mut_alloc_users_ignored", kMut, true, MakeAllocator<UsersIgnored>}));
+  s.push_back(
+      mc::RegisterAllocator({"mut_alloc_hint_off_by_one", kMut, true, hinted(HintBug::kOffByOne)}));
+  s.push_back(mc::RegisterAllocator(
+      {"mut_alloc_first_free_skips", kMut, true, MakeAllocator<FirstFreeSkipsRare>}));
+  s.push_back(mc::RegisterAllocator(
+      {"mut_alloc_hint_unreserved", kMut, true, hinted(HintBug::kUnreserved)}));
+  s.push_back(mc::RegisterAllocator(
+      {"mut_alloc_hint_unreserved_rare", kMut, true, hinted(HintBug::kUnreservedRare)}));
+  s.push_back(
+      mc::RegisterAllocator({"mut_alloc_leak_rare", kMut, true, hinted(HintBug::kLeakRare)}));
+  s.push_back(mc::RegisterAllocator(
+      {"mut_alloc_leak_on_fallback", kMut, true, hinted(HintBug::kLeakOnFallback)}));
+  s.push_back(
+      mc::RegisterAllocator({"mut_alloc_hint_unbounded", kMut, true, hinted(HintBug::kUnbounded)}));
+  s.push_back(mc::RegisterScope({"mut_scope_skips_last_cpu", kMut, true, [] {
+                                   return std::unique_ptr<mc::ScopeStrategy>(new SkipsLastCpu);
+                                 }}));
+  s.push_back(mc::RegisterScope({"mut_scope_first_word_only", kMut, true, [] {
+                                   return std::unique_ptr<mc::ScopeStrategy>(new FirstWordOnly);
+                                 }}));
   s.push_back(mc::RegisterGranularity(
       {"mut_batch_overrun", kMut, true,
        mc::GranularityFactory{[](int) -> absl::StatusOr<std::unique_ptr<mc::GranularityStrategy>> {
                                 return std::unique_ptr<mc::GranularityStrategy>(new BatchOverrun);
                               },
                               0}}));
-  s.push_back(mc::RegisterPlacement({"mut_delayed_rearm_early", kMut, true,
-                                     [] { return std::unique_ptr<mc::PlacementStrategy>(new DelayedRearmEarly); }}));
-  s.push_back(mc::RegisterTickPolicy(
-      {"mut_tick_kick_never_retakes", kMut, true, [] { return std::unique_ptr<mc::TickPolicy>(new KickNeverRetakes); }}));
+  s.push_back(mc::RegisterPlacement({"mut_delayed_rearm_early", kMut, true, [] {
+                                       return std::unique_ptr<mc::PlacementStrategy>(
+                                           new DelayedRearmEarly);
+                                     }}));
+  s.push_back(mc::RegisterTickPolicy({"mut_tick_kick_never_retakes", kMut, true, [] {
+                                        return std::unique_ptr<mc::TickPolicy>(
+                                            new KickNeverRetakes);
+                                      }}));
   for (const absl::Status& st : s) {
     if (!st.ok()) return st;
   }
@@ -391,7 +421,8 @@ TEST(MmCidMutation, MutantsAreNegativeControls) {
       EXPECT_EQ(d.Name().find("mut_"), std::string::npos) << "CoveringVariants lists " << d.Name();
     }
     bool among_controls = false;
-    for (const mc::MmCidVariant& d : mc::NegativeControlVariants()) among_controls |= d.Name() == v.Name();
+    for (const mc::MmCidVariant& d : mc::NegativeControlVariants())
+      among_controls |= d.Name() == v.Name();
     EXPECT_TRUE(among_controls) << mu.variant;
   }
 }
@@ -400,7 +431,8 @@ TEST(MmCidMutation, MutantsAreNegativeControls) {
 // implies tick_kick) is refused by name, not dropped.
 TEST(MmCidMutation, ParseRefusesToDropAControlPart) {
   ISOLATION_ASSERT_OK(Registered()) << Registered();
-  absl::StatusOr<mc::MmCidVariant> v = mc::ParseVariant("lazy+work_unbound+mut_tick_kick_never_retakes");
+  absl::StatusOr<mc::MmCidVariant> v =
+      mc::ParseVariant("lazy+work_unbound+mut_tick_kick_never_retakes");
   ASSERT_FALSE(v.ok()) << v->Name();
   EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(v.status().message(), ::testing::HasSubstr("mut_tick_kick_never_retakes"));
@@ -422,8 +454,10 @@ TEST(MmCidMutation, EveryMutationIsKilled) {
     if (!v.killed_by.empty()) ++killed;
     absl::StrAppend(&table, "| ", mu.name, " | ", mu.bug_class, " | ", mu.form, " | ",
                     v.killed_by.empty() ? std::string("SURVIVED") : v.killed_by, " |\n");
-    ::testing::Test::RecordProperty(mu.name, v.killed_by.empty() ? std::string("survived") : v.killed_by);
-    if (!v.killed_by.empty()) std::printf("%s: %s\n", mu.name.c_str(), v.first_violation.substr(0, 240).c_str());
+    ::testing::Test::RecordProperty(mu.name,
+                                    v.killed_by.empty() ? std::string("survived") : v.killed_by);
+    if (!v.killed_by.empty())
+      std::printf("%s: %s\n", mu.name.c_str(), v.first_violation.substr(0, 240).c_str());
   }
   std::printf("kill rate mm_cid: %d of %zu\n%s", killed, Mutations().size(), table.c_str());
   std::fflush(stdout);

@@ -213,7 +213,9 @@ struct Mutation {
 template <typename T>
 HierarchyEntry Decorator(std::string name, std::string what) {
   return {std::move(name), "mutation: " + what, /*negative_control=*/true,
-          [](HierarchyArgs a) -> std::unique_ptr<TimerMigration> { return std::make_unique<T>(Mainline(std::move(a))); }};
+          [](HierarchyArgs a) -> std::unique_ptr<TimerMigration> {
+            return std::make_unique<T>(Mainline(std::move(a)));
+          }};
 }
 template <typename T>
 ParticipationEntry Part(std::string name, std::string what) {
@@ -226,15 +228,18 @@ const std::vector<Mutation>& Mutations() {
       {"mut.isolated-left-available", "isolated CPU left available", false},
       {"mut.nohz-full-term-forgotten", "isolated CPU predicate (nohz_full leaves)", false},
       {"mut.exclude-order-reversed", "exclude order (isolate before un-isolate)", false},
-      {"mut.isolated-rejoins-sometimes", "isolated CPU left available (on hotplug)", true, &rare_rejoin},
+      {"mut.isolated-rejoins-sometimes", "isolated CPU left available (on hotplug)", true,
+       &rare_rejoin},
       {"isolation/mut.handover-dropped", "migrator hand-over dropped", false},
       {"isolation/mut.handover-dropped-rare", "migrator hand-over dropped", true, &rare_deactivate},
       {"v6.9/mut.next-expiry-not-refreshed", "a group's next expiry not refreshed", false},
-      {"v6.9/mut.next-expiry-not-refreshed-rare", "a group's next expiry not refreshed", true, &rare_new_timer},
+      {"v6.9/mut.next-expiry-not-refreshed-rare", "a group's next expiry not refreshed", true,
+       &rare_new_timer},
       {"v6.9/mut.idle-timers-never-expired", "an idle CPU's timer never expired", false},
-      {"v6.9/mut.last-idler-forgets-wakeup-rare", "an idle CPU's timer never expired (no wake-up)", true,
-       &rare_wakeup},
-      {"isolation/mut.activate-dropped-rare", "migrator hand-over (activation) dropped", true, &rare_activate},
+      {"v6.9/mut.last-idler-forgets-wakeup-rare", "an idle CPU's timer never expired (no wake-up)",
+       true, &rare_wakeup},
+      {"isolation/mut.activate-dropped-rare", "migrator hand-over (activation) dropped", true,
+       &rare_activate},
       {"v6.9/mut.quick-check-ignores-hierarchy", "quick check", false},
   };
   return *m;
@@ -244,20 +249,30 @@ class TmigrMutation : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const std::vector<absl::Status> all = {
-        RegisterParticipation(Part<IsolatedCpuLeftAvailable>("mut.isolated-left-available", "isolate loop one short")),
-        RegisterParticipation(Part<NohzFullTermForgotten>("mut.nohz-full-term-forgotten", "no nohz_full term")),
-        RegisterParticipation(Part<ExcludeOrderReversed>("mut.exclude-order-reversed", "isolate first")),
-        RegisterParticipation(Part<IsolatedCpuRejoinsSometimes>("mut.isolated-rejoins-sometimes", "stale predicate")),
-        RegisterHierarchy(Decorator<HandOverDropped>("mut.handover-dropped", "deactivate not reported")),
-        RegisterHierarchy(Decorator<HandOverDroppedRarely>("mut.handover-dropped-rare", "deactivate not reported, rarely")),
-        RegisterHierarchy(Decorator<NextExpiryNotRefreshed>("mut.next-expiry-not-refreshed", "new timer dropped")),
+        RegisterParticipation(Part<IsolatedCpuLeftAvailable>("mut.isolated-left-available",
+                                                             "isolate loop one short")),
+        RegisterParticipation(
+            Part<NohzFullTermForgotten>("mut.nohz-full-term-forgotten", "no nohz_full term")),
+        RegisterParticipation(
+            Part<ExcludeOrderReversed>("mut.exclude-order-reversed", "isolate first")),
+        RegisterParticipation(
+            Part<IsolatedCpuRejoinsSometimes>("mut.isolated-rejoins-sometimes", "stale predicate")),
         RegisterHierarchy(
-            Decorator<NextExpiryNotRefreshedRarely>("mut.next-expiry-not-refreshed-rare", "new timer dropped, rarely")),
-        RegisterHierarchy(Decorator<IdleTimersNeverExpired>("mut.idle-timers-never-expired", "no handle_remote")),
+            Decorator<HandOverDropped>("mut.handover-dropped", "deactivate not reported")),
+        RegisterHierarchy(Decorator<HandOverDroppedRarely>("mut.handover-dropped-rare",
+                                                           "deactivate not reported, rarely")),
+        RegisterHierarchy(Decorator<NextExpiryNotRefreshed>("mut.next-expiry-not-refreshed",
+                                                            "new timer dropped")),
+        RegisterHierarchy(Decorator<NextExpiryNotRefreshedRarely>(
+            "mut.next-expiry-not-refreshed-rare", "new timer dropped, rarely")),
         RegisterHierarchy(
-            Decorator<LastIdlerForgetsWakeupRarely>("mut.last-idler-forgets-wakeup-rare", "wake-up dropped, rarely")),
-        RegisterHierarchy(Decorator<ActivateDroppedRarely>("mut.activate-dropped-rare", "activate not reported, rarely")),
-        RegisterHierarchy(Decorator<QuickCheckIgnoresHierarchy>("mut.quick-check-ignores-hierarchy", "quick check")),
+            Decorator<IdleTimersNeverExpired>("mut.idle-timers-never-expired", "no handle_remote")),
+        RegisterHierarchy(Decorator<LastIdlerForgetsWakeupRarely>(
+            "mut.last-idler-forgets-wakeup-rare", "wake-up dropped, rarely")),
+        RegisterHierarchy(Decorator<ActivateDroppedRarely>("mut.activate-dropped-rare",
+                                                           "activate not reported, rarely")),
+        RegisterHierarchy(Decorator<QuickCheckIgnoresHierarchy>("mut.quick-check-ignores-hierarchy",
+                                                                "quick check")),
     };
     for (const absl::Status& s : all) ISOLATION_ASSERT_OK(s);
   }
@@ -277,7 +292,8 @@ TEST_F(TmigrMutation, EveryMutationIsKilled) {
       auto why = testing::tmigr_conformance::NotApplicable(check.name, m.variant);
       ISOLATION_ASSERT_OK(why) << m.variant;
       if (!why->empty()) continue;
-      const testing::tmigr_conformance::Violations v = testing::tmigr_conformance::Run(check.name, m.variant);
+      const testing::tmigr_conformance::Violations v =
+          testing::tmigr_conformance::Run(check.name, m.variant);
       if (!v.empty()) {
         row.killed_by = check.name;
         row.first = v.front();
@@ -289,15 +305,18 @@ TEST_F(TmigrMutation, EveryMutationIsKilled) {
       row.fired = m.trigger->fired();
     }
     killed += !row.killed_by.empty();
-    EXPECT_FALSE(row.killed_by.empty()) << m.variant << " (" << m.bug_class << ") survived every check of the kit";
+    EXPECT_FALSE(row.killed_by.empty())
+        << m.variant << " (" << m.bug_class << ") survived every check of the kit";
     rows.push_back(std::move(row));
   }
   std::printf("kill rate tmigr: %d of %zu\n", killed, rows.size());
-  std::printf("| mutation | bug class | form | killed by | rare events (fired) |\n|---|---|---|---|---|\n");
+  std::printf(
+      "| mutation | bug class | form | killed by | rare events (fired) |\n|---|---|---|---|---|\n");
   for (const Row& r : rows) {
-    std::printf("| %s | %s | %s | %s | %s |\n", r.name.c_str(), r.bug_class.c_str(), r.rare ? "rare" : "common",
-                r.killed_by.empty() ? "SURVIVED" : r.killed_by.c_str(),
-                r.rare ? (std::to_string(r.events) + " (" + std::to_string(r.fired) + ")").c_str() : "-");
+    std::printf(
+        "| %s | %s | %s | %s | %s |\n", r.name.c_str(), r.bug_class.c_str(),
+        r.rare ? "rare" : "common", r.killed_by.empty() ? "SURVIVED" : r.killed_by.c_str(),
+        r.rare ? (std::to_string(r.events) + " (" + std::to_string(r.fired) + ")").c_str() : "-");
   }
   for (const Row& r : rows) {
     if (!r.first.empty()) std::printf("%s: %s\n", r.name.c_str(), r.first.substr(0, 300).c_str());
@@ -307,7 +326,8 @@ TEST_F(TmigrMutation, EveryMutationIsKilled) {
 // A variant composed with a negative-control part is one: the kit says so,
 // and the default lists never hold it.
 TEST_F(TmigrMutation, ACompositionWithANegativeControlPartIsOne) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto v, testing::ParseTmigrVariant("isolation/mut.handover-dropped"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto v,
+                                 testing::ParseTmigrVariant("isolation/mut.handover-dropped"));
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto control, testing::IsTmigrNegativeControl(v));
   EXPECT_TRUE(control);
   for (const testing::TmigrVariant& d : testing::RegisteredTmigrVariants()) {

@@ -53,9 +53,11 @@ class Trigger {
 // Forwards everything to a built-in policy; mutations override one step.
 class Wrapped : public FoldPolicy {
  public:
-  explicit Wrapped(const char* builtin) : inner_((*FoldPolicyRegistry().Find(builtin))->factory()) {}
+  explicit Wrapped(const char* builtin)
+      : inner_((*FoldPolicyRegistry().Find(builtin))->factory()) {}
   FoldPolicyTraits traits() const override { return inner_->traits(); }
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     return inner_->Shepherd(vm, cpu, tick_stopped);
   }
   bool QuietVmstat(FoldContext& ctx, int cpu, bool tick_stopped) override {
@@ -65,7 +67,9 @@ class Wrapped : public FoldPolicy {
     return inner_->ReturnToUser(ctx, cpu, tick_stopped);
   }
   void OnFirstDirty(FoldContext& ctx, int cpu) override { inner_->OnFirstDirty(ctx, cpu); }
-  bool RequeueLocally(const Vmstat& vm, int cpu) const override { return inner_->RequeueLocally(vm, cpu); }
+  bool RequeueLocally(const Vmstat& vm, int cpu) const override {
+    return inner_->RequeueLocally(vm, cpu);
+  }
 
  protected:
   FoldPolicy& inner() const { return *inner_; }
@@ -102,9 +106,11 @@ Trigger rare_shepherd(kRarePeriod);
 class A1ShepherdSkipsDirtyRarely final : public Wrapped {
  public:
   A1ShepherdSkipsDirtyRarely() : Wrapped("A1") {}
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     const ShepherdAction a = Wrapped::Shepherd(vm, cpu, tick_stopped);
-    if (a == ShepherdAction::kQueueWork && !vm.WorkPending(cpu) && rare_shepherd.Fire()) return ShepherdAction::kSkip;
+    if (a == ShepherdAction::kQueueWork && !vm.WorkPending(cpu) && rare_shepherd.Fire())
+      return ShepherdAction::kSkip;
     return a;
   }
 };
@@ -113,7 +119,8 @@ class A1ShepherdSkipsDirtyRarely final : public Wrapped {
 class A0ShepherdSkipsLastCpu final : public Wrapped {
  public:
   A0ShepherdSkipsLastCpu() : Wrapped("A0") {}
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     if (vm.num_cpus() > 1 && cpu == vm.num_cpus() - 1) return ShepherdAction::kSkip;
     return Wrapped::Shepherd(vm, cpu, tick_stopped);
   }
@@ -124,7 +131,8 @@ class A0ShepherdSkipsLastCpu final : public Wrapped {
 class A1NeedUpdateOffByOne final : public Wrapped {
  public:
   A1NeedUpdateOffByOne() : Wrapped("A1") {}
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     if (vm.MaxAbsDiff(cpu) <= 1) return ShepherdAction::kSkip;
     return Wrapped::Shepherd(vm, cpu, tick_stopped);
   }
@@ -149,7 +157,8 @@ class BLocalReturnToUserDropsSmallResidue final : public Wrapped {
  public:
   BLocalReturnToUserDropsSmallResidue() : Wrapped("B.local") {}
   bool ReturnToUser(FoldContext& ctx, int cpu, bool tick_stopped) override {
-    if (ctx.vm().MaxThresholdFraction(cpu) > 0.5) return Wrapped::ReturnToUser(ctx, cpu, tick_stopped);
+    if (ctx.vm().MaxThresholdFraction(cpu) > 0.5)
+      return Wrapped::ReturnToUser(ctx, cpu, tick_stopped);
     if (ctx.vm().WorkPending(cpu)) ctx.CancelWork(cpu);
     return ctx.vm().Dirty(cpu);
   }
@@ -187,9 +196,11 @@ Trigger rare_b_shepherd(kRarePeriod);
 class BShepherdSkipsRunningTickRarely final : public Wrapped {
  public:
   BShepherdSkipsRunningTickRarely() : Wrapped("B") {}
-  ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const override {
+  ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                          absl::FunctionRef<bool(int)> tick_stopped) const override {
     const ShepherdAction a = Wrapped::Shepherd(vm, cpu, tick_stopped);
-    if (a == ShepherdAction::kQueueWork && !vm.WorkPending(cpu) && rare_b_shepherd.Fire()) return ShepherdAction::kSkip;
+    if (a == ShepherdAction::kQueueWork && !vm.WorkPending(cpu) && rare_b_shepherd.Fire())
+      return ShepherdAction::kSkip;
     return a;
   }
 };
@@ -220,7 +231,8 @@ const std::vector<Mutation>& Mutations() {
        [] { return std::make_unique<BQuietGatedOnPendingWork>(); }},
       {"mut.Blocal.rtu-drops-small-residue", "a fold that drops a differential", false,
        [] { return std::make_unique<BLocalReturnToUserDropsSmallResidue>(); }},
-      {"mut.Blocal.first-dirty-arm-dropped-rare", "a fold that drops a differential (kernel-bound CPU)", true,
+      {"mut.Blocal.first-dirty-arm-dropped-rare",
+       "a fold that drops a differential (kernel-bound CPU)", true,
        [] { return std::make_unique<BLocalFirstDirtyArmDroppedRarely>(); }, &rare_arm},
       {"mut.C.remote-fold-racing-plain-owner", "remote fold racing the owner", false,
        [] { return std::make_unique<CRemoteFoldRacingPlainOwner>(); }},
@@ -232,7 +244,8 @@ class VmstatMutation : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     for (const Mutation& m : Mutations()) {
-      const absl::Status s = RegisterFoldPolicy({m.name, "mutation: " + m.bug_class, /*negative_control=*/true, m.factory});
+      const absl::Status s = RegisterFoldPolicy(
+          {m.name, "mutation: " + m.bug_class, /*negative_control=*/true, m.factory});
       ISOLATION_ASSERT_OK(s);
     }
   }
@@ -266,15 +279,18 @@ TEST_F(VmstatMutation, EveryMutationIsKilled) {
       row.fired = m.trigger->fired();
     }
     killed += !row.killed_by.empty();
-    EXPECT_FALSE(row.killed_by.empty()) << m.name << " (" << m.bug_class << ") survived every check of the kit";
+    EXPECT_FALSE(row.killed_by.empty())
+        << m.name << " (" << m.bug_class << ") survived every check of the kit";
     rows.push_back(std::move(row));
   }
   std::printf("kill rate vmstat: %d of %zu\n", killed, rows.size());
-  std::printf("| mutation | bug class | form | killed by | rare events (fired) |\n|---|---|---|---|---|\n");
+  std::printf(
+      "| mutation | bug class | form | killed by | rare events (fired) |\n|---|---|---|---|---|\n");
   for (const Row& r : rows) {
-    std::printf("| %s | %s | %s | %s | %s |\n", r.name.c_str(), r.bug_class.c_str(), r.rare ? "rare" : "common",
-                r.killed_by.empty() ? "SURVIVED" : r.killed_by.c_str(),
-                r.rare ? (std::to_string(r.events) + " (" + std::to_string(r.fired) + ")").c_str() : "-");
+    std::printf(
+        "| %s | %s | %s | %s | %s |\n", r.name.c_str(), r.bug_class.c_str(),
+        r.rare ? "rare" : "common", r.killed_by.empty() ? "SURVIVED" : r.killed_by.c_str(),
+        r.rare ? (std::to_string(r.events) + " (" + std::to_string(r.fired) + ")").c_str() : "-");
   }
   for (const Row& r : rows) {
     if (!r.first.empty()) std::printf("%s: %s\n", r.name.c_str(), r.first.substr(0, 300).c_str());
@@ -284,10 +300,12 @@ TEST_F(VmstatMutation, EveryMutationIsKilled) {
 // A mutation over a negative-control slot cannot join the default lists:
 // registering it as an ordinary policy is refused with a message.
 TEST_F(VmstatMutation, APolicyOverANegativeControlSlotIsRefusedUnlessFlagged) {
-  const absl::Status s = RegisterFoldPolicy(
-      {"mut.C.plain-unflagged", "", /*negative_control=*/false, [] { return std::make_unique<CRemoteFoldRacingPlainOwner>(); }});
+  const absl::Status s =
+      RegisterFoldPolicy({"mut.C.plain-unflagged", "", /*negative_control=*/false,
+                          [] { return std::make_unique<CRemoteFoldRacingPlainOwner>(); }});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  for (const std::string& name : FoldPolicyRegistry().Names()) EXPECT_NE(name.rfind("mut.", 0), 0u) << name;
+  for (const std::string& name : FoldPolicyRegistry().Names())
+    EXPECT_NE(name.rfind("mut.", 0), 0u) << name;
 }
 
 }  // namespace

@@ -18,7 +18,9 @@
 namespace isolation::experiments {
 namespace {
 
-std::string Data(const std::string& name) { return std::string(ISOLATION_REPLAY_DATA_DIR) + "/" + name; }
+std::string Data(const std::string& name) {
+  return std::string(ISOLATION_REPLAY_DATA_DIR) + "/" + name;
+}
 
 nlohmann::json Replay(const std::string& file) {
   CommonOptions common;
@@ -60,14 +62,63 @@ struct Pin {
 // guest; docs/replay.md, "The committed recordings").
 const std::vector<Pin>& Pins() {
   static const std::vector<Pin> pins = {
-      {"rseq_threads.dat.gz", 20896, 5234, 4506, {4411, 4410, 0}, {0, 0, 1353}, {1962, 1960, 827}, {0, 0, 0}},
-      {"rseq_threads.report.txt.gz", 20896, 5234, 4506, {4411, 4410, 0}, {0, 0, 1353}, {1962, 1960, 827}, {0, 0, 0}},
-      {"perf_rseq_threads.txt.gz", 20807, 6051, 5329, {5316, 5316, 0}, {3, 1, 1355}, {1404, 1399, 516}, {-1, -1, -1}},
+      {"rseq_threads.dat.gz",
+       20896,
+       5234,
+       4506,
+       {4411, 4410, 0},
+       {0, 0, 1353},
+       {1962, 1960, 827},
+       {0, 0, 0}},
+      {"rseq_threads.report.txt.gz",
+       20896,
+       5234,
+       4506,
+       {4411, 4410, 0},
+       {0, 0, 1353},
+       {1962, 1960, 827},
+       {0, 0, 0}},
+      {"perf_rseq_threads.txt.gz",
+       20807,
+       6051,
+       5329,
+       {5316, 5316, 0},
+       {3, 1, 1355},
+       {1404, 1399, 516},
+       {-1, -1, -1}},
       {"messaging.dat.gz", 2187, 465, 324, {299, 299, 0}, {0, 0, 99}, {13, 13, 293}, {0, 0, 0}},
-      {"messaging.report.txt.gz", 2187, 465, 324, {299, 299, 0}, {0, 0, 99}, {13, 13, 293}, {0, 0, 0}},
-      {"pipe.dat.gz", 55108, 12449, 10047, {9990, 9990, 0}, {0, 0, 4291}, {20, 20, 7672}, {0, 0, 0}},
-      {"stress_ng.dat.gz", 18191, 6050, 5159, {5146, 5146, 0}, {-1, -1, -1}, {5, 5, 3463}, {-1, -1, -1}},
-      {"oslat.dat.gz", 8402, 2287, 1769, {1040, 1040, 0}, {147, 147, 108}, {15, 13, 1115}, {1, 1, 0}},
+      {"messaging.report.txt.gz",
+       2187,
+       465,
+       324,
+       {299, 299, 0},
+       {0, 0, 99},
+       {13, 13, 293},
+       {0, 0, 0}},
+      {"pipe.dat.gz",
+       55108,
+       12449,
+       10047,
+       {9990, 9990, 0},
+       {0, 0, 4291},
+       {20, 20, 7672},
+       {0, 0, 0}},
+      {"stress_ng.dat.gz",
+       18191,
+       6050,
+       5159,
+       {5146, 5146, 0},
+       {-1, -1, -1},
+       {5, 5, 3463},
+       {-1, -1, -1}},
+      {"oslat.dat.gz",
+       8402,
+       2287,
+       1769,
+       {1040, 1040, 0},
+       {147, 147, 108},
+       {15, 13, 1115},
+       {1, 1, 0}},
   };
   return pins;
 }
@@ -190,7 +241,8 @@ TEST(Replay, VariantListsChooseTheRows) {
   absl::StatusOr<ExperimentReport> bad = RunReplayExperiment(common, o, progress);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("--idle_variants: 'V9' is not a registered"));
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("--idle_variants: 'V9' is not a registered"));
 }
 
 }  // namespace

@@ -207,8 +207,10 @@ TEST(TextReader, DetectsFormats) {
   EXPECT_EQ(internal::DetectTextFormat(kPlugin), TraceFormat::kTraceCmdReport);
   EXPECT_EQ(internal::DetectTextFormat(kPerf), TraceFormat::kPerfScript);
   // Without headers: the event name tells.
-  EXPECT_EQ(internal::DetectTextFormat(kPerf.substr(kPerf.find("            bash"))), TraceFormat::kPerfScript);
-  EXPECT_EQ(internal::DetectTextFormat(kRaw.substr(kRaw.find("probe:"))), TraceFormat::kTraceCmdReport);
+  EXPECT_EQ(internal::DetectTextFormat(kPerf.substr(kPerf.find("            bash"))),
+            TraceFormat::kPerfScript);
+  EXPECT_EQ(internal::DetectTextFormat(kRaw.substr(kRaw.find("probe:"))),
+            TraceFormat::kTraceCmdReport);
   EXPECT_EQ(internal::DetectTextFormat("hello world\nnothing here\n"), TraceFormat::kAuto);
 }
 
@@ -251,7 +253,8 @@ TEST(TextReader, OtherBuffersAndUnneededEventsAreSkipped) {
 TEST(TextReader, LostEventsAreCounted) {
   Collect c;
   ReadStats st;
-  ASSERT_TRUE(Read("cpus=1\nCPU:0 [LOST 17 EVENTS]\n  a-1 [000] 1.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n",
+  ASSERT_TRUE(Read("cpus=1\nCPU:0 [LOST 17 EVENTS]\n  a-1 [000] 1.000000: rseq_update: cpu_id=0 "
+                   "node_id=0 mm_cid=0\n",
                    TraceFormat::kTraceCmdReport, c, {}, &st)
                   .ok());
   EXPECT_EQ(st.lost_events, 17);
@@ -270,15 +273,19 @@ TEST(TextReader, BadInputNamesTheFileAndLine) {
       {"cpus=2\n  a-1 [000] 1.000000: rseq_update: cpu_id=0 node_id=0\n", "mm_cid"},
       {"cpus=2\n  a-1 [005] 1.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n", "CPU 5"},
       {"cpus=2\n  a-1 [000] 1.000000: rseq_update: cpu_id=7 node_id=0 mm_cid=0\n", "cpu_id 7"},
-      {"cpus=2\n  a-1 [000] 1.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=99999\n", "mm_cid 99999"},
+      {"cpus=2\n  a-1 [000] 1.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=99999\n",
+       "mm_cid 99999"},
       {"cpus=2\n  a-1 [000] 2.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n"
        "  a-1 [000] 1.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n",
        "goes back"},
       {"cpus=2\n  a-1 [000] 1.000000: sched_switch: a:1 [120] Q ==> b:2 [120]\n", "prev_state"},
       {"cpus=2\n  a-1 [000] 1.000000: sched_switch: prev_comm=a prev_pid=x\n", "line 2"},
-      {"cpus=2\n  a-1 [000] 1.000000: sched_waking: comm=a pid=99999999999 prio=1 target_cpu=0\n", "line 2"},
-      {"cpus=2\n  a-1 [000] 1.000000: print: tracing_mark_write: isolab-recording {not json\n", "not a JSON"},
-      {"cpus=2\n  a-1 [000] 1.000000: tmigr_group_set_cpu_active: group=0x1 lvl=99 numa=0 active=1 migrator=1 "
+      {"cpus=2\n  a-1 [000] 1.000000: sched_waking: comm=a pid=99999999999 prio=1 target_cpu=0\n",
+       "line 2"},
+      {"cpus=2\n  a-1 [000] 1.000000: print: tracing_mark_write: isolab-recording {not json\n",
+       "not a JSON"},
+      {"cpus=2\n  a-1 [000] 1.000000: tmigr_group_set_cpu_active: group=0x1 lvl=99 numa=0 active=1 "
+       "migrator=1 "
        "parent=(nil) childmask=1\n",
        "level 99"},
   };
@@ -296,7 +303,8 @@ TEST(TextReader, MalformedLinesWithinTheBudgetAreSkippedAndNoted) {
   ReadOptions o;
   o.max_bad_lines = 2;
   ReadStats st;
-  ASSERT_TRUE(Read("cpus=1\nbad one\n  a-1 [000] 1.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\nbad two\n",
+  ASSERT_TRUE(Read("cpus=1\nbad one\n  a-1 [000] 1.000000: rseq_update: cpu_id=0 node_id=0 "
+                   "mm_cid=0\nbad two\n",
                    TraceFormat::kTraceCmdReport, c, o, &st)
                   .ok());
   EXPECT_EQ(st.bad_lines, 2);
@@ -309,7 +317,8 @@ TEST(TextReader, LongLinesAndControlBytesAreBoundedAndEscaped) {
   Collect c;
   ReadOptions o;
   o.max_line_bytes = 100;
-  absl::Status s = Read(absl::StrCat("cpus=1\n", std::string(500, 'x'), "\n"), TraceFormat::kTraceCmdReport, c, o);
+  absl::Status s = Read(absl::StrCat("cpus=1\n", std::string(500, 'x'), "\n"),
+                        TraceFormat::kTraceCmdReport, c, o);
   EXPECT_THAT(std::string(s.message()), HasSubstr("longer than 100"));
   Collect d;
   s = Read("cpus=1\n\x1b[31mred\x07\n", TraceFormat::kTraceCmdReport, d);
@@ -321,8 +330,10 @@ TEST(TextReader, LongLinesAndControlBytesAreBoundedAndEscaped) {
 TEST(RecordingMarker, ChunksAreJoinedAndBadOnesRefused) {
   const std::string text = absl::StrCat(
       "cpus=2\n",
-      "  a-1 [000] 1.000000: print: tracing_mark_write: isolab-recording[1/2] {\"version\":1,\"cpus\":2,\n",
-      "  a-1 [000] 1.000001: print: tracing_mark_write: isolab-recording[2/2] \"core_of\":[0,1],\"llc_of\":[0,0],"
+      "  a-1 [000] 1.000000: print: tracing_mark_write: isolab-recording[1/2] "
+      "{\"version\":1,\"cpus\":2,\n",
+      "  a-1 [000] 1.000001: print: tracing_mark_write: isolab-recording[2/2] "
+      "\"core_of\":[0,1],\"llc_of\":[0,0],"
       "\"node_of\":[0,0],\"package_of\":[0,0],\"isolcpus\":\"1\",\"nohz_full\":\"\"}\n");
   Collect c;
   absl::Status s = Read(text, TraceFormat::kTraceCmdReport, c);
@@ -377,9 +388,10 @@ TEST(TextReader, MarkersKeepTheTimeOrder) {
   ASSERT_EQ(c.events.size(), 2u);
   EXPECT_EQ(c.events[1].time, c.events[0].time);
   Collect d;
-  absl::Status s = Read("cpus=1\n  a-1 [000] 2.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n"
-                        "  a-1 [000] 1.000000: print: tracing_mark_write: hello\n",
-                        TraceFormat::kTraceCmdReport, d);
+  absl::Status s = Read(
+      "cpus=1\n  a-1 [000] 2.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n"
+      "  a-1 [000] 1.000000: print: tracing_mark_write: hello\n",
+      TraceFormat::kTraceCmdReport, d);
   EXPECT_THAT(std::string(s.message()), HasSubstr("goes back"));
 }
 
@@ -393,8 +405,10 @@ namespace {
 TEST(TextReader, NewTimerWithAndWithoutNextevt) {
   Collect c;
   absl::Status s = Read(
-      "cpus=2\n  a-1 [000] 1.000000: tmigr_cpu_new_timer: cpu=0 parent=0xffff8881003d7700 wakeup=9223372036854775807\n"
-      "  a-1 [000] 1.000001: tmigr_cpu_new_timer_idle: cpu=0 parent=0xffff8881003d7700 nextevt=5 wakeup=9\n",
+      "cpus=2\n  a-1 [000] 1.000000: tmigr_cpu_new_timer: cpu=0 parent=0xffff8881003d7700 "
+      "wakeup=9223372036854775807\n"
+      "  a-1 [000] 1.000001: tmigr_cpu_new_timer_idle: cpu=0 parent=0xffff8881003d7700 nextevt=5 "
+      "wakeup=9\n",
       TraceFormat::kTraceCmdReport, c);
   ISOLATION_ASSERT_OK(s);
   ASSERT_EQ(c.events.size(), 2u);

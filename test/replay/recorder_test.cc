@@ -26,7 +26,8 @@ using ::testing::HasSubstr;
 
 std::string TempPath(const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/isolation_recorder_test_", getpid(), "_", name);
+  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/isolation_recorder_test_", getpid(), "_",
+                      name);
 }
 
 std::string TracingDir() {
@@ -62,7 +63,8 @@ TEST(Recorder, RefusesBadOptionsBeforeTouchingTracefs) {
   EXPECT_EQ(RecordHost(o).status().code(), absl::StatusCode::kInvalidArgument);
   o.events = DefaultRecordEvents();
   o.output_path = "/nonexistent-dir/x.dat";
-  EXPECT_THAT(std::string(RecordHost(o).status().message()), HasSubstr("cannot write /nonexistent-dir/x.dat"));
+  EXPECT_THAT(std::string(RecordHost(o).status().message()),
+              HasSubstr("cannot write /nonexistent-dir/x.dat"));
   o.output_path = TempPath("x.dat");
   o.buffer_kb_per_cpu = 1;
   EXPECT_EQ(RecordHost(o).status().code(), absl::StatusCode::kInvalidArgument);
@@ -74,7 +76,8 @@ TEST(Recorder, RecordsACommandIntoAFileTheReadersRead) {
   const std::string dir = TracingDir();
   const std::string tracing_on = dir.empty() ? "" : ReadFile(dir + "/tracing_on");
   const std::string tracer = dir.empty() ? "" : ReadFile(dir + "/current_tracer");
-  const std::string switch_enabled = dir.empty() ? "" : ReadFile(dir + "/events/sched/sched_switch/enable");
+  const std::string switch_enabled =
+      dir.empty() ? "" : ReadFile(dir + "/events/sched/sched_switch/enable");
   RecordOptions o;
   o.output_path = TempPath("cmd.dat");
   o.command = {"/bin/sh", "-c", "for i in 1 2 3 4 5; do sleep 0.01; done"};
@@ -114,7 +117,8 @@ TEST(Recorder, RecordsACommandIntoAFileTheReadersRead) {
   // trace-cmd itself reads it, where installed.
   if (access("/usr/bin/trace-cmd", X_OK) == 0) {
     const std::string out = TempPath("report.txt");
-    const std::string cmd = "/usr/bin/trace-cmd report " + o.output_path + " > " + out + " 2>/dev/null";
+    const std::string cmd =
+        "/usr/bin/trace-cmd report " + o.output_path + " > " + out + " 2>/dev/null";
     EXPECT_EQ(std::system(cmd.c_str()), 0);
     const std::string text = ReadFile(out);
     EXPECT_THAT(text, HasSubstr("sched_switch"));
@@ -153,7 +157,10 @@ TEST(TraceDatHeader, BadFilesNameTheFileAndTheOffset) {
       {"\x17\x08\x44notrace", "magic"},
       {good_start, "truncated"},
       {good_start + std::string("\x00\x08\x00\x10\x00\x00", 6), "header_page"},
-      {good_start + std::string("\x00\x08\x00\x10\x00\x00" "header_page\0" "\xff\xff\xff\xff\xff\xff\x00\x00", 26),
+      {good_start + std::string("\x00\x08\x00\x10\x00\x00"
+                                "header_page\0"
+                                "\xff\xff\xff\xff\xff\xff\x00\x00",
+                                26),
        "more than"},
       {std::string("\x17\x08\x44tracing9\0", 12), "version"},
       {good_start + std::string("\x01\x08\x00\x10\x00\x00", 6), "big-endian"},
@@ -175,7 +182,8 @@ TEST(TraceDatHeader, BadFilesNameTheFileAndTheOffset) {
     EXPECT_FALSE(ReadRecording(path, ro).ok()) << i;
     std::remove(path.c_str());
   }
-  EXPECT_EQ(ReadTraceDatHeader(TempPath("missing.dat")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadTraceDatHeader(TempPath("missing.dat")).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 // A committed recording, truncated at many points: always an error, never a
@@ -186,7 +194,8 @@ TEST(TraceDatHeader, TruncatedRecordingsAreRefused) {
   ASSERT_EQ(std::system(("gzip -dc " + src + " > " + plain).c_str()), 0);
   const std::string data = ReadFile(plain);
   ASSERT_GT(data.size(), 10000u);
-  for (size_t cut : {size_t{5}, size_t{11}, size_t{100}, size_t{2000}, data.size() / 3, data.size() - 100}) {
+  for (size_t cut :
+       {size_t{5}, size_t{11}, size_t{100}, size_t{2000}, data.size() / 3, data.size() - 100}) {
     const std::string path = TempPath("cut.dat");
     {
       std::ofstream out(path, std::ios::binary);

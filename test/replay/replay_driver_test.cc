@@ -29,11 +29,17 @@ class Spy final : public Hooks {
     driver = &d;
     log.push_back("start");
   }
-  void OnTick(CpuContext& ctx, TaskId curr) override { log.push_back(absl::StrCat("tick ", ctx.cpu(), " ", curr)); }
+  void OnTick(CpuContext& ctx, TaskId curr) override {
+    log.push_back(absl::StrCat("tick ", ctx.cpu(), " ", curr));
+  }
   void OnIdleEnter(int cpu, Nanos) override { log.push_back(absl::StrCat("idle_enter ", cpu)); }
   void OnIdleExit(int cpu, Nanos) override { log.push_back(absl::StrCat("idle_exit ", cpu)); }
-  void OnTickStop(CpuContext& ctx) override { log.push_back(absl::StrCat("tick_stop ", ctx.cpu())); }
-  void OnTickRestart(CpuContext& ctx) override { log.push_back(absl::StrCat("tick_restart ", ctx.cpu())); }
+  void OnTickStop(CpuContext& ctx) override {
+    log.push_back(absl::StrCat("tick_stop ", ctx.cpu()));
+  }
+  void OnTickRestart(CpuContext& ctx) override {
+    log.push_back(absl::StrCat("tick_restart ", ctx.cpu()));
+  }
   void OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos) override {
     log.push_back(absl::StrCat("switch ", cpu, " ", prev, "->", next));
   }
@@ -43,7 +49,9 @@ class Spy final : public Hooks {
   void OnTaskFork(TaskId parent, TaskId child, int group, Nanos) override {
     log.push_back(absl::StrCat("fork ", parent, "->", child, " mm", group));
   }
-  void OnTaskExit(int cpu, TaskId task, Nanos) override { log.push_back(absl::StrCat("exit ", cpu, " ", task)); }
+  void OnTaskExit(int cpu, TaskId task, Nanos) override {
+    log.push_back(absl::StrCat("exit ", cpu, " ", task));
+  }
   void OnMigrate(TaskId task, int from, int to, Nanos) override {
     log.push_back(absl::StrCat("migrate ", task, " ", from, "->", to));
   }
@@ -51,7 +59,9 @@ class Spy final : public Hooks {
     log.push_back(absl::StrCat("select ", task, " prev ", prev, " waker ", waker));
     return answer_;
   }
-  void OnWakeEnqueue(TaskId task, int cpu, Nanos) override { log.push_back(absl::StrCat("enqueue ", task, " ", cpu)); }
+  void OnWakeEnqueue(TaskId task, int cpu, Nanos) override {
+    log.push_back(absl::StrCat("enqueue ", task, " ", cpu));
+  }
   std::vector<std::string> log;
   Driver* driver = nullptr;
 
@@ -60,7 +70,8 @@ class Spy final : public Hooks {
 };
 
 std::unique_ptr<ReplayDriver> MakeDriver(int cpus, ReplayDriverOptions o = {}) {
-  auto topo = Topology::FromSynthetic(absl::StrCat("package:1 l3cache:1 core:", cpus, " pu:1")).value();
+  auto topo =
+      Topology::FromSynthetic(absl::StrCat("package:1 l3cache:1 core:", cpus, " pu:1")).value();
   IsolationConfig iso(topo);
   auto d = ReplayDriver::Create(topo, iso, o).value();
   return d;
@@ -94,11 +105,11 @@ TEST(ReplayDriver, DeliversTheScheduleInTheKernelsOrder) {
 )";
   ISOLATION_ASSERT_OK(Play(*d, text));
   // Task ids: 10 -> 0 (predates, mm 1), 11 -> 1 (thread: mm 1 too).
-  EXPECT_THAT(spy.log, ElementsAre("start", "fork -1->0 mm1", "idle_exit 0", "switch 0 -1->0", "fork 0->1 mm1",
-                                   "switch 0 0->1", "rtu 0 1", "idle_enter 1", "tick_stop 1",
-                                   "select 0 prev 0 waker 0", "migrate 0 0->1", "enqueue 0 1", "idle_exit 1",
-                                   "tick_restart 1", "switch 1 -1->0", "exit 0 1", "switch 0 1->-1",
-                                   "idle_enter 0"));
+  EXPECT_THAT(spy.log, ElementsAre("start", "fork -1->0 mm1", "idle_exit 0", "switch 0 -1->0",
+                                   "fork 0->1 mm1", "switch 0 0->1", "rtu 0 1", "idle_enter 1",
+                                   "tick_stop 1", "select 0 prev 0 waker 0", "migrate 0 0->1",
+                                   "enqueue 0 1", "idle_exit 1", "tick_restart 1", "switch 1 -1->0",
+                                   "exit 0 1", "switch 0 1->-1", "idle_enter 0"));
   EXPECT_EQ(d->LastSelection(0), 1);
   const TaskInfo* t10 = d->Task(0);
   ASSERT_NE(t10, nullptr);
@@ -124,8 +135,9 @@ TEST(ReplayDriver, ExecGivesANewTaskInANewMm) {
   true-21 [000] 1.000000300: rseq_update: cpu_id=0 node_id=0 mm_cid=0
 )";
   ISOLATION_ASSERT_OK(Play(*d, text));
-  EXPECT_THAT(spy.log, ElementsAre("start", "fork -1->0 mm1", "idle_exit 0", "switch 0 -1->0", "fork 0->1 mm2",
-                                   "switch 0 0->1", "exit 0 1", "fork -1->2 mm3", "switch 0 1->2", "rtu 0 2"));
+  EXPECT_THAT(spy.log, ElementsAre("start", "fork -1->0 mm1", "idle_exit 0", "switch 0 -1->0",
+                                   "fork 0->1 mm2", "switch 0 0->1", "exit 0 1", "fork -1->2 mm3",
+                                   "switch 0 1->2", "rtu 0 2"));
   EXPECT_TRUE(d->Task(2)->mm_known);
   EXPECT_EQ(d->TaskOfPid(21), 2);
   EXPECT_EQ(d->Comm(2), "true");
@@ -148,8 +160,9 @@ TEST(ReplayDriver, TickReturnsToUserUnlessItPreempts) {
   ISOLATION_ASSERT_OK(Play(*d, text));
   // The first tick preempts a (dropped); b's tick returns before b blocks;
   // the last hrtimer is not the tick.
-  EXPECT_THAT(spy.log, ElementsAre("start", "fork -1->0 mm1", "idle_exit 0", "switch 0 -1->0", "tick 0 0",
-                                   "fork -1->1 mm2", "switch 0 0->1", "tick 0 1", "rtu 0 1", "switch 0 1->0"));
+  EXPECT_THAT(spy.log, ElementsAre("start", "fork -1->0 mm1", "idle_exit 0", "switch 0 -1->0",
+                                   "tick 0 0", "fork -1->1 mm2", "switch 0 0->1", "tick 0 1",
+                                   "rtu 0 1", "switch 0 1->0"));
   EXPECT_EQ(d->counters().tick_returns_dropped, 1);
   EXPECT_EQ(d->Stats(0).ticks, 2);
 }
@@ -171,9 +184,14 @@ TEST(ReplayDriver, RunsAdapterWorkInTheRecordingsTime) {
   auto d = MakeDriver(2);
   struct Worker final : Hooks {
     void OnStart(Driver& drv) override {
-      drv.QueueWorkOn(1, 500, [this](CpuContext& ctx) { ran.push_back(absl::StrCat("work ", ctx.cpu(), " @", ctx.now())); });
-      const TimerId t = drv.ArmTimer(0, drv.Now() + 2000, [this](CpuContext& ctx) { ran.push_back(absl::StrCat("timer @", ctx.now())); });
-      drv.ArmTimer(0, drv.Now() + 300, [this](CpuContext& ctx) { ran.push_back(absl::StrCat("early @", ctx.now())); });
+      drv.QueueWorkOn(1, 500, [this](CpuContext& ctx) {
+        ran.push_back(absl::StrCat("work ", ctx.cpu(), " @", ctx.now()));
+      });
+      const TimerId t = drv.ArmTimer(0, drv.Now() + 2000, [this](CpuContext& ctx) {
+        ran.push_back(absl::StrCat("timer @", ctx.now()));
+      });
+      drv.ArmTimer(0, drv.Now() + 300,
+                   [this](CpuContext& ctx) { ran.push_back(absl::StrCat("early @", ctx.now())); });
       cancelled = drv.CancelTimer(t);
     }
     std::vector<std::string> ran;
@@ -200,9 +218,11 @@ TEST(ReplayDriver, RefusesClosedLoopServicesAndBadSetups) {
   EXPECT_EQ(d->SetCpuOnline(1, false).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(d->SetAffinity(0, CpuMask::Full(2)).code(), absl::StatusCode::kFailedPrecondition);
   // A recording of another machine size.
-  absl::Status s = ReadTraceText("cpus=4\n  a-5 [003] 1.000000000: rseq_update: cpu_id=3 node_id=0 mm_cid=0\n", "t.txt",
-                                 TraceFormat::kTraceCmdReport, {}, *d);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("the recording has 4 CPUs, the replayed machine 2"));
+  absl::Status s =
+      ReadTraceText("cpus=4\n  a-5 [003] 1.000000000: rseq_update: cpu_id=3 node_id=0 mm_cid=0\n",
+                    "t.txt", TraceFormat::kTraceCmdReport, {}, *d);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("the recording has 4 CPUs, the replayed machine 2"));
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("package:1 core:2 pu:1"));
   EXPECT_FALSE(ReplayDriver::Create(topo, IsolationConfig(topo), {.hz = 0}).ok());
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto other, Topology::FromSynthetic("package:1 core:3 pu:1"));

@@ -49,9 +49,9 @@ class ReferenceQueue {
 };
 
 struct Schedule {
-  int distinct_times;  // times are drawn from [now, now + distinct_times)
-  int push_percent;    // chance of a push (else a pop) per step
-  int earlier_percent; // chance that a push goes before the current front
+  int distinct_times;   // times are drawn from [now, now + distinct_times)
+  int push_percent;     // chance of a push (else a pop) per step
+  int earlier_percent;  // chance that a push goes before the current front
 };
 
 void RunSchedule(const Schedule& sch, uint64_t seed) {
@@ -64,7 +64,8 @@ void RunSchedule(const Schedule& sch, uint64_t seed) {
   for (int step = 0; step < 20000; ++step) {
     if (ref.empty() || uniform(100) < sch.push_percent) {
       Nanos time = now + uniform(sch.distinct_times);
-      if (!ref.empty() && uniform(100) < sch.earlier_percent) time = ref.front_time() - 1 - uniform(3);
+      if (!ref.empty() && uniform(100) < sch.earlier_percent)
+        time = ref.front_time() - 1 - uniform(3);
       const TestEvent e{time, seq++, static_cast<int64_t>(rng())};
       queue.Push(e);
       ref.Push(e);
@@ -100,8 +101,9 @@ TEST(EventQueue, PopsInTimeSeqOrderLikeABinaryHeap) {
   };
   for (const Schedule& sch : schedules) {
     for (uint64_t seed = 1; seed <= 20; ++seed) {
-      SCOPED_TRACE(testing::Message() << "times " << sch.distinct_times << " push% " << sch.push_percent
-                                      << " earlier% " << sch.earlier_percent << " seed " << seed);
+      SCOPED_TRACE(testing::Message()
+                   << "times " << sch.distinct_times << " push% " << sch.push_percent
+                   << " earlier% " << sch.earlier_percent << " seed " << seed);
       RunSchedule(sch, seed);
       if (testing::Test::HasFatalFailure()) return;
     }

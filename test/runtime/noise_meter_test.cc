@@ -19,12 +19,12 @@ namespace {
 
 TEST(NoiseMeter, RecordArithmeticAndHistogram) {
   NoiseMeter m(8);
-  m.Record(500);            // bucket 0
-  m.Record(1500);           // bucket 1
-  m.Record(1999);           // bucket 1
-  m.Record(7 * kNsPerUs);   // bucket 7 (last)
-  m.Record(100 * kNsPerUs); // overflow -> last bucket
-  m.Record(-5);             // clamped to 0 -> bucket 0
+  m.Record(500);             // bucket 0
+  m.Record(1500);            // bucket 1
+  m.Record(1999);            // bucket 1
+  m.Record(7 * kNsPerUs);    // bucket 7 (last)
+  m.Record(100 * kNsPerUs);  // overflow -> last bucket
+  m.Record(-5);              // clamped to 0 -> bucket 0
   const NoiseResult r = m.Result();
   EXPECT_EQ(r.samples, 6);
   EXPECT_EQ(r.min_ns, 0);
@@ -141,7 +141,8 @@ TEST(NoiseMeter, RtlaHistogramTable) {
   a.Record(25 * kNsPerUs);  // over
   for (int i = 0; i < 10; ++i) b.Record(7 * kNsPerUs + 10);
   NoiseMeter empty(NoiseHistogramOptions{1, 10});
-  const std::vector<std::pair<int, NoiseResult>> cpus = {{1, a.Result()}, {3, empty.Result()}, {5, b.Result()}};
+  const std::vector<std::pair<int, NoiseResult>> cpus = {
+      {1, a.Result()}, {3, empty.Result()}, {5, b.Result()}};
   RtlaHistogramFormat f;
   f.comment = {"a comment"};
   absl::StatusOr<std::string> text = FormatRtlaHistogram(cpus, f);

@@ -55,7 +55,8 @@ int ModelCpus() { return std::clamp(HostCpusAllowed(), 1, 4); }
 
 TEST(RealDriverPinning, EachCpuThreadRunsOnItsHostCpu) {
   const int n = ModelCpus();
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology(absl::StrCat("core:", n, " pu:1")).RealThreads());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto d, MachineBuilder().Topology(absl::StrCat("core:", n, " pu:1")).RealThreads());
   EXPECT_FALSE(d->oversubscribed());
   std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
   std::vector<std::atomic<int>> wrong(static_cast<size_t>(n));
@@ -65,11 +66,11 @@ TEST(RealDriverPinning, EachCpuThreadRunsOnItsHostCpu) {
     const int host = d->HostCpu(cpu);
     ASSERT_GE(host, 0);
     ISOLATION_ASSERT_OK(d->Spawn(Spec("pinned", cpu, [&, cpu, host](TaskContext& ctx) {
-                  const int where = sched_getcpu();
-                  seen[static_cast<size_t>(cpu)] = where;
-                  if (where != host || ctx.cpu() != cpu) ++wrong[static_cast<size_t>(cpu)];
-                  return Step::Run(200 * kNsPerUs);
-                })));
+      const int where = sched_getcpu();
+      seen[static_cast<size_t>(cpu)] = where;
+      if (where != host || ctx.cpu() != cpu) ++wrong[static_cast<size_t>(cpu)];
+      return Step::Run(200 * kNsPerUs);
+    })));
   }
   ASSERT_TRUE(RunUntil(*d, [&] {
     for (auto& s : seen) {
@@ -92,14 +93,15 @@ TEST(RealDriverPinning, EachCpuThreadRunsOnItsHostCpu) {
 TEST(RealDriverPinning, OversubscribedModelStillRuns) {
   const int n = HostCpusAllowed() * 2 + 1;
   if (n > 64) GTEST_SKIP() << "large host";
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology(absl::StrCat("core:", n, " pu:1")).RealThreads());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto d, MachineBuilder().Topology(absl::StrCat("core:", n, " pu:1")).RealThreads());
   EXPECT_TRUE(d->oversubscribed());
   std::atomic<int> runs{0};
   for (int cpu = 0; cpu < n; ++cpu) {
     ISOLATION_ASSERT_OK(d->Spawn(Spec("t", cpu, [&](TaskContext&) {
-                  ++runs;
-                  return Step::Sleep(kNsPerMs);
-                })));
+      ++runs;
+      return Step::Sleep(kNsPerMs);
+    })));
   }
   EXPECT_TRUE(RunUntil(*d, [&] { return runs.load() >= n; }));
   for (int cpu = 0; cpu < n; ++cpu) {
@@ -145,7 +147,8 @@ TEST(RealDriverSemantics, TicksWorkTimersRunOnTheRightThread) {
   RealDriverOptions opts;
   opts.hz = 1000;
   opts.default_tick_mode = TickMode::kPeriodic;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").RealThreads(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d,
+                                 MachineBuilder().Topology("core:2 pu:1").RealThreads(opts));
   CountingHooks hooks;
   d->AddHooks(&hooks);
   ISOLATION_ASSERT_OK(d->Spawn(Spec("busy", 0, [](TaskContext&) { return Step::Run(kNsPerMs); })));
@@ -159,7 +162,8 @@ TEST(RealDriverSemantics, TicksWorkTimersRunOnTheRightThread) {
     timer_cpu = ctx.cpu();
     timer_host = sched_getcpu();
   });
-  const TimerId doomed = d->ArmTimer(0, d->Now() + kNsPerSec, [&](CpuContext&) { ++cancelled_ran; });
+  const TimerId doomed =
+      d->ArmTimer(0, d->Now() + kNsPerSec, [&](CpuContext&) { ++cancelled_ran; });
   EXPECT_TRUE(d->CancelTimer(doomed));
   EXPECT_FALSE(d->CancelTimer(doomed));
   ASSERT_TRUE(RunUntil(*d, [&] {
@@ -183,7 +187,9 @@ TEST(RealDriverSemantics, TicksWorkTimersRunOnTheRightThread) {
 TEST(RealDriverSemantics, NohzIdleAndNohzFullStopTheTick) {
   RealDriverOptions opts;
   opts.hz = 1000;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").RealThreads(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto d,
+      MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").RealThreads(opts));
   EXPECT_EQ(d->GetTickMode(1), TickMode::kNohzFull);
   ISOLATION_ASSERT_OK(d->Spawn(Spec("solo", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
   ASSERT_TRUE(RunUntil(*d, [&] { return d->CurrentTask(1) == 0 && d->TickStopped(1); }));
@@ -198,7 +204,8 @@ TEST(RealDriverSemantics, NohzIdleAndNohzFullStopTheTick) {
   EXPECT_EQ(d->Stats(1).ticks, ticks1);
   EXPECT_EQ(d->CurrentTask(1), 0);
   // A second task on the nohz_full CPU restarts its tick.
-  ISOLATION_ASSERT_OK(d->Spawn(Spec("second", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
+  ISOLATION_ASSERT_OK(
+      d->Spawn(Spec("second", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
   ASSERT_TRUE(RunUntil(*d, [&] { return d->Stats(1).ticks > ticks1; }));
   EXPECT_FALSE(d->TickStopped(1));
 }
@@ -209,8 +216,8 @@ TEST(RealDriverSemantics, SleepBlockWakeAndExit) {
   d->AddHooks(&hooks);
   std::atomic<int> sleeps{0}, blocks{0};
   ISOLATION_ASSERT_OK(d->Spawn(Spec("sleeper", 1, [&](TaskContext&) {
-                return ++sleeps <= 3 ? Step::Sleep(2 * kNsPerMs) : Step::Exit();
-              })));
+    return ++sleeps <= 3 ? Step::Sleep(2 * kNsPerMs) : Step::Exit();
+  })));
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto blocker, d->Spawn(Spec("blocker", 0, [&](TaskContext&) {
     ++blocks;
     return Step::Block();
@@ -232,13 +239,14 @@ TEST(RealDriverSemantics, RoundRobinSharesTheCpu) {
   RealDriverOptions opts;
   opts.hz = 1000;
   opts.timeslice = 2 * kNsPerMs;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:1 pu:1").RealThreads(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d,
+                                 MachineBuilder().Topology("core:1 pu:1").RealThreads(opts));
   std::atomic<int> steps[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
     ISOLATION_ASSERT_OK(d->Spawn(Spec("rr", 0, [&steps, i](TaskContext&) {
-                  ++steps[i];
-                  return Step::Run(200 * kNsPerUs);
-                })));
+      ++steps[i];
+      return Step::Run(200 * kNsPerUs);
+    })));
   }
   ASSERT_TRUE(RunUntil(*d, [&] { return steps[0].load() > 50 && steps[1].load() > 50; }));
   EXPECT_GE(d->Stats(0).context_switches, 3);
@@ -267,12 +275,13 @@ TEST(RealDriverSemantics, AffinityChangeMigratesRunningTask) {
 TEST(RealDriverSemantics, PausedBetweenRuns) {
   RealDriverOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").RealThreads(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d,
+                                 MachineBuilder().Topology("core:2 pu:1").RealThreads(opts));
   std::atomic<int64_t> steps{0};
   ISOLATION_ASSERT_OK(d->Spawn(Spec("busy", 0, [&](TaskContext&) {
-                ++steps;
-                return Step::Run(100 * kNsPerUs);
-              })));
+    ++steps;
+    return Step::Run(100 * kNsPerUs);
+  })));
   ASSERT_TRUE(RunUntil(*d, [&] { return steps.load() > 0; }));
   const int64_t after_run = steps.load();
   const CpuStats stats = d->Stats(0);
@@ -316,13 +325,13 @@ TEST(RealDriverSemantics, SyscallReturnsToUser) {
   std::atomic<int> syscalls{0};
   std::atomic<int> rtu_after{-1};
   ISOLATION_ASSERT_OK(d->Spawn(Spec("sys", 0, [&](TaskContext& ctx) {
-                if (syscalls.load() == 0) {
-                  const int before = hooks.rtu[0].load();
-                  ctx.Syscall([&](CpuContext&) { ++syscalls; });
-                  rtu_after = hooks.rtu[0].load() - before;
-                }
-                return Step::Block();
-              })));
+    if (syscalls.load() == 0) {
+      const int before = hooks.rtu[0].load();
+      ctx.Syscall([&](CpuContext&) { ++syscalls; });
+      rtu_after = hooks.rtu[0].load() - before;
+    }
+    return Step::Block();
+  })));
   ASSERT_TRUE(RunUntil(*d, [&] { return rtu_after.load() >= 0; }));
   EXPECT_EQ(syscalls.load(), 1);
   EXPECT_EQ(rtu_after.load(), 1);

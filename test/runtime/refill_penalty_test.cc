@@ -84,14 +84,18 @@ void RunOneMove(int to, const CacheRefillPenalty& penalty, MoveResult* out) {
   sim->AddHooks(&placer);
   std::vector<Nanos> calls;
   ISOLATION_EXPECT_OK(sim->Spawn(Spec("mover", 0, [&](TaskContext& ctx) {
-                calls.push_back(ctx.now());
-                switch (calls.size()) {
-                  case 1: return Step::Run(kWork);
-                  case 2: return Step::Sleep(kNsPerMs);
-                  case 3: return Step::Run(kWork);
-                  default: return Step::Exit();
-                }
-              })));
+    calls.push_back(ctx.now());
+    switch (calls.size()) {
+      case 1:
+        return Step::Run(kWork);
+      case 2:
+        return Step::Sleep(kNsPerMs);
+      case 3:
+        return Step::Run(kWork);
+      default:
+        return Step::Exit();
+    }
+  })));
   ISOLATION_EXPECT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(calls.size(), 4u);
   EXPECT_EQ(sim->TaskCpu(0), to);
@@ -120,7 +124,9 @@ TEST(RefillPenalty, ChargedAsExtraRunTimeSizedByDistance) {
     ASSERT_NO_FATAL_FAILURE(RunOneMove(c.to, DistinctPenalty(true), &on));
     EXPECT_EQ(on.second_run, kWork + c.cost);
     for (int d = 0; d < kNumCacheDistances; ++d) {
-      EXPECT_EQ(on.stats.moves[static_cast<size_t>(d)], d == static_cast<int>(c.d) && c.to != 0 ? 1 : 0) << d;
+      EXPECT_EQ(on.stats.moves[static_cast<size_t>(d)],
+                d == static_cast<int>(c.d) && c.to != 0 ? 1 : 0)
+          << d;
     }
     EXPECT_EQ(on.stats.penalties, c.cost > 0 ? 1 : 0);
     EXPECT_EQ(on.stats.penalty_ns, c.cost);
@@ -171,9 +177,10 @@ void WanderingTraceHash(const SimOptions& o, int64_t* penalties, uint64_t* hash)
   sim->AddHooks(&placer);
   for (int i = 0; i < 6; ++i) {
     ISOLATION_EXPECT_OK(sim->Spawn(Spec(absl::StrCat("w", i), i, [](TaskContext& ctx) {
-                  return ctx.rng()() % 2 == 0 ? Step::Run(30 * kNsPerUs + static_cast<Nanos>(ctx.rng()() % 1000))
-                                              : Step::Sleep(50 * kNsPerUs);
-                })));
+      return ctx.rng()() % 2 == 0
+                 ? Step::Run(30 * kNsPerUs + static_cast<Nanos>(ctx.rng()() % 1000))
+                 : Step::Sleep(50 * kNsPerUs);
+    })));
   }
   ISOLATION_EXPECT_OK(sim->RunFor(20 * kNsPerMs));
   *penalties = sim->placement_stats().penalties;

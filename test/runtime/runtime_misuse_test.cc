@@ -29,8 +29,8 @@ namespace {
 
 using ::isolation::testing::MachineBuilder;
 
-using ::testing::HasSubstr;
 using runtime_testing::Spec;
+using ::testing::HasSubstr;
 
 // ---- Simulator::Create -------------------------------------------------------------
 
@@ -142,7 +142,8 @@ TEST(SimulatorMisuse, WorkAndTimersOnCpusOutsideTheMachineRunOnHousekeeping) {
   sim->QueueWorkOn(1000, 0, [&](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
   sim->QueueWorkOn(-1, 0, [&](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
   sim->ArmTimer(INT_MAX, kNsPerMs, [&](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
-  const TimerId never = sim->ArmTimer(0, kNanosMax, [&](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
+  const TimerId never =
+      sim->ArmTimer(0, kNanosMax, [&](CpuContext& ctx) { ran_on.push_back(ctx.cpu()); });
   ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   ASSERT_EQ(ran_on.size(), 3u);
   for (int cpu : ran_on) EXPECT_TRUE(cpu >= 0 && cpu < 4) << cpu;
@@ -173,7 +174,8 @@ TEST(SimulatorMisuse, UnknownTasksAndCpusGiveTheDocumentedValues) {
     EXPECT_EQ(sim->TaskCpu(t), -1) << t;
     EXPECT_EQ(sim->TaskGroup(t), -1) << t;
     sim->Wake(t, 0);  // ignored
-    EXPECT_EQ(sim->SetAffinity(t, CpuMask::Full(4)).code(), absl::StatusCode::kInvalidArgument) << t;
+    EXPECT_EQ(sim->SetAffinity(t, CpuMask::Full(4)).code(), absl::StatusCode::kInvalidArgument)
+        << t;
   }
   for (int cpu : {-1, 4, INT_MAX}) {
     EXPECT_EQ(sim->CurrentTask(cpu), kIdleTask) << cpu;
@@ -187,7 +189,8 @@ TEST(SimulatorMisuse, UnknownTasksAndCpusGiveTheDocumentedValues) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << cpu;
     EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("cpu ", cpu))) << cpu;
   }
-  for (TimerId id : {TimerId{-1}, TimerId{0}, TimerId{12345678901}}) EXPECT_FALSE(sim->CancelTimer(id)) << id;
+  for (TimerId id : {TimerId{-1}, TimerId{0}, TimerId{12345678901}})
+    EXPECT_FALSE(sim->CancelTimer(id)) << id;
   ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
 }
 
@@ -201,7 +204,8 @@ TEST(SimulatorMisuse, WakerCpuOutsideTheMachineReachesHooksAsRemote) {
     }
   } hooks;
   sim->AddHooks(&hooks);
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Spec("blocker", 1, [](TaskContext&) { return Step::Block(); })));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto id, sim->Spawn(Spec("blocker", 1, [](TaskContext&) { return Step::Block(); })));
   ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   sim->Wake(id, 1000);
   sim->Wake(id, -5);
@@ -212,7 +216,8 @@ TEST(SimulatorMisuse, WakerCpuOutsideTheMachineReachesHooksAsRemote) {
 
 TEST(SimulatorMisuse, SetAffinityRejectsWrongSizeAndOfflineMasks) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Spec("t", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto id, sim->Spawn(Spec("t", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
   const absl::Status wide = sim->SetAffinity(id, CpuMask::Full(64));
   EXPECT_THAT(wide.message(), HasSubstr("64 bits"));
   EXPECT_FALSE(sim->SetAffinity(id, CpuMask(4)).ok());  // no CPU at all
@@ -278,12 +283,12 @@ TEST(RealDriverMisuse, SleepNeverAndRunNeverDoNotWrap) {
   std::atomic<int> sleeper_steps{0};
   std::atomic<int> runner_steps{0};
   ISOLATION_ASSERT_OK(d->Spawn(Spec("sleeper", 0, [&](TaskContext&) {
-                  return sleeper_steps.fetch_add(1) == 0 ? Step::Sleep(kNanosMax) : Step::Exit();
-                })));
+    return sleeper_steps.fetch_add(1) == 0 ? Step::Sleep(kNanosMax) : Step::Exit();
+  })));
   ISOLATION_ASSERT_OK(d->Spawn(Spec("runner", 1, [&](TaskContext&) {
-                  runner_steps.fetch_add(1);
-                  return Step::Run(kNanosMax);
-                })));
+    runner_steps.fetch_add(1);
+    return Step::Run(kNanosMax);
+  })));
   d->QueueWorkOn(0, kNanosMax, [&](CpuContext&) { sleeper_steps.fetch_add(100); });
   ISOLATION_ASSERT_OK(d->RunFor(20 * kNsPerMs));
   EXPECT_EQ(sleeper_steps.load(), 1);

@@ -49,7 +49,8 @@ TEST(SchedModel, PlacementFallsBackToOnlineCpus) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("pu:8"));
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromFlags(topo, "2-7", "2-7"));
   std::vector<bool> online(8, true);
-  const sched::Placement place(iso, 8, [&](int c) { return static_cast<bool>(online[static_cast<size_t>(c)]); });
+  const sched::Placement place(
+      iso, 8, [&](int c) { return static_cast<bool>(online[static_cast<size_t>(c)]); });
   const CpuMask aff = CpuMask::Of(8, 5);
   EXPECT_TRUE(place.Allowed(aff, 5));
   EXPECT_FALSE(place.Allowed(aff, 4));
@@ -76,7 +77,8 @@ TEST(SchedModel, SelectWakeCpu) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("pu:4"));
   const IsolationConfig iso(topo);
   std::vector<bool> online(4, true);
-  const sched::Placement place(iso, 4, [&](int c) { return static_cast<bool>(online[static_cast<size_t>(c)]); });
+  const sched::Placement place(
+      iso, 4, [&](int c) { return static_cast<bool>(online[static_cast<size_t>(c)]); });
   struct Fixed : Hooks {
     explicit Fixed(int cpu) : cpu(cpu) {}
     int SelectTaskCpu(TaskId, int, int, Nanos) override { return cpu; }
@@ -85,7 +87,8 @@ TEST(SchedModel, SelectWakeCpu) {
   Fixed none(-1), three(3), two(2);
   const CpuMask aff = CpuMask::Of(4, 1) | CpuMask::Of(4, 3);
   EXPECT_EQ(sched::SelectWakeCpu({&none, &three, &two}, 7, 1, -1, 0, place, aff), 3);
-  EXPECT_EQ(sched::SelectWakeCpu({&two, &three}, 7, 1, -1, 0, place, aff), 1);  // 2 not allowed: prev
+  EXPECT_EQ(sched::SelectWakeCpu({&two, &three}, 7, 1, -1, 0, place, aff),
+            1);  // 2 not allowed: prev
   EXPECT_EQ(sched::SelectWakeCpu({&none}, 7, 1, -1, 0, place, aff), 1);
   online[1] = false;
   EXPECT_EQ(sched::SelectWakeCpu({&none}, 7, 1, -1, 0, place, aff), 3);  // prev offline: fallback
@@ -125,7 +128,8 @@ TEST(SchedModel, SpawnChecksNameTheValueOnBothDrivers) {
     EXPECT_EQ(d->Spawn(std::move(spec)).status().message(), "Spawn(x): affinity 1 excludes cpu 2");
     TaskSpec wide = Spec("w", 0, [](TaskContext&) { return Step::Exit(); });
     wide.affinity = CpuMask::Of(8, 0);
-    EXPECT_EQ(d->Spawn(std::move(wide)).status().message(), "Spawn(w): affinity has 8 bits, machine has 4");
+    EXPECT_EQ(d->Spawn(std::move(wide)).status().message(),
+              "Spawn(w): affinity has 8 bits, machine has 4");
   }
 }
 
@@ -134,17 +138,18 @@ TEST(KernelTimeService, SimulatorChargesTheModel) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("pu:2").Simulator());
   EXPECT_FALSE(sim->hooks_run_concurrently());
   Nanos took = -1, advanced = -1;
-  ASSERT_TRUE(sim->Spawn(Spec("k", 1, [&](TaskContext& ctx) {
-                  if (took >= 0) return Step::Exit();
-                  ctx.Syscall([&](CpuContext& k) {
-                    const Nanos before = k.now();
-                    const Driver::KernelSpan span = k.driver().BeginKernelSpan();
-                    took = k.driver().EndKernelSpan(span, &k, 5 * kNsPerUs);
-                    k.driver().SpendKernelTime(k, 3 * kNsPerUs);
-                    advanced = k.now() - before;
-                  });
-                  return Step::Run(kNsPerUs);
-                }))
+  ASSERT_TRUE(sim->Spawn(Spec("k", 1,
+                              [&](TaskContext& ctx) {
+                                if (took >= 0) return Step::Exit();
+                                ctx.Syscall([&](CpuContext& k) {
+                                  const Nanos before = k.now();
+                                  const Driver::KernelSpan span = k.driver().BeginKernelSpan();
+                                  took = k.driver().EndKernelSpan(span, &k, 5 * kNsPerUs);
+                                  k.driver().SpendKernelTime(k, 3 * kNsPerUs);
+                                  advanced = k.now() - before;
+                                });
+                                return Step::Run(kNsPerUs);
+                              }))
                   .ok());
   ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(took, 5 * kNsPerUs);

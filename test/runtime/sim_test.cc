@@ -202,7 +202,8 @@ TEST(SimulatorConcurrentWakeups, NegativeCostsAreRejected) {
     auto sim = Simulator::Create(topo, IsolationConfig(topo), o);
     ASSERT_FALSE(sim.ok());
     EXPECT_EQ(sim.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(sim.status().message().find(which == 0 ? "wake_select -1" : "idle_entry -1"), std::string::npos)
+    EXPECT_NE(sim.status().message().find(which == 0 ? "wake_select -1" : "idle_entry -1"),
+              std::string::npos)
         << sim.status();
   }
 }
@@ -216,7 +217,8 @@ TEST(SimulatorConcurrentWakeups, EnqueueInIdleEntryWindowNeedsTheRecheck) {
     SimOptions opts = ZeroCostSimOptions(1000);
     opts.idle_entry_cost = 5 * kNsPerUs;
     opts.record_trace = true;
-    ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim,
+                                   MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
     struct Handshake : Hooks {
       bool IdleRecheck(int, Nanos) override {
         ++asked;
@@ -262,7 +264,8 @@ TEST(SimulatorConcurrentWakeups, EnqueueInIdleEntryWindowNeedsTheRecheck) {
 TEST(SimulatorConcurrentWakeups, EnqueueLandsAfterTheSelectWindow) {
   SimOptions opts = ZeroCostSimOptions(1000);
   opts.wake_select_cost = 3 * kNsPerUs;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim,
+                                 MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
   struct Times : Hooks {
     int SelectTaskCpu(TaskId, int, int, Nanos now) override {
       selected = now;
@@ -276,7 +279,8 @@ TEST(SimulatorConcurrentWakeups, EnqueueLandsAfterTheSelectWindow) {
     int enqueue_cpu = -1;
   } times;
   sim->AddHooks(&times);
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Spec("t", 1, [](TaskContext&) { return Step::Block(); })));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto id, sim->Spawn(Spec("t", 1, [](TaskContext&) { return Step::Block(); })));
   ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   sim->Wake(id, -1);
   ISOLATION_ASSERT_OK(sim->RunFor(kNsPerUs));
@@ -294,7 +298,8 @@ TEST(SimulatorDeterminism, HashComputedWithoutRecording) {
   for (int rec = 0; rec < 2; ++rec) {
     SimOptions opts;
     opts.record_trace = rec == 1;
-    ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator(opts));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim,
+                                   MachineBuilder().Topology("core:4 pu:1").Simulator(opts));
     ISOLATION_ASSERT_OK(sim->Spawn(Busy(1, 300 * kNsPerUs)));
     ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
     hashes[rec] = sim->TraceHash();
@@ -306,7 +311,8 @@ TEST(SimulatorDeterminism, HashComputedWithoutRecording) {
 TEST(SimulatorScale, Runs128CpusPeriodicAllBusy) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:2 l3cache:4 core:16 pu:1").Simulator(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim, MachineBuilder().Topology("package:2 l3cache:4 core:16 pu:1").Simulator(opts));
   ASSERT_EQ(sim->num_cpus(), 128);
   for (int cpu = 0; cpu < 128; ++cpu) ISOLATION_ASSERT_OK(sim->Spawn(Busy(cpu)));
   ISOLATION_ASSERT_OK(sim->RunFor(kNsPerSec));
@@ -317,7 +323,11 @@ TEST(SimulatorScale, Runs128CpusPeriodicAllBusy) {
 }
 
 TEST(SimulatorScale, Runs4096CpusMostlyIdle) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:4 l3cache:8 core:128 pu:1").Isolcpus("1-4095").NohzFull("1-4095").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder()
+                                               .Topology("package:4 l3cache:8 core:128 pu:1")
+                                               .Isolcpus("1-4095")
+                                               .NohzFull("1-4095")
+                                               .Simulator());
   ASSERT_EQ(sim->num_cpus(), 4096);
   // Housekeeping CPU 0 runs a periodic tick-bound task, a few isolated CPUs run one task each.
   ISOLATION_ASSERT_OK(sim->Spawn(Busy(0)));
@@ -335,7 +345,8 @@ TEST(SimulatorScale, Runs4096CpusMostlyIdle) {
 TEST(SimulatorScale, Runs4096CpusPeriodicTick) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:4 l3cache:8 core:128 pu:1").Simulator(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim, MachineBuilder().Topology("package:4 l3cache:8 core:128 pu:1").Simulator(opts));
   ISOLATION_ASSERT_OK(sim->RunFor(200 * kNsPerMs));
   for (int cpu : {0, 1, 4095}) EXPECT_EQ(sim->Stats(cpu).ticks, 199) << cpu;
 }
@@ -346,7 +357,8 @@ TEST(SimulatorTick, PeriodicBusyCpuTicksAtHz) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
   opts.hz = 1000;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim,
+                                 MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
   ISOLATION_ASSERT_OK(sim->Spawn(Busy(0)));
   ISOLATION_ASSERT_OK(sim->RunFor(kNsPerSec));
   // Ticks at 1 ms, 2 ms, ... 999 ms (the one at 1000 ms is not before the end).
@@ -362,7 +374,8 @@ TEST(SimulatorTick, HzChangesTickPeriod) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
   opts.hz = 250;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:1 pu:1").Simulator(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim,
+                                 MachineBuilder().Topology("core:1 pu:1").Simulator(opts));
   EXPECT_EQ(sim->tick_period(), 4 * kNsPerMs);
   EXPECT_EQ(sim->hz(), 250);
   ISOLATION_ASSERT_OK(sim->RunFor(kNsPerSec));
@@ -386,7 +399,8 @@ TEST(SimulatorTick, NohzIdleIdleCpuGetsNoTicks) {
 }
 
 TEST(SimulatorTick, NohzFullSingleTaskStopsTickSecondTaskRestartsIt) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").Simulator());
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
   EXPECT_EQ(sim->GetTickMode(1), TickMode::kNohzFull);
@@ -423,13 +437,14 @@ TEST(SimulatorSched, RoundRobinAtTickAfterTimeslice) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
   opts.timeslice = 3 * kNsPerMs;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:1 pu:1").Simulator(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim,
+                                 MachineBuilder().Topology("core:1 pu:1").Simulator(opts));
   Nanos ran[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
     ISOLATION_ASSERT_OK(sim->Spawn(Spec("rr", 0, [&ran, i](TaskContext&) {
-                  ran[i] += 100 * kNsPerUs;
-                  return Step::Run(100 * kNsPerUs);
-                })));
+      ran[i] += 100 * kNsPerUs;
+      return Step::Run(100 * kNsPerUs);
+    })));
   }
   ISOLATION_ASSERT_OK(sim->RunFor(kNsPerSec));
   // Both make progress, each slice is ~3 ms, so ~330 switches.
@@ -443,7 +458,9 @@ TEST(SimulatorSched, RoundRobinAtTickAfterTimeslice) {
 
 TEST(SimulatorWork, WorkItemInterruptsAndStallIsItsCost) {
   SimOptions opts;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").Simulator(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim,
+      MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").Simulator(opts));
   ISOLATION_ASSERT_OK(sim->Spawn(Busy(1)));
   ISOLATION_ASSERT_OK(sim->RunFor(5 * kNsPerMs));
   EXPECT_EQ(sim->Stats(1).interruptions, 0);
@@ -466,12 +483,14 @@ TEST(SimulatorWork, WorkItemInterruptsAndStallIsItsCost) {
 
 TEST(SimulatorWork, InterruptedRunIsExtendedByTheStall) {
   SimOptions opts;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").Simulator(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim,
+      MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").NohzFull("1").Simulator(opts));
   std::vector<Nanos> step_times;
   ISOLATION_ASSERT_OK(sim->Spawn(Spec("t", 1, [&](TaskContext& ctx) {
-                step_times.push_back(ctx.now());
-                return step_times.size() < 3 ? Step::Run(kNsPerMs) : Step::Block();
-              })));
+    step_times.push_back(ctx.now());
+    return step_times.size() < 3 ? Step::Run(kNsPerMs) : Step::Block();
+  })));
   sim->QueueWorkOn(1, 1500 * kNsPerUs, [](CpuContext& ctx) { ctx.Charge(10 * kNsPerUs); });
   ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   ASSERT_EQ(step_times.size(), 3u);
@@ -481,7 +500,9 @@ TEST(SimulatorWork, InterruptedRunIsExtendedByTheStall) {
 }
 
 TEST(SimulatorWork, HousekeepingWorkAvoidsIsolatedCpus) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:8 pu:1").Isolcpus("2-7").NohzFull("2-7").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim,
+      MachineBuilder().Topology("core:8 pu:1").Isolcpus("2-7").NohzFull("2-7").Simulator());
   std::vector<int> ran_on;
   for (int i = 0; i < 20; ++i) {
     const int chosen = sim->QueueHousekeepingWork(
@@ -496,7 +517,8 @@ TEST(SimulatorWork, HousekeepingWorkAvoidsIsolatedCpus) {
 
 TEST(SimulatorTimer, TimersFireAtTheirTimeAndCancel) {
   SimOptions opts;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim,
+                                 MachineBuilder().Topology("core:2 pu:1").Simulator(opts));
   Nanos fired_at = -1;
   int fired_cpu = -1, cancelled_ran = 0;
   const Nanos expires = 1234567;
@@ -541,9 +563,9 @@ TEST(SimulatorTask, SleepWakesAfterItsDuration) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
   std::vector<Nanos> times;
   ISOLATION_ASSERT_OK(sim->Spawn(Spec("sleeper", 1, [&](TaskContext& ctx) {
-                times.push_back(ctx.now());
-                return times.size() < 3 ? Step::Sleep(5 * kNsPerMs) : Step::Exit();
-              })));
+    times.push_back(ctx.now());
+    return times.size() < 3 ? Step::Sleep(5 * kNsPerMs) : Step::Exit();
+  })));
   ISOLATION_ASSERT_OK(sim->RunFor(50 * kNsPerMs));
   ASSERT_EQ(times.size(), 3u);
   EXPECT_GE(times[1] - times[0], 5 * kNsPerMs);
@@ -597,9 +619,8 @@ TEST(SimulatorTask, ExitCallsHookAndFreesCpu) {
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
   int steps = 0;
-  ISOLATION_ASSERT_OK(sim->Spawn(Spec("short", 1, [&](TaskContext&) {
-                return ++steps < 3 ? Step::Run(kNsPerMs) : Step::Exit();
-              })));
+  ISOLATION_ASSERT_OK(sim->Spawn(Spec(
+      "short", 1, [&](TaskContext&) { return ++steps < 3 ? Step::Run(kNsPerMs) : Step::Exit(); })));
   ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   EXPECT_EQ(hooks.exited, std::vector<TaskId>{0});
   EXPECT_EQ(hooks.Get("exit", 1), 1);
@@ -612,9 +633,12 @@ TEST(SimulatorTask, ExitCallsHookAndFreesCpu) {
 TEST(SimulatorTask, ReturnToUserAfterSyscallSwitchInAndTick) {
   SimOptions opts;
   opts.default_tick_mode = TickMode::kPeriodic;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:1 pu:1").Simulator(opts));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim,
+                                 MachineBuilder().Topology("core:1 pu:1").Simulator(opts));
   struct Order : Hooks {
-    void OnReturnToUser(CpuContext&, TaskId task) override { log.push_back(absl::StrCat("rtu", task)); }
+    void OnReturnToUser(CpuContext&, TaskId task) override {
+      log.push_back(absl::StrCat("rtu", task));
+    }
     void OnContextSwitch(int, TaskId, TaskId next, Nanos) override {
       log.push_back(absl::StrCat("switch", next));
     }
@@ -624,14 +648,15 @@ TEST(SimulatorTask, ReturnToUserAfterSyscallSwitchInAndTick) {
   sim->AddHooks(&order);
   int step = 0;
   ISOLATION_ASSERT_OK(sim->Spawn(Spec("sys", 0, [&](TaskContext& ctx) {
-                if (step++ == 0) {
-                  ctx.Syscall([&](CpuContext&) { order.log.push_back("syscall"); }, kNsPerUs);
-                  order.log.push_back("after");
-                }
-                return Step::Run(10 * kNsPerMs);
-              })));
+    if (step++ == 0) {
+      ctx.Syscall([&](CpuContext&) { order.log.push_back("syscall"); }, kNsPerUs);
+      order.log.push_back("after");
+    }
+    return Step::Run(10 * kNsPerMs);
+  })));
   ISOLATION_ASSERT_OK(sim->RunFor(1500 * kNsPerUs));
-  const std::vector<std::string> want = {"switch0", "rtu0", "syscall", "rtu0", "after", "tick", "rtu0"};
+  const std::vector<std::string> want = {"switch0", "rtu0", "syscall", "rtu0",
+                                         "after",   "tick", "rtu0"};
   EXPECT_EQ(order.log, want);
 }
 
@@ -642,9 +667,7 @@ TEST(SimulatorTask, AffinityChangeMigratesRunningTask) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(Busy(0)));
   ISOLATION_ASSERT_OK(sim->RunFor(kNsPerMs));
   EXPECT_EQ(sim->CurrentTask(0), id);
-  sim->At(2 * kNsPerMs, [&] {
-    ISOLATION_EXPECT_OK(sim->SetAffinity(id, CpuMask::Of(4, 2)));
-  });
+  sim->At(2 * kNsPerMs, [&] { ISOLATION_EXPECT_OK(sim->SetAffinity(id, CpuMask::Of(4, 2))); });
   ISOLATION_ASSERT_OK(sim->RunFor(2 * kNsPerMs));
   EXPECT_EQ(hooks.Get("affinity", 0), 1);
   EXPECT_EQ(sim->TaskCpu(id), 2);
@@ -663,12 +686,12 @@ TEST(SimulatorTask, AffinityChangeFromOwnBody) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
   std::vector<int> cpus_seen;
   ISOLATION_ASSERT_OK(sim->Spawn(Spec("self", 0, [&](TaskContext& ctx) {
-                cpus_seen.push_back(ctx.cpu());
-                if (cpus_seen.size() == 2) {
-                  ISOLATION_EXPECT_OK(ctx.driver().SetAffinity(ctx.task(), CpuMask::Of(4, 3)));
-                }
-                return Step::Run(kNsPerMs);
-              })));
+    cpus_seen.push_back(ctx.cpu());
+    if (cpus_seen.size() == 2) {
+      ISOLATION_EXPECT_OK(ctx.driver().SetAffinity(ctx.task(), CpuMask::Of(4, 3)));
+    }
+    return Step::Run(kNsPerMs);
+  })));
   ISOLATION_ASSERT_OK(sim->RunFor(10 * kNsPerMs));
   ASSERT_GE(cpus_seen.size(), 4u);
   EXPECT_EQ(cpus_seen[0], 0);
@@ -764,9 +787,9 @@ TEST(SimulatorApi, ZeroTimeBodyDoesNotHang) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:1 pu:1").Simulator());
   int64_t calls = 0;
   ISOLATION_ASSERT_OK(sim->Spawn(Spec("spinner", 0, [&](TaskContext&) {
-                ++calls;
-                return Step::Run(0);
-              })));
+    ++calls;
+    return Step::Run(0);
+  })));
   ISOLATION_ASSERT_OK(sim->RunFor(kNsPerUs));
   EXPECT_GT(calls, 0);
 }
@@ -778,9 +801,8 @@ TEST(SimulatorApi, RunForWithNoVirtualProgressStopsNamingTheTask) {
   for (const bool yield : {false, true}) {
     SCOPED_TRACE(yield ? "only task yielding" : "Step::Run(0)");
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Simulator());
-    ISOLATION_ASSERT_OK(sim->Spawn(Spec("spinner", 1, [yield](TaskContext&) {
-                  return yield ? Step::Yield() : Step::Run(0);
-                })));
+    ISOLATION_ASSERT_OK(sim->Spawn(Spec(
+        "spinner", 1, [yield](TaskContext&) { return yield ? Step::Yield() : Step::Run(0); })));
     const absl::Status s = sim->RunFor(kNsPerSec);
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
     EXPECT_THAT(s.message(), HasSubstr("no progress in virtual time on cpu 1"));
@@ -795,9 +817,8 @@ TEST(SimulatorApi, RunForWithNoVirtualProgressStopsNamingTheTask) {
 TEST(SimulatorApi, ZeroTimeStepsBetweenWorkAreProgress) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto busy, MachineBuilder().Topology("core:1 pu:1").Simulator());
   int64_t n = 0;
-  ISOLATION_ASSERT_OK(busy->Spawn(Spec("mixed", 0, [&n](TaskContext&) {
-                return ++n % 100000 == 0 ? Step::Run(1) : Step::Run(0);
-              })));
+  ISOLATION_ASSERT_OK(busy->Spawn(Spec(
+      "mixed", 0, [&n](TaskContext&) { return ++n % 100000 == 0 ? Step::Run(1) : Step::Run(0); })));
   ISOLATION_EXPECT_OK(busy->RunFor(20 * kNsPerUs));
 }
 

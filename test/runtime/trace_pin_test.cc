@@ -70,7 +70,8 @@ void Disturb(Simulator& sim, const std::vector<TaskId>& ids, uint64_t seed, int 
     CpuMask mask(n);
     mask.Set(static_cast<int>(rng() % static_cast<uint64_t>(n)));
     mask.Set(static_cast<int>(rng() % static_cast<uint64_t>(n)));
-    sim.At(static_cast<Nanos>(k) * 9 * kNsPerMs + 3, [&sim, t, mask] { (void)sim.SetAffinity(t, mask); });
+    sim.At(static_cast<Nanos>(k) * 9 * kNsPerMs + 3,
+           [&sim, t, mask] { (void)sim.SetAffinity(t, mask); });
   }
   sim.At(60 * kNsPerMs + 7, [&sim, offline_cpu] { (void)sim.SetCpuOnline(offline_cpu, false); });
   sim.At(110 * kNsPerMs + 11, [&sim, offline_cpu] { (void)sim.SetCpuOnline(offline_cpu, true); });
@@ -83,7 +84,11 @@ TEST(TracePin, BareMixedWorkload) {
   SimOptions so;
   so.seed = 11;
   so.newidle_balance = true;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:1 l3cache:2 core:8 pu:1").Isolcpus("4-7").NohzFull("6-7").Simulator(so));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder()
+                                               .Topology("package:1 l3cache:2 core:8 pu:1")
+                                               .Isolcpus("4-7")
+                                               .NohzFull("6-7")
+                                               .Simulator(so));
   struct RandomPlacer : Hooks {
     int SelectTaskCpu(TaskId, int, int, Nanos) override {
       const uint64_t r = sim->Random();
@@ -121,7 +126,8 @@ TEST(TracePin, BareMixedWorkload) {
           const TaskId other = ids[rng() % ids.size()];
           const Nanos when = ctx.now() + static_cast<Nanos>(rng() % kNsPerMs);
           const auto cpu = static_cast<int>(rng() % 8);
-          ctx.driver().ArmTimer(cpu, when, [&sim, other](CpuContext& k) { sim->Wake(other, k.cpu()); });
+          ctx.driver().ArmTimer(cpu, when,
+                                [&sim, other](CpuContext& k) { sim->Wake(other, k.cpu()); });
           return Step::Run(20 * kNsPerUs);
         }
         case 4:
@@ -129,7 +135,8 @@ TEST(TracePin, BareMixedWorkload) {
         case 5:
           return Step::Block();
         default:
-          (void)ctx.driver().QueueHousekeepingWork(static_cast<Nanos>(rng() % kNsPerMs), [](CpuContext&) {});
+          (void)ctx.driver().QueueHousekeepingWork(static_cast<Nanos>(rng() % kNsPerMs),
+                                                   [](CpuContext&) {});
           return Step::Run(static_cast<Nanos>(rng() % kNsPerMs) + 1);
       }
     });
@@ -151,7 +158,9 @@ TEST(TracePin, BareMixedWorkload) {
 void RunMmCid(const std::string& placement, Pin* out) {
   SimOptions so;
   so.seed = 3;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:8 pu:1").Isolcpus("2-7").NohzFull("4-7").Simulator(so));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim,
+      MachineBuilder().Topology("core:8 pu:1").Isolcpus("2-7").NohzFull("4-7").Simulator(so));
   mm_cid::MmCidVariant c;
   c.lazy.placement = placement;
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, mm_cid::MmCid::Create(8, c));
@@ -168,9 +177,12 @@ void RunMmCid(const std::string& placement, Pin* out) {
       if (++n > life) return Step::Exit();
       const uint64_t r = ctx.rng()();
       switch (r % 4) {
-        case 0: return Step::Sleep(static_cast<Nanos>(r % (2 * kNsPerMs)));
-        case 1: return Step::Yield();
-        default: return Step::Run(static_cast<Nanos>(100 * kNsPerUs + r % (3 * kNsPerMs)));
+        case 0:
+          return Step::Sleep(static_cast<Nanos>(r % (2 * kNsPerMs)));
+        case 1:
+          return Step::Yield();
+        default:
+          return Step::Run(static_cast<Nanos>(100 * kNsPerUs + r % (3 * kNsPerMs)));
       }
     });
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(std::move(t)));
@@ -183,21 +195,36 @@ void RunMmCid(const std::string& placement, Pin* out) {
   *out = Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, MmCidTaskWork) { Pin got; ASSERT_NO_FATAL_FAILURE(RunMmCid("work_taskwork", &got)); ExpectPin(got, Pin{0x581bec0b9e8b198a, 4421}); }
+TEST(TracePin, MmCidTaskWork) {
+  Pin got;
+  ASSERT_NO_FATAL_FAILURE(RunMmCid("work_taskwork", &got));
+  ExpectPin(got, Pin{0x581bec0b9e8b198a, 4421});
+}
 
-TEST(TracePin, MmCidUnbound) { Pin got; ASSERT_NO_FATAL_FAILURE(RunMmCid("work_unbound", &got)); ExpectPin(got, Pin{0xef1d7d3cd1cd5aeb, 4441}); }
+TEST(TracePin, MmCidUnbound) {
+  Pin got;
+  ASSERT_NO_FATAL_FAILURE(RunMmCid("work_unbound", &got));
+  ExpectPin(got, Pin{0xef1d7d3cd1cd5aeb, 4441});
+}
 
-TEST(TracePin, MmCidRcu) { Pin got; ASSERT_NO_FATAL_FAILURE(RunMmCid("work_rcu", &got)); ExpectPin(got, Pin{0x2fb20864a5b40b41, 4445}); }
+TEST(TracePin, MmCidRcu) {
+  Pin got;
+  ASSERT_NO_FATAL_FAILURE(RunMmCid("work_rcu", &got));
+  ExpectPin(got, Pin{0x2fb20864a5b40b41, 4445});
+}
 
 // --- tmigr (through TmigrHooks) -------------------------------------------------
 
 void RunTmigr(const std::string& participation, Pin* out) {
   SimOptions so;
   so.seed = 5;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("pu:8").Isolcpus("2-7").NohzFull("6-7").Simulator(so));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim, MachineBuilder().Topology("pu:8").Isolcpus("2-7").NohzFull("6-7").Simulator(so));
   tmigr::Options o;
   o.participation = participation;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto ts, tmigr::TimerSystem::Create(sim->topology(), o, tmigr::TimerSystem::Config{sim->tick_period()}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto ts, tmigr::TimerSystem::Create(sim->topology(), o,
+                                          tmigr::TimerSystem::Config{sim->tick_period()}));
   ISOLATION_EXPECT_OK(ts->tmigr().SetIsolation(sim->isolation()));
   ISOLATION_EXPECT_OK(ts->BootAll());
   ts->tmigr().InitIsolation();
@@ -231,9 +258,17 @@ void RunTmigr(const std::string& participation, Pin* out) {
   *out = Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, TmigrV69) { Pin got; ASSERT_NO_FATAL_FAILURE(RunTmigr("v6.9", &got)); ExpectPin(got, Pin{0x85e384b54b609431, 2572}); }
+TEST(TracePin, TmigrV69) {
+  Pin got;
+  ASSERT_NO_FATAL_FAILURE(RunTmigr("v6.9", &got));
+  ExpectPin(got, Pin{0x85e384b54b609431, 2572});
+}
 
-TEST(TracePin, TmigrIsolation) { Pin got; ASSERT_NO_FATAL_FAILURE(RunTmigr("isolation", &got)); ExpectPin(got, Pin{0x4fed6a9ecb02efbc, 2602}); }
+TEST(TracePin, TmigrIsolation) {
+  Pin got;
+  ASSERT_NO_FATAL_FAILURE(RunTmigr("isolation", &got));
+  ExpectPin(got, Pin{0x4fed6a9ecb02efbc, 2602});
+}
 
 // --- idle_select (wakeup placement through the hooks) ---------------------------
 
@@ -242,10 +277,15 @@ void RunIdleSelect(const std::string& variant, const std::string& isolcpus, Pin*
   so.seed = 7;
   so.hz = 250;
   so.newidle_balance = true;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:1 l3cache:2 core:4 pu:2").Isolcpus(isolcpus).Simulator(so));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder()
+                                               .Topology("package:1 l3cache:2 core:4 pu:2")
+                                               .Isolcpus(isolcpus)
+                                               .Simulator(so));
   idle_select::Options o;
   o.variant = variant;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto st, idle_select::IdleState::Create(idle_select::IdleTopology::From(sim->topology(), sim->isolation()), o));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto st, idle_select::IdleState::Create(
+                   idle_select::IdleTopology::From(sim->topology(), sim->isolation()), o));
   auto selector = idle_select::MakeSelector(*st);
   idle_select::IdleSelectHooks hooks(*st, *selector);
   sim->AddHooks(&hooks);
@@ -272,16 +312,28 @@ void RunIdleSelect(const std::string& variant, const std::string& isolcpus, Pin*
   *out = Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, IdleSelectV0) { Pin got; ASSERT_NO_FATAL_FAILURE(RunIdleSelect("V0", "", &got)); ExpectPin(got, Pin{0x5d6e54edbc3b1305, 19511}); }
+TEST(TracePin, IdleSelectV0) {
+  Pin got;
+  ASSERT_NO_FATAL_FAILURE(RunIdleSelect("V0", "", &got));
+  ExpectPin(got, Pin{0x5d6e54edbc3b1305, 19511});
+}
 
-TEST(TracePin, IdleSelectV2) { Pin got; ASSERT_NO_FATAL_FAILURE(RunIdleSelect("V2", "5-7", &got)); ExpectPin(got, Pin{0xf2b680231ceb7428, 17508}); }
+TEST(TracePin, IdleSelectV2) {
+  Pin got;
+  ASSERT_NO_FATAL_FAILURE(RunIdleSelect("V2", "5-7", &got));
+  ExpectPin(got, Pin{0xf2b680231ceb7428, 17508});
+}
 
 // --- vmstat ---------------------------------------------------------------------
 
 void RunVmstat(const std::string& fold_policy, Pin* out) {
   SimOptions so;
   so.seed = 9;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("package:1 core:8 pu:1").Isolcpus("1-7").NohzFull("1-7").Simulator(so));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder()
+                                               .Topology("package:1 core:8 pu:1")
+                                               .Isolcpus("1-7")
+                                               .NohzFull("1-7")
+                                               .Simulator(so));
   vmstat::VmstatConfig c;
   c.fold_policy = fold_policy;
   c.num_cpus = 8;
@@ -303,9 +355,12 @@ void RunVmstat(const std::string& fold_policy, Pin* out) {
       ++n;
       const uint64_t r = ctx.rng()();
       if (cpu == 0 || n % 7 == 0) {
-        ctx.Syscall([v, r](CpuContext& k) {
-          v->Mod(k.cpu(), vmstat::StatKind::kNode, 0, static_cast<int>(r % 4), static_cast<int64_t>(r % 7) - 3);
-        }, 2 * kNsPerUs);
+        ctx.Syscall(
+            [v, r](CpuContext& k) {
+              v->Mod(k.cpu(), vmstat::StatKind::kNode, 0, static_cast<int>(r % 4),
+                     static_cast<int64_t>(r % 7) - 3);
+            },
+            2 * kNsPerUs);
       }
       if (cpu == 0) return Step::Sleep(200 * kNsPerUs + static_cast<Nanos>(r % kNsPerMs));
       return r % 9 == 0 ? Step::Sleep(5 * kNsPerMs) : Step::Run(3 * kNsPerMs);
@@ -321,14 +376,23 @@ void RunVmstat(const std::string& fold_policy, Pin* out) {
   *out = Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, VmstatA0) { Pin got; ASSERT_NO_FATAL_FAILURE(RunVmstat("A0", &got)); ExpectPin(got, Pin{0x7ea23b0f2776fcce, 1347}); }
+TEST(TracePin, VmstatA0) {
+  Pin got;
+  ASSERT_NO_FATAL_FAILURE(RunVmstat("A0", &got));
+  ExpectPin(got, Pin{0x7ea23b0f2776fcce, 1347});
+}
 
-TEST(TracePin, VmstatStrategyB) { Pin got; ASSERT_NO_FATAL_FAILURE(RunVmstat("B", &got)); ExpectPin(got, Pin{0xb791dac24948774f, 1235}); }
+TEST(TracePin, VmstatStrategyB) {
+  Pin got;
+  ASSERT_NO_FATAL_FAILURE(RunVmstat("B", &got));
+  ExpectPin(got, Pin{0xb791dac24948774f, 1235});
+}
 
 // --- tmigr's oslat workload: its figures ---------------------------------------------
 
 void OslatFigures(const std::string& topo, const std::string& isolcpus, const std::string& nohz,
-                  const std::string& participation, Nanos duration, Nanos hk_period, std::string* out) {
+                  const std::string& participation, Nanos duration, Nanos hk_period,
+                  std::string* out) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, Topology::FromSynthetic(topo));
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromFlags(t, isolcpus, nohz));
   tmigr::Options o;
@@ -342,13 +406,14 @@ void OslatFigures(const std::string& topo, const std::string& isolcpus, const st
   std::string per_cpu, remote;
   for (const auto& [cpu, k] : r.per_cpu_timers) absl::StrAppend(&per_cpu, cpu, ":", k, " ");
   for (const auto& [cpu, k] : r.remote_by_runner) absl::StrAppend(&remote, cpu, ":", k, " ");
-  *out = absl::StrCat("total ", r.timers_total, " on_isolated ", r.timers_on_isolated, " remote_on_isolated ",
-                      r.remote_on_isolated, " global ", r.global_timers, " global_on_isolated ",
-                      r.global_on_isolated, " lost ", r.timers_lost, " max_lateness ", r.max_lateness_ns,
-                      " isolated_cb_ns ", r.isolated_callback_ns, " violations ", r.invariant_violations,
-                      " rearms ", r.immediate_rearms, "/", r.immediate_rearms_after_wake, " ghosts ",
-                      r.ghost_timers, " available ", r.available, " per_cpu ", per_cpu, "remote ", remote,
-                      "latest ", r.latest_timer);
+  *out =
+      absl::StrCat("total ", r.timers_total, " on_isolated ", r.timers_on_isolated,
+                   " remote_on_isolated ", r.remote_on_isolated, " global ", r.global_timers,
+                   " global_on_isolated ", r.global_on_isolated, " lost ", r.timers_lost,
+                   " max_lateness ", r.max_lateness_ns, " isolated_cb_ns ", r.isolated_callback_ns,
+                   " violations ", r.invariant_violations, " rearms ", r.immediate_rearms, "/",
+                   r.immediate_rearms_after_wake, " ghosts ", r.ghost_timers, " available ",
+                   r.available, " per_cpu ", per_cpu, "remote ", remote, "latest ", r.latest_timer);
 }
 
 constexpr char kSeedTopo[] = "package:2 l3cache:4 core:16 pu:1";
@@ -357,49 +422,74 @@ constexpr char kSeedIsol[] = "1-31,33-63,65-95,97-127";
 TEST(TracePin, OslatSeedV69) {
   {
     std::string got;
-    ASSERT_NO_FATAL_FAILURE(OslatFigures(kSeedTopo, kSeedIsol, "", "v6.9", 3 * kNsPerSec, 10 * kNsPerMs, &got));
-    EXPECT_EQ(got,
-            "total 1315 on_isolated 1199 remote_on_isolated 1199 global 1199 global_on_isolated 1199 lost 0 max_lateness 999474 isolated_cb_ns 23980000 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:29 1:299 32:29 33:300 64:29 65:300 96:29 97:300 remote 1:299 33:300 65:300 97:300 latest owner 64 global expires 2608000526 ran on 65 at 2609000000");
+    ASSERT_NO_FATAL_FAILURE(
+        OslatFigures(kSeedTopo, kSeedIsol, "", "v6.9", 3 * kNsPerSec, 10 * kNsPerMs, &got));
+    EXPECT_EQ(
+        got,
+        "total 1315 on_isolated 1199 remote_on_isolated 1199 global 1199 global_on_isolated 1199 "
+        "lost 0 max_lateness 999474 isolated_cb_ns 23980000 violations 0 rearms 0/0 ghosts 0 "
+        "available 0-127 per_cpu 0:29 1:299 32:29 33:300 64:29 65:300 96:29 97:300 remote 1:299 "
+        "33:300 65:300 97:300 latest owner 64 global expires 2608000526 ran on 65 at 2609000000");
   }
 }
 
 TEST(TracePin, OslatSeedIsolation) {
   {
     std::string got;
-    ASSERT_NO_FATAL_FAILURE(OslatFigures(kSeedTopo, kSeedIsol, "", "isolation", 3 * kNsPerSec, 10 * kNsPerMs, &got));
+    ASSERT_NO_FATAL_FAILURE(
+        OslatFigures(kSeedTopo, kSeedIsol, "", "isolation", 3 * kNsPerSec, 10 * kNsPerMs, &got));
     EXPECT_EQ(got,
-            "total 1315 on_isolated 0 remote_on_isolated 0 global 1199 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0,32,64,96 per_cpu 0:250 32:780 64:130 96:155 remote 0:123 32:517 64:44 96:20 latest owner 32 global expires 4635867 ran on 32 at 4635867");
+              "total 1315 on_isolated 0 remote_on_isolated 0 global 1199 global_on_isolated 0 lost "
+              "0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available "
+              "0,32,64,96 per_cpu 0:250 32:780 64:130 96:155 remote 0:123 32:517 64:44 96:20 "
+              "latest owner 32 global expires 4635867 ran on 32 at 4635867");
   }
 }
 
 TEST(TracePin, OslatNohzFullBothVariants) {
   {
     std::string got;
-    ASSERT_NO_FATAL_FAILURE(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, "v6.9", kNsPerSec, 10 * kNsPerMs, &got));
+    ASSERT_NO_FATAL_FAILURE(
+        OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, "v6.9", kNsPerSec, 10 * kNsPerMs, &got));
     EXPECT_EQ(got,
-            "total 435 on_isolated 0 remote_on_isolated 0 global 399 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:86 32:252 64:46 96:51 remote 0:44 32:166 64:16 96:6 latest owner 32 global expires 4635867 ran on 32 at 4635867");
+              "total 435 on_isolated 0 remote_on_isolated 0 global 399 global_on_isolated 0 lost 0 "
+              "max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0-127 "
+              "per_cpu 0:86 32:252 64:46 96:51 remote 0:44 32:166 64:16 96:6 latest owner 32 "
+              "global expires 4635867 ran on 32 at 4635867");
   }
   {
     std::string got;
-    ASSERT_NO_FATAL_FAILURE(OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, "isolation", kNsPerSec, 10 * kNsPerMs, &got));
+    ASSERT_NO_FATAL_FAILURE(
+        OslatFigures(kSeedTopo, kSeedIsol, kSeedIsol, "isolation", kNsPerSec, 10 * kNsPerMs, &got));
     EXPECT_EQ(got,
-            
-            "total 435 on_isolated 0 remote_on_isolated 0 global 399 global_on_isolated 0 lost 0 max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0-127 per_cpu 0:86 32:252 64:46 96:51 remote 0:44 32:166 64:16 96:6 latest owner 32 global expires 4635867 ran on 32 at 4635867");
+
+              "total 435 on_isolated 0 remote_on_isolated 0 global 399 global_on_isolated 0 lost 0 "
+              "max_lateness 0 isolated_cb_ns 0 violations 0 rearms 0/0 ghosts 0 available 0-127 "
+              "per_cpu 0:86 32:252 64:46 96:51 remote 0:44 32:166 64:16 96:6 latest owner 32 "
+              "global expires 4635867 ran on 32 at 4635867");
   }
 }
 
 TEST(TracePin, OslatShortPeriod) {
   {
     std::string got;
-    ASSERT_NO_FATAL_FAILURE(OslatFigures("pu:40", "1-9,11-39", "", "v6.9", kNsPerSec, 2 * kNsPerMs, &got));
+    ASSERT_NO_FATAL_FAILURE(
+        OslatFigures("pu:40", "1-9,11-39", "", "v6.9", kNsPerSec, 2 * kNsPerMs, &got));
     EXPECT_EQ(got,
-            "total 413 on_isolated 49 remote_on_isolated 49 global 395 global_on_isolated 49 lost 0 max_lateness 686610 isolated_cb_ns 980000 violations 0 rearms 0/0 ghosts 0 available 0-39 per_cpu 0:172 1:36 8:13 10:192 remote 1:36 8:13 latest owner 0 global expires 338313390 ran on 0 at 339000000");
+              "total 413 on_isolated 49 remote_on_isolated 49 global 395 global_on_isolated 49 "
+              "lost 0 max_lateness 686610 isolated_cb_ns 980000 violations 0 rearms 0/0 ghosts 0 "
+              "available 0-39 per_cpu 0:172 1:36 8:13 10:192 remote 1:36 8:13 latest owner 0 "
+              "global expires 338313390 ran on 0 at 339000000");
   }
   {
     std::string got;
-    ASSERT_NO_FATAL_FAILURE(OslatFigures("pu:40", "1-9,11-39", "", "isolation", kNsPerSec, 2 * kNsPerMs, &got));
+    ASSERT_NO_FATAL_FAILURE(
+        OslatFigures("pu:40", "1-9,11-39", "", "isolation", kNsPerSec, 2 * kNsPerMs, &got));
     EXPECT_EQ(got,
-            "total 413 on_isolated 0 remote_on_isolated 0 global 395 global_on_isolated 0 lost 0 max_lateness 686610 isolated_cb_ns 0 violations 0 rearms 2/0 ghosts 0 available 0,10 per_cpu 0:279 10:134 remote 0:71 latest owner 0 global expires 338313390 ran on 0 at 339000000");
+              "total 413 on_isolated 0 remote_on_isolated 0 global 395 global_on_isolated 0 lost 0 "
+              "max_lateness 686610 isolated_cb_ns 0 violations 0 rearms 2/0 ghosts 0 available "
+              "0,10 per_cpu 0:279 10:134 remote 0:71 latest owner 0 global expires 338313390 ran "
+              "on 0 at 339000000");
   }
 }
 

@@ -82,16 +82,17 @@ std::map<int, int64_t> InterruptionSlices(const nlohmann::json& trace, int pid) 
 // Two busy tasks on isolated CPU 1 (so the tick preempts), one that sleeps
 // on CPU 0, per-CPU work on CPU 1 and a timer on CPU 2.
 void Populate(Driver& d) {
-  ISOLATION_ASSERT_OK(d.Spawn(Spec("hog", 1, [](TaskContext&) { return Step::Run(2 * kNsPerMs); })));
-  ISOLATION_ASSERT_OK(d.Spawn(Spec("hog2", 1, [](TaskContext&) { return Step::Run(2 * kNsPerMs); })));
+  ISOLATION_ASSERT_OK(
+      d.Spawn(Spec("hog", 1, [](TaskContext&) { return Step::Run(2 * kNsPerMs); })));
+  ISOLATION_ASSERT_OK(
+      d.Spawn(Spec("hog2", 1, [](TaskContext&) { return Step::Run(2 * kNsPerMs); })));
   ASSERT_TRUE(d.Spawn(Spec("sleeper", 0, [n = 0](TaskContext& ctx) mutable {
-                        if (n++ % 2 == 0) {
-                          ctx.Syscall([](CpuContext& k) { k.Charge(3 * kNsPerUs); }, 2 * kNsPerUs);
-                          return Step::Run(300 * kNsPerUs);
-                        }
-                        return Step::Sleep(700 * kNsPerUs);
-                      }))
-                  .ok());
+                 if (n++ % 2 == 0) {
+                   ctx.Syscall([](CpuContext& k) { k.Charge(3 * kNsPerUs); }, 2 * kNsPerUs);
+                   return Step::Run(300 * kNsPerUs);
+                 }
+                 return Step::Sleep(700 * kNsPerUs);
+               })).ok());
   for (int i = 1; i <= 20; ++i) {
     d.QueueWorkOn(1, i * 500 * kNsPerUs, [](CpuContext& ctx) { ctx.Charge(5 * kNsPerUs); });
   }
@@ -101,8 +102,10 @@ void Populate(Driver& d) {
 TEST(Trace, SimulatorTraceIsValidOrderedAndCountsInterruptions) {
   const std::string path = TempPath("sim_trace");
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, TraceFileOptions{}));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Isolcpus("1-3").Simulator());
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto run, file->StartRun({"sim run", 4, TraceCpuRoles(sim->isolation())}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim, MachineBuilder().Topology("core:4 pu:1").Isolcpus("1-3").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto run,
+                                 file->StartRun({"sim run", 4, TraceCpuRoles(sim->isolation())}));
   run->Attach(*sim);
   Populate(*sim);
   ISOLATION_ASSERT_OK(sim->RunFor(20 * kNsPerMs));
@@ -115,7 +118,8 @@ TEST(Trace, SimulatorTraceIsValidOrderedAndCountsInterruptions) {
   // A named track per CPU, with its role.
   std::map<int, std::string> tracks;
   for (const auto& e : t["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "thread_name") tracks[e["tid"].get<int>() - 1] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      tracks[e["tid"].get<int>() - 1] = e["args"]["name"];
   }
   ASSERT_EQ(tracks.size(), 4u);
   EXPECT_EQ(tracks[0], "CPU 000 (housekeeping)");
@@ -150,7 +154,8 @@ TEST(Trace, BoundTruncatesAndTheFileSaysSo) {
   TraceFileOptions o;
   o.max_events = 60;
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, o));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Isolcpus("1-3").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim, MachineBuilder().Topology("core:4 pu:1").Isolcpus("1-3").Simulator());
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto run, file->StartRun({"bounded run", 4, {}}));
   run->Attach(*sim);
   Populate(*sim);
@@ -189,7 +194,8 @@ TEST(Trace, CpuFilterKeepsOnlyThoseTracks) {
   TraceFileOptions o;
   o.cpus = *CpuMask::Parse("1", kMaxCpus);
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, o));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Isolcpus("1-3").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim, MachineBuilder().Topology("core:4 pu:1").Isolcpus("1-3").Simulator());
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto run, file->StartRun({"filtered", 4, {}}));
   run->Attach(*sim);
   Populate(*sim);
@@ -248,7 +254,8 @@ TEST(Trace, BadArgumentsNameTheValue) {
     ASSERT_FALSE(f.ok());
     EXPECT_NE(f.status().message().find(std::to_string(m)), std::string::npos) << f.status();
   }
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(TempPath("runs"), TraceFileOptions{}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto file,
+                                 TraceFile::Create(TempPath("runs"), TraceFileOptions{}));
   EXPECT_FALSE(file->StartRun({"none", 0, {}}).ok());
   EXPECT_FALSE(file->StartRun({"roles", 2, {"a"}}).ok());
   ISOLATION_ASSERT_OK(file->Close());
@@ -285,14 +292,15 @@ TEST(Trace, RealThreadDriverTraceIsValidAndOrdered) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, TraceFileOptions{}));
   RealDriverOptions ro;
   ro.hz = 1000;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto d, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").RealThreads(ro));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto run, file->StartRun({"real run", 2, TraceCpuRoles(d->isolation())}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto d, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").RealThreads(ro));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto run,
+                                 file->StartRun({"real run", 2, TraceCpuRoles(d->isolation())}));
   run->Attach(*d);
   ISOLATION_ASSERT_OK(d->Spawn(Spec("spin", 1, [](TaskContext&) { return Step::Run(kNsPerMs); })));
   ASSERT_TRUE(d->Spawn(Spec("napper", 0, [n = 0](TaskContext&) mutable {
-                        return n++ % 2 == 0 ? Step::Run(100 * kNsPerUs) : Step::Sleep(kNsPerMs);
-                      }))
-                  .ok());
+                 return n++ % 2 == 0 ? Step::Run(100 * kNsPerUs) : Step::Sleep(kNsPerMs);
+               })).ok());
   for (int i = 1; i <= 10; ++i) d->QueueWorkOn(1, i * kNsPerMs, [](CpuContext&) {});
   ISOLATION_ASSERT_OK(d->RunFor(60 * kNsPerMs));
   run->Finish(d->Now());
@@ -309,7 +317,8 @@ TEST(Trace, RealThreadDriverTraceIsValidAndOrdered) {
   EXPECT_GT(per_track[1], 0);
   EXPECT_GT(per_track[2], 0);
   EXPECT_EQ(kworkers, 10);
-  EXPECT_NE(t["isolation"]["runs"][0]["clock"].get<std::string>().find("real threads"), std::string::npos);
+  EXPECT_NE(t["isolation"]["runs"][0]["clock"].get<std::string>().find("real threads"),
+            std::string::npos);
   if (!HasFailure()) std::remove(path.c_str());
 }
 

@@ -45,9 +45,11 @@ TEST(StatusMatchers, IsOkAndStatusIs) {
 }
 
 TEST(StatusMatchers, OkMacrosNameTheExpressionAndStatus) {
-  EXPECT_NONFATAL_FAILURE(ISOLATION_EXPECT_OK(Twice(-5)) << "ctx7", "Twice(-5) is not OK: INVALID_ARGUMENT: negative: -5");
+  EXPECT_NONFATAL_FAILURE(ISOLATION_EXPECT_OK(Twice(-5)) << "ctx7",
+                          "Twice(-5) is not OK: INVALID_ARGUMENT: negative: -5");
   EXPECT_NONFATAL_FAILURE(ISOLATION_EXPECT_OK(Twice(-5)) << "ctx7", "ctx7");
-  EXPECT_FATAL_FAILURE(ISOLATION_ASSERT_OK(absl::NotFoundError("gone")), "absl::NotFoundError(\"gone\") is not OK");
+  EXPECT_FATAL_FAILURE(ISOLATION_ASSERT_OK(absl::NotFoundError("gone")),
+                       "absl::NotFoundError(\"gone\") is not OK");
 }
 
 TEST(StatusMatchers, IsOkAndHolds) {
@@ -69,7 +71,8 @@ TEST(StatusMatchers, AssertOkAndAssign) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(w, Twice(4));
   EXPECT_EQ(w, 8);
   // A braced argument's commas are the expression's, not the macro's.
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto p, absl::StatusOr<std::pair<int, int>>(std::pair<int, int>{1, 2}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto p,
+                                 absl::StatusOr<std::pair<int, int>>(std::pair<int, int>{1, 2}));
   EXPECT_EQ(p.second, 2);
 }
 
@@ -117,16 +120,18 @@ TEST(MachineBuilder, SeedMachine) {
 }
 
 TEST(MachineBuilder, NohzFullAndCmdline) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(Machine a, MachineBuilder().Topology("package:1 core:8 pu:1").NohzFull("1-7").Build());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      Machine a, MachineBuilder().Topology("package:1 core:8 pu:1").NohzFull("1-7").Build());
   EXPECT_TRUE(a.isolation.nohz_full().Test(3));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(Machine b, MachineBuilder().Topology("package:1 core:8 pu:1")
-                                      .Cmdline("quiet nohz_full=1-7 ro")
-                                      .Build());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      Machine b,
+      MachineBuilder().Topology("package:1 core:8 pu:1").Cmdline("quiet nohz_full=1-7 ro").Build());
   EXPECT_EQ(a.isolation.nohz_full(), b.isolation.nohz_full());
 }
 
 TEST(MachineBuilder, DriverShortcuts) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim, MachineBuilder().Topology("core:2 pu:1").Isolcpus("1").Simulator());
   EXPECT_EQ(sim->num_cpus(), 2);
   EXPECT_THAT(MachineBuilder().Topology("core:two").Simulator(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("two")));
@@ -145,13 +150,17 @@ using IntFactory = absl::AnyInvocable<int() const>;
 
 TEST(VariantRegistry, RegisterFindAndList) {
   VariantRegistry<IntFactory> r("test axis");
-  ISOLATION_ASSERT_OK(r.Register({.name = "mainline", .description = "the kernel's", .factory = [] { return 1; }}));
-  ISOLATION_ASSERT_OK(r.Register({.name = "broken", .description = "drops a fence", .negative_control = true,
-                        .factory = [] { return 2; }}));
+  ISOLATION_ASSERT_OK(
+      r.Register({.name = "mainline", .description = "the kernel's", .factory = [] { return 1; }}));
+  ISOLATION_ASSERT_OK(r.Register(
+      {.name = "broken", .description = "drops a fence", .negative_control = true, .factory = [] {
+         return 2;
+       }}));
   ISOLATION_ASSERT_OK_AND_ASSIGN(const auto* e, r.Find("MAINLINE"));
   EXPECT_EQ(e->factory(), 1);
   EXPECT_THAT(r.Names(), ::testing::ElementsAre("mainline"));
-  EXPECT_THAT(r.Names(/*include_negative_controls=*/true), ::testing::ElementsAre("mainline", "broken"));
+  EXPECT_THAT(r.Names(/*include_negative_controls=*/true),
+              ::testing::ElementsAre("mainline", "broken"));
   EXPECT_EQ(r.All().size(), 2u);
 }
 
@@ -173,12 +182,22 @@ TEST(VariantRegistry, ErrorsNameTheValue) {
 // aliases (which Find() accepts and Register() keeps unique).
 TEST(VariantRegistry, OriginDefaultRowsLabelsAndAliases) {
   VariantRegistry<IntFactory> r("test axis");
-  ISOLATION_ASSERT_OK(r.Register(AsBuiltin(VariantEntry<IntFactory>{
-      .name = "mainline", .description = "", .factory = [] { return 1; }, .label = "main", .aliases = {"v1"}})));
-  ISOLATION_ASSERT_OK(r.Register({.name = "alt", .description = "", .factory = [] { return 2; }, .default_row = false}));
-  ISOLATION_ASSERT_OK(r.Register({.name = "broken", .description = "", .negative_control = true, .factory = [] { return 3; }}));
-  ISOLATION_ASSERT_OK(r.Register({.name = "shown", .description = "", .negative_control = true, .factory = [] { return 4; },
-                        .default_row = true}));
+  ISOLATION_ASSERT_OK(r.Register(AsBuiltin(VariantEntry<IntFactory>{.name = "mainline",
+                                                                    .description = "",
+                                                                    .factory = [] { return 1; },
+                                                                    .label = "main",
+                                                                    .aliases = {"v1"}})));
+  ISOLATION_ASSERT_OK(r.Register(
+      {.name = "alt", .description = "", .factory = [] { return 2; }, .default_row = false}));
+  ISOLATION_ASSERT_OK(
+      r.Register({.name = "broken", .description = "", .negative_control = true, .factory = [] {
+                    return 3;
+                  }}));
+  ISOLATION_ASSERT_OK(r.Register({.name = "shown",
+                                  .description = "",
+                                  .negative_control = true,
+                                  .factory = [] { return 4; },
+                                  .default_row = true}));
   ISOLATION_ASSERT_OK_AND_ASSIGN(const auto* e, r.Find("V1"));
   EXPECT_EQ(e->name, "mainline");
   EXPECT_TRUE(e->is_builtin());
@@ -195,14 +214,19 @@ TEST(VariantRegistry, OriginDefaultRowsLabelsAndAliases) {
   }
   EXPECT_THAT(outside, ::testing::ElementsAre("alt", "broken", "shown"));
   EXPECT_EQ(r.FromOrigin(VariantOrigin::kOutside).size(), 1u);
-  EXPECT_THAT(r.Register({.name = "other", .description = "", .factory = [] { return 5; }, .aliases = {"MAINLINE"}}),
+  EXPECT_THAT(r.Register({.name = "other",
+                          .description = "",
+                          .factory = [] { return 5; },
+                          .aliases = {"MAINLINE"}}),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("'MAINLINE'")));
   EXPECT_THAT(r.Register({.name = "v1", .description = "", .factory = [] { return 5; }}),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("'v1'")));
-  EXPECT_THAT(r.Register({.name = "x", .description = "", .factory = [] { return 5; }, .aliases = {"a b"}}),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'a b'")));
-  EXPECT_THAT(r.Register({.name = "y", .description = "", .factory = [] { return 5; }, .aliases = {""}}),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty alias")));
+  EXPECT_THAT(
+      r.Register({.name = "x", .description = "", .factory = [] { return 5; }, .aliases = {"a b"}}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'a b'")));
+  EXPECT_THAT(
+      r.Register({.name = "y", .description = "", .factory = [] { return 5; }, .aliases = {""}}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty alias")));
   EXPECT_EQ(VariantOriginName(VariantOrigin::kBuiltin), "builtin");
   EXPECT_EQ(VariantOriginName(VariantOrigin::kOutside), "outside");
 }

@@ -13,7 +13,8 @@
 #include "isolation/testing/status_matchers.h"
 #include "isolation/testing/tmigr.h"
 
-ISOLATION_TMIGR_CONFORMANCE_VALUES(BuiltIn, ::testing::ValuesIn(isolation::testing::RegisteredTmigrVariants()));
+ISOLATION_TMIGR_CONFORMANCE_VALUES(
+    BuiltIn, ::testing::ValuesIn(isolation::testing::RegisteredTmigrVariants()));
 
 // ---- the check list -----------------------------------------------------------------------
 

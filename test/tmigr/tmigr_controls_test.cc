@@ -45,7 +45,8 @@ TEST(TmigrNegativeControls, EveryShippedControlFailsTheKit) {
     ++controls;
     for (const char* participation : {"v6.9", "isolation"}) {
       const TmigrVariant v{participation, e->name};
-      EXPECT_THAT(FailingFastChecks(v), Not(IsEmpty())) << v.ToString() << " passes every fast check";
+      EXPECT_THAT(FailingFastChecks(v), Not(IsEmpty()))
+          << v.ToString() << " passes every fast check";
     }
   }
   for (const auto* e : tmigr::ParticipationRegistry().All()) {
@@ -75,15 +76,21 @@ TEST(TmigrNegativeControls, EachFailsItsScenario) {
       {{"v6.9", "quick_check_top_only"}, CheckS14QuickCheck, "level-0 expiry 30"},
       {{"v6.9", "no_seq_increment"}, CheckS12RaceR1AllSchedules, "I3 GRP0:0"},
       {{"v6.9", "lockless_update_reads"}, CheckS13RaceR2AllSchedules, "nobody wakes for TIMER0"},
-      {{"v6.9", "kernel_r4"}, CheckS28RaceR4AllSchedules, "4 cpus, schedule 0: I5 cpu 1's timer 100 not covered"},
-      {{"v6.9", "kernel_r4"}, CheckS28RaceR4AllSchedules, "8 cpus, schedule 0: I5 cpu 2's timer 100 not covered"},
-      {{"isolation-no-cpuset-term", "mainline"}, CheckS22CpusetIsolatedStaysOutOnHotplug,
+      {{"v6.9", "kernel_r4"},
+       CheckS28RaceR4AllSchedules,
+       "4 cpus, schedule 0: I5 cpu 1's timer 100 not covered"},
+      {{"v6.9", "kernel_r4"},
+       CheckS28RaceR4AllSchedules,
+       "8 cpus, schedule 0: I5 cpu 2's timer 100 not covered"},
+      {{"isolation-no-cpuset-term", "mainline"},
+       CheckS22CpusetIsolatedStaysOutOnHotplug,
        "cpu 5 available after coming back"},
   };
   for (const Expected& c : cases) {
     EXPECT_THAT(Joined(c.check(c.variant)), HasSubstr(c.says)) << c.variant.ToString();
-    const TmigrVariant mainline{c.variant.participation == "isolation-no-cpuset-term" ? "isolation"
-                                                                                       : c.variant.participation,
+    const TmigrVariant mainline{c.variant.participation == "isolation-no-cpuset-term"
+                                    ? "isolation"
+                                    : c.variant.participation,
                                 "mainline"};
     EXPECT_EQ(Joined(c.check(mainline)), "") << mainline.ToString();
   }
@@ -99,11 +106,12 @@ class NoRemoteHandling final : public tmigr::ForwardingTimerMigration {
 };
 
 const bool kDecoratorRegistered =
-    tmigr::RegisterHierarchy({"test-no-remote-handling", "drops tmigr_handle_remote() (test control)", true,
-                              [](tmigr::HierarchyArgs a) -> std::unique_ptr<tmigr::TimerMigration> {
-                                auto inner = (*tmigr::HierarchyRegistry().Find("mainline"))->factory(std::move(a));
-                                return std::make_unique<NoRemoteHandling>(std::move(inner));
-                              }})
+    tmigr::RegisterHierarchy(
+        {"test-no-remote-handling", "drops tmigr_handle_remote() (test control)", true,
+         [](tmigr::HierarchyArgs a) -> std::unique_ptr<tmigr::TimerMigration> {
+           auto inner = (*tmigr::HierarchyRegistry().Find("mainline"))->factory(std::move(a));
+           return std::make_unique<NoRemoteHandling>(std::move(inner));
+         }})
         .ok();
 
 TEST(TmigrNegativeControls, UserDecoratorWithoutRemoteHandlingFailsS27AndTheStress) {
@@ -112,7 +120,8 @@ TEST(TmigrNegativeControls, UserDecoratorWithoutRemoteHandlingFailsS27AndTheStre
   const std::string s27 = Joined(CheckS27RealThreads(v));
   EXPECT_THAT(s27, HasSubstr("pending longer than"));
   EXPECT_THAT(Joined(CheckRandomSchedulesCpg8(v)), HasSubstr("still pending"));
-  EXPECT_THAT(Joined(CheckS7S8LastCpuIdlesAndIdlePuller(v)), HasSubstr("remote expiries at 50: got 0, want 1"));
+  EXPECT_THAT(Joined(CheckS7S8LastCpuIdlesAndIdlePuller(v)),
+              HasSubstr("remote expiries at 50: got 0, want 1"));
   // Late, not lost: CPU 0 runs its own timers when it next wakes.
   EXPECT_THAT(Joined(CheckSimulatorHousekeepingTimers(v)), HasSubstr("ns late (bound"));
 }
@@ -149,8 +158,9 @@ class V15ClaimingMerged final : public tmigr::IsolationAwareParticipation {
 };
 
 TEST(TmigrExcludeOrder, S21CatchesAWrongOrderClaim) {
-  ASSERT_TRUE(tmigr::RegisterParticipation({"test-v15-claiming-merged", "claims the merged order (test control)",
-                                            true, [] { return std::make_unique<V15ClaimingMerged>(); }})
+  ASSERT_TRUE(tmigr::RegisterParticipation({"test-v15-claiming-merged",
+                                            "claims the merged order (test control)", true,
+                                            [] { return std::make_unique<V15ClaimingMerged>(); }})
                   .ok());
   const std::string v = Joined(CheckS21CpusetChange({"test-v15-claiming-merged", "mainline"}));
   EXPECT_THAT(v, HasSubstr("queued before the un-isolation was flushed"));
@@ -162,7 +172,8 @@ TEST(TmigrKitNames, ParseAndPrint) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto v, ParseTmigrVariant("ISOLATION/Ghost_Timer"));
   EXPECT_EQ(v.ToString(), "isolation/ghost_timer");
   EXPECT_EQ(ParseTmigrVariant("v6.9")->ToString(), "v6.9");
-  EXPECT_THAT(std::string(ParseTmigrVariant("v7").status().message()), HasSubstr("unknown tmigr participation 'v7'"));
+  EXPECT_THAT(std::string(ParseTmigrVariant("v7").status().message()),
+              HasSubstr("unknown tmigr participation 'v7'"));
   EXPECT_FALSE(ParseTmigrVariant("a/b/c").ok());
   EXPECT_FALSE(ParseTmigrVariant("").ok());
   // An unknown name in a macro fails each check with the registry's message.

@@ -140,7 +140,7 @@ struct DeadCpuWakeRun {
   int64_t cpu1_timer_irqs = 0;
   int cpu1_timer_runs = 0;
   int cpu1_timer_run_cpu = -1;
-  int cpu2_timer_runs = 0;      // the dead CPU's timer, moved by timers_dead_cpu()
+  int cpu2_timer_runs = 0;  // the dead CPU's timer, moved by timers_dead_cpu()
   int cpu2_timer_run_cpu = -1;
   Nanos cpu2_timer_run_at = -1;
   int64_t runtime_violations = 0;

@@ -28,13 +28,14 @@ TEST(TmigrExperiment, QuickRunMeetsIssueExpectations) {
   TmigrExperimentOptions options;
   options.real_ms = 60;
   Progress progress("tmigr");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunTmigrExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto report, RunTmigrExperiment(CommonOptions{.seed = 1, .quick = true}, options, progress));
   const nlohmann::json& j = report.json;
   ASSERT_TRUE(j.contains("variants"));
   ASSERT_EQ(j["variants"].size(), 2u);
   for (const auto& v : j["variants"]) {
-    for (const char* key : {"variant", "timers_total", "timers_on_isolated", "timers_lost", "max_lateness_ns",
-                            "invariant_violations", "per_cpu_timers"}) {
+    for (const char* key : {"variant", "timers_total", "timers_on_isolated", "timers_lost",
+                            "max_lateness_ns", "invariant_violations", "per_cpu_timers"}) {
       EXPECT_TRUE(v.contains(key)) << key;
     }
     EXPECT_EQ(v["timers_lost"].get<int64_t>(), 0);
@@ -65,10 +66,12 @@ TEST(TmigrExperiment, RealThreadsRunOnTheHostSizedModel) {
   options.duration_ms = 300;
   options.real_ms = 20;
   Progress progress("tmigr");
-  CommonOptions common{.topology = "pu:16", .isolcpus = "1-15", .seed = 1, .quick = true, .host_cpus = 2};
+  CommonOptions common{
+      .topology = "pu:16", .isolcpus = "1-15", .seed = 1, .quick = true, .host_cpus = 2};
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunTmigrExperiment(common, options, progress));
   const std::string label =
-      "real threads: host-sized model, 2 CPUs (housekeeping 0, isolated 1), 1:1 pinning on 2 of 2 host CPUs";
+      "real threads: host-sized model, 2 CPUs (housekeeping 0, isolated 1), 1:1 pinning on 2 of 2 "
+      "host CPUs";
   EXPECT_NE(report.text.find(label), std::string::npos) << report.text;
   EXPECT_EQ(report.text.find("OVERSUBSCRIBED"), std::string::npos) << report.text;
   const nlohmann::json& m = report.json["real_thread_model"];
@@ -94,7 +97,8 @@ TEST(TmigrExperiment, RealThreadsRunOnTheHostSizedModel) {
   auto refused = RunTmigrExperiment(common, options, progress);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(refused.status().message()).find("--allow_oversubscribed"), std::string::npos)
+  EXPECT_NE(std::string(refused.status().message()).find("--allow_oversubscribed"),
+            std::string::npos)
       << refused.status();
 
   common.allow_oversubscribed = true;
@@ -102,10 +106,12 @@ TEST(TmigrExperiment, RealThreadsRunOnTheHostSizedModel) {
   EXPECT_EQ(over.json["real_thread_model"]["oversubscribed"], true);
   for (const auto& v : over.json["real_thread"]["variants"]) {
     EXPECT_EQ(v["oversubscribed"], true) << v.dump();  // the driver's own view
-    EXPECT_NE(over.text.find(absl::StrCat("  OVERSUBSCRIBED ", v["variant"].get<std::string>())), std::string::npos)
+    EXPECT_NE(over.text.find(absl::StrCat("  OVERSUBSCRIBED ", v["variant"].get<std::string>())),
+              std::string::npos)
         << over.text;
   }
-  EXPECT_NE(over.rows[0].measured.find("OVERSUBSCRIBED"), std::string::npos) << over.rows[0].measured;
+  EXPECT_NE(over.rows[0].measured.find("OVERSUBSCRIBED"), std::string::npos)
+      << over.rows[0].measured;
 }
 
 // --tmigr_bugs re-creates a fixed bug in the modelled run (negative control):
@@ -119,7 +125,8 @@ TEST(TmigrExperiment, BugSwitchIsReportedAsViolations) {
   options.bugs = {"ghost_timer"};
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunTmigrExperiment(common, options, progress));
   EXPECT_GT(report.invariant_violations, 0);
-  for (const auto& d : report.json["details"]) EXPECT_GT(d["ghost_timers"].get<int64_t>(), 0) << d.dump();
+  for (const auto& d : report.json["details"])
+    EXPECT_GT(d["ghost_timers"].get<int64_t>(), 0) << d.dump();
   options.bugs = {};
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto clean, RunTmigrExperiment(common, options, progress));
   EXPECT_EQ(clean.invariant_violations, 0);
@@ -138,7 +145,8 @@ TEST(TmigrExperiment, BugSwitchIsReportedAsViolations) {
 TEST(TmigrExperiment, QuickTraceShowsPulledTimersOnlyUnderV69) {
   TmigrExperimentOptions tmigr_options;
   tmigr_options.real_ms = 30;
-  const std::string path = ::testing::TempDir() + "/tmigr_trace." + std::to_string(getpid()) + ".json";
+  const std::string path =
+      ::testing::TempDir() + "/tmigr_trace." + std::to_string(getpid()) + ".json";
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, TraceFileOptions{}));
   CommonOptions options;
   options.quick = true;
@@ -178,8 +186,10 @@ TEST(TmigrExperiment, QuickTraceShowsPulledTimersOnlyUnderV69) {
       const double ts = e["ts"].get<double>();
       EXPECT_GE(ts, last[cpu]) << e.dump();
       last[cpu] = ts;
-      if (e["name"] == "tmigr.remote_expiry") (isolated.Test(cpu) ? pulled_on_isolated : pulled_elsewhere)++;
-      if (e["ph"] == "X" && isolated.Test(cpu) && e.contains("args") && e["args"].contains("interrupted")) {
+      if (e["name"] == "tmigr.remote_expiry")
+        (isolated.Test(cpu) ? pulled_on_isolated : pulled_elsewhere)++;
+      if (e["ph"] == "X" && isolated.Test(cpu) && e.contains("args") &&
+          e["args"].contains("interrupted")) {
         ++interruptions_on_isolated;
       }
     }

@@ -59,7 +59,8 @@ TEST(TmigrMisuse, CreateRejectsAnIntMaxNodeBeforeAllocating) {
   ASSERT_FALSE(tm.ok());
   EXPECT_EQ(tm.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(tm.status().message(), HasSubstr("node 2147483647"));
-  EXPECT_THAT(TimerMigration::Create({0, -1}, Options{}, &backend).status().message(), HasSubstr("node -1"));
+  EXPECT_THAT(TimerMigration::Create({0, -1}, Options{}, &backend).status().message(),
+              HasSubstr("node -1"));
   EXPECT_FALSE(TimerMigration::Create({0, kMaxNumaNodes}, Options{}, &backend).ok());
   ISOLATION_EXPECT_OK(TimerMigration::Create({0, kMaxNumaNodes - 1}, Options{}, &backend));
 }
@@ -68,17 +69,21 @@ TEST(TmigrMisuse, CreateRejectsBadSizesOptionsAndBackend) {
   NullBackend backend;
   EXPECT_THAT(TimerMigration::Create(std::vector<int>{}, Options{}, &backend).status().message(),
               HasSubstr("CPU count 0"));
-  EXPECT_THAT(TimerMigration::Create(std::vector<int>(kMaxCpus + 1, 0), Options{}, &backend).status().message(),
+  EXPECT_THAT(TimerMigration::Create(std::vector<int>(kMaxCpus + 1, 0), Options{}, &backend)
+                  .status()
+                  .message(),
               HasSubstr("8193"));
   for (int cpg : {0, 1, 3, 16, -8, INT_MAX}) {
     Options o;
     o.children_per_group = cpg;
-    EXPECT_THAT(TimerMigration::Create({0, 0}, o, &backend).status().message(), HasSubstr(std::to_string(cpg)))
+    EXPECT_THAT(TimerMigration::Create({0, 0}, o, &backend).status().message(),
+                HasSubstr(std::to_string(cpg)))
         << cpg;
   }
   Options bad_variant;
   bad_variant.participation = "v9";
-  EXPECT_THAT(TimerMigration::Create({0, 0}, bad_variant, &backend).status().message(), HasSubstr("'v9'"));
+  EXPECT_THAT(TimerMigration::Create({0, 0}, bad_variant, &backend).status().message(),
+              HasSubstr("'v9'"));
   EXPECT_FALSE(TimerMigration::Create({0, 0}, Options{}, nullptr).ok());
 }
 
@@ -108,7 +113,8 @@ TEST(TmigrMisuse, SetIsolationOfAnotherCpuCountIsAnErrorAndChangesNothing) {
     ISOLATION_ASSERT_OK(iso.ApplyIsolcpus("domain,1-3"));
     const absl::Status s = b.tm->SetIsolation(iso);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << machine;
-    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat(iso.num_cpus(), " CPUs for a hierarchy of 8 CPUs")));
+    EXPECT_THAT(s.message(),
+                HasSubstr(absl::StrCat(iso.num_cpus(), " CPUs for a hierarchy of 8 CPUs")));
   }
   b.tm->InitIsolation();
   for (int cpu = 0; cpu < kCpus; ++cpu) EXPECT_FALSE(b.tm->IsIsolated(cpu)) << cpu;
@@ -160,7 +166,8 @@ TEST(TmigrMisuse, NewTimerQuickCheckAndRemoteHandlingCheckTheirCpu) {
   Booted b;
   EXPECT_CONTRACT_DEATH((void)b.tm->NewTimer(Opaque(1000), 5), "tmigr: cpu 1000 outside");
   EXPECT_CONTRACT_DEATH((void)b.tm->QuickCheck(Opaque(1000), 5), "tmigr: cpu 1000 outside");
-  EXPECT_CONTRACT_DEATH((void)b.tm->RequiresHandleRemote(Opaque(1000), 5), "tmigr: cpu 1000 outside");
+  EXPECT_CONTRACT_DEATH((void)b.tm->RequiresHandleRemote(Opaque(1000), 5),
+                        "tmigr: cpu 1000 outside");
   EXPECT_CONTRACT_DEATH(b.tm->HandleRemote(Opaque(1000), 5), "tmigr: cpu 1000 outside");
 }
 
@@ -175,7 +182,9 @@ TEST(TmigrMisuse, SnapshotLookupsOutsideTheHierarchyViolateContract) {
 // ---- TimerSystem -----------------------------------------------------------------------
 
 std::unique_ptr<TimerSystem> MakeSystem(int cpus = kCpus) {
-  auto ts = TimerSystem::Create(std::vector<int>(static_cast<size_t>(cpus), 0), Isolation(), TimerSystem::Config{}).value();
+  auto ts = TimerSystem::Create(std::vector<int>(static_cast<size_t>(cpus), 0), Isolation(),
+                                TimerSystem::Config{})
+                .value();
   ISOLATION_EXPECT_OK(ts->BootAll());
   return ts;
 }
@@ -183,9 +192,11 @@ std::unique_ptr<TimerSystem> MakeSystem(int cpus = kCpus) {
 TEST(TimerSystemMisuse, CreateRejectsBadJiffyAndNodes) {
   TimerSystem::Config zero;
   zero.jiffy = 0;
-  EXPECT_THAT(TimerSystem::Create({0, 0}, Options{}, zero).status().message(), HasSubstr("jiffy 0"));
-  EXPECT_THAT(TimerSystem::Create({0, INT_MAX}, Options{}, TimerSystem::Config{}).status().message(),
-              HasSubstr("2147483647"));
+  EXPECT_THAT(TimerSystem::Create({0, 0}, Options{}, zero).status().message(),
+              HasSubstr("jiffy 0"));
+  EXPECT_THAT(
+      TimerSystem::Create({0, INT_MAX}, Options{}, TimerSystem::Config{}).status().message(),
+      HasSubstr("2147483647"));
 }
 
 TEST(TimerSystemMisuse, ObserversOfCpusOutsideTheMachineGiveSafeValues) {
@@ -206,7 +217,8 @@ TEST(TimerSystemMisuse, ObserversOfCpusOutsideTheMachineGiveSafeValues) {
 
 TEST(TimerSystemMisuse, AddTimerOnCpuOutsideTheMachineViolatesContract) {
   auto ts = MakeSystem();
-  EXPECT_CONTRACT_DEATH((void)ts->AddTimer(Opaque(1000), 5, true, 0), "tmigr timers: cpu 1000 outside");
+  EXPECT_CONTRACT_DEATH((void)ts->AddTimer(Opaque(1000), 5, true, 0),
+                        "tmigr timers: cpu 1000 outside");
 }
 
 TEST(TimerSystemMisuse, IdleEntryOnNegativeCpuViolatesContract) {
@@ -216,10 +228,10 @@ TEST(TimerSystemMisuse, IdleEntryOnNegativeCpuViolatesContract) {
 
 TEST(TimerSystemMisuse, TimersAtNeverAndInThePastAreHandled) {
   auto ts = MakeSystem();
-  ts->AddTimer(1, kNanosMax, true, 0);  // never expires
+  ts->AddTimer(1, kNanosMax, true, 0);      // never expires
   ts->AddTimer(1, kNanosMax - 1, true, 0);  // the jiffy rounding of it overflowed
-  ts->AddTimer(2, -5, false, 0);        // already due
-  ts->AddTimer(3, INT64_MIN, false, 0);  // lateness now - expires overflowed
+  ts->AddTimer(2, -5, false, 0);            // already due
+  ts->AddTimer(3, INT64_MIN, false, 0);     // lateness now - expires overflowed
   EXPECT_TRUE(ts->EnterIdle(1, 0));
   ts->Tick(2, 10 * kNsPerMs);
   ts->Tick(3, 10 * kNsPerMs);
@@ -265,9 +277,12 @@ TEST(TmigrHooksMisuse, CountersAndTaskBodiesOfCpusOutsideTheMachine) {
 // ---- the oslat workload -----------------------------------------------------------------
 
 // The workload on a fresh zero-cost simulator of the machine (workload.h).
-absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology, const IsolationConfig& isolation,
-                                                     const Options& options, const OslatWorkloadConfig& cfg) {
-  auto sim = Simulator::Create(topology, isolation, ZeroCostSimOptions(static_cast<int>(kNsPerSec / kNsPerMs)));
+absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
+                                                     const IsolationConfig& isolation,
+                                                     const Options& options,
+                                                     const OslatWorkloadConfig& cfg) {
+  auto sim = Simulator::Create(topology, isolation,
+                               ZeroCostSimOptions(static_cast<int>(kNsPerSec / kNsPerMs)));
   if (!sim.ok()) return sim.status();
   return tmigr::RunOslatWorkload(**sim, options, cfg);
 }
@@ -287,7 +302,8 @@ TEST(OslatWorkloadMisuse, ForeverDurationIsAnErrorNotAHang) {
   EXPECT_THAT(r.status().message(), HasSubstr("jiffy 1 ns"));
   cfg = OslatWorkloadConfig{};
   cfg.check_every = 1;
-  EXPECT_THAT(RunOslatWorkload(t, iso, Options{}, cfg).status().message(), HasSubstr("check_every 1 ns"));
+  EXPECT_THAT(RunOslatWorkload(t, iso, Options{}, cfg).status().message(),
+              HasSubstr("check_every 1 ns"));
 }
 
 // The workload's times are the scripted ones only on a fresh simulator at
@@ -298,13 +314,17 @@ TEST(OslatWorkloadMisuse, DriverMustBeAFreshZeroCostSimulatorAtTheJiffy) {
   OslatWorkloadConfig cfg;
   cfg.duration = 50 * kNsPerMs;
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto hz250, Simulator::Create(t, iso, ZeroCostSimOptions(250)));
-  EXPECT_THAT(tmigr::RunOslatWorkload(*hz250, Options{}, cfg).status().message(), HasSubstr("tick period 4000000"));
+  EXPECT_THAT(tmigr::RunOslatWorkload(*hz250, Options{}, cfg).status().message(),
+              HasSubstr("tick period 4000000"));
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto ran, Simulator::Create(t, iso, ZeroCostSimOptions(1000)));
   ISOLATION_ASSERT_OK(ran->RunFor(kNsPerMs));
-  EXPECT_EQ(tmigr::RunOslatWorkload(*ran, Options{}, cfg).status().code(), absl::StatusCode::kFailedPrecondition);
-  auto costly = Simulator::Create(t, iso, SimOptions{});  // default costs: a context switch takes 1 us
+  EXPECT_EQ(tmigr::RunOslatWorkload(*ran, Options{}, cfg).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  auto costly =
+      Simulator::Create(t, iso, SimOptions{});  // default costs: a context switch takes 1 us
   ISOLATION_ASSERT_OK(costly);
-  EXPECT_THAT(tmigr::RunOslatWorkload(**costly, Options{}, cfg).status().message(), HasSubstr("zero base costs"));
+  EXPECT_THAT(tmigr::RunOslatWorkload(**costly, Options{}, cfg).status().message(),
+              HasSubstr("zero base costs"));
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto fine, Simulator::Create(t, iso, ZeroCostSimOptions(1000)));
   ISOLATION_EXPECT_OK(tmigr::RunOslatWorkload(*fine, Options{}, cfg));
 }

@@ -27,12 +27,15 @@ namespace {
 using ::testing::HasSubstr;
 
 std::unique_ptr<TimerMigration> MakeUp(int ncpus, TimerBackend* backend, Options o = {}) {
-  auto tm = TimerMigration::Create(std::vector<int>(static_cast<size_t>(ncpus), 0), o, backend).value();
+  auto tm =
+      TimerMigration::Create(std::vector<int>(static_cast<size_t>(ncpus), 0), o, backend).value();
   for (int c = 0; c < ncpus; ++c) ISOLATION_EXPECT_OK(tm->BringUpCpu(c));
   return tm;
 }
 
-std::string Check(const HierarchySnapshot& s) { return absl::StrJoin(CheckHierarchyInvariants(s), "\n"); }
+std::string Check(const HierarchySnapshot& s) {
+  return absl::StrJoin(CheckHierarchyInvariants(s), "\n");
+}
 
 TEST(TmigrSizing, RejectsBadChildrenPerGroup) {
   NullBackend b;
@@ -179,7 +182,8 @@ int64_t InversionsOfReenteringBackend(bool record) {
   tm->TakeDownCpu(1);
   EXPECT_EQ(tm->counters().lock_order_violations.load(), 0);
   backend.reenter = true;
-  ISOLATION_EXPECT_OK(tm->BringUpCpu(1));  // tmigr_set_cpu_available(): tmc(1) -> BaseIsIdle -> tmc(2)
+  ISOLATION_EXPECT_OK(
+      tm->BringUpCpu(1));  // tmigr_set_cpu_available(): tmc(1) -> BaseIsIdle -> tmc(2)
   EXPECT_EQ(RecordedLocksHeld(), 0);
   return tm->counters().lock_order_violations.load();
 }
@@ -193,11 +197,13 @@ TEST(TmigrLockOrder, I11_NestedCpuLocksThroughTheBackendAreFlagged) {
 TEST(TmigrLockOrder, TimerSystemReportsI11) {
   Options o;
   o.record_lock_order = true;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto ts, TimerSystem::Create(std::vector<int>(4, 0), o, TimerSystem::Config{1000}));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto ts, TimerSystem::Create(std::vector<int>(4, 0), o, TimerSystem::Config{1000}));
   ISOLATION_ASSERT_OK(ts->BootAll());
   EXPECT_EQ(absl::StrJoin(ts->CheckInvariants(0), "\n"), "");
   ts->tmigr().counters().lock_order_violations.fetch_add(1);
-  EXPECT_THAT(absl::StrJoin(ts->CheckInvariants(0), "\n"), HasSubstr("I11 lock-order inversions: 1"));
+  EXPECT_THAT(absl::StrJoin(ts->CheckInvariants(0), "\n"),
+              HasSubstr("I11 lock-order inversions: 1"));
 }
 
 // ---------------------------------------------------------------------------
@@ -254,7 +260,8 @@ TEST(TmigrVariants, OptionsNameRegistryEntries) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto tm, TimerMigration::Create(std::vector<int>(4, 0), o, &b));
   EXPECT_EQ(tm->options().participation, "isolation");
   EXPECT_EQ(tm->options().hierarchy, "ghost_timer");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(const ParticipationEntry* entry, ParticipationRegistry().Find("isolation-v15"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const ParticipationEntry* entry,
+                                 ParticipationRegistry().Find("isolation-v15"));
   EXPECT_TRUE(entry->is_builtin());
   EXPECT_FALSE(entry->is_default_row());  // run by name only
   o.participation.clear();
@@ -263,12 +270,14 @@ TEST(TmigrVariants, OptionsNameRegistryEntries) {
 }
 
 TEST(TmigrVariants, RegistrationErrorsNameTheValue) {
-  EXPECT_THAT(std::string(RegisterParticipation({"v6.9", "again", false, [] { return std::unique_ptr<Participation>(); }})
+  EXPECT_THAT(std::string(RegisterParticipation({"v6.9", "again", false,
+                                                 [] { return std::unique_ptr<Participation>(); }})
                               .message()),
               HasSubstr("'v6.9' is already registered"));
-  EXPECT_THAT(std::string(RegisterHierarchy({"bad name", "x", false, [](HierarchyArgs) {
-                                               return std::unique_ptr<TimerMigration>();
-                                             }}).message()),
+  EXPECT_THAT(std::string(RegisterHierarchy(
+                              {"bad name", "x", false,
+                               [](HierarchyArgs) { return std::unique_ptr<TimerMigration>(); }})
+                              .message()),
               HasSubstr("'bad name'"));
   // A factory returning null is an error at Create, naming the variant.
   ASSERT_TRUE(RegisterParticipation({"test-null-participation", "returns null", true,

@@ -18,26 +18,30 @@ std::atomic<int> g_exclusions{0};
 
 class CountingIsolation final : public isolation::tmigr::IsolationAwareParticipation {
  public:
-  void Exclude(const isolation::CpuMask& exclude, isolation::tmigr::ExclusionOps& ops) const override {
+  void Exclude(const isolation::CpuMask& exclude,
+               isolation::tmigr::ExclusionOps& ops) const override {
     g_exclusions.fetch_add(1, std::memory_order_relaxed);
     IsolationAwareParticipation::Exclude(exclude, ops);
   }
 };
 
-const bool kRegistered = isolation::tmigr::RegisterParticipation(
-                             {"user-counting-isolation", "TM-ISOL that counts its exclusions (a user's variant)",
-                              false, [] { return std::make_unique<CountingIsolation>(); }})
-                             .ok();
+const bool kRegistered =
+    isolation::tmigr::RegisterParticipation(
+        {"user-counting-isolation", "TM-ISOL that counts its exclusions (a user's variant)", false,
+         [] { return std::make_unique<CountingIsolation>(); }})
+        .ok();
 
 TEST(TmigrUserVariant, RegisteredOnceAndListed) {
   EXPECT_TRUE(kRegistered);
   bool listed = false;
   for (const isolation::VariantInfo& v : isolation::tmigr::ListVariants()) {
-    listed |= v.name == "user-counting-isolation" && v.axis == "participation" && !v.negative_control;
+    listed |=
+        v.name == "user-counting-isolation" && v.axis == "participation" && !v.negative_control;
   }
   EXPECT_TRUE(listed);
   bool in_suites = false;
-  for (const auto& v : isolation::testing::RegisteredTmigrVariants()) in_suites |= v.participation == "user-counting-isolation";
+  for (const auto& v : isolation::testing::RegisteredTmigrVariants())
+    in_suites |= v.participation == "user-counting-isolation";
   EXPECT_TRUE(in_suites);
 }
 

@@ -20,15 +20,19 @@ namespace isolation::tmigr {
 namespace {
 
 // The workload on a fresh zero-cost simulator of the machine (workload.h).
-absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology, const IsolationConfig& isolation,
-                                                     const Options& options, const OslatWorkloadConfig& cfg) {
-  auto sim = Simulator::Create(topology, isolation, ZeroCostSimOptions(static_cast<int>(kNsPerSec / kNsPerMs)));
+absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
+                                                     const IsolationConfig& isolation,
+                                                     const Options& options,
+                                                     const OslatWorkloadConfig& cfg) {
+  auto sim = Simulator::Create(topology, isolation,
+                               ZeroCostSimOptions(static_cast<int>(kNsPerSec / kNsPerMs)));
   if (!sim.ok()) return sim.status();
   return tmigr::RunOslatWorkload(**sim, options, cfg);
 }
 
-OslatWorkloadResult RunSeed(const std::string& topo_desc, const std::string& isolcpus, const std::string& nohz,
-                            const std::string& participation, Nanos duration, bool tick_stopped = false) {
+OslatWorkloadResult RunSeed(const std::string& topo_desc, const std::string& isolcpus,
+                            const std::string& nohz, const std::string& participation,
+                            Nanos duration, bool tick_stopped = false) {
   auto topo = Topology::FromSynthetic(topo_desc).value();
   auto iso = IsolationConfig::FromFlags(topo, isolcpus, nohz).value();
   Options o;
@@ -52,8 +56,8 @@ TEST(TmigrWorkload, S24_V69PullersAreLowestBusyCpus) {
   EXPECT_GT(r.remote_by_runner.count(1), 0u);
   EXPECT_GT(r.remote_by_runner.count(65), 0u);
   for (const auto& [cpu, n] : r.remote_by_runner) {
-    EXPECT_TRUE(cpu == 1 || cpu == 33 || cpu == 65 || cpu == 97 || cpu == 0 || cpu == 32 || cpu == 64 ||
-                cpu == 96)
+    EXPECT_TRUE(cpu == 1 || cpu == 33 || cpu == 65 || cpu == 97 || cpu == 0 || cpu == 32 ||
+                cpu == 64 || cpu == 96)
         << "unexpected puller " << cpu;
   }
 }
@@ -73,7 +77,8 @@ TEST(TmigrWorkload, S25_RtlaSeed) {
 // run-wide cap the detector had, which then reported a ghost timer and
 // stopped the run (losing every timer still pending).
 TEST(TmigrWorkload, LongHealthyRunHasNoGhostTimer) {
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo, Topology::FromSynthetic("package:1 l3cache:8 core:64 pu:1"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto topo,
+                                 Topology::FromSynthetic("package:1 l3cache:8 core:64 pu:1"));
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto iso, IsolationConfig::FromFlags(topo, "1-511:1/2", ""));
   Options o;
   o.participation = "isolation";
@@ -107,7 +112,8 @@ TEST(TmigrWorkload, GhostTimerBugSwitchIsDetected) {
         EXPECT_GT(r.ghost_timers, 0) << v;
         EXPECT_GE(r.invariant_violations, r.ghost_timers);
         ASSERT_FALSE(r.first_violations.empty());
-        EXPECT_NE(r.first_violations[0].find("ghost timer"), std::string::npos) << r.first_violations[0];
+        EXPECT_NE(r.first_violations[0].find("ghost timer"), std::string::npos)
+            << r.first_violations[0];
       } else {
         EXPECT_EQ(r.ghost_timers, 0) << v;
         EXPECT_EQ(r.immediate_rearms_after_wake, 0);

@@ -98,37 +98,45 @@ TEST(Zoneinfo, WrongCpuCountOrThresholdDisagrees) {
   const HostCheck c = CheckZoneThresholds(std::string(kZoneinfo), std::string("0-3\n"), 12);
   EXPECT_EQ(c.verdict, HostVerdict::kDisagree);
   EXPECT_THAT(c.detail, HasSubstr("node0/DMA: kernel thresholds differ from normal 6"));
-  const std::string edited = absl::StrReplaceAll(kZoneinfo, {{"vm stats threshold: 24\n    cpu: 1", "vm stats threshold: 23\n    cpu: 1"}});
+  const std::string edited = absl::StrReplaceAll(
+      kZoneinfo, {{"vm stats threshold: 24\n    cpu: 1", "vm stats threshold: 23\n    cpu: 1"}});
   EXPECT_EQ(CheckZoneThresholds(edited, std::string("0-1\n"), 12).verdict, HostVerdict::kDisagree);
 }
 
 // set_pgdat_percpu_threshold(): while kswapd reclaims, every CPU of the node's
 // zones carries calculate_pressure_threshold() = max(1, (low - min) / cpus).
 TEST(Zoneinfo, PressureThresholdsAgreeAndSaySo) {
-  const std::string pressure = absl::StrReplaceAll(
-      kZoneinfo, {{"vm stats threshold: 24", "vm stats threshold: 125"}, {"vm stats threshold: 4", "vm stats threshold: 5"}});
+  const std::string pressure =
+      absl::StrReplaceAll(kZoneinfo, {{"vm stats threshold: 24", "vm stats threshold: 125"},
+                                      {"vm stats threshold: 4", "vm stats threshold: 5"}});
   const HostCheck c = CheckZoneThresholds(pressure, std::string("0-1\n"), 12);
   EXPECT_EQ(c.verdict, HostVerdict::kAgree) << c.detail;
-  EXPECT_THAT(c.detail, HasSubstr("node0/DMA: pressure threshold 5"));   // (53 - 43) / 2
+  EXPECT_THAT(c.detail, HasSubstr("node0/DMA: pressure threshold 5"));       // (53 - 43) / 2
   EXPECT_THAT(c.detail, HasSubstr("node0/Normal: pressure threshold 125"));  // min(125, 2750 / 2)
 }
 
 TEST(Zoneinfo, MissingDataIsNotAvailable) {
-  EXPECT_EQ(CheckZoneThresholds(absl::NotFoundError("cannot open /proc/zoneinfo"), std::string("0\n"), 12).verdict,
-            HostVerdict::kNotAvailable);
-  EXPECT_EQ(CheckZoneThresholds(std::string(kZoneinfo), absl::PermissionDeniedError("no"), 12).verdict,
-            HostVerdict::kNotAvailable);
-  const HostCheck up = CheckZoneThresholds(std::string("Node 0, zone DMA\n  managed 10\n"), std::string("0\n"), 12);
+  EXPECT_EQ(
+      CheckZoneThresholds(absl::NotFoundError("cannot open /proc/zoneinfo"), std::string("0\n"), 12)
+          .verdict,
+      HostVerdict::kNotAvailable);
+  EXPECT_EQ(
+      CheckZoneThresholds(std::string(kZoneinfo), absl::PermissionDeniedError("no"), 12).verdict,
+      HostVerdict::kNotAvailable);
+  const HostCheck up =
+      CheckZoneThresholds(std::string("Node 0, zone DMA\n  managed 10\n"), std::string("0\n"), 12);
   EXPECT_EQ(up.verdict, HostVerdict::kNotAvailable);
   EXPECT_THAT(up.detail, HasSubstr("CONFIG_SMP"));
 }
 
 TEST(Zoneinfo, RunningKernelThresholdsFollowTheFormula) {
   const int page_shift = std::countr_zero(static_cast<unsigned long>(sysconf(_SC_PAGESIZE)));
-  const HostCheck c = CheckZoneThresholds(ReadHostFile("/proc/zoneinfo"),
-                                          ReadHostFile("/sys/devices/system/cpu/online"), page_shift);
+  const HostCheck c = CheckZoneThresholds(
+      ReadHostFile("/proc/zoneinfo"), ReadHostFile("/sys/devices/system/cpu/online"), page_shift);
   if (c.verdict == HostVerdict::kNotAvailable) GTEST_SKIP() << c.name << ": " << c.detail;
-  EXPECT_EQ(c.verdict, HostVerdict::kAgree) << "model " << c.model << "\nkernel " << c.kernel << "\n" << c.detail;
+  EXPECT_EQ(c.verdict, HostVerdict::kAgree)
+      << "model " << c.model << "\nkernel " << c.kernel << "\n"
+      << c.detail;
 }
 
 }  // namespace

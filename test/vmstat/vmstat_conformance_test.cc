@@ -19,9 +19,10 @@
 // examples/out_of_tree/half_threshold.cc, compiled into this test: the same
 // file an outside project builds against the installed kit.
 
-ISOLATION_VMSTAT_CONFORMANCE_IN(Registered,
-                                ::testing::ValuesIn(isolation::vmstat::FoldPolicyRegistry().Names()));
-ISOLATION_VMSTAT_CONFORMANCE_IN(OtherSlot, ::testing::Values("A1:s32-atomic", "B.local:s64-watermark"));
+ISOLATION_VMSTAT_CONFORMANCE_IN(
+    Registered, ::testing::ValuesIn(isolation::vmstat::FoldPolicyRegistry().Names()));
+ISOLATION_VMSTAT_CONFORMANCE_IN(OtherSlot,
+                                ::testing::Values("A1:s32-atomic", "B.local:s64-watermark"));
 
 // ---- the check list -----------------------------------------------------------------------
 
@@ -55,15 +56,18 @@ TEST(VmstatCheckList, NamesEqualTheTestNames) {
 
 TEST(VmstatCheckList, NotApplicableFromTheTraits) {
   EXPECT_EQ(*vc::NotApplicable("S1_I11_Thresholds", "B"), "");
-  EXPECT_THAT(*vc::NotApplicable("I7_I2_RemoteFoldInterleavings", "B"), ::testing::HasSubstr("folds_remotely"));
+  EXPECT_THAT(*vc::NotApplicable("I7_I2_RemoteFoldInterleavings", "B"),
+              ::testing::HasSubstr("folds_remotely"));
   EXPECT_EQ(*vc::NotApplicable("I7_I2_RemoteFoldInterleavings", "C"), "");
   EXPECT_THAT(*vc::NotApplicable("S11_QuietGate", "A1"), ::testing::HasSubstr("quiet_folds_dirty"));
   EXPECT_EQ(*vc::NotApplicable("S11_QuietGate", "B.local"), "");
   EXPECT_EQ(vc::NotApplicable("HookChain", "B").status().code(), absl::StatusCode::kNotFound);
   EXPECT_FALSE(vc::NotApplicable("S1_I11_Thresholds", "no-such-policy").ok());
   // The older names keep working.
-  EXPECT_THAT(isolation::testing::VmstatNotApplicable("QuietGate", "A1"), ::testing::HasSubstr("quiet_folds_dirty"));
-  EXPECT_THAT(vc::Run("HookChain", "B"), ::testing::ElementsAre(::testing::HasSubstr("no vmstat check")));
+  EXPECT_THAT(isolation::testing::VmstatNotApplicable("QuietGate", "A1"),
+              ::testing::HasSubstr("quiet_folds_dirty"));
+  EXPECT_THAT(vc::Run("HookChain", "B"),
+              ::testing::ElementsAre(::testing::HasSubstr("no vmstat check")));
   EXPECT_THAT(vc::Run("S3_ModPath", "B"), ::testing::IsEmpty());
 }
 

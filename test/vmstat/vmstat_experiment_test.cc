@@ -26,17 +26,21 @@ TEST(VmstatExperiment, S7_S8_QuickRunMatchesIssueContract) {
   Progress progress("vmstat");
   // VMSTAT_FULL=1 runs the default (non-quick) configuration instead.
   const bool quick = std::getenv("VMSTAT_FULL") == nullptr;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(CommonOptions{.seed = 1, .quick = quick}, VmstatExperimentOptions{}, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report,
+                                 RunVmstatExperiment(CommonOptions{.seed = 1, .quick = quick},
+                                                     VmstatExperimentOptions{}, progress));
   const nlohmann::json& j = report.json;
   EXPECT_EQ(report.invariant_violations, 0) << j.dump(2);
   // Shown in the test log: what `isolab vmstat --quick` prints.
   std::cout << report.text;
-  for (const auto& r : report.rows) std::cout << r.figure << " | " << r.kernel_reported << " | " << r.measured << "\n";
+  for (const auto& r : report.rows)
+    std::cout << r.figure << " | " << r.kernel_reported << " | " << r.measured << "\n";
   if (std::getenv("VMSTAT_DUMP_JSON") != nullptr) std::cout << j.dump(2) << "\n";
   ASSERT_TRUE(j.contains("strategies"));
   ASSERT_EQ(j["strategies"].size(), 4u);
-  const std::set<std::string> want_keys = {"strategy", "syscall_ns_median", "overhead_pct",
-                                           "isolated_interruptions", "residue_max", "lost_updates"};
+  const std::set<std::string> want_keys = {"strategy",     "syscall_ns_median",
+                                           "overhead_pct", "isolated_interruptions",
+                                           "residue_max",  "lost_updates"};
   std::set<std::string> seen;
   for (const auto& s : j["strategies"]) {
     std::set<std::string> keys;
@@ -94,7 +98,8 @@ TEST(VmstatExperiment, HostPartRunsOnTheHostSizedModel) {
   common.real_cpus = 8192;
   auto refused = RunVmstatExperiment(common, o, progress);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(std::string(refused.status().message()).find("--allow_oversubscribed"), std::string::npos)
+  EXPECT_NE(std::string(refused.status().message()).find("--allow_oversubscribed"),
+            std::string::npos)
       << refused.status();
 
   common.host_cpus = 1;  // pretend a 1-CPU host: a 2-CPU model is oversubscribed
@@ -103,14 +108,16 @@ TEST(VmstatExperiment, HostPartRunsOnTheHostSizedModel) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto allowed, RunVmstatExperiment(common, o, progress));
   EXPECT_TRUE(allowed.json["real_thread_model"]["oversubscribed"].get<bool>());
   EXPECT_EQ(allowed.json["host"]["label"].get<std::string>().rfind("OVERSUBSCRIBED", 0), 0u);
-  EXPECT_NE(allowed.text.find("OVERSUBSCRIBED host real threads"), std::string::npos) << allowed.text;
+  EXPECT_NE(allowed.text.find("OVERSUBSCRIBED host real threads"), std::string::npos)
+      << allowed.text;
 }
 
 TEST(VmstatExperiment, D_OursAndBadFlags) {
   Progress progress("vmstat");
   VmstatExperimentOptions options;
   options.strategies = {"A1", "D"};
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(CommonOptions{.seed = 2, .quick = true}, options, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto report, RunVmstatExperiment(CommonOptions{.seed = 2, .quick = true}, options, progress));
   EXPECT_EQ(report.invariant_violations, 0);
   const auto& d = report.json["strategies"][1];
   EXPECT_EQ(d["strategy"], "D");
@@ -128,8 +135,9 @@ TEST(VmstatExperiment, D_OursAndBadFlags) {
 // with a note, not failed.  A failing one would make isolab exit 1.
 TEST(VmstatExperiment, NoIsolatedCpuSkipsTheChecksAboutThem) {
   Progress progress("vmstat");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(CommonOptions{.isolcpus = "", .seed = 1, .quick = true},
-                                    VmstatExperimentOptions{}, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto report, RunVmstatExperiment(CommonOptions{.isolcpus = "", .seed = 1, .quick = true},
+                                       VmstatExperimentOptions{}, progress));
   EXPECT_EQ(report.invariant_violations, 0) << report.json["checks"].dump(2);
   EXPECT_EQ(report.json["model"]["isolated_cpus"].get<int>(), 0);
   int skipped = 0, run = 0;
@@ -143,7 +151,7 @@ TEST(VmstatExperiment, NoIsolatedCpuSkipsTheChecksAboutThem) {
       EXPECT_NE(c["check"].get<std::string>().find("lost_updates"), std::string::npos) << c.dump();
     }
   }
-  EXPECT_EQ(run, 4);  // lost_updates, per strategy
+  EXPECT_EQ(run, 4);                      // lost_updates, per strategy
   EXPECT_EQ(skipped, 4 + 1 + 2 + 2 + 2);  // every RT spin finished x 4; A0 1, A1 2, B 2, C 2
   EXPECT_NE(report.text.find("skipped"), std::string::npos);
   EXPECT_EQ(report.text.find("CHECK FAILED"), std::string::npos);
@@ -155,9 +163,12 @@ TEST(VmstatExperiment, NoIsolatedCpuSkipsTheChecksAboutThem) {
 // run exited 1 with "CHECK FAILED: B: no isolated interruption" here).
 TEST(VmstatExperiment, PartialNohzFullChecksBOnlyOnNohzFullCpus) {
   Progress progress("vmstat");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(
-      CommonOptions{.topology = "pu:8", .isolcpus = "1-7", .nohz_full = "1-3", .seed = 1, .quick = true},
-      VmstatExperimentOptions{}, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto report,
+      RunVmstatExperiment(
+          CommonOptions{
+              .topology = "pu:8", .isolcpus = "1-7", .nohz_full = "1-3", .seed = 1, .quick = true},
+          VmstatExperimentOptions{}, progress));
   EXPECT_EQ(report.invariant_violations, 0) << report.json["checks"].dump(2);
   const auto& b = report.json["strategies"][2];
   ASSERT_EQ(b["strategy"], "B");
@@ -178,9 +189,13 @@ TEST(VmstatExperiment, PartialNohzFullChecksBOnlyOnNohzFullCpus) {
 // isolcpus=nohz and is dropped.
 TEST(VmstatExperiment, ConfigurationWarningsReachTheReport) {
   Progress progress("vmstat");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(
-      CommonOptions{.topology = "pu:16", .isolcpus = "nohz,1-7", .nohz_full = "8-15", .seed = 1, .quick = true},
-      VmstatExperimentOptions{}, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report,
+                                 RunVmstatExperiment(CommonOptions{.topology = "pu:16",
+                                                                   .isolcpus = "nohz,1-7",
+                                                                   .nohz_full = "8-15",
+                                                                   .seed = 1,
+                                                                   .quick = true},
+                                                     VmstatExperimentOptions{}, progress));
   ASSERT_FALSE(report.warnings.empty());
   EXPECT_EQ(report.warnings[0].parameter, "nohz_full=8-15");
   ASSERT_TRUE(report.json.contains("warnings"));
@@ -198,13 +213,15 @@ TEST(VmstatExperiment, TraceInterruptionSlicesMatchTheCount) {
   VmstatExperimentOptions vmstat_options;
   vmstat_options.strategies = {"A0", "B"};
   vmstat_options.host_iterations = 200;
-  const std::string path = ::testing::TempDir() + "/vmstat_trace." + std::to_string(getpid()) + ".json";
+  const std::string path =
+      ::testing::TempDir() + "/vmstat_trace." + std::to_string(getpid()) + ".json";
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto file, TraceFile::Create(path, TraceFileOptions{}));
   CommonOptions options;
   options.quick = true;
   options.trace = file.get();
   Progress progress("vmstat");
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report, RunVmstatExperiment(options, vmstat_options, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto report,
+                                 RunVmstatExperiment(options, vmstat_options, progress));
   ISOLATION_ASSERT_OK(file->Close());
   std::ifstream in(path);
   std::stringstream ss;
@@ -218,9 +235,11 @@ TEST(VmstatExperiment, TraceInterruptionSlicesMatchTheCount) {
     const int pid = e["pid"].get<int>();
     if (e["name"] == "process_name") {
       const std::string name = e["args"]["name"];
-      strategy_of[pid] = name.substr(std::string("vmstat ").size(), name.find(':') - std::string("vmstat ").size());
+      strategy_of[pid] = name.substr(std::string("vmstat ").size(),
+                                     name.find(':') - std::string("vmstat ").size());
     }
-    if (e["name"] == "thread_name" && e["args"]["name"].get<std::string>().find("isolated") != std::string::npos) {
+    if (e["name"] == "thread_name" &&
+        e["args"]["name"].get<std::string>().find("isolated") != std::string::npos) {
       isolated[pid].insert(e["tid"].get<int>() - 1);
     }
   }
@@ -234,7 +253,8 @@ TEST(VmstatExperiment, TraceInterruptionSlicesMatchTheCount) {
     ++slices[strategy_of[pid]];
   }
   for (const auto& s : report.json["strategies"]) {
-    EXPECT_EQ(slices[s["strategy"].get<std::string>()], s["isolated_interruptions"].get<int64_t>()) << s.dump();
+    EXPECT_EQ(slices[s["strategy"].get<std::string>()], s["isolated_interruptions"].get<int64_t>())
+        << s.dump();
   }
   EXPECT_GT(slices["A0"], 0);
   EXPECT_EQ(slices["B"], 0);

@@ -60,7 +60,8 @@ TEST_P(VmstatMisuse, CreateBoundsSizesBeforeAllocatingNamingTheValue) {
       {"num_cpus INT_MAX", [](VmstatConfig& c) { c.num_cpus = INT_MAX; }, "num_cpus 2147483647"},
       {"num_nodes INT_MAX", [](VmstatConfig& c) { c.num_nodes = INT_MAX; }, "num_nodes 2147483647"},
       {"num_nodes 0", [](VmstatConfig& c) { c.num_nodes = 0; }, "num_nodes 0"},
-      {"too many zones", [](VmstatConfig& c) { c.zones.assign(kMaxZones + 1, ZoneSpec{}); }, "5121 zones"},
+      {"too many zones", [](VmstatConfig& c) { c.zones.assign(kMaxZones + 1, ZoneSpec{}); },
+       "5121 zones"},
       {"no zones", [](VmstatConfig& c) { c.zones.clear(); }, "0 zones"},
       {"zone node", [](VmstatConfig& c) { c.zones[0].node = 7; }, "node 7"},
       {"zone items", [](VmstatConfig& c) { c.zone_items = 13; }, "zone_items 13"},
@@ -68,7 +69,8 @@ TEST_P(VmstatMisuse, CreateBoundsSizesBeforeAllocatingNamingTheValue) {
       {"mask size", [](VmstatConfig& c) { c.isolated = CpuMask::Full(64); }, "64 bits"},
       {"interval", [](VmstatConfig& c) { c.stat_interval = -1; }, "stat_interval -1"},
       {"page shift", [](VmstatConfig& c) { c.page_shift = 40; }, "page_shift 40"},
-      {"watermarks", [](VmstatConfig& c) { c.zones[0].min_wmark = 1 << 30; }, "watermarks out of order"},
+      {"watermarks", [](VmstatConfig& c) { c.zones[0].min_wmark = 1 << 30; },
+       "watermarks out of order"},
       {"fold policy", [](VmstatConfig& c) { c.fold_policy = "Z9"; }, "fold policy 'Z9'"},
       {"slot", [](VmstatConfig& c) { c.slot = "s99"; }, "slot 's99'"},
   };
@@ -88,7 +90,8 @@ TEST_P(VmstatMisuse, CreateRejectsZonesBeyondTheAddressSpace) {
   EXPECT_THAT(Vmstat::Create(c).status().message(), HasSubstr("4503599627370497 pages"));
   c = Config(GetParam());
   c.zones[0].high_wmark = INT64_MAX;  // high + drift overflowed in the threshold refresh
-  EXPECT_THAT(Vmstat::Create(c).status().message(), HasSubstr("high watermark 9223372036854775807"));
+  EXPECT_THAT(Vmstat::Create(c).status().message(),
+              HasSubstr("high watermark 9223372036854775807"));
 }
 
 // ---- readers and observers --------------------------------------------------------------
@@ -169,29 +172,35 @@ TEST_P(VmstatMisuse, HotplugAndPressureOfUnknownIdsAreErrors) {
 
 TEST_P(VmstatMisuse, ModOnCpuBeyondTheMachineViolatesContract) {
   auto vm = Make(GetParam());
-  EXPECT_CONTRACT_DEATH(vm->Mod(Opaque(kCpus), StatKind::kZone, 0, 0, 1), "vmstat Mod.cpu 4, zone 0, item 0");
+  EXPECT_CONTRACT_DEATH(vm->Mod(Opaque(kCpus), StatKind::kZone, 0, 0, 1),
+                        "vmstat Mod.cpu 4, zone 0, item 0");
 }
 
 TEST_P(VmstatMisuse, IncOfUnknownZoneViolatesContract) {
   auto vm = Make(GetParam());
-  EXPECT_CONTRACT_DEATH(vm->Inc(0, StatKind::kZone, Opaque(9), 0), "vmstat Inc.cpu 0, zone 9, item 0");
+  EXPECT_CONTRACT_DEATH(vm->Inc(0, StatKind::kZone, Opaque(9), 0),
+                        "vmstat Inc.cpu 0, zone 9, item 0");
 }
 
 TEST_P(VmstatMisuse, DecOfUnknownItemViolatesContract) {
   auto vm = Make(GetParam());
-  EXPECT_CONTRACT_DEATH(vm->Dec(0, StatKind::kNode, 1, Opaque(99)), "vmstat Dec.cpu 0, node 1, item 99");
+  EXPECT_CONTRACT_DEATH(vm->Dec(0, StatKind::kNode, 1, Opaque(99)),
+                        "vmstat Dec.cpu 0, node 1, item 99");
 }
 
 TEST_P(VmstatMisuse, IrqsOffWritersCheckTheirContractToo) {
   auto vm = Make(GetParam());
   EXPECT_CONTRACT_DEATH(vm->ModIrqsOff(Opaque(-1), StatKind::kZone, 0, 0, 5), "ModIrqsOff.cpu -1");
-  EXPECT_CONTRACT_DEATH(vm->IncIrqsOff(0, StatKind::kZone, Opaque(-2), 0), "IncIrqsOff.cpu 0, zone -2");
-  EXPECT_CONTRACT_DEATH(vm->DecIrqsOff(0, StatKind::kZone, 0, Opaque(12)), "DecIrqsOff.cpu 0, zone 0, item 12");
+  EXPECT_CONTRACT_DEATH(vm->IncIrqsOff(0, StatKind::kZone, Opaque(-2), 0),
+                        "IncIrqsOff.cpu 0, zone -2");
+  EXPECT_CONTRACT_DEATH(vm->DecIrqsOff(0, StatKind::kZone, 0, Opaque(12)),
+                        "DecIrqsOff.cpu 0, zone 0, item 12");
 }
 
 TEST_P(VmstatMisuse, ModOfAnAbsurdDeltaViolatesContract) {
   auto vm = Make(GetParam());
-  EXPECT_CONTRACT_DEATH(vm->Mod(0, StatKind::kZone, 0, 0, Opaque(INT64_MAX)), "Mod: delta 9223372036854775807");
+  EXPECT_CONTRACT_DEATH(vm->Mod(0, StatKind::kZone, 0, 0, Opaque(INT64_MAX)),
+                        "Mod: delta 9223372036854775807");
 }
 
 // ---- the inline writer front end -----------------------------------------------------------
@@ -213,21 +222,25 @@ TEST_P(VmstatMisuse, WriterOfUnknownCpuIsAnErrorNamingIt) {
 TEST_P(VmstatMisuse, WriterModOfUnknownZoneViolatesContract) {
   auto vm = Make(GetParam());
   VmstatWriter w = vm->Writer(1).value();
-  EXPECT_CONTRACT_DEATH(w.Mod(StatKind::kZone, Opaque(2), 0, 1), "vmstat Writer Mod.cpu 1, zone 2, item 0");
+  EXPECT_CONTRACT_DEATH(w.Mod(StatKind::kZone, Opaque(2), 0, 1),
+                        "vmstat Writer Mod.cpu 1, zone 2, item 0");
 }
 
 TEST_P(VmstatMisuse, WriterIncAndDecOfUnknownItemsViolateContract) {
   auto vm = Make(GetParam());
   VmstatWriter w = vm->Writer(0).value();
-  EXPECT_CONTRACT_DEATH(w.Inc(StatKind::kNode, 0, Opaque(kMaxNodeItems)), "vmstat Writer Inc.cpu 0, node 0, item 16");
-  EXPECT_CONTRACT_DEATH(w.Dec(StatKind::kZone, Opaque(-1), 0), "vmstat Writer Dec.cpu 0, zone -1, item 0");
+  EXPECT_CONTRACT_DEATH(w.Inc(StatKind::kNode, 0, Opaque(kMaxNodeItems)),
+                        "vmstat Writer Inc.cpu 0, node 0, item 16");
+  EXPECT_CONTRACT_DEATH(w.Dec(StatKind::kZone, Opaque(-1), 0),
+                        "vmstat Writer Dec.cpu 0, zone -1, item 0");
   EXPECT_CONTRACT_DEATH(w.Dec(StatKind::kNode, 2, 0), "vmstat Writer Dec.cpu 0, node 2, item 0");
 }
 
 TEST_P(VmstatMisuse, WriterModOfAnAbsurdDeltaViolatesContract) {
   auto vm = Make(GetParam());
   VmstatWriter w = vm->Writer(0).value();
-  EXPECT_CONTRACT_DEATH(w.Mod(StatKind::kZone, 0, 0, Opaque(INT64_MIN)), "Writer Mod: delta -9223372036854775808");
+  EXPECT_CONTRACT_DEATH(w.Mod(StatKind::kZone, 0, 0, Opaque(INT64_MIN)),
+                        "Writer Mod: delta -9223372036854775808");
 }
 
 TEST_P(VmstatMisuse, SlotWriterOfAnotherFormViolatesContract) {
@@ -236,9 +249,11 @@ TEST_P(VmstatMisuse, SlotWriterOfAnotherFormViolatesContract) {
   // Not the writer's own form (kVirtual is never the built-ins' except the
   // negative control's, so pick whichever differs).
   if (w.form() == internal::WriterForm::kWatermark) {
-    EXPECT_CONTRACT_DEATH((void)VmstatSlotWriter<internal::WriterForm::kOwnerS8>{w}, "VmstatSlotWriter<1> made from a writer of form 3");
+    EXPECT_CONTRACT_DEATH((void)VmstatSlotWriter<internal::WriterForm::kOwnerS8>{w},
+                          "VmstatSlotWriter<1> made from a writer of form 3");
   } else {
-    EXPECT_CONTRACT_DEATH((void)VmstatSlotWriter<internal::WriterForm::kWatermark>{w}, "VmstatSlotWriter<3> made from a writer of form");
+    EXPECT_CONTRACT_DEATH((void)VmstatSlotWriter<internal::WriterForm::kWatermark>{w},
+                          "VmstatSlotWriter<3> made from a writer of form");
   }
 }
 
@@ -268,15 +283,16 @@ TEST_P(VmstatMisuse, HooksIgnoreNeverYieldsOfUnknownCpus) {
   SUCCEED();
 }
 
-INSTANTIATE_TEST_SUITE_P(AllPolicies, VmstatMisuse,
-                         ::testing::ValuesIn(FoldPolicyRegistry().Names(/*include_negative_controls=*/true)),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = info.param;
-                           for (char& ch : n) {
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           }
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    AllPolicies, VmstatMisuse,
+    ::testing::ValuesIn(FoldPolicyRegistry().Names(/*include_negative_controls=*/true)),
+    [](const ::testing::TestParamInfo<std::string>& info) {
+      std::string n = info.param;
+      for (char& ch : n) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return n;
+    });
 
 }  // namespace
 }  // namespace isolation::vmstat

@@ -72,7 +72,8 @@ TEST(VmstatNegativeControl, FailsTheKitsRealThreadCheckThroughWriter) {
 
 // The same checks pass for the correct policies over the same layout.
 TEST(VmstatNegativeControl, TheCorrectPairsPass) {
-  for (const char* v : {"C", "D", "C.xadd", "C.addo", "C:s64-watermark", "D:s32-atomic", "D:s32-xadd", "C:s32-scaled"}) {
+  for (const char* v : {"C", "D", "C.xadd", "C.addo", "C:s64-watermark", "D:s32-atomic",
+                        "D:s32-xadd", "C:s32-scaled"}) {
     EXPECT_THAT(testing::CheckVmstatRemoteFoldInterleavings(v), ::testing::IsEmpty()) << v;
   }
 }

@@ -100,7 +100,8 @@ void SpawnHousekeeper(Machine& m) {
   t.affinity = CpuMask::Of(m.vm->num_cpus(), 0);
   t.body = MakeTaskBody([&m, rng](TaskContext& ctx) {
     ctx.Syscall([&m, rng](CpuContext& k) {
-      m.Apply(k.cpu(), StatKind::kNode, 0, static_cast<int>((*rng)() % 4), static_cast<int64_t>((*rng)() % 7) - 3);
+      m.Apply(k.cpu(), StatKind::kNode, 0, static_cast<int>((*rng)() % 4),
+              static_cast<int64_t>((*rng)() % 7) - 3);
     });
     return Step::Sleep(200 * kNsPerUs);
   });
@@ -125,8 +126,11 @@ void SpawnRtInit(Machine& m, int cpu, int syscalls, Nanos spin, RtResult* out) {
   t.body = MakeTaskBody([&m, state, work_at_spin, syscalls, spin, out](TaskContext& ctx) {
     const int i = (*state)++;
     if (i < syscalls) {
-      ctx.Syscall([&m, i](CpuContext& k) { m.Apply(k.cpu(), StatKind::kZone, 0, kZoneMlock, i % 2 == 0 ? 1 : -1); },
-                  2 * kNsPerUs);
+      ctx.Syscall(
+          [&m, i](CpuContext& k) {
+            m.Apply(k.cpu(), StatKind::kZone, 0, kZoneMlock, i % 2 == 0 ? 1 : -1);
+          },
+          2 * kNsPerUs);
       return Step::Run(3 * kNsPerUs);
     }
     if (i == syscalls) {
@@ -150,7 +154,8 @@ void SpawnRtInit(Machine& m, int cpu, int syscalls, Nanos spin, RtResult* out) {
 // vector does not reallocate).
 std::vector<RtResult> SpawnRtInitOnIsolatedCpus(Machine& m, int syscalls, Nanos spin) {
   std::vector<RtResult> res(8);
-  for (int cpu = 1; cpu < 8; ++cpu) SpawnRtInit(m, cpu, syscalls, spin, &res[static_cast<size_t>(cpu)]);
+  for (int cpu = 1; cpu < 8; ++cpu)
+    SpawnRtInit(m, cpu, syscalls, spin, &res[static_cast<size_t>(cpu)]);
   return res;
 }
 
@@ -172,7 +177,8 @@ TEST_P(VmstatSimP, S7_RtInitPattern_I8_I9_I1) {
   ISOLATION_ASSERT_OK(m.sim->RunFor(8 * kP));
   int64_t residue_max = 0, spin_work = 0;
   for (int cpu = 1; cpu < 8; ++cpu) {
-    ASSERT_GE(res[static_cast<size_t>(cpu)].residue_after_spin, 0) << "spin did not finish on cpu " << cpu;
+    ASSERT_GE(res[static_cast<size_t>(cpu)].residue_after_spin, 0)
+        << "spin did not finish on cpu " << cpu;
     residue_max = std::max(residue_max, res[static_cast<size_t>(cpu)].residue_after_spin);
     spin_work += res[static_cast<size_t>(cpu)].work_runs_in_spin;
   }
@@ -251,7 +257,8 @@ TEST_P(VmstatSimP, S13_NeverReturnsToUser) {
   Machine m = MakeMachine(s);
   SpawnHousekeeper(m);
   for (int k = 1; k <= 3; ++k) {
-    m.sim->ArmTimer(5, k * kP / 3, [&m](CpuContext& c) { m.Apply(c.cpu(), StatKind::kNode, 0, 9, 2); });
+    m.sim->ArmTimer(5, k * kP / 3,
+                    [&m](CpuContext& c) { m.Apply(c.cpu(), StatKind::kNode, 0, 9, 2); });
   }
   ISOLATION_ASSERT_OK(m.sim->RunFor(5 * kP));
   const int64_t residue = m.vm->MaxAbsDiff(5);
@@ -378,7 +385,8 @@ TEST_P(VmstatSimP, S14_StatRefreshVsSpinningTask) {
     EXPECT_EQ(m.hooks->stat_refreshes_completed(), 1);
     EXPECT_EQ(m.vm->Counters(kSpinCpu).work_runs, 0);
   } else {
-    EXPECT_EQ(m.hooks->stat_refreshes_completed(), 0) << "timeout: stat_refresh still waiting for CPU " << kSpinCpu;
+    EXPECT_EQ(m.hooks->stat_refreshes_completed(), 0)
+        << "timeout: stat_refresh still waiting for CPU " << kSpinCpu;
     EXPECT_EQ(m.hooks->stat_refresh_waiting(), 1);
     // B may fold CPU 3 when an interrupt (the parked item's wake-up) returns
     // to user with the tick stopped, B.local on any return to user, but that
@@ -467,11 +475,13 @@ TEST(VmstatSimHotplug, S15_BLocalArmedWorkDoesNotRunElsewhere) {
   EXPECT_EQ(m.vm->Counters(6).local_work_arms, 1);
   int64_t timer_irqs = 0;
   for (int cpu = 0; cpu < 8; ++cpu) timer_irqs += m.sim->Stats(cpu).timer_callbacks;
-  EXPECT_EQ(timer_irqs, 1) << "only the dirtying interrupt: the cancelled work's timer must not fire anywhere";
+  EXPECT_EQ(timer_irqs, 1)
+      << "only the dirtying interrupt: the cancelled work's timer must not fire anywhere";
   EXPECT_EQ(m.ConservationError(), 0);
   // Back online: the next dirty episode arms and the fallback folds.
   ISOLATION_ASSERT_OK(m.sim->SetCpuOnline(6, true));
-  m.sim->ArmTimer(6, 4 * kP + kP / 2, [&m](CpuContext& k) { m.Apply(k.cpu(), StatKind::kNode, 0, 9, 3); });
+  m.sim->ArmTimer(6, 4 * kP + kP / 2,
+                  [&m](CpuContext& k) { m.Apply(k.cpu(), StatKind::kNode, 0, 9, 3); });
   ISOLATION_ASSERT_OK(m.sim->RunFor(4 * kP));
   EXPECT_EQ(m.vm->Counters(6).local_work_arms, 2);
   EXPECT_GT(m.vm->Counters(6).work_runs, 0);
@@ -479,7 +489,9 @@ TEST(VmstatSimHotplug, S15_BLocalArmedWorkDoesNotRunElsewhere) {
   EXPECT_EQ(m.ConservationError(), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(BuiltIns, VmstatSimP, ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C.addo"),
+INSTANTIATE_TEST_SUITE_P(BuiltIns, VmstatSimP,
+                         ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd",
+                                           "C.addo"),
                          ParamName);
 
 }  // namespace

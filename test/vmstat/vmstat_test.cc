@@ -104,14 +104,15 @@ TEST(VmstatThresholds, S1_ThresholdVectors) {
   // Full table n x size against the reference.
   for (int n : {1, 2, 4, 8, 16, 64, 512, 1024}) {
     for (int64_t pages : {16 * kMiB, 127 * kMiB, 1 * kGiB, 4 * kGiB, 16 * kGiB, 64 * kGiB}) {
-      EXPECT_EQ(NormalThreshold(pages, n), RefNormal(pages, n)) << n << " cpus, " << pages << " pages";
+      EXPECT_EQ(NormalThreshold(pages, n), RefNormal(pages, n))
+          << n << " cpus, " << pages << " pages";
       EXPECT_LE(NormalThreshold(pages, n), kThresholdCap);
     }
   }
   // Pressure: (low - min) / n with the max(1, ...) floor and the 125 cap.
   EXPECT_EQ(PressureThreshold(20, 8, 1), 12);
   EXPECT_EQ(PressureThreshold(20, 8, 4), 3);
-  EXPECT_EQ(PressureThreshold(20, 8, 64), 1);      // floor
+  EXPECT_EQ(PressureThreshold(20, 8, 64), 1);       // floor
   EXPECT_EQ(PressureThreshold(100000, 0, 2), 125);  // cap
   EXPECT_EQ(Fls(0), 0);
   EXPECT_EQ(Fls(1), 1);
@@ -175,7 +176,8 @@ TEST_P(BuiltInPolicy, I8_ShepherdNeverWorksOnIsolatedCpus) {
     EXPECT_EQ(on_isolated, 0);  // the shepherd ignores nohz_full CPUs
     EXPECT_EQ(queued, std::vector<int>({0}));
     // The only work an isolated CPU gets is the one it armed itself.
-    for (int cpu = 1; cpu < 8; ++cpu) EXPECT_EQ(vm->Counters(cpu).local_work_arms, 1) << "cpu " << cpu;
+    for (int cpu = 1; cpu < 8; ++cpu)
+      EXPECT_EQ(vm->Counters(cpu).local_work_arms, 1) << "cpu " << cpu;
     EXPECT_EQ(vm->Counters(0).local_work_arms, 0);
   } else {
     EXPECT_TRUE(queued.empty());  // C/D never queue work anywhere
@@ -188,50 +190,50 @@ TEST_P(BuiltInPolicy, I9_Liveness) {
   auto vm = Make(SmallConfig(s, 4, 100));
   vm->Mod(2, StatKind::kNode, 0, kNodeWriteback, -4);
   if (s == "A0") {
-      std::vector<std::pair<int, uint64_t>> q;
-      vm->Shepherd([](int) { return false; }, [&](int c, uint64_t g) { q.push_back({c, g}); });
-      ASSERT_EQ(q.size(), 1u);
-      EXPECT_TRUE(vm->RunCpuWork(q[0].first, q[0].second));   // folded: re-arms
-      EXPECT_EQ(vm->MaxAbsDiff(2), 0);
-      EXPECT_FALSE(vm->RunCpuWork(q[0].first, q[0].second));  // nothing moved: dies
-      EXPECT_FALSE(vm->WorkPending(2));
-      EXPECT_EQ(vm->Counters(2).work_runs, 2);
+    std::vector<std::pair<int, uint64_t>> q;
+    vm->Shepherd([](int) { return false; }, [&](int c, uint64_t g) { q.push_back({c, g}); });
+    ASSERT_EQ(q.size(), 1u);
+    EXPECT_TRUE(vm->RunCpuWork(q[0].first, q[0].second));  // folded: re-arms
+    EXPECT_EQ(vm->MaxAbsDiff(2), 0);
+    EXPECT_FALSE(vm->RunCpuWork(q[0].first, q[0].second));  // nothing moved: dies
+    EXPECT_FALSE(vm->WorkPending(2));
+    EXPECT_EQ(vm->Counters(2).work_runs, 2);
   } else if (s == "A1") {
-      std::vector<int> q;
-      vm->Shepherd([](int) { return false; }, [&](int c, uint64_t) { q.push_back(c); });
-      EXPECT_TRUE(q.empty());
-      EXPECT_FALSE(vm->ReturnToUser(2, true));
-      EXPECT_FALSE(vm->QuietVmstat(2, true));  // pending-work gate
-      EXPECT_EQ(vm->MaxAbsDiff(2), 4);         // residue stays
+    std::vector<int> q;
+    vm->Shepherd([](int) { return false; }, [&](int c, uint64_t) { q.push_back(c); });
+    EXPECT_TRUE(q.empty());
+    EXPECT_FALSE(vm->ReturnToUser(2, true));
+    EXPECT_FALSE(vm->QuietVmstat(2, true));  // pending-work gate
+    EXPECT_EQ(vm->MaxAbsDiff(2), 4);         // residue stays
   } else if (s == "B") {
-      EXPECT_FALSE(vm->ReturnToUser(2, false));  // tick running: nothing
-      EXPECT_TRUE(vm->ReturnToUser(2, true));
-      EXPECT_EQ(vm->MaxAbsDiff(2), 0);
-      EXPECT_EQ(vm->Counters(2).return_to_user_folds, 1);
+    EXPECT_FALSE(vm->ReturnToUser(2, false));  // tick running: nothing
+    EXPECT_TRUE(vm->ReturnToUser(2, true));
+    EXPECT_EQ(vm->MaxAbsDiff(2), 0);
+    EXPECT_EQ(vm->Counters(2).return_to_user_folds, 1);
   } else if (s == "B.local") {
-      // The write armed CPU 2's own work; return to user folds (whatever the
-      // tick state) and cancels it.  A CPU that stays in the kernel is folded
-      // by that work instead (the fallback).
-      EXPECT_TRUE(vm->WorkPending(2));
-      EXPECT_TRUE(vm->ReturnToUser(2, false));
-      EXPECT_EQ(vm->MaxAbsDiff(2), 0);
-      EXPECT_FALSE(vm->WorkPending(2));
-      EXPECT_EQ(vm->Counters(2).return_to_user_folds, 1);
-      RecordingLocalQueue q;
-      vm->SetLocalWorkQueue(&q);
-      vm->Mod(2, StatKind::kNode, 0, kNodeWriteback, -4);
-      ASSERT_EQ(q.armed.size(), 1u);
-      EXPECT_EQ(q.armed[0].first, 2);
-      EXPECT_TRUE(vm->RunCpuWork(2, q.armed[0].second));  // folded: re-arms (stays pending)
-      EXPECT_EQ(vm->MaxAbsDiff(2), 0);
-      EXPECT_FALSE(vm->RunCpuWork(2, q.armed[0].second));  // nothing moved: dies
-      EXPECT_FALSE(vm->WorkPending(2));
-      EXPECT_EQ(vm->Counters(2).work_runs, 2);
-      vm->SetLocalWorkQueue(nullptr);
+    // The write armed CPU 2's own work; return to user folds (whatever the
+    // tick state) and cancels it.  A CPU that stays in the kernel is folded
+    // by that work instead (the fallback).
+    EXPECT_TRUE(vm->WorkPending(2));
+    EXPECT_TRUE(vm->ReturnToUser(2, false));
+    EXPECT_EQ(vm->MaxAbsDiff(2), 0);
+    EXPECT_FALSE(vm->WorkPending(2));
+    EXPECT_EQ(vm->Counters(2).return_to_user_folds, 1);
+    RecordingLocalQueue q;
+    vm->SetLocalWorkQueue(&q);
+    vm->Mod(2, StatKind::kNode, 0, kNodeWriteback, -4);
+    ASSERT_EQ(q.armed.size(), 1u);
+    EXPECT_EQ(q.armed[0].first, 2);
+    EXPECT_TRUE(vm->RunCpuWork(2, q.armed[0].second));  // folded: re-arms (stays pending)
+    EXPECT_EQ(vm->MaxAbsDiff(2), 0);
+    EXPECT_FALSE(vm->RunCpuWork(2, q.armed[0].second));  // nothing moved: dies
+    EXPECT_FALSE(vm->WorkPending(2));
+    EXPECT_EQ(vm->Counters(2).work_runs, 2);
+    vm->SetLocalWorkQueue(nullptr);
   } else {
-      vm->Shepherd([](int) { return true; }, [](int, uint64_t) {});
-      EXPECT_EQ(vm->MaxAbsDiff(2), 0);
-      EXPECT_EQ(vm->Counters(2).remote_folds, 1);
+    vm->Shepherd([](int) { return true; }, [](int, uint64_t) {});
+    EXPECT_EQ(vm->MaxAbsDiff(2), 0);
+    EXPECT_EQ(vm->Counters(2).remote_folds, 1);
   }
 }
 
@@ -254,15 +256,20 @@ TEST_P(BuiltInPolicy, S10_CustomerStallReplica) {
   // The isolated CPUs return to user with the tick stopped, then a shepherd pass.
   for (int cpu = 4; cpu < 52; ++cpu) vm->ReturnToUser(cpu, true);
   std::vector<std::pair<int, uint64_t>> q;
-  vm->Shepherd([&](int cpu) { return cpu >= 4; }, [&](int cpu, uint64_t g) { q.push_back({cpu, g}); });
+  vm->Shepherd([&](int cpu) { return cpu >= 4; },
+               [&](int cpu, uint64_t g) {
+                 q.push_back({cpu, g});
+               });
   for (auto [cpu, g] : q) vm->RunCpuWork(cpu, g);
-  const bool cheap_allows = vm->Read(StatKind::kZone, 0, kZoneFreePages) > 8 / 2;  // allow_direct_reclaim
+  const bool cheap_allows =
+      vm->Read(StatKind::kZone, 0, kZoneFreePages) > 8 / 2;  // allow_direct_reclaim
   const bool snapshot_allows = vm->ReadSnapshot(StatKind::kZone, 0, kZoneFreePages) > 8 / 2;
   const bool kswapd_balanced = vm->ReadSnapshot(StatKind::kZone, 0, kZoneFreePages) > 32;
   EXPECT_TRUE(snapshot_allows);
   EXPECT_TRUE(kswapd_balanced);
   if (s == "A1") {
-    EXPECT_FALSE(cheap_allows) << "A1 keeps the residue: cheap readers stall (hence the v6.5 snapshot fix)";
+    EXPECT_FALSE(cheap_allows)
+        << "A1 keeps the residue: cheap readers stall (hence the v6.5 snapshot fix)";
   } else {
     EXPECT_TRUE(cheap_allows) << s << " removes the residue";
   }
@@ -304,7 +311,8 @@ TEST(VmstatWork, BLocal_ArmOnFirstDirtyCancelOnReturnToUser) {
   EXPECT_EQ(q.armed[0].first, 2);
   EXPECT_TRUE(vm->Dirty(2));
   std::vector<int> shepherd_queued;
-  vm->Shepherd([](int) { return false; }, [&](int cpu, uint64_t) { shepherd_queued.push_back(cpu); });
+  vm->Shepherd([](int) { return false; },
+               [&](int cpu, uint64_t) { shepherd_queued.push_back(cpu); });
   EXPECT_EQ(shepherd_queued, std::vector<int>({0}));
   // Idle entry folds but keeps the work armed.
   EXPECT_TRUE(vm->QuietVmstat(2, true));
@@ -339,13 +347,13 @@ TEST(VmstatWork, BLocal_ArmOnFirstDirtyCancelOnReturnToUser) {
 // ---- the inline writer front end (Vmstat::Writer) ---------------------------------------
 
 TEST(VmstatWriter, InlineFastPathForEveryLibrarySlotButTheNegativeControl) {
-  for (const auto& [policy, slot, inline_path] : std::vector<std::tuple<std::string, std::string, bool>>{
-           {"A1", "s8-owner", true},
-           {"C", "s32-atomic", true},
-           {"D", "s64-watermark", true},
-           {"C.xadd", "s32-xadd", true},
-           {"C.addo", "s32-scaled", true},
-           {"C-plain", "s32-plain", false}}) {
+  for (const auto& [policy, slot, inline_path] :
+       std::vector<std::tuple<std::string, std::string, bool>>{{"A1", "s8-owner", true},
+                                                               {"C", "s32-atomic", true},
+                                                               {"D", "s64-watermark", true},
+                                                               {"C.xadd", "s32-xadd", true},
+                                                               {"C.addo", "s32-scaled", true},
+                                                               {"C-plain", "s32-plain", false}}) {
     VmstatConfig c = SmallConfig(policy, 2);
     c.slot = slot;
     auto vm = Make(c);
@@ -364,12 +372,17 @@ TEST(VmstatWriter, InlineFastPathForEveryLibrarySlotButTheNegativeControl) {
 // Mod and through the writer, both directions.
 TEST(VmstatCounters, HugeModsSaturateInsteadOfWrapping) {
   constexpr int64_t kHuge = int64_t{1} << 52;
-  for (const auto& [policy, slot] : std::vector<std::pair<std::string, std::string>>{
-           {"A1", "s8-owner"}, {"C", "s32-atomic"}, {"D", "s64-watermark"}, {"C.xadd", "s32-xadd"},
-           {"C.addo", "s32-scaled"}, {"C-plain", "s32-plain"}}) {
+  for (const auto& [policy, slot] :
+       std::vector<std::pair<std::string, std::string>>{{"A1", "s8-owner"},
+                                                        {"C", "s32-atomic"},
+                                                        {"D", "s64-watermark"},
+                                                        {"C.xadd", "s32-xadd"},
+                                                        {"C.addo", "s32-scaled"},
+                                                        {"C-plain", "s32-plain"}}) {
     for (const int64_t sign : {int64_t{1}, int64_t{-1}}) {
       for (const bool through_writer : {false, true}) {
-        SCOPED_TRACE(policy + ":" + slot + (sign > 0 ? " +" : " -") + (through_writer ? " writer" : " Mod"));
+        SCOPED_TRACE(policy + ":" + slot + (sign > 0 ? " +" : " -") +
+                     (through_writer ? " writer" : " Mod"));
         VmstatConfig c = SmallConfig(policy, 2);
         c.slot = slot;
         auto vm = Make(c);
@@ -383,7 +396,8 @@ TEST(VmstatCounters, HugeModsSaturateInsteadOfWrapping) {
         EXPECT_EQ(vm->SharedRaw(StatKind::kZone, 1, kZoneMlock), bound);
         EXPECT_EQ(vm->ReadGlobal(StatKind::kZone, kZoneMlock), sign > 0 ? INT64_MAX : 0);
         EXPECT_GT(vm->saturated_adds(), 0);
-        EXPECT_LE(std::abs(vm->Diff(0, StatKind::kZone, 1, kZoneMlock)), vm->Threshold(0, StatKind::kZone, 1));
+        EXPECT_LE(std::abs(vm->Diff(0, StatKind::kZone, 1, kZoneMlock)),
+                  vm->Threshold(0, StatKind::kZone, 1));
         // Saturation is not sticky: the way back is ordinary arithmetic.
         vm->Mod(0, StatKind::kZone, 1, kZoneMlock, -sign * kHuge);
         EXPECT_EQ(vm->GlobalRaw(StatKind::kZone, kZoneMlock), bound - sign * kHuge);
@@ -507,7 +521,8 @@ TEST(VmstatScaledSlot, RescaleAgainstRemoteFoldEveryInterleaving) {
     // Items 1..3 of CPU 0 hold 100, -50, 1 (drop: under t = 125, then t = 1)
     // or 1, -1, 1 (rise: under t = 1, then t = 125); the writer's Inc of
     // item 3 is the first update under the new threshold.
-    const std::array<int64_t, 3> prefill = drop ? std::array<int64_t, 3>{100, -50, 1} : std::array<int64_t, 3>{1, -1, 1};
+    const std::array<int64_t, 3> prefill =
+        drop ? std::array<int64_t, 3>{100, -50, 1} : std::array<int64_t, 3>{1, -1, 1};
     auto make = [&](Interleaver& il) {
       run = std::make_shared<Run>();
       VmstatConfig c;
@@ -518,7 +533,8 @@ TEST(VmstatScaledSlot, RescaleAgainstRemoteFoldEveryInterleaving) {
       if (!drop) {
         ISOLATION_ASSERT_OK(run->vm->SetPressure(0, true));
       }
-      for (int i = 0; i < 3; ++i) run->vm->Mod(0, StatKind::kZone, 0, i + 1, prefill[static_cast<size_t>(i)]);
+      for (int i = 0; i < 3; ++i)
+        run->vm->Mod(0, StatKind::kZone, 0, i + 1, prefill[static_cast<size_t>(i)]);
       ISOLATION_ASSERT_OK(run->vm->SetPressure(0, drop));
       std::shared_ptr<Run> self = run;
       il.Add("writer", [self] {
@@ -532,7 +548,8 @@ TEST(VmstatScaledSlot, RescaleAgainstRemoteFoldEveryInterleaving) {
       for (const std::string& e : log) schedule += e + " ";
       const int t = run->vm->Threshold(0, StatKind::kZone, 0);
       for (int item = 1; item <= 3; ++item) {
-        const int64_t want = prefill[static_cast<size_t>(item - 1)] + (item == 3 && run->wrote ? 1 : 0);
+        const int64_t want =
+            prefill[static_cast<size_t>(item - 1)] + (item == 3 && run->wrote ? 1 : 0);
         const int64_t diff = run->vm->Diff(0, StatKind::kZone, 0, item);
         EXPECT_EQ(run->vm->SharedRaw(StatKind::kZone, 0, item) + diff, want)
             << (drop ? "drop" : "rise") << ", item " << item << ": " << schedule;
@@ -580,7 +597,6 @@ TEST(VmstatConfig, RejectsBadInput) {
   EXPECT_EQ(ParseFoldPolicy("C-plain").value(), "C-plain");
 }
 
-
 // ---------------------------------------------------------------------------
 // The registries: both axes listed with descriptions and the
 // negative-control flag; parse, register from outside, pair validation.
@@ -604,9 +620,11 @@ TEST(VmstatRegistry, ListsEveryBuiltInOfBothAxes) {
   // this binary may follow).
   ASSERT_GE(policies.size(), 9u);
   EXPECT_EQ(std::vector<std::string>(policies.begin(), policies.begin() + 9),
-            (std::vector<std::string>{"A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C.addo", "C-plain"}));
+            (std::vector<std::string>{"A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C.addo",
+                                      "C-plain"}));
   EXPECT_EQ(controls, std::vector<std::string>{"C-plain"});
-  EXPECT_EQ(slots, (std::vector<std::string>{"s8-owner", "s32-atomic", "s64-watermark", "s32-xadd", "s32-scaled", "s32-plain"}));
+  EXPECT_EQ(slots, (std::vector<std::string>{"s8-owner", "s32-atomic", "s64-watermark", "s32-xadd",
+                                             "s32-scaled", "s32-plain"}));
   EXPECT_EQ(slot_controls, std::vector<std::string>{"s32-plain"});
   // The suites' list leaves the controls out.
   const std::vector<std::string> names = FoldPolicyRegistry().Names();
@@ -623,7 +641,8 @@ TEST(VmstatRegistry, ParseTakesRegisteredNamesAndOldSpellings) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("'Q'"));
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("A0, A1, B, B.local, C, D, C.xadd, C.addo, C-plain"));
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("A0, A1, B, B.local, C, D, C.xadd, C.addo, C-plain"));
   // The library's own policies, in any spelling ParseFoldPolicy takes; an
   // outside registration is not one (registered_test covers that side).
   for (const char* builtin : {"A0", "b-local", "C.xadd", "C.addo", "c-plain-negative-control"}) {
@@ -639,8 +658,13 @@ TEST(VmstatRegistry, CreateResolvesBothAxesAndRejectsBadPairs) {
   EXPECT_EQ(vm->slot_name(), "s8-owner");
   EXPECT_TRUE(vm->policy_traits().notify_first_dirty);
   EXPECT_FALSE(vm->slot_traits().remote_foldable);
-  for (const auto& [policy, slot] : std::vector<std::pair<std::string, std::string>>{
-           {"C", "s32-atomic"}, {"D", "s64-watermark"}, {"C.xadd", "s32-xadd"}, {"C.addo", "s32-scaled"}, {"C-plain", "s32-plain"}, {"A0", "s8-owner"}}) {
+  for (const auto& [policy, slot] :
+       std::vector<std::pair<std::string, std::string>>{{"C", "s32-atomic"},
+                                                        {"D", "s64-watermark"},
+                                                        {"C.xadd", "s32-xadd"},
+                                                        {"C.addo", "s32-scaled"},
+                                                        {"C-plain", "s32-plain"},
+                                                        {"A0", "s8-owner"}}) {
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto v, Vmstat::Create(SmallConfig(policy, 2)));
     EXPECT_EQ(v->slot_name(), slot) << policy;
   }
@@ -706,15 +730,17 @@ class OverPlainSlot final : public FoldPolicy {
 };
 
 TEST(VmstatRegistry, PolicyOverANegativeControlSlotMustBeOne) {
-  const absl::Status refused =
-      RegisterFoldPolicy({"test.plain", "over s32-plain", false, [] { return std::make_unique<OverPlainSlot>(); }});
+  const absl::Status refused = RegisterFoldPolicy(
+      {"test.plain", "over s32-plain", false, [] { return std::make_unique<OverPlainSlot>(); }});
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(refused.message()), ::testing::HasSubstr("default slot 's32-plain' is a negative control"));
-  const std::vector<std::string> before = FoldPolicyRegistry().Names(/*include_negative_controls=*/true);
+  EXPECT_THAT(std::string(refused.message()),
+              ::testing::HasSubstr("default slot 's32-plain' is a negative control"));
+  const std::vector<std::string> before =
+      FoldPolicyRegistry().Names(/*include_negative_controls=*/true);
   EXPECT_EQ(std::count(before.begin(), before.end(), "test.plain"), 0);
-  ASSERT_TRUE(
-      RegisterFoldPolicy({"test.plain", "over s32-plain", true, [] { return std::make_unique<OverPlainSlot>(); }})
-          .ok());
+  ASSERT_TRUE(RegisterFoldPolicy({"test.plain", "over s32-plain", true,
+                                  [] { return std::make_unique<OverPlainSlot>(); }})
+                  .ok());
   const std::vector<std::string> defaults = FoldPolicyRegistry().Names();
   EXPECT_EQ(std::count(defaults.begin(), defaults.end(), "test.plain"), 0);
 }
@@ -723,28 +749,36 @@ TEST(VmstatRegistry, OutsidePolicyAppearsEverywhere) {
   ASSERT_TRUE(RegisterFoldPolicy({"test.nothing", "folds nothing (registry test)", false,
                                   [] { return std::make_unique<FoldsNothing>(); }})
                   .ok());
-  EXPECT_EQ(RegisterFoldPolicy({"TEST.NOTHING", "again", false, [] { return std::make_unique<FoldsNothing>(); }})
+  EXPECT_EQ(RegisterFoldPolicy(
+                {"TEST.NOTHING", "again", false, [] { return std::make_unique<FoldsNothing>(); }})
                 .code(),
             absl::StatusCode::kAlreadyExists);
-  EXPECT_FALSE(RegisterFoldPolicy({"bad name", "x", false, [] { return std::make_unique<FoldsNothing>(); }}).ok());
+  EXPECT_FALSE(
+      RegisterFoldPolicy({"bad name", "x", false, [] { return std::make_unique<FoldsNothing>(); }})
+          .ok());
   EXPECT_EQ(ParseFoldPolicy("Test.Nothing").value(), "test.nothing");
   const std::vector<std::string> names = FoldPolicyRegistry().Names();
   EXPECT_EQ(std::count(names.begin(), names.end(), "test.nothing"), 1);
   bool listed = false;
-  for (const VariantInfo& v : ListVariants()) listed = listed || (v.name == "test.nothing" && v.axis == "fold_policy");
+  for (const VariantInfo& v : ListVariants())
+    listed = listed || (v.name == "test.nothing" && v.axis == "fold_policy");
   EXPECT_TRUE(listed);
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto vm, Vmstat::Create(SmallConfig("test.nothing", 2)));
   vm->Mod(1, StatKind::kZone, 0, 0, 3);
-  EXPECT_EQ(vm->Shepherd([](int) { return false; }, [](int, uint64_t) { ADD_FAILURE() << "queued"; }), 0);
+  EXPECT_EQ(
+      vm->Shepherd([](int) { return false; }, [](int, uint64_t) { ADD_FAILURE() << "queued"; }), 0);
   EXPECT_EQ(vm->MaxAbsDiff(1), 3);
   // It is the user's, not a built-in, and a default row unless it says otherwise.
   EXPECT_FALSE(IsBuiltinFoldPolicy("test.nothing"));
-  ISOLATION_ASSERT_OK_AND_ASSIGN(const FoldPolicyEntry* entry, FoldPolicyRegistry().Find("test.nothing"));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(const FoldPolicyEntry* entry,
+                                 FoldPolicyRegistry().Find("test.nothing"));
   EXPECT_EQ(entry->origin, VariantOrigin::kOutside);
   EXPECT_TRUE(entry->is_default_row());
 }
 
-INSTANTIATE_TEST_SUITE_P(BuiltIns, BuiltInPolicy, ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd", "C.addo"),
+INSTANTIATE_TEST_SUITE_P(BuiltIns, BuiltInPolicy,
+                         ::testing::Values("A0", "A1", "B", "B.local", "C", "D", "C.xadd",
+                                           "C.addo"),
                          ParamName);
 
 }  // namespace

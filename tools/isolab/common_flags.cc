@@ -15,19 +15,23 @@ ABSL_FLAG(std::string, isolcpus, isolation::experiments::CommonOptions{}.isolcpu
           "configuration with --topology=host; '' = none), e.g. domain,managed_irq,1-7");
 ABSL_FLAG(std::string, nohz_full, isolation::experiments::CommonOptions{}.nohz_full,
           "nohz_full= boot parameter value (cpulist)");
-ABSL_FLAG(uint64_t, seed, isolation::experiments::CommonOptions{}.seed, "Random seed of the simulator");
+ABSL_FLAG(uint64_t, seed, isolation::experiments::CommonOptions{}.seed,
+          "Random seed of the simulator");
 ABSL_FLAG(bool, quick, isolation::experiments::CommonOptions{}.quick,
           "Shorter runs (smoke tests); figures are labelled quick");
 ABSL_FLAG(bool, json, false, "Print the result as JSON on stdout");
 ABSL_FLAG(int32_t, real_cpus, isolation::experiments::CommonOptions{}.real_cpus,
-          "CPUs of the real-thread model (0 = sized to the host: min(host CPUs, modelled CPUs), the modelled "
+          "CPUs of the real-thread model (0 = sized to the host: min(host CPUs, modelled CPUs), "
+          "the modelled "
           "machine's housekeeping/isolated roles, 1:1 pinning); more than the host offers needs "
           "--allow_oversubscribed");
-ABSL_FLAG(bool, allow_oversubscribed, isolation::experiments::CommonOptions{}.allow_oversubscribed,
-          "Run a real-thread model larger than the host (model CPUs share host CPUs); its figures are "
-          "labelled OVERSUBSCRIBED");
+ABSL_FLAG(
+    bool, allow_oversubscribed, isolation::experiments::CommonOptions{}.allow_oversubscribed,
+    "Run a real-thread model larger than the host (model CPUs share host CPUs); its figures are "
+    "labelled OVERSUBSCRIBED");
 ABSL_FLAG(bool, force, false,
-          "Run even when the cost estimate printed before the run passes the budget (30 min or 8 GiB on the "
+          "Run even when the cost estimate printed before the run passes the budget (30 min or 8 "
+          "GiB on the "
           "reference host; README.md, isolab)");
 
 // Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).

@@ -88,8 +88,8 @@ std::set<std::string, std::less<>>& LastGiven() {
   return *given;
 }
 
-std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
-                                 bool* wants_help) {
+std::string ParseSubcommandFlags(const std::vector<std::string>& args,
+                                 const std::vector<std::string>& allowed, bool* wants_help) {
   const std::set<std::string> allowed_set(allowed.begin(), allowed.end());
   // Every flag once: "last one wins" silently changes what a script meant.
   std::map<std::string, std::string> given;  // flag name -> the argument that set it
@@ -125,8 +125,8 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
     }
     const std::string canonical = negated ? name.substr(2) : name;
     if (auto [it, fresh] = given.emplace(canonical, args[i]); !fresh) {
-      return absl::StrCat("flag '--", Escaped(canonical), "' is given twice ('", Escaped(it->second), "', then '",
-                          Escaped(args[i]), "'); give it once");
+      return absl::StrCat("flag '--", Escaped(canonical), "' is given twice ('",
+                          Escaped(it->second), "', then '", Escaped(args[i]), "'); give it once");
     }
     LastGiven().insert(canonical);
     if (negated) {
@@ -136,9 +136,9 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
         value = "true";
       } else if (i + 1 < argc) {
         if (LooksLikeFlag(args[i + 1])) {
-          return absl::StrCat("flag '--", Escaped(name), "' needs a value, but the next word '", Escaped(args[i + 1]),
-                              "' is a flag (write --", Escaped(name), "=", Escaped(args[i + 1]),
-                              " if that is the value)");
+          return absl::StrCat("flag '--", Escaped(name), "' needs a value, but the next word '",
+                              Escaped(args[i + 1]), "' is a flag (write --", Escaped(name), "=",
+                              Escaped(args[i + 1]), " if that is the value)");
         }
         value = args[++i];
       } else {
@@ -147,10 +147,12 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
     }
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
-      return absl::StrCat("bad value '", Escaped(value), "' for --", Escaped(name), ": ", ControlBytesEscaped(error));
+      return absl::StrCat("bad value '", Escaped(value), "' for --", Escaped(name), ": ",
+                          ControlBytesEscaped(error));
     }
     // One rule for every numeric flag: its documented range (FlagRange).
-    if (const FlagRange* range = FindFlagRange(canonical); range != nullptr && IsNumericFlag(*flag)) {
+    if (const FlagRange* range = FindFlagRange(canonical);
+        range != nullptr && IsNumericFlag(*flag)) {
       double v = 0;
       if (!absl::SimpleAtod(flag->CurrentValue(), &v) || !(v >= range->min && v <= range->max)) {
         return absl::StrCat("--", Escaped(canonical), "=", Escaped(value), ": out of range (want ",
@@ -163,13 +165,14 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
 
 bool FlagGiven(std::string_view name) { return LastGiven().count(name) > 0; }
 
-absl::StatusOr<std::vector<std::string>> ParseNameListFlag(std::string_view flag, std::string_view text,
-                                                           bool allow_empty, size_t max_items) {
+absl::StatusOr<std::vector<std::string>> ParseNameListFlag(std::string_view flag,
+                                                           std::string_view text, bool allow_empty,
+                                                           size_t max_items) {
   const std::string name(flag), value = Escaped(text);
   auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("--", name, "=", value, ": ", std::string(why),
-                                                   " (want names separated by single commas, each once, at most ",
-                                                   max_items, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", name, "=", value, ": ", std::string(why),
+        " (want names separated by single commas, each once, at most ", max_items, ")"));
   };
   std::vector<std::string> out;
   if (text.empty()) {
@@ -180,13 +183,16 @@ absl::StatusOr<std::vector<std::string>> ParseNameListFlag(std::string_view flag
   size_t begin = 0;
   while (true) {
     const size_t comma = text.find(',', begin);
-    const std::string_view item = text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin);
+    const std::string_view item =
+        text.substr(begin, comma == std::string_view::npos ? text.npos : comma - begin);
     if (item.empty()) return bad(absl::StrCat("empty name at position ", begin));
     for (char c : item) {
       const auto u = static_cast<unsigned char>(c);
-      if (u <= ' ' || u >= 0x7f) return bad(absl::StrCat("'", Escaped(item), "' has a space or control byte"));
+      if (u <= ' ' || u >= 0x7f)
+        return bad(absl::StrCat("'", Escaped(item), "' has a space or control byte"));
     }
-    if (!seen.insert(item).second) return bad(absl::StrCat("'", Escaped(item), "' is listed twice"));
+    if (!seen.insert(item).second)
+      return bad(absl::StrCat("'", Escaped(item), "' is listed twice"));
     if (out.size() == max_items) return bad("too many names");
     out.emplace_back(item);
     if (comma == std::string_view::npos) break;
@@ -195,8 +201,10 @@ absl::StatusOr<std::vector<std::string>> ParseNameListFlag(std::string_view flag
   return out;
 }
 
-std::vector<std::string> SplitPositional(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
-                                         std::vector<std::string>* positional, std::vector<std::string>* after_dashes) {
+std::vector<std::string> SplitPositional(const std::vector<std::string>& args,
+                                         const std::vector<std::string>& allowed,
+                                         std::vector<std::string>* positional,
+                                         std::vector<std::string>* after_dashes) {
   const std::set<std::string> allowed_set(allowed.begin(), allowed.end());
   std::vector<std::string> flags;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -216,18 +224,20 @@ std::vector<std::string> SplitPositional(const std::vector<std::string>& args, c
     const std::string n(name);
     if (!allowed_set.count(n)) continue;
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(n);
-    if (flag != nullptr && !flag->IsOfType<bool>() && i + 1 < args.size()) flags.push_back(args[++i]);
+    if (flag != nullptr && !flag->IsOfType<bool>() && i + 1 < args.size())
+      flags.push_back(args[++i]);
   }
   return flags;
 }
 
-absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::string_view text, int min, int max,
-                                                  size_t max_items) {
+absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::string_view text,
+                                                  int min, int max, size_t max_items) {
   const std::string name(flag), value = absl::CHexEscape(std::string(text));
   auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("--", name, "=", value, ": ", std::string(why), " (want ",
-                                                   max_items == 1 ? "one integer" : "integers", " ", min, "..", max,
-                                                   " separated by commas, at most ", max_items, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, "=", value, ": ", std::string(why), " (want ",
+                     max_items == 1 ? "one integer" : "integers", " ", min, "..", max,
+                     " separated by commas, at most ", max_items, ")"));
   };
   if (text.empty()) return bad("empty list");
   std::vector<int> out;
@@ -241,10 +251,12 @@ absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::st
     }
     const std::string item(text.substr(begin, pos - begin));
     if (pos == begin) {
-      return bad(absl::StrCat("expected a number at position ", begin,
-                              pos < text.size() ? absl::StrCat(", found '", std::string(1, text[pos]), "'") : ""));
+      return bad(absl::StrCat(
+          "expected a number at position ", begin,
+          pos < text.size() ? absl::StrCat(", found '", std::string(1, text[pos]), "'") : ""));
     }
-    if (item.size() > 1 && item[0] == '0') return bad(absl::StrCat("'", item, "' has a leading zero"));
+    if (item.size() > 1 && item[0] == '0')
+      return bad(absl::StrCat("'", item, "' has a leading zero"));
     if (v < min || v > max) return bad(absl::StrCat("'", item, "' is out of range"));
     for (int seen : out) {
       if (seen == v) return bad(absl::StrCat("'", item, "' is listed twice"));
@@ -253,7 +265,8 @@ absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::st
     if (out.size() > max_items) return bad("too many items");
     if (pos == text.size()) break;
     if (text[pos] != ',') {
-      return bad(absl::StrCat("expected ',' at position ", pos, ", found '", std::string(1, text[pos]), "'"));
+      return bad(absl::StrCat("expected ',' at position ", pos, ", found '",
+                              std::string(1, text[pos]), "'"));
     }
     ++pos;
   }

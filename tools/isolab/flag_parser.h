@@ -24,8 +24,8 @@ namespace isolation::isolab {
 // twice (in any of its forms) is an error, and so is "--flag VALUE" whose
 // VALUE looks like a flag ("--trace --json"; a negative number is a
 // value; "--trace=--json" says it is meant).
-std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
-                                 bool* wants_help);
+std::string ParseSubcommandFlags(const std::vector<std::string>& args,
+                                 const std::vector<std::string>& allowed, bool* wants_help);
 
 // Separates a subcommand's positional words from its flags: `args` minus
 // the words that are not flags and not the value of a preceding
@@ -33,16 +33,18 @@ std::string ParseSubcommandFlags(const std::vector<std::string>& args, const std
 // go to *positional in order.  A "--" ends the flags: every word after it
 // goes to *after_dashes (isolab record's command).  Errors: none; the flags
 // left are checked by ParseSubcommandFlags.
-std::vector<std::string> SplitPositional(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
-                                         std::vector<std::string>* positional, std::vector<std::string>* after_dashes);
+std::vector<std::string> SplitPositional(const std::vector<std::string>& args,
+                                         const std::vector<std::string>& allowed,
+                                         std::vector<std::string>* positional,
+                                         std::vector<std::string>* after_dashes);
 
 // An integer-list flag value such as --idle_llc_cpus=16,64,256: decimal
 // numbers (no sign, no spaces, no leading zeros) separated by single commas,
 // between 1 and `max_items` of them, each in [min, max], none twice.
 // Errors: InvalidArgument naming the flag, the (C-escaped) value and the
 // bad item.
-absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::string_view text, int min, int max,
-                                                  size_t max_items = 16);
+absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::string_view text,
+                                                  int min, int max, size_t max_items = 16);
 
 // The documented range of a numeric flag, [min, max] (integer flags: whole
 // numbers).  ParseSubcommandFlags checks every numeric flag it sets against
@@ -64,9 +66,10 @@ const FlagRange* FindFlagRange(std::string_view flag);
 // "MIN..MAX" as --help and the errors print it.
 std::string FlagRangeText(const FlagRange& range);
 
-#define ISOLAB_FLAG_RANGE(name, min, max)                                             \
-  [[maybe_unused]] static const bool isolab_flag_range_##name =                        \
-      ::isolation::isolab::DeclareFlagRange(#name, static_cast<double>(min), static_cast<double>(max))
+#define ISOLAB_FLAG_RANGE(name, min, max)                                    \
+  [[maybe_unused]] static const bool isolab_flag_range_##name =              \
+      ::isolation::isolab::DeclareFlagRange(#name, static_cast<double>(min), \
+                                            static_cast<double>(max))
 
 // Whether the last ParseSubcommandFlags call set flag `name` (in any of its
 // forms): a default left alone and the same value given explicitly can mean
@@ -77,8 +80,10 @@ bool FlagGiven(std::string_view name);
 // spaces or control bytes) separated by single commas, each once, at most
 // `max_items`; "" is the empty list when `allow_empty`.  Errors:
 // InvalidArgument naming the flag, the escaped value and the bad item.
-absl::StatusOr<std::vector<std::string>> ParseNameListFlag(std::string_view flag, std::string_view text,
-                                                           bool allow_empty = false, size_t max_items = 256);
+absl::StatusOr<std::vector<std::string>> ParseNameListFlag(std::string_view flag,
+                                                           std::string_view text,
+                                                           bool allow_empty = false,
+                                                           size_t max_items = 256);
 
 }  // namespace isolation::isolab
 

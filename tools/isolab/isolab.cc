@@ -67,7 +67,8 @@ constexpr int kExitRunFailure = 1;
 constexpr int kExitBadInput = 2;
 
 const std::vector<std::string> kReproduceFlags = {"json", "quick", "seed", "force"};
-constexpr char kVariantsSummary[] = "List every registered variant of every mechanism (--json: as JSON)";
+constexpr char kVariantsSummary[] =
+    "List every registered variant of every mechanism (--json: as JSON)";
 
 // `isolab variants`: the registries' rows (experiments/variants.h).
 int ListVariants() {
@@ -93,21 +94,23 @@ void PrintTopLevelHelp(const std::vector<Subcommand>& experiments) {
   std::printf("  %-10s %s\n", "variants", kVariantsSummary);
   std::printf("  %-10s %s\n", "replay", ReplaySubcommand().summary.c_str());
   std::printf("  %-10s %s\n", "record",
-              "Record the host's scheduler, rseq, timer and workqueue events into a trace.dat (root; isolab record "
+              "Record the host's scheduler, rseq, timer and workqueue events into a trace.dat "
+              "(root; isolab record "
               "-o FILE [--duration=S] [-- command ...])");
 }
 
 void PrintFlagHelp(std::string_view subcommand, std::string_view summary,
                    const std::vector<std::string>& flags) {
-  std::printf("usage: isolab %.*s [flags]\n\n%.*s\n\nflags:\n",
-              static_cast<int>(subcommand.size()), subcommand.data(),
-              static_cast<int>(summary.size()), summary.data());
+  std::printf("usage: isolab %.*s [flags]\n\n%.*s\n\nflags:\n", static_cast<int>(subcommand.size()),
+              subcommand.data(), static_cast<int>(summary.size()), summary.data());
   for (const auto& name : flags) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) continue;
     const FlagRange* range = FindFlagRange(name);
-    std::printf("  --%s (default: \"%s\"%s)\n      %s\n", name.c_str(), flag->DefaultValue().c_str(),
-                range != nullptr ? absl::StrCat("; range ", FlagRangeText(*range)).c_str() : "", flag->Help().c_str());
+    std::printf("  --%s (default: \"%s\"%s)\n      %s\n", name.c_str(),
+                flag->DefaultValue().c_str(),
+                range != nullptr ? absl::StrCat("; range ", FlagRangeText(*range)).c_str() : "",
+                flag->Help().c_str());
   }
 }
 
@@ -117,17 +120,19 @@ int LookExit(const absl::Status& s) {
 }
 
 bool ModelsAMachine(const Subcommand& subcommand) {
-  return std::find(subcommand.flags.begin(), subcommand.flags.end(), "isolcpus") != subcommand.flags.end();
+  return std::find(subcommand.flags.begin(), subcommand.flags.end(), "isolcpus") !=
+         subcommand.flags.end();
 }
 
 // Runs `subcommand` as isolab does: the warnings of the isolation
 // configuration go to stderr before the run ("isolab <name>: warning:
 // <parameter>: <message>"), those the experiment added after it.
-absl::StatusOr<ExperimentReport> RunWithWarnings(const Subcommand& subcommand, const CommonOptions& common,
-                                                 Progress& progress) {
+absl::StatusOr<ExperimentReport> RunWithWarnings(const Subcommand& subcommand,
+                                                 const CommonOptions& common, Progress& progress) {
   std::vector<IsolationWarning> printed;
   auto print = [&](const IsolationWarning& w) {
-    std::fprintf(stderr, "isolab %s: warning: %s: %s\n", subcommand.name.c_str(), w.parameter.c_str(),  // printable already (isolation_config.cc)
+    std::fprintf(stderr, "isolab %s: warning: %s: %s\n", subcommand.name.c_str(),
+                 w.parameter.c_str(),  // printable already (isolation_config.cc)
                  w.message.c_str());
   };
   // Bad values are left to the experiment, which reports them as errors.
@@ -163,14 +168,16 @@ int CheckCost(const std::string& name, const absl::StatusOr<experiments::RunCost
   if (experiments::OverBudget(*cost)) {
     if (!absl::GetFlag(FLAGS_force)) {
       std::fprintf(stderr,
-                   "isolab %s: estimated cost %s is over the budget (%s min or %s GiB); give --force to run it "
+                   "isolab %s: estimated cost %s is over the budget (%s min or %s GiB); give "
+                   "--force to run it "
                    "anyway\n",
-                   name.c_str(), text.c_str(), absl::StrCat(experiments::kRunBudgetSeconds / 60).c_str(),
+                   name.c_str(), text.c_str(),
+                   absl::StrCat(experiments::kRunBudgetSeconds / 60).c_str(),
                    absl::StrCat(experiments::kRunBudgetBytes / (1024.0 * 1024 * 1024)).c_str());
       return kExitBadInput;
     }
-    std::fprintf(stderr, "isolab %s: estimated cost %s is over the budget; running it (--force)\n", name.c_str(),
-                 text.c_str());
+    std::fprintf(stderr, "isolab %s: estimated cost %s is over the budget; running it (--force)\n",
+                 name.c_str(), text.c_str());
   } else if (isatty(STDERR_FILENO) == 0) {
     std::fprintf(stderr, "isolab %s: estimated cost %s\n", name.c_str(), text.c_str());
   }
@@ -191,13 +198,15 @@ nlohmann::json CostJson(const experiments::RunCost& estimate, double seconds) {
 
 int RunOne(const Subcommand& experiment, const CommonOptions& options, const PlotOptions& plot) {
   experiments::RunCost estimate;
-  if (int rc = CheckCost(experiment.name, experiment.estimate(options), &estimate); rc >= 0) return rc;
+  if (int rc = CheckCost(experiment.name, experiment.estimate(options), &estimate); rc >= 0)
+    return rc;
   const Nanos start = MonotonicNanos();
   Progress progress(experiment.name);
   absl::StatusOr<ExperimentReport> report = RunWithWarnings(experiment, options, progress);
   progress.Done();
   if (!report.ok()) {
-    std::fprintf(stderr, "isolab %s: %s\n", experiment.name.c_str(), report.status().ToString().c_str());
+    std::fprintf(stderr, "isolab %s: %s\n", experiment.name.c_str(),
+                 report.status().ToString().c_str());
     return report.status().code() == absl::StatusCode::kInvalidArgument ||
                    report.status().code() == absl::StatusCode::kOutOfRange
                ? kExitBadInput
@@ -226,7 +235,8 @@ std::string Pad(const std::string& s, size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
-int Reproduce(const std::vector<Subcommand>& experiments, const CommonOptions& options, const PlotOptions& plot) {
+int Reproduce(const std::vector<Subcommand>& experiments, const CommonOptions& options,
+              const PlotOptions& plot) {
   nlohmann::json out;
   out["experiments"] = nlohmann::json::object();
   out["rows"] = nlohmann::json::array();
@@ -251,7 +261,8 @@ int Reproduce(const std::vector<Subcommand>& experiments, const CommonOptions& o
   for (size_t i = 0; i < experiments.size(); ++i) {
     const auto& e = experiments[i];
     // --trace: each experiment gets an equal share of what is left.
-    if (options.trace != nullptr) options.trace->BeginPhase(static_cast<int>(experiments.size() - i));
+    if (options.trace != nullptr)
+      options.trace->BeginPhase(static_cast<int>(experiments.size() - i));
     Progress progress(e.name);
     absl::StatusOr<ExperimentReport> report = RunWithWarnings(e, options, progress);
     progress.Done();
@@ -282,7 +293,8 @@ int Reproduce(const std::vector<Subcommand>& experiments, const CommonOptions& o
     exit_code = std::max(exit_code, LookExit(s));
   }
   if (violations > 0) {
-    std::fprintf(stderr, "isolab reproduce: %lld invariant violation(s)\n", static_cast<long long>(violations));
+    std::fprintf(stderr, "isolab reproduce: %lld invariant violation(s)\n",
+                 static_cast<long long>(violations));
     exit_code = std::max(exit_code, kExitRunFailure);
   }
   if (absl::GetFlag(FLAGS_json)) {
@@ -305,7 +317,8 @@ int Reproduce(const std::vector<Subcommand>& experiments, const CommonOptions& o
   }
   std::cout << "\ninvariant violations (all experiments): " << violations << "\n";
   if (options.quick) std::cout << "(--quick: shortened runs, figures indicative only)\n";
-  if (!failed.empty()) std::cout << "experiments that failed: " << absl::StrJoin(failed, ", ") << "\n";
+  if (!failed.empty())
+    std::cout << "experiments that failed: " << absl::StrJoin(failed, ", ") << "\n";
   return exit_code;
 }
 
@@ -342,7 +355,8 @@ static int MainUnchecked(int argc, char** argv) {
   } else if (selected != nullptr) {
     allowed = selected->flags;
     for (const char* common : {"json", "quick", "seed", "force"}) {
-      if (std::find(allowed.begin(), allowed.end(), common) == allowed.end()) allowed.push_back(common);
+      if (std::find(allowed.begin(), allowed.end(), common) == allowed.end())
+        allowed.push_back(common);
     }
     for (const std::string& f : LookFlagNames(subcommand)) {
       if (std::find(allowed.begin(), allowed.end(), f) == allowed.end()) allowed.push_back(f);
@@ -361,8 +375,9 @@ static int MainUnchecked(int argc, char** argv) {
     args = SplitPositional(args, allowed, &positional, &after_dashes);
     positional.insert(positional.end(), after_dashes.begin(), after_dashes.end());
     if (positional.size() > 1) {
-      std::fprintf(stderr, "isolab replay: one recording at a time (got %zu: '%s', '%s', ...)\n", positional.size(),
-                   absl::CHexEscape(positional[0]).c_str(), absl::CHexEscape(positional[1]).c_str());
+      std::fprintf(stderr, "isolab replay: one recording at a time (got %zu: '%s', '%s', ...)\n",
+                   positional.size(), absl::CHexEscape(positional[0]).c_str(),
+                   absl::CHexEscape(positional[1]).c_str());
       return kExitBadInput;
     }
     if (!positional.empty()) SetReplayFile(positional[0]);
@@ -379,12 +394,14 @@ static int MainUnchecked(int argc, char** argv) {
   if (subcommand == "variants") return ListVariants();
   absl::StatusOr<LookOptions> look = LookOptionsFromFlags();
   if (!look.ok()) {
-    std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), std::string(look.status().message()).c_str());
+    std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(),
+                 std::string(look.status().message()).c_str());
     return kExitBadInput;
   }
   absl::StatusOr<std::unique_ptr<TraceFile>> trace = experiments::OpenTrace(look->trace);
   if (!trace.ok()) {
-    std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(), std::string(trace.status().message()).c_str());
+    std::fprintf(stderr, "isolab %s: %s\n", subcommand.c_str(),
+                 std::string(trace.status().message()).c_str());
     return kExitBadInput;
   }
   CommonOptions options = CommonOptionsFromFlags();
@@ -402,7 +419,8 @@ static int MainUnchecked(int argc, char** argv) {
                    static_cast<long long>((*trace)->events_written()), (*trace)->path().c_str(),
                    (*trace)->events_dropped() > 0
                        ? absl::StrCat(" (truncated: ", (*trace)->events_dropped(),
-                                      " events over --trace_max_events dropped)").c_str()
+                                      " events over --trace_max_events dropped)")
+                             .c_str()
                        : "");
     }
   }
@@ -418,7 +436,8 @@ int Main(int argc, char** argv) {
   if (!std::cout.good()) {
     const int err = errno;
     std::fprintf(stderr, "isolab: writing the report to stdout failed: %s\n",
-                 err != 0 ? std::strerror(err) : "the stream refused a write (a full device or a closed pipe?)");
+                 err != 0 ? std::strerror(err)
+                          : "the stream refused a write (a full device or a closed pipe?)");
     rc = std::max(rc, kExitRunFailure);
   }
   return rc;

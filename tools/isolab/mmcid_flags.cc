@@ -15,10 +15,13 @@ using isolation::experiments::MmCidExperimentOptions;
 
 ABSL_FLAG(int, mmcid_duration_ms, MmCidExperimentOptions{}.duration_ms,
           "simulated duration of the S11 placement run (ms)");
-ABSL_FLAG(std::string, mmcid_allocator, MmCidExperimentOptions{}.allocator,
-          absl::StrCat("allocator (", isolation::experiments::RegisteredAllocatorsHelp(),
-                       "); scan scopes and placements registered outside the library are rows of their own"));
-ABSL_FLAG(int, mmcid_batch, MmCidExperimentOptions{}.batch, "CPUs per call of the batch strategy (batch_N)");
+ABSL_FLAG(
+    std::string, mmcid_allocator, MmCidExperimentOptions{}.allocator,
+    absl::StrCat(
+        "allocator (", isolation::experiments::RegisteredAllocatorsHelp(),
+        "); scan scopes and placements registered outside the library are rows of their own"));
+ABSL_FLAG(int, mmcid_batch, MmCidExperimentOptions{}.batch,
+          "CPUs per call of the batch strategy (batch_N)");
 ABSL_FLAG(int, mmcid_scan_reps, MmCidExperimentOptions{}.scan_reps,
           "host-timed repetitions per scan strategy (median reported)");
 ABSL_FLAG(std::string, mmcid_tick_kick, MmCidExperimentOptions{}.tick_kick,
@@ -43,19 +46,20 @@ absl::StatusOr<MmCidExperimentOptions> MmCidOptionsFromFlags() {
 }
 
 Subcommand MmCidSubcommand() {
-  return {"mmcid",
-          "mm_cid compaction: scan cost per strategy, isolated-CPU stall per placement, convergence",
-          {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "mmcid_duration_ms", "mmcid_allocator",
-           "mmcid_batch", "mmcid_scan_reps", "mmcid_tick_kick"},
-          [](const experiments::CommonOptions& common,
-             experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
-            ISOLATION_ASSIGN_OR_RETURN(MmCidExperimentOptions options, MmCidOptionsFromFlags());
-            return experiments::RunMmCidExperiment(common, options, progress);
-          },
-          [](const experiments::CommonOptions& common) -> absl::StatusOr<experiments::RunCost> {
-            ISOLATION_ASSIGN_OR_RETURN(MmCidExperimentOptions options, MmCidOptionsFromFlags());
-            return experiments::EstimateMmCidExperiment(common, options);
-          }};
+  return {
+      "mmcid",
+      "mm_cid compaction: scan cost per strategy, isolated-CPU stall per placement, convergence",
+      {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "mmcid_duration_ms",
+       "mmcid_allocator", "mmcid_batch", "mmcid_scan_reps", "mmcid_tick_kick"},
+      [](const experiments::CommonOptions& common,
+         experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
+        ISOLATION_ASSIGN_OR_RETURN(MmCidExperimentOptions options, MmCidOptionsFromFlags());
+        return experiments::RunMmCidExperiment(common, options, progress);
+      },
+      [](const experiments::CommonOptions& common) -> absl::StatusOr<experiments::RunCost> {
+        ISOLATION_ASSIGN_OR_RETURN(MmCidExperimentOptions options, MmCidOptionsFromFlags());
+        return experiments::EstimateMmCidExperiment(common, options);
+      }};
 }
 
 }  // namespace isolation::isolab

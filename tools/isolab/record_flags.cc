@@ -32,7 +32,8 @@ ISOLAB_FLAG_RANGE(record_buffer_kb, 64, 1048576);
 namespace isolation::isolab {
 
 int RecordMain(const std::vector<std::string>& raw) {
-  const std::vector<std::string> allowed = {"output", "duration", "record_events", "record_buffer_kb"};
+  const std::vector<std::string> allowed = {"output", "duration", "record_events",
+                                            "record_buffer_kb"};
   std::vector<std::string> args;
   for (size_t i = 0; i < raw.size(); ++i) {
     if (raw[i] == "-o" && i + 1 < raw.size()) {
@@ -47,10 +48,14 @@ int RecordMain(const std::vector<std::string>& raw) {
   const std::string error = ParseSubcommandFlags(args, allowed, &help);
   if (help) {
     std::printf(
-        "usage: isolab record -o FILE [--duration=S] [--record_events=LIST] [--record_buffer_kb=N] [-- COMMAND ...]\n\n"
-        "Records the host's scheduler, rseq, timer, timer-migration and workqueue events (root) into a trace.dat\n"
-        "that isolab replay and trace-cmd report read.  Its own tracefs instance, events only; every tracing\n"
-        "setting is restored, also when interrupted (Ctrl-C ends the recording and keeps the file).\n");
+        "usage: isolab record -o FILE [--duration=S] [--record_events=LIST] [--record_buffer_kb=N] "
+        "[-- COMMAND ...]\n\n"
+        "Records the host's scheduler, rseq, timer, timer-migration and workqueue events (root) "
+        "into a trace.dat\n"
+        "that isolab replay and trace-cmd report read.  Its own tracefs instance, events only; "
+        "every tracing\n"
+        "setting is restored, also when interrupted (Ctrl-C ends the recording and keeps the "
+        "file).\n");
     return 0;
   }
   if (!error.empty()) {
@@ -58,7 +63,8 @@ int RecordMain(const std::vector<std::string>& raw) {
     return 2;
   }
   if (!positional.empty()) {
-    std::fprintf(stderr, "isolab record: unexpected argument '%s' (a command goes after --)\n", absl::CHexEscape(positional[0]).c_str());
+    std::fprintf(stderr, "isolab record: unexpected argument '%s' (a command goes after --)\n",
+                 absl::CHexEscape(positional[0]).c_str());
     return 2;
   }
   replay::RecordOptions o;
@@ -81,17 +87,23 @@ int RecordMain(const std::vector<std::string>& raw) {
   absl::StatusOr<replay::RecordSummary> s = replay::RecordHost(o);
   if (!s.ok()) {
     std::fprintf(stderr, "isolab record: %s\n", std::string(s.status().message()).c_str());
-    const bool bad_input = absl::IsInvalidArgument(s.status()) || absl::IsPermissionDenied(s.status()) ||
-                           absl::IsNotFound(s.status());
+    const bool bad_input = absl::IsInvalidArgument(s.status()) ||
+                           absl::IsPermissionDenied(s.status()) || absl::IsNotFound(s.status());
     return bad_input ? 2 : 1;
   }
-  std::fprintf(stderr, "isolab record: %s: %lld bytes, %d CPUs, %.3f s%s%s%s%s\n", o.output_path.c_str(),
-               static_cast<long long>(s->bytes_written), s->cpus, static_cast<double>(s->duration) / 1e9,
-               s->command_exit_status >= 0 ? absl::StrCat(", command exit status ", s->command_exit_status).c_str() : "",
-               s->events_lost > 0 ? absl::StrCat(", ", s->events_lost, " events LOST (a larger --record_buffer_kb)").c_str() : "",
-               s->interrupted ? ", interrupted" : "", s->stopped_at_bound ? ", stopped at its bound" : "");
+  std::fprintf(
+      stderr, "isolab record: %s: %lld bytes, %d CPUs, %.3f s%s%s%s%s\n", o.output_path.c_str(),
+      static_cast<long long>(s->bytes_written), s->cpus, static_cast<double>(s->duration) / 1e9,
+      s->command_exit_status >= 0
+          ? absl::StrCat(", command exit status ", s->command_exit_status).c_str()
+          : "",
+      s->events_lost > 0
+          ? absl::StrCat(", ", s->events_lost, " events LOST (a larger --record_buffer_kb)").c_str()
+          : "",
+      s->interrupted ? ", interrupted" : "", s->stopped_at_bound ? ", stopped at its bound" : "");
   if (!s->events_missing.empty()) {
-    std::fprintf(stderr, "isolab record: not on this kernel: %s\n", absl::StrJoin(s->events_missing, ", ").c_str());
+    std::fprintf(stderr, "isolab record: not on this kernel: %s\n",
+                 absl::StrJoin(s->events_missing, ", ").c_str());
   }
   return 0;
 }

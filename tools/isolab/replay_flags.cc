@@ -20,29 +20,41 @@
 
 using isolation::experiments::ReplayExperimentOptions;
 
-ABSL_FLAG(std::string, replay_file, "", "The recording (also the positional argument: isolab replay FILE)");
+ABSL_FLAG(std::string, replay_file, "",
+          "The recording (also the positional argument: isolab replay FILE)");
 ABSL_FLAG(std::string, replay_format, ReplayExperimentOptions{}.format,
-          "Format of the recording: auto | dat (trace.dat) | report (trace-cmd report text) | perf (perf script text)");
-ABSL_FLAG(int32_t, replay_cpus, 0, "CPU count of the recorded machine, where the file does not say (0: the file's)");
-ABSL_FLAG(std::string, replay_kernel, "", "Kernel release of the recording, where the file does not say (e.g. 6.18)");
-ABSL_FLAG(int32_t, replay_hz, 0, "CONFIG_HZ of the recorded kernel, where the file does not say (0: the file's, else 250)");
+          "Format of the recording: auto | dat (trace.dat) | report (trace-cmd report text) | perf "
+          "(perf script text)");
+ABSL_FLAG(int32_t, replay_cpus, 0,
+          "CPU count of the recorded machine, where the file does not say (0: the file's)");
+ABSL_FLAG(std::string, replay_kernel, "",
+          "Kernel release of the recording, where the file does not say (e.g. 6.18)");
+ABSL_FLAG(
+    int32_t, replay_hz, 0,
+    "CONFIG_HZ of the recorded kernel, where the file does not say (0: the file's, else 250)");
 ABSL_FLAG(std::string, recorded_isolcpus, "",
-          "isolcpus= the recorded kernel ran with, where the file does not say ('' = the file's, else none)");
-ABSL_FLAG(std::string, recorded_nohz_full, "", "nohz_full= the recorded kernel ran with, where the file does not say");
+          "isolcpus= the recorded kernel ran with, where the file does not say ('' = the file's, "
+          "else none)");
+ABSL_FLAG(std::string, recorded_nohz_full, "",
+          "nohz_full= the recorded kernel ran with, where the file does not say");
 ABSL_FLAG(std::string, replay_mechanisms, absl::StrJoin(ReplayExperimentOptions{}.mechanisms, ","),
           "Mechanisms to replay: mm_cid, tmigr, idle_select, vmstat");
-ABSL_FLAG(bool, replay_negative_controls, false, "Also replay the registered negative controls (rows marked as such)");
+ABSL_FLAG(bool, replay_negative_controls, false,
+          "Also replay the registered negative controls (rows marked as such)");
 ABSL_FLAG(int32_t, replay_disagreements, ReplayExperimentOptions{}.disagreements,
           "How many of the first disagreements with the kernel to print per mechanism");
-ABSL_FLAG(int64_t, replay_max_bad_lines, 0, "Malformed text lines to skip (counted) before the reader fails");
+ABSL_FLAG(int64_t, replay_max_bad_lines, 0,
+          "Malformed text lines to skip (counted) before the reader fails");
 ABSL_FLAG(int32_t, replay_mm_cid_tasks, ReplayExperimentOptions{}.mm_cid_tasks,
-          "Threads (of mms created in the recording) each mm_cid model holds; later ones are counted, not modelled");
+          "Threads (of mms created in the recording) each mm_cid model holds; later ones are "
+          "counted, not modelled");
 ABSL_FLAG(int32_t, replay_check_every, ReplayExperimentOptions{}.check_every,
           "Run the adapters' invariant checks after every n-th event (1: after each)");
 
-ABSL_FLAG(std::string, mmcid_variants, "",
-          "(isolab replay) mm_cid variants to replay, comma-separated, as isolab variants names them "
-          "('' = every registered one)");
+ABSL_FLAG(
+    std::string, mmcid_variants, "",
+    "(isolab replay) mm_cid variants to replay, comma-separated, as isolab variants names them "
+    "('' = every registered one)");
 
 // Documented ranges, checked by the flag parser for every subcommand (flag_parser.h).
 ISOLAB_FLAG_RANGE(replay_cpus, 0, isolation::kMaxCpus);
@@ -77,7 +89,8 @@ absl::StatusOr<ReplayExperimentOptions> ReplayOptionsFromFlags() {
   o.hz = absl::GetFlag(FLAGS_replay_hz);
   o.recorded_isolcpus = absl::GetFlag(FLAGS_recorded_isolcpus);
   o.recorded_nohz_full = absl::GetFlag(FLAGS_recorded_nohz_full);
-  ISOLATION_ASSIGN_OR_RETURN(o.mechanisms, ParseNameListFlag("replay_mechanisms", absl::GetFlag(FLAGS_replay_mechanisms)));
+  ISOLATION_ASSIGN_OR_RETURN(
+      o.mechanisms, ParseNameListFlag("replay_mechanisms", absl::GetFlag(FLAGS_replay_mechanisms)));
   o.negative_controls = absl::GetFlag(FLAGS_replay_negative_controls);
   o.disagreements = absl::GetFlag(FLAGS_replay_disagreements);
   o.max_bad_lines = absl::GetFlag(FLAGS_replay_max_bad_lines);
@@ -86,8 +99,10 @@ absl::StatusOr<ReplayExperimentOptions> ReplayOptionsFromFlags() {
   for (const auto& [mechanism, flag_name] : kVariantFlags) {
     if (!FlagGiven(flag_name)) continue;
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(flag_name);
-    if (flag == nullptr) return absl::InternalError(absl::StrCat("flag --", flag_name, " is not linked in"));
-    ISOLATION_ASSIGN_OR_RETURN(o.variants[mechanism], ParseNameListFlag(flag_name, flag->CurrentValue()));
+    if (flag == nullptr)
+      return absl::InternalError(absl::StrCat("flag --", flag_name, " is not linked in"));
+    ISOLATION_ASSIGN_OR_RETURN(o.variants[mechanism],
+                               ParseNameListFlag(flag_name, flag->CurrentValue()));
   }
   return o;
 }
@@ -96,14 +111,35 @@ void SetReplayFile(const std::string& file) { absl::SetFlag(&FLAGS_replay_file, 
 
 Subcommand ReplaySubcommand() {
   return {"replay",
-          "Replay a recorded kernel trace (trace.dat, trace-cmd report or perf script text) through every "
-          "registered variant: figures per variant and agreement with the kernel (isolab replay FILE; here "
-          "--topology and --isolcpus left at 'seed' mean the recording's own machine and isolation, other "
+          "Replay a recorded kernel trace (trace.dat, trace-cmd report or perf script text) "
+          "through every "
+          "registered variant: figures per variant and agreement with the kernel (isolab replay "
+          "FILE; here "
+          "--topology and --isolcpus left at 'seed' mean the recording's own machine and "
+          "isolation, other "
           "values a what-if)",
-          {"topology", "isolcpus", "nohz_full", "seed", "json", "replay_file", "replay_format", "replay_cpus",
-           "replay_kernel", "replay_hz", "recorded_isolcpus", "recorded_nohz_full", "replay_mechanisms",
-           "replay_negative_controls", "replay_disagreements", "replay_max_bad_lines", "replay_mm_cid_tasks",
-           "replay_check_every", "mmcid_variants", "tmigr_variants", "idle_variants", "vmstat_strategies"},
+          {"topology",
+           "isolcpus",
+           "nohz_full",
+           "seed",
+           "json",
+           "replay_file",
+           "replay_format",
+           "replay_cpus",
+           "replay_kernel",
+           "replay_hz",
+           "recorded_isolcpus",
+           "recorded_nohz_full",
+           "replay_mechanisms",
+           "replay_negative_controls",
+           "replay_disagreements",
+           "replay_max_bad_lines",
+           "replay_mm_cid_tasks",
+           "replay_check_every",
+           "mmcid_variants",
+           "tmigr_variants",
+           "idle_variants",
+           "vmstat_strategies"},
           [](const experiments::CommonOptions& common,
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(ReplayExperimentOptions options, ReplayOptionsFromFlags());

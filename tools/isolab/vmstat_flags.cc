@@ -15,9 +15,11 @@
 
 using isolation::experiments::VmstatExperimentOptions;
 
-ABSL_FLAG(std::string, vmstat_strategies, absl::StrJoin(VmstatExperimentOptions{}.strategies, ","),
-          absl::StrCat("Comma-separated fold policies to run, e.g. A0, A1, B, C, D (D is the library's own idea; ",
-                       isolation::experiments::RegisteredFoldPoliciesHelp(), ")"));
+ABSL_FLAG(
+    std::string, vmstat_strategies, absl::StrJoin(VmstatExperimentOptions{}.strategies, ","),
+    absl::StrCat(
+        "Comma-separated fold policies to run, e.g. A0, A1, B, C, D (D is the library's own idea; ",
+        isolation::experiments::RegisteredFoldPoliciesHelp(), ")"));
 ABSL_FLAG(int32_t, vmstat_syscalls, VmstatExperimentOptions{}.syscalls,
           "Simulator: mlock/munlock-like syscalls per isolated CPU before the RT start-up");
 ABSL_FLAG(int32_t, vmstat_spin_ms, VmstatExperimentOptions{}.spin_ms,
@@ -39,7 +41,8 @@ namespace isolation::isolab {
 
 absl::StatusOr<VmstatExperimentOptions> VmstatOptionsFromFlags() {
   VmstatExperimentOptions o;
-  ISOLATION_ASSIGN_OR_RETURN(o.strategies, ParseNameListFlag("vmstat_strategies", absl::GetFlag(FLAGS_vmstat_strategies)));
+  ISOLATION_ASSIGN_OR_RETURN(
+      o.strategies, ParseNameListFlag("vmstat_strategies", absl::GetFlag(FLAGS_vmstat_strategies)));
   o.syscalls = absl::GetFlag(FLAGS_vmstat_syscalls);
   o.spin_ms = absl::GetFlag(FLAGS_vmstat_spin_ms);
   o.stat_interval_ms = absl::GetFlag(FLAGS_vmstat_stat_interval_ms);
@@ -50,18 +53,20 @@ absl::StatusOr<VmstatExperimentOptions> VmstatOptionsFromFlags() {
 
 Subcommand VmstatSubcommand() {
   return {"vmstat",
-          "Deferred vmstat folding on isolated CPUs: interruptions, residue and syscall cost per strategy "
+          "Deferred vmstat folding on isolated CPUs: interruptions, residue and syscall cost per "
+          "strategy "
           "(A0/A1/B/C[/D])",
-          {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "vmstat_strategies", "vmstat_syscalls",
-           "vmstat_spin_ms", "vmstat_stat_interval_ms", "vmstat_host_iterations", "vmstat_real_syscall", "real_cpus",
-           "allow_oversubscribed"},
+          {"topology", "isolcpus", "nohz_full", "seed", "quick", "json", "vmstat_strategies",
+           "vmstat_syscalls", "vmstat_spin_ms", "vmstat_stat_interval_ms", "vmstat_host_iterations",
+           "vmstat_real_syscall", "real_cpus", "allow_oversubscribed"},
           [](const experiments::CommonOptions& common,
              experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
             ISOLATION_ASSIGN_OR_RETURN(VmstatExperimentOptions options, VmstatOptionsFromFlags());
             return experiments::RunVmstatExperiment(common, options, progress);
           },
           [](const experiments::CommonOptions& common) -> absl::StatusOr<experiments::RunCost> {
-            ISOLATION_ASSIGN_OR_RETURN(experiments::VmstatExperimentOptions options, VmstatOptionsFromFlags());
+            ISOLATION_ASSIGN_OR_RETURN(experiments::VmstatExperimentOptions options,
+                                       VmstatOptionsFromFlags());
             return experiments::EstimateVmstatExperiment(common, options);
           }};
 }

@@ -55,7 +55,8 @@ int Arg(int argc, char** argv, int i, int def, int lo, int hi) {
   char* end = nullptr;
   const long v = std::strtol(argv[i], &end, 10);
   if (end == argv[i] || *end != '\0' || v < lo || v > hi) {
-    std::fprintf(stderr, "rseq_threads: argument %d '%s' is not an integer in [%d, %d]\n", i, argv[i], lo, hi);
+    std::fprintf(stderr, "rseq_threads: argument %d '%s' is not an integer in [%d, %d]\n", i,
+                 argv[i], lo, hi);
     std::exit(2);
   }
   return static_cast<int>(v);
@@ -83,12 +84,18 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 20000; ++i) x = x + static_cast<uint64_t>(i);
         seen[static_cast<size_t>(t)].insert(ReadMmCid());
         switch (round++ % 3) {
-          case 0: std::this_thread::sleep_for(std::chrono::microseconds(sleep_us)); break;
-          case 1: sched_yield(); break;
+          case 0:
+            std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+            break;
+          case 1:
+            sched_yield();
+            break;
           default: {
             // Hand a token to the neighbour and wait briefly for ours.
             turn[static_cast<size_t>((t + 1) % threads)].fetch_add(1, std::memory_order_release);
-            for (int spin = 0; spin < 1000 && turn[static_cast<size_t>(t)].load(std::memory_order_acquire) == 0; ++spin) {
+            for (int spin = 0;
+                 spin < 1000 && turn[static_cast<size_t>(t)].load(std::memory_order_acquire) == 0;
+                 ++spin) {
               sched_yield();
             }
             turn[static_cast<size_t>(t)].store(0, std::memory_order_relaxed);

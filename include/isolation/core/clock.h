@@ -36,7 +36,8 @@ inline constexpr Nanos kNsPerSec = 1'000'000'000;
 // delay of kNanosMax stays kNanosMax ("never") instead of wrapping negative.
 constexpr Nanos SaturatingAdd(Nanos a, Nanos b) {
   Nanos r = 0;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? kNanosMax : std::numeric_limits<int64_t>::min();
+  if (__builtin_add_overflow(a, b, &r))
+    return b > 0 ? kNanosMax : std::numeric_limits<int64_t>::min();
   return r;
 }
 
@@ -72,7 +73,8 @@ inline int64_t NanosToJiffies(Nanos t, int hz) {
 inline Nanos JiffiesToNanos(int64_t j, int hz) {
   ISOLATION_CONTRACT(hz >= 1 && hz <= kNsPerSec, "hz %d outside [1, %d]", hz, kNsPerSec);
   Nanos r = 0;
-  if (__builtin_mul_overflow(j, kNsPerSec / hz, &r)) return j > 0 ? kNanosMax : std::numeric_limits<int64_t>::min();
+  if (__builtin_mul_overflow(j, kNsPerSec / hz, &r))
+    return j > 0 ? kNanosMax : std::numeric_limits<int64_t>::min();
   return r;
 }
 

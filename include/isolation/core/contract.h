@@ -53,8 +53,8 @@
 #endif
 
 #if defined(ISOLATION_HARDENED) || !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__) || \
-    defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN) ||                         \
-    ISOLATION_INTERNAL_HAS_FEATURE(address_sanitizer) ||                               \
+    defined(__SANITIZE_THREAD__) || defined(ISOLATION_TSAN) ||                          \
+    ISOLATION_INTERNAL_HAS_FEATURE(address_sanitizer) ||                                \
     ISOLATION_INTERNAL_HAS_FEATURE(thread_sanitizer)
 #define ISOLATION_CONTRACTS_ENABLED 1
 #else
@@ -75,24 +75,26 @@ bool ContractChecksActive();
 namespace contract_internal {
 // Prints the violation and aborts.  Out of line and cold: the hot path holds
 // only the compare and a never-taken branch.
-[[noreturn]] void Fail(const char* file, int line, const char* condition, const std::string& message);
+[[noreturn]] void Fail(const char* file, int line, const char* condition,
+                       const std::string& message);
 }  // namespace contract_internal
 
 }  // namespace isolation
 
 #if ISOLATION_CONTRACTS_ENABLED
-#define ISOLATION_CONTRACT(cond, ...)                                                           \
-  do {                                                                                          \
-    if (__builtin_expect(!(cond), 0)) {                                                         \
-      ::isolation::contract_internal::Fail(__FILE__, __LINE__, #cond, absl::StrFormat(__VA_ARGS__)); \
-    }                                                                                           \
+#define ISOLATION_CONTRACT(cond, ...)                                     \
+  do {                                                                    \
+    if (__builtin_expect(!(cond), 0)) {                                   \
+      ::isolation::contract_internal::Fail(__FILE__, __LINE__, #cond,     \
+                                           absl::StrFormat(__VA_ARGS__)); \
+    }                                                                     \
   } while (0)
 #else
 // Discarded: the condition and arguments are type-checked (and count as used)
 // but never evaluated.
-#define ISOLATION_CONTRACT(cond, ...)                                 \
-  do {                                                                \
-    if (false && !(cond)) (void)absl::StrFormat(__VA_ARGS__);         \
+#define ISOLATION_CONTRACT(cond, ...)                         \
+  do {                                                        \
+    if (false && !(cond)) (void)absl::StrFormat(__VA_ARGS__); \
   } while (0)
 #endif
 

@@ -105,7 +105,9 @@ const PopcountKernels& ActivePopcountKernels();
 // use; constant-initialised, so usable from other static initialisers.
 // Relaxed: every value it ever holds points to immutable constant data.
 extern std::atomic<const PopcountKernels*> active_popcount;
-inline const PopcountKernels& Popcount() { return *active_popcount.load(std::memory_order_relaxed); }
+inline const PopcountKernels& Popcount() {
+  return *active_popcount.load(std::memory_order_relaxed);
+}
 #if defined(__x86_64__)
 #define ISOLATION_CPUMASK_INLINE_POPCNT 1
 // The popcnt kernels, exposed so that Weight() of a short mask can see they
@@ -136,7 +138,9 @@ class CpuMask {
   CpuMask() = default;
   // REQUIRES: 0 <= nbits <= kMaxCpus (use Parse() for outside input).
   // Without contract checks a size outside the range is clamped into it.
-  explicit CpuMask(int nbits) : nbits_(CheckedBits(nbits)), words_(static_cast<size_t>(cpumask_internal::WordsFor(nbits_)), 0) {}
+  explicit CpuMask(int nbits)
+      : nbits_(CheckedBits(nbits)),
+        words_(static_cast<size_t>(cpumask_internal::WordsFor(nbits_)), 0) {}
 
   static CpuMask Full(int nbits) {
     CpuMask m(nbits);
@@ -146,8 +150,8 @@ class CpuMask {
   // Bits [first, last] set. REQUIRES: 0 <= first <= last < nbits.
   static CpuMask Range(int nbits, int first, int last) {
     CpuMask m(nbits);
-    ISOLATION_CONTRACT(first >= 0 && first <= last && last < m.nbits_, "CpuMask::Range [%d, %d] of %d bits", first,
-                       last, nbits);
+    ISOLATION_CONTRACT(first >= 0 && first <= last && last < m.nbits_,
+                       "CpuMask::Range [%d, %d] of %d bits", first, last, nbits);
     for (int c = first; c <= last; ++c) m.Set(c);
     return m;
   }
@@ -175,7 +179,8 @@ class CpuMask {
   // the kernel accepts without a word but a user would not expect: a
   // `:used/group` stride that wraps 32 bits ("1-3:1/4294967295" sets cpu
   // 0), text after the '\n' or '\0' that ends the list ("1\n2" is {1}).
-  static absl::StatusOr<CpuMask> Parse(std::string_view list, int nbits, std::vector<std::string>* notes);
+  static absl::StatusOr<CpuMask> Parse(std::string_view list, int nbits,
+                                       std::vector<std::string>* notes);
 
   // Canonical cpulist: ascending, ranges collapsed ("1-31,33-63"); "" if empty.
   std::string ToString() const;
@@ -307,7 +312,8 @@ class CpuMask {
 #if defined(ISOLATION_CPUMASK_POPCOUNT_DISPATCH)
     const cpumask_internal::PopcountKernels& kernels = cpumask_internal::Popcount();
 #if defined(ISOLATION_CPUMASK_INLINE_POPCNT)
-    if (words_.size() <= cpumask_internal::kInlineWeightMaxWords && &kernels == &cpumask_internal::popcnt_kernels) {
+    if (words_.size() <= cpumask_internal::kInlineWeightMaxWords &&
+        &kernels == &cpumask_internal::popcnt_kernels) {
       int n = 0;
       for (uint64_t w : words_) n += cpumask_internal::PopcntInstruction(w);
       return n;
@@ -383,7 +389,8 @@ class CpuMask {
   int WeightAnd(const CpuMask& other) const {
     CheckSameSize(other);
 #if defined(ISOLATION_CPUMASK_POPCOUNT_DISPATCH)
-    return cpumask_internal::Popcount().weight_and(words_.data(), other.words_.data(), words_.size());
+    return cpumask_internal::Popcount().weight_and(words_.data(), other.words_.data(),
+                                                   words_.size());
 #else
     int n = 0;
     for (size_t i = 0; i < words_.size(); ++i) n += std::popcount(words_[i] & other.words_[i]);
@@ -433,7 +440,8 @@ class CpuMask {
 
  private:
   static int CheckedBits(int nbits) {
-    ISOLATION_CONTRACT(nbits >= 0 && nbits <= kMaxCpus, "CpuMask of %d bits, outside [0, %d]", nbits, kMaxCpus);
+    ISOLATION_CONTRACT(nbits >= 0 && nbits <= kMaxCpus, "CpuMask of %d bits, outside [0, %d]",
+                       nbits, kMaxCpus);
     return nbits < 0 ? 0 : (nbits > kMaxCpus ? kMaxCpus : nbits);
   }
   void CheckBit(int cpu) const {
@@ -488,8 +496,8 @@ class AtomicCpuMask {
   // for the bit operations below 0 <= cpu < nbits(), searches n >= -1, masks
   // of the same size; checked as CpuMask's are.
   void Reset(int nbits) {
-    ISOLATION_CONTRACT(nbits >= 0 && nbits <= kMaxCpus, "AtomicCpuMask of %d bits, outside [0, %d]", nbits,
-                       kMaxCpus);
+    ISOLATION_CONTRACT(nbits >= 0 && nbits <= kMaxCpus, "AtomicCpuMask of %d bits, outside [0, %d]",
+                       nbits, kMaxCpus);
     nbits = nbits < 0 ? 0 : (nbits > kMaxCpus ? kMaxCpus : nbits);
     nbits_ = nbits;
     nwords_ = cpumask_internal::WordsFor(nbits);
@@ -558,8 +566,8 @@ class AtomicCpuMask {
   int FirstZero() const { return NextZero(-1); }
   // First bit set in both this mask and `other` after n.
   int NextAnd(int n, const CpuMask& other) const {
-    ISOLATION_CONTRACT(n >= -1 && other.nbits() == nbits_, "search start %d, masks of %d and %d bits", n, nbits_,
-                       other.nbits());
+    ISOLATION_CONTRACT(n >= -1 && other.nbits() == nbits_,
+                       "search start %d, masks of %d and %d bits", n, nbits_, other.nbits());
     int start = n + 1;
     if (start >= nbits_) return nbits_;
     int w = start / 64;
@@ -594,7 +602,8 @@ class AtomicCpuMask {
   void SnapshotInto(CpuMask& out) const {
     ISOLATION_CONTRACT(out.nbits() == nbits_, "masks of %d and %d bits", nbits_, out.nbits());
     auto w = out.mutable_words();
-    for (int i = 0; i < nwords_; ++i) w[static_cast<size_t>(i)] = word(i).load(std::memory_order_relaxed);
+    for (int i = 0; i < nwords_; ++i)
+      w[static_cast<size_t>(i)] = word(i).load(std::memory_order_relaxed);
   }
   CpuMask Snapshot() const {
     CpuMask m(nbits_);
@@ -605,7 +614,8 @@ class AtomicCpuMask {
   void Store(const CpuMask& m) {
     ISOLATION_CONTRACT(m.nbits() == nbits_, "masks of %d and %d bits", nbits_, m.nbits());
     const auto w = m.words();
-    for (int i = 0; i < nwords_; ++i) word(i).store(w[static_cast<size_t>(i)], std::memory_order_relaxed);
+    for (int i = 0; i < nwords_; ++i)
+      word(i).store(w[static_cast<size_t>(i)], std::memory_order_relaxed);
   }
   void ClearAll() {
     for (int i = 0; i < nwords_; ++i) word(i).store(0, std::memory_order_relaxed);
@@ -618,7 +628,9 @@ class AtomicCpuMask {
   static constexpr int kWordsPerLine = cpumask_internal::kAtomicWordsPerLine;
   using Line = cpumask_internal::AtomicWordLine;
   static uint64_t Bit(int cpu) { return uint64_t{1} << (cpu % 64); }
-  std::atomic<uint64_t>& word(int i) const { return words_[i / kWordsPerLine].w[i % kWordsPerLine]; }
+  std::atomic<uint64_t>& word(int i) const {
+    return words_[i / kWordsPerLine].w[i % kWordsPerLine];
+  }
 
   int nbits_ = 0;
   int nwords_ = 0;

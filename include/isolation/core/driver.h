@@ -160,9 +160,9 @@ inline constexpr TimerId kNoTimer = -1;
 
 struct TaskSpec {
   std::string name;
-  int cpu = 0;              // CPU the task starts on
-  CpuMask affinity;         // empty = every possible CPU
-  int group = 0;            // address space ("mm") id; tasks of a group share it
+  int cpu = 0;                // CPU the task starts on
+  CpuMask affinity;           // empty = every possible CPU
+  int group = 0;              // address space ("mm") id; tasks of a group share it
   TaskId parent = kIdleTask;  // for Hooks::OnTaskFork
   std::unique_ptr<TaskBody> body;
 };
@@ -176,39 +176,75 @@ class Hooks {
   virtual void OnStart(Driver& driver) { (void)driver; }
   // Scheduler tick on ctx.cpu() (interrupt context).  `curr` is the task
   // interrupted (kIdleTask if idle).
-  virtual void OnTick(CpuContext& ctx, TaskId curr) { (void)ctx; (void)curr; }
-  virtual void OnIdleEnter(int cpu, Nanos now) { (void)cpu; (void)now; }
-  virtual void OnIdleExit(int cpu, Nanos now) { (void)cpu; (void)now; }
+  virtual void OnTick(CpuContext& ctx, TaskId curr) {
+    (void)ctx;
+    (void)curr;
+  }
+  virtual void OnIdleEnter(int cpu, Nanos now) {
+    (void)cpu;
+    (void)now;
+  }
+  virtual void OnIdleExit(int cpu, Nanos now) {
+    (void)cpu;
+    (void)now;
+  }
   // The tick stops (idle, or nohz_full with a single task) / restarts.
   virtual void OnTickStop(CpuContext& ctx) { (void)ctx; }
   virtual void OnTickRestart(CpuContext& ctx) { (void)ctx; }
   // prev/next may be kIdleTask.  Run-queue lock of `cpu` held.
   virtual void OnContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
-    (void)cpu; (void)prev; (void)next; (void)now;
+    (void)cpu;
+    (void)prev;
+    (void)next;
+    (void)now;
   }
   // The current task is about to resume user mode (after a syscall, an
   // interrupt such as the tick, or a switch-in).
-  virtual void OnReturnToUser(CpuContext& ctx, TaskId task) { (void)ctx; (void)task; }
+  virtual void OnReturnToUser(CpuContext& ctx, TaskId task) {
+    (void)ctx;
+    (void)task;
+  }
   // A task was created (before it first runs) / is exiting on `cpu`.
   virtual void OnTaskFork(TaskId parent, TaskId child, int group, Nanos now) {
-    (void)parent; (void)child; (void)group; (void)now;
+    (void)parent;
+    (void)child;
+    (void)group;
+    (void)now;
   }
-  virtual void OnTaskExit(int cpu, TaskId task, Nanos now) { (void)cpu; (void)task; (void)now; }
+  virtual void OnTaskExit(int cpu, TaskId task, Nanos now) {
+    (void)cpu;
+    (void)task;
+    (void)now;
+  }
   // A queued (not running) task moves between CPUs (set_task_cpu +
   // activate_task).  Destination run-queue lock held.
   virtual void OnMigrate(TaskId task, int from, int to, Nanos now) {
-    (void)task; (void)from; (void)to; (void)now;
+    (void)task;
+    (void)from;
+    (void)to;
+    (void)now;
   }
   virtual void OnAffinityChange(TaskId task, const CpuMask& mask, Nanos now) {
-    (void)task; (void)mask; (void)now;
+    (void)task;
+    (void)mask;
+    (void)now;
   }
-  virtual void OnCpuOnline(int cpu, Nanos now) { (void)cpu; (void)now; }
-  virtual void OnCpuOffline(int cpu, Nanos now) { (void)cpu; (void)now; }
+  virtual void OnCpuOnline(int cpu, Nanos now) {
+    (void)cpu;
+    (void)now;
+  }
+  virtual void OnCpuOffline(int cpu, Nanos now) {
+    (void)cpu;
+    (void)now;
+  }
   // Wakeup placement (select_task_rq).  Return a CPU in the task's affinity,
   // or -1 to let the driver choose (prev_cpu if allowed and online).  Runs on
   // the waker's CPU (`waker_cpu`, -1 for a timer wakeup).
   virtual int SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) {
-    (void)task; (void)prev_cpu; (void)waker_cpu; (void)now;
+    (void)task;
+    (void)prev_cpu;
+    (void)waker_cpu;
+    (void)now;
     return -1;
   }
   // The enqueue step of that wakeup (ttwu_queue() / activate_task()): `task`
@@ -216,7 +252,11 @@ class Hooks {
   // SelectTaskCpu at once, or, on the simulator with
   // SimOptions::wake_select_cost, after the select->enqueue window in which
   // other wakeups may select.  Not for forks or migrations.
-  virtual void OnWakeEnqueue(TaskId task, int cpu, Nanos now) { (void)task; (void)cpu; (void)now; }
+  virtual void OnWakeEnqueue(TaskId task, int cpu, Nanos now) {
+    (void)task;
+    (void)cpu;
+    (void)now;
+  }
   // The go-idle half of the wakeup handshake: `cpu` published itself idle
   // (OnIdleEnter) and is about to sleep; true = re-check the run queue first
   // (do_idle()'s need_resched() after __current_set_polling()), so an
@@ -224,18 +264,22 @@ class Hooks {
   // false from any skips the re-check (a negative control's broken
   // handshake: the CPU sleeps with that task queued).  Called only by the
   // simulator with SimOptions::idle_entry_cost > 0.
-  virtual bool IdleRecheck(int cpu, Nanos now) { (void)cpu; (void)now; return true; }
+  virtual bool IdleRecheck(int cpu, Nanos now) {
+    (void)cpu;
+    (void)now;
+    return true;
+  }
 };
 
 // Per-CPU counters kept by every driver.
 struct CpuStats {
   int64_t ticks = 0;
   int64_t context_switches = 0;
-  int64_t work_items = 0;        // per-CPU work (kworker) executions on this CPU
-  int64_t timer_callbacks = 0;   // timer callbacks run on this CPU
-  int64_t interruptions = 0;     // kernel activities that preempted a running user task
-  Nanos kernel_ns = 0;           // time in ticks/work/timers/syscalls
-  Nanos max_stall_ns = 0;        // longest single interruption of a running user task
+  int64_t work_items = 0;       // per-CPU work (kworker) executions on this CPU
+  int64_t timer_callbacks = 0;  // timer callbacks run on this CPU
+  int64_t interruptions = 0;    // kernel activities that preempted a running user task
+  Nanos kernel_ns = 0;          // time in ticks/work/timers/syscalls
+  Nanos max_stall_ns = 0;       // longest single interruption of a running user task
   Nanos idle_ns = 0;
   int64_t tick_stops = 0;
 };

@@ -67,7 +67,7 @@ enum class HostVerdict { kAgree, kDisagree, kNotAvailable };
 std::string_view HostVerdictName(HostVerdict verdict);
 
 struct HostCheck {
-  std::string name;    // e.g. "isolation: isolcpus domain vs /sys/devices/system/cpu/isolated"
+  std::string name;  // e.g. "isolation: isolcpus domain vs /sys/devices/system/cpu/isolated"
   HostVerdict verdict = HostVerdict::kNotAvailable;
   std::string model;   // what the model computes
   std::string kernel;  // what the running kernel reports
@@ -89,7 +89,8 @@ HostIsolationInputs ReadHostIsolationInputs(const std::string& root = "");
 // when the kernel's mask is the model's minus the boot CPU, which
 // tick_nohz_init() clears under CONFIG_PM_SLEEP_SMP ("NO_HZ: Clearing 0
 // from nohz_full range for timekeeping").
-std::vector<HostCheck> CompareIsolationWithHost(const IsolationConfig& model, const HostIsolationInputs& in);
+std::vector<HostCheck> CompareIsolationWithHost(const IsolationConfig& model,
+                                                const HostIsolationInputs& in);
 
 // The whole isolation check: a model machine of nr_cpu_ids CPUs (from
 // `possible`), IsolationConfig::FromBootParams of the command line (told

@@ -66,7 +66,8 @@ inline constexpr bool kInstrumentationCompiled = false;
 // (SKIP_REGULAR_EXPRESSION) instead of reporting a failure.  Use the same
 // property for your own tests of the kit in such a build.
 inline constexpr const char* kInstrumentationMissingMarker =
-    "ISOLATION_INSTRUMENTATION_MISSING: built without ISOLATION_INTERLEAVE_POINTS; this test is skipped";
+    "ISOLATION_INSTRUMENTATION_MISSING: built without ISOLATION_INTERLEAVE_POINTS; this test is "
+    "skipped";
 namespace interleave_internal {
 // Prints kInstrumentationMissingMarker once if !kInstrumentationCompiled.
 void NoteIfInstrumentationMissing();
@@ -74,18 +75,16 @@ void NoteIfInstrumentationMissing();
 
 // Built with -DISOLATION_INTERLEAVE_POINTS (the CMake option of that name:
 // OFF by default in Release/MinSizeRel, the builds users link and benchmark;
-// ON in the other build types and in the test builds) the macro is a relaxed load of g_active plus a never-taken
-// branch; without it, the macro compiles to nothing and the Interleaver
-// still links (its scripts then can only run actors to completion).
-// Memory ordering: relaxed suffices for g_active; it only selects the slow
-// path, which synchronises through the Interleaver's mutex.
+// ON in the other build types and in the test builds) the macro is a relaxed load of g_active plus
+// a never-taken branch; without it, the macro compiles to nothing and the Interleaver still links
+// (its scripts then can only run actors to completion). Memory ordering: relaxed suffices for
+// g_active; it only selects the slow path, which synchronises through the Interleaver's mutex.
 #if defined(ISOLATION_INTERLEAVE_POINTS)
-#define ISOLATION_INTERLEAVE_POINT(name)                                                 \
-  do {                                                                                    \
-    if (__builtin_expect(::isolation::interleave_internal::g_active.load(                 \
-                             std::memory_order_relaxed),                                  \
-                         0))                                                              \
-      ::isolation::interleave_internal::Reached(name);                                    \
+#define ISOLATION_INTERLEAVE_POINT(name)                                                    \
+  do {                                                                                      \
+    if (__builtin_expect(                                                                   \
+            ::isolation::interleave_internal::g_active.load(std::memory_order_relaxed), 0)) \
+      ::isolation::interleave_internal::Reached(name);                                      \
   } while (0)
 #else
 #define ISOLATION_INTERLEAVE_POINT(name) \
@@ -133,9 +132,9 @@ class Interleaver {
   // every actor finished inside the prefix, are all among the runs).
   // Errors: ResourceExhausted when more than `max_runs` runs would be needed,
   // InvalidArgument when `make` adds no actor or `make` / `check` is empty.
-  static absl::StatusOr<int> Explore(const std::function<void(Interleaver&)>& make,
-                                     const std::function<void(const std::vector<std::string>& log)>& check,
-                                     int max_runs = 20000);
+  static absl::StatusOr<int> Explore(
+      const std::function<void(Interleaver&)>& make,
+      const std::function<void(const std::vector<std::string>& log)>& check, int max_runs = 20000);
 
   struct Impl;  // implementation detail (interleave.cc)
 

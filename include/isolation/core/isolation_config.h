@@ -102,9 +102,11 @@ class IsolationConfig {
   // fails on bad values: what the kernel ignores is ignored, with the
   // kernel's message among the warnings (see above).  The StatusOr is kept
   // for API stability.
-  static absl::StatusOr<IsolationConfig> FromBootParams(const Topology& topology, std::string_view cmdline,
+  static absl::StatusOr<IsolationConfig> FromBootParams(const Topology& topology,
+                                                        std::string_view cmdline,
                                                         BootOptions options);
-  static absl::StatusOr<IsolationConfig> FromBootParams(const Topology& topology, std::string_view cmdline) {
+  static absl::StatusOr<IsolationConfig> FromBootParams(const Topology& topology,
+                                                        std::string_view cmdline) {
     return FromBootParams(topology, cmdline, BootOptions());
   }
   // Convenience for flags: either string may be empty.  isolcpus is parsed
@@ -137,7 +139,9 @@ class IsolationConfig {
     return housekeeping_[static_cast<size_t>(type)];
   }
   // false for a CPU outside [0, num_cpus()).
-  bool IsHousekeeping(int cpu, HousekeepingType type) const { return housekeeping(type).TestInRange(cpu); }
+  bool IsHousekeeping(int cpu, HousekeepingType type) const {
+    return housekeeping(type).TestInRange(cpu);
+  }
   // CPUs removed from the domain by isolcpus (boot-time; not cpuset).
   const CpuMask& isolcpus_domain() const { return isolcpus_domain_; }
   // CPUs given in nohz_full= (or isolcpus=nohz).
@@ -161,8 +165,8 @@ class IsolationConfig {
 
  private:
   IsolationConfig() = default;
-  absl::Status ApplySetting(std::string_view parameter, std::string_view list_text, unsigned type_flags,
-                            bool lenient);
+  absl::Status ApplySetting(std::string_view parameter, std::string_view list_text,
+                            unsigned type_flags, bool lenient);
   absl::Status IsolcpusSetup(std::string_view param, const std::string& buf, size_t str, bool boot);
   void Recompute();
 

@@ -101,7 +101,8 @@ class CondVar {
   }
   // Returns std::cv_status::timeout when `deadline` passed.
   template <typename Clock, typename Duration>
-  std::cv_status WaitUntil(MutexLock& lock, const std::chrono::time_point<Clock, Duration>& deadline) {
+  std::cv_status WaitUntil(MutexLock& lock,
+                           const std::chrono::time_point<Clock, Duration>& deadline) {
     std::unique_lock<std::mutex> ul(lock.mu_.mu_, std::adopt_lock);
     const std::cv_status st = cv_.wait_until(ul, deadline);
     ul.release();

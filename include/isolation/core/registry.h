@@ -65,8 +65,8 @@ inline std::string_view VariantOriginName(VariantOrigin origin) {
 // that is a default row (and -Wmissing-field-initializers stays quiet).
 template <typename Factory>
 struct VariantEntry {
-  std::string name;         // as typed on isolab's command line and shown in tables
-  std::string description;  // one line: what it is and where it comes from
+  std::string name;               // as typed on isolab's command line and shown in tables
+  std::string description;        // one line: what it is and where it comes from
   bool negative_control = false;  // known to break an invariant, kept to prove the suites can fail
   Factory factory;
   VariantOrigin origin = VariantOrigin::kOutside;
@@ -106,7 +106,8 @@ class VariantRegistry {
     if (absl::Status s = CheckSpelling(entry.name, "variant name"); !s.ok()) return s;
     for (const std::string& alias : entry.aliases) {
       if (alias.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(axis_, ": variant '", entry.name, "' has an empty alias"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(axis_, ": variant '", entry.name, "' has an empty alias"));
       }
       if (absl::Status s = CheckSpelling(alias, "alias"); !s.ok()) return s;
     }
@@ -122,9 +123,11 @@ class VariantRegistry {
     for (size_t i = 0; i < entry.aliases.size(); ++i) {
       const std::string& alias = entry.aliases[i];
       bool repeated = absl::EqualsIgnoreCase(alias, entry.name);
-      for (size_t k = 0; k < i; ++k) repeated = repeated || absl::EqualsIgnoreCase(alias, entry.aliases[k]);
+      for (size_t k = 0; k < i; ++k)
+        repeated = repeated || absl::EqualsIgnoreCase(alias, entry.aliases[k]);
       if (repeated || FindLocked(alias) != nullptr) {
-        return absl::AlreadyExistsError(absl::StrCat(axis_, ": alias '", alias, "' of variant '", entry.name,
+        return absl::AlreadyExistsError(absl::StrCat(axis_, ": alias '", alias, "' of variant '",
+                                                     entry.name,
                                                      "' is already registered or repeated"));
       }
     }
@@ -177,12 +180,14 @@ class VariantRegistry {
 
   // Entries of one origin, in registration order; negative controls only
   // when asked for.
-  std::vector<const Entry*> FromOrigin(VariantOrigin origin, bool include_negative_controls = false) const
+  std::vector<const Entry*> FromOrigin(VariantOrigin origin,
+                                       bool include_negative_controls = false) const
       ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     std::vector<const Entry*> out;
     for (const Entry& e : entries_) {
-      if (e.origin == origin && (include_negative_controls || !e.negative_control)) out.push_back(&e);
+      if (e.origin == origin && (include_negative_controls || !e.negative_control))
+        out.push_back(&e);
     }
     return out;
   }
@@ -192,16 +197,20 @@ class VariantRegistry {
  private:
   absl::Status CheckSpelling(const std::string& spelling, std::string_view what) const {
     for (char c : spelling) {
-      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '+' && c != '-') {
-        return absl::InvalidArgumentError(absl::StrCat(axis_, ": ", ToAbsl(what), " '", spelling,
-                                                       "' has a character outside [A-Za-z0-9_.+-]"));
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '+' &&
+          c != '-') {
+        return absl::InvalidArgumentError(
+            absl::StrCat(axis_, ": ", ToAbsl(what), " '", spelling,
+                         "' has a character outside [A-Za-z0-9_.+-]"));
       }
     }
     return absl::OkStatus();
   }
 
   // Debian's Abseil has its own string_view type, distinct from std's.
-  static absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+  static absl::string_view ToAbsl(std::string_view s) {
+    return absl::string_view(s.data(), s.size());
+  }
 
   const Entry* FindLocked(std::string_view name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const Entry& e : entries_) {
@@ -252,8 +261,8 @@ struct VariantInfo {
   std::string description;
   bool negative_control = false;
   VariantOrigin origin = VariantOrigin::kOutside;
-  bool default_row = false;             // VariantEntry::is_default_row
-  std::string label = {};               // VariantEntry::row_label
+  bool default_row = false;  // VariantEntry::is_default_row
+  std::string label = {};    // VariantEntry::row_label
   std::vector<std::string> aliases = {};
 };
 
@@ -262,8 +271,9 @@ template <typename Factory>
 void AppendVariantInfos(const VariantRegistry<Factory>& registry, std::string_view mechanism,
                         std::string_view axis, std::vector<VariantInfo>& out) {
   for (const VariantEntry<Factory>* e : registry.All()) {
-    out.push_back({std::string(mechanism), std::string(axis), e->name, e->description, e->negative_control, e->origin,
-                   e->is_default_row(), e->row_label(), e->aliases});
+    out.push_back({std::string(mechanism), std::string(axis), e->name, e->description,
+                   e->negative_control, e->origin, e->is_default_row(), e->row_label(),
+                   e->aliases});
   }
 }
 

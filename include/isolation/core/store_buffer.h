@@ -132,7 +132,8 @@ namespace store_buffer {
 template <typename T>
 inline void Store(std::atomic<T>& a, T v, std::memory_order order) {
   if (store_buffer_internal::Active()) {
-    store_buffer_internal::BufferStore(&a, store_buffer_internal::ToBits(v), &store_buffer_internal::Commit<T>);
+    store_buffer_internal::BufferStore(&a, store_buffer_internal::ToBits(v),
+                                       &store_buffer_internal::Commit<T>);
     return;
   }
   a.store(v, order);
@@ -160,7 +161,8 @@ inline bool CompareExchange(std::atomic<T>& a, T& expected, T desired, std::memo
 // An atomic CAS whose new value other threads' Load()s do not see until the
 // calling thread's next full fence (OnFullFence) or the end of its operation.
 template <typename T>
-inline bool CompareExchangeDelayed(std::atomic<T>& a, T& expected, T desired, std::memory_order order) {
+inline bool CompareExchangeDelayed(std::atomic<T>& a, T& expected, T desired,
+                                   std::memory_order order) {
   const T seen = expected;
   const bool ok = a.compare_exchange_strong(expected, desired, order);
   if (store_buffer_internal::Active()) {

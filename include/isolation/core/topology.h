@@ -103,16 +103,21 @@ class Topology {
   // form for hot paths.
   std::span<const int> core_cpus(int core) const {
     const size_t k = IdIndex(core, static_cast<size_t>(num_cores()), "core");
-    return std::span<const int>(core_cpus_).subspan(static_cast<size_t>(core_start_[k]),
-                                                    static_cast<size_t>(core_start_[k + 1] - core_start_[k]));
+    return std::span<const int>(core_cpus_)
+        .subspan(static_cast<size_t>(core_start_[k]),
+                 static_cast<size_t>(core_start_[k + 1] - core_start_[k]));
   }
   // SMT siblings of `cpu`, including `cpu` itself (cpu_smt_mask), and the
   // CPUs of `core`, as masks of num_cpus() bits built on each call: they
   // allocate, so hot paths use core_of()/core_cpus() instead.
   CpuMask smt_siblings(int cpu) const { return core_mask(core_of(cpu)); }
   CpuMask core_mask(int core) const;
-  const CpuMask& llc_mask(int llc) const { return llc_masks_[IdIndex(llc, llc_masks_.size(), "llc")]; }
-  const CpuMask& node_mask(int node) const { return node_masks_[IdIndex(node, node_masks_.size(), "node")]; }
+  const CpuMask& llc_mask(int llc) const {
+    return llc_masks_[IdIndex(llc, llc_masks_.size(), "llc")];
+  }
+  const CpuMask& node_mask(int node) const {
+    return node_masks_[IdIndex(node, node_masks_.size(), "node")];
+  }
   // Same LLC (cpus_share_cache).
   bool SharesCache(int a, int b) const { return llc_of(a) == llc_of(b); }
   int smt_width() const { return smt_width_; }
@@ -134,11 +139,13 @@ class Topology {
  private:
   Topology() = default;
   size_t CpuIndex(int cpu) const {
-    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus_, "cpu %d outside the topology's [0, %d)", cpu, num_cpus_);
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus_, "cpu %d outside the topology's [0, %d)", cpu,
+                       num_cpus_);
     return static_cast<size_t>(cpu);
   }
   static size_t IdIndex(int id, size_t n, const char* what) {
-    ISOLATION_CONTRACT(id >= 0 && static_cast<size_t>(id) < n, "%s id %d outside [0, %d)", what, id, n);
+    ISOLATION_CONTRACT(id >= 0 && static_cast<size_t>(id) < n, "%s id %d outside [0, %d)", what, id,
+                       n);
     return static_cast<size_t>(id);
   }
 

@@ -88,8 +88,8 @@ struct HarnessCounters {
   int64_t probes = 0;
   int64_t stale_hits = 0;
   int64_t claim_failures = 0;
-  int64_t placed_on_busy = 0;   // stacking: chosen CPU had a task or pending wakeup
-  int64_t migrations = 0;       // chosen CPU != prev
+  int64_t placed_on_busy = 0;  // stacking: chosen CPU had a task or pending wakeup
+  int64_t migrations = 0;      // chosen CPU != prev
   int64_t invariant_violations = 0;
   // Runnable tasks already on the chosen CPU at placement (summed; the
   // wakee waits behind them) and the largest such value: the "max
@@ -184,7 +184,9 @@ class IdleSelectHooks final : public Hooks {
   };
   void MaybeUpdateBudget(int cpu, Nanos now);
   int WakeAffineTarget(int prev_cpu, int waker_cpu) const;
-  void Add(int which, int64_t n) { counters_[static_cast<size_t>(which)].v.fetch_add(n, std::memory_order_relaxed); }
+  void Add(int which, int64_t n) {
+    counters_[static_cast<size_t>(which)].v.fetch_add(n, std::memory_order_relaxed);
+  }
 
   IdleState& state_;
   IdleSelector& selector_;
@@ -194,7 +196,7 @@ class IdleSelectHooks final : public Hooks {
   // Written by OnStart before any other event (driver.h), then read-only.
   bool active_ = true;
   bool idle_recheck_ = true;  // the selector's SelectorTraits::idle_entry_recheck
-  std::string setup_error_;  // "" = fine; same lifetime rules as active_
+  std::string setup_error_;   // "" = fine; same lifetime rules as active_
   Tracer* tracer_ = nullptr;  // Driver::tracer() at OnStart
   std::vector<TaskSlot> tasks_;
   std::vector<CpuSlot> cpu_slots_;
@@ -228,19 +230,19 @@ class Channel {
 };
 
 struct WorkloadResult {
-  Nanos duration_ns = 0;        // start barrier to last task done
-  int64_t operations = 0;       // messages / round trips / wakeups
-  std::vector<Nanos> latencies; // schbench: wake -> run
-  bool completed = false;       // every task finished (no lost wakeup)
+  Nanos duration_ns = 0;         // start barrier to last task done
+  int64_t operations = 0;        // messages / round trips / wakeups
+  std::vector<Nanos> latencies;  // schbench: wake -> run
+  bool completed = false;        // every task finished (no lost wakeup)
 };
 
 struct HackbenchParams {
   int groups = 1;
-  int senders = 20;           // per group (= receivers)
-  int messages = 100;         // per sender per receiver (hackbench --loops)
-  int channel_capacity = 16;  // messages a pipe holds before the writer blocks
+  int senders = 20;                       // per group (= receivers)
+  int messages = 100;                     // per sender per receiver (hackbench --loops)
+  int channel_capacity = 16;              // messages a pipe holds before the writer blocks
   Nanos work_per_message = 2 * kNsPerUs;  // user-mode time per write / read
-  int work_jitter_pct = 0;    // +- uniform jitter on each work step (task rng)
+  int work_jitter_pct = 0;                // +- uniform jitter on each work step (task rng)
 };
 struct PipeParams {
   int round_trips = 10000;
@@ -265,7 +267,7 @@ struct RequestResponseParams {
 struct SchbenchParams {
   int message_tasks = 2;
   int workers_per_message = 4;
-  int rounds = 200;           // wake rounds per worker
+  int rounds = 200;  // wake rounds per worker
   Nanos think_ns = 20 * kNsPerUs;
 };
 
@@ -275,11 +277,12 @@ struct SchbenchParams {
 absl::StatusOr<WorkloadResult> RunHackbench(Driver& driver, IdleSelectHooks* hooks,
                                             const HackbenchParams& params, Nanos timeout,
                                             const CpuMask& cpus = CpuMask());
-absl::StatusOr<WorkloadResult> RunPipe(Driver& driver, IdleSelectHooks* hooks, const PipeParams& params,
-                                       Nanos timeout, const CpuMask& cpus = CpuMask());
+absl::StatusOr<WorkloadResult> RunPipe(Driver& driver, IdleSelectHooks* hooks,
+                                       const PipeParams& params, Nanos timeout,
+                                       const CpuMask& cpus = CpuMask());
 absl::StatusOr<WorkloadResult> RunRequestResponse(Driver& driver, IdleSelectHooks* hooks,
-                                                  const RequestResponseParams& params, Nanos timeout,
-                                                  const CpuMask& cpus = CpuMask());
+                                                  const RequestResponseParams& params,
+                                                  Nanos timeout, const CpuMask& cpus = CpuMask());
 absl::StatusOr<WorkloadResult> RunSchbench(Driver& driver, IdleSelectHooks* hooks,
                                            const SchbenchParams& params, Nanos timeout,
                                            const CpuMask& cpus = CpuMask());
@@ -306,8 +309,8 @@ struct LoadPointResult {
 // Pipe and rr run for `window`; hackbench and schbench until done (at most
 // 20 x window).  `hooks` must be registered with `driver`.  Errors: bad
 // load_pct (1..1000) or window, and workload errors.
-absl::StatusOr<LoadPointResult> RunLoadPoint(Driver& driver, IdleSelectHooks& hooks, LoadWorkload workload,
-                                             int load_pct, Nanos window);
+absl::StatusOr<LoadPointResult> RunLoadPoint(Driver& driver, IdleSelectHooks& hooks,
+                                             LoadWorkload workload, int load_pct, Nanos window);
 
 // ---------------------------------------------------------------------------
 // Selection sweep (no driver): cost and probes of one selector on one LLC
@@ -331,7 +334,7 @@ struct SweepResult {
   double select_ns_median = 0;  // median over batches of 16 of ns per Select()
   double found_pct = 0;         // idle CPU found, among wakeups where one existed
   int64_t samples = 0;
-  int budget = 0;               // nr_idle_scan fed from the busy share
+  int budget = 0;  // nr_idle_scan fed from the busy share
 };
 absl::StatusOr<SweepResult> MeasureSelect(const SweepParams& params);
 

@@ -101,11 +101,14 @@ int SisUtilBudget(int64_t sum_util, int llc_weight, int imbalance_pct = kLlcImba
 // Options::variant.  Converts implicitly from a string.
 class SelectorName {
  public:
-  SelectorName(const char* name) : name_(name == nullptr ? "" : name) {}  // NOLINT: implicit by design
-  SelectorName(std::string name) : name_(std::move(name)) {}               // NOLINT
-  SelectorName(std::string_view name) : name_(name) {}                     // NOLINT
+  SelectorName(const char* name)
+      : name_(name == nullptr ? "" : name) {}                 // NOLINT: implicit by design
+  SelectorName(std::string name) : name_(std::move(name)) {}  // NOLINT
+  SelectorName(std::string_view name) : name_(name) {}        // NOLINT
   const std::string& str() const { return name_; }
-  friend bool operator==(const SelectorName& a, const SelectorName& b) { return a.name_ == b.name_; }
+  friend bool operator==(const SelectorName& a, const SelectorName& b) {
+    return a.name_ == b.name_;
+  }
 
  private:
   std::string name_;
@@ -116,17 +119,17 @@ class SelectorName {
 // IsolationConfig, or directly (tests, embedders).
 struct IdleTopology {
   int num_cpus = 0;
-  std::vector<int> hw_llc_of;       // physical LLC of each CPU
-  std::vector<CpuMask> hw_llc_span; // per LLC id: every CPU sharing it
-  std::vector<int> llc_of;      // -1: no sd_llc (domain-isolated or offline)
-  std::vector<CpuMask> llc_span;  // per LLC id: housekeeping online CPUs
+  std::vector<int> hw_llc_of;        // physical LLC of each CPU
+  std::vector<CpuMask> hw_llc_span;  // per LLC id: every CPU sharing it
+  std::vector<int> llc_of;           // -1: no sd_llc (domain-isolated or offline)
+  std::vector<CpuMask> llc_span;     // per LLC id: housekeeping online CPUs
   std::vector<int> core_of;
   std::vector<CpuMask> smt_mask;  // per core (cpu_smt_mask)
   std::vector<int> node_of;
   std::vector<CpuMask> node_span;  // per node: online CPUs
   CpuMask online;
-  CpuMask domain_isolated;      // isolcpus=domain and isolated cpuset partitions
-  CpuMask boot_domain_isolated; // isolcpus=domain only (sched_ext refuses to load)
+  CpuMask domain_isolated;       // isolcpus=domain and isolated cpuset partitions
+  CpuMask boot_domain_isolated;  // isolcpus=domain only (sched_ext refuses to load)
   int smt_width = 1;
 
   // LLC spans = llc_mask ∩ online ∖ DomainIsolated() (update_top_cache_domain).
@@ -144,7 +147,8 @@ struct IdleTopology {
   // `nodes` nodes (LLCs split evenly), CPUs numbered consecutively.
   // Errors: a count < 1, more nodes than LLCs, or more than kMaxCpus CPUs
   // (InvalidArgument naming the values).
-  static absl::StatusOr<IdleTopology> Uniform(int llcs, int cores_per_llc, int smt = 1, int nodes = 1);
+  static absl::StatusOr<IdleTopology> Uniform(int llcs, int cores_per_llc, int smt = 1,
+                                              int nodes = 1);
   // OK if the fields are consistent (sizes, ids in range, masks of num_cpus
   // bits, 1 <= num_cpus <= kMaxCpus); else InvalidArgument naming the first
   // bad field.  IdleState::Create() checks this for hand-built topologies.
@@ -164,7 +168,8 @@ struct IdleTopology {
                       llc_of[static_cast<size_t>(a)] == llc_of[static_cast<size_t>(b)]);
   }
   const CpuMask& siblings(int cpu) const {
-    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus, "IdleTopology::siblings(%d): a CPU outside [0, %d)", cpu, num_cpus);
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus,
+                       "IdleTopology::siblings(%d): a CPU outside [0, %d)", cpu, num_cpus);
     return smt_mask[static_cast<size_t>(core_of[static_cast<size_t>(cpu)])];
   }
 };
@@ -201,15 +206,15 @@ struct Options {
 // What a wakeup knows about the waking task.
 struct WakeTask {
   int prev_cpu = 0;
-  int recent_used_cpu = -1;  // updated by Select (p->recent_used_cpu = prev)
+  int recent_used_cpu = -1;           // updated by Select (p->recent_used_cpu = prev)
   const CpuMask* affinity = nullptr;  // nullptr: every CPU
-  bool sched_idle = false;   // the wakee is SCHED_IDLE
+  bool sched_idle = false;            // the wakee is SCHED_IDLE
 };
 
 struct WakeContext {
-  int target = -1;      // wake_affine() result; -1 = prev
-  int waker_cpu = -1;   // -1: timer / remote
-  bool sync = false;    // WF_SYNC (V4 step 1)
+  int target = -1;               // wake_affine() result; -1 = prev
+  int waker_cpu = -1;            // -1: timer / remote
+  bool sync = false;             // WF_SYNC (V4 step 1)
   bool node_restricted = false;  // V4: SCX_PICK_IDLE_IN_NODE
 };
 
@@ -220,12 +225,13 @@ enum class Outcome : uint8_t {
 
 // Counters of one selection.
 struct Selection {
-  int cpu = -1;        // scan-style: valid unless the affinity allows no online CPU; claim-style: -1 = none (caller uses prev)
+  int cpu = -1;  // scan-style: valid unless the affinity allows no online CPU; claim-style: -1 =
+                 // none (caller uses prev)
   Outcome outcome = Outcome::kFallback;
-  bool claimed = false;     // claim-style: the returned CPU's idle bit was won
-  int probes = 0;           // remote per-CPU state examined by the scan (claim attempts for V4)
-  int stale_hits = 0;       // a hint said idle, the per-CPU state said busy
-  int claim_failures = 0;   // claim-style: lost test-and-clear races
+  bool claimed = false;    // claim-style: the returned CPU's idle bit was won
+  int probes = 0;          // remote per-CPU state examined by the scan (claim attempts for V4)
+  int stale_hits = 0;      // a hint said idle, the per-CPU state said busy
+  int claim_failures = 0;  // claim-style: lost test-and-clear races
   bool idle_found() const { return outcome == Outcome::kIdleFound; }
 };
 
@@ -241,24 +247,25 @@ struct CpuSnapshot {
   int64_t shared_writes = 0;  // writes to shared lines this CPU performed (I12)
 };
 struct LlcSnapshot {
-  CpuMask span;             // housekeeping online CPUs of the LLC
+  CpuMask span;  // housekeeping online CPUs of the LLC
   int weight = 0;
   bool has_idle_cores = false;
-  int nr_idle_scan = 0;     // SIS_UTIL budget
+  int nr_idle_scan = 0;       // SIS_UTIL budget
   int64_t budget_stores = 0;  // stores of nr_idle_scan (I12, S1)
 };
 // One mask a selector keeps (IdleSelector::Masks()).
 struct MaskSnapshot {
-  std::string name;  // built-ins: "idle_cpus" (idle-mask family), "overloaded" (V5), "cpu", "smt" (V4)
-  int scope = 0;     // LLC id of a per-LLC mask, node id of a per-node one, 0 for a global one
+  std::string
+      name;       // built-ins: "idle_cpus" (idle-mask family), "overloaded" (V5), "cpu", "smt" (V4)
+  int scope = 0;  // LLC id of a per-LLC mask, node id of a per-node one, 0 for a global one
   CpuMask cpus;
 };
 
 class IdleState;
-class IdleSelector;      // selector.h
-struct CpuIdleState;     // lib/idle_select/state_internal.h
-struct LlcShared;        // lib/idle_select/state_internal.h
-class IdleStateAccess;   // lib/idle_select/state_internal.h
+class IdleSelector;     // selector.h
+struct CpuIdleState;    // lib/idle_select/state_internal.h
+struct LlcShared;       // lib/idle_select/state_internal.h
+class IdleStateAccess;  // lib/idle_select/state_internal.h
 using SelectorFactoryFn = absl::StatusOr<std::unique_ptr<IdleSelector>>(IdleState&);
 
 // The shared core: per-CPU state, per-LLC state, the selector, and the entry
@@ -272,11 +279,12 @@ class IdleState {
   static absl::StatusOr<std::unique_ptr<IdleState>> Create(IdleTopology topology, Options options);
   // The same from a topology factory's result (Uniform, FromIds): its error
   // is passed through.
-  static absl::StatusOr<std::unique_ptr<IdleState>> Create(absl::StatusOr<IdleTopology> topology, Options options);
+  static absl::StatusOr<std::unique_ptr<IdleState>> Create(absl::StatusOr<IdleTopology> topology,
+                                                           Options options);
   // With a selector factory instead of a registered name (trying a selector
   // before registering it; options.variant is then only a label).
-  static absl::StatusOr<std::unique_ptr<IdleState>> Create(IdleTopology topology, Options options,
-                                                           const std::function<SelectorFactoryFn>& factory);
+  static absl::StatusOr<std::unique_ptr<IdleState>> Create(
+      IdleTopology topology, Options options, const std::function<SelectorFactoryFn>& factory);
   ~IdleState();
   IdleState(const IdleState&) = delete;
   IdleState& operator=(const IdleState&) = delete;
@@ -350,8 +358,10 @@ class IdleState {
   // --- what selectors read and write (sched_domain_shared) ------------------
   // REQUIRES: cpu / LLC id in range (contract-checked).
   int llc_of(int cpu) const { return topo_.llc_of[CpuIndex(cpu)]; }  // -1: no sd_llc
-  const CpuMask& llc_span(int llc) const { return topo_.llc_span[IdIndex(llc, topo_.llc_span.size(), "llc")]; }
-  int nr_idle_scan(int llc) const;    // relaxed load of the SIS_UTIL budget
+  const CpuMask& llc_span(int llc) const {
+    return topo_.llc_span[IdIndex(llc, topo_.llc_span.size(), "llc")];
+  }
+  int nr_idle_scan(int llc) const;     // relaxed load of the SIS_UTIL budget
   bool has_idle_cores(int llc) const;  // relaxed load of the idle-core hint
   void ClearIdleCores(int llc);        // the failed-scan clear (plain store, as the kernel)
   // __update_idle_core(cpu): sets the LLC's hint when every other sibling of
@@ -377,27 +387,29 @@ class IdleState {
  private:
   friend class IdleStateAccess;
   IdleState(IdleTopology topology, Options options);
-  static absl::StatusOr<std::unique_ptr<IdleState>> Finish(std::unique_ptr<IdleState> state,
-                                                           const std::function<SelectorFactoryFn>& factory);
+  static absl::StatusOr<std::unique_ptr<IdleState>> Finish(
+      std::unique_ptr<IdleState> state, const std::function<SelectorFactoryFn>& factory);
   size_t CpuIndex(int cpu) const {
     ISOLATION_CONTRACT(cpu >= 0 && cpu < topo_.num_cpus, "idle_select: cpu %d outside [0, %d)", cpu,
                        topo_.num_cpus);
     return static_cast<size_t>(cpu);
   }
   static size_t IdIndex(int id, size_t n, const char* what) {
-    ISOLATION_CONTRACT(id >= 0 && static_cast<size_t>(id) < n, "idle_select: %s %d outside [0, %d)", what, id, n);
+    ISOLATION_CONTRACT(id >= 0 && static_cast<size_t>(id) < n, "idle_select: %s %d outside [0, %d)",
+                       what, id, n);
     return static_cast<size_t>(id);
   }
   // Select()'s contract (REQUIRES above): compiled in only where contract
   // checks are on (contract.h).
   void CheckWake(const WakeTask& task, const WakeContext& ctx) const {
     const int n = topo_.num_cpus;
-    ISOLATION_CONTRACT(task.prev_cpu >= 0 && task.prev_cpu < n, "idle_select Select: prev_cpu %d outside [0, %d)",
-                       task.prev_cpu, n);
+    ISOLATION_CONTRACT(task.prev_cpu >= 0 && task.prev_cpu < n,
+                       "idle_select Select: prev_cpu %d outside [0, %d)", task.prev_cpu, n);
     ISOLATION_CONTRACT(task.recent_used_cpu >= -1 && task.recent_used_cpu < n,
-                       "idle_select Select: recent_used_cpu %d outside [-1, %d)", task.recent_used_cpu, n);
-    ISOLATION_CONTRACT(ctx.target >= -1 && ctx.target < n, "idle_select Select: target %d outside [-1, %d)",
-                       ctx.target, n);
+                       "idle_select Select: recent_used_cpu %d outside [-1, %d)",
+                       task.recent_used_cpu, n);
+    ISOLATION_CONTRACT(ctx.target >= -1 && ctx.target < n,
+                       "idle_select Select: target %d outside [-1, %d)", ctx.target, n);
     ISOLATION_CONTRACT(ctx.waker_cpu >= -1 && ctx.waker_cpu < n,
                        "idle_select Select: waker_cpu %d outside [-1, %d)", ctx.waker_cpu, n);
     ISOLATION_CONTRACT(task.affinity == nullptr || task.affinity->nbits() == n,

@@ -187,7 +187,8 @@ std::vector<VariantInfo> ListVariants();
 
 // An entry whose factory constructs T(IdleState&).
 template <typename T>
-SelectorEntry SelectorEntryOf(std::string name, std::string description, bool negative_control = false) {
+SelectorEntry SelectorEntryOf(std::string name, std::string description,
+                              bool negative_control = false) {
   return SelectorEntry{std::move(name), std::move(description), negative_control,
                        [](IdleState& state) -> absl::StatusOr<std::unique_ptr<IdleSelector>> {
                          return std::unique_ptr<IdleSelector>(std::make_unique<T>(state));

@@ -85,7 +85,7 @@ class SisSelector : public IdleSelector {
   // stale_hits) of the selection in progress.
   struct LlcScan {
     const WakeTask& task;
-    int llc;             // target's LLC id (>= 0)
+    int llc;  // target's LLC id (>= 0)
     int target;
     bool has_idle_core;  // idle-core mode: the hint was set (SMT, smt_preference)
     Selection& sel;
@@ -113,7 +113,8 @@ class SisSelector : public IdleSelector {
   // probe and stops when it reaches 0 ("--nr"), returning the first
   // Candidate().  `from_hint`: the candidates came from a hint, so a failed
   // probe counts as a stale hit.  Returns a CPU or -1.
-  int ScanCpus(const LlcScan& scan, CpuMask& cpus, int start, int& nr, int& idle_cpu, bool from_hint);
+  int ScanCpus(const LlcScan& scan, CpuMask& cpus, int start, int& nr, int& idle_cpu,
+               bool from_hint);
   // The end of select_idle_cpu(): `found` if >= 0; else, after an idle-core
   // scan, clear the hint (it found no idle core, I9) and return `idle_cpu`.
   int FinishScan(const LlcScan& scan, int found, int idle_cpu);
@@ -126,7 +127,8 @@ class SisSelector : public IdleSelector {
   // select_idle_smt(): a sibling of prev inside the LLC span, allowed, idle.
   int SelectIdleSmt(const WakeTask& task, int prev, const CpuMask& span, Selection& sel) const;
   // select_idle_core() for the core of `cpu`.
-  int SelectIdleCore(const WakeTask& task, int cpu, CpuMask& cpus, int& idle_cpu, Selection& sel) const;
+  int SelectIdleCore(const WakeTask& task, int cpu, CpuMask& cpus, int& idle_cpu,
+                     Selection& sel) const;
 };
 
 }  // namespace isolation::idle_select

@@ -86,11 +86,11 @@ class MmCidHooks final : public Hooks, private ScanRunner {
     // CheckAlwaysIncremental() (same result, cost of what the event changed,
     // so large machines need no sampling).
     bool check_invariants = true;
-    int check_every = 1;                 // ... or only after every n-th event
+    int check_every = 1;  // ... or only after every n-th event
     Nanos visit_cost_ns = kModelledVisitNs;
-    Nanos rcu_grace_ns = 3 * kNsPerMs;   // simulator model of call_rcu latency
-    int rcu_host_cpu = 0;                // real threads: host CPU of the call_rcu worker
-                                         // (outside [0, CPU_SETSIZE): no worker, counted in errors())
+    Nanos rcu_grace_ns = 3 * kNsPerMs;  // simulator model of call_rcu latency
+    int rcu_host_cpu = 0;               // real threads: host CPU of the call_rcu worker
+                           // (outside [0, CPU_SETSIZE): no worker, counted in errors())
     // Where offloaded scans (work_unbound, work_delayed, simulated work_rcu)
     // run: explicit `worker_cpus`, else -- with `workers_on_housekeeping` --
     // the CPUs that are not isolated (an unbound workqueue cpumask / rcu_nocbs
@@ -155,7 +155,9 @@ class MmCidHooks final : public Hooks, private ScanRunner {
   void CallRcu(MmId mm) override;
   void PrepareRcu() override;
   // Real threads: I1 at the switch hooks (see the header comment).
-  bool RealThreadCheck() const { return options_.check_invariants && !serialized_ && running_id_ != nullptr; }
+  bool RealThreadCheck() const {
+    return options_.check_invariants && !serialized_ && running_id_ != nullptr;
+  }
   void WithdrawRunningId(int cpu);
   void PublishRunningId(int cpu, TaskId task, const char* where);
   void AddViolation(std::string text);
@@ -188,7 +190,7 @@ class MmCidHooks final : public Hooks, private ScanRunner {
   mutable Mutex violations_lock_;
   std::vector<std::string> first_violations_ ABSL_GUARDED_BY(violations_lock_);
   // work_rcu on real threads.
-  void* rcu_data_ = nullptr;  // struct call_rcu_data*
+  void* rcu_data_ = nullptr;                         // struct call_rcu_data*
   std::vector<std::unique_ptr<RcuItem>> rcu_items_;  // one per mm, sized at OnStart
   std::atomic<Nanos> outside_max_scan_ns_{0};
   // Tracing (Driver::tracer() at OnStart): last ID seen per task id below

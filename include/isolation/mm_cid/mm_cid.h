@@ -150,15 +150,18 @@ struct SwitchLayout {
 // ---------------------------------------------------------------------------
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-enum class [[deprecated("name a registered design (MmCidVariant::design)")]] Design { kLazy, kOwner619, kV63MmLock };
-enum class [[deprecated("name a registered allocator (LazyConfig::allocator)")]] Allocator { kV6_4, kV6_13, kV6_14 };
-enum class [[deprecated("name a registered scan scope (LazyConfig::scope)")]] ScanScope { kPossible, kAllowed, kCidmask };
-enum class [[deprecated("name a registered placement (LazyConfig::placement)")]] Placement {
-  kTaskWork,  // work_taskwork
-  kDelayed,   // work_delayed
-  kUnbound,   // work_unbound
-  kRcu,       // work_rcu
-  kResume,    // work_resume
+enum class [[deprecated("name a registered design (MmCidVariant::design)")]] Design{
+    kLazy, kOwner619, kV63MmLock};
+enum class [[deprecated("name a registered allocator (LazyConfig::allocator)")]] Allocator{
+    kV6_4, kV6_13, kV6_14};
+enum class [[deprecated("name a registered scan scope (LazyConfig::scope)")]] ScanScope{
+    kPossible, kAllowed, kCidmask};
+enum class [[deprecated("name a registered placement (LazyConfig::placement)")]] Placement{
+    kTaskWork,  // work_taskwork
+    kDelayed,   // work_delayed
+    kUnbound,   // work_unbound
+    kRcu,       // work_rcu
+    kResume,    // work_resume
 };
 
 struct [[deprecated("use MmCidVariant (mm_cid/variant.h)")]] MmCidConfig {
@@ -167,9 +170,9 @@ struct [[deprecated("use MmCidVariant (mm_cid/variant.h)")]] MmCidConfig {
   ScanScope scope = ScanScope::kPossible;
   int batch = 0;  // 0 = batch_full, N > 0 = batch_N
   Placement placement = Placement::kTaskWork;
-  bool owner619_direct = false;        // -> design owner619_direct
-  bool owner619_walk619 = false;       // -> design owner619_walk619
-  bool tick_kick = false;              // -> tick tick_kick
+  bool owner619_direct = false;   // -> design owner619_direct
+  bool owner619_walk619 = false;  // -> design owner619_walk619
+  bool tick_kick = false;         // -> tick tick_kick
   bool TickKickEnabled() const {
     return design == Design::kLazy &&
            (tick_kick || placement == Placement::kUnbound || placement == Placement::kResume);
@@ -194,23 +197,24 @@ absl::StatusOr<bool> ParseTickKick(std::string_view s);
 // ---------------------------------------------------------------------------
 
 struct MmCidStats {
-  int64_t allocations = 0;      // IDs reserved in the bitmap
-  int64_t frees = 0;            // IDs released from the bitmap
-  int64_t bitmap_ops = 0;       // test-and-set / clear on the bitmap
-  int64_t switch_rmw = 0;       // atomic RMW operations done inside ContextSwitch
+  int64_t allocations = 0;  // IDs reserved in the bitmap
+  int64_t frees = 0;        // IDs released from the bitmap
+  int64_t bitmap_ops = 0;   // test-and-set / clear on the bitmap
+  int64_t switch_rmw = 0;   // atomic RMW operations done inside ContextSwitch
   int64_t context_switches = 0;
-  int64_t scans = 0;            // Scan() calls that ran
+  int64_t scans = 0;  // Scan() calls that ran
   int64_t slot_visits = 0;
-  int64_t lock_fallbacks = 0;   // cid_lock slow path taken (lazy)
-  int64_t max_alloc_attempts = 0;  // worst schedin allocation attempts (I14)
-  int64_t alloc_failures = 0;   // an allocation gave up (progress bound hit)
-  int64_t mode_changes = 0;     // owner619 per-task <-> per-CPU flips
+  int64_t lock_fallbacks = 0;            // cid_lock slow path taken (lazy)
+  int64_t max_alloc_attempts = 0;        // worst schedin allocation attempts (I14)
+  int64_t alloc_failures = 0;            // an allocation gave up (progress bound hit)
+  int64_t mode_changes = 0;              // owner619 per-task <-> per-CPU flips
   int64_t remote_lock_acquisitions = 0;  // owner619 fixups taking other CPUs' locks
   // v63_mmlock: acquisitions of the per-mm cid_lock (switches, exit, exec)
   // and how many of them found it taken (the waiter had to spin).
   int64_t mm_lock_acquisitions = 0;
   int64_t mm_lock_contended = 0;
-  int64_t tick_kick_retakes = 0;  // lazy: [WQ] kicks that re-took a running task's ID in place (put + get; it may come back unchanged)
+  int64_t tick_kick_retakes = 0;  // lazy: [WQ] kicks that re-took a running task's ID in place (put
+                                  // + get; it may come back unchanged)
 };
 
 // How a design orders the two sides of the lazy put's Dekker pairing
@@ -241,22 +245,26 @@ class MmCid {
   // Errors: num_cpus outside [1, kMaxCpus], limits outside [1, kMaxTasks] /
   // [1, kMaxMms], a design or strategy that is not registered (NotFound,
   // listing the registered names), a strategy's own refusal (e.g. batch_0).
-  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidVariant& variant, Limits limits);
+  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidVariant& variant,
+                                                       Limits limits);
   static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, const MmCidVariant& variant) {
     return Create(num_cpus, variant, Limits{});
   }
   // The variant named `name` (ParseVariant()).
-  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, std::string_view name, Limits limits);
+  static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, std::string_view name,
+                                                       Limits limits);
   static absl::StatusOr<std::unique_ptr<MmCid>> Create(int num_cpus, std::string_view name) {
     return Create(num_cpus, name, Limits{});
   }
   // Deprecated (MmCidConfig above): ToVariant(config) first (its errors).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  [[deprecated("use MmCidVariant (mm_cid/variant.h)")]] static absl::StatusOr<std::unique_ptr<MmCid>> Create(
-      int num_cpus, const MmCidConfig& config, Limits limits);
-  [[deprecated("use MmCidVariant (mm_cid/variant.h)")]] static absl::StatusOr<std::unique_ptr<MmCid>> Create(
-      int num_cpus, const MmCidConfig& config) {
+  [[deprecated(
+      "use MmCidVariant (mm_cid/variant.h)")]] static absl::StatusOr<std::unique_ptr<MmCid>>
+  Create(int num_cpus, const MmCidConfig& config, Limits limits);
+  [[deprecated(
+      "use MmCidVariant (mm_cid/variant.h)")]] static absl::StatusOr<std::unique_ptr<MmCid>>
+  Create(int num_cpus, const MmCidConfig& config) {
     return Create(num_cpus, config, Limits{});
   }
 #pragma GCC diagnostic pop
@@ -315,7 +323,8 @@ class MmCid {
   // exactly like a thread; owner619's tasks->CPUs fixup must reach it (7.0:
   // through the per-mm user list; 6.19: through the task-list pass).  Same
   // errors as Fork.
-  virtual absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity, Nanos now) = 0;
+  virtual absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity,
+                              Nanos now) = 0;
   // sched_mm_cid_exit_signals(): `task` is current on `cpu` (the kernel's
   // contract; v63_mmlock also accepts a task that does not run).  A second
   // Exit is a no-op.  Errors (InvalidArgument, nothing changed): cpu outside
@@ -389,7 +398,8 @@ class MmCid {
   // thread-safety contract above), and what owner619's Exit, Exec and fixups
   // take.  By default a mutex per CPU owned by the instance.
   Mutex& RunQueueLock(int cpu) const {
-    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus_, "MmCid::RunQueueLock(%d): a CPU outside [0, %d)", cpu, num_cpus_);
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < num_cpus_,
+                       "MmCid::RunQueueLock(%d): a CPU outside [0, %d)", cpu, num_cpus_);
     return *rq_locks_[static_cast<size_t>(cpu)];
   }
   // Makes `locks[cpu]` the run-queue lock of each CPU: a driver's own
@@ -425,8 +435,8 @@ class MmCid {
   internal::SwitchLayout switch_layout_;
   std::unique_ptr<Mutex[]> own_rq_locks_;  // the default run-queue locks
   std::vector<Mutex*> rq_locks_;           // [cpu]: own_rq_locks_ or bound ones
-  MmCidVariant variant_;  // set by Create()
-  int max_tasks_ = 0;     // set by Create()
+  MmCidVariant variant_;                   // set by Create()
+  int max_tasks_ = 0;                      // set by Create()
 };
 
 }  // namespace isolation::mm_cid

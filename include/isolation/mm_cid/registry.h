@@ -134,10 +134,10 @@ absl::StatusOr<LazyStrategies> MakeLazyStrategies(const LazyConfig& config);
 // Everything the conformance kit needs to know about a variant.
 struct VariantTraits {
   DesignTraits design;
-  AllocatorTraits allocator;   // lazy axes only
-  PlacementTraits placement;   // lazy axes only
-  int batch = 0;               // GranularityStrategy::batch()
-  bool tick_kick = false;      // the effective tick policy is `tick_kick`
+  AllocatorTraits allocator;      // lazy axes only
+  PlacementTraits placement;      // lazy axes only
+  int batch = 0;                  // GranularityStrategy::batch()
+  bool tick_kick = false;         // the effective tick policy is `tick_kick`
   bool negative_control = false;  // the design or a strategy is a registered negative control
 };
 absl::StatusOr<VariantTraits> DescribeVariant(const MmCidVariant& variant);

@@ -68,9 +68,9 @@ namespace isolation::mm_cid {
 // CPU's rq lock.  Implemented by the lazy design.
 class CidSpace {
  public:
-  virtual int num_cpus() const = 0;        // nr_cpu_ids
-  virtual int users() const = 0;           // mm_users
-  virtual int nr_cpus_allowed() const = 0; // weight of the mm's CPU union (mm_cpus_allowed)
+  virtual int num_cpus() const = 0;         // nr_cpu_ids
+  virtual int users() const = 0;            // mm_users
+  virtual int nr_cpus_allowed() const = 0;  // weight of the mm's CPU union (mm_cpus_allowed)
   // mm->max_nr_cid (v6.13+): the high-water mark allocations expand.
   virtual std::atomic<int>& max_nr_cid() = 0;
   // This CPU's recent_cid (v6.13+): the ID it used last for this mm, -1 if none.
@@ -180,10 +180,10 @@ class GranularityStrategy {
 
 // What a placement sees at a tick or a return to user of a task.
 struct ScanTrigger {
-  MmId mm = kNoMm;         // the task's mm (kNoMm: none)
-  bool active = false;     // the task is an active user of `mm` (mm_cid_active)
+  MmId mm = kNoMm;      // the task's mm (kNoMm: none)
+  bool active = false;  // the task is an active user of `mm` (mm_cid_active)
   Nanos now = 0;
-  Nanos next_scan = 0;     // mm_cid_next_scan (0 = not initialised)
+  Nanos next_scan = 0;       // mm_cid_next_scan (0 = not initialised)
   bool switched_in = false;  // first return to user since the task's switch-in
   // The task's cid_work node is queued as task work (task_work_add).
   std::atomic<bool>* task_work_queued = nullptr;
@@ -267,10 +267,10 @@ class PlacementStrategy {
 // What the tick sees of the interrupted task.
 struct TickView {
   Nanos now = 0;
-  Nanos ran_for = 0;         // since its switch-in (it has been current throughout)
-  Nanos last_cid_reset = 0;  // its last ID allocation by mm_cid_get()
-  bool scan_due = false;     // PlacementStrategy::ScanDue()
-  bool scan_pending = false; // PlacementStrategy::ScanPending()
+  Nanos ran_for = 0;          // since its switch-in (it has been current throughout)
+  Nanos last_cid_reset = 0;   // its last ID allocation by mm_cid_get()
+  bool scan_due = false;      // PlacementStrategy::ScanDue()
+  bool scan_pending = false;  // PlacementStrategy::ScanPending()
 };
 
 enum class TickAction {

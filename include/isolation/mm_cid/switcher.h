@@ -80,21 +80,26 @@ template <internal::SwitchForm F>
 class MmCidFormSwitcher {
  public:
   MmCidFormSwitcher(MmCid* mm, const internal::SwitchLayout& layout)
-      : mm_(mm), tasks_(layout.tasks), cpus_(layout.cpus), journaled_(layout.journaled), shift_(layout.task_shift) {}
+      : mm_(mm),
+        tasks_(layout.tasks),
+        cpus_(layout.cpus),
+        journaled_(layout.journaled),
+        shift_(layout.task_shift) {}
 
   static constexpr internal::SwitchForm form() { return F; }
   MmCid& mm() const { return *mm_; }
 
   // switch_mm_cid(): MmCid::ContextSwitch's contract and result.
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) {
-    ISOLATION_CONTRACT(cpu >= 0 && cpu < mm_->num_cpus(), "mm_cid Switcher ContextSwitch: cpu %d outside [0, %d)",
-                       cpu, mm_->num_cpus());
+    ISOLATION_CONTRACT(cpu >= 0 && cpu < mm_->num_cpus(),
+                       "mm_cid Switcher ContextSwitch: cpu %d outside [0, %d)", cpu,
+                       mm_->num_cpus());
     ISOLATION_CONTRACT(prev == kNoTask || (prev >= 0 && prev < mm_->max_tasks()),
-                       "mm_cid Switcher ContextSwitch: prev %d outside [0, %d) and not kNoTask", prev,
-                       mm_->max_tasks());
+                       "mm_cid Switcher ContextSwitch: prev %d outside [0, %d) and not kNoTask",
+                       prev, mm_->max_tasks());
     ISOLATION_CONTRACT(next == kNoTask || (next >= 0 && next < mm_->max_tasks()),
-                       "mm_cid Switcher ContextSwitch: next %d outside [0, %d) and not kNoTask", next,
-                       mm_->max_tasks());
+                       "mm_cid Switcher ContextSwitch: next %d outside [0, %d) and not kNoTask",
+                       next, mm_->max_tasks());
     if constexpr (F == internal::SwitchForm::kLazyCompilerBarrier) {
       Lazy<internal::lazy_layout::CompilerBarrierAfterPublish>(cpu, prev, next, now);
     } else if constexpr (F == internal::SwitchForm::kLazyFence) {
@@ -123,7 +128,8 @@ class MmCidFormSwitcher {
   // path took is given back first: the virtual switch counts itself.  A
   // static function of values, so a switcher held in a local never has its
   // address taken.
-  [[gnu::noinline]] static void Redo(MmCid* mm, int64_t* count, int cpu, TaskId prev, TaskId next, Nanos now) {
+  [[gnu::noinline]] static void Redo(MmCid* mm, int64_t* count, int cpu, TaskId prev, TaskId next,
+                                     Nanos now) {
     --*count;
     mm->ContextSwitch(cpu, prev, next, now);
   }
@@ -137,8 +143,8 @@ class MmCidFormSwitcher {
     MmCid* mm = mm_;
     auto redo = [&](uint32_t) { return Redo(mm, &c.context_switches, cpu, prev, next, now); };
     L::SwitchCached<Barrier>(
-        c, [this](TaskId t) -> L::TaskSwitchState& { return TaskAt<L::TaskSwitchState>(t); }, cpu, prev, next, now,
-        redo, redo);
+        c, [this](TaskId t) -> L::TaskSwitchState& { return TaskAt<L::TaskSwitchState>(t); }, cpu,
+        prev, next, now, redo, redo);
   }
   void Owner619(int cpu, TaskId prev, TaskId next, Nanos now) const {
     namespace O = internal::owner619_layout;
@@ -147,9 +153,11 @@ class MmCidFormSwitcher {
     ++c.switches;
     MmCid* mm = mm_;
     O::SwitchCached<O::ModeWord>(
-        c, [this](TaskId t) -> O::TaskSwitchState& { return TaskAt<O::TaskSwitchState>(t); }, cpu, prev, next,
-        [&](uint32_t, uint32_t) { return Redo(mm, &c.switches, cpu, prev, next, now); },
-        [&](O::TaskSwitchState&, O::MmSwitchState&) { return Redo(mm, &c.switches, cpu, prev, next, now); });
+        c, [this](TaskId t) -> O::TaskSwitchState& { return TaskAt<O::TaskSwitchState>(t); }, cpu,
+        prev, next, [&](uint32_t, uint32_t) { return Redo(mm, &c.switches, cpu, prev, next, now); },
+        [&](O::TaskSwitchState&, O::MmSwitchState&) {
+          return Redo(mm, &c.switches, cpu, prev, next, now);
+        });
   }
 
   MmCid* mm_;
@@ -188,7 +196,6 @@ class MmCidSwitcher {
     }
     return fn(MmCidFormSwitcher<SwitchForm::kVirtual>(mm_, layout_));
   }
-
 
   // switch_mm_cid(): MmCid::ContextSwitch's contract and result; a
   // predictable branch on the form per switch.

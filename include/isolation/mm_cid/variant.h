@@ -10,10 +10,10 @@
 // historical fix toggles are registered designs of their own, flagged as
 // negative controls).
 //
-//   MmCidVariant v;                              // lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork
-//   v.lazy.scope = "scan_allowed";                // any registered scope, built-in or not
-//   auto m = MmCid::Create(128, v);
-//   auto w = ParseVariant("lazy+alloc_v6_13+batch_8+work_rcu");   // axes in any order, defaults elsewhere
+//   MmCidVariant v;                              //
+//   lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork v.lazy.scope = "scan_allowed"; // any
+//   registered scope, built-in or not auto m = MmCid::Create(128, v); auto w =
+//   ParseVariant("lazy+alloc_v6_13+batch_8+work_rcu");   // axes in any order, defaults elsewhere
 //
 // Kernel counterpart: none (the kernel picks its variant at build time);
 // the names are the identifiers of docs/mm_cid.md ("Variants and their spec

@@ -63,7 +63,7 @@
 namespace isolation::replay {
 
 enum class TraceFormat : uint8_t {
-  kAuto,            // decide from the file's first bytes (DetectFormat)
+  kAuto,  // decide from the file's first bytes (DetectFormat)
   kTraceDat,
   kTraceCmdReport,
   kPerfScript,

@@ -67,8 +67,8 @@ struct RecordOptions {
   std::vector<std::string> command;  // argv to run; the recording lasts until it exits
   Nanos duration = 0;                // without a command: how long to record (> 0)
   std::vector<std::string> events = DefaultRecordEvents();
-  int buffer_kb_per_cpu = 8192;      // the instance's per-CPU ring buffer, [64, 1 << 20]
-  std::string clock = "mono";        // trace_clock: mono keeps the tmigr times comparable
+  int buffer_kb_per_cpu = 8192;  // the instance's per-CPU ring buffer, [64, 1 << 20]
+  std::string clock = "mono";    // trace_clock: mono keeps the tmigr times comparable
   Nanos max_duration = 3600 * kNsPerSec;
   int64_t max_bytes = int64_t{4} << 30;  // of per-CPU data, all CPUs together
 };
@@ -76,13 +76,13 @@ struct RecordOptions {
 struct RecordSummary {
   int cpus = 0;
   int64_t bytes_written = 0;
-  int64_t events_lost = 0;           // ring-buffer overruns (per_cpu/cpuN/stats)
+  int64_t events_lost = 0;  // ring-buffer overruns (per_cpu/cpuN/stats)
   Nanos duration = 0;
-  int command_exit_status = -1;      // -1: no command; 128 + signal if it was killed
+  int command_exit_status = -1;  // -1: no command; 128 + signal if it was killed
   std::string kernel_release;
   std::vector<std::string> events_missing;  // requested but not on this kernel
-  bool interrupted = false;          // SIGINT / SIGTERM ended it
-  bool stopped_at_bound = false;     // max_duration or max_bytes ended it
+  bool interrupted = false;                 // SIGINT / SIGTERM ended it
+  bool stopped_at_bound = false;            // max_duration or max_bytes ended it
 };
 
 absl::StatusOr<RecordSummary> RecordHost(const RecordOptions& options);
@@ -92,11 +92,11 @@ struct TraceDatHeader {
   int file_version = 0;
   int cpus = 0;
   int page_size = 0;
-  bool compressed = false;   // v7 sections compressed (compression names the algorithm)
+  bool compressed = false;  // v7 sections compressed (compression names the algorithm)
   std::string compression;
-  std::string uname;         // the UNAME option, "" if absent
+  std::string uname;  // the UNAME option, "" if absent
   std::string kernel_release;
-  std::string trace_clock;   // the selected clock of the TRACECLOCK option, "" if absent
+  std::string trace_clock;  // the selected clock of the TRACECLOCK option, "" if absent
 };
 // Errors: InvalidArgument naming the file and the byte offset for a file that
 // is not a trace.dat, truncated or corrupt; NotFound if it cannot be opened.

@@ -56,31 +56,43 @@ namespace isolation::replay {
 //                                                   (CPU chosen)
 //   kMigrate             task pid      -            orig_cpu      dest_cpu            -
 //   kFork                child pid     parent pid   -             -                   -
-//   kNewTask             new pid       -            -             -                   wide = clone_flags
-//   kExec                pid           old pid      -             -                   -
+//   kNewTask             new pid       -            -             -                   wide =
+//   clone_flags kExec                pid           old pid      -             -                   -
 //   kExit                pid           -            -             -                   -
-//   kRseqUpdate          pid (current) -            cpu_id        mm_cid              wide = node_id
-//   kTmigrCpuIdle        -             -            cpu           -                   wide = nextevt, ptr = parent
-//   kTmigrCpuActive      -             -            cpu           -                   ptr = parent, wide = wakeup
-//   kTmigrCpuNewTimer    -             -            cpu           1 for _idle         wide = nextevt (_idle), -1 (plain)
-//   kTmigrCpuOnline/Offline -          -            cpu           -                   ptr = parent
-//   kTmigrGroupActive,   -             numa_node    lvl           childmask           ptr = group, wide = parent,
-//   kTmigrGroupInactive                                                               aux = active, aux2 = migrator
-//   kTmigrHandleRemote   -             -            lvl           -                   ptr = group
-//   kTmigrHandleRemoteCpu -            -            cpu           -                   wide = wakeup, ptr = parent
-//   kTmigrUpdateEvents   -             -            group_lvl     child_evtcpu        ptr = group, wide = nextevt,
-//                                                                                     aux = child_active, aux2 = group_active
-//   kTimerStart          -             -            timer's CPU   flags (TimerFlags)  ptr = timer, wide = expires (jiffies),
-//                                                                                     aux = 1 if the flags are exact (readers.h)
-//   kTimerExpire         -             -            -             -                   ptr = timer, wide = now (jiffies)
-//   kTimerBaseIdle       -             -            cpu           is_idle             -
-//   kTickStop            -             -            -             success             wide = dependency
-//   kTick                pid (current) -            -             -                   wide = the hrtimer's now (CLOCK_MONOTONIC ns);
-//                                                                                     hrtimer_expire_entry of the tick handler
+//   kRseqUpdate          pid (current) -            cpu_id        mm_cid              wide =
+//   node_id kTmigrCpuIdle        -             -            cpu           -                   wide
+//   = nextevt, ptr = parent kTmigrCpuActive      -             -            cpu           - ptr =
+//   parent, wide = wakeup kTmigrCpuNewTimer    -             -            cpu           1 for _idle
+//   wide = nextevt (_idle), -1 (plain) kTmigrCpuOnline/Offline -          -            cpu - ptr =
+//   parent kTmigrGroupActive,   -             numa_node    lvl           childmask           ptr =
+//   group, wide = parent, kTmigrGroupInactive aux = active, aux2 = migrator kTmigrHandleRemote   -
+//   -            lvl           -                   ptr = group kTmigrHandleRemoteCpu -            -
+//   cpu           -                   wide = wakeup, ptr = parent kTmigrUpdateEvents   - -
+//   group_lvl     child_evtcpu        ptr = group, wide = nextevt,
+//                                                                                     aux =
+//                                                                                     child_active,
+//                                                                                     aux2 =
+//                                                                                     group_active
+//   kTimerStart          -             -            timer's CPU   flags (TimerFlags)  ptr = timer,
+//   wide = expires (jiffies),
+//                                                                                     aux = 1 if
+//                                                                                     the flags are
+//                                                                                     exact
+//                                                                                     (readers.h)
+//   kTimerExpire         -             -            -             -                   ptr = timer,
+//   wide = now (jiffies) kTimerBaseIdle       -             -            cpu           is_idle -
+//   kTickStop            -             -            -             success             wide =
+//   dependency kTick                pid (current) -            -             - wide = the hrtimer's
+//   now (CLOCK_MONOTONIC ns);
+//                                                                                     hrtimer_expire_entry
+//                                                                                     of the tick
+//                                                                                     handler
 //   kWorkExecute         -             -            -             WorkFunction        ptr = work
-//   kWorkQueue           -             -            cpu (target;  WorkFunction        ptr = work, wide = req_cpu
+//   kWorkQueue           -             -            cpu (target;  WorkFunction        ptr = work,
+//   wide = req_cpu
 //                                                   -1 unbound)
-//   kMarker              -             -            -             -                   - (ftrace print: text in Recording::markers)
+//   kMarker              -             -            -             -                   - (ftrace
+//   print: text in Recording::markers)
 //
 // `cpu` is always the CPU the event was recorded on and `pid` the task that
 // was current there (common_pid; 0 = that CPU's idle task).
@@ -140,8 +152,8 @@ struct Event {
   int32_t value = 0;
   int16_t prio = -1;  // subject task's prio (sched events), -1 if not carried
   EventKind kind = EventKind::kMarker;
-  uint8_t aux = 0;    // kind-specific small value (tmigr group: active; see readers)
-  uint8_t aux2 = 0;   // kind-specific small value (tmigr group: migrator)
+  uint8_t aux = 0;   // kind-specific small value (tmigr group: active; see readers)
+  uint8_t aux2 = 0;  // kind-specific small value (tmigr group: migrator)
   friend bool operator==(const Event&, const Event&) = default;
 };
 static_assert(sizeof(Event) <= 56, "Event must stay small: a replay streams 10^7 of them");
@@ -178,17 +190,17 @@ inline constexpr uint64_t kCloneThread = 0x00010000;
 
 // Where a recording's machine description came from.
 enum class InfoSource : uint8_t {
-  kUnknown,  // not in the file, no flag: the reader could not tell
-  kFile,     // the file says so (trace.dat header, an isolab-recording marker, perf header)
-  kFlag,     // given by the caller (ReadOptions)
-  kInferred, // derived from the events (e.g. the highest CPU seen + 1)
+  kUnknown,   // not in the file, no flag: the reader could not tell
+  kFile,      // the file says so (trace.dat header, an isolab-recording marker, perf header)
+  kFlag,      // given by the caller (ReadOptions)
+  kInferred,  // derived from the events (e.g. the highest CPU seen + 1)
 };
 std::string_view InfoSourceName(InfoSource source);
 
 // What the file says about the machine and the kernel it was recorded on.
 struct RecordingInfo {
   std::string path;
-  std::string format;          // "trace.dat", "trace-cmd report", "perf script"
+  std::string format;  // "trace.dat", "trace-cmd report", "perf script"
   int num_cpus = 0;
   InfoSource num_cpus_source = InfoSource::kUnknown;
   // The machine's layout: per-CPU ids (an isolab-recording marker, perf's
@@ -199,14 +211,14 @@ struct RecordingInfo {
   InfoSource topology_source = InfoSource::kUnknown;
   std::string kernel_release;  // `uname -r`, e.g. "6.18.44-fc-v1147"
   InfoSource kernel_source = InfoSource::kUnknown;
-  std::string isolcpus;        // boot parameters the kernel ran with, "" = none
+  std::string isolcpus;  // boot parameters the kernel ran with, "" = none
   std::string nohz_full;
   InfoSource isolation_source = InfoSource::kUnknown;
-  int hz = 0;                  // CONFIG_HZ; 0 = unknown
+  int hz = 0;  // CONFIG_HZ; 0 = unknown
   InfoSource hz_source = InfoSource::kUnknown;
-  std::string trace_clock;     // "mono", "local", "perf", ... ("" = unknown)
-  bool ns_timestamps = true;   // false: the text printed microseconds (times are multiples of 1000)
-  std::string recorder;        // "isolab record", "trace-cmd", "perf", ...
+  std::string trace_clock;    // "mono", "local", "perf", ... ("" = unknown)
+  bool ns_timestamps = true;  // false: the text printed microseconds (times are multiples of 1000)
+  std::string recorder;       // "isolab record", "trace-cmd", "perf", ...
 
   // Kernel version as (major, minor), {0, 0} if unknown.
   std::array<int, 2> KernelVersion() const;
@@ -228,13 +240,13 @@ using Comms = absl::flat_hash_map<int32_t, std::string>;
 
 // What a reader saw, besides the events it delivered.
 struct ReadStats {
-  int64_t lines = 0;             // text readers: lines read; trace.dat: records read
-  int64_t events = 0;            // events delivered
-  int64_t skipped = 0;           // records of events no mechanism needs
+  int64_t lines = 0;    // text readers: lines read; trace.dat: records read
+  int64_t events = 0;   // events delivered
+  int64_t skipped = 0;  // records of events no mechanism needs
   std::array<int64_t, kNumEventKinds> per_kind{};
-  int64_t lost_events = 0;       // the tracer's own "lost events" / "missed" records
-  int64_t bad_lines = 0;         // text readers: malformed lines skipped (ReadOptions::max_bad_lines)
-  int64_t reordered = 0;         // events older than their predecessor, within max_time_skew: time clamped
+  int64_t lost_events = 0;  // the tracer's own "lost events" / "missed" records
+  int64_t bad_lines = 0;    // text readers: malformed lines skipped (ReadOptions::max_bad_lines)
+  int64_t reordered = 0;  // events older than their predecessor, within max_time_skew: time clamped
   absl::flat_hash_map<std::string, int64_t> skipped_names;  // tracepoint -> count (bounded)
 };
 
@@ -247,9 +259,15 @@ class EventSink {
   virtual absl::Status OnInfo(const RecordingInfo& info) = 0;
   virtual absl::Status OnEvent(const Event& event) = 0;
   // A task's name, whenever a reader learns it (before the event naming it).
-  virtual void OnComm(int32_t pid, std::string_view comm) { (void)pid; (void)comm; }
+  virtual void OnComm(int32_t pid, std::string_view comm) {
+    (void)pid;
+    (void)comm;
+  }
   // The text of an ftrace print event (trace_marker), with its event.
-  virtual void OnMarker(const Event& event, std::string_view text) { (void)event; (void)text; }
+  virtual void OnMarker(const Event& event, std::string_view text) {
+    (void)event;
+    (void)text;
+  }
 };
 
 // A whole recording in memory (ReadRecording, readers.h).

@@ -124,19 +124,19 @@ struct TaskInfo {
   bool mm_known = false;  // the mm was created or shared by a fork or exec in the recording
   bool predates = false;  // first seen without a fork
   bool exited = false;
-  int cpu = -1;           // last CPU it was on
-  int16_t prio = -1;      // last prio seen (sched events)
+  int cpu = -1;       // last CPU it was on
+  int16_t prio = -1;  // last prio seen (sched events)
   enum class State : uint8_t { kUnknown, kRunning, kRunnable, kBlocked, kDead };
   State state = State::kUnknown;
 };
 
 struct ReplayCounters {
   int64_t events = 0;
-  int64_t bootstraps = 0;      // CPUs whose state began at their first event
-  int64_t resyncs = 0;         // events showing another current task than tracked
+  int64_t bootstraps = 0;             // CPUs whose state began at their first event
+  int64_t resyncs = 0;                // events showing another current task than tracked
   int64_t unrecorded_idle_exits = 0;  // ... of which a CPU left idle without its switch recorded
-  int64_t selections = 0;      // SelectTaskCpu rounds delivered
-  int64_t work_run = 0;        // adapter work items and timers run
+  int64_t selections = 0;             // SelectTaskCpu rounds delivered
+  int64_t work_run = 0;               // adapter work items and timers run
   int64_t ticks = 0;
   int64_t tick_returns_dropped = 0;  // tick OnReturnToUser dropped for a preemption
 };
@@ -145,7 +145,8 @@ class ReplayDriver final : public Driver, public EventSink {
  public:
   // Errors: hz outside [1, 10000]; the isolation configuration's CPU count
   // differs from the topology's.
-  static absl::StatusOr<std::unique_ptr<ReplayDriver>> Create(Topology topology, IsolationConfig isolation,
+  static absl::StatusOr<std::unique_ptr<ReplayDriver>> Create(Topology topology,
+                                                              IsolationConfig isolation,
                                                               ReplayDriverOptions options = {});
   ~ReplayDriver() override;
 
@@ -165,7 +166,9 @@ class ReplayDriver final : public Driver, public EventSink {
   TaskId TaskOfPid(int32_t pid) const;  // the live incarnation, kIdleTask if none
   std::string_view Comm(TaskId task) const;
   // True once `cpu` had its first event.
-  bool CpuKnown(int cpu) const { return cpu >= 0 && cpu < num_cpus() && cpus_[static_cast<size_t>(cpu)].known; }
+  bool CpuKnown(int cpu) const {
+    return cpu >= 0 && cpu < num_cpus() && cpus_[static_cast<size_t>(cpu)].known;
+  }
   // Times the recording showed a task running on `cpu` that had been idle
   // without the switch out of idle (a resync from idle).  A CPU where this
   // happened has idle transitions the tracer does not record (seen on a
@@ -222,7 +225,7 @@ class ReplayDriver final : public Driver, public EventSink {
     bool idle = false;
     bool tick_stopped = false;
     TickMode mode = TickMode::kNohzIdle;
-    int runnable = 0;               // queued tasks other than curr (tracked from the recording)
+    int runnable = 0;                // queued tasks other than curr (tracked from the recording)
     TaskId tick_return = kIdleTask;  // a tick's OnReturnToUser held for the next event
     Nanos tick_time = 0;
     int64_t unrecorded_idle_exits = 0;
@@ -250,7 +253,8 @@ class ReplayDriver final : public Driver, public EventSink {
   void EnterIdle(Cpu& c, int cpu);
   void ExitIdle(Cpu& c, int cpu);
   TaskInfo* MutableTask(TaskId t) {
-    return t >= 0 && static_cast<size_t>(t) < tasks_.size() ? &tasks_[static_cast<size_t>(t)] : nullptr;
+    return t >= 0 && static_cast<size_t>(t) < tasks_.size() ? &tasks_[static_cast<size_t>(t)]
+                                                            : nullptr;
   }
   absl::Status Bad(std::string_view what) const;
 
@@ -275,7 +279,7 @@ class ReplayDriver final : public Driver, public EventSink {
   int64_t live_count_ = 0;
   std::priority_queue<Work, std::vector<Work>, std::greater<Work>> due_;
   absl::flat_hash_map<uint64_t, WorkFn> work_fns_;  // by seq
-  absl::flat_hash_map<TimerId, uint64_t> timers_;    // armed timer -> its seq
+  absl::flat_hash_map<TimerId, uint64_t> timers_;   // armed timer -> its seq
   uint64_t seq_ = 0;
   TimerId next_timer_ = 1;
   int hk_cursor_ = 0;

@@ -68,7 +68,7 @@ struct NoiseResult {
   int64_t max_us = 0;
   int64_t sum_us = 0;
   int64_t over() const { return histogram_us.empty() ? 0 : histogram_us.back(); }
-  std::string ToString() const;       // oslat-like text summary
+  std::string ToString() const;  // oslat-like text summary
 };
 
 class NoiseMeter {
@@ -132,8 +132,8 @@ struct RtlaHistogramFormat {
   std::string tool = "osnoise";
   std::vector<std::string> comment;
 };
-absl::StatusOr<std::string> FormatRtlaHistogram(const std::vector<std::pair<int, NoiseResult>>& per_cpu,
-                                               const RtlaHistogramFormat& format);
+absl::StatusOr<std::string> FormatRtlaHistogram(
+    const std::vector<std::pair<int, NoiseResult>>& per_cpu, const RtlaHistogramFormat& format);
 
 }  // namespace isolation
 

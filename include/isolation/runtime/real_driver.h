@@ -58,10 +58,10 @@ namespace isolation {
 
 struct RealDriverOptions {
   int hz = 250;
-  Nanos slice = 50 * kNsPerUs;        // longest uninterrupted busy-spin chunk
-  Nanos timeslice = 4 * kNsPerMs;     // round-robin slice between tasks
+  Nanos slice = 50 * kNsPerUs;     // longest uninterrupted busy-spin chunk
+  Nanos timeslice = 4 * kNsPerMs;  // round-robin slice between tasks
   TickMode default_tick_mode = TickMode::kNohzIdle;
-  bool pin = true;                    // pin CPU threads to host CPUs
+  bool pin = true;  // pin CPU threads to host CPUs
   // Explicit model->host CPU map (empty: round-robin over allowed host CPUs).
   std::vector<int> host_cpu_map;
   uint64_t seed = 1;

@@ -69,10 +69,10 @@ namespace isolation {
 // (the CPU it last ran user work on), by the topology's levels.
 enum class CacheDistance : uint8_t {
   kSameCpu = 0,
-  kSmtSibling,       // another hardware thread of the same core (shares L1/L2)
-  kCrossCoreSameLlc, // another core under the same last-level cache
-  kCrossLlc,         // another LLC in the same NUMA node
-  kCrossNode,        // another NUMA node
+  kSmtSibling,        // another hardware thread of the same core (shares L1/L2)
+  kCrossCoreSameLlc,  // another core under the same last-level cache
+  kCrossLlc,          // another LLC in the same NUMA node
+  kCrossNode,         // another NUMA node
 };
 inline constexpr int kNumCacheDistances = 5;
 // "same_cpu", "smt_sibling", "cross_core_same_llc", "cross_llc", "cross_node".
@@ -119,10 +119,10 @@ struct SimOptions {
   uint64_t seed = 1;
   int hz = 1000;
   Nanos timeslice = 3 * kNsPerMs;
-  Nanos tick_cost = 1 * kNsPerUs;          // modelled base cost of a tick
+  Nanos tick_cost = 1 * kNsPerUs;  // modelled base cost of a tick
   Nanos context_switch_cost = 1 * kNsPerUs;
-  Nanos work_cost = 2 * kNsPerUs;          // base cost of a per-CPU work item (kworker switch)
-  Nanos timer_cost = 500;                  // base cost of a timer interrupt
+  Nanos work_cost = 2 * kNsPerUs;  // base cost of a per-CPU work item (kworker switch)
+  Nanos timer_cost = 500;          // base cost of a timer interrupt
   // Tick mode per CPU: nohz_full CPUs of the isolation config get kNohzFull,
   // the others `default_tick_mode`.
   TickMode default_tick_mode = TickMode::kNohzIdle;

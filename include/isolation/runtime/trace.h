@@ -134,7 +134,8 @@ class TraceFile {
   const TraceFileOptions options_;
   mutable Mutex mu_;
   struct Impl;
-  std::unique_ptr<Impl> impl_ ABSL_PT_GUARDED_BY(mu_);  // the pointer itself is set once, in the constructor
+  std::unique_ptr<Impl> impl_
+      ABSL_PT_GUARDED_BY(mu_);  // the pointer itself is set once, in the constructor
 };
 
 class TraceRun final : public Tracer {
@@ -187,7 +188,7 @@ class TraceRun final : public Tracer {
   const std::vector<std::string> roles_;
   const CpuMask wanted_;
   const int64_t budget_;
-  int64_t reserve_ = 0;       // kept back for closing the CPU states at Finish
+  int64_t reserve_ = 0;  // kept back for closing the CPU states at Finish
   bool real_threads_ = false;
   bool finished_ = false;
   const Driver* driver_ = nullptr;
@@ -200,8 +201,8 @@ class TraceRun final : public Tracer {
   // annotated: the analysis cannot see those phases.
   std::unique_ptr<Buffer> foreign_;
   Mutex foreign_mu_;
-  std::vector<std::unique_ptr<Track>> tracks_;    // per CPU: open CPU state, activity name
-  std::vector<Event> closing_;                    // written by Finish
+  std::vector<std::unique_ptr<Track>> tracks_;  // per CPU: open CPU state, activity name
+  std::vector<Event> closing_;                  // written by Finish
   int64_t clipped_ = 0;
 };
 

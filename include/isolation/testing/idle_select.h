@@ -67,10 +67,11 @@ namespace idle_select_conformance {
 using Violations = ::isolation::testing::Violations;
 
 struct Check {
-  std::string name;   // the TEST_P name, e.g. "I4_HintOnly"
-  std::string suite;  // "IdleSelectConformance", "IdleSelectRaceConformance", "IdleSelectSimConformance"
-  std::string what;   // one line: the property
-  std::string size;   // one line: the schedule size (selections, machines, seeds)
+  std::string name;  // the TEST_P name, e.g. "I4_HintOnly"
+  std::string
+      suite;  // "IdleSelectConformance", "IdleSelectRaceConformance", "IdleSelectSimConformance"
+  std::string what;  // one line: the property
+  std::string size;  // one line: the schedule size (selections, machines, seeds)
 };
 // Every check, in suite order.
 const std::vector<Check>& AllChecks();
@@ -89,7 +90,8 @@ std::vector<std::pair<std::string, Violations>> RunAll(std::string_view selector
 // (idle side between publishing its idle bit and reading the shared queue;
 // waker side between queueing and Select)?  For claim-style selectors.
 // Errors: a selector that cannot be created, an interleaving that fails.
-absl::StatusOr<bool> LostWakeupReachable(std::string_view selector, bool idle_fence, bool waker_fence);
+absl::StatusOr<bool> LostWakeupReachable(std::string_view selector, bool idle_fence,
+                                         bool waker_fence);
 
 // gtest parameter name of a selector name ("V1-eager" -> "V1_eager").
 std::string ParamName(const ::testing::TestParamInfo<std::string>& info);
@@ -114,14 +116,14 @@ class IdleSelectSimConformance : public ::testing::TestWithParam<std::string> {}
 
 // The same for a container of names evaluated when the tests are registered,
 // e.g. ::isolation::idle_select::SelectorNames() (every non-control selector).
-#define ISOLATION_IDLE_SELECT_CONFORMANCE_IN(prefix, names)                                                      \
-  INSTANTIATE_TEST_SUITE_P(prefix, IdleSelectConformance, ::testing::ValuesIn(names),                             \
-                           ::isolation::testing::idle_select_conformance::ParamName);                             \
-  INSTANTIATE_TEST_SUITE_P(prefix, IdleSelectRaceConformance, ::testing::ValuesIn(names),                         \
-                           ::isolation::testing::idle_select_conformance::ParamName);                             \
-  INSTANTIATE_TEST_SUITE_P(prefix, IdleSelectSimConformance, ::testing::ValuesIn(names),                          \
-                           ::isolation::testing::idle_select_conformance::ParamName);                             \
-  [[maybe_unused]] static const int isolation_idle_select_conformance_anchor_##prefix =                           \
+#define ISOLATION_IDLE_SELECT_CONFORMANCE_IN(prefix, names)                               \
+  INSTANTIATE_TEST_SUITE_P(prefix, IdleSelectConformance, ::testing::ValuesIn(names),     \
+                           ::isolation::testing::idle_select_conformance::ParamName);     \
+  INSTANTIATE_TEST_SUITE_P(prefix, IdleSelectRaceConformance, ::testing::ValuesIn(names), \
+                           ::isolation::testing::idle_select_conformance::ParamName);     \
+  INSTANTIATE_TEST_SUITE_P(prefix, IdleSelectSimConformance, ::testing::ValuesIn(names),  \
+                           ::isolation::testing::idle_select_conformance::ParamName);     \
+  [[maybe_unused]] static const int isolation_idle_select_conformance_anchor_##prefix =   \
       ::isolation::testing::idle_select_conformance::Anchor()
 
 #endif  // ISOLATION_TESTING_IDLE_SELECT_H_

@@ -46,7 +46,8 @@ struct IdleSelectBenchGrid {
 
 // Registers one case per grid point.  Errors: a variant or baseline nobody
 // registered (named), a grid value out of range (2..4096 CPUs, 0..100 %).
-absl::Status RegisterIdleSelectBenchmarks(std::string_view variant, std::string_view baseline = "V0",
+absl::Status RegisterIdleSelectBenchmarks(std::string_view variant,
+                                          std::string_view baseline = "V0",
                                           const IdleSelectBenchGrid& grid = {});
 
 }  // namespace isolation::testing

@@ -12,7 +12,8 @@
 //                                                 .Isolcpus("domain,1-31,33-63,65-95,97-127")
 //                                                 .Build());
 //   ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, m.Simulator({.seed = 7}));
-//   ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim2, MachineBuilder().Topology("core:2 pu:1").Simulator());
+//   ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim2, MachineBuilder().Topology("core:2
+//   pu:1").Simulator());
 //
 // Kernel counterpart: the boot command line of a machine booted with
 // isolcpus=/nohz_full= (kernel/sched/isolation.c), see core/isolation_config.h.
@@ -48,7 +49,8 @@ struct Machine {
   // A simulator on this machine.  Errors: as Simulator::Create.
   absl::StatusOr<std::unique_ptr<isolation::Simulator>> Simulator(SimOptions options = {}) const;
   // Pinned real threads driving this machine.  Errors: as RealThreadDriver::Create.
-  absl::StatusOr<std::unique_ptr<RealThreadDriver>> RealThreads(RealDriverOptions options = {}) const;
+  absl::StatusOr<std::unique_ptr<RealThreadDriver>> RealThreads(
+      RealDriverOptions options = {}) const;
 };
 
 class MachineBuilder {
@@ -70,7 +72,8 @@ class MachineBuilder {
   // Build() and a driver on the machine, for a test that needs only the
   // driver.  Errors: as Build, then as Machine::Simulator / RealThreads.
   absl::StatusOr<std::unique_ptr<isolation::Simulator>> Simulator(SimOptions options = {}) const;
-  absl::StatusOr<std::unique_ptr<RealThreadDriver>> RealThreads(RealDriverOptions options = {}) const;
+  absl::StatusOr<std::unique_ptr<RealThreadDriver>> RealThreads(
+      RealDriverOptions options = {}) const;
 
  private:
   std::string topology_ = kSeedTopology;

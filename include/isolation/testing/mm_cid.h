@@ -185,10 +185,10 @@ Violations CheckRandomSchedule(const MmCidVariant& v, int num_cpus, uint64_t see
 // observable state (IDs, current tasks, cid masks, LAZY flags, every
 // statistic) is the same after every event, and the switcher's instance keeps
 // I1-I6; `journaled` attaches CheckAlwaysIncremental's journal to it.
-Violations CheckSwitcherMatchesContextSwitch(const MmCidVariant& v, int num_cpus, uint64_t seed, int steps,
-                                             bool journaled);
-Violations CheckSingleThread(const MmCidVariant& v);                // S1
-Violations CheckRestrictedAffinity(const MmCidVariant& v);          // S3 (I3)
+Violations CheckSwitcherMatchesContextSwitch(const MmCidVariant& v, int num_cpus, uint64_t seed,
+                                             int steps, bool journaled);
+Violations CheckSingleThread(const MmCidVariant& v);        // S1
+Violations CheckRestrictedAffinity(const MmCidVariant& v);  // S3 (I3)
 // S4: the leader's ID after each poll; the property: it reaches 0.
 struct CompactionRun {
   int32_t leader_start = -1;
@@ -197,11 +197,11 @@ struct CompactionRun {
   Violations invariants;
 };
 CompactionRun RunCompaction(const MmCidVariant& v, int n, int polls);
-Violations CheckCompaction(const MmCidVariant& v);                  // S4 / I8 (N = 8, 128)
-Violations CheckExecAndRejectedFork(const MmCidVariant& v);         // S10 exec
-Violations CheckFailedFork(const MmCidVariant& v);                  // S10 failed fork
-Violations CheckVforkSharer(const MmCidVariant& v);                 // S10 vfork
-Violations CheckVforkSharerAtModeFlip(const MmCidVariant& v);       // S10 vfork + fixup walk (I11)
+Violations CheckCompaction(const MmCidVariant& v);             // S4 / I8 (N = 8, 128)
+Violations CheckExecAndRejectedFork(const MmCidVariant& v);    // S10 exec
+Violations CheckFailedFork(const MmCidVariant& v);             // S10 failed fork
+Violations CheckVforkSharer(const MmCidVariant& v);            // S10 vfork
+Violations CheckVforkSharerAtModeFlip(const MmCidVariant& v);  // S10 vfork + fixup walk (I11)
 // S13 on the direct API: a thread that never switches while its siblings exit.
 struct NeverPreemptedRun {
   int32_t start_id = -1;
@@ -213,8 +213,8 @@ struct NeverPreemptedRun {
   Violations invariants;
 };
 NeverPreemptedRun RunNeverPreempted(const MmCidVariant& v);
-Violations CheckNeverPreempted(const MmCidVariant& v);              // S13 (I4 at every tick)
-Violations CheckFenceTargets(const MmCidVariant& v);                // S14
+Violations CheckNeverPreempted(const MmCidVariant& v);  // S13 (I4 at every tick)
+Violations CheckFenceTargets(const MmCidVariant& v);    // S14
 // The ID bound at allocation on the allocator's rare paths, on 16 CPUs in
 // `waves` waves per seed: a fresh mm each (1 in 3 with a union of 4-12
 // CPUs), users rising to 1/2-3/2 x the union spread over it, dropping to
@@ -228,13 +228,13 @@ Violations CheckFenceTargets(const MmCidVariant& v);                // S14
 Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves);
 
 // ---- direct API, variants with a scan (MmCidScanConformance) ---------------
-Violations CheckIdleReclaim(const MmCidVariant& v);                 // I7
+Violations CheckIdleReclaim(const MmCidVariant& v);  // I7
 // I8: pinned tasks, no fork/exit after t0, each task switching out and in
 // after every pass: the IDs are exactly {0 .. T-1} once two passes that
 // start after t0 + 100 ms have completed.
 struct ConvergenceRun {
-  std::vector<int32_t> ids;            // at the bound
-  int passes_after_t0 = 0;             // complete passes started after t0 + 100 ms
+  std::vector<int32_t> ids;  // at the bound
+  int passes_after_t0 = 0;   // complete passes started after t0 + 100 ms
   Violations invariants;
 };
 ConvergenceRun RunConvergence(const MmCidVariant& v, int passes_after_t0);
@@ -252,8 +252,8 @@ Violations CheckConcurrentScanners(const MmCidVariant& v, int threads, int perio
 // convergence), then 12 new tasks on the freed CPUs (regrow).
 struct ShrinkRegrowRun {
   int32_t max_id_after_shrink = -1;
-  int regrown = 0;               // CPUs whose recent ID was free at the regrow
-  int regrown_with_recent = 0;   // ... and which got it back
+  int regrown = 0;              // CPUs whose recent ID was free at the regrow
+  int regrown_with_recent = 0;  // ... and which got it back
   std::vector<int32_t> ids_after_regrow;
   Violations invariants;
 };
@@ -262,13 +262,14 @@ Violations CheckShrink(const MmCidVariant& v);
 Violations CheckRegrow(const MmCidVariant& v);
 // S6: bursts of tasks pinned one per CPU, one at a time in a seeded order.
 struct BurstRun {
-  double reuse = 0;            // same ID as this CPU's previous burst
-  int64_t llc_moves = 0;       // an ID's region touched from another LLC than last time
+  double reuse = 0;       // same ID as this CPU's previous burst
+  int64_t llc_moves = 0;  // an ID's region touched from another LLC than last time
   int bursts_counted = 0;
   int distinct_ids = 0;
   Violations invariants;
 };
-BurstRun RunBursts(const MmCidVariant& v, int n, int cpus_per_llc, Nanos gap, int bursts, uint64_t seed);
+BurstRun RunBursts(const MmCidVariant& v, int n, int cpus_per_llc, Nanos gap, int bursts,
+                   uint64_t seed);
 Violations CheckBursts(const MmCidVariant& v);
 // S12 / I9: slot visits of a complete pass = 2 x the scope's size; <= 2N per call.
 struct VisitsRun {
@@ -296,12 +297,13 @@ struct NeverPreemptedSimRun {
   Violations invariants;
 };
 NeverPreemptedSimRun RunNeverPreemptedSim(const MmCidVariant& v);
-Violations CheckNeverPreemptedSim(const MmCidVariant& v);                 // S13
+Violations CheckNeverPreemptedSim(const MmCidVariant& v);  // S13
 
 // ---- every schedule (MmCidRaceConformance) -----------------------------------
 // I4 / I1 / I5 / I6 under the store-buffer model, every schedule of:
-Violations CheckScanVsSwitchSchedules(const MmCidVariant& v);     // a scan vs switches on a parked CPU
-Violations CheckMigrateVsSwitchSchedules(const MmCidVariant& v);  // a migration vs a switch-in on its source
+Violations CheckScanVsSwitchSchedules(const MmCidVariant& v);  // a scan vs switches on a parked CPU
+Violations CheckMigrateVsSwitchSchedules(
+    const MmCidVariant& v);  // a migration vs a switch-in on its source
 // The same with MmCid::Limits::force_fences = `force_fences`: the two above
 // run the design in its default barrier mode (lazy: kMembarrier where the
 // host has it, the membarrier modelled as draining every thread's buffer);
@@ -413,11 +415,12 @@ int MmCidStressConformanceAnchor();
 
 }  // namespace isolation::testing::mm_cid
 
-#define ISOLATION_MM_CID_SUITE_CONFORMANCE_(prefix, suite, params, ...)                                     \
-  using ::isolation::testing::mm_cid::suite;                                                                \
-  INSTANTIATE_TEST_SUITE_P(prefix, suite, ::testing::ValuesIn(::isolation::testing::mm_cid::params(__VA_ARGS__)), \
-                           ::isolation::testing::mm_cid::ParamName);                                       \
-  [[maybe_unused]] static const int isolation_mm_cid_anchor_##prefix##_##suite =                            \
+#define ISOLATION_MM_CID_SUITE_CONFORMANCE_(prefix, suite, params, ...)                            \
+  using ::isolation::testing::mm_cid::suite;                                                       \
+  INSTANTIATE_TEST_SUITE_P(prefix, suite,                                                          \
+                           ::testing::ValuesIn(::isolation::testing::mm_cid::params(__VA_ARGS__)), \
+                           ::isolation::testing::mm_cid::ParamName);                               \
+  [[maybe_unused]] static const int isolation_mm_cid_anchor_##prefix##_##suite =                   \
       ::isolation::testing::mm_cid::internal::suite##Anchor()
 
 #define ISOLATION_MM_CID_DIRECT_CONFORMANCE(prefix, ...) \
@@ -432,7 +435,7 @@ int MmCidStressConformanceAnchor();
   ISOLATION_MM_CID_SUITE_CONFORMANCE_(prefix, MmCidStressConformance, Params, __VA_ARGS__)
 
 // Every mm_cid suite for the variants given (names or a vector<MmCidVariant>).
-#define ISOLATION_MM_CID_CONFORMANCE(prefix, ...)          \
+#define ISOLATION_MM_CID_CONFORMANCE(prefix, ...)           \
   ISOLATION_MM_CID_DIRECT_CONFORMANCE(prefix, __VA_ARGS__); \
   ISOLATION_MM_CID_SCAN_CONFORMANCE(prefix, __VA_ARGS__);   \
   ISOLATION_MM_CID_SIM_CONFORMANCE(prefix, __VA_ARGS__);    \

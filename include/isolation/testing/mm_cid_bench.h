@@ -43,7 +43,8 @@
 namespace isolation::testing {
 
 // The mainline lazy design of v6.14-v6.18: what variants are compared with.
-inline constexpr std::string_view kMmCidMainline = "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork";
+inline constexpr std::string_view kMmCidMainline =
+    "lazy+alloc_v6_14+scan_possible+batch_full+work_taskwork";
 
 void RegisterMmCidBenchmarks(std::string_view variant, std::string_view baseline = kMmCidMainline);
 

@@ -46,7 +46,8 @@ const absl::Status& GetStatus(const absl::StatusOr<T>& status_or) {
 // Matches a Status or StatusOr whose code and message match the inner matchers.
 class StatusIsMatcher {
  public:
-  StatusIsMatcher(::testing::Matcher<absl::StatusCode> code, ::testing::Matcher<const std::string&> message)
+  StatusIsMatcher(::testing::Matcher<absl::StatusCode> code,
+                  ::testing::Matcher<const std::string&> message)
       : code_(std::move(code)), message_(std::move(message)) {}
 
   template <typename T>
@@ -91,7 +92,8 @@ class IsOkAndHoldsImpl : public ::testing::MatcherInterface<StatusOrRef> {
     *os << "is not OK or has a value that ";
     inner_.DescribeNegationTo(os);
   }
-  bool MatchAndExplain(StatusOrRef actual, ::testing::MatchResultListener* listener) const override {
+  bool MatchAndExplain(StatusOrRef actual,
+                       ::testing::MatchResultListener* listener) const override {
     if (!actual.ok()) {
       *listener << "whose status is " << actual.status();
       return false;
@@ -127,11 +129,13 @@ template <typename T>
   const absl::Status& status = GetStatus(value);
   if (status.ok()) return ::testing::AssertionSuccess();
   std::string_view text(expr_text);
-  if (text.size() >= 2 && text.front() == '(' && text.back() == ')') text = text.substr(1, text.size() - 2);
+  if (text.size() >= 2 && text.front() == '(' && text.back() == ')')
+    text = text.substr(1, text.size() - 2);
   return ::testing::AssertionFailure() << text << " is not OK: " << status;
 }
 template <typename T>
-::testing::AssertionResult IsOkToAssignFormat(const char*, const char*, const char* rexpr_text, const T& value) {
+::testing::AssertionResult IsOkToAssignFormat(const char*, const char*, const char* rexpr_text,
+                                              const T& value) {
   return IsOkFormat(rexpr_text, value);
 }
 
@@ -141,7 +145,8 @@ template <typename T>
 inline ::testing::PolymorphicMatcher<internal::StatusIsMatcher> StatusIs(
     ::testing::Matcher<absl::StatusCode> code,
     ::testing::Matcher<const std::string&> message = ::testing::_) {
-  return ::testing::MakePolymorphicMatcher(internal::StatusIsMatcher(std::move(code), std::move(message)));
+  return ::testing::MakePolymorphicMatcher(
+      internal::StatusIsMatcher(std::move(code), std::move(message)));
 }
 
 // IsOk(): the status (or the StatusOr's status) is OK.
@@ -153,7 +158,8 @@ inline ::testing::PolymorphicMatcher<internal::StatusIsMatcher> IsOk() {
 // matcher or a value); on error the failure shows the status.
 template <typename InnerMatcher>
 internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>> IsOkAndHolds(InnerMatcher&& inner) {
-  return internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>>(std::forward<InnerMatcher>(inner));
+  return internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>>(
+      std::forward<InnerMatcher>(inner));
 }
 
 }  // namespace isolation::testing
@@ -164,8 +170,10 @@ internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>> IsOkAndHolds(InnerMatc
 // ISOLATION_EXPECT_OK(expr) / ISOLATION_ASSERT_OK(expr): `expr` (a Status or
 // StatusOr) is OK; the failure names the expression and its status.  Both
 // accept a `<< message`.
-#define ISOLATION_EXPECT_OK(...) EXPECT_PRED_FORMAT1(::isolation::testing::internal::IsOkFormat, (__VA_ARGS__))
-#define ISOLATION_ASSERT_OK(...) ASSERT_PRED_FORMAT1(::isolation::testing::internal::IsOkFormat, (__VA_ARGS__))
+#define ISOLATION_EXPECT_OK(...) \
+  EXPECT_PRED_FORMAT1(::isolation::testing::internal::IsOkFormat, (__VA_ARGS__))
+#define ISOLATION_ASSERT_OK(...) \
+  ASSERT_PRED_FORMAT1(::isolation::testing::internal::IsOkFormat, (__VA_ARGS__))
 
 // ISOLATION_ASSERT_OK_AND_ASSIGN(lhs, rexpr): evaluates `rexpr` (a StatusOr)
 // once; on error fails the current test and returns from it, the failure
@@ -173,9 +181,10 @@ internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>> IsOkAndHolds(InnerMatc
 // a declaration (`auto x`) or an existing variable.  `rexpr` may contain
 // commas (braced initialisers); `lhs` may not.
 #define ISOLATION_ASSERT_OK_AND_ASSIGN(lhs, ...) \
-  ISOLATION_TESTING_ASSERT_OK_AND_ASSIGN_IMPL_(ISOLATION_TESTING_CONCAT_(isolation_status_or_, __LINE__), lhs, __VA_ARGS__)
-#define ISOLATION_TESTING_ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, ...)                                     \
-  auto tmp = (__VA_ARGS__);                                                                           \
+  ISOLATION_TESTING_ASSERT_OK_AND_ASSIGN_IMPL_(  \
+      ISOLATION_TESTING_CONCAT_(isolation_status_or_, __LINE__), lhs, __VA_ARGS__)
+#define ISOLATION_TESTING_ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, ...)                           \
+  auto tmp = (__VA_ARGS__);                                                                   \
   ASSERT_PRED_FORMAT2(::isolation::testing::internal::IsOkToAssignFormat, #__VA_ARGS__, tmp); \
   lhs = std::move(tmp).value()
 

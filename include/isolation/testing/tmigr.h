@@ -186,7 +186,8 @@ void RunAsTest(const TmigrVariant& variant);
 std::vector<std::string> S21ExclusionLog(const TmigrVariant& v);
 // The order check of S21 on a log: with `flushes_unisolation_first`, every
 // "set" queued by an exclusion is flushed before its first "clear".
-std::vector<std::string> CheckS21Order(const std::vector<std::string>& log, bool flushes_unisolation_first);
+std::vector<std::string> CheckS21Order(const std::vector<std::string>& log,
+                                       bool flushes_unisolation_first);
 
 // ---- the suites ------------------------------------------------------------
 class TmigrScenarios : public ::testing::TestWithParam<TmigrVariant> {};
@@ -202,20 +203,23 @@ int TmigrConformanceAnchor();
 
 // Instantiates every tmigr suite for the variants of a GoogleTest generator
 // (e.g. ::testing::ValuesIn(isolation::testing::RegisteredTmigrVariants())).
-#define ISOLATION_TMIGR_CONFORMANCE_VALUES(prefix, generator)                                            \
-  static const int prefix##_isolation_tmigr_anchor [[maybe_unused]] =                                    \
-      ::isolation::testing::TmigrConformanceAnchor();                                                     \
-  using ::isolation::testing::TmigrScenarios;                                                            \
-  using ::isolation::testing::TmigrRaces;                                                                \
-  using ::isolation::testing::TmigrIsolation;                                                            \
-  using ::isolation::testing::TmigrStress;                                                               \
-  INSTANTIATE_TEST_SUITE_P(prefix, TmigrScenarios, generator, ::isolation::testing::TmigrParamName);     \
-  INSTANTIATE_TEST_SUITE_P(prefix, TmigrRaces, generator, ::isolation::testing::TmigrParamName);         \
-  INSTANTIATE_TEST_SUITE_P(prefix, TmigrIsolation, generator, ::isolation::testing::TmigrParamName);     \
+#define ISOLATION_TMIGR_CONFORMANCE_VALUES(prefix, generator)                                    \
+  static const int prefix##_isolation_tmigr_anchor [[maybe_unused]] =                            \
+      ::isolation::testing::TmigrConformanceAnchor();                                            \
+  using ::isolation::testing::TmigrScenarios;                                                    \
+  using ::isolation::testing::TmigrRaces;                                                        \
+  using ::isolation::testing::TmigrIsolation;                                                    \
+  using ::isolation::testing::TmigrStress;                                                       \
+  INSTANTIATE_TEST_SUITE_P(prefix, TmigrScenarios, generator,                                    \
+                           ::isolation::testing::TmigrParamName);                                \
+  INSTANTIATE_TEST_SUITE_P(prefix, TmigrRaces, generator, ::isolation::testing::TmigrParamName); \
+  INSTANTIATE_TEST_SUITE_P(prefix, TmigrIsolation, generator,                                    \
+                           ::isolation::testing::TmigrParamName);                                \
   INSTANTIATE_TEST_SUITE_P(prefix, TmigrStress, generator, ::isolation::testing::TmigrParamName)
 
 // Instantiates every tmigr suite for one variant, "participation[/hierarchy]".
 #define ISOLATION_TMIGR_CONFORMANCE(prefix, spec) \
-  ISOLATION_TMIGR_CONFORMANCE_VALUES(prefix, ::testing::Values(::isolation::testing::TmigrVariantFromSpec(spec)))
+  ISOLATION_TMIGR_CONFORMANCE_VALUES(             \
+      prefix, ::testing::Values(::isolation::testing::TmigrVariantFromSpec(spec)))
 
 #endif  // ISOLATION_TESTING_TMIGR_H_

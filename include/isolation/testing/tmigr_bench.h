@@ -40,7 +40,8 @@ namespace isolation::testing {
 // `variant` and `baseline` are "participation[/hierarchy]" (testing/tmigr.h).
 // A name no registry knows makes each benchmark report an error (SkipWithError).
 // REQUIRES: max_cpus a power of two in [8, kMaxCpus].
-void RegisterTmigrBenchmarks(std::string_view variant, std::string_view baseline = "v6.9", int max_cpus = 4096);
+void RegisterTmigrBenchmarks(std::string_view variant, std::string_view baseline = "v6.9",
+                             int max_cpus = 4096);
 
 }  // namespace isolation::testing
 

@@ -66,14 +66,16 @@ template <typename Container>
 ::testing::AssertionResult NoViolationsFormat(const char* expr_text, const Container& violations) {
   if (std::begin(violations) == std::end(violations)) return ::testing::AssertionSuccess();
   std::string_view text(expr_text);
-  if (text.size() >= 2 && text.front() == '(' && text.back() == ')') text = text.substr(1, text.size() - 2);
+  if (text.size() >= 2 && text.front() == '(' && text.back() == ')')
+    text = text.substr(1, text.size() - 2);
   return ::testing::AssertionFailure() << text << " has " << ViolationsText(violations);
 }
 
 class HasNoViolationsMatcher {
  public:
   template <typename Container>
-  bool MatchAndExplain(const Container& violations, ::testing::MatchResultListener* listener) const {
+  bool MatchAndExplain(const Container& violations,
+                       ::testing::MatchResultListener* listener) const {
     if (std::begin(violations) == std::end(violations)) return true;
     *listener << "which has " << ViolationsText(violations);
     return false;

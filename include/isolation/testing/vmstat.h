@@ -92,10 +92,10 @@ std::string VmstatNotApplicable(std::string_view check, std::string_view variant
 //   EXPECT_THAT(vmstat_conformance::Run("S11_QuietGate", "C-plain"), IsEmpty());
 namespace vmstat_conformance {
 struct Check {
-  std::string name;          // the TEST_P name, e.g. "S8_ReturnToUserHookChain"
-  std::string suite;         // "VmstatApiConformance", "VmstatSimConformance", "VmstatRealConformance"
-  std::string what;          // one line: the property
-  std::string size;          // the schedule size, e.g. "40 seeds x 3000 steps (1-8 CPUs)"
+  std::string name;   // the TEST_P name, e.g. "S8_ReturnToUserHookChain"
+  std::string suite;  // "VmstatApiConformance", "VmstatSimConformance", "VmstatRealConformance"
+  std::string what;   // one line: the property
+  std::string size;   // the schedule size, e.g. "40 seeds x 3000 steps (1-8 CPUs)"
   std::string applies_when;  // "always" or the FoldPolicyTraits field it needs
 };
 // Every check, in suite order.
@@ -116,28 +116,28 @@ std::string CurrentCheckName();
 }  // namespace vmstat_conformance
 
 // Direct API.
-Violations CheckVmstatThresholds(std::string_view variant);       // S1 per CPU, I11
-Violations CheckVmstatOverstep(std::string_view variant);         // S2, overstep knob
-Violations CheckVmstatModPath(std::string_view variant);          // S3
-Violations CheckVmstatFoldCadence(std::string_view variant);      // I5, overstep knob
-Violations CheckVmstatThresholdDrop(std::string_view variant);    // S4, I3
-Violations CheckVmstatDriftDemo(std::string_view variant);        // S5, I4
-Violations CheckVmstatRefresh(std::string_view variant);          // I6
-Violations CheckVmstatHotplug(std::string_view variant);          // I10
-Violations CheckVmstatCustomerStall(std::string_view variant);    // S10
-Violations CheckVmstatQuietGate(std::string_view variant);        // S11 (quiet_folds_dirty)
-Violations CheckVmstatNeedUpdateFilter(std::string_view variant); // knob (folds_remotely)
+Violations CheckVmstatThresholds(std::string_view variant);        // S1 per CPU, I11
+Violations CheckVmstatOverstep(std::string_view variant);          // S2, overstep knob
+Violations CheckVmstatModPath(std::string_view variant);           // S3
+Violations CheckVmstatFoldCadence(std::string_view variant);       // I5, overstep knob
+Violations CheckVmstatThresholdDrop(std::string_view variant);     // S4, I3
+Violations CheckVmstatDriftDemo(std::string_view variant);         // S5, I4
+Violations CheckVmstatRefresh(std::string_view variant);           // I6
+Violations CheckVmstatHotplug(std::string_view variant);           // I10
+Violations CheckVmstatCustomerStall(std::string_view variant);     // S10
+Violations CheckVmstatQuietGate(std::string_view variant);         // S11 (quiet_folds_dirty)
+Violations CheckVmstatNeedUpdateFilter(std::string_view variant);  // knob (folds_remotely)
 // Seeded random schedules over every entry point (writers, folds, the
 // shepherd with random tick states, queued and armed work run later,
 // quiet_vmstat, return to user, hotplug, pressure): I1 after every step, I3
 // after every update, I4, I6, I8 and I9 as promised, I10; at the end every
 // queued item is run and no pending bit may be left without one.
 Violations CheckVmstatRandomSchedules(std::string_view variant, int seeds = 40, int steps = 3000);
-// The same on 2-4 CPUs (odd ones isolated and nohz_full) without hotplug or pressure, dense in shepherd passes
-// (20%), returns to user (20%), quiet_vmstat and queued work (10% each):
-// I8 and I9 are asserted at tens of thousands of decisions, I1 after every
-// step (every fold).
-Violations CheckVmstatDenseRandomSchedules(std::string_view variant, int seeds = 10, int steps = 8000);
+// The same on 2-4 CPUs (odd ones isolated and nohz_full) without hotplug or pressure, dense in
+// shepherd passes (20%), returns to user (20%), quiet_vmstat and queued work (10% each): I8 and I9
+// are asserted at tens of thousands of decisions, I1 after every step (every fold).
+Violations CheckVmstatDenseRandomSchedules(std::string_view variant, int seeds = 10,
+                                           int steps = 8000);
 // Forced interleavings (every schedule at the granularity of the
 // mechanism's interleave points, Interleaver::Explore) with an observer
 // checking I2 between any two steps: a writer against a remote fold
@@ -150,55 +150,57 @@ Violations CheckVmstatOwnerShepherdInterleavings(std::string_view variant);
 // driven by the same seeded schedule (updates, folds, the shepherd, return to
 // user, quiet_vmstat, pressure, hotplug), the updates of one through
 // Vmstat::Mod/Inc/Dec and of the other through per-CPU writers made once at
-// the start (every other update through WithSlotForm's VmstatSlotWriter); every observable (slots, shared and global counters, dirty,
-// pending, threshold folds, local work arms) must agree after every step,
-// and I1 holds through the writer.  The forced interleavings above and the
-// real-thread checks below run writer scenarios too.
+// the start (every other update through WithSlotForm's VmstatSlotWriter); every observable (slots,
+// shared and global counters, dirty, pending, threshold folds, local work arms) must agree after
+// every step, and I1 holds through the writer.  The forced interleavings above and the real-thread
+// checks below run writer scenarios too.
 Violations CheckVmstatWriterLockstep(std::string_view variant, int seeds = 24, int steps = 2000);
 
 // Simulator (8 CPUs, 1-7 isolated and nohz_full, P = 10 ms).
-Violations CheckVmstatRtInit(std::string_view variant);           // S7
-Violations CheckVmstatIdleEntry(std::string_view variant);        // S9
+Violations CheckVmstatRtInit(std::string_view variant);             // S7
+Violations CheckVmstatIdleEntry(std::string_view variant);          // S9
 Violations CheckVmstatInterruptDirtying(std::string_view variant);  // S12
-Violations CheckVmstatKernelBound(std::string_view variant);      // S13
-Violations CheckVmstatStatRefresh(std::string_view variant);      // S14
-Violations CheckVmstatSimHotplug(std::string_view variant);       // S15, I10
+Violations CheckVmstatKernelBound(std::string_view variant);        // S13
+Violations CheckVmstatStatRefresh(std::string_view variant);        // S14
+Violations CheckVmstatSimHotplug(std::string_view variant);         // S15, I10
 
 // S17: a simulated hour (P = 1 s) of random syscall and interrupt dirtying
 // on isolated CPUs: fold executions per CPU class and the residual drift
 // distribution, sampled every second.
 struct VmstatNoiseCensus {
   struct Class {
-    int64_t work_runs = 0;             // vmstat_update executed on these CPUs
-    int64_t shepherd_queued = 0;       // ... of which the shepherd queued
+    int64_t work_runs = 0;        // vmstat_update executed on these CPUs
+    int64_t shepherd_queued = 0;  // ... of which the shepherd queued
     int64_t quiet_folds = 0;
     int64_t return_to_user_folds = 0;
-    int64_t remote_folds = 0;          // folded from the housekeeping shepherd
-    int64_t threshold_folds = 0;       // writers crossing a threshold
+    int64_t remote_folds = 0;     // folded from the housekeeping shepherd
+    int64_t threshold_folds = 0;  // writers crossing a threshold
   };
   Class isolated, housekeeping;
   // |global - true| summed over every item, pages, one sample per second.
   std::vector<int64_t> drift_samples;
   // Largest |differential| over the isolated CPUs at each sample.
   std::vector<int64_t> isolated_residue_samples;
-  int64_t drift_bound = 0;             // I4: sum of all CPUs' thresholds
-  int64_t conservation_error = 0;      // I1 at the end
+  int64_t drift_bound = 0;         // I4: sum of all CPUs' thresholds
+  int64_t conservation_error = 0;  // I1 at the end
   Nanos simulated = 0;
   // "p50 a p90 b p99 c max d" of a sample vector.
   static std::string Percentiles(std::vector<int64_t> samples);
 };
-absl::StatusOr<VmstatNoiseCensus> RunVmstatNoiseCensus(std::string_view variant, Nanos duration = 3600 * kNsPerSec,
+absl::StatusOr<VmstatNoiseCensus> RunVmstatNoiseCensus(std::string_view variant,
+                                                       Nanos duration = 3600 * kNsPerSec,
                                                        uint64_t seed = 7);
 // S17 (I1, I4, I8 and the promised folds); `census` receives the figures.
 Violations CheckVmstatNoiseCensus(std::string_view variant, VmstatNoiseCensus* census = nullptr);
 
 // Real threads (bounded).
-Violations CheckVmstatStressConservation(std::string_view variant);   // S6, I1
+Violations CheckVmstatStressConservation(std::string_view variant);     // S6, I1
 Violations CheckVmstatRemoteFoldRealThreads(std::string_view variant);  // I7, I2 (folds_remotely)
 // The same two, every update through the CPUs' VmstatWriters.
-Violations CheckVmstatStressConservationThroughWriter(std::string_view variant);   // S6, I1
+Violations CheckVmstatStressConservationThroughWriter(std::string_view variant);     // S6, I1
 Violations CheckVmstatRemoteFoldRealThreadsThroughWriter(std::string_view variant);  // I7, I2
-Violations CheckVmstatRealDriver(std::string_view variant);           // S6/S7 on RealThreadDriver: I1, I8, I10
+Violations CheckVmstatRealDriver(
+    std::string_view variant);  // S6/S7 on RealThreadDriver: I1, I8, I10
 // S8: Tomlin's mlock/munlock loop on real threads: the hook chain does the
 // work the policy promises per iteration (a fold per dirtying syscall where
 // return to user folds, none where it does not, nothing on a clean CPU),
@@ -208,10 +210,11 @@ struct VmstatHookChainCost {
   double cycles_per_syscall = 0;  // 0 where no cycle counter is available
   int64_t syscalls = 0;
   int64_t return_to_user_folds = 0;
-  int64_t clean_hook_folds = 0;   // folds by the hook on a clean CPU (must be 0)
+  int64_t clean_hook_folds = 0;  // folds by the hook on a clean CPU (must be 0)
 };
-absl::StatusOr<VmstatHookChainCost> MeasureVmstatHookChain(std::string_view variant, int iterations = 20000);
-Violations CheckVmstatHookChain(std::string_view variant);            // S8
+absl::StatusOr<VmstatHookChainCost> MeasureVmstatHookChain(std::string_view variant,
+                                                           int iterations = 20000);
+Violations CheckVmstatHookChain(std::string_view variant);  // S8
 
 // ---- the suites ---------------------------------------------------------------------------
 class VmstatApiConformance : public ::testing::TestWithParam<std::string> {};
@@ -235,19 +238,19 @@ struct VmstatParamNamer {
 // e.g. ::testing::ValuesIn(isolation::vmstat::FoldPolicyRegistry().Names()).
 // Use at namespace scope outside namespace isolation::testing (the aliases
 // make the suites' names visible there).
-#define ISOLATION_VMSTAT_CONFORMANCE_IN(prefix, generator)                                           \
-  using VmstatApiConformance = ::isolation::testing::VmstatApiConformance;                          \
-  using VmstatSimConformance = ::isolation::testing::VmstatSimConformance;                          \
-  using VmstatRealConformance = ::isolation::testing::VmstatRealConformance;                        \
-  INSTANTIATE_TEST_SUITE_P(prefix, VmstatApiConformance, generator,                                \
-                           ::isolation::testing::VmstatParamNamer());                              \
-  INSTANTIATE_TEST_SUITE_P(prefix, VmstatSimConformance, generator,                                \
-                           ::isolation::testing::VmstatParamNamer());                              \
-  INSTANTIATE_TEST_SUITE_P(prefix, VmstatRealConformance, generator,                               \
-                           ::isolation::testing::VmstatParamNamer());                              \
-  [[maybe_unused]] static const int isolation_vmstat_conformance_anchor_##prefix =                 \
-      ::isolation::testing::VmstatApiConformanceAnchor() +                                         \
-      ::isolation::testing::VmstatSimConformanceAnchor() +                                         \
+#define ISOLATION_VMSTAT_CONFORMANCE_IN(prefix, generator)                         \
+  using VmstatApiConformance = ::isolation::testing::VmstatApiConformance;         \
+  using VmstatSimConformance = ::isolation::testing::VmstatSimConformance;         \
+  using VmstatRealConformance = ::isolation::testing::VmstatRealConformance;       \
+  INSTANTIATE_TEST_SUITE_P(prefix, VmstatApiConformance, generator,                \
+                           ::isolation::testing::VmstatParamNamer());              \
+  INSTANTIATE_TEST_SUITE_P(prefix, VmstatSimConformance, generator,                \
+                           ::isolation::testing::VmstatParamNamer());              \
+  INSTANTIATE_TEST_SUITE_P(prefix, VmstatRealConformance, generator,               \
+                           ::isolation::testing::VmstatParamNamer());              \
+  [[maybe_unused]] static const int isolation_vmstat_conformance_anchor_##prefix = \
+      ::isolation::testing::VmstatApiConformanceAnchor() +                         \
+      ::isolation::testing::VmstatSimConformanceAnchor() +                         \
       ::isolation::testing::VmstatRealConformanceAnchor()
 
 // Every vmstat suite for one variant ("B.half", "A1:s32-atomic").

@@ -64,7 +64,8 @@ class TmigrHooks final : public Hooks {
   // runs `burst`, then sleeps for the rest of the period.  nullptr (which
   // Driver::Spawn rejects) for a cpu outside [0, num_cpus), period < 1,
   // burst < 0 or global_period < 1.
-  std::unique_ptr<TaskBody> MakeHousekeepingTask(int cpu, Nanos period, Nanos burst, Nanos global_period);
+  std::unique_ptr<TaskBody> MakeHousekeepingTask(int cpu, Nanos period, Nanos burst,
+                                                 Nanos global_period);
 
   // Callbacks run per CPU and modelled callback time spent there (0 for a
   // cpu out of range).
@@ -90,7 +91,7 @@ class TmigrHooks final : public Hooks {
   // false after OnStart with a driver of another size: every hook returns.
   // Written by OnStart before any other event (driver.h), then read-only.
   bool active_ = true;
-  int driver_cpus_ = 0;  // the mismatched driver's size, for status()
+  int driver_cpus_ = 0;       // the mismatched driver's size, for status()
   Tracer* tracer_ = nullptr;  // Driver::tracer() at OnStart
   std::vector<std::unique_ptr<PerCpu>> per_cpu_;
 };

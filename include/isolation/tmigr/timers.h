@@ -124,7 +124,9 @@ class TimerSystem final : public TimerBackend {
   int64_t timers_run() const { return timers_run_.load(std::memory_order_relaxed); }
   // 0 for a cpu out of range.
   int64_t runs_on(int cpu) const {
-    return cpu >= 0 && cpu < num_cpus() ? per_cpu_runs_[static_cast<size_t>(cpu)].load(std::memory_order_relaxed) : 0;
+    return cpu >= 0 && cpu < num_cpus()
+               ? per_cpu_runs_[static_cast<size_t>(cpu)].load(std::memory_order_relaxed)
+               : 0;
   }
   Nanos max_lateness() const { return max_lateness_.load(std::memory_order_relaxed); }
   // Timers run by an unavailable CPU for another, or of an unavailable CPU
@@ -157,7 +159,7 @@ class TimerSystem final : public TimerBackend {
     // base->is_idle: written under `lock` on the CPU's own context, read
     // lock-free by timer_base_is_idle() (like the kernel's per-CPU read).
     std::atomic<bool> idle{false};
-    Nanos programmed = kNanosMax;  // wake-up armed while idle
+    Nanos programmed = kNanosMax;    // wake-up armed while idle
     std::atomic<Nanos> last_now{0};  // latest time seen on this CPU (for kicks)
   };
   explicit TimerSystem(Config config);
@@ -167,8 +169,8 @@ class TimerSystem final : public TimerBackend {
   Base& base(int cpu) { return *bases_[BaseIndex(cpu)]; }
   const Base& base(int cpu) const { return *bases_[BaseIndex(cpu)]; }
   size_t BaseIndex(int cpu) const {
-    ISOLATION_CONTRACT(cpu >= 0 && static_cast<size_t>(cpu) < bases_.size(), "tmigr timers: cpu %d outside [0, %d)",
-                       cpu, bases_.size());
+    ISOLATION_CONTRACT(cpu >= 0 && static_cast<size_t>(cpu) < bases_.size(),
+                       "tmigr timers: cpu %d outside [0, %d)", cpu, bases_.size());
     return static_cast<size_t>(cpu);
   }
   bool ValidCpu(int cpu) const { return cpu >= 0 && static_cast<size_t>(cpu) < bases_.size(); }

@@ -163,7 +163,7 @@ struct EventSnapshot {
 // struct tmigr_group.
 struct GroupSnapshot {
   GroupId id;
-  GroupId parent;  // invalid for the top
+  GroupId parent;      // invalid for the top
   int numa_node = -1;  // -1: at or above the crossnode level
   int num_children = 0;
   uint8_t groupmask = 0;  // this group's bit in its parent
@@ -190,10 +190,10 @@ struct CpuSnapshot {
 struct HierarchySnapshot {
   int children_per_group = kMaxChildrenPerGroup;
   Sizing sizing;
-  GroupId root;                                  // invalid before the first prepare
+  GroupId root;                                    // invalid before the first prepare
   std::vector<std::vector<GroupSnapshot>> levels;  // [level][index]
   std::vector<CpuSnapshot> cpus;
-  CpuMask available_mask;   // tmigr_available_cpumask
+  CpuMask available_mask;          // tmigr_available_cpumask
   bool isolation_enabled = false;  // the late init ran for a variant that excludes CPUs
   CpuMask nohz_full;
   int tick_cpu = -1;
@@ -252,10 +252,10 @@ class NullBackend : public TimerBackend {
 };
 
 struct Counters {
-  std::atomic<int64_t> remote_expiries{0};   // handle_remote_cpu passes that ran a CPU's timers
+  std::atomic<int64_t> remote_expiries{0};  // handle_remote_cpu passes that ran a CPU's timers
   std::atomic<int64_t> cas_retries{0};
   std::atomic<int64_t> lock_order_violations{0};
-  std::atomic<int64_t> warnings{0};          // WARN_ON_ONCE equivalents
+  std::atomic<int64_t> warnings{0};  // WARN_ON_ONCE equivalents
 };
 
 // Earliest non-ignored event expiry over the queues from `cpu`'s level-0
@@ -321,12 +321,12 @@ class TimerMigration {
 
   // ---- per-CPU entry points (run on `cpu`) ---------------------------------
   // REQUIRES: 0 <= cpu < num_cpus() (contract-checked).
-  virtual void Activate(int cpu) = 0;                          // tmigr_cpu_activate()
-  virtual Nanos Deactivate(int cpu, Nanos next_global) = 0;    // tmigr_cpu_deactivate()
-  virtual Nanos NewTimer(int cpu, Nanos next_global) = 0;      // tmigr_cpu_new_timer()
-  virtual Nanos QuickCheck(int cpu, Nanos next_global) = 0;    // tmigr_quick_check()
-  virtual bool RequiresHandleRemote(int cpu, Nanos now) = 0;   // tmigr_requires_handle_remote()
-  virtual void HandleRemote(int cpu, Nanos now) = 0;           // tmigr_handle_remote()
+  virtual void Activate(int cpu) = 0;                         // tmigr_cpu_activate()
+  virtual Nanos Deactivate(int cpu, Nanos next_global) = 0;   // tmigr_cpu_deactivate()
+  virtual Nanos NewTimer(int cpu, Nanos next_global) = 0;     // tmigr_cpu_new_timer()
+  virtual Nanos QuickCheck(int cpu, Nanos next_global) = 0;   // tmigr_quick_check()
+  virtual bool RequiresHandleRemote(int cpu, Nanos now) = 0;  // tmigr_requires_handle_remote()
+  virtual void HandleRemote(int cpu, Nanos now) = 0;          // tmigr_handle_remote()
 
   // ---- observers (any time) --------------------------------------------------
   virtual int num_cpus() const = 0;

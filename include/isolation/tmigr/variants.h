@@ -64,7 +64,7 @@ struct IsolationInputs {
   CpuMask domain_isolated;  // not HK_TYPE_DOMAIN housekeeping (isolcpus=domain,...)
   CpuMask cpuset_isolated;  // CPUs of isolated cpuset partitions
   CpuMask nohz_full;
-  int tick_cpu = -1;        // the tick CPU while nohz_full runs (tick_do_timer_cpu)
+  int tick_cpu = -1;  // the tick CPU while nohz_full runs (tick_do_timer_cpu)
 };
 
 // What a participation may do to the hierarchy while applying an isolation
@@ -128,7 +128,8 @@ class IsolationAwareParticipation : public Participation {
 
  protected:
   // exclude ∩ available ∖ nohz_full, minus the tick CPU while nohz_full runs.
-  static CpuMask IsolateSet(const CpuMask& exclude, const CpuMask& available, const IsolationInputs& in);
+  static CpuMask IsolateSet(const CpuMask& exclude, const CpuMask& available,
+                            const IsolationInputs& in);
 };
 
 using ParticipationFactory = absl::AnyInvocable<std::unique_ptr<Participation>() const>;
@@ -146,7 +147,7 @@ absl::Status RegisterParticipation(ParticipationEntry entry);
 struct HierarchyArgs {
   std::vector<int> node_of;  // node of each CPU, 1..kMaxCpus entries
   int num_nodes = 1;
-  Options options;           // names resolved, compatibility fields cleared
+  Options options;                  // names resolved, compatibility fields cleared
   TimerBackend* backend = nullptr;  // not null
   std::unique_ptr<const Participation> participation;  // not null
 };
@@ -160,8 +161,11 @@ using HierarchyFactory = absl::AnyInvocable<std::unique_ptr<TimerMigration>(Hier
 //   }});
 class ForwardingTimerMigration : public TimerMigration {
  public:
-  explicit ForwardingTimerMigration(std::unique_ptr<TimerMigration> inner) : inner_(std::move(inner)) {}
-  absl::Status SetIsolation(const IsolationConfig& config) override { return inner_->SetIsolation(config); }
+  explicit ForwardingTimerMigration(std::unique_ptr<TimerMigration> inner)
+      : inner_(std::move(inner)) {}
+  absl::Status SetIsolation(const IsolationConfig& config) override {
+    return inner_->SetIsolation(config);
+  }
   void SetTracer(Tracer* tracer) override { inner_->SetTracer(tracer); }
   absl::Status PrepareCpu(int cpu) override { return inner_->PrepareCpu(cpu); }
   absl::Status SetCpuAvailable(int cpu) override { return inner_->SetCpuAvailable(cpu); }
@@ -169,14 +173,24 @@ class ForwardingTimerMigration : public TimerMigration {
   absl::Status BringUpCpu(int cpu) override { return inner_->BringUpCpu(cpu); }
   void TakeDownCpu(int cpu) override { inner_->TakeDownCpu(cpu); }
   void InitIsolation() override { inner_->InitIsolation(); }
-  absl::Status SetCpusetIsolated(const CpuMask& isolated) override { return inner_->SetCpusetIsolated(isolated); }
-  absl::Status IsolatedExclude(const CpuMask& exclude) override { return inner_->IsolatedExclude(exclude); }
+  absl::Status SetCpusetIsolated(const CpuMask& isolated) override {
+    return inner_->SetCpusetIsolated(isolated);
+  }
+  absl::Status IsolatedExclude(const CpuMask& exclude) override {
+    return inner_->IsolatedExclude(exclude);
+  }
   bool IsIsolated(int cpu) const override { return inner_->IsIsolated(cpu); }
   void Activate(int cpu) override { inner_->Activate(cpu); }
-  Nanos Deactivate(int cpu, Nanos next_global) override { return inner_->Deactivate(cpu, next_global); }
+  Nanos Deactivate(int cpu, Nanos next_global) override {
+    return inner_->Deactivate(cpu, next_global);
+  }
   Nanos NewTimer(int cpu, Nanos next_global) override { return inner_->NewTimer(cpu, next_global); }
-  Nanos QuickCheck(int cpu, Nanos next_global) override { return inner_->QuickCheck(cpu, next_global); }
-  bool RequiresHandleRemote(int cpu, Nanos now) override { return inner_->RequiresHandleRemote(cpu, now); }
+  Nanos QuickCheck(int cpu, Nanos next_global) override {
+    return inner_->QuickCheck(cpu, next_global);
+  }
+  bool RequiresHandleRemote(int cpu, Nanos now) override {
+    return inner_->RequiresHandleRemote(cpu, now);
+  }
   void HandleRemote(int cpu, Nanos now) override { inner_->HandleRemote(cpu, now); }
   int num_cpus() const override { return inner_->num_cpus(); }
   const Sizing& sizing() const override { return inner_->sizing(); }
@@ -186,7 +200,9 @@ class ForwardingTimerMigration : public TimerMigration {
   bool isolation_enabled() const override { return inner_->isolation_enabled(); }
   Counters& counters() override { return inner_->counters(); }
   const Counters& counters() const override { return inner_->counters(); }
-  std::vector<int64_t> RemoteExpiriesByRunner() const override { return inner_->RemoteExpiriesByRunner(); }
+  std::vector<int64_t> RemoteExpiriesByRunner() const override {
+    return inner_->RemoteExpiriesByRunner();
+  }
   HierarchySnapshot Snapshot() const override { return inner_->Snapshot(); }
 
  protected:

@@ -56,7 +56,7 @@ inline constexpr int64_t kMaxOslatPeriods = 100'000'000;
 
 struct OslatWorkloadConfig {
   Nanos duration = 62 * kNsPerSec;  // (0, kMaxOslatDuration]
-  Nanos jiffy = kNsPerMs;                   // HZ=1000
+  Nanos jiffy = kNsPerMs;           // HZ=1000
   // Housekeeping burst period.  Spec S24 says 1 ms; 10 ms ("mostly idle")
   // is the default because a 1 ms period can never make anybody pull, in the
   // kernel as here: tmigr is used only if the next event is more than one
@@ -68,12 +68,12 @@ struct OslatWorkloadConfig {
   // is due only after the next burst has re-activated its owner, whose event
   // is then ignored.  Pulls need an idle window longer than one jiffy.
   Nanos hk_period = 10 * kNsPerMs;
-  Nanos hk_burst = 100 * kNsPerUs;          // housekeeping burst length
-  Nanos global_period = 4 * kNsPerMs;       // delayed-work analogue
-  Nanos global_jitter = 500 * kNsPerUs;     // +- uniform
+  Nanos hk_burst = 100 * kNsPerUs;       // housekeeping burst length
+  Nanos global_period = 4 * kNsPerMs;    // delayed-work analogue
+  Nanos global_jitter = 500 * kNsPerUs;  // +- uniform
   Nanos local_period = 100 * kNsPerMs;
-  Nanos callback_cost = 20 * kNsPerUs;      // modelled callback time (latency proxy)
-  Nanos check_every = 10 * kNsPerMs;        // invariant check period (quiescent points)
+  Nanos callback_cost = 20 * kNsPerUs;  // modelled callback time (latency proxy)
+  Nanos check_every = 10 * kNsPerMs;    // invariant check period (quiescent points)
   uint64_t seed = 1;
   // S26: treat the isolated CPUs as nohz_full (tick stopped while busy, so
   // they are idle in the hierarchy).  The IsolationConfig must agree.
@@ -88,7 +88,7 @@ struct OslatWorkloadConfig {
 };
 
 struct OslatWorkloadResult {
-  std::string participation;      // Options::participation of the run
+  std::string participation;       // Options::participation of the run
   int64_t timers_total = 0;        // timer callbacks run
   int64_t timers_on_isolated = 0;  // callbacks run on a domain-isolated CPU
   int64_t remote_on_isolated = 0;  // of those, other CPUs' timers pulled by an isolated CPU
@@ -115,7 +115,7 @@ struct OslatWorkloadResult {
   // Ghost timers (counted in invariant_violations too): a CPU due again at
   // once after each of 8 served wake-ups in a row.
   int64_t ghost_timers = 0;
-  std::string latest_timer;                   // the latest timer: owner, runner, expiry, run time
+  std::string latest_timer;  // the latest timer: owner, runner, expiry, run time
 };
 
 // Runs the scenario on `driver` (its topology and isolation config).

@@ -114,8 +114,8 @@ struct FoldPolicyTraits {
   // traits say remote_foldable (Create rejects the pair otherwise).
   bool folds_remotely = false;
   // Every update sets the CPU's vmstat_dirty flag (Vmstat::Dirty); every
-  // fold on the CPU itself clears it first (a writer racing the fold sets it again).  One relaxed store per
-  // update.
+  // fold on the CPU itself clears it first (a writer racing the fold sets it again).  One relaxed
+  // store per update.
   bool writers_mark_dirty = false;
   // An update that turns the CPU dirty calls OnFirstDirty (one relaxed load
   // per update more).  Implies writers_mark_dirty.
@@ -125,8 +125,8 @@ struct FoldPolicyTraits {
   bool hooks_return_to_user = false;
 
   // ---- promises (spec labels; the kit checks exactly these) ----
-  WorkScope shepherd_work = WorkScope::kAnyCpu;                        // I8
-  ReturnToUserScope return_to_user_folds = ReturnToUserScope::kNone;   // I9
+  WorkScope shepherd_work = WorkScope::kAnyCpu;                       // I8
+  ReturnToUserScope return_to_user_folds = ReturnToUserScope::kNone;  // I9
   // A return to user within return_to_user_folds leaves no work pending (I9).
   bool return_to_user_cancels_work = false;
   // quiet_vmstat on a CPU with a non-zero differential folds it, whatever
@@ -177,7 +177,8 @@ class FoldPolicy {
 
   // vmstat_shepherd()'s decision for online `cpu`.  `tick_stopped(cpu)` is
   // the racy remote tick_nohz_tick_stopped_cpu(); call it only if needed.
-  virtual ShepherdAction Shepherd(const Vmstat& vm, int cpu, absl::FunctionRef<bool(int)> tick_stopped) const = 0;
+  virtual ShepherdAction Shepherd(const Vmstat& vm, int cpu,
+                                  absl::FunctionRef<bool(int)> tick_stopped) const = 0;
 
   // quiet_vmstat() from the tick-stop path of `cpu`; true if it folded.
   // Default: nothing (the remote-fold policies).

@@ -50,7 +50,8 @@
 // "vmstat.shepherd" instant (handled = items queued or CPUs folded).
 //
 // Thread safety: hooks follow driver.h's contract; the adapter keeps atomics
-// and a mutex for parked work items (never on a hot path).  The Vmstat object and the adapter must outlive the driver's runs.
+// and a mutex for parked work items (never on a hot path).  The Vmstat object and the adapter must
+// outlive the driver's runs.
 
 #ifndef ISOLATION_VMSTAT_HOOKS_H_
 #define ISOLATION_VMSTAT_HOOKS_H_
@@ -91,7 +92,9 @@ class VmstatHooks final : public Hooks, private LocalWorkQueue {
   // REQUIRES: OnStart ran; called from a context allowed to queue work.
   bool StatRefresh(Driver& driver);
   // Refreshes that finished (every CPU's item ran, or folded remotely).
-  int64_t stat_refreshes_completed() const { return refresh_completed_.load(std::memory_order_acquire); }
+  int64_t stat_refreshes_completed() const {
+    return refresh_completed_.load(std::memory_order_acquire);
+  }
   // CPUs whose refresh item has not run yet (0 when none is in flight).
   int stat_refresh_waiting() const { return refresh_waiting_.load(std::memory_order_acquire); }
   // See the header comment.  Clearing re-queues the parked items on `cpu`.

@@ -36,10 +36,10 @@ namespace isolation::vmstat {
 
 struct ZoneinfoZone {
   int node = -1;
-  std::string zone;       // "DMA", "DMA32", "Normal", ...
-  int64_t managed = -1;   // pages
-  int64_t min = -1;       // min_wmark_pages()
-  int64_t low = -1;       // low_wmark_pages()
+  std::string zone;                             // "DMA", "DMA32", "Normal", ...
+  int64_t managed = -1;                         // pages
+  int64_t min = -1;                             // min_wmark_pages()
+  int64_t low = -1;                             // low_wmark_pages()
   std::vector<std::pair<int, int>> thresholds;  // (cpu, vm stats threshold), online CPUs only
 };
 
@@ -52,8 +52,8 @@ absl::StatusOr<std::vector<ZoneinfoZone>> ParseZoneinfo(std::string_view text);
 // populated zone agrees when every online CPU's threshold equals the normal
 // threshold of (managed, online CPUs) -- or, all of them, the pressure
 // threshold of (low, min, online CPUs), which the detail then says.
-HostCheck CheckZoneThresholds(const absl::StatusOr<std::string>& zoneinfo, const absl::StatusOr<std::string>& online,
-                              int page_shift);
+HostCheck CheckZoneThresholds(const absl::StatusOr<std::string>& zoneinfo,
+                              const absl::StatusOr<std::string>& online, int page_shift);
 
 }  // namespace isolation::vmstat
 

@@ -29,19 +29,26 @@ enum class StatKind { kZone, kNode };
 
 // A realistic subset of enum zone_stat_item / node_stat_item (v6.15 names).
 // VmstatConfig chooses how many of each list are used (a prefix).
-inline constexpr std::array<std::string_view, 12> kZoneItemNames = {
-    "NR_FREE_PAGES",         "NR_FREE_PAGES_BLOCKS",   "NR_ZONE_INACTIVE_ANON",
-    "NR_ZONE_ACTIVE_ANON",   "NR_ZONE_INACTIVE_FILE",  "NR_ZONE_ACTIVE_FILE",
-    "NR_ZONE_UNEVICTABLE",   "NR_ZONE_WRITE_PENDING",  "NR_MLOCK",
-    "NR_BOUNCE",             "NR_ZSPAGES",             "NR_FREE_CMA_PAGES"};
-inline constexpr int kZoneMlock = 8;             // index of NR_MLOCK
-inline constexpr int kZoneWritePending = 7;      // index of NR_ZONE_WRITE_PENDING
+inline constexpr std::array<std::string_view, 12> kZoneItemNames = {"NR_FREE_PAGES",
+                                                                    "NR_FREE_PAGES_BLOCKS",
+                                                                    "NR_ZONE_INACTIVE_ANON",
+                                                                    "NR_ZONE_ACTIVE_ANON",
+                                                                    "NR_ZONE_INACTIVE_FILE",
+                                                                    "NR_ZONE_ACTIVE_FILE",
+                                                                    "NR_ZONE_UNEVICTABLE",
+                                                                    "NR_ZONE_WRITE_PENDING",
+                                                                    "NR_MLOCK",
+                                                                    "NR_BOUNCE",
+                                                                    "NR_ZSPAGES",
+                                                                    "NR_FREE_CMA_PAGES"};
+inline constexpr int kZoneMlock = 8;         // index of NR_MLOCK
+inline constexpr int kZoneWritePending = 7;  // index of NR_ZONE_WRITE_PENDING
 inline constexpr int kZoneFreePages = 0;
 inline constexpr std::array<std::string_view, 16> kNodeItemNames = {
-    "NR_INACTIVE_ANON", "NR_ACTIVE_ANON",   "NR_INACTIVE_FILE",  "NR_ACTIVE_FILE",
+    "NR_INACTIVE_ANON", "NR_ACTIVE_ANON",      "NR_INACTIVE_FILE",      "NR_ACTIVE_FILE",
     "NR_UNEVICTABLE",   "NR_SLAB_RECLAIMABLE", "NR_SLAB_UNRECLAIMABLE", "NR_ISOLATED_ANON",
-    "NR_ISOLATED_FILE", "NR_FILE_PAGES",    "NR_FILE_DIRTY",     "NR_WRITEBACK",
-    "NR_SHMEM",         "NR_ANON_MAPPED",   "NR_FILE_MAPPED",    "NR_KERNEL_STACK_KB"};
+    "NR_ISOLATED_FILE", "NR_FILE_PAGES",       "NR_FILE_DIRTY",         "NR_WRITEBACK",
+    "NR_SHMEM",         "NR_ANON_MAPPED",      "NR_FILE_MAPPED",        "NR_KERNEL_STACK_KB"};
 inline constexpr int kNodeWriteback = 11;
 inline constexpr int kMaxZoneItems = static_cast<int>(kZoneItemNames.size());
 inline constexpr int kMaxNodeItems = static_cast<int>(kNodeItemNames.size());

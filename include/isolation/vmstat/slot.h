@@ -70,7 +70,8 @@ struct SlotTraits {
 // validated and canonical (fold_policy and slot hold registered names).
 struct SlotFactory {
   SlotTraits traits;
-  std::unique_ptr<Vmstat> (*make)(VmstatConfig config, std::unique_ptr<FoldPolicy> policy) = nullptr;
+  std::unique_ptr<Vmstat> (*make)(VmstatConfig config,
+                                  std::unique_ptr<FoldPolicy> policy) = nullptr;
   explicit operator bool() const { return make != nullptr; }
 };
 

@@ -65,11 +65,10 @@
 //
 // Thread-safety contract (as in the kernel):
 //   - Writers (Mod/Inc/Dec and their IrqsOff forms, and a VmstatWriter of
-//     `cpu`) for CPU `cpu` run only in that CPU's context; two contexts of the same CPU never run concurrently
-//     (the drivers guarantee it).  s8-owner and s64-watermark slots: only
-//     the owner writes its differential (s64-watermark: any folder CASes the
-//     `folded` word).  s32-atomic, s32-xadd and s32-scaled: the shepherd also changes
-//     slots, remotely.
+//     `cpu`) for CPU `cpu` run only in that CPU's context; two contexts of the same CPU never run
+//     concurrently (the drivers guarantee it).  s8-owner and s64-watermark slots: only the owner
+//     writes its differential (s64-watermark: any folder CASes the `folded` word).  s32-atomic,
+//     s32-xadd and s32-scaled: the shepherd also changes slots, remotely.
 //   - RunCpuWork, RefreshCpu, QuietVmstat, ReturnToUser: owner CPU context
 //     (and so the fold policy's hooks they call, fold_policy.h).
 //   - Shepherd, FoldCpuRemote and every read: any thread, concurrently with
@@ -97,7 +96,6 @@
 // exception is the per-CPU work's pending bit: it is cleared with release
 // after the work generation moved and set by the shepherd with an acquire
 // test-and-set, so a queued item always carries a live generation.
-
 
 #ifndef ISOLATION_VMSTAT_H_
 #define ISOLATION_VMSTAT_H_
@@ -149,9 +147,9 @@ struct VmstatConfig {
   // The slot representation: a SlotRegistry() name; empty = the policy's
   // default (FoldPolicyTraits::slot).
   std::string slot;
-  int num_cpus = 1;               // possible CPUs (all online at creation)
+  int num_cpus = 1;  // possible CPUs (all online at creation)
   std::vector<ZoneSpec> zones = {ZoneSpec{}};
-  int num_nodes = 1;              // [1, kMaxNumaNodes]; every zone's node must be < num_nodes
+  int num_nodes = 1;               // [1, kMaxNumaNodes]; every zone's node must be < num_nodes
   int zone_items = kMaxZoneItems;  // 1..kMaxZoneItems
   int node_items = kMaxNodeItems;  // 1..kMaxNodeItems
   // Threshold policy: <= 0 = kernel formula; > 0 = this fixed value (capped
@@ -180,15 +178,15 @@ int PressureThreshold(int64_t low_wmark, int64_t min_wmark, int online_cpus);
 
 // Per-CPU event counts of the deferred machinery (exact, driver independent).
 struct CpuCounters {
-  int64_t work_runs = 0;           // vmstat_update executions (interference)
-  int64_t cancelled_work_runs = 0; // work that ran after being cancelled (did nothing)
-  int64_t quiet_calls = 0;         // quiet_vmstat invocations
-  int64_t quiet_folds = 0;         // ... that folded
+  int64_t work_runs = 0;             // vmstat_update executions (interference)
+  int64_t cancelled_work_runs = 0;   // work that ran after being cancelled (did nothing)
+  int64_t quiet_calls = 0;           // quiet_vmstat invocations
+  int64_t quiet_folds = 0;           // ... that folded
   int64_t return_to_user_folds = 0;  // folds on return to user (B, B.local)
-  int64_t remote_folds = 0;        // shepherd folds of this CPU that moved something (C, D)
-  int64_t threshold_folds = 0;     // writer updates that pushed to the shared side
-  int64_t local_work_arms = 0;     // work armed by the CPU itself (B.local: dirty episode)
-  int64_t shepherd_queued = 0;     // work items the shepherd queued on this CPU
+  int64_t remote_folds = 0;          // shepherd folds of this CPU that moved something (C, D)
+  int64_t threshold_folds = 0;       // writer updates that pushed to the shared side
+  int64_t local_work_arms = 0;       // work armed by the CPU itself (B.local: dirty episode)
+  int64_t shepherd_queued = 0;       // work items the shepherd queued on this CPU
 };
 
 // The per-CPU cells the writer and the slot code share: vmstat/internal/cells.h.
@@ -335,7 +333,9 @@ class Vmstat {
   bool ReturnToUser(int cpu, bool tick_stopped);
   // Whether the re-queue of `cpu`'s work after a fold goes through the
   // LocalWorkQueue (the policy's RequeueLocally; for the driver adapter).
-  bool RequeueLocally(int cpu) const { return ValidCpu(cpu) && policy_->RequeueLocally(*this, cpu); }
+  bool RequeueLocally(int cpu) const {
+    return ValidCpu(cpu) && policy_->RequeueLocally(*this, cpu);
+  }
   // Where a CPU's own work is armed and cancelled (VmstatHooks registers
   // itself).  REQUIRES: set before any writer runs, or nullptr (then an armed
   // item only sets the pending bit; tests drive RunCpuWork themselves).  Not
@@ -374,15 +374,16 @@ class Vmstat {
            instance < num_instances(kind) && item >= 0 && item < num_items(kind);
   }
   static void ContractDelta(const char* op, int64_t delta) {
-    ISOLATION_CONTRACT(delta >= -kMaxZonePages && delta <= kMaxZonePages, "vmstat %s: delta %d beyond +-%d pages",
-                       op, delta, kMaxZonePages);
+    ISOLATION_CONTRACT(delta >= -kMaxZonePages && delta <= kMaxZonePages,
+                       "vmstat %s: delta %d beyond +-%d pages", op, delta, kMaxZonePages);
   }
   // The writers' REQUIRES; no code where contract checks are off.
   void ContractSlot(const char* op, int cpu, StatKind kind, int instance, int item) const {
-    ISOLATION_CONTRACT(ValidSlot(cpu, kind, instance, item),
-                       "vmstat %s(cpu %d, %s %d, item %d): outside cpus [0, %d), instances [0, %d), items [0, %d)", op,
-                       cpu, kind == StatKind::kZone ? "zone" : "node", instance, item, config_.num_cpus,
-                       num_instances(kind), num_items(kind));
+    ISOLATION_CONTRACT(
+        ValidSlot(cpu, kind, instance, item),
+        "vmstat %s(cpu %d, %s %d, item %d): outside cpus [0, %d), instances [0, %d), items [0, %d)",
+        op, cpu, kind == StatKind::kZone ? "zone" : "node", instance, item, config_.num_cpus,
+        num_instances(kind), num_items(kind));
   }
 
   // The slot code's layout for VmstatWriter's inline fast path: `form` and
@@ -443,7 +444,9 @@ class Vmstat {
     return kind == StatKind::kZone ? zone_shared_[static_cast<size_t>(instance)]
                                    : node_shared_[static_cast<size_t>(instance)];
   }
-  SharedCounters& Global(StatKind kind) { return kind == StatKind::kZone ? zone_global_ : node_global_; }
+  SharedCounters& Global(StatKind kind) {
+    return kind == StatKind::kZone ? zone_global_ : node_global_;
+  }
   const SharedCounters& Global(StatKind kind) const {
     return kind == StatKind::kZone ? zone_global_ : node_global_;
   }
@@ -504,13 +507,15 @@ class Vmstat {
   // kind/instance/item) past the threshold: exchange it for the overstep
   // (mode 0: Mod, +1: Inc, -1: Dec) and add what it held to the shared
   // side.  Out of line; shared by the slot code and VmstatWriter.
-  void FoldAddedS32(int cpu, StatKind kind, int instance, int item, std::atomic<int32_t>& slot, int mode);
+  void FoldAddedS32(int cpu, StatKind kind, int instance, int item, std::atomic<int32_t>& slot,
+                    int mode);
   // The s32-scaled slot's fold, after a locked add overflowed `word` (cpu's
   // item word of kind/instance/item): CAS it, k kept, to the overstep and
   // add the differential it held to the shared side (nothing, if a remote
   // fold took it first).  Out of line; shared by the slot code and
   // VmstatWriter.
-  void FoldScaledS32(int cpu, StatKind kind, int instance, int item, std::atomic<uint64_t>& word, int mode);
+  void FoldScaledS32(int cpu, StatKind kind, int instance, int item, std::atomic<uint64_t>& word,
+                     int mode);
 
  private:
   void ClearDirty(int cpu) {

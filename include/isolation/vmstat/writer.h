@@ -53,9 +53,9 @@ namespace isolation::vmstat {
 //                  only read (D).
 // The fold policy is not consulted: every fast path ends with one relaxed
 // load of the CPU's vmstat_dirty flag and a never-taken branch (for the
-// policies whose writers do not mark it, a flag that is always set).  Out of line, through the virtual Vmstat
-// path (which redoes the update from the slot as it is then, so nothing is
-// counted twice: the fast path stores nothing before deciding):
+// policies whose writers do not mark it, a flag that is always set).  Out of line, through the
+// virtual Vmstat path (which redoes the update from the slot as it is then, so nothing is counted
+// twice: the fast path stores nothing before deciding):
 //   - an update that would pass the threshold (the fold to the shared side,
 //     the overstep of Inc/Dec), and a C CAS that lost to a remote fold
 //     (s32-xadd: only a delta beyond the threshold; its add is done
@@ -102,16 +102,19 @@ class VmstatWriter {
   // mod_zone_page_state / mod_node_page_state on cpu().
   void Mod(StatKind kind, int instance, int item, int64_t delta) {
     ContractMod(kind, instance, item, delta);
-    if (__builtin_expect(!TryFast(kind, instance, item, delta, 0), 0)) vm_->Mod(cpu_, kind, instance, item, delta);
+    if (__builtin_expect(!TryFast(kind, instance, item, delta, 0), 0))
+      vm_->Mod(cpu_, kind, instance, item, delta);
   }
   // inc_ / dec_*_page_state (overstep on the out-of-line fold).
   void Inc(StatKind kind, int instance, int item) {
     vm_->ContractSlot("Writer Inc", cpu_, kind, instance, item);
-    if (__builtin_expect(!TryFast(kind, instance, item, 1, 1), 0)) vm_->Inc(cpu_, kind, instance, item);
+    if (__builtin_expect(!TryFast(kind, instance, item, 1, 1), 0))
+      vm_->Inc(cpu_, kind, instance, item);
   }
   void Dec(StatKind kind, int instance, int item) {
     vm_->ContractSlot("Writer Dec", cpu_, kind, instance, item);
-    if (__builtin_expect(!TryFast(kind, instance, item, -1, -1), 0)) vm_->Dec(cpu_, kind, instance, item);
+    if (__builtin_expect(!TryFast(kind, instance, item, -1, -1), 0))
+      vm_->Dec(cpu_, kind, instance, item);
   }
 
   // Calls fn(VmstatSlotWriter<form()>) and returns its result: the slot
@@ -148,7 +151,8 @@ class VmstatWriter {
   }
   template <typename Cell>
   Cell& CellAt(size_t k, int instance, int item) const {
-    return static_cast<internal::CellBlock<Cell>*>(blocks_[k])[instance].c[static_cast<size_t>(item)];
+    return static_cast<internal::CellBlock<Cell>*>(blocks_[k])[instance]
+        .c[static_cast<size_t>(item)];
   }
   // |v| <= t as one unsigned compare (t >= 0).
   static bool Within(int64_t v, int64_t t) {
@@ -208,8 +212,10 @@ class VmstatWriter {
       // (one modification order of the slot) and nothing else is ordered
       // by it, as the CAS it replaces.  The add is done: past the threshold
       // the fold follows out of line, never the virtual path.
-      const int64_t n = delta + c.d.fetch_add(static_cast<int32_t>(delta), std::memory_order_relaxed);
-      if (__builtin_expect(!Within(n, t), 0)) vm_->FoldAddedS32(cpu_, kind, instance, item, c.d, mode);
+      const int64_t n =
+          delta + c.d.fetch_add(static_cast<int32_t>(delta), std::memory_order_relaxed);
+      if (__builtin_expect(!Within(n, t), 0))
+        vm_->FoldAddedS32(cpu_, kind, instance, item, c.d, mode);
     } else if constexpr (F == internal::WriterForm::kScaledS32) {
       // C.addo: the block's unit, written by this CPU only.  Scaled for
       // another threshold than the one now published (a refresh happened,
@@ -221,10 +227,13 @@ class VmstatWriter {
       // One locked add; its overflow flag is the threshold test.  The add
       // is done: an overflow folds out of line, never the virtual path.
       auto& c = b.c[static_cast<size_t>(item)];
-      ISOLATION_CONTRACT(static_cast<uint32_t>(c.w.load(std::memory_order_relaxed)) == static_cast<uint32_t>(unit),
-                         "vmstat C.addo writer: cpu %d item %d is not in its zone's unit %d", cpu_, item,
-                         static_cast<uint32_t>(unit));
-      if (__builtin_expect(internal::ScaledAddOverflows(c.w, delta * static_cast<int64_t>(static_cast<uint32_t>(unit))), 0)) {
+      ISOLATION_CONTRACT(
+          static_cast<uint32_t>(c.w.load(std::memory_order_relaxed)) == static_cast<uint32_t>(unit),
+          "vmstat C.addo writer: cpu %d item %d is not in its zone's unit %d", cpu_, item,
+          static_cast<uint32_t>(unit));
+      if (__builtin_expect(internal::ScaledAddOverflows(
+                               c.w, delta * static_cast<int64_t>(static_cast<uint32_t>(unit))),
+                           0)) {
         vm_->FoldScaledS32(cpu_, kind, instance, item, c.w, mode);
       }
     } else if constexpr (F == internal::WriterForm::kWatermark) {
@@ -282,8 +291,8 @@ template <internal::WriterForm F>
 class VmstatSlotWriter {
  public:
   explicit VmstatSlotWriter(const VmstatWriter& w) : w_(w) {
-    ISOLATION_CONTRACT(w.form_ == F, "vmstat VmstatSlotWriter<%d> made from a writer of form %d", static_cast<int>(F),
-                       static_cast<int>(w.form_));
+    ISOLATION_CONTRACT(w.form_ == F, "vmstat VmstatSlotWriter<%d> made from a writer of form %d",
+                       static_cast<int>(F), static_cast<int>(w.form_));
   }
   int cpu() const { return w_.cpu_; }
   void Mod(StatKind kind, int instance, int item, int64_t delta) {
@@ -294,11 +303,13 @@ class VmstatSlotWriter {
   }
   void Inc(StatKind kind, int instance, int item) {
     w_.vm_->ContractSlot("Writer Inc", w_.cpu_, kind, instance, item);
-    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, 1, 1), 0)) w_.vm_->Inc(w_.cpu_, kind, instance, item);
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, 1, 1), 0))
+      w_.vm_->Inc(w_.cpu_, kind, instance, item);
   }
   void Dec(StatKind kind, int instance, int item) {
     w_.vm_->ContractSlot("Writer Dec", w_.cpu_, kind, instance, item);
-    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, -1, -1), 0)) w_.vm_->Dec(w_.cpu_, kind, instance, item);
+    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, -1, -1), 0))
+      w_.vm_->Dec(w_.cpu_, kind, instance, item);
   }
 
  private:

@@ -30,7 +30,8 @@ int main() {
     std::fprintf(stderr, "%s\n", topology.status().ToString().c_str());
     return 1;
   }
-  auto config = isolation::IsolationConfig::FromFlags(*topology, "domain,1-31,33-63,65-95,97-127", "");
+  auto config =
+      isolation::IsolationConfig::FromFlags(*topology, "domain,1-31,33-63,65-95,97-127", "");
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().ToString().c_str());
     return 1;

@@ -138,8 +138,9 @@ template <typename TaskAt, typename Allocate>
 // stays a leaf.  The store and the slot loads go through store_buffer.h so
 // a StoreBufferModel can show what the barrier does.
 template <typename Barrier, typename TaskAt, typename PutLazy, typename Allocate>
-[[gnu::always_inline]] inline void SwitchCached(Cpu& c, TaskAt task_at, int cpu, TaskId prev, TaskId next,
-                                                Nanos now, PutLazy put_lazy, Allocate allocate) {
+[[gnu::always_inline]] inline void SwitchCached(Cpu& c, TaskAt task_at, int cpu, TaskId prev,
+                                                TaskId next, Nanos now, PutLazy put_lazy,
+                                                Allocate allocate) {
   store_buffer::Store(c.curr, next, std::memory_order_relaxed);
   ISOLATION_INTERLEAVE_POINT("mm_cid.switch.after_publish_curr");
   Barrier::AfterPublishCurr();
@@ -212,7 +213,9 @@ constexpr bool SchedoutIsNoop(uint32_t tcid, uint32_t mode) {
 
 // The mainline mode word (one load; the split-word control reads two).
 struct ModeWord {
-  static uint32_t Read(const MmSwitchState& mm) { return store_buffer::Load(mm.mode, std::memory_order_relaxed); }
+  static uint32_t Read(const MmSwitchState& mm) {
+    return store_buffer::Load(mm.mode, std::memory_order_relaxed);
+  }
 };
 
 // mm_cid_schedin()'s no-op tests: per-task mode with flag-free IDs in
@@ -231,8 +234,8 @@ template <typename Mode, typename SchedinSlow>
       slot = tcid;
       return;  // t.cid already holds tcid
     }
-  } else if (HasId(slot) && (slot & kOnCpu) && HasId(tcid) && (tcid & kOnCpu) && IdOf(slot) == IdOf(tcid) &&
-             IdOf(slot) < max_cids) {
+  } else if (HasId(slot) && (slot & kOnCpu) && HasId(tcid) && (tcid & kOnCpu) &&
+             IdOf(slot) == IdOf(tcid) && IdOf(slot) < max_cids) {
     return;
   }
   return slow(t, mm);
@@ -242,8 +245,9 @@ template <typename Mode, typename SchedinSlow>
 // (`schedout_slow(tcid, mode)` unless a no-op), rq->curr, the incoming
 // task's CPU and schedin.  No atomics: the caller holds the rq lock.
 template <typename Mode, typename TaskAt, typename SchedoutSlow, typename SchedinSlow>
-[[gnu::always_inline]] inline void SwitchCached(Cpu& c, TaskAt task_at, int cpu, TaskId prev, TaskId next,
-                                                SchedoutSlow schedout_slow, SchedinSlow schedin_slow) {
+[[gnu::always_inline]] inline void SwitchCached(Cpu& c, TaskAt task_at, int cpu, TaskId prev,
+                                                TaskId next, SchedoutSlow schedout_slow,
+                                                SchedinSlow schedin_slow) {
   if (prev != kNoTask) {
     TaskSwitchState& p = task_at(prev);
     if (p.active.load(std::memory_order_relaxed)) {

@@ -35,12 +35,12 @@ namespace isolation::vmstat {
 namespace internal {
 // Which inline fast path a writer runs, fixed by the slot at Create.
 enum class WriterForm : uint8_t {
-  kVirtual,       // none: every update is the virtual Vmstat::Mod/Inc/Dec
-  kOwnerS8,       // s8-owner: owner load + store
-  kSharedS32Cas,  // s32-atomic: relaxed CAS
-  kWatermark,     // s64-watermark: owner store of the running sum
-  kSharedS32Xadd, // s32-xadd: locked add, xchg on the rare fold
-  kScaledS32,     // s32-scaled: locked add whose overflow flag is the threshold
+  kVirtual,        // none: every update is the virtual Vmstat::Mod/Inc/Dec
+  kOwnerS8,        // s8-owner: owner load + store
+  kSharedS32Cas,   // s32-atomic: relaxed CAS
+  kWatermark,      // s64-watermark: owner store of the running sum
+  kSharedS32Xadd,  // s32-xadd: locked add, xchg on the rare fold
+  kScaledS32,      // s32-scaled: locked add whose overflow flag is the threshold
 };
 struct OwnerS8Cell {
   std::atomic<int8_t> d{0};
@@ -107,10 +107,13 @@ constexpr uint32_t ScaledUnit(int t) {
 }
 // The threshold a unit was chosen for: k = floor(M / t) or one less, and
 // M / (t + 1) < k, so floor(M / k) = t.
-constexpr int ScaledThresholdOf(uint32_t k) { return k == 0 ? 0 : static_cast<int>(kScaledS32Max / k); }
+constexpr int ScaledThresholdOf(uint32_t k) {
+  return k == 0 ? 0 : static_cast<int>(kScaledS32Max / k);
+}
 constexpr bool ScaledUnitIsExact(int t) {
   const int64_t k = ScaledUnit(t);
-  return k > 1 && k % 2 == 1 && t * k <= kScaledS32Max && (t + 1) * k > kScaledS32Max + 1 && ScaledThresholdOf(static_cast<uint32_t>(k)) == t;
+  return k > 1 && k % 2 == 1 && t * k <= kScaledS32Max && (t + 1) * k > kScaledS32Max + 1 &&
+         ScaledThresholdOf(static_cast<uint32_t>(k)) == t;
 }
 constexpr bool ScaledUnitsAreExact() {
   for (int t = 1; t <= kThresholdCap; ++t) {
@@ -118,7 +121,8 @@ constexpr bool ScaledUnitsAreExact() {
   }
   return true;
 }
-static_assert(ScaledUnitsAreExact(), "s32-scaled: a threshold <= kThresholdCap without an exact unit");
+static_assert(ScaledUnitsAreExact(),
+              "s32-scaled: a threshold <= kThresholdCap without an exact unit");
 // The word of differential x (|x| <= ScaledThresholdOf(k); x = 0 when k = 0).
 constexpr uint64_t ScaledEncode(int64_t x, uint32_t k) {
   return static_cast<uint64_t>(static_cast<uint32_t>(x * static_cast<int64_t>(k))) << 32 | k;
@@ -137,7 +141,8 @@ inline int64_t ScaledDecode(uint64_t w) {
   if (r == 0) return s / k;
   if (r == kWrap % k) return (s - kWrap) / k;  // wrapped up: the sum was s - 2^32
   // Any other residue is no word the slot code writes.
-  ISOLATION_CONTRACT(r == (k - kWrap % k) % k, "vmstat s32-scaled: word %#x is no differential in unit %d", w, k);
+  ISOLATION_CONTRACT(r == (k - kWrap % k) % k,
+                     "vmstat s32-scaled: word %#x is no differential in unit %d", w, k);
   return (s + kWrap) / k;  // wrapped down: s + 2^32
 }
 // The fast path's add: w += dk * 2^32 (the low half, k, unchanged), true if

@@ -728,10 +728,11 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   template <size_t... kPath>
   ScanResult ScanInlined(Mm& mm, MmId mm_id, Nanos now, std::index_sequence<kPath...>) {
     ScanResult r{};
-    ((scan_path_ == static_cast<ScanPath>(kPath) &&
-      (r = ScanLoop(mm, mm_id, now, Builtin<PathScope<kPath>>(), Builtin<PathGranularity<kPath>>()),
-       true)) ||
-     ...);
+    (void)((scan_path_ == static_cast<ScanPath>(kPath) &&
+            (r = ScanLoop(mm, mm_id, now, Builtin<PathScope<kPath>>(),
+                          Builtin<PathGranularity<kPath>>()),
+             true)) ||
+           ...);
     return r;
   }
 

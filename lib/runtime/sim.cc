@@ -77,6 +77,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/runtime/sim.h"
+#include "runtime/cpu_state.h"
 #include "runtime/event_queue.h"
 #include "runtime/sched_model.h"
 
@@ -153,13 +154,8 @@ constexpr int kMaxStalledYields = 4096;
 
 const char kSimEvTick[] = "tick";
 const char kSimEvSwitch[] = "switch";
-const char kSimEvIdleEnter[] = "idle_enter";
-const char kSimEvIdleExit[] = "idle_exit";
-const char kSimEvTickStop[] = "tick_stop";
-const char kSimEvTickRestart[] = "tick_restart";
 const char kSimEvWork[] = "work";
 const char kSimEvTimer[] = "timer";
-const char kSimEvRtu[] = "rtu";
 const char kSimEvFork[] = "fork";
 const char kSimEvExit[] = "exit";
 const char kSimEvMigrate[] = "migrate";
@@ -338,10 +334,6 @@ struct Simulator::Impl {
   ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceSyscall(const Cpu& c, Nanos begin) {
     tracer->Activity(c.id, begin, c.clock, kTraceSyscall, kTraceSyscall, kIdleTask);
   }
-  ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceInstant(int cpu, Nanos ts,
-                                                                const char* name) {
-    tracer->Instant(cpu, ts, name, {});
-  }
   ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceMigrate(TaskId task, int from, int to) {
     tracer->Instant(to, Now(), "migrate", {{"task", task}, {"from", from}, {"to", to}});
   }
@@ -362,15 +354,7 @@ struct Simulator::Impl {
       if (!c.online) continue;
       CpuScope scope(this, c);
       c.clock = std::max(event_time, c.busy_until);
-      if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceCpuRuns(c, kIdleTask);
-      EnterIdle(c);
-      c.tick_stopped = false;  // the tick runs from boot unless UpdateTick stops it
-      if (WantTickStopped(c)) {
-        StopTick(c);
-      } else {
-        ++c.tick_gen;
-        PostNextTick(c);
-      }
+      cpu_state::Boot(*this, c);
       c.busy_until = c.clock;
     }
   }
@@ -387,65 +371,51 @@ struct Simulator::Impl {
     Post(sched::NextTickAfter(c.clock, tick_period), EvKind::kTick, c.id, 0, c.tick_gen);
   }
 
-  // tick_nohz_stop_tick()
-  void StopTick(Cpu& c) {
-    c.tick_stopped = true;
-    ++c.tick_gen;
-    ++c.stats.tick_stops;
-    Trace(c.clock, c.id, kSimEvTickStop, 0, 0);
-    if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceInstant(c.id, c.clock, "tick_stop");
-    Context ctx(this, c.id, kIdleTask);
-    for (Hooks* h : hooks) h->OnTickStop(ctx);
-  }
+  // --- the CPU state machine (cpu_state.h) and its policy ------------------------
 
-  // tick_nohz_restart()
-  void RestartTick(Cpu& c) {
-    c.tick_stopped = false;
-    ++c.tick_gen;
-    Trace(c.clock, c.id, kSimEvTickRestart, 0, 0);
-    if (ABSL_PREDICT_FALSE(tracer != nullptr)) TraceInstant(c.id, c.clock, "tick_restart");
-    Context ctx(this, c.id, kIdleTask);
-    for (Hooks* h : hooks) h->OnTickRestart(ctx);
-    PostNextTick(c);
-  }
+  void StopTick(Cpu& c) { cpu_state::StopTick(*this, c); }
+  void RestartTick(Cpu& c) { cpu_state::RestartTick(*this, c); }
+  void UpdateTick(Cpu& c) { cpu_state::UpdateTick(*this, c); }
+  void ReturnToUser(Cpu& c, TaskId task) { cpu_state::ReturnToUser(*this, c, task); }
+  void EnterIdle(Cpu& c) { cpu_state::EnterIdle(*this, c); }
+  void ExitIdle(Cpu& c) { cpu_state::ExitIdle(*this, c); }
 
-  // tick_nohz_full_update_tick() / tick_nohz_idle_stop_tick() decisions.
-  void UpdateTick(Cpu& c) {
-    sched::UpdateTick(
-        WantTickStopped(c), c.tick_stopped, [&] { StopTick(c); }, [&] { RestartTick(c); });
-  }
-
-  // --- scheduling ----------------------------------------------------------------
-
-  void ReturnToUser(Cpu& c, TaskId task) {
-    Trace(c.clock, c.id, kSimEvRtu, task, 0);
-    Context ctx(this, c.id, task);
-    for (Hooks* h : hooks) h->OnReturnToUser(ctx, task);
-  }
-
-  // do_idle() entry.
-  void EnterIdle(Cpu& c) {
-    if (c.idle_state) return;
+  Nanos CpuNow(const Cpu& c) const { return c.clock; }
+  bool MarkIdle(Cpu& c, Nanos now) {
+    if (c.idle_state) return false;
     c.idle_state = true;
-    c.idle_since = c.clock;
-    Trace(c.clock, c.id, kSimEvIdleEnter, 0, 0);
-    for (Hooks* h : hooks) h->OnIdleEnter(c.id, c.clock);
+    c.idle_since = now;
+    return true;
   }
-
-  // do_idle() exit; tick_nohz_idle_exit() restarts a stopped tick.
-  void ExitIdle(Cpu& c) {
-    if (!c.idle_state) return;
+  bool MarkBusy(Cpu& c, Nanos now) {
+    if (!c.idle_state) return false;
     c.idle_state = false;
     c.entering_idle = false;
-    c.stats.idle_ns += c.clock - c.idle_since;
+    c.stats.idle_ns += now - c.idle_since;
     // update_avg(&rq->avg_idle, delta), capped at 2 * migration cost as
     // ttwu_do_activate() does.
-    c.avg_idle += (c.clock - c.idle_since - c.avg_idle) / 8;
+    c.avg_idle += (now - c.idle_since - c.avg_idle) / 8;
     c.avg_idle = std::min(c.avg_idle, 2 * options.newidle_migration_cost);
-    Trace(c.clock, c.id, kSimEvIdleExit, 0, 0);
-    for (Hooks* h : hooks) h->OnIdleExit(c.id, c.clock);
-    if (c.tick_stopped && c.online) RestartTick(c);
+    return true;
   }
+  bool TickStopped(const Cpu& c) const { return c.tick_stopped; }
+  bool CpuOnline(const Cpu& c) const { return c.online; }
+  void MarkTickStopped(Cpu& c) {
+    c.tick_stopped = true;
+    ++c.tick_gen;  // the pending tick goes stale
+    ++c.stats.tick_stops;
+  }
+  void MarkTickRunning(Cpu& c) {
+    c.tick_stopped = false;
+    ++c.tick_gen;
+  }
+  void ArmNextTick(Cpu& c) { PostNextTick(c); }
+  void RecordCpuEvent(const Cpu& c, const char* kind, int64_t a, int64_t b) {
+    Trace(c.clock, c.id, kind, a, b);
+  }
+  Tracer* active_tracer() const { return tracer; }
+
+  // --- scheduling ----------------------------------------------------------------
 
   // context_switch(): prev's state was set by the caller.
   void SwitchTo(Cpu& c, TaskId next) {
@@ -1235,7 +1205,7 @@ absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
   if (!online) {
     s.InCpuContext(c, [&] {
       s.Trace(c.clock, cpu, kSimEvOffline, 0, 0);
-      if (s.tracer != nullptr) s.TraceInstant(cpu, c.clock, "cpu_offline");
+      if (s.tracer != nullptr) cpu_state::TraceInstant(s.tracer, cpu, c.clock, "cpu_offline");
       for (Hooks* h : s.hooks) h->OnCpuOffline(cpu, c.clock);
       c.online = false;
       // Tasks leave (sched_cpu_dying / migrate_tasks); the current one unless it
@@ -1249,7 +1219,7 @@ absl::Status Simulator::SetCpuOnline(int cpu, bool online) {
     s.InCpuContext(c, [&] {
       c.online = true;
       s.Trace(c.clock, cpu, kSimEvOnline, 0, 0);
-      if (s.tracer != nullptr) s.TraceInstant(cpu, c.clock, "cpu_online");
+      if (s.tracer != nullptr) cpu_state::TraceInstant(s.tracer, cpu, c.clock, "cpu_online");
       for (Hooks* h : s.hooks) h->OnCpuOnline(cpu, c.clock);
       s.EnterIdle(c);
       s.UpdateTick(c);

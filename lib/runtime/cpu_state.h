@@ -83,15 +83,22 @@ void ReturnToUser(E& e, typename E::Cpu& c, TaskId task) {
   for (Hooks* h : e.hooks) h->OnReturnToUser(ctx, task);
 }
 
+// The tick changed state: its trace record and instant (both named `kind`),
+// then every hook's `notify`.
+template <typename E, typename Notify>
+void TickChanged(E& e, typename E::Cpu& c, const char* kind, Notify notify) {
+  e.RecordCpuEvent(c, kind, 0, 0);
+  if (Tracer* tr = e.active_tracer(); ABSL_PREDICT_FALSE(tr != nullptr))
+    TraceInstant(tr, c.id, e.CpuNow(c), kind);
+  typename E::Context ctx(&e, c.id, kIdleTask);
+  for (Hooks* h : e.hooks) notify(*h, ctx);
+}
+
 // tick_nohz_stop_tick()
 template <typename E>
 void StopTick(E& e, typename E::Cpu& c) {
   e.MarkTickStopped(c);
-  e.RecordCpuEvent(c, kEvTickStop, 0, 0);
-  if (Tracer* tr = e.active_tracer(); ABSL_PREDICT_FALSE(tr != nullptr))
-    TraceInstant(tr, c.id, e.CpuNow(c), "tick_stop");
-  typename E::Context ctx(&e, c.id, kIdleTask);
-  for (Hooks* h : e.hooks) h->OnTickStop(ctx);
+  TickChanged(e, c, kEvTickStop, [](Hooks& h, CpuContext& ctx) { h.OnTickStop(ctx); });
 }
 
 // tick_nohz_restart(): the next tick is armed after the hooks, from the
@@ -99,13 +106,7 @@ void StopTick(E& e, typename E::Cpu& c) {
 template <typename E>
 void RestartTick(E& e, typename E::Cpu& c) {
   e.MarkTickRunning(c);
-  e.RecordCpuEvent(c, kEvTickRestart, 0, 0);
-  if (Tracer* tr = e.active_tracer(); ABSL_PREDICT_FALSE(tr != nullptr))
-    TraceInstant(tr, c.id, e.CpuNow(c), "tick_restart");
-  {
-    typename E::Context ctx(&e, c.id, kIdleTask);
-    for (Hooks* h : e.hooks) h->OnTickRestart(ctx);
-  }
+  TickChanged(e, c, kEvTickRestart, [](Hooks& h, CpuContext& ctx) { h.OnTickRestart(ctx); });
   e.ArmNextTick(c);
 }
 

@@ -11,6 +11,10 @@
 //   5. run the current task for one step (a Run chunk of at most `slice`,
 //      or one call of its body), or switch in a runnable task, or idle by
 //      waiting on its condition variable until the earliest due time.
+// The idle, tick and return-to-user transitions of these steps are the CPU
+// state machine shared with the simulator (cpu_state.h); this driver gives
+// it its policy: the host clock, the idle state and statistics under
+// Cpu::mu, the next tick as a deadline its thread waits for.
 //
 // Locks (all isolation::Mutex -- a std::mutex, visible to TSan -- with the
 // data they guard annotated for clang's thread-safety analysis):

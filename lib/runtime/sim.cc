@@ -92,6 +92,7 @@
 
 namespace isolation {
 
+using sim_internal::EvKind;
 using sim_internal::TaskState;
 
 bool SimTraceEvent::operator==(const SimTraceEvent& o) const {

@@ -11,6 +11,10 @@
 //   5. run the current task for one step (a Run chunk of at most `slice`,
 //      or one call of its body), or switch in a runnable task, or idle by
 //      waiting on its condition variable until the earliest due time.
+// The idle, tick and return-to-user transitions of these steps are the CPU
+// state machine shared with the simulator (cpu_state.h); this driver gives
+// it its policy: the host clock, the idle state and statistics under
+// Cpu::mu, the next tick as a deadline its thread waits for.
 //
 // Locks (all isolation::Mutex -- a std::mutex, visible to TSan -- with the
 // data they guard annotated for clang's thread-safety analysis):
@@ -58,6 +62,7 @@
 #include "isolation/core/host.h"
 #include "isolation/core/mutex.h"
 #include "isolation/runtime/real_driver.h"
+#include "runtime/cpu_state.h"
 #include "runtime/sched_model.h"
 #include "runtime/trace_internal.h"
 
@@ -267,10 +272,12 @@ struct RealThreadDriver::Impl {
 
   // --- per-CPU events (CPU thread) -----------------------------------------------
 
-  void ReturnToUser(Cpu& c, TaskId t) {
-    Context ctx(this, c.id, t);
-    for (Hooks* h : hooks) h->OnReturnToUser(ctx, t);
-  }
+  // The CPU state machine (cpu_state.h): idle, tick and return to user.
+  void ReturnToUser(Cpu& c, TaskId t) { cpu_state::ReturnToUser(*this, c, t); }
+  void EnterIdle(Cpu& c) { cpu_state::EnterIdle(*this, c); }
+  void ExitIdle(Cpu& c) { cpu_state::ExitIdle(*this, c); }
+  void StopTick(Cpu& c) { cpu_state::StopTick(*this, c); }
+  void UpdateTick(Cpu& c) { cpu_state::UpdateTick(*this, c); }
 
   // Switches to the head of the run queue (or idle).
   TaskId SwitchOutLocked(Cpu& c, Nanos now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
@@ -299,49 +306,37 @@ struct RealThreadDriver::Impl {
     if (next != kIdleTask) ReturnToUser(c, next);
   }
 
-  void EnterIdle(Cpu& c) {
-    {
-      MutexLock lk(c.mu);
-      if (c.idle_state) return;
-      c.idle_state = true;
-      c.idle_since = Now();
-    }
-    const Nanos now = Now();
-    for (Hooks* h : hooks) h->OnIdleEnter(c.id, now);
-  }
-
-  void ExitIdle(Cpu& c) {
-    const Nanos now = Now();
-    {
-      MutexLock lk(c.mu);
-      if (!c.idle_state) return;
-      c.idle_state = false;
-      c.stats.idle_ns += now - c.idle_since;
-    }
-    for (Hooks* h : hooks) h->OnIdleExit(c.id, now);
-    if (c.tick_stopped.load(std::memory_order_relaxed)) RestartTick(c);
-  }
-
   Nanos NextTickAfter(Nanos now) const { return sched::NextTickAfter(now, tick_period); }
 
-  void StopTick(Cpu& c) {
-    c.tick_stopped.store(true, std::memory_order_relaxed);
-    {
-      MutexLock lk(c.mu);
-      ++c.stats.tick_stops;
-    }
-    if (Tracer* tr = self->tracer()) tr->Instant(c.id, Now(), "tick_stop", {});
-    Context ctx(this, c.id, kIdleTask);
-    for (Hooks* h : hooks) h->OnTickStop(ctx);
-  }
+  // --- the CPU state machine's policy: the host clock, the idle state and
+  // the statistics under the run-queue lock, no deterministic trace --------------
 
-  void RestartTick(Cpu& c) {
-    c.tick_stopped.store(false, std::memory_order_relaxed);
-    c.next_tick = NextTickAfter(Now());
-    if (Tracer* tr = self->tracer()) tr->Instant(c.id, Now(), "tick_restart", {});
-    Context ctx(this, c.id, kIdleTask);
-    for (Hooks* h : hooks) h->OnTickRestart(ctx);
+  Nanos CpuNow(const Cpu&) const { return Now(); }
+  bool MarkIdle(Cpu& c, Nanos now) {
+    MutexLock lk(c.mu);
+    if (c.idle_state) return false;
+    c.idle_state = true;
+    c.idle_since = now;
+    return true;
   }
+  bool MarkBusy(Cpu& c, Nanos now) {
+    MutexLock lk(c.mu);
+    if (!c.idle_state) return false;
+    c.idle_state = false;
+    c.stats.idle_ns += now - c.idle_since;
+    return true;
+  }
+  bool TickStopped(const Cpu& c) const { return c.tick_stopped.load(std::memory_order_relaxed); }
+  bool CpuOnline(const Cpu& c) const { return c.online.load(std::memory_order_relaxed); }
+  void MarkTickStopped(Cpu& c) {
+    c.tick_stopped.store(true, std::memory_order_relaxed);
+    MutexLock lk(c.mu);
+    ++c.stats.tick_stops;
+  }
+  void MarkTickRunning(Cpu& c) { c.tick_stopped.store(false, std::memory_order_relaxed); }
+  void ArmNextTick(Cpu& c) { c.next_tick = NextTickAfter(Now()); }
+  void RecordCpuEvent(const Cpu&, const char*, int64_t, int64_t) {}
+  Tracer* active_tracer() const { return self->tracer(); }
 
   // Relaxed loads: the CPU's own thread re-evaluates after every change it
   // is notified of (the notify orders the writer's store before the read).
@@ -350,12 +345,6 @@ struct RealThreadDriver::Impl {
                                   c.mode.load(std::memory_order_relaxed),
                                   sched::NrRunning(c.nr_queued.load(std::memory_order_relaxed),
                                                    c.curr.load(std::memory_order_relaxed)));
-  }
-
-  void UpdateTick(Cpu& c) {
-    sched::UpdateTick(
-        WantTickStopped(c), c.tick_stopped.load(std::memory_order_relaxed), [&] { StopTick(c); },
-        [&] { RestartTick(c); });
   }
 
   // End of a kernel activity that started at `start`: the interrupted task
@@ -642,11 +631,9 @@ struct RealThreadDriver::Impl {
         continue;
       }
       if (!c.booted) {
-        // Boot: the CPU starts idle; its tick runs unless UpdateTick stops it.
+        // Boot: the CPU starts idle; its tick runs unless the policy stops it.
         c.booted = true;
-        c.next_tick = NextTickAfter(Now());
-        if (Tracer* tr = self->tracer()) tr->CpuRuns(c.id, Now(), kIdleTask, {});
-        EnterIdle(c);
+        cpu_state::Boot(*this, c);
       }
       RunDueItems(c);
       MaybeTick(c);

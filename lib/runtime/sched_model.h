@@ -4,7 +4,7 @@
 // -----------------------------------------------------------------------------
 //
 // The scheduler model both drivers play: the rules that decide what a CPU
-// does, kept here once so that the simulator (sim.cc, an event queue in
+// does, kept here once so that the simulator (sim*.cc, an event queue in
 // virtual time) and the real-thread driver (real_driver.cc, pinned threads
 // in host time) differ only in their engines.
 //
@@ -29,7 +29,7 @@
 //                      when a task last left a CPU (cache-hot test of the
 //                      newidle pull).  The simulator's cache-refill penalty
 //                      (SimOptions::refill_penalty) keys on where a task last
-//                      ran user work instead (sim.cc), the real-thread driver
+//                      ran user work instead (sim_sched.cc), the real-thread driver
 //                      pays real refills and models none.
 //   tick-stop policy   InitialTickMode(), WantTickStopped(), UpdateTick(),
 //                      NextTickAfter() (tick_nohz_*: CONFIG_NO_HZ_IDLE /

@@ -7,7 +7,7 @@
 // policy), and the Dekker fences are a compile-time policy: `Fences` is
 // DekkerFences or AsymmetricBarriers (lazy.cc, mainline, picked at
 // construction by MakeMainlineLazyDesign) or NoDekkerFences
-// (lazy_no_dekker_fences.cc, the negative control), so the mainline switch
+// (controls/lazy_no_dekker_fences.cc, the negative control), so the mainline switch
 // carries no branch for the mode or the control.  Only those two files include this.
 // The compaction scan's loop is resolved at construction too: inlined for
 // the built-in scopes and granularities, generic (virtual calls) for
@@ -15,8 +15,8 @@
 //
 // Thread safety and memory ordering: mm_cid.h.
 
-#ifndef ISOLATION_LIB_MM_CID_LAZY_DESIGN_H_
-#define ISOLATION_LIB_MM_CID_LAZY_DESIGN_H_
+#ifndef ISOLATION_LIB_MM_CID_DESIGNS_LAZY_DESIGN_H_
+#define ISOLATION_LIB_MM_CID_DESIGNS_LAZY_DESIGN_H_
 
 #include <algorithm>
 #include <atomic>
@@ -1088,4 +1088,4 @@ inline absl::StatusOr<std::unique_ptr<MmCid>> MakeMainlineLazyDesign(int num_cpu
 
 }  // namespace isolation::mm_cid::internal
 
-#endif  // ISOLATION_LIB_MM_CID_LAZY_DESIGN_H_
+#endif  // ISOLATION_LIB_MM_CID_DESIGNS_LAZY_DESIGN_H_

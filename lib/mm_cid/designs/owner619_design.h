@@ -6,7 +6,7 @@
 //
 // The design's historical fixes are a compile-time policy `Fixes`, one per
 // registered design: owner619.cc (mainline 7.0: every fix), and the negative
-// controls owner619_direct.cc (no TRANSIT hand-over, pre-4327fb13fa47),
+// controls (controls/) owner619_direct.cc (no TRANSIT hand-over, pre-4327fb13fa47),
 // owner619_walk619.cc (the 6.19 fixup walk and fork order) and
 // owner619_split_mode.cc (pre-47ee94efccf6 mode layout).  Each instantiation
 // compiles only its own code, so the mainline switch carries no branch for a
@@ -26,8 +26,8 @@
 //     47ee94efccf6 do; owner619_split_mode (negative control) keeps the
 //     pre-fix layout: separate `percpu` and `transit` words, no fences.
 
-#ifndef ISOLATION_LIB_MM_CID_OWNER619_DESIGN_H_
-#define ISOLATION_LIB_MM_CID_OWNER619_DESIGN_H_
+#ifndef ISOLATION_LIB_MM_CID_DESIGNS_OWNER619_DESIGN_H_
+#define ISOLATION_LIB_MM_CID_DESIGNS_OWNER619_DESIGN_H_
 
 #include <algorithm>
 #include <atomic>
@@ -1034,4 +1034,4 @@ inline DesignTraits Owner619Traits() {
 
 }  // namespace isolation::mm_cid::internal
 
-#endif  // ISOLATION_LIB_MM_CID_OWNER619_DESIGN_H_
+#endif  // ISOLATION_LIB_MM_CID_DESIGNS_OWNER619_DESIGN_H_

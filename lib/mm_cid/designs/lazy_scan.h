@@ -60,7 +60,7 @@ inline int LazyMmCid<Fences>::ScanScopeSize(MmId mm_id) const {
 template <typename Fences>
 template <typename Scope, typename Granularity>
 ScanResult LazyMmCid<Fences>::ScanLoop(Mm& mm, MmId mm_id, Nanos now, const Scope& scope,
-                                      const Granularity& granularity) {
+                                       const Granularity& granularity) {
   ScanResult r;
   const ScanSet set = View(mm);
   // batch_full ignores the scope's size (batch.h): not computed then.
@@ -112,8 +112,8 @@ constexpr bool LazyMmCid<Fences>::UsesScopeSize() {
 
 template <typename Fences>
 template <typename Scope, typename Visit>
-inline void LazyMmCid<Fences>::WalkScope(const Scope& scope, const ScanSet& set, int start, int count,
-                      Visit&& visit) {
+inline void LazyMmCid<Fences>::WalkScope(const Scope& scope, const ScanSet& set, int start,
+                                         int count, Visit&& visit) {
   if constexpr (std::is_same_v<Scope, ScopeStrategy>) {
     scope.ForEach(set, start, count, visit);
   } else {
@@ -136,7 +136,8 @@ inline const T& LazyMmCid<Fences>::Builtin() const {
 // known (scan_path.h): one comparison per inlined path before it.
 template <typename Fences>
 template <size_t... kPath>
-inline ScanResult LazyMmCid<Fences>::ScanInlined(Mm& mm, MmId mm_id, Nanos now, std::index_sequence<kPath...>) {
+inline ScanResult LazyMmCid<Fences>::ScanInlined(Mm& mm, MmId mm_id, Nanos now,
+                                                 std::index_sequence<kPath...>) {
   ScanResult r{};
   (void)((scan_path_ == static_cast<ScanPath>(kPath) &&
           (r = ScanLoop(mm, mm_id, now, Builtin<PathScope<kPath>>(),
@@ -164,8 +165,7 @@ inline int LazyMmCid<Fences>::RemoteClear(Mm& mm, MmId mm_id, int cpu) {
   if (!CidIsValid(cid)) return 0;
   // Announce.  Delayed under a StoreBufferModel: the owner CPU may not see
   // LAZY until our fence.
-  if (!store_buffer::CompareExchangeDelayed(s.cid, cid, cid | kLazyPut,
-                                            std::memory_order_relaxed))
+  if (!store_buffer::CompareExchangeDelayed(s.cid, cid, cid | kLazyPut, std::memory_order_relaxed))
     return 0;
   notes_.Cpu(cpu);  // a remote write of `cpu`'s slot
   ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.after_lazy_cas");

@@ -2,8 +2,8 @@
 // batch.h (mm_cid module, not installed): the built-in scan granularities
 // (strategies.h: GranularityStrategy), batch_full (mainline) and batch_N
 // ([BATCH]).  Final classes with inline methods, so that the lazy design's
-// scan, which recognises them at construction (lazy_design.h, ScanPath),
-// calls them without a virtual call; batch_full.cc and batch_n.cc hold their
+// scan, which recognises them at construction (designs/lazy_design.h, ScanPath),
+// calls them without a virtual call; strategies/batch_full.cc and batch_n.cc hold their
 // registry entries.
 //
 // Thread safety: immutable objects; BatchN moves the mm's cursor with a

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // mm_registry.h (mm_cid module, not installed): the table of mms that every
-// design (lazy.cc, owner619.cc, v63_mmlock.cc) keeps.  MmIds are dense, assigned in creation
+// design (designs/) keeps.  MmIds are dense, assigned in creation
 // order, and an mm lives until the registry is destroyed.  No kernel
 // counterpart: in the kernel a task simply holds a pointer to its mm_struct.
 //

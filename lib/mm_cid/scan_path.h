@@ -6,7 +6,7 @@
 // per-chunk visitor inlined (the fixed part of a small scan); any other
 // pair -- a strategy registered from outside the library -- runs the
 // generic loop through the virtual ScopeStrategy / GranularityStrategy
-// calls.  Both are one template (lazy_design.h, ScanLoop), so they visit the
+// calls.  Both are one template (designs/lazy_design.h, ScanLoop), so they visit the
 // same slots in the same order and free the same IDs.  No kernel
 // counterpart: the kernel compiles one loop.
 //

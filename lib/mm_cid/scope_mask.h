@@ -8,7 +8,7 @@
 // ForEach() every caller may use (the visitor through absl::FunctionRef),
 // and ForEachInline(), a template the lazy design's scan instantiates with
 // its visitor when it recognises the built-in at construction (the
-// fixed part of a small scan, docs/performance.md goal 2; lazy_design.h, ScanPath).  Both
+// fixed part of a small scan, docs/performance.md goal 2; designs/lazy_design.h, ScanPath).  Both
 // are the templates below, so they visit the same CPUs in the same order
 // (scan_allowed's inline walk hands each CPU over as it is found: kEach,
 // and walks a whole pass word by word: ForEachInMaskWholePass).

@@ -118,7 +118,7 @@ class FirstFreeSkipsRare final : public AllocatorStrategy {
   Every every_{1000};
 };
 
-// The v6.13+ allocator (alloc_hinted.h's algorithm, written against the
+// The v6.13+ allocator (lib/mm_cid/strategies/alloc_hinted.h's algorithm, written against the
 // public CidSpace) with one injected change.
 enum class HintBug {
   kOffByOne,        // [SHRINK]'s hint test `recent < max_nr` as `<=` (rare path: recent == max_nr)

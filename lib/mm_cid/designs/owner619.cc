@@ -5,7 +5,7 @@
 // The design itself is owner619_design.h.
 
 #include "mm_cid/builtins.h"
-#include "mm_cid/owner619_design.h"
+#include "mm_cid/designs/owner619_design.h"
 
 namespace isolation::mm_cid::internal {
 

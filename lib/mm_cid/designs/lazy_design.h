@@ -7,16 +7,20 @@
 // policy), and the Dekker fences are a compile-time policy: `Fences` is
 // DekkerFences or AsymmetricBarriers (lazy.cc, mainline, picked at
 // construction by MakeMainlineLazyDesign) or NoDekkerFences
-// (lazy_no_dekker_fences.cc, the negative control), so the mainline switch
+// (controls/lazy_no_dekker_fences.cc, the negative control), so the mainline switch
 // carries no branch for the mode or the control.  Only those two files include this.
-// The compaction scan's loop is resolved at construction too: inlined for
-// the built-in scopes and granularities, generic (virtual calls) for
-// strategies registered from outside (scan_path.h).
+// This header holds the class and its switch path (switch_mm_cid(),
+// migration, allocation, exit and exec); the compaction scan's member
+// definitions are in lazy_scan.h, included at the end.  The scan's loop is
+// resolved at construction too: inlined for the built-in scopes and
+// granularities, generic (virtual calls) for strategies registered from
+// outside (scan_path.h).  The observers and argument contracts shared with
+// the other designs are DesignCommon's (design_common.h).
 //
 // Thread safety and memory ordering: mm_cid.h.
 
-#ifndef ISOLATION_LIB_MM_CID_LAZY_DESIGN_H_
-#define ISOLATION_LIB_MM_CID_LAZY_DESIGN_H_
+#ifndef ISOLATION_LIB_MM_CID_DESIGNS_LAZY_DESIGN_H_
+#define ISOLATION_LIB_MM_CID_DESIGNS_LAZY_DESIGN_H_
 
 #include <algorithm>
 #include <atomic>
@@ -38,6 +42,7 @@
 #include "isolation/core/store_buffer.h"
 #include "mm_cid/always_check.h"
 #include "mm_cid/batch.h"
+#include "mm_cid/designs/design_common.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
 #include "mm_cid/per_cpu_slots.h"
@@ -145,10 +150,26 @@ struct AsymmetricBarriers : lazy_layout::CompilerBarrierAfterPublish {
 };
 
 template <typename Fences>
-class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvariants {
+class LazyMmCid final : public DesignCommon<LazyMmCid<Fences>>,
+                        public ScanPathInfo,
+                        private AlwaysInvariants {
+  using Common = DesignCommon<LazyMmCid>;
+  friend Common;
+  // The base is dependent: name what this class uses of it and of MmCid.
+  using Common::ContractMigrate;
+  using Common::ContractReturnToUser;
+  using Common::ContractSwitch;
+  using Common::ContractTick;
+  using Common::GetMm;
+  using Common::InRange;
+  using Common::num_cpus_;
+  using Common::NumMms;
+
  public:
+  using typename Common::Limits;
+
   LazyMmCid(int p, Limits limits, LazyStrategies strategies)
-      : MmCid(p),
+      : Common(p),
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
@@ -164,13 +185,7 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
         rate_limited_(placement_->traits().rate_limited),
         scan_path_(ChooseScanPath(scope_.get(), granularity_.get())),
         full_pass_(IsWholePassPath(scan_path_)) {
-    SwitchLayout layout;
-    layout.form = Fences::kSwitchForm;
-    layout.task_shift = static_cast<uint8_t>(std::countr_zero(sizeof(Task)));
-    layout.tasks = reinterpret_cast<char*>(static_cast<lazy_layout::TaskSwitchState*>(&tasks_[0]));
-    layout.cpus = cpus_.get();
-    layout.journaled = notes_.EnabledFlag();
-    SetSwitchLayout(layout);
+    this->template PublishSwitchLayout<lazy_layout::TaskSwitchState>(Fences::kSwitchForm);
   }
 
   const PlacementStrategy* placement() const override { return placement_.get(); }
@@ -245,9 +260,7 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   // Everything else continues out of line in a tail call (a jump) that takes
   // the values already loaded, so no slot is read twice.
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
-    ContractCpu("ContextSwitch", cpu, num_cpus_);
-    ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
-    ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
+    ContractSwitch(cpu, prev, next);
     if (__builtin_expect(notes_.Enabled(), 0)) return SwitchJournaled(cpu, prev, next, now);
     SwitchBody(cpu, prev, next, now);
   }
@@ -289,9 +302,7 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
 
   // sched_mm_cid_migrate_from() + sched_mm_cid_migrate_to()
   void Migrate(TaskId task, int from, int to, Nanos now) override {
-    ContractTask("Migrate", limits_.max_tasks, task, /*none_ok=*/false);
-    ContractCpu("Migrate", from, num_cpus_);
-    ContractCpu("Migrate", to, num_cpus_);
+    ContractMigrate(task, from, to);
     Task& t = tasks_[task];
     notes_.Migrate(task, from, to);  // the steal writes both slots
     t.migrate_from_cpu = from;       // sched_mm_cid_migrate_from()
@@ -357,8 +368,7 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   // task_tick_mm_cid(): the placement's half (queue task work, or ask the
   // adapter for a scan), then the tick policy ([WQ] kick).
   ScanRequest Tick(int cpu, TaskId curr, Nanos now) override {
-    ContractCpu("Tick", cpu, num_cpus_);
-    ContractTask("Tick", limits_.max_tasks, curr, /*none_ok=*/true);
+    ContractTick(cpu, curr);
     if (curr == kNoTask) return {};
     Task& t = tasks_[curr];
     if (!t.active.load(std::memory_order_relaxed)) return {};
@@ -375,8 +385,7 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   // Return to user of `task`: the placement decides whether the scan runs
   // here (task work, rseq resume) or is handed to the adapter.
   ScanRequest ReturnToUser(int cpu, TaskId task, Nanos now, ScanResult* result) override {
-    ContractCpu("ReturnToUser", cpu, num_cpus_);
-    ContractTask("ReturnToUser", limits_.max_tasks, task, /*none_ok=*/true);
+    ContractReturnToUser(cpu, task);
     if (task == kNoTask) return {};
     Task& t = tasks_[task];
     const bool switched_in = t.resume_pending;
@@ -460,17 +469,9 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
   // in the kernel.)
   absl::Status ForkFailed(TaskId child, Nanos now) override {
     (void)now;
-    notes_.Task(child);
-    return RollBackUnrunChild(tasks_.get(), limits_.max_tasks, child,
-                              [this](MmId id) { return GetMm(id); });
+    return this->RollBackUnrunFork(child);
   }
-
-  // CLONE_VM without CLONE_THREAD: mm_users counts it like a thread, and
-  // nothing in this design walks tasks, so it is a plain fork into `mm`.
-  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity,
-                      Nanos now) override {
-    return Fork(parent, child, mm, affinity, now);
-  }
+  // ForkVm: DesignCommon's plain fork (this design walks no tasks).
 
   bool SlotLazy(MmId mm_id, int cpu) const override {
     const Mm* mm = GetMm(mm_id);
@@ -478,70 +479,23 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     return CidIsLazy(mm->slots[cpu].cid.load(std::memory_order_relaxed));
   }
 
-  // task_mm_cid_work(): the loop chosen at construction (scan_path.h).
-  ScanResult Scan(MmId mm_id, Nanos now) override {
-    Mm* mm = GetMm(mm_id);
-    if (mm == nullptr) return ScanResult{};
-    // Not due: the plain read of mm_cid_next_scan and return, before the
-    // loop's frame (a full pass always starts at 0, where ScanLoop's
-    // PassRateLimit would decide the same without a CAS).
-    if (rate_limited_ && full_pass_) {
-      const Nanos next = mm->next_scan.load(std::memory_order_relaxed);
-      if (next != 0 && now < next) return ScanResult{};
-    }
-    if (scan_path_ != kGenericScanPath)
-      return ScanInlined(*mm, mm_id, now, std::make_index_sequence<kInlineScanPaths>{});
-    return ScanLoop(*mm, mm_id, now, *scope_, *granularity_);
-  }
-
+  // task_mm_cid_work() and the scope's size, lazy_scan.h.
+  ScanResult Scan(MmId mm_id, Nanos now) override;
+  int ScanScopeSize(MmId mm_id) const override;
   ScanPath scan_path() const override { return scan_path_; }
-
-  int ScanScopeSize(MmId mm_id) const override {
-    const Mm* mm = GetMm(mm_id);
-    return mm != nullptr ? scope_->Size(View(*mm)) : 0;
-  }
 
   int32_t TaskCid(TaskId task) const override {
     if (task < 0 || task >= limits_.max_tasks) return -1;
     return tasks_[task].mm_cid.load(std::memory_order_relaxed);
   }
-  // Observers: an unknown id gives the "none" value documented in mm_cid.h.
-  MmId TaskMm(TaskId task) const override {
-    return InRange(task) ? tasks_[task].mm.load(std::memory_order_relaxed) : kNoMm;
+  // The other observers and CheckAlways() are DesignCommon's; its per-mm
+  // reads, lock-free here (the mm's counters and masks are atomic):
+  static int UsersOf(const Mm& m) { return m.users.load(std::memory_order_relaxed); }
+  static int AllowedWeightOf(const Mm& m) {
+    return m.nr_cpus_allowed.load(std::memory_order_relaxed);
   }
-  bool TaskActive(TaskId task) const override {
-    return InRange(task) && tasks_[task].active.load(std::memory_order_relaxed);
-  }
-  TaskId CurrentTask(int cpu) const override {
-    return cpu >= 0 && cpu < num_cpus_ ? cpus_[cpu].curr.load(std::memory_order_relaxed) : kNoTask;
-  }
-  int MmUsers(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? m->users.load(std::memory_order_relaxed) : 0;
-  }
-  int MmAllowedWeight(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? m->nr_cpus_allowed.load(std::memory_order_relaxed) : 0;
-  }
-  CpuMask MmAllowed(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? m->allowed_atomic.Snapshot() : CpuMask(num_cpus_);
-  }
-  int CidmaskWeight(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? m->cidmask.Weight() : 0;
-  }
-  int FirstFreeCid(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? std::min(m->cidmask.FirstZero(), num_cpus_) : 0;
-  }
-
-  std::vector<std::string> CheckAlways() const override {
-    return CheckAlwaysFull(*this, num_cpus_);
-  }
-  std::vector<std::string> CheckAlwaysIncremental() override {
-    return notes_.Check(*this, num_cpus_, limits_.max_tasks, limits_.max_mms);
-  }
+  static CpuMask AllowedOf(const Mm& m) { return m.allowed_atomic.Snapshot(); }
+  static const AtomicCpuMask& CidBitsOf(const Mm& m) { return m.cidmask; }
 
   std::vector<std::string> CheckQuiescent() const override {
     std::vector<std::string> v;
@@ -645,105 +599,27 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     tick_kick_retakes_.fetch_add(1, std::memory_order_relaxed);
   }
 
-  // The scan's loop for the scope and granularity types given: the
-  // built-in classes (final, methods inline, ForEachInline) or the
-  // interfaces (virtual calls, the visitor through absl::FunctionRef).  The
-  // granularity picks this call's window of the scope (the cursor,
-  // [BATCH]); a call that starts a pass is rate limited when the placement
-  // uses mm_cid_next_scan.
-  // Out of line: Scan's not-due return above then pays no part of its frame.
+  // The compaction scan (lazy_scan.h): the loop for the scope and
+  // granularity types given, out of line so that Scan's not-due return pays
+  // no part of its frame; the inlined paths; what the scope sees of an mm;
+  // sched_mm_cid_remote_clear(), sched_mm_cid_remote_clear_old(); the
+  // rate limit.
   template <typename Scope, typename Granularity>
   [[gnu::noinline]] ScanResult ScanLoop(Mm& mm, MmId mm_id, Nanos now, const Scope& scope,
-                                        const Granularity& granularity) {
-    ScanResult r;
-    const ScanSet set = View(mm);
-    // batch_full ignores the scope's size (batch.h): not computed then.
-    int size = 0;
-    if constexpr (UsesScopeSize<Granularity>()) size = scope.Size(set);
-    const int start = granularity.Start(mm.scan_cursor, size);
-    if (start == 0 && rate_limited_ && !PassRateLimit(mm, now)) return r;
-    ScanWindow window;
-    if (!granularity.Claim(mm.scan_cursor, start, size, num_cpus_, window))
-      return r;  // another scanner's batch
-    r.ran = true;
-    r.pass_start = window.start == 0;
-    r.pass_end = window.pass_end;
-    // Pass 1: sched_mm_cid_remote_clear_old() on every CPU of the window.
-    WalkScope(scope, set, window.start, window.count, [&](const int* cpus, int n) {
-      for (int i = 0; i < n; ++i) {
-        ++r.visits;
-        r.reclaimed += ClearOld(mm, mm_id, cpus[i], now);
-      }
-    });
-    // Pass 2: sched_mm_cid_remote_clear_weight().
-    const int weight = mm.cidmask.Weight();
-    WalkScope(scope, set, window.start, window.count, [&](const int* cpus, int n) {
-      for (int i = 0; i < n; ++i) {
-        ++r.visits;
-        const uint32_t cid = store_buffer::Load(mm.slots[cpus[i]].cid, std::memory_order_relaxed);
-        if (CidIsValid(cid) && cid >= static_cast<uint32_t>(weight))
-          r.reclaimed += RemoteClear(mm, mm_id, cpus[i]);
-      }
-    });
-    // Statistics the kernel does not keep: per-thread shards, no locked RMW
-    // (stat_shards.h).  The RMWs left in a call are the kernel's -- the
-    // mm_cid_next_scan cmpxchg of a due pass (I9), a batch's cursor CAS, the
-    // slot CASes and bit clear of a reclaim -- and, per freed ID only,
-    // FreeCid's mm->frees count (I6).
-    stats_.Add(kStatScans, 1, kStatSlotVisits, r.visits);
-    return r;
-  }
-
+                                        const Granularity& granularity);
   template <typename Granularity>
-  static constexpr bool UsesScopeSize() {
-    if constexpr (std::is_same_v<Granularity, GranularityStrategy>) {
-      return true;
-    } else {
-      return Granularity::kUsesScopeSize;
-    }
-  }
-
+  static constexpr bool UsesScopeSize();
   template <typename Scope, typename Visit>
   static void WalkScope(const Scope& scope, const ScanSet& set, int start, int count,
-                        Visit&& visit) {
-    if constexpr (std::is_same_v<Scope, ScopeStrategy>) {
-      scope.ForEach(set, start, count, visit);
-    } else {
-      scope.ForEachInline(set, start, count, visit);
-    }
-  }
-
-  // The built-in strategy object of type T (ChooseScanPath checked it).
+                        Visit&& visit);
   template <typename T>
-  const T& Builtin() const {
-    if constexpr (std::is_base_of_v<ScopeStrategy, T>) {
-      return static_cast<const T&>(*scope_);
-    } else {
-      return static_cast<const T&>(*granularity_);
-    }
-  }
-
-  // The loop of the path chosen at construction, its strategies' classes
-  // known (scan_path.h): one comparison per inlined path before it.
+  const T& Builtin() const;
   template <size_t... kPath>
-  ScanResult ScanInlined(Mm& mm, MmId mm_id, Nanos now, std::index_sequence<kPath...>) {
-    ScanResult r{};
-    (void)((scan_path_ == static_cast<ScanPath>(kPath) &&
-            (r = ScanLoop(mm, mm_id, now, Builtin<PathScope<kPath>>(),
-                          Builtin<PathGranularity<kPath>>()),
-             true)) ||
-           ...);
-    return r;
-  }
-
-  // What the scope sees of `mm`.
-  ScanSet View(const Mm& mm) const {
-    ScanSet set;
-    set.num_cpus = num_cpus_;
-    set.allowed = &mm.allowed_atomic;
-    set.cidmask = &mm.cidmask;
-    return set;
-  }
+  ScanResult ScanInlined(Mm& mm, MmId mm_id, Nanos now, std::index_sequence<kPath...>);
+  ScanSet View(const Mm& mm) const;
+  int RemoteClear(Mm& mm, MmId mm_id, int cpu);
+  int ClearOld(Mm& mm, MmId mm_id, int cpu, Nanos rq_clock);
+  bool PassRateLimit(Mm& mm, Nanos now);
 
   // CheckAlways(), per part (always_check.h).  Per CPU: I14 (a running
   // active task has an ID), I2 (< P), I1 via `unique`, I4 (its bit is
@@ -799,9 +675,6 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     }
   }
 
-  Mm* GetMm(MmId id) const { return mms_.Get(id); }
-  int NumMms() const { return mms_.Size(); }
-  bool InRange(TaskId t) const { return t >= 0 && t < limits_.max_tasks; }
   static MmId mm_id(const Task& t) { return t.mm.load(std::memory_order_relaxed); }
 
   // mm_set_cpus_allowed(): grow-only union; the atomic copy is extended
@@ -971,62 +844,6 @@ class LazyMmCid final : public MmCid, public ScanPathInfo, private AlwaysInvaria
     return n;
   }
 
-  // sched_mm_cid_remote_clear(): 1 if this call freed the ID.
-  int RemoteClear(Mm& mm, MmId mm_id, int cpu) {
-    Slot& s = mm.slots[cpu];
-    uint32_t cid = store_buffer::Load(s.cid, std::memory_order_relaxed);
-    if (!CidIsValid(cid)) return 0;
-    // Announce.  Delayed under a StoreBufferModel: the owner CPU may not see
-    // LAZY until our fence.
-    if (!store_buffer::CompareExchangeDelayed(s.cid, cid, cid | kLazyPut,
-                                              std::memory_order_relaxed))
-      return 0;
-    notes_.Cpu(cpu);  // a remote write of `cpu`'s slot
-    ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.after_lazy_cas");
-    // Reclaimer half of the Dekker pairing: the LAZY store must be ordered
-    // before the load of rq->curr; a seq_cst CAS alone does not order a later
-    // relaxed load in the C++ model, the fence does.
-    Fences::AfterLazyCas();
-    // Verify: an active user of the mm there resolves LAZY itself.
-    if (ActiveUserCurrentOn(cpu, mm_id)) return 0;
-    ISOLATION_INTERLEAVE_POINT("mm_cid.remote_clear.before_commit");
-    // Commit: single winner frees the bit.
-    uint32_t lazy = cid | kLazyPut;
-    if (!store_buffer::CompareExchange(s.cid, lazy, kUnset, std::memory_order_relaxed)) return 0;
-    FreeCid(mm, cid);
-    return 1;
-  }
-
-  // sched_mm_cid_remote_clear_old()
-  int ClearOld(Mm& mm, MmId mm_id, int cpu, Nanos rq_clock) {
-    Slot& s = mm.slots[cpu];
-    if (ActiveUserCurrentOn(cpu, mm_id)) {
-      s.time.store(rq_clock, std::memory_order_relaxed);  // keep a long runner's ID
-      return 0;
-    }
-    if (rq_clock < s.time.load(std::memory_order_relaxed) + kCidPeriodNs) return 0;
-    return RemoteClear(mm, mm_id, cpu);
-  }
-
-  // The rate limit of task_mm_cid_work(): exactly one scanner per period.
-  bool PassRateLimit(Mm& mm, Nanos now) {
-    const Nanos next = now + kScanDelayNs;
-    Nanos old = mm.next_scan.load(std::memory_order_relaxed);
-    if (old == 0) {
-      Nanos expected = 0;
-      if (mm.next_scan.compare_exchange_strong(expected, next, std::memory_order_relaxed)) {
-        old = next;
-      } else {
-        old = expected;
-      }
-    }
-    if (now < old) return false;
-    // Two scanners that both read an expired `old` race here; the CAS lets
-    // exactly one of them start the pass (I9).
-    ISOLATION_INTERLEAVE_POINT("mm_cid.scan.rate_limit.before_cas");
-    return mm.next_scan.compare_exchange_strong(old, next, std::memory_order_relaxed);
-  }
-
   Limits limits_;
   std::unique_ptr<Task[]> tasks_;
   std::unique_ptr<Cpu[]> cpus_;
@@ -1088,4 +905,7 @@ inline absl::StatusOr<std::unique_ptr<MmCid>> MakeMainlineLazyDesign(int num_cpu
 
 }  // namespace isolation::mm_cid::internal
 
-#endif  // ISOLATION_LIB_MM_CID_LAZY_DESIGN_H_
+// The scan path's member definitions.
+#include "mm_cid/designs/lazy_scan.h"  // IWYU pragma: export
+
+#endif  // ISOLATION_LIB_MM_CID_DESIGNS_LAZY_DESIGN_H_

@@ -6,11 +6,15 @@
 //
 // The design's historical fixes are a compile-time policy `Fixes`, one per
 // registered design: owner619.cc (mainline 7.0: every fix), and the negative
-// controls owner619_direct.cc (no TRANSIT hand-over, pre-4327fb13fa47),
+// controls (controls/) owner619_direct.cc (no TRANSIT hand-over, pre-4327fb13fa47),
 // owner619_walk619.cc (the 6.19 fixup walk and fork order) and
 // owner619_split_mode.cc (pre-47ee94efccf6 mode layout).  Each instantiation
 // compiles only its own code, so the mainline switch carries no branch for a
 // control.  Only those four files include this.
+//
+// The observers and argument contracts shared with the other designs are
+// DesignCommon's (design_common.h).  There is no scan: the fixup walk of a
+// mode change (Transition) runs inside fork, exit and affinity changes.
 //
 // Library choices (documented in docs/mm_cid.md):
 //   - each CPU's rq lock is MmCid::RunQueueLock(cpu): the caller holds it
@@ -26,8 +30,8 @@
 //     47ee94efccf6 do; owner619_split_mode (negative control) keeps the
 //     pre-fix layout: separate `percpu` and `transit` words, no fences.
 
-#ifndef ISOLATION_LIB_MM_CID_OWNER619_DESIGN_H_
-#define ISOLATION_LIB_MM_CID_OWNER619_DESIGN_H_
+#ifndef ISOLATION_LIB_MM_CID_DESIGNS_OWNER619_DESIGN_H_
+#define ISOLATION_LIB_MM_CID_DESIGNS_OWNER619_DESIGN_H_
 
 #include <algorithm>
 #include <atomic>
@@ -46,6 +50,7 @@
 #include "isolation/mm_cid/registry.h"
 #include "isolation/core/store_buffer.h"
 #include "mm_cid/always_check.h"
+#include "mm_cid/designs/design_common.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
 #include "mm_cid/per_cpu_slots.h"
@@ -128,25 +133,32 @@ struct MainlineFixes {
 };
 
 template <typename Fixes>
-class Owner619MmCid final : public MmCid, private AlwaysInvariants {
+class Owner619MmCid final : public DesignCommon<Owner619MmCid<Fixes>>, private AlwaysInvariants {
+  using Common = DesignCommon<Owner619MmCid>;
+  friend Common;
+  // The base is dependent: name what this class uses of it and of MmCid.
+  using Common::ContractMigrate;
+  using Common::ContractSwitch;
+  using Common::GetMm;
+  using Common::num_cpus_;
+  using Common::NumMms;
+  using Common::ProgressBound;
+  using Common::RunQueueLock;
+
  public:
+  using typename Common::Limits;
+
   Owner619MmCid(int p, Limits limits)
-      : MmCid(p),
+      : Common(p),
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
         slots_(p),
         mms_(limits.max_mms) {
-    SwitchLayout layout;
     // The switcher's owner619 form reads the one mode word; the split-word
     // control forwards every switch.
-    layout.form = Fixes::kModeWord ? SwitchForm::kOwner619 : SwitchForm::kVirtual;
-    layout.task_shift = static_cast<uint8_t>(std::countr_zero(sizeof(Task)));
-    layout.tasks =
-        reinterpret_cast<char*>(static_cast<owner619_layout::TaskSwitchState*>(&tasks_[0]));
-    layout.cpus = cpus_.get();
-    layout.journaled = notes_.EnabledFlag();
-    SetSwitchLayout(layout);
+    this->template PublishSwitchLayout<owner619_layout::TaskSwitchState>(
+        Fixes::kModeWord ? SwitchForm::kOwner619 : SwitchForm::kVirtual);
   }
 
   // ReadMode as the shared cached switch takes it.
@@ -297,9 +309,7 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   // twice.
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
     (void)now;
-    ContractCpu("ContextSwitch", cpu, num_cpus_);
-    ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
-    ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
+    ContractSwitch(cpu, prev, next);
     if (__builtin_expect(notes_.Enabled(), 0)) return SwitchJournaled(cpu, prev, next);
     SwitchBody(cpu, prev, next);
   }
@@ -339,25 +349,13 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
   // Tasks keep their IDs across migrations (I13).
   void Migrate(TaskId task, int from, int to, Nanos now) override {
     (void)now;
-    ContractTask("Migrate", limits_.max_tasks, task, /*none_ok=*/false);
-    ContractCpu("Migrate", from, num_cpus_);
-    ContractCpu("Migrate", to, num_cpus_);
+    ContractMigrate(task, from, to);
     notes_.Task(task);
     tasks_[task].cpu.store(to, std::memory_order_relaxed);
   }
 
-  // No background work at all in this design (the contracts still hold).
-  ScanRequest Tick(int cpu, TaskId curr, Nanos) override {
-    ContractCpu("Tick", cpu, num_cpus_);
-    ContractTask("Tick", limits_.max_tasks, curr, /*none_ok=*/true);
-    return {};
-  }
-  ScanRequest ReturnToUser(int cpu, TaskId task, Nanos, ScanResult*) override {
-    ContractCpu("ReturnToUser", cpu, num_cpus_);
-    ContractTask("ReturnToUser", limits_.max_tasks, task, /*none_ok=*/true);
-    return {};
-  }
-  ScanResult Scan(MmId, Nanos) override { return {}; }
+  // No background work at all in this design: Tick, ReturnToUser and Scan
+  // are DesignCommon's (the contracts, nothing queued).
 
   // sched_mm_cid_exit()
   absl::Status Exit(int cpu, TaskId task, Nanos now) override {
@@ -502,48 +500,18 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
     const uint32_t c = t.cid.load(std::memory_order_relaxed);
     return HasId(c) ? static_cast<int32_t>(IdOf(c)) : -1;
   }
-  // Observers: an unknown id gives the "none" value documented in mm_cid.h.
-  MmId TaskMm(TaskId task) const override {
-    return InRange(task) ? tasks_[task].mm.load(std::memory_order_relaxed) : kNoMm;
+  // The other observers and CheckAlways() are DesignCommon's; its per-mm
+  // reads take the mm's locks (they are not on the switch path):
+  static int UsersOf(const Mm& m) {
+    MutexLock ml(m.mutex);
+    return m.users;
   }
-  bool TaskActive(TaskId task) const override {
-    return InRange(task) && tasks_[task].active.load(std::memory_order_relaxed);
+  static int AllowedWeightOf(const Mm& m) { return m.nr_cpus_allowed; }
+  static CpuMask AllowedOf(const Mm& m) {
+    MutexLock l(m.lock);
+    return m.allowed;
   }
-  TaskId CurrentTask(int cpu) const override {
-    return cpu >= 0 && cpu < num_cpus_ ? cpus_[cpu].curr.load(std::memory_order_relaxed) : kNoTask;
-  }
-  // The observers take the mm's locks (they are not on the switch path).
-  int MmUsers(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    if (m == nullptr) return 0;
-    MutexLock ml(m->mutex);
-    return m->users;
-  }
-  int MmAllowedWeight(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? m->nr_cpus_allowed : 0;
-  }
-  CpuMask MmAllowed(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    if (m == nullptr) return CpuMask(num_cpus_);
-    MutexLock l(m->lock);
-    return m->allowed;
-  }
-  int CidmaskWeight(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? m->cidmask.Weight() : 0;
-  }
-  int FirstFreeCid(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? std::min(m->cidmask.FirstZero(), num_cpus_) : 0;
-  }
-
-  std::vector<std::string> CheckAlways() const override {
-    return CheckAlwaysFull(*this, num_cpus_);
-  }
-  std::vector<std::string> CheckAlwaysIncremental() override {
-    return notes_.Check(*this, num_cpus_, limits_.max_tasks, limits_.max_mms);
-  }
+  static const AtomicCpuMask& CidBitsOf(const Mm& m) { return m.cidmask; }
 
   std::vector<std::string> CheckQuiescent() const override {
     std::vector<std::string> v;
@@ -663,10 +631,6 @@ class Owner619MmCid final : public MmCid, private AlwaysInvariants {
       });
     }
   }
-
-  Mm* GetMm(MmId id) const { return mms_.Get(id); }
-  int NumMms() const { return mms_.Size(); }
-  bool InRange(TaskId t) const { return t >= 0 && t < limits_.max_tasks; }
 
   // READ_ONCE(mm->mm_cid.mode), or percpu + transit in the split layout.
   static uint32_t ReadMode(const Mm& mm) {
@@ -1034,4 +998,4 @@ inline DesignTraits Owner619Traits() {
 
 }  // namespace isolation::mm_cid::internal
 
-#endif  // ISOLATION_LIB_MM_CID_OWNER619_DESIGN_H_
+#endif  // ISOLATION_LIB_MM_CID_DESIGNS_OWNER619_DESIGN_H_

@@ -8,7 +8,7 @@
 // `lazy` (lazy_design.h).
 
 #include "mm_cid/builtins.h"
-#include "mm_cid/lazy_design.h"
+#include "mm_cid/designs/lazy_design.h"
 
 namespace isolation::mm_cid::internal {
 namespace {

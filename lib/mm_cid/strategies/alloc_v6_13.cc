@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "mm_cid/alloc_hinted.h"
+#include "mm_cid/strategies/alloc_hinted.h"
 #include "mm_cid/builtins.h"
 
 namespace isolation::mm_cid::internal {

@@ -6,8 +6,8 @@
 // nr_cpus_allowed.  alloc_v6_14 ([SHRINK] 02d954c0fdf9) also pulls max_nr_cid
 // down to that bound first and takes the hint only below it.
 
-#ifndef ISOLATION_LIB_MM_CID_ALLOC_HINTED_H_
-#define ISOLATION_LIB_MM_CID_ALLOC_HINTED_H_
+#ifndef ISOLATION_LIB_MM_CID_STRATEGIES_ALLOC_HINTED_H_
+#define ISOLATION_LIB_MM_CID_STRATEGIES_ALLOC_HINTED_H_
 
 #include <algorithm>
 #include <atomic>
@@ -64,4 +64,4 @@ class HintedAllocator : public AllocatorStrategy {
 
 }  // namespace isolation::mm_cid::internal
 
-#endif  // ISOLATION_LIB_MM_CID_ALLOC_HINTED_H_
+#endif  // ISOLATION_LIB_MM_CID_STRATEGIES_ALLOC_HINTED_H_

@@ -6,7 +6,7 @@
 // transition for a stable mode (S9 under the store-buffer model; I14).
 
 #include "mm_cid/builtins.h"
-#include "mm_cid/owner619_design.h"
+#include "mm_cid/designs/owner619_design.h"
 
 namespace isolation::mm_cid::internal {
 namespace {

@@ -36,6 +36,7 @@
 #include "isolation/mm_cid/mm_cid.h"
 #include "mm_cid/always_check.h"
 #include "mm_cid/builtins.h"
+#include "mm_cid/designs/design_common.h"
 #include "mm_cid/internal.h"
 #include "mm_cid/mm_registry.h"
 
@@ -56,7 +57,7 @@ struct alignas(64) Mm {
   int64_t allocations ABSL_GUARDED_BY(cid_lock) = 0;
   int64_t frees ABSL_GUARDED_BY(cid_lock) = 0;
   // Library bookkeeping, not on the switch path.
-  alignas(64) Mutex allowed_lock;
+  alignas(64) mutable Mutex allowed_lock;  // mutable: MmAllowed() takes it
   CpuMask allowed ABSL_GUARDED_BY(allowed_lock);
   std::atomic<int> nr_cpus_allowed{0};
   std::atomic<int> users{0};  // mm_users (threads)
@@ -77,10 +78,12 @@ struct alignas(64) Cpu {
   int64_t switch_locks = 0;           // cid_lock round trips inside ContextSwitch
 };
 
-class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
+class V63MmLockMmCid final : public DesignCommon<V63MmLockMmCid>, private AlwaysInvariants {
+  friend DesignCommon<V63MmLockMmCid>;
+
  public:
   V63MmLockMmCid(int p, Limits limits)
-      : MmCid(p),
+      : DesignCommon(p),
         limits_(limits),
         tasks_(new Task[static_cast<size_t>(limits.max_tasks)]),
         cpus_(new Cpu[static_cast<size_t>(p)]),
@@ -126,17 +129,10 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   // never ran, so it holds no ID; only mm_users is dropped (mmput()).
   absl::Status ForkFailed(TaskId child, Nanos now) override {
     (void)now;
-    notes_.Task(child);
-    return RollBackUnrunChild(tasks_.get(), limits_.max_tasks, child,
-                              [this](MmId id) { return GetMm(id); });
+    return RollBackUnrunFork(child);
   }
-
-  // CLONE_VM without CLONE_THREAD: v6.3 walks no tasks, so a sharer is a
-  // plain fork into `mm`.
-  absl::Status ForkVm(TaskId parent, TaskId child, MmId mm, const CpuMask& affinity,
-                      Nanos now) override {
-    return Fork(parent, child, mm, affinity, now);
-  }
+  // ForkVm (CLONE_VM without CLONE_THREAD): DesignCommon's plain fork, as
+  // v6.3 walks no tasks.
 
   // v6.3 keeps no per-mm CPU union; only the library's observer union grows.
   absl::Status SetAffinity(TaskId task, const CpuMask& mask, Nanos now) override {
@@ -151,9 +147,7 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
   // held (here: the caller's per-CPU serialisation).
   void ContextSwitch(int cpu, TaskId prev, TaskId next, Nanos now) override {
     (void)now;
-    ContractCpu("ContextSwitch", cpu, num_cpus_);
-    ContractTask("ContextSwitch", limits_.max_tasks, prev, /*none_ok=*/true);
-    ContractTask("ContextSwitch", limits_.max_tasks, next, /*none_ok=*/true);
+    ContractSwitch(cpu, prev, next);
     Cpu& c = cpus_[cpu];
     ++c.context_switches;
     notes_.Switch(cpu, prev, next);
@@ -182,26 +176,9 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
     }
   }
 
-  // No migration hook in v6.3: a task that is not running holds no ID.
-  void Migrate(TaskId task, int from, int to, Nanos now) override {
-    (void)now;
-    ContractTask("Migrate", limits_.max_tasks, task, /*none_ok=*/false);
-    ContractCpu("Migrate", from, num_cpus_);
-    ContractCpu("Migrate", to, num_cpus_);
-  }
-
-  // No compaction: nothing is ever scanned or queued (the contracts hold).
-  ScanRequest Tick(int cpu, TaskId curr, Nanos) override {
-    ContractCpu("Tick", cpu, num_cpus_);
-    ContractTask("Tick", limits_.max_tasks, curr, /*none_ok=*/true);
-    return {};
-  }
-  ScanRequest ReturnToUser(int cpu, TaskId task, Nanos, ScanResult*) override {
-    ContractCpu("ReturnToUser", cpu, num_cpus_);
-    ContractTask("ReturnToUser", limits_.max_tasks, task, /*none_ok=*/true);
-    return {};
-  }
-  ScanResult Scan(MmId, Nanos) override { return {}; }
+  // No migration hook in v6.3 (a task that is not running holds no ID) and
+  // no compaction (nothing is ever scanned or queued): Migrate, Tick,
+  // ReturnToUser and Scan are DesignCommon's, the contracts only.
 
   // sched_mm_cid_exit_signals(): put the ID (under the mm lock), mm_cid = -1,
   // inactive.  `task` is current on `cpu`; its later switch-out sees it
@@ -250,53 +227,25 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
     if (task < 0 || task >= limits_.max_tasks) return -1;
     return tasks_[task].mm_cid.load(std::memory_order_relaxed);
   }
-  // Observers: an unknown id gives the "none" value documented in mm_cid.h.
-  MmId TaskMm(TaskId task) const override {
-    return task >= 0 && task < limits_.max_tasks ? tasks_[task].mm.load(std::memory_order_relaxed)
-                                                 : kNoMm;
+  // The other observers are DesignCommon's; its per-mm reads (the bitmap
+  // under the mm lock, uncounted):
+  static int UsersOf(const Mm& m) { return m.users.load(std::memory_order_relaxed); }
+  static int AllowedWeightOf(const Mm& m) {
+    return m.nr_cpus_allowed.load(std::memory_order_relaxed);
   }
-  bool TaskActive(TaskId task) const override {
-    return task >= 0 && task < limits_.max_tasks &&
-           tasks_[task].active.load(std::memory_order_relaxed);
+  static CpuMask AllowedOf(const Mm& m) {
+    MutexLock l(m.allowed_lock);
+    return m.allowed;
   }
-  TaskId CurrentTask(int cpu) const override {
-    return cpu >= 0 && cpu < num_cpus_ ? cpus_[cpu].curr.load(std::memory_order_relaxed) : kNoTask;
-  }
-  int MmUsers(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? m->users.load(std::memory_order_relaxed) : 0;
-  }
-  int MmAllowedWeight(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? m->nr_cpus_allowed.load(std::memory_order_relaxed) : 0;
-  }
-  CpuMask MmAllowed(MmId mm) const override {
-    Mm* m = GetMm(mm);
-    if (m == nullptr) return CpuMask(num_cpus_);
-    MutexLock l(m->allowed_lock);
-    return m->allowed;
-  }
-  int CidmaskWeight(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? Snapshot(*m).bits.Weight() : 0;
-  }
-  int FirstFreeCid(MmId mm) const override {
-    const Mm* m = GetMm(mm);
-    return m != nullptr ? std::min(Snapshot(*m).bits.FirstZero(), num_cpus_) : 0;
-  }
+  static CpuMask CidBitsOf(const Mm& m) { return Snapshot(m).bits; }
 
-  // I1 (IDs of the running active tasks of an mm are distinct), I2 (< P),
-  // the bitmap holds every running task's ID (the v6.3 analogue of I4: no
-  // ID in use is free), I15 (an inactive task holds no ID), allocation
-  // failures.  Not applicable: I3 (no nr_cpus_allowed bound in v6.3; the
-  // allocation is first-zero among running tasks, which tests check
-  // directly), I4 (no slots, no remote reclaim), I7-I9 (no scan).
-  std::vector<std::string> CheckAlways() const override {
-    return CheckAlwaysFull(*this, num_cpus_);
-  }
-  std::vector<std::string> CheckAlwaysIncremental() override {
-    return notes_.Check(*this, num_cpus_, limits_.max_tasks, limits_.max_mms);
-  }
+  // CheckAlways() (DesignCommon's, over the parts below): I1 (IDs of the
+  // running active tasks of an mm are distinct), I2 (< P), the bitmap holds
+  // every running task's ID (the v6.3 analogue of I4: no ID in use is
+  // free), I15 (an inactive task holds no ID), allocation failures.  Not
+  // applicable: I3 (no nr_cpus_allowed bound in v6.3; the allocation is
+  // first-zero among running tasks, which tests check directly), I4 (no
+  // slots, no remote reclaim), I7-I9 (no scan).
 
   // Accounting at quiescence (the v6.3 form of I5/I6): the set bits of each
   // mm's bitmap are exactly the IDs of its running active tasks, each once;
@@ -409,8 +358,6 @@ class V63MmLockMmCid final : public MmCid, private AlwaysInvariants {
     }
   }
 
-  Mm* GetMm(MmId id) const { return mms_.Get(id); }
-  int NumMms() const { return mms_.Size(); }
   // Observers read the lock-guarded state under the lock, uncounted.
   static MmSnapshot Snapshot(const Mm& mm) {
     mm.cid_lock.lock_uncounted();

@@ -7,7 +7,7 @@
 // waits for that CPU's lock (S8; I14).
 
 #include "mm_cid/builtins.h"
-#include "mm_cid/owner619_design.h"
+#include "mm_cid/designs/owner619_design.h"
 
 namespace isolation::mm_cid::internal {
 namespace {

@@ -9,7 +9,7 @@
 // I11).
 
 #include "mm_cid/builtins.h"
-#include "mm_cid/owner619_design.h"
+#include "mm_cid/designs/owner619_design.h"
 
 namespace isolation::mm_cid::internal {
 namespace {

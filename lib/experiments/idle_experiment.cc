@@ -46,7 +46,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "isolation/idle_select/idle_select.h"
-#include "isolation/idle_select/hooks.h"
+#include "isolation/idle_select/workload.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
 #include "core/status_macros.h"

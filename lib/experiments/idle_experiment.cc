@@ -288,8 +288,8 @@ class IdleExperiment {
     tables_penalty = penalty_mode == "on";
     penalty_section = penalty_mode == "both" && driver_kind == "sim";
     ISOLATION_ASSIGN_OR_RETURN(machine, LoadTopology(options));
-    ISOLATION_ASSIGN_OR_RETURN(machine_iso, LoadIsolation(options, machine));
-    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, machine));
+    ISOLATION_ASSIGN_OR_RETURN(machine_iso, LoadIsolation(options, *machine));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, *machine));
     if (options.trace != nullptr)
       options.trace->PlanRuns(8);  // first iteration, 4 workloads x V0/V1
     wl_topo = Topology::FromFlag(opts.workload_topology);
@@ -314,7 +314,7 @@ class IdleExperiment {
     const std::vector<int> quick_busy = {0, 50, 75, 90, 95};
     const auto& busy_list = quick ? quick_busy : busy_points;
     nlohmann::json select = nlohmann::json::array();
-    std::string text =
+    text =
         "select sweep (one LLC, SIS_UTIL fed the busy share; host cycle-counter timing, median per "
         "Select; "
         "shared host: indicative)\n";
@@ -840,18 +840,18 @@ class IdleExperiment {
 
   // --- 3. isolation: the spans wakeup selection sees -----------------------------
   void IsolationSpans() {
-    const idle_select::IdleTopology it = idle_select::IdleTopology::From(machine, machine_iso);
+    const idle_select::IdleTopology it = idle_select::IdleTopology::From(*machine, *machine_iso);
     nlohmann::json spans = nlohmann::json::array();
     int isolated_in_spans = 0;
-    const CpuMask isolated = machine_iso.DomainIsolated();
+    const CpuMask isolated = machine_iso->DomainIsolated();
     for (const CpuMask& span : it.llc_span) {
       spans.push_back(span.ToString());
       isolated_in_spans += span.WeightAnd(isolated);
     }
     violations += isolated_in_spans;  // I2: must be 0
     nlohmann::json iso;
-    iso["topology"] = machine.description();
-    iso["isolcpus_domain"] = machine_iso.isolcpus_domain().ToString();
+    iso["topology"] = machine->description();
+    iso["isolcpus_domain"] = machine_iso->isolcpus_domain().ToString();
     iso["llc_spans"] = spans;
     iso["isolated_cpus_in_spans"] = isolated_in_spans;
     auto scx = idle_select::IdleState::Create(it, idle_select::Options{.variant = "V4g"});
@@ -861,8 +861,8 @@ class IdleExperiment {
     std::string span_text;
     for (const auto& s : spans)
       absl::StrAppend(&span_text, span_text.empty() ? "" : " | ", s.get<std::string>());
-    absl::StrAppend(&text, "\nisolation: ", machine.description(), " isolcpus=domain ",
-                    machine_iso.isolcpus_domain().ToString(), " -> wakeup LLC spans ", span_text,
+    absl::StrAppend(&text, "\nisolation: ", machine->description(), " isolcpus=domain ",
+                    machine_iso->isolcpus_domain().ToString(), " -> wakeup LLC spans ", span_text,
                     "; sched_ext ", scx.ok() ? "loads" : "refuses to load", "\n");
   }
 
@@ -918,9 +918,9 @@ class IdleExperiment {
   // "on"; "both" adds the penalty-on section (simulator only).
   bool tables_penalty = false;
   bool penalty_section = false;
-  bool real = false;  // --idle_driver=real
-  Topology machine;
-  IsolationConfig machine_iso;
+  bool real = false;                // --idle_driver=real
+  std::optional<Topology> machine;  // --topology, --isolcpus
+  std::optional<IsolationConfig> machine_iso;
   absl::StatusOr<Topology> wl_topo;
   std::optional<RealThreadModel> real_model;
 

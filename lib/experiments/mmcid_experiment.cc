@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -313,8 +314,8 @@ class MmCidExperiment {
  private:
   absl::Status ParseOptions() {
     ISOLATION_ASSIGN_OR_RETURN(topo, LoadTopology(options));
-    ISOLATION_ASSIGN_OR_RETURN(iso, LoadIsolation(options, topo));
-    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
+    ISOLATION_ASSIGN_OR_RETURN(iso, LoadIsolation(options, *topo));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, *topo));
     if (options.trace != nullptr) options.trace->PlanRuns(3);  // the placement runs
     // Any registered allocator (a user's too; registered.h).
     ISOLATION_ASSIGN_OR_RETURN(alloc, ResolveAllocator("--mmcid_allocator", opts.allocator));
@@ -335,12 +336,12 @@ class MmCidExperiment {
       return absl::InvalidArgumentError(
           absl::StrCat("--mmcid_duration_ms=", duration_ms, ": must be >= 1"));
     }
-    p = topo.num_cpus();
+    p = topo->num_cpus();
     if (options.quick) {
       duration_ms = QuickPlacementMs(p, duration_ms);
       reps = std::min(reps, 51);
     }
-    isolated = IsolatedCpus(iso);
+    isolated = IsolatedCpus(*iso);
     pinned = isolated.Empty() ? p - 1 : isolated.Nth(isolated.Weight() / 2);
     return absl::OkStatus();
   }
@@ -397,7 +398,6 @@ class MmCidExperiment {
     std::vector<PlacementCase> placements;
     for (const RowVariant& row : DefaultPlacementRows())
       placements.push_back({row.label, row.name, 0});
-    nlohmann::json placement_json = nlohmann::json::array();
     absl::StrAppend(&text, "\nplacement (S11 on the simulator, ", duration_ms,
                     " ms; modelled stall = visits x 130 ns):\n");
     int step = 0;
@@ -406,7 +406,7 @@ class MmCidExperiment {
       mm_cid::MmCidVariant v = LazyVariant(pc.batch, tick_kick, alloc);
       v.lazy.placement = pc.placement;
       ISOLATION_ASSIGN_OR_RETURN(
-          SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed, options.trace,
+          SimRun r, RunS11(*topo, *iso, v, duration_ms * kNsPerMs, options.seed, options.trace,
                            absl::StrCat("mmcid S11 placement ", pc.name, " (", alloc, ", ",
                                         duration_ms, " ms)")));
       violations += r.violations;
@@ -432,7 +432,7 @@ class MmCidExperiment {
       mm_cid::MmCidVariant v = LazyVariant(batch, tick_kick, alloc);
       v.lazy.placement = "work_taskwork";
       ISOLATION_ASSIGN_OR_RETURN(SimRun r,
-                                 RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
+                                 RunS11(*topo, *iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       batch_stall = r.isolated_max_stall_ns;
       absl::StrAppend(&text, absl::StrFormat("  (task + batch%d: isolated_max_stall %d ns)\n",
@@ -442,7 +442,7 @@ class MmCidExperiment {
     {
       const mm_cid::MmCidVariant v = DesignVariant("owner619");
       ISOLATION_ASSIGN_OR_RETURN(SimRun r,
-                                 RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
+                                 RunS11(*topo, *iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       owner_stall = r.isolated_max_stall_ns;
       absl::StrAppend(&text, absl::StrFormat("  (owner619: isolated_max_stall %d ns, scans %d)\n",
@@ -454,7 +454,7 @@ class MmCidExperiment {
     {
       const mm_cid::MmCidVariant v = DesignVariant("v63_mmlock");
       ISOLATION_ASSIGN_OR_RETURN(SimRun r,
-                                 RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
+                                 RunS11(*topo, *iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       absl::StrAppend(
           &text, absl::StrFormat(
@@ -521,8 +521,8 @@ class MmCidExperiment {
   Progress& progress;
 
   // The options, validated.
-  Topology topo;
-  IsolationConfig iso;
+  std::optional<Topology> topo;
+  std::optional<IsolationConfig> iso;
   std::string alloc;  // a registered allocator
   bool tick_kick = false;
   int batch = 0;

@@ -182,7 +182,7 @@ class TmigrExperiment {
     ProbeVerdicts();
     ISOLATION_RETURN_IF_ERROR(RealThreadRuns());
     progress.Done();
-    ReproduceRow();
+    AddReproduceRow();
     return std::move(report);
   }
 
@@ -222,8 +222,8 @@ class TmigrExperiment {
       real_ms = std::min<int64_t>(real_ms, 150);
     }
     ISOLATION_ASSIGN_OR_RETURN(topo, LoadTopology(options));
-    ISOLATION_ASSIGN_OR_RETURN(iso, LoadIsolation(options, topo));
-    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
+    ISOLATION_ASSIGN_OR_RETURN(iso, LoadIsolation(options, *topo));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, *topo));
     return absl::OkStatus();
   }
 
@@ -235,7 +235,7 @@ class TmigrExperiment {
       std::vector<std::string> reasons;
       bool shown = false;
       for (const std::string& variant : variants) {
-        ISOLATION_ASSIGN_OR_RETURN(TmigrBugProbe probe, ProbeTmigrBug(bug, variant, topo, iso));
+        ISOLATION_ASSIGN_OR_RETURN(TmigrBugProbe probe, ProbeTmigrBug(bug, variant, *topo, *iso));
         if (!probe.applicable)
           reasons.push_back(absl::StrCat("with ", probe.participation, " it ", probe.reason));
         shown = shown || probe.applicable;
@@ -254,7 +254,7 @@ class TmigrExperiment {
   // refused here, before the modelled runs), and the modelled runs' workload.
   absl::Status SetUpRuns() {
     if (real_ms > 0) {
-      ISOLATION_ASSIGN_OR_RETURN(RealThreadModel m, HostSizedModel(options, topo, iso));
+      ISOLATION_ASSIGN_OR_RETURN(RealThreadModel m, HostSizedModel(options, *topo, *iso));
       real_model.emplace(std::move(m));
     }
     // The modelled runs share the bound first; the (small) real-thread runs
@@ -265,7 +265,7 @@ class TmigrExperiment {
     cfg.callback_cost = cost_us * kNsPerUs;
     cfg.seed = options.seed;
     // With nohz_full on the isolated CPUs their tick stops while busy (S26).
-    cfg.isolated_tick_stopped = !iso.nohz_full().Empty();
+    cfg.isolated_tick_stopped = !iso->nohz_full().Empty();
     return absl::OkStatus();
   }
 
@@ -273,9 +273,9 @@ class TmigrExperiment {
   void Header() {
     j["experiment"] = "tmigr";
     j["quick"] = options.quick;
-    j["topology"] = topo.description();
-    j["isolcpus"] = iso.isolcpus_domain().ToString();
-    j["nohz_full"] = iso.nohz_full().ToString();
+    j["topology"] = topo->description();
+    j["isolcpus"] = iso->isolcpus_domain().ToString();
+    j["nohz_full"] = iso->nohz_full().ToString();
     j["duration_ns"] = cfg.duration;
     j["hk_period_ns"] = cfg.hk_period;
     j["label"] = "modelled (discrete-event, deterministic seed)";
@@ -283,7 +283,7 @@ class TmigrExperiment {
     j["variants"] = nlohmann::json::array();
     j["details"] = nlohmann::json::array();
     absl::StrAppend(
-        &text, "tmigr: ", topo.Summary(), ", isolcpus=", iso.isolcpus_domain().ToString(), ", ",
+        &text, "tmigr: ", topo->Summary(), ", isolcpus=", iso->isolcpus_domain().ToString(), ", ",
         duration_ms, " ms modelled", options.quick ? " (quick)" : "",
         bugs_text.empty() ? "" : absl::StrCat(" (negative control: --tmigr_bugs=", bugs_text, ")"),
         "\n");
@@ -305,12 +305,12 @@ class TmigrExperiment {
           StartTraceRun(options.trace,
                         absl::StrCat("tmigr ", variants[i], ": modelled S24 (oslat seed), ",
                                      duration_ms, " ms"),
-                        topo, iso));
+                        *topo, *iso));
       cfg.tracer = run.get();
       // The workload runs on a zero-cost simulator at HZ 1000 (its jiffy).
       ISOLATION_ASSIGN_OR_RETURN(
           std::unique_ptr<Simulator> sim,
-          Simulator::Create(topo, iso, ZeroCostSimOptions(1000, options.seed)));
+          Simulator::Create(*topo, *iso, ZeroCostSimOptions(1000, options.seed)));
       ISOLATION_ASSIGN_OR_RETURN(OslatWorkloadResult r, tmigr::RunOslatWorkload(*sim, o, cfg));
       if (run != nullptr) run->Finish(cfg.duration);
       nlohmann::json v;
@@ -462,7 +462,7 @@ class TmigrExperiment {
   }
 
   // isolab reproduce row.
-  void ReproduceRow() {
+  void AddReproduceRow() {
     std::vector<std::string> modelled, noise;
     for (size_t i = 0; i < results.size(); ++i) {
       modelled.push_back(absl::StrCat(result_names[i], " ", results[i].timers_on_isolated));
@@ -497,8 +497,8 @@ class TmigrExperiment {
   int64_t real_ms = 0;
   std::string hierarchy;  // the one --tmigr_bugs asks for, else mainline
   std::string bugs_text;
-  Topology topo;
-  IsolationConfig iso;
+  std::optional<Topology> topo;
+  std::optional<IsolationConfig> iso;
   std::vector<TmigrBugProbe> probes;
   // The real-thread machine, sized to the host (an oversubscribed one is
   // refused before the modelled runs).

@@ -467,19 +467,19 @@ class VmstatExperiment {
     spin = static_cast<Nanos>(spin_ms) * kNsPerMs;
 
     ISOLATION_ASSIGN_OR_RETURN(topo, LoadTopology(options));
-    ISOLATION_ASSIGN_OR_RETURN(iso, LoadIsolation(options, topo));
+    ISOLATION_ASSIGN_OR_RETURN(iso, LoadIsolation(options, *topo));
     if (options.nohz_full.empty()) {
       // Default: nohz_full on the isolated CPUs (the seeds' setup).
-      CpuMask isolated(topo.num_cpus());
-      for (int cpu = 0; cpu < topo.num_cpus(); ++cpu) {
-        if (iso.CpuIsIsolated(cpu)) isolated.Set(cpu);
+      CpuMask isolated(topo->num_cpus());
+      for (int cpu = 0; cpu < topo->num_cpus(); ++cpu) {
+        if (iso->CpuIsIsolated(cpu)) isolated.Set(cpu);
       }
-      if (!isolated.Empty()) ISOLATION_RETURN_IF_ERROR(iso.ApplyNohzFull(isolated.ToString()));
+      if (!isolated.Empty()) ISOLATION_RETURN_IF_ERROR(iso->ApplyNohzFull(isolated.ToString()));
     }
-    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, *topo));
     // The host part runs on the host-sized model (real_model.h): refused
     // here, before any simulation, when oversubscribed without the flag.
-    ISOLATION_ASSIGN_OR_RETURN(RealThreadModel model, HostSizedModel(options, topo, iso));
+    ISOLATION_ASSIGN_OR_RETURN(RealThreadModel model, HostSizedModel(options, *topo, *iso));
     real_model.emplace(std::move(model));
     host_runs = !real_model->isolated.Empty() && !real_model->housekeeping.Empty();
     if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(strategies.size()));
@@ -492,9 +492,9 @@ class VmstatExperiment {
     for (size_t i = 0; i < strategies.size(); ++i) {
       progress.Update(absl::StrCat("simulating ", strategies[i].name),
                       0.7 * static_cast<double>(i) / static_cast<double>(strategies.size()));
-      ISOLATION_ASSIGN_OR_RETURN(
-          SimOutcome o, RunSimulated(strategies[i], topo, iso, period, syscalls, spin, options.seed,
-                                     options.trace));
+      ISOLATION_ASSIGN_OR_RETURN(SimOutcome o,
+                                 RunSimulated(strategies[i], *topo, *iso, period, syscalls, spin,
+                                              options.seed, options.trace));
       sims.push_back(o);
     }
     // Host runs.
@@ -516,16 +516,16 @@ class VmstatExperiment {
 
   // The JSON: the model, the host part, and one row per strategy.
   void Tables() {
-    for (int cpu = 0; cpu < topo.num_cpus(); ++cpu) {
-      isolated_count += iso.CpuIsIsolated(cpu) ? 1 : 0;
-      nohz_isolated_count += iso.CpuIsIsolated(cpu) && iso.nohz_full().Test(cpu) ? 1 : 0;
+    for (int cpu = 0; cpu < topo->num_cpus(); ++cpu) {
+      isolated_count += iso->CpuIsIsolated(cpu) ? 1 : 0;
+      nohz_isolated_count += iso->CpuIsIsolated(cpu) && iso->nohz_full().Test(cpu) ? 1 : 0;
     }
     j["experiment"] = "vmstat";
     j["quick"] = options.quick;
-    j["model"] = {{"topology", topo.description()},
-                  {"cpus", topo.num_cpus()},
+    j["model"] = {{"topology", topo->description()},
+                  {"cpus", topo->num_cpus()},
                   {"isolated_cpus", isolated_count},
-                  {"nohz_full", iso.nohz_full().ToString()},
+                  {"nohz_full", iso->nohz_full().ToString()},
                   {"stat_interval_ms", static_cast<double>(period) / kNsPerMs},
                   {"syscalls_per_isolated_cpu", syscalls},
                   {"spin_ms", spin_ms},
@@ -629,7 +629,7 @@ class VmstatExperiment {
     }
     j["checks"] = checks;
     report.invariant_violations = violations;
-    report.warnings = iso.warnings();  // including the default nohz_full's
+    report.warnings = iso->warnings();  // including the default nohz_full's
     if (!host_runs) {
       report.warnings.push_back(
           {"real threads", absl::StrCat("host part skipped: ", real_model->label,
@@ -645,7 +645,7 @@ class VmstatExperiment {
         absl::StrFormat(
             "vmstat: %d CPUs (%s), %d isolated (%d nohz_full); P = %g ms; %d mlock/munlock-like "
             "syscalls then RT start-up + %d ms spin per isolated CPU%s\n",
-            topo.num_cpus(), topo.description(), isolated_count, nohz_isolated_count,
+            topo->num_cpus(), topo->description(), isolated_count, nohz_isolated_count,
             static_cast<double>(period) / kNsPerMs, syscalls, spin_ms,
             options.quick ? " (quick)" : ""));
     absl::StrAppend(
@@ -721,8 +721,8 @@ class VmstatExperiment {
   int32_t host_iterations = 0;
   Nanos period = 0;
   Nanos spin = 0;
-  Topology topo;
-  IsolationConfig iso;
+  std::optional<Topology> topo;
+  std::optional<IsolationConfig> iso;
   std::optional<RealThreadModel> real_model;  // the host part's machine
   bool host_runs = false;                     // it has an isolated and a housekeeping CPU
 

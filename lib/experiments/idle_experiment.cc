@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,7 +47,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "isolation/idle_select/idle_select.h"
-#include "isolation/idle_select/hooks.h"
+#include "isolation/idle_select/workload.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
 #include "core/status_macros.h"
@@ -175,21 +176,64 @@ double PerWakeup(int64_t n, int64_t selections) {
 
 enum class Workload { kHackbench, kPipe, kSchbench };
 
+// One workload of the tables: hackbench with `groups` groups, or pipe.
+struct WlSpec {
+  std::string name;
+  Workload kind;
+  int groups;
+};
+
+// The metric of a workload's rows ("duration_s", "ops/sec") and of its text
+// and V1-vs-V0 lines ("duration", "ops/sec").
+const char* RowMetric(Workload kind) { return kind == Workload::kPipe ? "ops/sec" : "duration_s"; }
+const char* ShortMetric(Workload kind) { return kind == Workload::kPipe ? "ops/sec" : "duration"; }
+
+// One run of the experiment: the validated options, the report as it is
+// built, and the figures a later section reads from an earlier one.  Run()
+// calls one function per section, in the order of the text.
 class IdleExperiment {
  public:
-  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options,
-                                       const IdleExperimentOptions& opts, Progress& progress) {
-    const bool quick = options.quick;
-    // --- options (validated as given, then --quick shortens them) --------------
+  IdleExperiment(const CommonOptions& common, const IdleExperimentOptions& idle_options,
+                 Progress& run_progress)
+      : options(common), opts(idle_options), progress(run_progress), quick(common.quick) {}
+
+  absl::StatusOr<ExperimentReport> Run() {
+    ISOLATION_RETURN_IF_ERROR(ParseOptions());
+    j["experiment"] = "idle";
+    j["quick"] = quick;
+    ISOLATION_RETURN_IF_ERROR(SelectSweep());
+    ISOLATION_RETURN_IF_ERROR(StaleHints());
+    ISOLATION_RETURN_IF_ERROR(WorkloadTables());
+    ISOLATION_RETURN_IF_ERROR(SchbenchTable());
+    if (penalty_section) {
+      ISOLATION_RETURN_IF_ERROR(PenaltySection());
+    } else {
+      NoPenaltySection();
+    }
+    ISOLATION_RETURN_IF_ERROR(LoadSweep());
+    ISOLATION_RETURN_IF_ERROR(ConcurrentWakeups());
+    IsolationSpans();
+
+    j["invariant_violations"] = violations;
+    report.invariant_violations = violations;
+    absl::StrAppend(&text, "\ninvariant_violations: ", violations, "\n");
+    report.text = text;
+    progress.Done();
+    ReproduceRows();
+    return std::move(report);
+  }
+
+ private:
+  // Options, validated as given, then --quick shortens them.
+  absl::Status ParseOptions() {
     // Every registered selector is accepted; each row shows its entry's label.
-    std::vector<Sel> variants;
     for (const std::string& name : opts.variants) {
       ISOLATION_ASSIGN_OR_RETURN(std::string registered, ResolveSelector("--idle_variants", name));
       ISOLATION_ASSIGN_OR_RETURN(Sel sel, SeedSel(registered));
       variants.push_back(sel);
     }
     if (variants.empty()) return absl::InvalidArgumentError("--idle_variants is empty");
-    std::vector<int> llc_sizes = opts.llc_cpus;
+    llc_sizes = opts.llc_cpus;
     if (llc_sizes.empty()) return absl::InvalidArgumentError("--idle_llc_cpus is empty");
     for (int llc : llc_sizes) {
       if (llc < 2 || llc > 4096) {
@@ -198,10 +242,10 @@ class IdleExperiment {
                          "' is out of range (want 2..4096)"));
       }
     }
-    int samples = opts.samples;
-    int iterations = opts.iterations;
-    int loops = opts.hackbench_loops;
-    int round_trips = opts.pipe_round_trips;
+    samples = opts.samples;
+    iterations = opts.iterations;
+    loops = opts.hackbench_loops;
+    round_trips = opts.pipe_round_trips;
     if (samples < 1)
       return absl::InvalidArgumentError(
           absl::StrCat("--idle_samples=", samples, " (must be >= 1)"));
@@ -225,12 +269,10 @@ class IdleExperiment {
     }
     if (std::find(llc_sizes.begin(), llc_sizes.end(), 64) == llc_sizes.end())
       llc_sizes.push_back(64);
-    const std::string& driver_kind = opts.driver;
     if (driver_kind != "sim" && driver_kind != "real") {
       return absl::InvalidArgumentError(
           absl::StrCat("--idle_driver='", driver_kind, "' (want sim or real)"));
     }
-    const std::string& penalty_mode = opts.placement_penalty;
     if (penalty_mode != "off" && penalty_mode != "on" && penalty_mode != "both") {
       return absl::InvalidArgumentError(
           absl::StrCat("--idle_placement_penalty='", penalty_mode, "' (want off, on or both)"));
@@ -243,40 +285,36 @@ class IdleExperiment {
     }
     // The workload and schbench tables run with the penalty on only for
     // "on"; "both" adds the penalty-on section (simulator only).
-    const bool tables_penalty = penalty_mode == "on";
-    const bool penalty_section = penalty_mode == "both" && driver_kind == "sim";
-    ISOLATION_ASSIGN_OR_RETURN(Topology machine, LoadTopology(options));
-    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig machine_iso, LoadIsolation(options, machine));
-    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, machine));
+    tables_penalty = penalty_mode == "on";
+    penalty_section = penalty_mode == "both" && driver_kind == "sim";
+    ISOLATION_ASSIGN_OR_RETURN(machine, LoadTopology(options));
+    ISOLATION_ASSIGN_OR_RETURN(machine_iso, LoadIsolation(options, *machine));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, *machine));
     if (options.trace != nullptr)
       options.trace->PlanRuns(8);  // first iteration, 4 workloads x V0/V1
-    auto wl_topo = Topology::FromFlag(opts.workload_topology);
+    wl_topo = Topology::FromFlag(opts.workload_topology);
     if (!wl_topo.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--idle_workload_topology: ", wl_topo.status().message()));
     }
     // --idle_driver=real: the workloads' machine sized to the host
     // (real_model.h; no isolation, as the seed's), refused if oversubscribed.
-    std::optional<RealThreadModel> real_model;
     if (driver_kind == "real") {
       ISOLATION_ASSIGN_OR_RETURN(RealThreadModel m,
                                  HostSizedModel(options, *wl_topo, IsolationConfig(*wl_topo)));
       real_model.emplace(std::move(m));
     }
-    const Topology& run_topo = real_model.has_value() ? real_model->topology : *wl_topo;
+    real = driver_kind == "real";
+    return absl::OkStatus();
+  }
 
-    ExperimentReport report;
-    nlohmann::json& j = report.json;
-    j["experiment"] = "idle";
-    j["quick"] = quick;
-    int64_t violations = 0;
-
-    // --- 1. select sweep -------------------------------------------------------
+  // --- 1. select sweep -------------------------------------------------------
+  absl::Status SelectSweep() {
     const std::vector<int> busy_points = {0, 25, 50, 75, 90, 95, 100};
     const std::vector<int> quick_busy = {0, 50, 75, 90, 95};
     const auto& busy_list = quick ? quick_busy : busy_points;
     nlohmann::json select = nlohmann::json::array();
-    std::string text =
+    text =
         "select sweep (one LLC, SIS_UTIL fed the busy share; host cycle-counter timing, median per "
         "Select; "
         "shared host: indicative)\n";
@@ -285,7 +323,6 @@ class IdleExperiment {
                                "budget", "probes", "select_ns", "found%", "stale"));
     const size_t total_points = llc_sizes.size() * busy_list.size() * variants.size();
     size_t done_points = 0;
-    double v0_ns_75 = -1, v1_ns_75 = -1, v0_probes_75 = -1, v1_probes_75 = -1;
     for (int llc : llc_sizes) {
       for (int busy : busy_list) {
         for (const Sel& v : variants) {
@@ -329,40 +366,108 @@ class IdleExperiment {
         "host cycle counter (calibrated to CLOCK_MONOTONIC) around batches of 16 Select() "
         "calls on an unchanged state; median over batches of ns per call; a shared 2-core "
         "host: indicative only";
+    return absl::OkStatus();
+  }
 
-    // The stale-hint probe (idle_probe.h): I4 where the sweep's fresh hints
-    // cannot show it, for every variant asked for.
-    {
-      nlohmann::json probes = nlohmann::json::array();
+  // The stale-hint probe (idle_probe.h): I4 where the sweep's fresh hints
+  // cannot show it, for every variant asked for.
+  absl::Status StaleHints() {
+    nlohmann::json probes = nlohmann::json::array();
+    absl::StrAppend(
+        &text, "\nstale idle hints (directed, one LLC of ", llc_sizes.front(),
+        " CPUs: CPUs first in scan order go busy after publishing idle): I4 violations\n");
+    for (const Sel& v : variants) {
+      ISOLATION_ASSIGN_OR_RETURN(StaleHintProbe p, ProbeStaleIdleHint(v.name, llc_sizes.front()));
+      violations += p.violation_count;
+      nlohmann::json row;
+      row["variant"] = v.label;
+      row["applicable"] = p.applicable;
+      row["selections"] = p.selections;
+      row["violations"] = p.violation_count;
+      row["first_violations"] = p.violations;
+      probes.push_back(row);
       absl::StrAppend(
-          &text, "\nstale idle hints (directed, one LLC of ", llc_sizes.front(),
-          " CPUs: CPUs first in scan order go busy after publishing idle): I4 violations\n");
-      for (const Sel& v : variants) {
-        ISOLATION_ASSIGN_OR_RETURN(StaleHintProbe p, ProbeStaleIdleHint(v.name, llc_sizes.front()));
-        violations += p.violation_count;
-        nlohmann::json row;
-        row["variant"] = v.label;
-        row["applicable"] = p.applicable;
-        row["selections"] = p.selections;
-        row["violations"] = p.violation_count;
-        row["first_violations"] = p.violations;
-        probes.push_back(row);
-        absl::StrAppend(
-            &text,
-            absl::StrFormat(
-                "  %-13s %s\n", v.label,
-                p.applicable ? absl::StrCat(p.violation_count, " of ", p.selections, " selections")
-                             : std::string("n/a (claim-style: I4 is scan-style)")));
-        for (const std::string& line : p.violations)
-          absl::StrAppend(&text, "    violation: ", line, "\n");
-      }
-      j["stale_hint_probe"] = probes;
+          &text,
+          absl::StrFormat("  %-13s %s\n", v.label,
+                          p.applicable
+                              ? absl::StrCat(p.violation_count, " of ", p.selections, " selections")
+                              : std::string("n/a (claim-style: I4 is scan-style)")));
+      for (const std::string& line : p.violations)
+        absl::StrAppend(&text, "    violation: ", line, "\n");
     }
+    j["stale_hint_probe"] = probes;
+    return absl::OkStatus();
+  }
 
-    // --- 2. workloads on the run-queue harness -------------------------------------
-    std::unique_ptr<RealThreadDriver> probe_real;
-    bool real = driver_kind == "real";
-    std::string driver_note = "simulator (deterministic, modelled time)";
+  // The `iterations` runs of one workload-table cell (workload x variant),
+  // seeded as the tables are, so that the penalty section repeats the same
+  // runs with the penalty the only change; every run's violations counted.
+  struct CellRuns {
+    Stats stats;
+    idle_select::HarnessCounters sum;  // selections, probes, placed_on_busy
+    SimPlacementStats placed;
+  };
+  absl::StatusOr<CellRuns> RunCell(const Topology& topo, const WlSpec& spec, const Sel& v,
+                                   bool real_threads, bool penalty, TraceFile* trace,
+                                   const std::function<void(int)>& on_iteration) {
+    std::vector<double> values;
+    CellRuns cell;
+    for (int it = 0; it < iterations; ++it) {
+      on_iteration(it);
+      ISOLATION_ASSIGN_OR_RETURN(
+          HarnessRun run,
+          RunWorkload(topo, v.name, spec.kind, spec.groups, loops, round_trips,
+                      options.seed * 7919 + static_cast<uint64_t>(it), real_threads, penalty,
+                      it == 0 ? trace : nullptr,
+                      absl::StrCat("idle ", spec.name, " ", v.label, " (",
+                                   real_threads ? "real threads" : "simulator", ", iteration 0)")));
+      if (!run.completed) ++violations;  // lost wakeup / stuck task
+      if (!run.violation.empty()) ++violations;
+      violations += run.counters.invariant_violations;
+      values.push_back(run.value);
+      cell.sum.selections += run.counters.selections;
+      cell.sum.probes += run.counters.probes;
+      cell.sum.placed_on_busy += run.counters.placed_on_busy;
+      AddPlacement(cell.placed, run.placement);
+    }
+    cell.stats = Summarise(values);
+    return cell;
+  }
+
+  // A cell's row: its workload, variant and the statistics of its runs.
+  nlohmann::json StatsRow(const WlSpec& spec, const Sel& v, const Stats& s) const {
+    nlohmann::json row;
+    row["workload"] = spec.name;
+    row["variant"] = v.label;
+    row["metric"] = RowMetric(spec.kind);
+    row["mean"] = s.mean;
+    row["std"] = s.std;
+    row["q90"] = s.q90;
+    row["q99"] = s.q99;
+    row["iterations"] = iterations;
+    return row;
+  }
+
+  // V1 against V0 on one workload: the change of the mean in percent, the
+  // run-to-run spread of each side in the measured unit, and the 95 %
+  // confidence interval of the mean difference (a ratio of two standard
+  // deviations, reported before, read as nonsense).
+  nlohmann::json V1VsV0(const WlSpec& spec, const std::vector<Stats>& per_variant) const {
+    nlohmann::json c;
+    c["workload"] = spec.name;
+    c["metric"] = ShortMetric(spec.kind);
+    c["mean"] = Pct(per_variant[1].mean, per_variant[0].mean);
+    c["std_v0"] = per_variant[0].std;
+    c["std_v1"] = per_variant[1].std;
+    const auto [ci_lo, ci_hi] = DiffCi95Pct(per_variant[0], static_cast<size_t>(iterations),
+                                            per_variant[1], static_cast<size_t>(iterations));
+    c["mean_ci95_pct"] = {ci_lo, ci_hi};
+    return c;
+  }
+
+  // --- 2. workloads on the run-queue harness -------------------------------------
+  absl::Status WorkloadTables() {
+    driver_note = "simulator (deterministic, modelled time)";
     if (real) {
       driver_note = absl::StrCat("real-thread driver (host time: indicative, not representative); ",
                                  real_model->label);
@@ -370,7 +475,6 @@ class IdleExperiment {
     }
     // V0 and V1 (the seed's table), then the selectors of --idle_variants
     // registered outside the library: rows beside mainline's.
-    std::vector<Sel> wl_variants;
     for (const char* name : {"V0", "V1"}) {
       ISOLATION_ASSIGN_OR_RETURN(Sel sel, SeedSel(name));
       wl_variants.push_back(sel);
@@ -378,15 +482,6 @@ class IdleExperiment {
     for (const Sel& v : variants) {
       if (v.outside) wl_variants.push_back(v);
     }
-    struct WlSpec {
-      std::string name;
-      Workload kind;
-      int groups;
-    };
-    const std::vector<WlSpec> specs = {{"hackbench-1", Workload::kHackbench, 1},
-                                       {"hackbench-2", Workload::kHackbench, 2},
-                                       {"hackbench-4", Workload::kHackbench, 4},
-                                       {"pipe", Workload::kPipe, 0}};
     nlohmann::json workloads = nlohmann::json::array();
     nlohmann::json change = nlohmann::json::array();
     absl::StrAppend(
@@ -395,54 +490,27 @@ class IdleExperiment {
     absl::StrAppend(
         &text, absl::StrFormat("%-12s %-4s %-9s %12s %12s %12s %12s %9s %8s\n", "workload", "var",
                                "metric", "mean", "std", "q90", "q99", "probes/w", "stacked"));
-    std::vector<double> change_means;
-    // The tables' figures per (workload, variant), for the penalty section.
-    std::map<std::pair<std::string, std::string>, Stats> table_stats;
-    std::map<std::pair<std::string, std::string>, double> table_moves;
-    std::map<std::pair<std::string, std::string>, int64_t> table_wakeups;
     size_t wl_done = 0;
     for (const WlSpec& spec : specs) {
       std::vector<Stats> per_variant(wl_variants.size());
       for (size_t vi = 0; vi < wl_variants.size(); ++vi) {
         const Sel& v = wl_variants[vi];
-        std::vector<double> values;
-        idle_select::HarnessCounters sum;
-        SimPlacementStats placed;
-        for (int it = 0; it < iterations; ++it) {
-          progress.Update(
-              absl::StrCat(spec.name, " ", v.label, " #", it),
-              0.4 + 0.5 * static_cast<double>(wl_done++) /
-                        static_cast<double>(specs.size() * wl_variants.size() * iterations));
-          ISOLATION_ASSIGN_OR_RETURN(
-              HarnessRun run,
-              RunWorkload(run_topo, v.name, spec.kind, spec.groups, loops, round_trips,
-                          options.seed * 7919 + static_cast<uint64_t>(it), real, tables_penalty,
-                          it == 0 ? options.trace : nullptr,
-                          absl::StrCat("idle ", spec.name, " ", v.label, " (",
-                                       real ? "real threads" : "simulator", ", iteration 0)")));
-          if (!run.completed) ++violations;  // lost wakeup / stuck task
-          if (!run.violation.empty()) ++violations;
-          violations += run.counters.invariant_violations;
-          values.push_back(run.value);
-          sum.selections += run.counters.selections;
-          sum.probes += run.counters.probes;
-          sum.placed_on_busy += run.counters.placed_on_busy;
-          AddPlacement(placed, run.placement);
-        }
-        const Stats s = Summarise(values);
+        ISOLATION_ASSIGN_OR_RETURN(
+            CellRuns cell,
+            RunCell(RunTopo(), spec, v, real, tables_penalty, options.trace, [&](int it) {
+              progress.Update(
+                  absl::StrCat(spec.name, " ", v.label, " #", it),
+                  0.4 + 0.5 * static_cast<double>(wl_done++) /
+                            static_cast<double>(specs.size() * wl_variants.size() * iterations));
+            }));
+        const Stats& s = cell.stats;
+        const idle_select::HarnessCounters& sum = cell.sum;
+        const SimPlacementStats& placed = cell.placed;
         per_variant[vi] = s;
         table_stats[{spec.name, v.label}] = s;
         table_moves[{spec.name, v.label}] = PerWakeup(TotalMoves(placed), sum.selections);
         table_wakeups[{spec.name, v.label}] = sum.selections;
-        nlohmann::json row;
-        row["workload"] = spec.name;
-        row["variant"] = v.label;
-        row["metric"] = spec.kind == Workload::kPipe ? "ops/sec" : "duration_s";
-        row["mean"] = s.mean;
-        row["std"] = s.std;
-        row["q90"] = s.q90;
-        row["q99"] = s.q99;
-        row["iterations"] = iterations;
+        nlohmann::json row = StatsRow(spec, v, s);
         row["probes_per_wakeup"] = sum.selections == 0 ? 0.0
                                                        : static_cast<double>(sum.probes) /
                                                              static_cast<double>(sum.selections);
@@ -459,23 +527,11 @@ class IdleExperiment {
         workloads.push_back(row);
         absl::StrAppend(
             &text, absl::StrFormat("%-12s %-4s %-9s %12.6g %12.4g %12.6g %12.6g %9.3f %7.2f%%\n",
-                                   spec.name, v.label,
-                                   spec.kind == Workload::kPipe ? "ops/sec" : "duration", s.mean,
-                                   s.std, s.q90, s.q99, row["probes_per_wakeup"].get<double>(),
+                                   spec.name, v.label, ShortMetric(spec.kind), s.mean, s.std, s.q90,
+                                   s.q99, row["probes_per_wakeup"].get<double>(),
                                    row["placed_on_busy_pct"].get<double>()));
       }
-      nlohmann::json c;
-      c["workload"] = spec.name;
-      c["metric"] = spec.kind == Workload::kPipe ? "ops/sec" : "duration";
-      c["mean"] = Pct(per_variant[1].mean, per_variant[0].mean);
-      // The run-to-run spread of each side in the measured unit, and the
-      // 95 % confidence interval of the mean difference (a ratio of two
-      // standard deviations, reported before, read as nonsense).
-      c["std_v0"] = per_variant[0].std;
-      c["std_v1"] = per_variant[1].std;
-      const auto [ci_lo, ci_hi] = DiffCi95Pct(per_variant[0], static_cast<size_t>(iterations),
-                                              per_variant[1], static_cast<size_t>(iterations));
-      c["mean_ci95_pct"] = {ci_lo, ci_hi};
+      nlohmann::json c = V1VsV0(spec, per_variant);
       c["q90"] = Pct(per_variant[1].q90, per_variant[0].q90);
       c["q99"] = Pct(per_variant[1].q99, per_variant[0].q99);
       change_means.push_back(c["mean"].get<double>());
@@ -504,11 +560,13 @@ class IdleExperiment {
                           c["q99"].get<double>(), c["std_v0"].get<double>(),
                           c["std_v1"].get<double>(), pipe ? "ops/s" : "s"));
     }
+    return absl::OkStatus();
+  }
 
-    // schbench-like batch wake: wake -> run latency per variant.
-    nlohmann::json sb = nlohmann::json::array();
+  // schbench-like batch wake: wake -> run latency per variant.
+  absl::Status SchbenchTable() {
+    sb = nlohmann::json::array();
     absl::StrAppend(&text, "\nschbench-like batch wake, wake->run latency (us):\n");
-    std::vector<Sel> sb_variants;
     for (const char* name : {"V0", "V1", "V1-tickstop", "V2", "V4g"}) {
       ISOLATION_ASSIGN_OR_RETURN(Sel sel, SeedSel(name));
       sb_variants.push_back(sel);
@@ -519,8 +577,8 @@ class IdleExperiment {
     for (const Sel& v : sb_variants) {
       progress.Update(absl::StrCat("schbench ", v.label), 0.92);
       ISOLATION_ASSIGN_OR_RETURN(
-          HarnessRun run, RunWorkload(run_topo, v.name, Workload::kSchbench, 0, quick ? 20 : 200, 0,
-                                      options.seed, real, tables_penalty));
+          HarnessRun run, RunWorkload(RunTopo(), v.name, Workload::kSchbench, 0, quick ? 20 : 200,
+                                      0, options.seed, real, tables_penalty));
       violations += SchbenchViolations(run);
       nlohmann::json row = SchbenchRow(v.label, run);
       if (!real)
@@ -535,305 +593,281 @@ class IdleExperiment {
       row["completed"] = run.completed;
     }
     j["schbench"] = sb;
+    return absl::OkStatus();
+  }
 
-    // --- 4. placement penalty on, beside the tables above (off) ----------------------
-    if (penalty_section) {
-      const CacheRefillPenalty costs = PenaltyOn();
-      nlohmann::json pen;
-      pen["mode"] = penalty_mode;
-      pen["costs_ns"] = {{"smt_sibling", costs.smt_sibling},
-                         {"cross_core_same_llc", costs.cross_core_same_llc},
-                         {"cross_llc", costs.cross_llc},
-                         {"cross_node", costs.cross_node}};
-      pen["model"] =
-          "work starting on a CPU other than the one the task last ran work on runs longer by the "
-          "refill cost of their distance (SimOptions::refill_penalty defaults: working set / "
-          "refill "
-          "bandwidth, docs/idle_select.md)";
-      absl::StrAppend(&text, "\nplacement penalty (simulator, ", wl_topo->description(),
-                      "): work starting away "
-                      "from the task's warm CPU runs longer by smt_sibling ",
-                      costs.smt_sibling / 1000.0, " us, cross_core_same_llc ",
-                      costs.cross_core_same_llc / 1000.0, " us, cross_llc ",
-                      costs.cross_llc / 1000.0, " us, cross_node ", costs.cross_node / 1000.0,
-                      " us\n");
-      absl::StrAppend(
-          &text, absl::StrFormat("%-12s %-4s %-9s %12s %12s %8s %12s %9s %9s %11s\n", "workload",
-                                 "var", "metric", "off mean", "on mean", "on/off", "on std",
-                                 "moves/w", "(off)", "refill/iter"));
-      nlohmann::json pen_rows = nlohmann::json::array();
-      nlohmann::json pen_change = nlohmann::json::array();
-      std::vector<std::string> change_text;
-      for (const WlSpec& spec : specs) {
-        std::vector<Stats> per_variant(wl_variants.size());
-        for (size_t vi = 0; vi < wl_variants.size(); ++vi) {
-          const Sel& v = wl_variants[vi];
-          progress.Update(absl::StrCat("placement penalty ", spec.name, " ", v.label), 0.93);
-          std::vector<double> values;
-          idle_select::HarnessCounters sum;
-          SimPlacementStats placed;
-          for (int it = 0; it < iterations; ++it) {
-            // The tables' seeds: the same runs, the penalty the only change.
-            ISOLATION_ASSIGN_OR_RETURN(
-                HarnessRun run,
-                RunWorkload(*wl_topo, v.name, spec.kind, spec.groups, loops, round_trips,
-                            options.seed * 7919 + static_cast<uint64_t>(it), false, true));
-            if (!run.completed) ++violations;
-            if (!run.violation.empty()) ++violations;
-            violations += run.counters.invariant_violations;
-            values.push_back(run.value);
-            sum.selections += run.counters.selections;
-            AddPlacement(placed, run.placement);
-          }
-          const Stats s = Summarise(values);
-          per_variant[vi] = s;
-          const Stats& off = table_stats[{spec.name, v.label}];
-          const double moves = PerWakeup(TotalMoves(placed), sum.selections);
-          nlohmann::json row;
-          row["workload"] = spec.name;
-          row["variant"] = v.label;
-          row["metric"] = spec.kind == Workload::kPipe ? "ops/sec" : "duration_s";
-          row["mean_off"] = off.mean;
-          row["mean"] = s.mean;
-          row["std"] = s.std;
-          row["q90"] = s.q90;
-          row["q99"] = s.q99;
-          row["on_vs_off_pct"] = Pct(s.mean, off.mean);
-          row["iterations"] = iterations;
-          row["moves_per_wakeup"] = moves;
-          row["moves_per_wakeup_off"] = table_moves[{spec.name, v.label}];
-          row["moves_by_distance"] = MovesByDistance(placed);
-          row["wakeups_per_iteration"] = static_cast<double>(sum.selections) / iterations;
-          row["wakeups_per_iteration_off"] =
-              static_cast<double>(table_wakeups[{spec.name, v.label}]) / iterations;
-          row["penalties_per_iteration"] = static_cast<double>(placed.penalties) / iterations;
-          row["refill_ns_per_iteration"] = static_cast<double>(placed.penalty_ns) / iterations;
-          pen_rows.push_back(row);
-          absl::StrAppend(
-              &text, absl::StrFormat(
-                         "%-12s %-4s %-9s %12.6g %12.6g %+7.2f%% %12.4g %9.3f %9.3f %8.3f ms\n",
-                         spec.name, v.label, spec.kind == Workload::kPipe ? "ops/sec" : "duration",
-                         off.mean, s.mean, row["on_vs_off_pct"].get<double>(), s.std, moves,
-                         row["moves_per_wakeup_off"].get<double>(),
-                         static_cast<double>(placed.penalty_ns) / iterations / 1e6));
-        }
-        nlohmann::json c;
-        c["workload"] = spec.name;
-        c["metric"] = spec.kind == Workload::kPipe ? "ops/sec" : "duration";
-        c["mean"] = Pct(per_variant[1].mean, per_variant[0].mean);
-        c["mean_off"] = Pct(table_stats[{spec.name, wl_variants[1].label}].mean,
-                            table_stats[{spec.name, wl_variants[0].label}].mean);
-        c["std_v0"] = per_variant[0].std;
-        c["std_v1"] = per_variant[1].std;
-        const auto [ci_lo, ci_hi] = DiffCi95Pct(per_variant[0], static_cast<size_t>(iterations),
-                                                per_variant[1], static_cast<size_t>(iterations));
-        c["mean_ci95_pct"] = {ci_lo, ci_hi};
-        pen_change.push_back(c);
-        change_text.push_back(
-            absl::StrFormat("  %-12s %-9s mean %+7.2f%% [%+.2f, %+.2f]  (penalty off: %+.2f%%)\n",
-                            spec.name, c["metric"].get<std::string>(), c["mean"].get<double>(),
-                            ci_lo, ci_hi, c["mean_off"].get<double>()));
+  // --- 4. placement penalty on, beside the tables above (off) ----------------------
+  absl::Status PenaltySection() {
+    const CacheRefillPenalty costs = PenaltyOn();
+    nlohmann::json pen;
+    pen["mode"] = penalty_mode;
+    pen["costs_ns"] = {{"smt_sibling", costs.smt_sibling},
+                       {"cross_core_same_llc", costs.cross_core_same_llc},
+                       {"cross_llc", costs.cross_llc},
+                       {"cross_node", costs.cross_node}};
+    pen["model"] =
+        "work starting on a CPU other than the one the task last ran work on runs longer by the "
+        "refill cost of their distance (SimOptions::refill_penalty defaults: working set / "
+        "refill "
+        "bandwidth, docs/idle_select.md)";
+    absl::StrAppend(&text, "\nplacement penalty (simulator, ", wl_topo->description(),
+                    "): work starting away "
+                    "from the task's warm CPU runs longer by smt_sibling ",
+                    costs.smt_sibling / 1000.0, " us, cross_core_same_llc ",
+                    costs.cross_core_same_llc / 1000.0, " us, cross_llc ", costs.cross_llc / 1000.0,
+                    " us, cross_node ", costs.cross_node / 1000.0, " us\n");
+    absl::StrAppend(&text, absl::StrFormat("%-12s %-4s %-9s %12s %12s %8s %12s %9s %9s %11s\n",
+                                           "workload", "var", "metric", "off mean", "on mean",
+                                           "on/off", "on std", "moves/w", "(off)", "refill/iter"));
+    nlohmann::json pen_rows = nlohmann::json::array();
+    nlohmann::json pen_change = nlohmann::json::array();
+    std::vector<std::string> change_text;
+    for (const WlSpec& spec : specs) {
+      std::vector<Stats> per_variant(wl_variants.size());
+      for (size_t vi = 0; vi < wl_variants.size(); ++vi) {
+        const Sel& v = wl_variants[vi];
+        progress.Update(absl::StrCat("placement penalty ", spec.name, " ", v.label), 0.93);
+        // The tables' seeds: the same runs, the penalty the only change.
+        ISOLATION_ASSIGN_OR_RETURN(CellRuns cell,
+                                   RunCell(*wl_topo, spec, v, false, true, nullptr, [](int) {}));
+        const Stats& s = cell.stats;
+        const SimPlacementStats& placed = cell.placed;
+        per_variant[vi] = s;
+        const Stats& off = table_stats[{spec.name, v.label}];
+        const double moves = PerWakeup(TotalMoves(placed), cell.sum.selections);
+        nlohmann::json row = StatsRow(spec, v, s);
+        row["mean_off"] = off.mean;
+        row["on_vs_off_pct"] = Pct(s.mean, off.mean);
+        row["moves_per_wakeup"] = moves;
+        row["moves_per_wakeup_off"] = table_moves[{spec.name, v.label}];
+        row["moves_by_distance"] = MovesByDistance(placed);
+        row["wakeups_per_iteration"] = static_cast<double>(cell.sum.selections) / iterations;
+        row["wakeups_per_iteration_off"] =
+            static_cast<double>(table_wakeups[{spec.name, v.label}]) / iterations;
+        row["penalties_per_iteration"] = static_cast<double>(placed.penalties) / iterations;
+        row["refill_ns_per_iteration"] = static_cast<double>(placed.penalty_ns) / iterations;
+        pen_rows.push_back(row);
+        absl::StrAppend(
+            &text,
+            absl::StrFormat("%-12s %-4s %-9s %12.6g %12.6g %+7.2f%% %12.4g %9.3f %9.3f %8.3f ms\n",
+                            spec.name, v.label, ShortMetric(spec.kind), off.mean, s.mean,
+                            row["on_vs_off_pct"].get<double>(), s.std, moves,
+                            row["moves_per_wakeup_off"].get<double>(),
+                            static_cast<double>(placed.penalty_ns) / iterations / 1e6));
       }
+      nlohmann::json c = V1VsV0(spec, per_variant);
+      c["mean_off"] = Pct(table_stats[{spec.name, wl_variants[1].label}].mean,
+                          table_stats[{spec.name, wl_variants[0].label}].mean);
+      pen_change.push_back(c);
+      change_text.push_back(
+          absl::StrFormat("  %-12s %-9s mean %+7.2f%% [%+.2f, %+.2f]  (penalty off: %+.2f%%)\n",
+                          spec.name, c["metric"].get<std::string>(), c["mean"].get<double>(),
+                          c["mean_ci95_pct"][0].get<double>(), c["mean_ci95_pct"][1].get<double>(),
+                          c["mean_off"].get<double>()));
+    }
+    absl::StrAppend(
+        &text,
+        "moves/w: work starts away from the task's warm CPU per wakeup, penalty on (off); "
+        "refill/iter: modelled refill time per iteration, summed over the CPUs\n");
+    absl::StrAppend(&text, "V1 vs V0 with the penalty on (percent; 95 % CI over ", iterations,
+                    " iterations each):\n");
+    for (const std::string& line : change_text) absl::StrAppend(&text, line);
+    pen["workloads"] = pen_rows;
+    pen["v1_vs_v0_pct"] = pen_change;
+    ISOLATION_ASSIGN_OR_RETURN(pen["schbench"], PenaltySchbench());
+    j["placement_penalty"] = pen;
+    return absl::OkStatus();
+  }
+
+  // The schbench table again with the penalty on, beside its p99 off.
+  absl::StatusOr<nlohmann::json> PenaltySchbench() {
+    nlohmann::json pen_sb = nlohmann::json::array();
+    absl::StrAppend(&text,
+                    "schbench-like batch wake with the penalty on, wake->run latency (us):\n");
+    for (size_t si = 0; si < sb_variants.size(); ++si) {
+      const Sel& v = sb_variants[si];
+      progress.Update(absl::StrCat("placement penalty schbench ", v.label), 0.94);
+      ISOLATION_ASSIGN_OR_RETURN(
+          HarnessRun run, RunWorkload(*wl_topo, v.name, Workload::kSchbench, 0, quick ? 20 : 200, 0,
+                                      options.seed, false, true));
+      violations += SchbenchViolations(run);
+      nlohmann::json row = SchbenchRow(v.label, run);
+      row["p99_us_off"] = sb[si]["p99_us"];
+      row["moves_per_wakeup"] = PerWakeup(TotalMoves(run.placement), run.counters.selections);
+      row["refill_ns"] = run.placement.penalty_ns;
+      pen_sb.push_back(row);
+      absl::StrAppend(
+          &text, absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f (off %8.2f)  moves/w %.3f"
+                                 "  (%d wakeups)\n",
+                                 v.label, row["p50_us"].get<double>(), row["p90_us"].get<double>(),
+                                 row["p99_us"].get<double>(), row["p99_us_off"].get<double>(),
+                                 row["moves_per_wakeup"].get<double>(), row["samples"].get<int>()));
+    }
+    return pen_sb;
+  }
+
+  // No penalty section (--idle_placement_penalty off or on, or real threads):
+  // its mode only, and on real threads why.
+  void NoPenaltySection() {
+    nlohmann::json pen;
+    pen["mode"] = penalty_mode;
+    if (real) {
+      pen["note"] = "not modelled on real threads (tasks pay real cache refills)";
       absl::StrAppend(
           &text,
-          "moves/w: work starts away from the task's warm CPU per wakeup, penalty on (off); "
-          "refill/iter: modelled refill time per iteration, summed over the CPUs\n");
-      absl::StrAppend(&text, "V1 vs V0 with the penalty on (percent; 95 % CI over ", iterations,
-                      " iterations each):\n");
-      for (const std::string& line : change_text) absl::StrAppend(&text, line);
-      pen["workloads"] = pen_rows;
-      pen["v1_vs_v0_pct"] = pen_change;
-
-      nlohmann::json pen_sb = nlohmann::json::array();
-      absl::StrAppend(&text,
-                      "schbench-like batch wake with the penalty on, wake->run latency (us):\n");
-      for (size_t si = 0; si < sb_variants.size(); ++si) {
-        const Sel& v = sb_variants[si];
-        progress.Update(absl::StrCat("placement penalty schbench ", v.label), 0.94);
-        ISOLATION_ASSIGN_OR_RETURN(
-            HarnessRun run, RunWorkload(*wl_topo, v.name, Workload::kSchbench, 0, quick ? 20 : 200,
-                                        0, options.seed, false, true));
-        violations += SchbenchViolations(run);
-        nlohmann::json row = SchbenchRow(v.label, run);
-        row["p99_us_off"] = sb[si]["p99_us"];
-        row["moves_per_wakeup"] = PerWakeup(TotalMoves(run.placement), run.counters.selections);
-        row["refill_ns"] = run.placement.penalty_ns;
-        pen_sb.push_back(row);
-        absl::StrAppend(
-            &text,
-            absl::StrFormat("  %-12s p50 %8.2f  p90 %8.2f  p99 %8.2f (off %8.2f)  moves/w %.3f"
-                            "  (%d wakeups)\n",
-                            v.label, row["p50_us"].get<double>(), row["p90_us"].get<double>(),
-                            row["p99_us"].get<double>(), row["p99_us_off"].get<double>(),
-                            row["moves_per_wakeup"].get<double>(), row["samples"].get<int>()));
-      }
-      pen["schbench"] = pen_sb;
-      j["placement_penalty"] = pen;
-    } else {
-      nlohmann::json pen;
-      pen["mode"] = penalty_mode;
-      if (real) {
-        pen["note"] = "not modelled on real threads (tasks pay real cache refills)";
-        absl::StrAppend(
-            &text,
-            "\nplacement penalty: not modelled on real threads (tasks pay real cache refills)\n");
-      }
-      j["placement_penalty"] = pen;
+          "\nplacement penalty: not modelled on real threads (tasks pay real cache refills)\n");
     }
+    j["placement_penalty"] = pen;
+  }
 
-    // S22 load sweep: hackbench, pipe, schbench and the RR analogue at 25 /
-    // 50 / 100 / 200 % of the workload machine's CPUs, V0 vs V1 (plus V3 and
-    // V1-unbounded for rr, the S12 comparison), always on the simulator.
-    {
-      nlohmann::json sweep = nlohmann::json::array();
-      const Nanos window = (quick ? 20 : 30) * kNsPerMs;
-      absl::StrAppend(&text, "\nload sweep (simulator, ", wl_topo->description(),
-                      "; value: hackbench ms, pipe/rr round trips per ms, schbench p99 us):\n");
-      for (idle_select::LoadWorkload w :
-           {idle_select::LoadWorkload::kHackbench, idle_select::LoadWorkload::kPipe,
-            idle_select::LoadWorkload::kSchbench, idle_select::LoadWorkload::kRequestResponse}) {
-        std::vector<std::string> sweep_names = {"V0", "V1"};
-        if (w == idle_select::LoadWorkload::kRequestResponse) {
-          sweep_names.push_back("V3");
-          sweep_names.push_back("V1-unbounded");
-        }
-        std::vector<Sel> sweep_variants;
-        for (const std::string& name : sweep_names) {
-          ISOLATION_ASSIGN_OR_RETURN(Sel sel, SeedSel(name));
-          sweep_variants.push_back(sel);
-        }
-        for (int load : {25, 50, 100, 200}) {
-          progress.Update(absl::StrCat("load sweep ", std::string(idle_select::LoadWorkloadName(w)),
-                                       " ", load, " %"),
-                          0.95);
-          double v0_value = 0;
-          for (const Sel& v : sweep_variants) {
-            ISOLATION_ASSIGN_OR_RETURN(
-                idle_select::LoadPointResult r,
-                RunLoadPoint(*wl_topo, v.name, w, load, window, options.seed));
-            violations += r.counters.invariant_violations;
-            const double n = static_cast<double>(std::max<int64_t>(1, r.counters.selections));
-            nlohmann::json row;
-            row["workload"] = std::string(idle_select::LoadWorkloadName(w));
-            row["load_pct"] = load;
-            row["tasks"] = r.tasks;
-            row["variant"] = v.label;
-            row["metric"] = w == idle_select::LoadWorkload::kHackbench  ? "duration_ms"
-                            : w == idle_select::LoadWorkload::kSchbench ? "p99_us"
-                                                                        : "round_trips_per_ms";
-            row["value"] = r.value;
-            row["probes_per_wakeup"] = static_cast<double>(r.counters.probes) / n;
-            row["migrations_pct"] = 100.0 * static_cast<double>(r.counters.migrations) / n;
-            row["max_queued_ahead"] = r.counters.max_queued_ahead;
-            if (v.Is("V0")) v0_value = r.value;
-            row["vs_v0_pct"] = v0_value != 0 ? Pct(r.value, v0_value) : 0.0;
-            absl::StrAppend(
-                &text, absl::StrFormat("  %-9s %4d%% %-12s %10.2f (%+7.2f%% vs V0)  probes %6.2f  "
-                                       "migrations %5.1f%%\n",
-                                       row["workload"].get<std::string>(), load, v.label, r.value,
-                                       row["vs_v0_pct"].get<double>(),
-                                       row["probes_per_wakeup"].get<double>(),
-                                       row["migrations_pct"].get<double>()));
-            sweep.push_back(row);
-          }
-        }
+  // S22 load sweep: hackbench, pipe, schbench and the RR analogue at 25 /
+  // 50 / 100 / 200 % of the workload machine's CPUs, V0 vs V1 (plus V3 and
+  // V1-unbounded for rr, the S12 comparison), always on the simulator.
+  absl::Status LoadSweep() {
+    nlohmann::json sweep = nlohmann::json::array();
+    const Nanos window = (quick ? 20 : 30) * kNsPerMs;
+    absl::StrAppend(&text, "\nload sweep (simulator, ", wl_topo->description(),
+                    "; value: hackbench ms, pipe/rr round trips per ms, schbench p99 us):\n");
+    for (idle_select::LoadWorkload w :
+         {idle_select::LoadWorkload::kHackbench, idle_select::LoadWorkload::kPipe,
+          idle_select::LoadWorkload::kSchbench, idle_select::LoadWorkload::kRequestResponse}) {
+      std::vector<std::string> sweep_names = {"V0", "V1"};
+      if (w == idle_select::LoadWorkload::kRequestResponse) {
+        sweep_names.push_back("V3");
+        sweep_names.push_back("V1-unbounded");
       }
-      j["load_sweep"] = sweep;
-    }
-
-    // Concurrent wake-ups (S14, S16 with library code on the simulator):
-    // every registered selector and the broken-handshake control at
-    // 50 / 75 / 90 % load, the windows open.
-    {
-      nlohmann::json stacking = nlohmann::json::array();
-      const Nanos window = (quick ? 5 : 20) * kNsPerMs;
-      std::vector<std::string> names = idle_select::SelectorNames();
-      names.push_back("V0-norecheck");
-      // A negative control asked for by name is a row too (and counted).
-      for (const Sel& v : variants) {
-        if (std::find(names.begin(), names.end(), v.name) == names.end()) names.push_back(v.name);
+      std::vector<Sel> sweep_variants;
+      for (const std::string& name : sweep_names) {
+        ISOLATION_ASSIGN_OR_RETURN(Sel sel, SeedSel(name));
+        sweep_variants.push_back(sel);
       }
-      absl::StrAppend(&text, "\nconcurrent wake-ups (simulator, ", wl_topo->description(),
-                      "; rr for ", window / kNsPerMs, " ms; select->enqueue ",
-                      idle_select::kConcurrentWakeSelectCost,
-                      " ns + up to as much jitter, idle entry ",
-                      idle_select::kConcurrentIdleEntryCost, " ns): stackings / lost wakeups\n");
-      absl::StrAppend(&text,
-                      absl::StrFormat("  %-14s %14s %14s %14s\n", "variant", "50%", "75%", "90%"));
-      for (const std::string& name : names) {
-        progress.Update(absl::StrCat("concurrent wake-ups ", name), 0.97);
-        ISOLATION_ASSIGN_OR_RETURN(const idle_select::SelectorEntry* entry,
-                                   idle_select::FindSelector(name));
-        std::string line = absl::StrFormat("  %-14s", name);
-        for (int load : {50, 75, 90}) {
-          ISOLATION_ASSIGN_OR_RETURN(StackingPoint p,
-                                     RunStackingPoint(*wl_topo, name, load, window, options.seed));
-          violations += p.result.counters.invariant_violations;
-          // A correct selector never loses a wakeup: one that does is a
-          // violation.  The always-shown control row counts only when the
-          // control was asked for (--idle_variants).
-          const bool asked = std::any_of(variants.begin(), variants.end(),
-                                         [&](const Sel& v) { return v.name == name; });
-          if (!entry->negative_control || asked) violations += p.lost_wakeups;
+      for (int load : {25, 50, 100, 200}) {
+        progress.Update(absl::StrCat("load sweep ", std::string(idle_select::LoadWorkloadName(w)),
+                                     " ", load, " %"),
+                        0.95);
+        double v0_value = 0;
+        for (const Sel& v : sweep_variants) {
+          ISOLATION_ASSIGN_OR_RETURN(idle_select::LoadPointResult r,
+                                     RunLoadPoint(*wl_topo, v.name, w, load, window, options.seed));
+          violations += r.counters.invariant_violations;
+          const double n = static_cast<double>(std::max<int64_t>(1, r.counters.selections));
           nlohmann::json row;
-          row["variant"] = name;
-          row["negative_control"] = entry->negative_control;
+          row["workload"] = std::string(idle_select::LoadWorkloadName(w));
           row["load_pct"] = load;
-          row["tasks"] = p.result.tasks;
-          row["stackings"] = p.result.counters.stackings;
-          row["lost_wakeups"] = p.lost_wakeups;
-          row["harness_lost_wakeups"] = p.result.counters.lost_wakeups;
-          row["selections"] = p.result.counters.selections;
-          row["round_trips_per_ms"] = p.result.value;
-          stacking.push_back(row);
+          row["tasks"] = r.tasks;
+          row["variant"] = v.label;
+          row["metric"] = w == idle_select::LoadWorkload::kHackbench  ? "duration_ms"
+                          : w == idle_select::LoadWorkload::kSchbench ? "p99_us"
+                                                                      : "round_trips_per_ms";
+          row["value"] = r.value;
+          row["probes_per_wakeup"] = static_cast<double>(r.counters.probes) / n;
+          row["migrations_pct"] = 100.0 * static_cast<double>(r.counters.migrations) / n;
+          row["max_queued_ahead"] = r.counters.max_queued_ahead;
+          if (v.Is("V0")) v0_value = r.value;
+          row["vs_v0_pct"] = v0_value != 0 ? Pct(r.value, v0_value) : 0.0;
           absl::StrAppend(
-              &line, absl::StrFormat(" %8d / %-3d", p.result.counters.stackings, p.lost_wakeups));
+              &text, absl::StrFormat("  %-9s %4d%% %-12s %10.2f (%+7.2f%% vs V0)  probes %6.2f  "
+                                     "migrations %5.1f%%\n",
+                                     row["workload"].get<std::string>(), load, v.label, r.value,
+                                     row["vs_v0_pct"].get<double>(),
+                                     row["probes_per_wakeup"].get<double>(),
+                                     row["migrations_pct"].get<double>()));
+          sweep.push_back(row);
         }
-        absl::StrAppend(&text, line, entry->negative_control ? "  (negative control)\n" : "\n");
       }
-      j["stacking"] = stacking;
-      j["stacking_setup"] =
-          absl::StrCat("rr (kernel wake_affine) for ", window / kNsPerMs, " ms on ",
-                       wl_topo->description(), ", SimOptions wake_select_cost ",
-                       idle_select::kConcurrentWakeSelectCost, " ns, idle_entry_cost ",
-                       idle_select::kConcurrentIdleEntryCost, " ns, seed ", options.seed);
     }
+    j["load_sweep"] = sweep;
+    return absl::OkStatus();
+  }
 
-    // --- 3. isolation: the spans wakeup selection sees -----------------------------
-    {
-      const idle_select::IdleTopology it = idle_select::IdleTopology::From(machine, machine_iso);
-      nlohmann::json spans = nlohmann::json::array();
-      int isolated_in_spans = 0;
-      const CpuMask isolated = machine_iso.DomainIsolated();
-      for (const CpuMask& span : it.llc_span) {
-        spans.push_back(span.ToString());
-        isolated_in_spans += span.WeightAnd(isolated);
+  // Concurrent wake-ups (S14, S16 with library code on the simulator):
+  // every registered selector and the broken-handshake control at
+  // 50 / 75 / 90 % load, the windows open.
+  absl::Status ConcurrentWakeups() {
+    nlohmann::json stacking = nlohmann::json::array();
+    const Nanos window = (quick ? 5 : 20) * kNsPerMs;
+    std::vector<std::string> names = idle_select::SelectorNames();
+    names.push_back("V0-norecheck");
+    // A negative control asked for by name is a row too (and counted).
+    for (const Sel& v : variants) {
+      if (std::find(names.begin(), names.end(), v.name) == names.end()) names.push_back(v.name);
+    }
+    absl::StrAppend(&text, "\nconcurrent wake-ups (simulator, ", wl_topo->description(),
+                    "; rr for ", window / kNsPerMs, " ms; select->enqueue ",
+                    idle_select::kConcurrentWakeSelectCost,
+                    " ns + up to as much jitter, idle entry ",
+                    idle_select::kConcurrentIdleEntryCost, " ns): stackings / lost wakeups\n");
+    absl::StrAppend(&text,
+                    absl::StrFormat("  %-14s %14s %14s %14s\n", "variant", "50%", "75%", "90%"));
+    for (const std::string& name : names) {
+      progress.Update(absl::StrCat("concurrent wake-ups ", name), 0.97);
+      ISOLATION_ASSIGN_OR_RETURN(const idle_select::SelectorEntry* entry,
+                                 idle_select::FindSelector(name));
+      std::string line = absl::StrFormat("  %-14s", name);
+      for (int load : {50, 75, 90}) {
+        ISOLATION_ASSIGN_OR_RETURN(StackingPoint p,
+                                   RunStackingPoint(*wl_topo, name, load, window, options.seed));
+        violations += p.result.counters.invariant_violations;
+        // A correct selector never loses a wakeup: one that does is a
+        // violation.  The always-shown control row counts only when the
+        // control was asked for (--idle_variants).
+        const bool asked = std::any_of(variants.begin(), variants.end(),
+                                       [&](const Sel& v) { return v.name == name; });
+        if (!entry->negative_control || asked) violations += p.lost_wakeups;
+        nlohmann::json row;
+        row["variant"] = name;
+        row["negative_control"] = entry->negative_control;
+        row["load_pct"] = load;
+        row["tasks"] = p.result.tasks;
+        row["stackings"] = p.result.counters.stackings;
+        row["lost_wakeups"] = p.lost_wakeups;
+        row["harness_lost_wakeups"] = p.result.counters.lost_wakeups;
+        row["selections"] = p.result.counters.selections;
+        row["round_trips_per_ms"] = p.result.value;
+        stacking.push_back(row);
+        absl::StrAppend(
+            &line, absl::StrFormat(" %8d / %-3d", p.result.counters.stackings, p.lost_wakeups));
       }
-      violations += isolated_in_spans;  // I2: must be 0
-      nlohmann::json iso;
-      iso["topology"] = machine.description();
-      iso["isolcpus_domain"] = machine_iso.isolcpus_domain().ToString();
-      iso["llc_spans"] = spans;
-      iso["isolated_cpus_in_spans"] = isolated_in_spans;
-      auto scx = idle_select::IdleState::Create(it, idle_select::Options{.variant = "V4g"});
-      iso["sched_ext_loads"] = scx.ok();
-      if (!scx.ok()) iso["sched_ext_refusal"] = std::string(scx.status().message());
-      j["isolation"] = iso;
-      std::string span_text;
-      for (const auto& s : spans)
-        absl::StrAppend(&span_text, span_text.empty() ? "" : " | ", s.get<std::string>());
-      absl::StrAppend(&text, "\nisolation: ", machine.description(), " isolcpus=domain ",
-                      machine_iso.isolcpus_domain().ToString(), " -> wakeup LLC spans ", span_text,
-                      "; sched_ext ", scx.ok() ? "loads" : "refuses to load", "\n");
+      absl::StrAppend(&text, line, entry->negative_control ? "  (negative control)\n" : "\n");
     }
+    j["stacking"] = stacking;
+    j["stacking_setup"] = absl::StrCat(
+        "rr (kernel wake_affine) for ", window / kNsPerMs, " ms on ", wl_topo->description(),
+        ", SimOptions wake_select_cost ", idle_select::kConcurrentWakeSelectCost,
+        " ns, idle_entry_cost ", idle_select::kConcurrentIdleEntryCost, " ns, seed ", options.seed);
+    return absl::OkStatus();
+  }
 
-    j["invariant_violations"] = violations;
-    report.invariant_violations = violations;
-    absl::StrAppend(&text, "\ninvariant_violations: ", violations, "\n");
-    report.text = text;
-    progress.Done();
+  // --- 3. isolation: the spans wakeup selection sees -----------------------------
+  void IsolationSpans() {
+    const idle_select::IdleTopology it = idle_select::IdleTopology::From(*machine, *machine_iso);
+    nlohmann::json spans = nlohmann::json::array();
+    int isolated_in_spans = 0;
+    const CpuMask isolated = machine_iso->DomainIsolated();
+    for (const CpuMask& span : it.llc_span) {
+      spans.push_back(span.ToString());
+      isolated_in_spans += span.WeightAnd(isolated);
+    }
+    violations += isolated_in_spans;  // I2: must be 0
+    nlohmann::json iso;
+    iso["topology"] = machine->description();
+    iso["isolcpus_domain"] = machine_iso->isolcpus_domain().ToString();
+    iso["llc_spans"] = spans;
+    iso["isolated_cpus_in_spans"] = isolated_in_spans;
+    auto scx = idle_select::IdleState::Create(it, idle_select::Options{.variant = "V4g"});
+    iso["sched_ext_loads"] = scx.ok();
+    if (!scx.ok()) iso["sched_ext_refusal"] = std::string(scx.status().message());
+    j["isolation"] = iso;
+    std::string span_text;
+    for (const auto& s : spans)
+      absl::StrAppend(&span_text, span_text.empty() ? "" : " | ", s.get<std::string>());
+    absl::StrAppend(&text, "\nisolation: ", machine->description(), " isolcpus=domain ",
+                    machine_iso->isolcpus_domain().ToString(), " -> wakeup LLC spans ", span_text,
+                    "; sched_ext ", scx.ok() ? "loads" : "refuses to load", "\n");
+  }
 
-    // --- reproduce rows --------------------------------------------------------------
+  // --- reproduce rows --------------------------------------------------------------
+  void ReproduceRows() {
     const std::string label = quick ? " [quick]" : "";
     const std::string wl_label =
         real ? absl::StrCat(real_model->row_prefix(), "host time: indicative, not representative; ",
@@ -858,10 +892,59 @@ class IdleExperiment {
                                "(64-CPU LLC, 75 %% "
                                "busy, SIS_UTIL budget; host, shared 2-core machine: indicative)%s",
                                v0_ns_75, v1_ns_75, v0_probes_75, v1_probes_75, label)});
-    return report;
   }
 
- private:
+  // The machine the workload tables run on: the host-sized model on real
+  // threads, else --idle_workload_topology.
+  const Topology& RunTopo() const {
+    return real_model.has_value() ? real_model->topology : *wl_topo;
+  }
+
+  const CommonOptions& options;
+  const IdleExperimentOptions& opts;
+  Progress& progress;
+  const bool quick;
+
+  // The options, validated.
+  std::vector<Sel> variants;
+  std::vector<int> llc_sizes;
+  int samples = 0;
+  int iterations = 0;
+  int loops = 0;
+  int round_trips = 0;
+  const std::string& driver_kind = opts.driver;
+  const std::string& penalty_mode = opts.placement_penalty;
+  // The workload and schbench tables run with the penalty on only for
+  // "on"; "both" adds the penalty-on section (simulator only).
+  bool tables_penalty = false;
+  bool penalty_section = false;
+  bool real = false;                // --idle_driver=real
+  std::optional<Topology> machine;  // --topology, --isolcpus
+  std::optional<IsolationConfig> machine_iso;
+  absl::StatusOr<Topology> wl_topo;
+  std::optional<RealThreadModel> real_model;
+
+  ExperimentReport report;
+  nlohmann::json& j = report.json;
+  std::string text;
+  int64_t violations = 0;
+
+  // Figures a later section or the reproduce rows read.
+  double v0_ns_75 = -1, v1_ns_75 = -1, v0_probes_75 = -1, v1_probes_75 = -1;
+  std::string driver_note;
+  std::vector<Sel> wl_variants;  // the workload tables' rows
+  const std::vector<WlSpec> specs = {{"hackbench-1", Workload::kHackbench, 1},
+                                     {"hackbench-2", Workload::kHackbench, 2},
+                                     {"hackbench-4", Workload::kHackbench, 4},
+                                     {"pipe", Workload::kPipe, 0}};
+  std::vector<double> change_means;  // V1 vs V0 per workload, in `specs` order
+  // The tables' figures per (workload, variant), for the penalty section.
+  std::map<std::pair<std::string, std::string>, Stats> table_stats;
+  std::map<std::pair<std::string, std::string>, double> table_moves;
+  std::map<std::pair<std::string, std::string>, int64_t> table_wakeups;
+  std::vector<Sel> sb_variants;  // the schbench table's rows
+  nlohmann::json sb;             // and the rows themselves (penalty off)
+
   // One S22 cell on the simulator (RR with the kernel wake_affine rule, as
   // the S12 test; the rest with the harness default, as S19-S21).
   static absl::StatusOr<idle_select::LoadPointResult> RunLoadPoint(const Topology& topo,
@@ -1090,7 +1173,7 @@ absl::StatusOr<ExperimentReport> RunIdleExperiment(const CommonOptions& common,
                                                    const IdleExperimentOptions& options,
                                                    Progress& progress) {
   ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report,
-                             IdleExperiment().Run(common, options, progress));
+                             IdleExperiment(common, options, progress).Run());
   FinishReport(ConfigurationWarnings(common), report);
   return report;
 }

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -265,44 +266,25 @@ absl::StatusOr<CompactionRun> RunS4(int n, const mm_cid::MmCidVariant& c, uint64
   return out;
 }
 
+// A placement row of the S11 table: its label, the registered placement and
+// the task-work batch (0: none).
+struct PlacementCase {
+  std::string name;
+  std::string placement;  // registered
+  int batch;
+};
+
+// One run of the experiment: the validated options, the report as it is
+// built, and the figures the reproduce rows read.  Run() calls one function
+// per section, in the order of the text.
 class MmCidExperiment {
  public:
-  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options,
-                                       const MmCidExperimentOptions& opts, Progress& progress) {
-    ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(options));
-    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(options, topo));
-    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
-    if (options.trace != nullptr) options.trace->PlanRuns(3);  // the placement runs
-    // Any registered allocator (a user's too; registered.h).
-    ISOLATION_ASSIGN_OR_RETURN(const std::string alloc,
-                               ResolveAllocator("--mmcid_allocator", opts.allocator));
-    absl::StatusOr<bool> parsed_kick = mm_cid::ParseTickKick(opts.tick_kick);
-    if (!parsed_kick.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--mmcid_tick_kick: ", parsed_kick.status().message()));
-    }
-    const bool tick_kick = *parsed_kick;
-    const int batch = opts.batch;
-    if (batch < 1)
-      return absl::InvalidArgumentError(absl::StrCat("--mmcid_batch=", batch, ": must be >= 1"));
-    int reps = opts.scan_reps;
-    if (reps < 1)
-      return absl::InvalidArgumentError(absl::StrCat("--mmcid_scan_reps=", reps, ": must be >= 1"));
-    int duration_ms = opts.duration_ms;
-    if (duration_ms < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--mmcid_duration_ms=", duration_ms, ": must be >= 1"));
-    }
-    const int p = topo.num_cpus();
-    if (options.quick) {
-      duration_ms = QuickPlacementMs(p, duration_ms);
-      reps = std::min(reps, 51);
-    }
-    const CpuMask isolated = IsolatedCpus(iso);
-    const int pinned = isolated.Empty() ? p - 1 : isolated.Nth(isolated.Weight() / 2);
+  MmCidExperiment(const CommonOptions& common, const MmCidExperimentOptions& mmcid_options,
+                  Progress& run_progress)
+      : options(common), opts(mmcid_options), progress(run_progress) {}
 
-    ExperimentReport report;
-    nlohmann::json& j = report.json;
+  absl::StatusOr<ExperimentReport> Run() {
+    ISOLATION_RETURN_IF_ERROR(ParseOptions());
     j["cpus"] = p;
     j["isolated"] = isolated.ToString();
     j["allocator"] = alloc;
@@ -312,18 +294,65 @@ class MmCidExperiment {
         absl::StrCat("modelled: ", mm_cid::kModelledVisitNs, " ns per slot visit (simulator)");
     j["scan_ns_label"] =
         "host-measured on this machine (indicative, not representative of a 128-CPU kernel)";
-    int64_t violations = 0;
-    std::string& text = report.text;
     absl::StrAppend(&text, "mm_cid on ", p, " CPUs, isolated ", isolated.ToString(), ", ", alloc,
                     options.quick ? " (quick)" : "", "\n");
 
-    // --- scan ---
+    ISOLATION_RETURN_IF_ERROR(Scan());
+    ISOLATION_RETURN_IF_ERROR(ScanSweep());
+    ISOLATION_RETURN_IF_ERROR(Placements());
+    ISOLATION_RETURN_IF_ERROR(DesignStalls());
+    j["placement"] = placement_json;
+    ISOLATION_RETURN_IF_ERROR(Compaction());
+    j["invariant_violations"] = violations;
+    report.invariant_violations = violations;
+    absl::StrAppend(&text, "\ninvariant_violations (correct variants): ", violations, "\n");
+    progress.Done();
+    ReproduceRows();
+    return std::move(report);
+  }
+
+ private:
+  absl::Status ParseOptions() {
+    ISOLATION_ASSIGN_OR_RETURN(topo, LoadTopology(options));
+    ISOLATION_ASSIGN_OR_RETURN(iso, LoadIsolation(options, *topo));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, *topo));
+    if (options.trace != nullptr) options.trace->PlanRuns(3);  // the placement runs
+    // Any registered allocator (a user's too; registered.h).
+    ISOLATION_ASSIGN_OR_RETURN(alloc, ResolveAllocator("--mmcid_allocator", opts.allocator));
+    absl::StatusOr<bool> parsed_kick = mm_cid::ParseTickKick(opts.tick_kick);
+    if (!parsed_kick.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mmcid_tick_kick: ", parsed_kick.status().message()));
+    }
+    tick_kick = *parsed_kick;
+    batch = opts.batch;
+    if (batch < 1)
+      return absl::InvalidArgumentError(absl::StrCat("--mmcid_batch=", batch, ": must be >= 1"));
+    reps = opts.scan_reps;
+    if (reps < 1)
+      return absl::InvalidArgumentError(absl::StrCat("--mmcid_scan_reps=", reps, ": must be >= 1"));
+    duration_ms = opts.duration_ms;
+    if (duration_ms < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mmcid_duration_ms=", duration_ms, ": must be >= 1"));
+    }
+    p = topo->num_cpus();
+    if (options.quick) {
+      duration_ms = QuickPlacementMs(p, duration_ms);
+      reps = std::min(reps, 51);
+    }
+    isolated = IsolatedCpus(*iso);
+    pinned = isolated.Empty() ? p - 1 : isolated.Nth(isolated.Weight() / 2);
+    return absl::OkStatus();
+  }
+
+  // --- scan ---
+  absl::Status Scan() {
     progress.Update("scan cost", 0.0);
     nlohmann::json scan = nlohmann::json::array();
     absl::StrAppend(&text, "\nscan (one task pinned to CPU ", pinned, "):\n",
                     absl::StrFormat("  %-10s %6s %13s %16s\n", "strategy", "cpus", "cpus_visited",
                                     "scan_ns_median"));
-    ScanRow possible_row;
     for (const Strategy& s : Strategies(batch)) {
       ISOLATION_ASSIGN_OR_RETURN(ScanRow row, MeasureScan(s, alloc, p, pinned, reps));
       if (s.name == "possible") possible_row = row;
@@ -335,53 +364,49 @@ class MmCidExperiment {
                                              row.cpus, row.visited, row.median_ns));
     }
     j["scan"] = scan;
-    // The same scan on machines of 8 .. 1024 CPUs (the figure "scan cost
-    // against CPUs per scope"): visits are exact, host time indicative.
-    {
-      nlohmann::json sweep = nlohmann::json::array();
-      const int sweep_reps = options.quick ? 11 : 51;
-      absl::StrAppend(&text, "  scan cost vs CPUs (visits; host median ns):");
-      for (int cpus : {8, 16, 32, 64, 128, 256, 512, 1024}) {
-        progress.Update(absl::StrCat("scan sweep ", cpus, " CPUs"), 0.05);
-        absl::StrAppend(&text, "\n    ", absl::StrFormat("%5d", cpus), ":");
-        for (const Strategy& s : Strategies(batch)) {
-          ISOLATION_ASSIGN_OR_RETURN(ScanRow row,
-                                     MeasureScan(s, alloc, cpus, cpus - 1, sweep_reps));
-          sweep.push_back({{"strategy", s.name},
-                           {"cpus", cpus},
-                           {"cpus_visited", row.visited},
-                           {"modelled_ns", row.visited * mm_cid::kModelledVisitNs},
-                           {"scan_ns_median", row.median_ns}});
-          absl::StrAppend(&text,
-                          absl::StrFormat("  %s %d; %d", s.name, row.visited, row.median_ns));
-        }
-      }
-      absl::StrAppend(&text, "\n");
-      j["scan_sweep"] = sweep;
-    }
+    return absl::OkStatus();
+  }
 
-    // --- placement (S11 on the simulator) ---
-    struct PlacementCase {
-      std::string name;
-      std::string placement;  // registered
-      int batch;
-    };
+  // The same scan on machines of 8 .. 1024 CPUs (the figure "scan cost
+  // against CPUs per scope"): visits are exact, host time indicative.
+  absl::Status ScanSweep() {
+    nlohmann::json sweep = nlohmann::json::array();
+    const int sweep_reps = options.quick ? 11 : 51;
+    absl::StrAppend(&text, "  scan cost vs CPUs (visits; host median ns):");
+    for (int cpus : {8, 16, 32, 64, 128, 256, 512, 1024}) {
+      progress.Update(absl::StrCat("scan sweep ", cpus, " CPUs"), 0.05);
+      absl::StrAppend(&text, "\n    ", absl::StrFormat("%5d", cpus), ":");
+      for (const Strategy& s : Strategies(batch)) {
+        ISOLATION_ASSIGN_OR_RETURN(ScanRow row, MeasureScan(s, alloc, cpus, cpus - 1, sweep_reps));
+        sweep.push_back({{"strategy", s.name},
+                         {"cpus", cpus},
+                         {"cpus_visited", row.visited},
+                         {"modelled_ns", row.visited * mm_cid::kModelledVisitNs},
+                         {"scan_ns_median", row.median_ns}});
+        absl::StrAppend(&text, absl::StrFormat("  %s %d; %d", s.name, row.visited, row.median_ns));
+      }
+    }
+    absl::StrAppend(&text, "\n");
+    j["scan_sweep"] = sweep;
+    return absl::OkStatus();
+  }
+
+  // --- placement (S11 on the simulator) ---
+  absl::Status Placements() {
     // The placements' default rows: the built-ins the seed compares, then
     // the placements registered outside the library, each under its label.
     std::vector<PlacementCase> placements;
     for (const RowVariant& row : DefaultPlacementRows())
       placements.push_back({row.label, row.name, 0});
-    nlohmann::json placement_json = nlohmann::json::array();
     absl::StrAppend(&text, "\nplacement (S11 on the simulator, ", duration_ms,
                     " ms; modelled stall = visits x 130 ns):\n");
-    std::vector<std::pair<std::string, Nanos>> stalls;
     int step = 0;
     for (const PlacementCase& pc : placements) {
       progress.Update(absl::StrCat("placement ", pc.name), 0.1 + 0.25 * step++);
       mm_cid::MmCidVariant v = LazyVariant(pc.batch, tick_kick, alloc);
       v.lazy.placement = pc.placement;
       ISOLATION_ASSIGN_OR_RETURN(
-          SimRun r, RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed, options.trace,
+          SimRun r, RunS11(*topo, *iso, v, duration_ms * kNsPerMs, options.seed, options.trace,
                            absl::StrCat("mmcid S11 placement ", pc.name, " (", alloc, ", ",
                                         duration_ms, " ms)")));
       violations += r.violations;
@@ -397,24 +422,27 @@ class MmCidExperiment {
                           pc.name, r.isolated_max_stall_ns, r.scans, r.scans_on_isolated));
       for (const auto& v : r.first_violations) absl::StrAppend(&text, "    violation: ", v, "\n");
     }
+    return absl::OkStatus();
+  }
+
+  // The S11 stall of the other designs, below the placement table.
+  absl::Status DesignStalls() {
     // The batched task-work variant ([BATCH]) for the reproduce row.
-    Nanos batch_stall = 0;
     {
       mm_cid::MmCidVariant v = LazyVariant(batch, tick_kick, alloc);
       v.lazy.placement = "work_taskwork";
       ISOLATION_ASSIGN_OR_RETURN(SimRun r,
-                                 RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
+                                 RunS11(*topo, *iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       batch_stall = r.isolated_max_stall_ns;
       absl::StrAppend(&text, absl::StrFormat("  (task + batch%d: isolated_max_stall %d ns)\n",
                                              batch, batch_stall));
     }
     // The 6.19 rewrite has no background work at all (I10).
-    Nanos owner_stall = 0;
     {
       const mm_cid::MmCidVariant v = DesignVariant("owner619");
       ISOLATION_ASSIGN_OR_RETURN(SimRun r,
-                                 RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
+                                 RunS11(*topo, *iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       owner_stall = r.isolated_max_stall_ns;
       absl::StrAppend(&text, absl::StrFormat("  (owner619: isolated_max_stall %d ns, scans %d)\n",
@@ -426,7 +454,7 @@ class MmCidExperiment {
     {
       const mm_cid::MmCidVariant v = DesignVariant("v63_mmlock");
       ISOLATION_ASSIGN_OR_RETURN(SimRun r,
-                                 RunS11(topo, iso, v, duration_ms * kNsPerMs, options.seed));
+                                 RunS11(*topo, *iso, v, duration_ms * kNsPerMs, options.seed));
       violations += r.violations;
       absl::StrAppend(
           &text, absl::StrFormat(
@@ -435,9 +463,11 @@ class MmCidExperiment {
                      r.isolated_max_stall_ns, r.scans, r.mm_lock_acquisitions, r.context_switches));
       for (const auto& v : r.first_violations) absl::StrAppend(&text, "    violation: ", v, "\n");
     }
-    j["placement"] = placement_json;
+    return absl::OkStatus();
+  }
 
-    // --- compaction (S4 on the simulator) ---
+  // --- compaction (S4 on the simulator) ---
+  absl::Status Compaction() {
     const int n = options.quick ? std::min(p, 16) : std::min(p, 128);
     nlohmann::json compaction = nlohmann::json::array();
     absl::StrAppend(&text, "\ncompaction (S4 on the simulator, N=", n,
@@ -465,12 +495,11 @@ class MmCidExperiment {
     }
     j["compaction"] = compaction;
     j["cidmask_violations"] = cidmask_failures;
-    j["invariant_violations"] = violations;
-    report.invariant_violations = violations;
-    absl::StrAppend(&text, "\ninvariant_violations (correct variants): ", violations, "\n");
-    progress.Done();
+    return absl::OkStatus();
+  }
 
-    // --- isolab reproduce ---
+  // --- isolab reproduce ---
+  void ReproduceRows() {
     report.rows.push_back(
         {"mmcid", absl::StrCat("task_mm_cid_work duration, ", p, " CPUs"),
          "30-35 us on a 128-core aarch64, isolated cores [SEED]",
@@ -485,8 +514,35 @@ class MmCidExperiment {
     report.rows.push_back({"mmcid", "compaction stall on an isolated CPU (S11)",
                            "timerlat max 48 us (task work) -> < 20 us after moving the work [SEED]",
                            stall_text});
-    return report;
   }
+
+  const CommonOptions& options;
+  const MmCidExperimentOptions& opts;
+  Progress& progress;
+
+  // The options, validated.
+  std::optional<Topology> topo;
+  std::optional<IsolationConfig> iso;
+  std::string alloc;  // a registered allocator
+  bool tick_kick = false;
+  int batch = 0;
+  int reps = 0;
+  int duration_ms = 0;
+  int p = 0;  // CPUs
+  CpuMask isolated;
+  int pinned = 0;  // the scan's task
+
+  ExperimentReport report;
+  nlohmann::json& j = report.json;
+  std::string& text = report.text;
+  int64_t violations = 0;
+
+  // Figures the reproduce rows read.
+  ScanRow possible_row;
+  nlohmann::json placement_json = nlohmann::json::array();
+  std::vector<std::pair<std::string, Nanos>> stalls;
+  Nanos batch_stall = 0;
+  Nanos owner_stall = 0;
 };
 
 }  // namespace
@@ -530,7 +586,7 @@ absl::StatusOr<ExperimentReport> RunMmCidExperiment(const CommonOptions& common,
                                                     const MmCidExperimentOptions& options,
                                                     Progress& progress) {
   ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report,
-                             MmCidExperiment().Run(common, options, progress));
+                             MmCidExperiment(common, options, progress).Run());
   FinishReport(ConfigurationWarnings(common), report);
   return report;
 }

@@ -164,56 +164,78 @@ absl::StatusOr<std::string> HierarchyOfBugs(const std::vector<std::string>& name
 
 std::string Us(Nanos ns) { return absl::StrFormat("%.1f us", static_cast<double>(ns) / 1000.0); }
 
+// One run of the experiment: the validated options, the modelled and
+// real-thread runs, and the report built from them.  Run() calls one
+// function per section, in the order of the text.
 class TmigrExperiment {
  public:
-  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options,
-                                       const TmigrExperimentOptions& opts, Progress& progress) {
+  TmigrExperiment(const CommonOptions& common, const TmigrExperimentOptions& tmigr_options,
+                  Progress& run_progress)
+      : options(common), opts(tmigr_options), progress(run_progress) {}
+
+  absl::StatusOr<ExperimentReport> Run() {
+    ISOLATION_RETURN_IF_ERROR(ParseOptions());
+    ISOLATION_RETURN_IF_ERROR(RunBugProbes());
+    ISOLATION_RETURN_IF_ERROR(SetUpRuns());
+    Header();
+    ISOLATION_RETURN_IF_ERROR(ModelledRuns());
+    ProbeVerdicts();
+    ISOLATION_RETURN_IF_ERROR(RealThreadRuns());
+    progress.Done();
+    AddReproduceRow();
+    return std::move(report);
+  }
+
+ private:
+  absl::Status ParseOptions() {
     // Registered participations, a user's too (registered.h).
-    std::vector<std::string> variants;
     for (const std::string& part : opts.variants) {
       ISOLATION_ASSIGN_OR_RETURN(std::string name, ResolveParticipation("--tmigr_variants", part));
       variants.push_back(std::move(name));
     }
     if (variants.empty()) return absl::InvalidArgumentError("--tmigr_variants: empty list");
-    int64_t duration_ms = opts.duration_ms;
+    duration_ms = opts.duration_ms;
     if (duration_ms <= 0 || duration_ms > 3'600'000) {
       return absl::InvalidArgumentError(
           absl::StrCat("--tmigr_duration_ms=", duration_ms, ": want 1..3600000"));
     }
-    const int64_t hk_period_us = opts.hk_period_us;
+    hk_period_us = opts.hk_period_us;
     if (hk_period_us <= 100 || hk_period_us > 1'000'000) {
       return absl::InvalidArgumentError(
           absl::StrCat("--tmigr_hk_period_us=", hk_period_us, ": want 101..1000000"));
     }
-    const int64_t cost_us = opts.callback_cost_us;
+    cost_us = opts.callback_cost_us;
     if (cost_us < 0 || cost_us > 100'000) {
       return absl::InvalidArgumentError(
           absl::StrCat("--tmigr_callback_cost_us=", cost_us, ": want 0..100000"));
     }
-    int64_t real_ms = opts.real_ms;
+    real_ms = opts.real_ms;
     if (real_ms < 0 || real_ms > 600'000) {
       return absl::InvalidArgumentError(
           absl::StrCat("--tmigr_real_ms=", real_ms, ": want 0..600000"));
     }
-    ISOLATION_ASSIGN_OR_RETURN(const std::string hierarchy, HierarchyOfBugs(opts.bugs));
-    const std::string bugs_text = absl::StrJoin(opts.bugs, ",");
+    ISOLATION_ASSIGN_OR_RETURN(hierarchy, HierarchyOfBugs(opts.bugs));
+    bugs_text = absl::StrJoin(opts.bugs, ",");
     ISOLATION_RETURN_IF_ERROR(ValidateNoiseHistogram(options.hist.shape));
     if (options.quick) {
       duration_ms = std::min<int64_t>(duration_ms, 2000);
       real_ms = std::min<int64_t>(real_ms, 150);
     }
-    ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(options));
-    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(options, topo));
-    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
-    // Each bug switch's directed probe on this machine (tmigr_bug_probe.h),
-    // first: a configuration that cannot show the bug is refused before the
-    // runs, never reported clean.
-    std::vector<TmigrBugProbe> probes;
+    ISOLATION_ASSIGN_OR_RETURN(topo, LoadTopology(options));
+    ISOLATION_ASSIGN_OR_RETURN(iso, LoadIsolation(options, *topo));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, *topo));
+    return absl::OkStatus();
+  }
+
+  // Each bug switch's directed probe on this machine (tmigr_bug_probe.h),
+  // first: a configuration that cannot show the bug is refused before the
+  // runs, never reported clean.
+  absl::Status RunBugProbes() {
     for (const std::string& bug : opts.bugs) {
       std::vector<std::string> reasons;
       bool shown = false;
       for (const std::string& variant : variants) {
-        ISOLATION_ASSIGN_OR_RETURN(TmigrBugProbe probe, ProbeTmigrBug(bug, variant, topo, iso));
+        ISOLATION_ASSIGN_OR_RETURN(TmigrBugProbe probe, ProbeTmigrBug(bug, variant, *topo, *iso));
         if (!probe.applicable)
           reasons.push_back(absl::StrCat("with ", probe.participation, " it ", probe.reason));
         shown = shown || probe.applicable;
@@ -225,49 +247,53 @@ class TmigrExperiment {
                          ") cannot be shown on this machine: ", absl::StrJoin(reasons, "; ")));
       }
     }
-    // The real-thread machine, sized to the host (an oversubscribed one is
-    // refused here, before the modelled runs).
-    std::optional<RealThreadModel> real_model;
+    return absl::OkStatus();
+  }
+
+  // The real-thread machine, sized to the host (an oversubscribed one is
+  // refused here, before the modelled runs), and the modelled runs' workload.
+  absl::Status SetUpRuns() {
     if (real_ms > 0) {
-      ISOLATION_ASSIGN_OR_RETURN(RealThreadModel m, HostSizedModel(options, topo, iso));
+      ISOLATION_ASSIGN_OR_RETURN(RealThreadModel m, HostSizedModel(options, *topo, *iso));
       real_model.emplace(std::move(m));
     }
     // The modelled runs share the bound first; the (small) real-thread runs
     // share what they leave.
     if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(variants.size()));
-
-    OslatWorkloadConfig cfg;
     cfg.duration = duration_ms * kNsPerMs;
     cfg.hk_period = hk_period_us * kNsPerUs;
     cfg.callback_cost = cost_us * kNsPerUs;
     cfg.seed = options.seed;
     // With nohz_full on the isolated CPUs their tick stops while busy (S26).
-    cfg.isolated_tick_stopped = !iso.nohz_full().Empty();
+    cfg.isolated_tick_stopped = !iso->nohz_full().Empty();
+    return absl::OkStatus();
+  }
 
-    ExperimentReport report;
-    nlohmann::json& j = report.json;
+  // The JSON's configuration and the text's first lines.
+  void Header() {
     j["experiment"] = "tmigr";
     j["quick"] = options.quick;
-    j["topology"] = topo.description();
-    j["isolcpus"] = iso.isolcpus_domain().ToString();
-    j["nohz_full"] = iso.nohz_full().ToString();
+    j["topology"] = topo->description();
+    j["isolcpus"] = iso->isolcpus_domain().ToString();
+    j["nohz_full"] = iso->nohz_full().ToString();
     j["duration_ns"] = cfg.duration;
     j["hk_period_ns"] = cfg.hk_period;
     j["label"] = "modelled (discrete-event, deterministic seed)";
     j["bugs"] = bugs_text;
     j["variants"] = nlohmann::json::array();
     j["details"] = nlohmann::json::array();
-    std::string& text = report.text;
     absl::StrAppend(
-        &text, "tmigr: ", topo.Summary(), ", isolcpus=", iso.isolcpus_domain().ToString(), ", ",
+        &text, "tmigr: ", topo->Summary(), ", isolcpus=", iso->isolcpus_domain().ToString(), ", ",
         duration_ms, " ms modelled", options.quick ? " (quick)" : "",
         bugs_text.empty() ? "" : absl::StrCat(" (negative control: --tmigr_bugs=", bugs_text, ")"),
         "\n");
     absl::StrAppend(&text, absl::StrFormat("%-10s %12s %12s %8s %14s %10s  %s\n", "variant",
                                            "timers", "on_isolated", "lost", "max_late",
                                            "violations", "pullers (cpu:remote expiries)"));
-    std::vector<OslatWorkloadResult> results;
-    std::vector<std::string> result_names;  // results[i]'s participation
+  }
+
+  // Every variant on the simulator (S24, the oslat seed).
+  absl::Status ModelledRuns() {
     for (size_t i = 0; i < variants.size(); ++i) {
       progress.Update(absl::StrCat("modelling ", variants[i]),
                       0.6 * static_cast<double>(i) / static_cast<double>(variants.size()));
@@ -279,12 +305,12 @@ class TmigrExperiment {
           StartTraceRun(options.trace,
                         absl::StrCat("tmigr ", variants[i], ": modelled S24 (oslat seed), ",
                                      duration_ms, " ms"),
-                        topo, iso));
+                        *topo, *iso));
       cfg.tracer = run.get();
       // The workload runs on a zero-cost simulator at HZ 1000 (its jiffy).
       ISOLATION_ASSIGN_OR_RETURN(
           std::unique_ptr<Simulator> sim,
-          Simulator::Create(topo, iso, ZeroCostSimOptions(1000, options.seed)));
+          Simulator::Create(*topo, *iso, ZeroCostSimOptions(1000, options.seed)));
       ISOLATION_ASSIGN_OR_RETURN(OslatWorkloadResult r, tmigr::RunOslatWorkload(*sim, o, cfg));
       if (run != nullptr) run->Finish(cfg.duration);
       nlohmann::json v;
@@ -328,52 +354,53 @@ class TmigrExperiment {
       results.push_back(std::move(r));
       result_names.push_back(variants[i]);
     }
+    return absl::OkStatus();
+  }
 
-    // The probes' verdicts.
-    if (!probes.empty()) {
-      absl::StrAppend(&text,
-                      "\nnegative-control probes (directed, on this machine's hierarchy):\n");
-      nlohmann::json jp = nlohmann::json::array();
-      for (const TmigrBugProbe& p : probes) {
-        nlohmann::json e;
-        e["applicable"] = p.applicable;
-        if (!p.applicable) e["reason"] = p.reason;
-        e["bug"] = p.bug;
-        e["participation"] = p.participation;
-        e["scenario"] = p.scenario;
-        e["placement"] = p.placement;
-        e["violations"] = p.violations;
-        e["mainline_violations"] = p.mainline_violations;
-        jp.push_back(e);
-        report.invariant_violations +=
-            static_cast<int64_t>(p.violations.size() + p.mainline_violations.size());
-        // A probe whose placement should show the bug and does not is itself
-        // a failure: a negative control never passes as a clean run.
-        if (p.applicable && p.violations.empty()) ++report.invariant_violations;
-        if (!p.applicable) {
-          absl::StrAppend(&text, absl::StrFormat("  %-20s %-10s %s: cannot be shown here: it %s\n",
-                                                 p.bug, p.participation, p.scenario, p.reason));
-          continue;
-        }
-        absl::StrAppend(
-            &text, absl::StrFormat(
-                       "  %-20s %-10s %s: %s (mainline: %s)\n", p.bug, p.participation, p.scenario,
-                       p.violations.empty() ? "NOT caught"
-                                            : absl::StrCat(p.violations.size(), " violation(s)"),
-                       p.mainline_violations.empty()
-                           ? "clean"
-                           : absl::StrCat(p.mainline_violations.size(), " violation(s)")));
-        absl::StrAppend(&text, "    ", p.placement, "\n");
-        for (const std::string& v : p.violations)
-          absl::StrAppend(&text, "    violation: ", v, "\n");
-        for (const std::string& v : p.mainline_violations)
-          absl::StrAppend(&text, "    mainline violation: ", v, "\n");
+  // The probes' verdicts.
+  void ProbeVerdicts() {
+    if (probes.empty()) return;
+    absl::StrAppend(&text, "\nnegative-control probes (directed, on this machine's hierarchy):\n");
+    nlohmann::json jp = nlohmann::json::array();
+    for (const TmigrBugProbe& p : probes) {
+      nlohmann::json e;
+      e["applicable"] = p.applicable;
+      if (!p.applicable) e["reason"] = p.reason;
+      e["bug"] = p.bug;
+      e["participation"] = p.participation;
+      e["scenario"] = p.scenario;
+      e["placement"] = p.placement;
+      e["violations"] = p.violations;
+      e["mainline_violations"] = p.mainline_violations;
+      jp.push_back(e);
+      report.invariant_violations +=
+          static_cast<int64_t>(p.violations.size() + p.mainline_violations.size());
+      // A probe whose placement should show the bug and does not is itself
+      // a failure: a negative control never passes as a clean run.
+      if (p.applicable && p.violations.empty()) ++report.invariant_violations;
+      if (!p.applicable) {
+        absl::StrAppend(&text, absl::StrFormat("  %-20s %-10s %s: cannot be shown here: it %s\n",
+                                               p.bug, p.participation, p.scenario, p.reason));
+        continue;
       }
-      j["bug_probes"] = jp;
+      absl::StrAppend(
+          &text, absl::StrFormat(
+                     "  %-20s %-10s %s: %s (mainline: %s)\n", p.bug, p.participation, p.scenario,
+                     p.violations.empty() ? "NOT caught"
+                                          : absl::StrCat(p.violations.size(), " violation(s)"),
+                     p.mainline_violations.empty()
+                         ? "clean"
+                         : absl::StrCat(p.mainline_violations.size(), " violation(s)")));
+      absl::StrAppend(&text, "    ", p.placement, "\n");
+      for (const std::string& v : p.violations) absl::StrAppend(&text, "    violation: ", v, "\n");
+      for (const std::string& v : p.mainline_violations)
+        absl::StrAppend(&text, "    mainline violation: ", v, "\n");
     }
+    j["bug_probes"] = jp;
+  }
 
-    // Real threads, on the host-sized model (real_model.h).
-    std::vector<RealOutcome> real;
+  // Real threads, on the host-sized model (real_model.h).
+  absl::Status RealThreadRuns() {
     nlohmann::json jr;
     jr["label"] = "indicative only: real threads on this host, host-sized model (see model)";
     jr["model"] =
@@ -431,9 +458,11 @@ class TmigrExperiment {
       }
     }
     j["real_thread"] = jr;
-    progress.Done();
+    return absl::OkStatus();
+  }
 
-    // isolab reproduce row.
+  // isolab reproduce row.
+  void AddReproduceRow() {
     std::vector<std::string> modelled, noise;
     for (size_t i = 0; i < results.size(); ++i) {
       modelled.push_back(absl::StrCat(result_names[i], " ", results[i].timers_on_isolated));
@@ -454,8 +483,34 @@ class TmigrExperiment {
                       real_model->label, "): ", absl::StrJoin(noise, ", "));
     }
     report.rows.push_back(row);
-    return report;
   }
+
+  const CommonOptions& options;
+  const TmigrExperimentOptions& opts;
+  Progress& progress;
+
+  // The options, validated.
+  std::vector<std::string> variants;  // registered participations
+  int64_t duration_ms = 0;
+  int64_t hk_period_us = 0;
+  int64_t cost_us = 0;
+  int64_t real_ms = 0;
+  std::string hierarchy;  // the one --tmigr_bugs asks for, else mainline
+  std::string bugs_text;
+  std::optional<Topology> topo;
+  std::optional<IsolationConfig> iso;
+  std::vector<TmigrBugProbe> probes;
+  // The real-thread machine, sized to the host (an oversubscribed one is
+  // refused before the modelled runs).
+  std::optional<RealThreadModel> real_model;
+  OslatWorkloadConfig cfg;  // the modelled runs'
+
+  ExperimentReport report;
+  nlohmann::json& j = report.json;
+  std::string& text = report.text;
+  std::vector<OslatWorkloadResult> results;
+  std::vector<std::string> result_names;  // results[i]'s participation
+  std::vector<RealOutcome> real;
 };
 
 }  // namespace
@@ -487,7 +542,7 @@ absl::StatusOr<ExperimentReport> RunTmigrExperiment(const CommonOptions& common,
                                                     const TmigrExperimentOptions& options,
                                                     Progress& progress) {
   ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report,
-                             TmigrExperiment().Run(common, options, progress));
+                             TmigrExperiment(common, options, progress).Run());
   FinishReport(ConfigurationWarnings(common), report);
   return report;
 }

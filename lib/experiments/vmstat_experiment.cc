@@ -390,13 +390,31 @@ std::vector<HostOutcome> RunHost(const std::vector<Policy>& strategies, int iter
   return out;
 }
 
+// One run of the experiment: the validated options, the model's and the
+// host's runs, and the report built from them.  Run() calls one function per
+// part, in order.
 class VmstatExperiment {
  public:
-  absl::StatusOr<ExperimentReport> Run(const CommonOptions& options,
-                                       const VmstatExperimentOptions& opts, Progress& progress) {
+  VmstatExperiment(const CommonOptions& common, const VmstatExperimentOptions& vmstat_options,
+                   Progress& run_progress)
+      : options(common), opts(vmstat_options), progress(run_progress) {}
+
+  absl::StatusOr<ExperimentReport> Run() {
+    ISOLATION_RETURN_IF_ERROR(ParseOptions());
+    ISOLATION_RETURN_IF_ERROR(RunStrategies());
+    Tables();
+    Checks();
+    Text();
+    ReproduceRows();
+    return std::move(report);
+  }
+
+ private:
+  // The options, validated, and the machines: the model and the host-sized
+  // one of the host part.
+  absl::Status ParseOptions() {
     // Every registered fold policy is accepted (a user's too); a built-in
     // keeps its enum for its own checks.
-    std::vector<Policy> strategies;
     for (const std::string& part : opts.strategies) {
       ISOLATION_ASSIGN_OR_RETURN(std::string name, ResolveFoldPolicy("--vmstat_strategies", part));
       Policy p{name, {}, false};
@@ -418,14 +436,14 @@ class VmstatExperiment {
       strategies.push_back(std::move(p));
     }
     if (strategies.empty()) return absl::InvalidArgumentError("--vmstat_strategies: empty list");
-    const int32_t period_ms = opts.stat_interval_ms;
+    period_ms = opts.stat_interval_ms;
     if (period_ms <= 0 || period_ms > 60000) {
       return absl::InvalidArgumentError(
           absl::StrCat("--vmstat_stat_interval_ms=", period_ms, ": want 1..60000"));
     }
-    int32_t syscalls = opts.syscalls;
-    int32_t spin_ms = opts.spin_ms;
-    int32_t host_iterations = opts.host_iterations;
+    syscalls = opts.syscalls;
+    spin_ms = opts.spin_ms;
+    host_iterations = opts.host_iterations;
     if (syscalls < 0 || syscalls > 10'000'000) {
       return absl::InvalidArgumentError(
           absl::StrCat("--vmstat_syscalls=", syscalls, ": want 0..10000000"));
@@ -438,7 +456,7 @@ class VmstatExperiment {
       return absl::InvalidArgumentError(
           absl::StrCat("--vmstat_host_iterations=", host_iterations, ": want 0..100000000"));
     }
-    Nanos period = static_cast<Nanos>(period_ms) * kNsPerMs;
+    period = static_cast<Nanos>(period_ms) * kNsPerMs;
     if (options.quick) {
       syscalls = std::min(syscalls, 200);
       host_iterations = std::min(host_iterations, 4000);
@@ -446,64 +464,68 @@ class VmstatExperiment {
       period = std::min<Nanos>(period, 20 * kNsPerMs);
       spin_ms = static_cast<int32_t>(std::min<Nanos>(spin_ms, 3 * period / kNsPerMs));
     }
-    const Nanos spin = static_cast<Nanos>(spin_ms) * kNsPerMs;
+    spin = static_cast<Nanos>(spin_ms) * kNsPerMs;
 
-    ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(options));
-    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(options, topo));
+    ISOLATION_ASSIGN_OR_RETURN(topo, LoadTopology(options));
+    ISOLATION_ASSIGN_OR_RETURN(iso, LoadIsolation(options, *topo));
     if (options.nohz_full.empty()) {
       // Default: nohz_full on the isolated CPUs (the seeds' setup).
-      CpuMask isolated(topo.num_cpus());
-      for (int cpu = 0; cpu < topo.num_cpus(); ++cpu) {
-        if (iso.CpuIsIsolated(cpu)) isolated.Set(cpu);
+      CpuMask isolated(topo->num_cpus());
+      for (int cpu = 0; cpu < topo->num_cpus(); ++cpu) {
+        if (iso->CpuIsIsolated(cpu)) isolated.Set(cpu);
       }
-      if (!isolated.Empty()) ISOLATION_RETURN_IF_ERROR(iso.ApplyNohzFull(isolated.ToString()));
+      if (!isolated.Empty()) ISOLATION_RETURN_IF_ERROR(iso->ApplyNohzFull(isolated.ToString()));
     }
-    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, topo));
+    ISOLATION_RETURN_IF_ERROR(CheckTraceCpus(options.trace, *topo));
     // The host part runs on the host-sized model (real_model.h): refused
     // here, before any simulation, when oversubscribed without the flag.
-    ISOLATION_ASSIGN_OR_RETURN(RealThreadModel real_model, HostSizedModel(options, topo, iso));
-    const bool host_runs = !real_model.isolated.Empty() && !real_model.housekeeping.Empty();
+    ISOLATION_ASSIGN_OR_RETURN(RealThreadModel model, HostSizedModel(options, *topo, *iso));
+    real_model.emplace(std::move(model));
+    host_runs = !real_model->isolated.Empty() && !real_model->housekeeping.Empty();
     if (options.trace != nullptr) options.trace->PlanRuns(static_cast<int>(strategies.size()));
+    return absl::OkStatus();
+  }
 
+  // Every strategy on the simulator, then on host threads.
+  absl::Status RunStrategies() {
     // Simulated runs.
-    std::vector<SimOutcome> sims;
     for (size_t i = 0; i < strategies.size(); ++i) {
       progress.Update(absl::StrCat("simulating ", strategies[i].name),
                       0.7 * static_cast<double>(i) / static_cast<double>(strategies.size()));
-      ISOLATION_ASSIGN_OR_RETURN(
-          SimOutcome o, RunSimulated(strategies[i], topo, iso, period, syscalls, spin, options.seed,
-                                     options.trace));
+      ISOLATION_ASSIGN_OR_RETURN(SimOutcome o,
+                                 RunSimulated(strategies[i], *topo, *iso, period, syscalls, spin,
+                                              options.seed, options.trace));
       sims.push_back(o);
     }
     // Host runs.
     progress.Update("host syscall loop", 0.75);
-    std::string syscall_name = "none (the host-sized model has no isolated or no housekeeping CPU)";
-    std::vector<HostOutcome> host(strategies.size());
+    syscall_name = "none (the host-sized model has no isolated or no housekeeping CPU)";
+    host.resize(strategies.size());
     if (host_runs)
-      host = RunHost(strategies, host_iterations, opts.real_syscall, real_model, &syscall_name);
+      host = RunHost(strategies, host_iterations, opts.real_syscall, *real_model, &syscall_name);
     progress.Done();
 
-    double a1_ns = 0, a1_cycles = 0;
     for (size_t i = 0; i < strategies.size(); ++i) {
       if (strategies[i].name == kOverheadBaseline) {
         a1_ns = host[i].syscall_ns_median;
         a1_cycles = host[i].syscall_cycles_median;
       }
     }
+    return absl::OkStatus();
+  }
 
-    ExperimentReport report;
-    nlohmann::json& j = report.json;
-    int isolated_count = 0, nohz_isolated_count = 0;
-    for (int cpu = 0; cpu < topo.num_cpus(); ++cpu) {
-      isolated_count += iso.CpuIsIsolated(cpu) ? 1 : 0;
-      nohz_isolated_count += iso.CpuIsIsolated(cpu) && iso.nohz_full().Test(cpu) ? 1 : 0;
+  // The JSON: the model, the host part, and one row per strategy.
+  void Tables() {
+    for (int cpu = 0; cpu < topo->num_cpus(); ++cpu) {
+      isolated_count += iso->CpuIsIsolated(cpu) ? 1 : 0;
+      nohz_isolated_count += iso->CpuIsIsolated(cpu) && iso->nohz_full().Test(cpu) ? 1 : 0;
     }
     j["experiment"] = "vmstat";
     j["quick"] = options.quick;
-    j["model"] = {{"topology", topo.description()},
-                  {"cpus", topo.num_cpus()},
+    j["model"] = {{"topology", topo->description()},
+                  {"cpus", topo->num_cpus()},
                   {"isolated_cpus", isolated_count},
-                  {"nohz_full", iso.nohz_full().ToString()},
+                  {"nohz_full", iso->nohz_full().ToString()},
                   {"stat_interval_ms", static_cast<double>(period) / kNsPerMs},
                   {"syscalls_per_isolated_cpu", syscalls},
                   {"spin_ms", spin_ms},
@@ -512,11 +534,11 @@ class VmstatExperiment {
         {"syscall", syscall_name},
         {"iterations_per_strategy", host_iterations},
         {"label",
-         absl::StrCat(real_model.row_prefix(),
+         absl::StrCat(real_model->row_prefix(),
                       "host real threads: indicative, not representative (includes the real "
                       "syscall, the model update and the return-to-user hook); ",
-                      real_model.label)}};
-    j["real_thread_model"] = real_model.Json();
+                      real_model->label)}};
+    j["real_thread_model"] = real_model->Json();
     nlohmann::json list = nlohmann::json::array();
     nlohmann::json details = nlohmann::json::array();
     for (size_t i = 0; i < strategies.size(); ++i) {
@@ -545,14 +567,14 @@ class VmstatExperiment {
     }
     j["strategies"] = list;
     j["details"] = details;
+  }
 
-    // Expected outcomes: A0 interrupts isolated CPUs, A1/B/C do not;
-    // A1 leaves residue, B does not; lost_updates 0.
-    // A check about CPUs the configuration does not have (no isolated CPU,
-    // or for B / B.local no isolated nohz_full CPU) does not apply: it is
-    // skipped with a note, not counted as a failure.
-    int64_t violations = 0;
-    nlohmann::json checks = nlohmann::json::array();
+  // Expected outcomes: A0 interrupts isolated CPUs, A1/B/C do not;
+  // A1 leaves residue, B does not; lost_updates 0.
+  // A check about CPUs the configuration does not have (no isolated CPU,
+  // or for B / B.local no isolated nohz_full CPU) does not apply: it is
+  // skipped with a note, not counted as a failure.
+  void Checks() {
     const std::string no_isolated =
         isolated_count == 0 ? "no isolated CPU in this configuration (--isolcpus / --nohz_full)"
                             : "";
@@ -560,7 +582,6 @@ class VmstatExperiment {
         nohz_isolated_count == 0
             ? "no isolated nohz_full CPU in this configuration (--isolcpus / --nohz_full)"
             : "";
-    std::vector<std::string> skip_notes;
     auto check = [&](const std::string& what, bool ok, const std::string& skip_reason) {
       if (!skip_reason.empty()) {
         checks.push_back({{"check", what}, {"ok", true}, {"skipped", skip_reason}});
@@ -608,21 +629,23 @@ class VmstatExperiment {
     }
     j["checks"] = checks;
     report.invariant_violations = violations;
-    report.warnings = iso.warnings();  // including the default nohz_full's
+    report.warnings = iso->warnings();  // including the default nohz_full's
     if (!host_runs) {
       report.warnings.push_back(
-          {"real threads", absl::StrCat("host part skipped: ", real_model.label,
+          {"real threads", absl::StrCat("host part skipped: ", real_model->label,
                                         " has no isolated or no housekeeping CPU")});
     }
+  }
 
-    // Text.
+  // The text table, its notes and the failed checks.
+  void Text() {
     std::string& t = report.text;
     absl::StrAppend(
         &t,
         absl::StrFormat(
             "vmstat: %d CPUs (%s), %d isolated (%d nohz_full); P = %g ms; %d mlock/munlock-like "
             "syscalls then RT start-up + %d ms spin per isolated CPU%s\n",
-            topo.num_cpus(), topo.description(), isolated_count, nohz_isolated_count,
+            topo->num_cpus(), topo->description(), isolated_count, nohz_isolated_count,
             static_cast<double>(period) / kNsPerMs, syscalls, spin_ms,
             options.quick ? " (quick)" : ""));
     absl::StrAppend(
@@ -642,7 +665,7 @@ class VmstatExperiment {
         absl::StrAppend(&t, p.name, " is the library's own design, not a kernel proposal.\n");
     }
     absl::StrAppend(
-        &t, "* ", real_model.row_prefix(), "host real threads (", real_model.label, "), ",
+        &t, "* ", real_model->row_prefix(), "host real threads (", real_model->label, "), ",
         syscall_name,
         ": indicative, not representative.  ~ modelled (simulator).  Interruptions and residue: "
         "simulator, exact.\n");
@@ -651,8 +674,10 @@ class VmstatExperiment {
       if (!c["ok"].get<bool>())
         absl::StrAppend(&t, "CHECK FAILED: ", c["check"].get<std::string>(), "\n");
     }
+  }
 
-    // Reproduce rows: the seed compares vanilla of 2022 (= A0) with its patch (= B).
+  // Reproduce rows: the seed compares vanilla of 2022 (= A0) with its patch (= B).
+  void ReproduceRows() {
     int a0 = -1, b = -1;
     for (size_t i = 0; i < strategies.size(); ++i) {
       if (strategies[i].name == kSeedVanilla) a0 = static_cast<int>(i);
@@ -682,8 +707,37 @@ class VmstatExperiment {
                            static_cast<double>(sa.max_stall_ns) / kNsPerUs,
                            static_cast<double>(sb.max_stall_ns) / kNsPerUs)});
     }
-    return report;
   }
+
+  const CommonOptions& options;
+  const VmstatExperimentOptions& opts;
+  Progress& progress;
+
+  // The options, validated.
+  std::vector<Policy> strategies;
+  int32_t period_ms = 0;
+  int32_t syscalls = 0;
+  int32_t spin_ms = 0;
+  int32_t host_iterations = 0;
+  Nanos period = 0;
+  Nanos spin = 0;
+  std::optional<Topology> topo;
+  std::optional<IsolationConfig> iso;
+  std::optional<RealThreadModel> real_model;  // the host part's machine
+  bool host_runs = false;                     // it has an isolated and a housekeeping CPU
+
+  // The runs, one per strategy.
+  std::vector<SimOutcome> sims;
+  std::vector<HostOutcome> host;
+  std::string syscall_name;
+  double a1_ns = 0, a1_cycles = 0;  // the overhead baseline's syscall
+
+  ExperimentReport report;
+  nlohmann::json& j = report.json;
+  int isolated_count = 0, nohz_isolated_count = 0;
+  int64_t violations = 0;
+  nlohmann::json checks = nlohmann::json::array();
+  std::vector<std::string> skip_notes;
 };
 
 }  // namespace
@@ -725,7 +779,7 @@ absl::StatusOr<ExperimentReport> RunVmstatExperiment(const CommonOptions& common
                                                      const VmstatExperimentOptions& options,
                                                      Progress& progress) {
   ISOLATION_ASSIGN_OR_RETURN(ExperimentReport report,
-                             VmstatExperiment().Run(common, options, progress));
+                             VmstatExperiment(common, options, progress).Run());
   FinishReport(ConfigurationWarnings(common), report);
   return report;
 }

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
-#include "isolation/idle_select/hooks.h"
+#include "isolation/idle_select/workload.h"
 #include "isolation/runtime/real_driver.h"
 #include "isolation/runtime/sim.h"
 #include "isolation/testing/idle_select.h"

@@ -18,8 +18,8 @@
 
 #include "gtest/gtest.h"
 #include "isolation/idle_select/idle_select.h"
-#include "isolation/idle_select/hooks.h"
 #include "isolation/idle_select/selector.h"
+#include "isolation/idle_select/workload.h"
 #include "isolation/runtime/sim.h"
 #include "isolation/testing/status_matchers.h"
 

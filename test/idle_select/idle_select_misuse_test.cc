@@ -17,9 +17,9 @@
 #include "gtest/gtest.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
-#include "isolation/idle_select/hooks.h"
 #include "isolation/idle_select/idle_select.h"
 #include "isolation/idle_select/sis_selector.h"
+#include "isolation/idle_select/workload.h"
 #include "isolation/runtime/sim.h"
 #include "isolation/testing/status_matchers.h"
 

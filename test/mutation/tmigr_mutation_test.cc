@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,29 +26,14 @@
 #include "isolation/testing/tmigr.h"
 #include "isolation/tmigr/tmigr.h"
 #include "isolation/tmigr/variants.h"
+#include "kill_table.h"
 
 namespace isolation::tmigr {
 namespace {
 
+using mutation_test::Trigger;
+
 constexpr int64_t kRarePeriod = 5000;
-
-class Trigger {
- public:
-  explicit Trigger(int64_t period) : period_(period) {}
-  bool Fire() {
-    const int64_t n = events_.fetch_add(1, std::memory_order_relaxed) + 1;
-    const bool fire = n % period_ == 0;
-    if (fire) fired_.fetch_add(1, std::memory_order_relaxed);
-    return fire;
-  }
-  int64_t events() const { return events_.load(std::memory_order_relaxed); }
-  int64_t fired() const { return fired_.load(std::memory_order_relaxed); }
-
- private:
-  const int64_t period_;
-  std::atomic<int64_t> events_{0};
-  std::atomic<int64_t> fired_{0};
-};
 
 // ---- participation mutations ------------------------------------------------------------
 
@@ -203,12 +189,8 @@ class QuickCheckIgnoresHierarchy final : public ForwardingTimerMigration {
   Nanos QuickCheck(int, Nanos) override { return kNanosMax; }
 };
 
-struct Mutation {
-  std::string variant;  // "participation[/hierarchy]"
-  std::string bug_class;
-  bool rare;
-  const Trigger* trigger = nullptr;
-};
+// name: "participation[/hierarchy]".
+using Mutation = mutation_test::MutationCase;
 
 template <typename T>
 HierarchyEntry Decorator(std::string name, std::string what) {
@@ -279,48 +261,14 @@ class TmigrMutation : public ::testing::Test {
 };
 
 TEST_F(TmigrMutation, EveryMutationIsKilled) {
-  struct Row {
-    std::string name, bug_class, killed_by, first;
-    bool rare;
-    int64_t events = 0, fired = 0;
-  };
-  std::vector<Row> rows;
-  int killed = 0;
-  for (const Mutation& m : Mutations()) {
-    Row row{m.variant, m.bug_class, "", "", m.rare};
-    for (const auto& check : testing::tmigr_conformance::AllChecks()) {
-      auto why = testing::tmigr_conformance::NotApplicable(check.name, m.variant);
-      ISOLATION_ASSERT_OK(why) << m.variant;
-      if (!why->empty()) continue;
-      const testing::tmigr_conformance::Violations v =
-          testing::tmigr_conformance::Run(check.name, m.variant);
-      if (!v.empty()) {
-        row.killed_by = check.name;
-        row.first = v.front();
-        break;
-      }
-    }
-    if (m.trigger != nullptr) {
-      row.events = m.trigger->events();
-      row.fired = m.trigger->fired();
-    }
-    killed += !row.killed_by.empty();
-    EXPECT_FALSE(row.killed_by.empty())
-        << m.variant << " (" << m.bug_class << ") survived every check of the kit";
-    rows.push_back(std::move(row));
-  }
-  std::printf("kill rate tmigr: %d of %zu\n", killed, rows.size());
-  std::printf(
-      "| mutation | bug class | form | killed by | rare events (fired) |\n|---|---|---|---|---|\n");
-  for (const Row& r : rows) {
-    std::printf(
-        "| %s | %s | %s | %s | %s |\n", r.name.c_str(), r.bug_class.c_str(),
-        r.rare ? "rare" : "common", r.killed_by.empty() ? "SURVIVED" : r.killed_by.c_str(),
-        r.rare ? (std::to_string(r.events) + " (" + std::to_string(r.fired) + ")").c_str() : "-");
-  }
-  for (const Row& r : rows) {
-    if (!r.first.empty()) std::printf("%s: %s\n", r.name.c_str(), r.first.substr(0, 300).c_str());
-  }
+  mutation_test::ExpectEveryMutationKilled(
+      "tmigr", Mutations(), testing::tmigr_conformance::AllChecks(),
+      [](std::string_view check, std::string_view variant) {
+        return testing::tmigr_conformance::NotApplicable(check, variant);
+      },
+      [](std::string_view check, std::string_view variant) {
+        return testing::tmigr_conformance::Run(check, variant);
+      });
 }
 
 // A variant composed with a negative-control part is one: the kit says so,

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,31 +25,14 @@
 #include "isolation/testing/vmstat.h"
 #include "isolation/vmstat/fold_policy.h"
 #include "isolation/vmstat/vmstat.h"
+#include "kill_table.h"
 
 namespace isolation::vmstat {
 namespace {
 
+using mutation_test::Trigger;
+
 constexpr int64_t kRarePeriod = 5000;
-
-// Counts the relevant events of one mutation; Fire() is true on one in
-// `period`.  Process-wide: the kit's checks make many short-lived counters.
-class Trigger {
- public:
-  explicit Trigger(int64_t period) : period_(period) {}
-  bool Fire() {
-    const int64_t n = events_.fetch_add(1, std::memory_order_relaxed) + 1;
-    const bool fire = n % period_ == 0;
-    if (fire) fired_.fetch_add(1, std::memory_order_relaxed);
-    return fire;
-  }
-  int64_t events() const { return events_.load(std::memory_order_relaxed); }
-  int64_t fired() const { return fired_.load(std::memory_order_relaxed); }
-
- private:
-  const int64_t period_;
-  std::atomic<int64_t> events_{0};
-  std::atomic<int64_t> fired_{0};
-};
 
 // Forwards everything to a built-in policy; mutations override one step.
 class Wrapped : public FoldPolicy {
@@ -240,6 +224,13 @@ const std::vector<Mutation>& Mutations() {
   return *m;
 }
 
+// The mutations as the kill table takes them.
+std::vector<mutation_test::MutationCase> Cases() {
+  std::vector<mutation_test::MutationCase> cases;
+  for (const Mutation& m : Mutations()) cases.push_back({m.name, m.bug_class, m.rare, m.trigger});
+  return cases;
+}
+
 class VmstatMutation : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -254,47 +245,14 @@ class VmstatMutation : public ::testing::Test {
 // Each mutation through the kit's list, in order, up to the first check that
 // reports a violation.
 TEST_F(VmstatMutation, EveryMutationIsKilled) {
-  struct Row {
-    std::string name, bug_class, killed_by, first;
-    bool rare;
-    int64_t events = 0, fired = 0;
-  };
-  std::vector<Row> rows;
-  int killed = 0;
-  for (const Mutation& m : Mutations()) {
-    Row row{m.name, m.bug_class, "", "", m.rare};
-    for (const auto& check : testing::vmstat_conformance::AllChecks()) {
-      auto why = testing::vmstat_conformance::NotApplicable(check.name, m.name);
-      ISOLATION_ASSERT_OK(why) << m.name;
-      if (!why->empty()) continue;
-      const testing::Violations v = testing::vmstat_conformance::Run(check.name, m.name);
-      if (!v.empty()) {
-        row.killed_by = check.name;
-        row.first = v.front();
-        break;
-      }
-    }
-    if (m.trigger != nullptr) {
-      row.events = m.trigger->events();
-      row.fired = m.trigger->fired();
-    }
-    killed += !row.killed_by.empty();
-    EXPECT_FALSE(row.killed_by.empty())
-        << m.name << " (" << m.bug_class << ") survived every check of the kit";
-    rows.push_back(std::move(row));
-  }
-  std::printf("kill rate vmstat: %d of %zu\n", killed, rows.size());
-  std::printf(
-      "| mutation | bug class | form | killed by | rare events (fired) |\n|---|---|---|---|---|\n");
-  for (const Row& r : rows) {
-    std::printf(
-        "| %s | %s | %s | %s | %s |\n", r.name.c_str(), r.bug_class.c_str(),
-        r.rare ? "rare" : "common", r.killed_by.empty() ? "SURVIVED" : r.killed_by.c_str(),
-        r.rare ? (std::to_string(r.events) + " (" + std::to_string(r.fired) + ")").c_str() : "-");
-  }
-  for (const Row& r : rows) {
-    if (!r.first.empty()) std::printf("%s: %s\n", r.name.c_str(), r.first.substr(0, 300).c_str());
-  }
+  mutation_test::ExpectEveryMutationKilled(
+      "vmstat", Cases(), testing::vmstat_conformance::AllChecks(),
+      [](std::string_view check, std::string_view variant) {
+        return testing::vmstat_conformance::NotApplicable(check, variant);
+      },
+      [](std::string_view check, std::string_view variant) {
+        return testing::vmstat_conformance::Run(check, variant);
+      });
 }
 
 // A mutation over a negative-control slot cannot join the default lists:

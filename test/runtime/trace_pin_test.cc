@@ -27,8 +27,8 @@
 #include "gtest/gtest.h"
 #include "isolation/core/isolation_config.h"
 #include "isolation/core/topology.h"
-#include "isolation/idle_select/hooks.h"
 #include "isolation/idle_select/idle_select.h"
+#include "isolation/idle_select/workload.h"
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/runtime/sim.h"
@@ -57,6 +57,14 @@ std::string Hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v, absl::kZero
 void ExpectPin(const Pin& got, const Pin& want) {
   EXPECT_EQ(Hex(got.hash), Hex(want.hash)) << "events " << got.events;
   EXPECT_EQ(got.events, want.events);
+}
+
+// Runs one of the Run* workloads below with `args` and expects its pin `want`.
+template <typename Workload, typename... Args>
+void ExpectRunPin(const Pin& want, Workload run, const Args&... args) {
+  Pin got;
+  ASSERT_NO_FATAL_FAILURE(run(args..., &got));
+  ExpectPin(got, want);
 }
 
 // Scripted disturbances shared by the workloads: affinity changes (moves of
@@ -196,22 +204,14 @@ void RunMmCid(const std::string& placement, Pin* out) {
 }
 
 TEST(TracePin, MmCidTaskWork) {
-  Pin got;
-  ASSERT_NO_FATAL_FAILURE(RunMmCid("work_taskwork", &got));
-  ExpectPin(got, Pin{0x581bec0b9e8b198a, 4421});
+  ExpectRunPin(Pin{0x581bec0b9e8b198a, 4421}, RunMmCid, "work_taskwork");
 }
 
 TEST(TracePin, MmCidUnbound) {
-  Pin got;
-  ASSERT_NO_FATAL_FAILURE(RunMmCid("work_unbound", &got));
-  ExpectPin(got, Pin{0xef1d7d3cd1cd5aeb, 4441});
+  ExpectRunPin(Pin{0xef1d7d3cd1cd5aeb, 4441}, RunMmCid, "work_unbound");
 }
 
-TEST(TracePin, MmCidRcu) {
-  Pin got;
-  ASSERT_NO_FATAL_FAILURE(RunMmCid("work_rcu", &got));
-  ExpectPin(got, Pin{0x2fb20864a5b40b41, 4445});
-}
+TEST(TracePin, MmCidRcu) { ExpectRunPin(Pin{0x2fb20864a5b40b41, 4445}, RunMmCid, "work_rcu"); }
 
 // --- tmigr (through TmigrHooks) -------------------------------------------------
 
@@ -258,16 +258,10 @@ void RunTmigr(const std::string& participation, Pin* out) {
   *out = Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, TmigrV69) {
-  Pin got;
-  ASSERT_NO_FATAL_FAILURE(RunTmigr("v6.9", &got));
-  ExpectPin(got, Pin{0x85e384b54b609431, 2572});
-}
+TEST(TracePin, TmigrV69) { ExpectRunPin(Pin{0x85e384b54b609431, 2572}, RunTmigr, "v6.9"); }
 
 TEST(TracePin, TmigrIsolation) {
-  Pin got;
-  ASSERT_NO_FATAL_FAILURE(RunTmigr("isolation", &got));
-  ExpectPin(got, Pin{0x4fed6a9ecb02efbc, 2602});
+  ExpectRunPin(Pin{0x4fed6a9ecb02efbc, 2602}, RunTmigr, "isolation");
 }
 
 // --- idle_select (wakeup placement through the hooks) ---------------------------
@@ -313,15 +307,11 @@ void RunIdleSelect(const std::string& variant, const std::string& isolcpus, Pin*
 }
 
 TEST(TracePin, IdleSelectV0) {
-  Pin got;
-  ASSERT_NO_FATAL_FAILURE(RunIdleSelect("V0", "", &got));
-  ExpectPin(got, Pin{0x5d6e54edbc3b1305, 19511});
+  ExpectRunPin(Pin{0x5d6e54edbc3b1305, 19511}, RunIdleSelect, "V0", "");
 }
 
 TEST(TracePin, IdleSelectV2) {
-  Pin got;
-  ASSERT_NO_FATAL_FAILURE(RunIdleSelect("V2", "5-7", &got));
-  ExpectPin(got, Pin{0xf2b680231ceb7428, 17508});
+  ExpectRunPin(Pin{0xf2b680231ceb7428, 17508}, RunIdleSelect, "V2", "5-7");
 }
 
 // --- vmstat ---------------------------------------------------------------------
@@ -376,17 +366,9 @@ void RunVmstat(const std::string& fold_policy, Pin* out) {
   *out = Pin{sim->TraceHash(), sim->events_processed()};
 }
 
-TEST(TracePin, VmstatA0) {
-  Pin got;
-  ASSERT_NO_FATAL_FAILURE(RunVmstat("A0", &got));
-  ExpectPin(got, Pin{0x7ea23b0f2776fcce, 1347});
-}
+TEST(TracePin, VmstatA0) { ExpectRunPin(Pin{0x7ea23b0f2776fcce, 1347}, RunVmstat, "A0"); }
 
-TEST(TracePin, VmstatStrategyB) {
-  Pin got;
-  ASSERT_NO_FATAL_FAILURE(RunVmstat("B", &got));
-  ExpectPin(got, Pin{0xb791dac24948774f, 1235});
-}
+TEST(TracePin, VmstatStrategyB) { ExpectRunPin(Pin{0xb791dac24948774f, 1235}, RunVmstat, "B"); }
 
 // --- tmigr's oslat workload: its figures ---------------------------------------------
 

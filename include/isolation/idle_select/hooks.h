@@ -6,25 +6,21 @@
 // The run-queue harness glue for idle_select: a `Hooks` adapter that keeps the
 // per-CPU state of an `IdleState` in step with a driver's run queues and
 // answers the driver's wakeup placement (`SelectTaskCpu`) with the chosen
-// selector; plus user-level message-passing workloads (hackbench-like groups,
-// sched-pipe ping-pong, schbench-like batch wake) written as TaskBodies with
-// Block()/Wake(), so the same harness runs on the Simulator and on the
-// RealThreadDriver.
+// selector.  The message-passing workloads that run on it are in
+// isolation/idle_select/workload.h.
 //
 // Kernel counterpart: the calls the kernel makes into the selection state —
 // do_idle() / put_prev_task_idle() (idle edges), sched_tick(),
 // tick_nohz_idle_stop_tick(), ttwu_queue_wakelist() (ttwu_pending),
 // select_task_rq_fair() + wake_affine() (placement), and the periodic
 // load balance's update_idle_cpu_scan() (budget, from the LLC's measured
-// utilisation).  Workloads: rt-tests hackbench.c, perf bench sched pipe,
-// masoncl/schbench.
+// utilisation).
 //
 // Thread-safety contract: per-CPU hooks touch only their CPU's state (the
 // driver never runs two hooks of one CPU at once); SelectTaskCpu may run on
 // any CPU thread concurrently; per-task state is preallocated (max_tasks) and
 // a task's slot is only touched by the one wakeup of that task in flight.
-// Counters are relaxed atomics read after RunFor returns.  Workload channels
-// use a Mutex each (isolation/core/mutex.h) (user-level pipes, not a kernel hot path).
+// Counters are relaxed atomics read after RunFor returns.
 //
 // Memory ordering: the driver's Wake/enqueue hand-over is release/acquire
 // (driver.h); everything here is a hint re-checked by the selector.
@@ -37,7 +33,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -203,114 +198,6 @@ class IdleSelectHooks final : public Hooks {
   std::vector<std::unique_ptr<std::atomic<Nanos>>> llc_last_update_;
   std::vector<Counter> counters_;
 };
-
-// ---------------------------------------------------------------------------
-// Workloads (user-level tasks on the driver's run queues)
-// ---------------------------------------------------------------------------
-
-// A bounded message channel between user-level tasks (a pipe).  Readers
-// and writers that cannot proceed Block(); the other side Wake()s them.
-// The wake is issued after the waiter is recorded under the channel mutex;
-// a waiter re-checks the channel every time it runs, so a spurious run is
-// harmless.
-class Channel {
- public:
-  explicit Channel(int capacity) : capacity_(capacity) {}
-  // Returns true if a message was written; otherwise `self` is recorded as a
-  // waiting writer and the caller must Block().
-  bool TryWrite(Driver& d, TaskId self, int waker_cpu);
-  bool TryRead(Driver& d, TaskId self, int waker_cpu);
-
- private:
-  Mutex mu_;
-  int capacity_;
-  int count_ ABSL_GUARDED_BY(mu_) = 0;
-  std::deque<TaskId> waiting_readers_ ABSL_GUARDED_BY(mu_);
-  std::deque<TaskId> waiting_writers_ ABSL_GUARDED_BY(mu_);
-};
-
-struct WorkloadResult {
-  Nanos duration_ns = 0;         // start barrier to last task done
-  int64_t operations = 0;        // messages / round trips / wakeups
-  std::vector<Nanos> latencies;  // schbench: wake -> run
-  bool completed = false;        // every task finished (no lost wakeup)
-};
-
-struct HackbenchParams {
-  int groups = 1;
-  int senders = 20;                       // per group (= receivers)
-  int messages = 100;                     // per sender per receiver (hackbench --loops)
-  int channel_capacity = 16;              // messages a pipe holds before the writer blocks
-  Nanos work_per_message = 2 * kNsPerUs;  // user-mode time per write / read
-  int work_jitter_pct = 0;                // +- uniform jitter on each work step (task rng)
-};
-struct PipeParams {
-  int round_trips = 10000;
-  int pairs = 1;  // independent ping-pong pairs, driven together
-  Nanos work_per_message = 1 * kNsPerUs;
-  int work_jitter_pct = 0;
-};
-// netperf-RR analogue (spec S12): `pairs` client/server pairs doing
-// request/response transactions.  Each message spends `net_delay_ns` "on the
-// wire" (the sender sleeps, then writes: loopback / softirq time during
-// which neither side runs), so CPUs do idle between transactions even at
-// 200 % threads, as the TCP_RR report's 17.6 % idle shows.  The wire sleep
-// ends with a timer wakeup (waker -1); the write wakes the partner (waker =
-// the sender's CPU).
-struct RequestResponseParams {
-  int pairs = 8;
-  int transactions = 1000;  // per pair
-  Nanos work_per_message = 5 * kNsPerUs;
-  Nanos net_delay_ns = 5 * kNsPerUs;
-  int work_jitter_pct = 50;
-};
-struct SchbenchParams {
-  int message_tasks = 2;
-  int workers_per_message = 4;
-  int rounds = 200;  // wake rounds per worker
-  Nanos think_ns = 20 * kNsPerUs;
-};
-
-// Spawn a workload on `driver`, registering every task with `hooks` (may be
-// null), run it until done or `timeout` of driver time, and report.  Tasks
-// start spread round-robin over `cpus` (empty = every online CPU).
-absl::StatusOr<WorkloadResult> RunHackbench(Driver& driver, IdleSelectHooks* hooks,
-                                            const HackbenchParams& params, Nanos timeout,
-                                            const CpuMask& cpus = CpuMask());
-absl::StatusOr<WorkloadResult> RunPipe(Driver& driver, IdleSelectHooks* hooks,
-                                       const PipeParams& params, Nanos timeout,
-                                       const CpuMask& cpus = CpuMask());
-absl::StatusOr<WorkloadResult> RunRequestResponse(Driver& driver, IdleSelectHooks* hooks,
-                                                  const RequestResponseParams& params,
-                                                  Nanos timeout, const CpuMask& cpus = CpuMask());
-absl::StatusOr<WorkloadResult> RunSchbench(Driver& driver, IdleSelectHooks* hooks,
-                                           const SchbenchParams& params, Nanos timeout,
-                                           const CpuMask& cpus = CpuMask());
-
-// ---------------------------------------------------------------------------
-// Load sweep (spec S22): one workload sized to a share of the driver's CPUs.
-// ---------------------------------------------------------------------------
-enum class LoadWorkload { kHackbench, kPipe, kSchbench, kRequestResponse };
-// "hackbench", "pipe", "schbench", "rr".
-std::string_view LoadWorkloadName(LoadWorkload w);
-struct LoadPointResult {
-  // hackbench: modelled/real ms to finish (lower is better); pipe and rr:
-  // round trips per ms over `window` (higher is better); schbench: p99
-  // wake->run latency in us (lower is better).
-  double value = 0;
-  int tasks = 0;
-  bool completed = false;  // hackbench / schbench ran to the end
-  HarnessCounters counters;
-};
-// Tasks for `load_pct` % of the N online CPUs (n = max(1, N * load_pct / 100)):
-// hackbench one group of n/2 senders + n/2 receivers (>= 1 each, 20 loops);
-// pipe n ping-pong pairs; rr n request/response pairs (netperf "n threads");
-// schbench 2 message tasks x max(1, n/2) workers, 30 rounds, 100 us think.
-// Pipe and rr run for `window`; hackbench and schbench until done (at most
-// 20 x window).  `hooks` must be registered with `driver`.  Errors: bad
-// load_pct (1..1000) or window, and workload errors.
-absl::StatusOr<LoadPointResult> RunLoadPoint(Driver& driver, IdleSelectHooks& hooks,
-                                             LoadWorkload workload, int load_pct, Nanos window);
 
 // ---------------------------------------------------------------------------
 // Selection sweep (no driver): cost and probes of one selector on one LLC

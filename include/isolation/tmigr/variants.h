@@ -134,8 +134,8 @@ class IsolationAwareParticipation : public Participation {
 
 using ParticipationFactory = absl::AnyInvocable<std::unique_ptr<Participation>() const>;
 using ParticipationEntry = VariantEntry<ParticipationFactory>;
-// Built-ins: "v6.9", "isolation", "isolation-v15", and the negative control
-// "isolation-no-cpuset-term".
+// Built-ins first, in registration order ("v6.9", "isolation", ...; `isolab
+// variants` lists them all, docs/tmigr.md describes them).
 VariantRegistry<ParticipationFactory>& ParticipationRegistry();
 // Errors: as VariantRegistry::Register (bad or duplicate name, no factory).
 absl::Status RegisterParticipation(ParticipationEntry entry);

@@ -622,9 +622,9 @@ TEST(IdleSelectScenarios, V5_FilterAndAbelsRule) {
 // The registry.
 // ---------------------------------------------------------------------------
 TEST(IdleSelectRegistry, BuiltinsInOrderWithDescriptions) {
-  const std::vector<std::string> want = {"V0",           "V1", "V1-eager",    "V1-tickstop",
-                                         "V1-unbounded", "V2", "V3",          "V4g",
-                                         "V4n",          "V5", "V1-trusting", "V0-norecheck"};
+  const std::vector<std::string> want = {
+      "V0",  "V1",  "V1-eager", "V1-tickstop",    "V1-unbounded", "V2",          "V3",
+      "V4g", "V4n", "V5",       "V0-from-target", "V1-trusting",  "V0-norecheck"};
   std::vector<std::string> names = SelectorNames(/*include_negative_controls=*/true);
   ASSERT_GE(names.size(), want.size());
   names.resize(want.size());  // other tests of this binary may register more

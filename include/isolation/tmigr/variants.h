@@ -212,10 +212,9 @@ class ForwardingTimerMigration : public TimerMigration {
   std::unique_ptr<TimerMigration> inner_;
 };
 using HierarchyEntry = VariantEntry<HierarchyFactory>;
-// Built-ins: "mainline" (the kernel's walk plus our fix of race R4,
-// docs/tmigr.md), and the negative controls "ghost_timer", "no_cpu_refresh",
-// "early_return", "quick_check_top_only", "no_seq_increment",
-// "lockless_update_reads", "kernel_r4" (the kernel's walk exactly).
+// Built-ins first, in registration order: "mainline" (the kernel's walk plus
+// our fix of race R4, docs/tmigr.md), then negative controls that re-create a
+// kernel bug ("ghost_timer", ...; `isolab variants` lists them all).
 VariantRegistry<HierarchyFactory>& HierarchyRegistry();
 absl::Status RegisterHierarchy(HierarchyEntry entry);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The conformance kit (testing/vmstat.h) on every registered fold policy --
-// every built-in (FoldPolicyRegistry().Names()) and the outside project's policy of
+// the built-ins A0, A1, B, B.local, C, D, C.xadd, C.addo and the outside project's policy of
 // examples/out_of_tree (one RegisterFoldPolicy call) -- and on two
 // pairs that run a policy over another slot representation than its own.
 // The negative controls are left out here; vmstat_negative_control_test

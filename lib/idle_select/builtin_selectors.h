@@ -28,6 +28,7 @@ namespace isolation::idle_select {
   X(V4GlobalEntry)    /* selector_v4.cc */                            \
   X(V4NodeEntry)      /* selector_v4.cc */                            \
   X(V5Entry)          /* selector_v5.cc */                            \
+  X(V0TargetEntry)    /* selector_v0_from_target.cc */                \
   X(V1TrustingEntry)  /* selector_v1_trusting.cc, negative control */ \
   X(V0NoRecheckEntry) /* selector_v0_norecheck.cc, negative control */
 

@@ -21,6 +21,7 @@ namespace isolation::tmigr {
   X(V69ParticipationEntry)                   /* participation_v69.cc */                    \
   X(IsolationParticipationEntry)             /* participation_isolation.cc */              \
   X(IsolationV15ParticipationEntry)          /* participation_isolation_v15.cc */          \
+  X(IsolationV70ParticipationEntry)          /* participation_isolation_v70.cc */          \
   X(IsolationNoCpusetTermParticipationEntry) /* participation_isolation_no_cpuset_term.cc, \
                                                 negative control */
 

@@ -28,6 +28,7 @@ using SlotEntry = VariantEntry<SlotFactory>;
 #define ISOLATION_VMSTAT_FOLD_POLICIES(X) \
   X(A0Policy)     /* fold_a0.cc */        \
   X(A1Policy)     /* fold_a1.cc */        \
+  X(A0CxlPolicy)  /* fold_a0_cancel.cc */ \
   X(BPolicy)      /* fold_b.cc */         \
   X(BLocalPolicy) /* fold_b_local.cc */
 

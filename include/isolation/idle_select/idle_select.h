@@ -26,9 +26,8 @@
 //
 // Selectors: every registered variant, built-in or registered from outside
 // with RegisterSelector() (selector.h), is listed by SelectorRegistry() with a
-// one-line description; `isolab variants` prints them.  Built-ins: V0
-// (mainline), V1, V1-eager, V1-tickstop, V1-unbounded, V2, V3, V4g, V4n, V5,
-// and the negative control V1-trusting.  Not modelled: cluster-first scan (no
+// one-line description; `isolab variants` prints them (docs/idle_select.md
+// describes the built-ins, V0 being mainline).  Not modelled: cluster-first scan (no
 // cluster level in Topology), asymmetric capacity, the per-CPU-kthread
 // shortcut of select_idle_sibling, core scheduling cookies, vCPU preemption
 // (kept as an always-false hook).

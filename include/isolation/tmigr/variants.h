@@ -134,8 +134,8 @@ class IsolationAwareParticipation : public Participation {
 
 using ParticipationFactory = absl::AnyInvocable<std::unique_ptr<Participation>() const>;
 using ParticipationEntry = VariantEntry<ParticipationFactory>;
-// Built-ins: "v6.9", "isolation", "isolation-v15", and the negative control
-// "isolation-no-cpuset-term".
+// Built-ins first, in registration order ("v6.9", "isolation", ...; `isolab
+// variants` lists them all, docs/tmigr.md describes them).
 VariantRegistry<ParticipationFactory>& ParticipationRegistry();
 // Errors: as VariantRegistry::Register (bad or duplicate name, no factory).
 absl::Status RegisterParticipation(ParticipationEntry entry);
@@ -212,10 +212,9 @@ class ForwardingTimerMigration : public TimerMigration {
   std::unique_ptr<TimerMigration> inner_;
 };
 using HierarchyEntry = VariantEntry<HierarchyFactory>;
-// Built-ins: "mainline" (the kernel's walk plus our fix of race R4,
-// docs/tmigr.md), and the negative controls "ghost_timer", "no_cpu_refresh",
-// "early_return", "quick_check_top_only", "no_seq_increment",
-// "lockless_update_reads", "kernel_r4" (the kernel's walk exactly).
+// Built-ins first, in registration order: "mainline" (the kernel's walk plus
+// our fix of race R4, docs/tmigr.md), then negative controls that re-create a
+// kernel bug ("ghost_timer", ...; `isolab variants` lists them all).
 VariantRegistry<HierarchyFactory>& HierarchyRegistry();
 absl::Status RegisterHierarchy(HierarchyEntry entry);
 

@@ -204,8 +204,8 @@ class FoldPolicy {
 using FoldPolicyFactory = std::function<std::unique_ptr<FoldPolicy>()>;
 using FoldPolicyEntry = VariantEntry<FoldPolicyFactory>;
 
-// Every fold policy, built-ins first (A0, A1, B, B.local, C, D, C.xadd,
-// C.addo, C-plain).
+// Every fold policy, built-ins first in registration order (A0, A1, ...;
+// `isolab variants` lists them all, docs/vmstat.md describes them).
 VariantRegistry<FoldPolicyFactory>& FoldPolicyRegistry();
 
 // Registers a policy of your own; it then appears wherever policies are

@@ -670,7 +670,9 @@ TEST(IdleSelectRegistry, BuiltinsCarryOriginLabelAndAliases) {
     if (e->is_builtin() && e->is_default_row()) defaults.push_back(e->name);
     if (e->is_builtin() && !e->is_default_row()) others.push_back(e->name);
     // A negative control is never a default row.
-    if (e->negative_control) EXPECT_FALSE(e->is_default_row()) << e->name;
+    if (e->negative_control) {
+      EXPECT_FALSE(e->is_default_row()) << e->name;
+    }
   }
   EXPECT_EQ(defaults, (std::vector<std::string>{"V0", "V1", "V1-eager", "V1-tickstop",
                                                 "V1-unbounded", "V2", "V3", "V4g", "V4n", "V5"}));

@@ -6,6 +6,7 @@
 #include "isolation/testing/status_matchers.h"
 #include "isolation/tmigr/host_check.h"
 
+#include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -21,7 +22,7 @@ constexpr char kLine2Cpus[] =
 
 TEST(TmigrHostCheck, FindsTheBootLine) {
   absl::StatusOr<TmigrBootMessage> m =
-      FindTmigrBootMessage(std::string("Linux version 6.18\n") + kLine2Cpus + "clocksource: tsc\n");
+      FindTmigrBootMessage(absl::StrCat("Linux version 6.18\n", kLine2Cpus, "clocksource: tsc\n"));
   ISOLATION_ASSERT_OK(m);
   EXPECT_EQ(m->levels, 1);
   EXPECT_EQ(m->children_per_group, 8);

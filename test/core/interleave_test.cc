@@ -9,7 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "isolation/testing/status_matchers.h"
 
+#include <sched.h>
+
 #include <atomic>
+#include <filesystem>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -165,6 +169,54 @@ TEST(Interleaver, SecondRunIsAnError) {
   il.Add("a", [] {});
   ISOLATION_ASSERT_OK(il.Run({{"a", ""}}));
   EXPECT_EQ(il.Run({{"a", ""}}).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// The process's threads, from /proc (Linux).
+int ThreadCount() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    ++n;
+  }
+  return n;
+}
+
+// The actors' threads come from a pool: many runs leave at most as many
+// threads behind as the largest run had actors, and the actors of one run
+// are distinct threads, none of them the controller.
+TEST(Interleaver, ActorThreadsAreDistinctWithinARunAndReusedAcrossRuns) {
+  const int before = ThreadCount();
+  for (int run = 0; run < 200; ++run) {
+    std::vector<std::thread::id> ids(3);
+    Interleaver il;
+    for (int a = 0; a < 3; ++a) {
+      il.Add(absl::StrCat("a", a), [&ids, a] { ids[a] = std::this_thread::get_id(); });
+    }
+    ISOLATION_ASSERT_OK(il.Run({{"a2", ""}, {"a0", ""}, {"a1", ""}}));
+    const std::set<std::thread::id> distinct(ids.begin(), ids.end());
+    EXPECT_EQ(distinct.size(), 3u) << "run " << run;
+    EXPECT_EQ(distinct.count(std::this_thread::get_id()), 0u) << "run " << run;
+  }
+  EXPECT_LE(ThreadCount(), before + 3);
+}
+
+// Run() keeps every party on the controller's CPU while it runs (the
+// hand-overs then stay on one CPU) and gives the controller its own
+// affinity back afterwards.
+TEST(Interleaver, RunRestoresTheControllersAffinity) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  int actor_cpus = -1;
+  Interleaver il;
+  il.Add("a", [&] {
+    cpu_set_t inside;
+    if (sched_getaffinity(0, sizeof(inside), &inside) == 0) actor_cpus = CPU_COUNT(&inside);
+  });
+  ISOLATION_ASSERT_OK(il.Run({{"a", ""}}));
+  cpu_set_t after;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+  EXPECT_EQ(actor_cpus, 1);
 }
 
 TEST(Interleaver, InactiveOutsideRun) {

@@ -30,8 +30,10 @@
 // (store_buffer.h: the operation is over).  Only the actor holding the baton runs,
 // so an actor must not block on something that only a parked actor can
 // release (a lock it holds across its point): that script deadlocks, as the
-// forced schedule would in the kernel.  Each hand-over is a std::mutex
-// release/acquire, so the actors' plain accesses are ordered (TSan-clean).
+// forced schedule would in the kernel.  Each hand-over is a semaphore
+// post/wait (release/acquire), so the actors' plain accesses are ordered
+// (TSan-clean).  The actors' threads come from a process-wide pool and are
+// reused by later runs: an actor's thread_local state outlives its run.
 
 #ifndef ISOLATION_INTERLEAVE_H_
 #define ISOLATION_INTERLEAVE_H_

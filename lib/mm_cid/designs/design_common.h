@@ -34,6 +34,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "mm_cid/always_check.h"
 #include "mm_cid/internal.h"
@@ -146,6 +147,47 @@ class DesignCommon : public MmCid {
   [[gnu::always_inline]] void ContractReturnToUser(int cpu, TaskId task) const {
     ContractCpu("ReturnToUser", cpu, num_cpus_);
     ContractTask("ReturnToUser", self().limits_.max_tasks, task, /*none_ok=*/true);
+  }
+
+  // The start of every design's Fork(): the arguments checked
+  // (CheckForkArgs, internal.h) and, when they hold, the child recorded in
+  // the journal and marked as existing.
+  absl::Status BeginFork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity) {
+    Design& d = self();
+    const int max_tasks = d.limits_.max_tasks;
+    const bool child_exists = child >= 0 && child < max_tasks && d.tasks_[child].exists;
+    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, max_tasks, mm_id,
+                                            GetMm(mm_id) != nullptr, affinity, num_cpus_));
+    d.notes_.Task(child);
+    d.tasks_[child].exists = true;
+    return absl::OkStatus();
+  }
+
+  // The start of CheckCpu() every design shares (always_check.h): the
+  // task running on CPU `c` (into r.task) and, when it is an active user,
+  // its ID checked for I14 (it has one) and I2 (< P) into `before`.
+  // Returns that ID, with r.mm, r.id and r.unique set, when the design's
+  // own per-CPU checks should go on; -1 when there is nothing more to check.
+  int32_t CheckRunningTaskId(int c, Findings& before, CpuCheck& r) const {
+    const Design& d = self();
+    const TaskId t = d.cpus_[c].curr.load(std::memory_order_relaxed);
+    r.task = t;
+    if (t == kNoTask || !d.tasks_[t].active.load(std::memory_order_relaxed)) return -1;
+    const int32_t k = d.TaskCid(t);
+    if (k < 0) {
+      before.Add([&] {
+        return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID");
+      });
+      return -1;
+    }
+    if (k >= num_cpus_) {
+      before.Add([&] { return absl::StrCat("I2: task ", t, " has ID ", k, " >= P"); });
+      return -1;
+    }
+    r.mm = d.tasks_[t].mm.load(std::memory_order_relaxed);
+    r.id = k;
+    r.unique = true;
+    return k;
   }
 
   // copy_process()'s bad_fork_cleanup_mm for a design whose fork only

@@ -156,6 +156,8 @@ class LazyMmCid final : public DesignCommon<LazyMmCid<Fences>>,
   using Common = DesignCommon<LazyMmCid>;
   friend Common;
   // The base is dependent: name what this class uses of it and of MmCid.
+  using Common::BeginFork;
+  using Common::CheckRunningTaskId;
   using Common::ContractMigrate;
   using Common::ContractReturnToUser;
   using Common::ContractSwitch;
@@ -205,13 +207,9 @@ class LazyMmCid final : public DesignCommon<LazyMmCid<Fences>>,
 
   absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity,
                     Nanos now) override {
+    ISOLATION_RETURN_IF_ERROR(BeginFork(parent, child, mm_id, affinity));
     Mm* mm = GetMm(mm_id);
-    const bool child_exists = child >= 0 && child < limits_.max_tasks && tasks_[child].exists;
-    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id,
-                                            mm != nullptr, affinity, num_cpus_));
     Task& t = tasks_[child];
-    notes_.Task(child);
-    t.exists = true;
     t.ran = false;
     t.resume_pending = false;
     t.work_queued.store(false, std::memory_order_relaxed);
@@ -627,24 +625,11 @@ class LazyMmCid final : public DesignCommon<LazyMmCid<Fences>>,
   // allocation, I6 (no more frees than allocations).
   CpuCheck CheckCpu(int c, Findings& before, Findings& after) const override {
     CpuCheck r;
-    const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
-    r.task = t;
-    if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) return r;
-    const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
-    const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
-    if (k < 0) {
-      before.Add([&] {
-        return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID");
-      });
-      return r;
-    }
-    if (k >= num_cpus_)
-      before.Add([&] { return absl::StrCat("I2: task ", t, " has ID ", k, " >= P"); });
-    r.mm = m;
-    r.id = k;
-    r.unique = true;
-    const Mm& mm = *GetMm(m);
-    if (k < num_cpus_ && !mm.cidmask.Test(k)) {
+    const int32_t k = CheckRunningTaskId(c, before, r);
+    if (k < 0) return r;
+    const TaskId t = r.task;
+    const Mm& mm = *GetMm(r.mm);
+    if (!mm.cidmask.Test(k)) {
       after.Add([&] {
         return absl::StrCat("I4: running task ", t, " on CPU ", c, " holds ID ", k,
                             " whose bit is free");

@@ -137,6 +137,8 @@ class Owner619MmCid final : public DesignCommon<Owner619MmCid<Fixes>>, private A
   using Common = DesignCommon<Owner619MmCid>;
   friend Common;
   // The base is dependent: name what this class uses of it and of MmCid.
+  using Common::BeginFork;
+  using Common::CheckRunningTaskId;
   using Common::ContractMigrate;
   using Common::ContractSwitch;
   using Common::GetMm;
@@ -195,13 +197,9 @@ class Owner619MmCid final : public DesignCommon<Owner619MmCid<Fixes>>, private A
   absl::Status ForkImpl(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity, Nanos now,
                         bool clone_thread) {
     (void)now;
+    ISOLATION_RETURN_IF_ERROR(BeginFork(parent, child, mm_id, affinity));
     Mm* mm = GetMm(mm_id);
-    const bool child_exists = child >= 0 && child < limits_.max_tasks && tasks_[child].exists;
-    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id,
-                                            mm != nullptr, affinity, num_cpus_));
     Task& t = tasks_[child];
-    notes_.Task(child);
-    t.exists = true;
     t.ran = false;
     t.cid.store(kUnset, std::memory_order_relaxed);
     t.cpu.store(affinity.First(), std::memory_order_relaxed);
@@ -605,22 +603,7 @@ class Owner619MmCid final : public DesignCommon<Owner619MmCid<Fixes>>, private A
   CpuCheck CheckCpu(int c, Findings& before, Findings& after) const override {
     (void)after;
     CpuCheck r;
-    const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
-    r.task = t;
-    if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) return r;
-    const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
-    const int32_t k = TaskCid(t);
-    if (k < 0) {
-      before.Add([&] {
-        return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID");
-      });
-      return r;
-    }
-    if (k >= num_cpus_)
-      before.Add([&] { return absl::StrCat("I2: task ", t, " ID ", k, " >= P"); });
-    r.mm = m;
-    r.id = k;
-    r.unique = true;
+    CheckRunningTaskId(c, before, r);
     return r;
   }
   void CheckGlobal(Findings& f) const override {

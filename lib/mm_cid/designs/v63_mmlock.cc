@@ -105,13 +105,9 @@ class V63MmLockMmCid final : public DesignCommon<V63MmLockMmCid>, private Always
   absl::Status Fork(TaskId parent, TaskId child, MmId mm_id, const CpuMask& affinity,
                     Nanos now) override {
     (void)now;
+    ISOLATION_RETURN_IF_ERROR(BeginFork(parent, child, mm_id, affinity));
     Mm* mm = GetMm(mm_id);
-    const bool child_exists = child >= 0 && child < limits_.max_tasks && tasks_[child].exists;
-    ISOLATION_RETURN_IF_ERROR(CheckForkArgs(parent, child, child_exists, limits_.max_tasks, mm_id,
-                                            mm != nullptr, affinity, num_cpus_));
     Task& t = tasks_[child];
-    notes_.Task(child);
-    t.exists = true;
     int bound = task_id_bound_.load(std::memory_order_relaxed);
     while (bound < child + 1 &&
            !task_id_bound_.compare_exchange_weak(bound, child + 1, std::memory_order_relaxed)) {
@@ -316,24 +312,10 @@ class V63MmLockMmCid final : public DesignCommon<V63MmLockMmCid>, private Always
   // CheckAlways(), per part (always_check.h).
   CpuCheck CheckCpu(int c, Findings& before, Findings& after) const override {
     CpuCheck r;
-    const TaskId t = cpus_[c].curr.load(std::memory_order_relaxed);
-    r.task = t;
-    if (t == kNoTask || !tasks_[t].active.load(std::memory_order_relaxed)) return r;
-    const MmId m = tasks_[t].mm.load(std::memory_order_relaxed);
-    const int32_t k = tasks_[t].mm_cid.load(std::memory_order_relaxed);
-    if (k < 0) {
-      before.Add([&] {
-        return absl::StrCat("I14/alloc: task ", t, " runs on CPU ", c, " without an ID");
-      });
-      return r;
-    }
-    if (k >= num_cpus_) {
-      before.Add([&] { return absl::StrCat("I2: task ", t, " has ID ", k, " >= P"); });
-      return r;
-    }
-    r.mm = m;
-    r.id = k;
-    r.unique = true;
+    const int32_t k = CheckRunningTaskId(c, before, r);
+    if (k < 0) return r;
+    const TaskId t = r.task;
+    const MmId m = r.mm;
     if (!BitSet(*GetMm(m), k)) {
       after.Add([&] {
         return absl::StrCat("v63 held: running task ", t, " on CPU ", c, " holds ID ", k,

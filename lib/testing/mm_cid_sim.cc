@@ -17,6 +17,7 @@
 #include "isolation/core/topology.h"
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/churn.h"
 #include "isolation/testing/mm_cid.h"
 #include "mm_cid_internal.h"
 
@@ -73,18 +74,7 @@ Violations CheckSimRandomWorkload(const MmCidVariant& v, uint64_t seed) {
     t.cpu = i % 8;
     t.group = i % 3;
     const int life = 50 + i * 7;
-    t.body = MakeTaskBody([n = 0, life](TaskContext& ctx) mutable {
-      if (++n > life) return Step::Exit();
-      const uint64_t r = ctx.rng()();
-      switch (r % 4) {
-        case 0:
-          return Step::Sleep(static_cast<Nanos>(r % (2 * kNsPerMs)));
-        case 1:
-          return Step::Yield();
-        default:
-          return Step::Run(static_cast<Nanos>(100 * kNsPerUs + r % (3 * kNsPerMs)));
-      }
-    });
+    t.body = ChurnBody(life);
     auto id = (*sim)->Spawn(std::move(t));
     if (!id.ok()) return {id.status().ToString()};
     ids.push_back(*id);

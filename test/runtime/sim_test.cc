@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isolation/core/driver.h"
+#include "isolation/testing/churn.h"
 #include "isolation/testing/machine.h"
 #include "isolation/testing/status_matchers.h"
 #include "test_util.h"
@@ -91,14 +92,7 @@ absl::StatusOr<MixedRun> RunMixedWorkload(uint64_t seed, SimOptions opts = {}) {
   RecordingHooks hooks;
   sim->AddHooks(&hooks);
   // Wakeup placement: every third wakeup goes to a random CPU (exercises migration).
-  struct RandomPlacer : Hooks {
-    int SelectTaskCpu(TaskId, int, int, Nanos) override {
-      const uint64_t r = sim->Random();
-      return r % 3 == 0 ? static_cast<int>((r >> 8) % 16) : -1;
-    }
-    Simulator* sim = nullptr;
-  } placer;
-  placer.sim = sim.get();
+  testing::RandomWakeupPlacer placer(*sim, 16);
   sim->AddHooks(&placer);
   const int kTasks = 24;
   std::vector<TaskId> ids;

@@ -32,6 +32,7 @@
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/runtime/sim.h"
+#include "isolation/testing/churn.h"
 #include "isolation/testing/machine.h"
 #include "isolation/testing/status_matchers.h"
 #include "isolation/tmigr/hooks.h"
@@ -97,14 +98,7 @@ TEST(TracePin, BareMixedWorkload) {
                                                .Isolcpus("4-7")
                                                .NohzFull("6-7")
                                                .Simulator(so));
-  struct RandomPlacer : Hooks {
-    int SelectTaskCpu(TaskId, int, int, Nanos) override {
-      const uint64_t r = sim->Random();
-      return r % 3 == 0 ? static_cast<int>((r >> 8) % 8) : -1;
-    }
-    Simulator* sim = nullptr;
-  } placer;
-  placer.sim = sim.get();
+  testing::RandomWakeupPlacer placer(*sim, 8);
   sim->AddHooks(&placer);
   std::vector<TaskId> ids;
   for (int i = 0; i < 20; ++i) {
@@ -181,18 +175,7 @@ void RunMmCid(const std::string& placement, Pin* out) {
     t.cpu = i % 8;
     t.group = i % 3;
     const int life = 60 + i * 9;
-    t.body = MakeTaskBody([n = 0, life](TaskContext& ctx) mutable {
-      if (++n > life) return Step::Exit();
-      const uint64_t r = ctx.rng()();
-      switch (r % 4) {
-        case 0:
-          return Step::Sleep(static_cast<Nanos>(r % (2 * kNsPerMs)));
-        case 1:
-          return Step::Yield();
-        default:
-          return Step::Run(static_cast<Nanos>(100 * kNsPerUs + r % (3 * kNsPerMs)));
-      }
-    });
+    t.body = testing::ChurnBody(life);
     ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(std::move(t)));
     ids.push_back(id);
   }

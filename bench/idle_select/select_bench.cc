@@ -24,6 +24,7 @@
 #include "benchmark/benchmark.h"
 #include "isolation/idle_select/idle_select.h"
 #include "isolation/idle_select/selector.h"
+#include "isolation/testing/bench.h"
 #include "isolation/testing/idle_select_bench.h"
 
 namespace {
@@ -102,6 +103,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  isolation::testing::AddHostLimitsContext();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

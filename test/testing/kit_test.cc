@@ -12,6 +12,8 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/strings/str_cat.h"
 #include "isolation/core/registry.h"
+#include "isolation/testing/bench.h"
+#include "isolation/testing/churn.h"
 #include "isolation/testing/machine.h"
 #include "isolation/testing/status_matchers.h"
 #include "isolation/testing/violations.h"
@@ -31,6 +33,51 @@ using ::testing::Not;
 absl::StatusOr<int> Twice(int x) {
   if (x < 0) return absl::InvalidArgumentError(absl::StrCat("negative: ", x));
   return 2 * x;
+}
+
+// The calibration names the host and times every loop; no figure is judged
+// here (speed belongs to the benchmarks), only that each was measured.
+TEST(HostLimits, EveryLoopIsTimedAndTheCpuNamed) {
+  const testing::HostLimits h = testing::MeasureHostLimits();
+  EXPECT_FALSE(h.cpu_model.empty());
+  for (const testing::HostLimit& l :
+       {h.thread_local_increment, h.locked_fetch_add, h.empty_indirect_call}) {
+    EXPECT_GT(l.min_ns, 0.0);
+    EXPECT_GE(l.median_ns, l.min_ns);
+  }
+}
+
+// The churn helpers draw only from the simulator's seeded generators: two
+// runs of one seed switch and migrate alike, and the placer moves tasks.
+TEST(Churn, DeterministicPerSeedAndThePlacerMigrates) {
+  auto run = [](uint64_t seed) -> std::pair<int64_t, int64_t> {
+    SimOptions so;
+    so.seed = seed;
+    auto sim = MachineBuilder().Topology("core:8 pu:1").Simulator(so);
+    if (!sim.ok()) return {-1, -1};
+    testing::RandomWakeupPlacer placer(**sim, 8);
+    struct CountMigrations : Hooks {
+      void OnMigrate(TaskId, int, int, Nanos) override { ++n; }
+      int64_t n = 0;
+    } migrations;
+    (*sim)->AddHooks(&placer);
+    (*sim)->AddHooks(&migrations);
+    for (int i = 0; i < 16; ++i) {
+      TaskSpec t;
+      t.name = absl::StrCat("t", i);
+      t.cpu = i % 8;
+      t.body = testing::ChurnBody(40);
+      if (!(*sim)->Spawn(std::move(t)).ok()) return {-1, -1};
+    }
+    if (!(*sim)->RunFor(200 * kNsPerMs).ok()) return {-1, -1};
+    int64_t switches = 0;
+    for (int c = 0; c < 8; ++c) switches += (*sim)->Stats(c).context_switches;
+    return {switches, migrations.n};
+  };
+  const auto a = run(3);
+  EXPECT_GT(a.first, 0);
+  EXPECT_GT(a.second, 0);
+  EXPECT_EQ(run(3), a);
 }
 
 TEST(StatusMatchers, IsOkAndStatusIs) {

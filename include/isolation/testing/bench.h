@@ -27,13 +27,27 @@
 // JSON are the subject's cost per batch; `items_per_second` counts
 // operations.
 //
+// The host a figure came from: MeasureHostLimits() times, in a few
+// milliseconds, what a hot path is judged against on this host -- a
+// thread-local increment, a locked fetch_add, an empty indirect call -- and
+// reads the CPU model; AddHostLimitsContext() puts them into Google
+// Benchmark's context (printed above the table, in the JSON's "context").
+// The project's benchmark programs call it from main():
+//   int main(int argc, char** argv) {
+//     benchmark::Initialize(&argc, argv);
+//     isolation::testing::AddHostLimitsContext();
+//     benchmark::RunSpecifiedBenchmarks();
+//   }
+//
 // Kernel counterpart: none.  Thread-safety: call from the benchmark's
-// thread; the callables run on it.
+// thread; the callables run on it.  MeasureHostLimits runs on the calling
+// thread, where it is.
 
 #ifndef ISOLATION_TESTING_BENCH_H_
 #define ISOLATION_TESTING_BENCH_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "absl/functional/function_ref.h"
@@ -49,6 +63,26 @@ namespace isolation::testing {
 void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n)> subject,
                        absl::FunctionRef<void(int64_t n)> baseline,
                        std::string_view baseline_name = "baseline", int64_t batch = 256);
+
+// One calibration loop's figures, per operation: the minimum over the
+// repetitions (the host's floor) and their median (what a loop usually
+// gets; a bimodal host shows as median well above minimum).
+struct HostLimit {
+  double min_ns = 0;
+  double median_ns = 0;
+};
+struct HostLimits {
+  std::string cpu_model;  // /proc/cpuinfo's "model name" and, on x86, family and model
+  HostLimit thread_local_increment;
+  HostLimit locked_fetch_add;
+  HostLimit empty_indirect_call;
+};
+// About 20 ms: each loop 15 times over 2^16 operations, after a warm-up.
+HostLimits MeasureHostLimits();
+// MeasureHostLimits() as context entries: host_cpu, and host_<loop>_ns as
+// "min M median D" for thread_local_increment, locked_fetch_add and
+// empty_indirect_call.
+void AddHostLimitsContext();
 
 }  // namespace isolation::testing
 

@@ -101,10 +101,5 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  isolation::testing::AddHostLimitsContext();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return isolation::testing::BenchmarkMain(argc, argv);
 }

@@ -3,22 +3,27 @@
 
 #include "isolation/testing/churn.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 
 namespace isolation::testing {
 
-std::unique_ptr<TaskBody> ChurnBody(int steps) {
-  return MakeTaskBody([n = 0, steps](TaskContext& ctx) mutable {
+std::unique_ptr<TaskBody> ChurnBody(int steps, ChurnShape shape) {
+  const auto choices = static_cast<uint64_t>(std::max(shape.choices, 3));
+  const auto max_sleep = static_cast<uint64_t>(std::max<Nanos>(shape.max_sleep, 1));
+  const auto run_spread = static_cast<uint64_t>(std::max<Nanos>(shape.run_spread, 1));
+  return MakeTaskBody([n = 0, steps, choices, max_sleep, run_spread,
+                       min_run = shape.min_run](TaskContext& ctx) mutable {
     if (++n > steps) return Step::Exit();
     const uint64_t r = ctx.rng()();
-    switch (r % 4) {
+    switch (r % choices) {
       case 0:
-        return Step::Sleep(static_cast<Nanos>(r % (2 * kNsPerMs)));
+        return Step::Sleep(static_cast<Nanos>(r % max_sleep));
       case 1:
         return Step::Yield();
       default:
-        return Step::Run(static_cast<Nanos>(100 * kNsPerUs + r % (3 * kNsPerMs)));
+        return Step::Run(min_run + static_cast<Nanos>(r % run_spread));
     }
   });
 }

@@ -106,4 +106,13 @@ void AddHostLimitsContext() {
   benchmark::AddCustomContext("host_empty_indirect_call_ns", format(h.empty_indirect_call));
 }
 
+int BenchmarkMain(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  AddHostLimitsContext();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
 }  // namespace isolation::testing

@@ -34,6 +34,7 @@
 #include "isolation/testing/violations.h"
 #include "mm_cid/always_check.h"
 #include "isolation/mm_cid/registry.h"
+#include "isolation/testing/churn.h"
 #include "isolation/testing/mm_cid.h"
 
 namespace isolation::mm_cid {
@@ -135,18 +136,10 @@ TEST_P(IncrementalCheckSimTest, RandomWorkload_SameResultAfterEveryEvent) {
       t.cpu = cpu;
       t.group = i % 7 < 5 ? i % 7 : 100 + i;
       const int life = 40 + (i * 13) % 90;
-      t.body = MakeTaskBody([n = 0, life](TaskContext& ctx) mutable {
-        if (++n > life) return Step::Exit();
-        const uint64_t r = ctx.rng()();
-        switch (r % 5) {
-          case 0:
-            return Step::Sleep(static_cast<Nanos>(r % (3 * kNsPerMs)));
-          case 1:
-            return Step::Yield();
-          default:
-            return Step::Run(static_cast<Nanos>(50 * kNsPerUs + r % (4 * kNsPerMs)));
-        }
-      });
+      t.body = testing::ChurnBody(life, {.choices = 5,
+                                         .max_sleep = 3 * kNsPerMs,
+                                         .min_run = 50 * kNsPerUs,
+                                         .run_spread = 4 * kNsPerMs});
       return sim.Spawn(std::move(t));
     };
     std::vector<TaskId> ids;

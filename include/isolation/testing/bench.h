@@ -32,12 +32,10 @@
 // thread-local increment, a locked fetch_add, an empty indirect call -- and
 // reads the CPU model; AddHostLimitsContext() puts them into Google
 // Benchmark's context (printed above the table, in the JSON's "context").
-// The project's benchmark programs call it from main():
-//   int main(int argc, char** argv) {
-//     benchmark::Initialize(&argc, argv);
-//     isolation::testing::AddHostLimitsContext();
-//     benchmark::RunSpecifiedBenchmarks();
-//   }
+// BenchmarkMain() is Google Benchmark's main() with that context added; the
+// project's benchmark programs end in it, after registering what they
+// register at run time:
+//   int main(int argc, char** argv) { return isolation::testing::BenchmarkMain(argc, argv); }
 //
 // Kernel counterpart: none.  Thread-safety: call from the benchmark's
 // thread; the callables run on it.  MeasureHostLimits runs on the calling
@@ -83,6 +81,10 @@ HostLimits MeasureHostLimits();
 // "min M median D" for thread_local_increment, locked_fetch_add and
 // empty_indirect_call.
 void AddHostLimitsContext();
+// benchmark::Initialize, the unrecognised-argument check (exit status 1),
+// AddHostLimitsContext, RunSpecifiedBenchmarks and Shutdown; returns the
+// exit status.
+int BenchmarkMain(int argc, char** argv);
 
 }  // namespace isolation::testing
 

@@ -26,9 +26,20 @@
 
 namespace isolation::testing {
 
-// `steps` steps, then exit; each step, from the task's generator: a sleep
-// below 2 ms (one in four), a yield (one in four) or a run of 0.1 to 3.1 ms.
-std::unique_ptr<TaskBody> ChurnBody(int steps);
+// The mix of a churn body's steps: of every `choices` draws, one is a sleep
+// below `max_sleep`, one a yield and the others a run of `min_run` plus
+// less than `run_spread`.
+struct ChurnShape {
+  int choices = 4;  // >= 3
+  Nanos max_sleep = 2 * kNsPerMs;
+  Nanos min_run = 100 * kNsPerUs;
+  Nanos run_spread = 3 * kNsPerMs;
+};
+
+// `steps` steps, then exit; each step drawn from the task's generator as
+// `shape` says (by default: a sleep below 2 ms one time in four, a yield
+// one in four, otherwise a run of 0.1 to 3.1 ms).
+std::unique_ptr<TaskBody> ChurnBody(int steps, ChurnShape shape = {});
 
 // Every third wake-up (by the driver's Random()) goes to a random CPU below
 // `num_cpus`; the others stay where the driver puts them.

@@ -92,6 +92,12 @@ Violations CheckVmstatWriterLockstep(std::string_view variant, int seeds, int st
         return r.Take();
       }
       r.Expect(w->cpu() == cpu, "Writer(", cpu, ").cpu() is ", w->cpu());
+      // The fast path tests the dirty flag exactly when the policy's
+      // writers mark it (the lock step then compares Dirty()).
+      const FoldPolicyTraits& t = b->policy_traits();
+      r.Expect(w->marks_dirty() == (t.writers_mark_dirty || t.notify_first_dirty), "Writer(", cpu,
+               ").marks_dirty() is ", w->marks_dirty(), " for traits writers_mark_dirty ",
+               t.writers_mark_dirty, ", notify_first_dirty ", t.notify_first_dirty);
       writers.push_back(*w);
     }
     Truth truth;

@@ -439,9 +439,9 @@ void Vmstat::FoldScaledS32(int cpu, StatKind kind, int instance, int item,
 }
 
 namespace {
-// The dirty flag of writers whose policy does not mark CPUs dirty: always
-// set, so their fast path's clean->dirty test never fires (one branch for
-// every policy instead of two).
+// The dirty flag of writers whose policy does not mark CPUs dirty: their
+// fast path has no dirty test, but a VmstatSlotWriter<form, true> made from
+// one still reads a flag: always set, so its clean->dirty test never fires.
 const std::atomic<bool> kAlwaysDirty{true};
 }  // namespace
 
@@ -480,8 +480,9 @@ absl::StatusOr<VmstatWriter> Vmstat::Writer(int cpu) {
     case WriterForm::kVirtual:
       break;
   }
-  return VmstatWriter(this, cpu, writer_form_, zone_block, node_block, &zone_threshold_[c * zones],
-                      &node_threshold_[c * nodes], mark_dirty_ ? &dirty_[c].v : &kAlwaysDirty);
+  return VmstatWriter(this, cpu, writer_form_, mark_dirty_, zone_block, node_block,
+                      &zone_threshold_[c * zones], &node_threshold_[c * nodes],
+                      mark_dirty_ ? &dirty_[c].v : &kAlwaysDirty);
 }
 
 bool Vmstat::QuietVmstat(int cpu, bool tick_stopped) {

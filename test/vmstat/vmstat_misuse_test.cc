@@ -257,6 +257,32 @@ TEST_P(VmstatMisuse, SlotWriterOfAnotherFormViolatesContract) {
   }
 }
 
+// B's writers mark the CPU dirty (A1's do not): a slot writer that skips the
+// mark may not be made from B's writer; one that marks may wrap A1's.
+TEST(VmstatSlotWriterMarks, SkippingTheDirtyMarkOfAMarkingWriterViolatesContract) {
+  auto vm = Make("B");
+  const VmstatWriter w = vm->Writer(0).value();
+  ASSERT_TRUE(w.marks_dirty());
+  ASSERT_EQ(w.form(), internal::WriterForm::kOwnerS8);
+  using NoMarks = VmstatSlotWriter<internal::WriterForm::kOwnerS8, false>;
+  EXPECT_CONTRACT_DEATH((void)NoMarks{w},
+                        "VmstatSlotWriter<1, no marks> made from a writer that marks dirty");
+}
+
+TEST(VmstatSlotWriterMarks, MarkingANonMarkingWriterStillCounts) {
+  auto vm = Make("A1");
+  const VmstatWriter w = vm->Writer(0).value();
+  ASSERT_FALSE(w.marks_dirty());
+  ASSERT_EQ(w.form(), internal::WriterForm::kOwnerS8);
+  // Allowed (the flag it tests is always set): the same counts, no mark.
+  const int64_t before = vm->ReadSnapshot(StatKind::kZone, 0, 0);
+  VmstatSlotWriter<internal::WriterForm::kOwnerS8, true> sw{w};
+  sw.Mod(StatKind::kZone, 0, 0, 3);
+  sw.Inc(StatKind::kZone, 0, 0);
+  EXPECT_EQ(vm->ReadSnapshot(StatKind::kZone, 0, 0), before + 4);
+  EXPECT_FALSE(vm->Dirty(0));
+}
+
 // ---- threshold formulas ------------------------------------------------------------------------
 
 TEST(VmstatFormulaMisuse, ExtremeInputsDoNotOverflow) {

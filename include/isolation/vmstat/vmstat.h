@@ -192,6 +192,8 @@ struct CpuCounters {
 // The per-CPU cells the writer and the slot code share: vmstat/internal/cells.h.
 
 class VmstatWriter;
+template <internal::WriterForm F, bool kMarksDirty = true>
+class VmstatSlotWriter;
 
 // A CPU's own delayed work (B.local's vmstat_work armed from the CPU itself).
 // Implemented by the driver adapter (VmstatHooks); Vmstat calls it from the
@@ -486,7 +488,7 @@ class Vmstat {
  private:
   friend class FoldContext;
   friend class VmstatWriter;
-  template <internal::WriterForm F>
+  template <internal::WriterForm F, bool kMarksDirty>
   friend class VmstatSlotWriter;
 
   // vmstat_mark_dirty(): the flag lives on its own line (written on every

@@ -51,9 +51,13 @@ namespace isolation::vmstat {
 //                  test; on overflow a CAS fold out of line (C.addo, ours);
 //   s64-watermark  owner load + store of the running sum, the `folded` word
 //                  only read (D).
-// The fold policy is not consulted: every fast path ends with one relaxed
-// load of the CPU's vmstat_dirty flag and a never-taken branch (for the
-// policies whose writers do not mark it, a flag that is always set).  Out of line, through the
+// The fold policy is consulted once, at Vmstat::Writer: for a policy whose
+// writers mark the CPU dirty (FoldPolicyTraits::writers_mark_dirty, B and
+// B.local), every fast path ends with one relaxed load of the CPU's
+// vmstat_dirty flag and a never-taken branch; for the others (A0, A1, C, D,
+// as mainline's __mod_zone_page_state) the fast path has no such test.  The
+// writer's dispatch selects among the (form, marks dirty) pairs; WithSlotForm
+// resolves both once per batch.  Out of line, through the
 // virtual Vmstat path (which redoes the update from the slot as it is then, so nothing is counted
 // twice: the fast path stores nothing before deciding):
 //   - an update that would pass the threshold (the fold to the shared side,
@@ -88,15 +92,15 @@ namespace isolation::vmstat {
 // and item in range, |delta| <= kMaxZonePages), checked with
 // ISOLATION_CONTRACT in the *caller's* build where contract checks are on
 // (debug, sanitizer, ISOLATION_HARDENED): the code is inline.
-template <internal::WriterForm F>
-class VmstatSlotWriter;
-
 class VmstatWriter {
  public:
   int cpu() const { return cpu_; }
   // false: every update is the virtual Vmstat path (see above).
   bool inline_fast_path() const { return form_ != internal::WriterForm::kVirtual; }
   internal::WriterForm form() const { return form_; }
+  // Whether an update also marks the CPU's vmstat_dirty flag (the policy's
+  // writers_mark_dirty or notify_first_dirty).
+  bool marks_dirty() const { return marks_dirty_; }
   const Vmstat& vm() const { return *vm_; }
 
   // mod_zone_page_state / mod_node_page_state on cpu().
@@ -117,28 +121,40 @@ class VmstatWriter {
       vm_->Dec(cpu_, kind, instance, item);
   }
 
-  // Calls fn(VmstatSlotWriter<form()>) and returns its result: the slot
-  // form resolved once for a whole batch of updates (one switch), so the
-  // loop inside `fn` -- a generic lambda, instantiated per form -- has no
-  // test of the form at all:
+  // Calls fn(VmstatSlotWriter<form(), marks_dirty()>) and returns its
+  // result: the slot form resolved once for a whole batch of updates (one
+  // switch), so the loop inside `fn` -- a generic lambda, instantiated per
+  // form -- has no test of the form at all:
   //   writer.WithSlotForm([&](auto w) { for (...) w.Inc(StatKind::kNode, 0, item); });
   template <typename Fn>
   decltype(auto) WithSlotForm(Fn&& fn) const;
 
  private:
   friend class Vmstat;
-  template <internal::WriterForm F>
+  template <internal::WriterForm F, bool kMarksDirty>
   friend class VmstatSlotWriter;
 
-  VmstatWriter(Vmstat* vm, int cpu, internal::WriterForm form, void* zone_block, void* node_block,
-               const std::atomic<int8_t>* zone_threshold, const std::atomic<int8_t>* node_threshold,
-               const std::atomic<bool>* dirty)
+  // `dirty`: the CPU's vmstat_dirty flag when `marks_dirty`, else unused.
+  VmstatWriter(Vmstat* vm, int cpu, internal::WriterForm form, bool marks_dirty, void* zone_block,
+               void* node_block, const std::atomic<int8_t>* zone_threshold,
+               const std::atomic<int8_t>* node_threshold, const std::atomic<bool>* dirty)
       : vm_(vm),
         blocks_{zone_block, node_block},
         threshold_{zone_threshold, node_threshold},
         dirty_(dirty),
         cpu_(cpu),
-        form_(form) {}
+        form_(form),
+        marks_dirty_(marks_dirty),
+        dispatch_(Dispatch(form, marks_dirty)) {}
+
+  // The key TryFast and WithSlotForm switch on: one (form, marks dirty) pair.
+  static constexpr uint8_t Dispatch(internal::WriterForm form, bool marks_dirty) {
+    return static_cast<uint8_t>(static_cast<int>(form) * 2 + (marks_dirty ? 1 : 0));
+  }
+  // TryFast and WithSlotForm have a case for every pair: a new form adds
+  // its two there.
+  static_assert(static_cast<int>(internal::WriterForm::kScaledS32) == 5,
+                "a WriterForm was added: give it its cases in TryFast and WithSlotForm");
 
   void ContractMod(StatKind kind, int instance, int item, int64_t delta) const {
     vm_->ContractSlot("Writer Mod", cpu_, kind, instance, item);
@@ -179,7 +195,7 @@ class VmstatWriter {
   // The update below the threshold, or false with nothing stored (the
   // virtual path then does all of it).
   // `mode`: 0 for Mod, +1 / -1 for Inc / Dec (their overstep on a fold).
-  template <internal::WriterForm F>
+  template <internal::WriterForm F, bool kMarksDirty>
   bool TryFastAs(StatKind kind, int instance, int item, int64_t delta, int mode) const {
     const size_t k = static_cast<size_t>(kind);
     // Relaxed: racy across threshold refreshes, as the kernel's this_cpu_read.
@@ -246,10 +262,12 @@ class VmstatWriter {
       return false;  // kVirtual
     }
     // vmstat_mark_dirty(): relaxed (owner-set, owner-cleared; the shepherd
-    // only takes a hint).  For policies whose writers do not mark it,
-    // `dirty_` is a flag that is always set, so every form pays the same
-    // never-taken branch; the clean->dirty store goes out of line.
-    if (__builtin_expect(!dirty_->load(std::memory_order_relaxed), 0)) vm_->WriterMarkDirty(cpu_);
+    // only takes a hint); the clean->dirty store goes out of line.  Only
+    // for the policies whose writers mark it: mainline's fast path has no
+    // such flag.
+    if constexpr (kMarksDirty) {
+      if (__builtin_expect(!dirty_->load(std::memory_order_relaxed), 0)) vm_->WriterMarkDirty(cpu_);
+    }
     return true;
   }
   // Measured on a Zen 4 host (docs/history/2026-12-02-perf-zen4.md): with the fifth
@@ -258,57 +276,76 @@ class VmstatWriter {
   // (an if-chain in either order and a shared s32 case: 0.82-0.91);
   // WithSlotForm's loops have no such test and did not move.
   bool TryFast(StatKind kind, int instance, int item, int64_t delta, int mode) const {
-    switch (form_) {
-      case internal::WriterForm::kOwnerS8:
-        return TryFastAs<internal::WriterForm::kOwnerS8>(kind, instance, item, delta, mode);
-      case internal::WriterForm::kSharedS32Cas:
-        return TryFastAs<internal::WriterForm::kSharedS32Cas>(kind, instance, item, delta, mode);
-      case internal::WriterForm::kWatermark:
-        return TryFastAs<internal::WriterForm::kWatermark>(kind, instance, item, delta, mode);
-      case internal::WriterForm::kSharedS32Xadd:
-        return TryFastAs<internal::WriterForm::kSharedS32Xadd>(kind, instance, item, delta, mode);
-      case internal::WriterForm::kScaledS32:
-        return TryFastAs<internal::WriterForm::kScaledS32>(kind, instance, item, delta, mode);
-      case internal::WriterForm::kVirtual:
-        break;
+    using internal::WriterForm;
+#define ISOLATION_VMSTAT_WRITER_CASE(form, marks) \
+  case Dispatch(WriterForm::form, marks):         \
+    return TryFastAs<WriterForm::form, marks>(kind, instance, item, delta, mode);
+    switch (dispatch_) {
+      ISOLATION_VMSTAT_WRITER_CASE(kOwnerS8, false)
+      ISOLATION_VMSTAT_WRITER_CASE(kOwnerS8, true)
+      ISOLATION_VMSTAT_WRITER_CASE(kSharedS32Cas, false)
+      ISOLATION_VMSTAT_WRITER_CASE(kSharedS32Cas, true)
+      ISOLATION_VMSTAT_WRITER_CASE(kWatermark, false)
+      ISOLATION_VMSTAT_WRITER_CASE(kWatermark, true)
+      ISOLATION_VMSTAT_WRITER_CASE(kSharedS32Xadd, false)
+      ISOLATION_VMSTAT_WRITER_CASE(kSharedS32Xadd, true)
+      ISOLATION_VMSTAT_WRITER_CASE(kScaledS32, false)
+      ISOLATION_VMSTAT_WRITER_CASE(kScaledS32, true)
+      case Dispatch(WriterForm::kVirtual, false):
+      case Dispatch(WriterForm::kVirtual, true):
+        return false;
+      default:
+        // dispatch_ is only ever Dispatch(form, marks) of a WriterForm: no
+        // bounds test before the jump table.
+        __builtin_unreachable();
     }
-    return false;
+#undef ISOLATION_VMSTAT_WRITER_CASE
   }
 
   Vmstat* vm_;
   void* blocks_[2];                          // cpu()'s first zone / node block
   const std::atomic<int8_t>* threshold_[2];  // cpu()'s zone / node thresholds
-  const std::atomic<bool>* dirty_;           // cpu()'s vmstat_dirty, or an always-set flag
+  const std::atomic<bool>* dirty_;           // cpu()'s vmstat_dirty (used if marks_dirty_)
   int cpu_;
   internal::WriterForm form_;
+  bool marks_dirty_;
+  uint8_t dispatch_;  // Dispatch(form_, marks_dirty_)
 };
 
-// A VmstatWriter whose slot form F is a compile-time constant (made by
-// VmstatWriter::WithSlotForm, which picks F = form()): the same updates, with
-// the slot's code alone inline.  F = kVirtual forwards every update to the
-// virtual Vmstat path.  Same contract and thread-safety as VmstatWriter.
-template <internal::WriterForm F>
+// A VmstatWriter whose slot form F, and whether its updates mark the CPU
+// dirty, are compile-time constants (made by VmstatWriter::WithSlotForm,
+// which picks F = form(), kMarksDirty = marks_dirty()): the same updates,
+// with the slot's code alone inline.  F = kVirtual forwards every update to
+// the virtual Vmstat path.  A writer whose policy does not mark may be
+// wrapped with kMarksDirty = true (it marks an unused flag: slower, still
+// correct); the reverse would lose the marks and is a contract violation.
+// Same contract and thread-safety as VmstatWriter.
+template <internal::WriterForm F, bool kMarksDirty>
 class VmstatSlotWriter {
  public:
   explicit VmstatSlotWriter(const VmstatWriter& w) : w_(w) {
     ISOLATION_CONTRACT(w.form_ == F, "vmstat VmstatSlotWriter<%d> made from a writer of form %d",
                        static_cast<int>(F), static_cast<int>(w.form_));
+    ISOLATION_CONTRACT(kMarksDirty || !w.marks_dirty_,
+                       "vmstat VmstatSlotWriter<%d, no marks> made from a writer that marks dirty",
+                       static_cast<int>(F));
   }
   int cpu() const { return w_.cpu_; }
   void Mod(StatKind kind, int instance, int item, int64_t delta) {
     w_.ContractMod(kind, instance, item, delta);
-    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, delta, 0), 0)) {
+    if (__builtin_expect(!w_.template TryFastAs<F, kMarksDirty>(kind, instance, item, delta, 0),
+                         0)) {
       w_.vm_->Mod(w_.cpu_, kind, instance, item, delta);
     }
   }
   void Inc(StatKind kind, int instance, int item) {
     w_.vm_->ContractSlot("Writer Inc", w_.cpu_, kind, instance, item);
-    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, 1, 1), 0))
+    if (__builtin_expect(!w_.template TryFastAs<F, kMarksDirty>(kind, instance, item, 1, 1), 0))
       w_.vm_->Inc(w_.cpu_, kind, instance, item);
   }
   void Dec(StatKind kind, int instance, int item) {
     w_.vm_->ContractSlot("Writer Dec", w_.cpu_, kind, instance, item);
-    if (__builtin_expect(!w_.TryFastAs<F>(kind, instance, item, -1, -1), 0))
+    if (__builtin_expect(!w_.template TryFastAs<F, kMarksDirty>(kind, instance, item, -1, -1), 0))
       w_.vm_->Dec(w_.cpu_, kind, instance, item);
   }
 
@@ -318,21 +355,26 @@ class VmstatSlotWriter {
 
 template <typename Fn>
 decltype(auto) VmstatWriter::WithSlotForm(Fn&& fn) const {
-  switch (form_) {
-    case internal::WriterForm::kOwnerS8:
-      return fn(VmstatSlotWriter<internal::WriterForm::kOwnerS8>(*this));
-    case internal::WriterForm::kSharedS32Cas:
-      return fn(VmstatSlotWriter<internal::WriterForm::kSharedS32Cas>(*this));
-    case internal::WriterForm::kWatermark:
-      return fn(VmstatSlotWriter<internal::WriterForm::kWatermark>(*this));
-    case internal::WriterForm::kSharedS32Xadd:
-      return fn(VmstatSlotWriter<internal::WriterForm::kSharedS32Xadd>(*this));
-    case internal::WriterForm::kScaledS32:
-      return fn(VmstatSlotWriter<internal::WriterForm::kScaledS32>(*this));
-    case internal::WriterForm::kVirtual:
-      break;
+  using internal::WriterForm;
+#define ISOLATION_VMSTAT_SLOT_WRITER_CASE(form, marks) \
+  case Dispatch(WriterForm::form, marks):              \
+    return fn(VmstatSlotWriter<WriterForm::form, marks>(*this));
+  switch (dispatch_) {
+    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kOwnerS8, false)
+    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kOwnerS8, true)
+    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kSharedS32Cas, false)
+    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kSharedS32Cas, true)
+    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kWatermark, false)
+    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kWatermark, true)
+    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kSharedS32Xadd, false)
+    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kSharedS32Xadd, true)
+    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kScaledS32, false)
+    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kScaledS32, true)
+    default:
+      break;  // kVirtual
   }
-  return fn(VmstatSlotWriter<internal::WriterForm::kVirtual>(*this));
+#undef ISOLATION_VMSTAT_SLOT_WRITER_CASE
+  return fn(VmstatSlotWriter<WriterForm::kVirtual, true>(*this));
 }
 
 }  // namespace isolation::vmstat

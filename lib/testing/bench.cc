@@ -1,12 +1,63 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "isolation/testing/bench.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
 namespace isolation::testing {
+namespace {
+
+double MinOf(std::vector<double> v) {
+  return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
+}
+double MedianOf(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+}  // namespace
+
+void PairedBatchSpread::Add(double subject_ns, double baseline_ns, double empty_ns) {
+  subject_ns_.push_back(subject_ns);
+  baseline_ns_.push_back(baseline_ns);
+  empty_ns_sum_ += empty_ns;
+}
+
+void PairedBatchSpread::Report(benchmark::State& state, std::string_view baseline_name,
+                               int64_t ops_per_batch) const {
+  if (subject_ns_.empty() || ops_per_batch < 1) return;
+  const double clock = empty_ns_sum_ / static_cast<double>(subject_ns_.size());
+  std::vector<double> subject, baseline, ratios;
+  subject.reserve(subject_ns_.size());
+  baseline.reserve(subject_ns_.size());
+  ratios.reserve(subject_ns_.size());
+  for (size_t i = 0; i < subject_ns_.size(); ++i) {
+    const double s = subject_ns_[i] - clock;
+    const double b = baseline_ns_[i] - clock;
+    subject.push_back(s);
+    baseline.push_back(b);
+    // A batch below the clock's resolution on either side has no ratio.
+    if (s > 0 && b > 0) ratios.push_back(s / b);
+  }
+  const double ops = static_cast<double>(ops_per_batch);
+  const std::string b(baseline_name);
+  state.counters["ns_per_op_min"] = MinOf(subject) / ops;
+  state.counters["ns_per_op_median"] = MedianOf(subject) / ops;
+  state.counters[b + "_ns_per_op_min"] = MinOf(baseline) / ops;
+  state.counters[b + "_ns_per_op_median"] = MedianOf(baseline) / ops;
+  // The floors' ratio (one batch's noise moves a per-batch ratio's
+  // minimum, not both sides' minima) and the median batch's.
+  const double subject_min = MinOf(subject), baseline_min = MinOf(baseline);
+  state.counters["ratio_of_minimums"] =
+      subject_min > 0 && baseline_min > 0 ? subject_min / baseline_min : 0.0;
+  state.counters["ratio_median"] = MedianOf(ratios);
+}
 
 void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n)> subject,
                        absl::FunctionRef<void(int64_t n)> baseline, std::string_view baseline_name,
@@ -20,6 +71,7 @@ void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n
   double baseline_s = 0;
   double clock_s = 0;
   int64_t batches = 0;
+  PairedBatchSpread spread;
   // Warm both up once so that the first timed batch does not pay cold caches
   // for one side only.
   subject(batch);
@@ -32,11 +84,13 @@ void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n
     const auto t2 = Clock::now();
     const auto t3 = Clock::now();  // an empty interval: the clock's own cost
     const double s = std::chrono::duration<double>(t1 - t0).count();
+    const double b = std::chrono::duration<double>(t2 - t1).count();
     const double empty = std::chrono::duration<double>(t3 - t2).count();
     subject_s += s;
-    baseline_s += std::chrono::duration<double>(t2 - t1).count();
+    baseline_s += b;
     clock_s += empty;
     ++batches;
+    spread.Add(s * 1e9, b * 1e9, empty * 1e9);
     state.SetIterationTime(s > empty ? s - empty : 0.0);
   }
   if (batches == 0) return;
@@ -55,6 +109,7 @@ void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n
   state.counters["ratio_to_" + std::string(baseline_name)] =
       baseline_ns > 0 && subject_ns > 0 ? subject_ns / baseline_ns
                                         : 0.0;  // 0: below the clock's resolution
+  spread.Report(state, baseline_name, batch);
 }
 
 }  // namespace isolation::testing

@@ -41,7 +41,7 @@ TEST(HostLimits, EveryLoopIsTimedAndTheCpuNamed) {
   const testing::HostLimits h = testing::MeasureHostLimits();
   EXPECT_FALSE(h.cpu_model.empty());
   for (const testing::HostLimit& l :
-       {h.thread_local_increment, h.locked_fetch_add, h.empty_indirect_call}) {
+       {h.thread_local_increment, h.owner_byte_update, h.locked_fetch_add, h.empty_indirect_call}) {
     EXPECT_GT(l.min_ns, 0.0);
     EXPECT_GE(l.median_ns, l.min_ns);
   }

@@ -29,7 +29,9 @@
 //
 // The host a figure came from: MeasureHostLimits() times, in a few
 // milliseconds, what a hot path is judged against on this host -- a
-// thread-local increment, a locked fetch_add, an empty indirect call -- and
+// thread-local increment, an s8 load + store through memory (what a host
+// that renames only wider accesses makes the floor of an s8 counter), a
+// locked fetch_add, an empty indirect call -- and
 // reads the CPU model; AddHostLimitsContext() puts them into Google
 // Benchmark's context (printed above the table, in the JSON's "context").
 // BenchmarkMain() is Google Benchmark's main() with that context added; the
@@ -47,6 +49,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "benchmark/benchmark.h"
@@ -54,13 +57,36 @@
 namespace isolation::testing {
 
 // Runs `subject(batch)` and `baseline(batch)` alternately once per benchmark
-// iteration, timing each with a steady clock.  Each callable must perform
+// iteration, timing each with a steady clock; counters ns_per_op,
+// <baseline>_ns_per_op, ratio_to_<baseline> (totals), clock_read_ns, and the
+// per-batch spread of PairedBatchSpread.  Each callable must perform
 // exactly `n` operations and keep their results observable
 // (benchmark::DoNotOptimize).  REQUIRES: the benchmark uses manual time;
 // batch >= 1.
 void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n)> subject,
                        absl::FunctionRef<void(int64_t n)> baseline,
                        std::string_view baseline_name = "baseline", int64_t batch = 256);
+
+// The per-batch figures of a paired comparison, beside the totals: a host
+// whose baseline is bimodal (a thread-local increment at 0.36 or 0.67 ns on
+// one Zen 3 guest, by where the loop lands) shows it as a minimum well below
+// the median instead of averaging it in.  Add() one batch's subject and
+// baseline intervals and the empty interval timed beside them, as read;
+// Report() takes the mean empty interval (the clock read each interval
+// holds: one batch's own empty interval varies too much to subtract) out of
+// every batch and sets, per operation, ns_per_op_min / _median,
+// <baseline>_ns_per_op_min / _median, ratio_median (the median batch's
+// ratio) and ratio_of_minimums (the two floors' ratio).  Memory: three
+// doubles per batch.  Used by CompareToBaseline.
+class PairedBatchSpread {
+ public:
+  void Add(double subject_ns, double baseline_ns, double empty_ns);
+  void Report(benchmark::State& state, std::string_view baseline_name, int64_t ops_per_batch) const;
+
+ private:
+  std::vector<double> subject_ns_, baseline_ns_;
+  double empty_ns_sum_ = 0;
+};
 
 // One calibration loop's figures, per operation: the minimum over the
 // repetitions (the host's floor) and their median (what a loop usually
@@ -72,14 +98,15 @@ struct HostLimit {
 struct HostLimits {
   std::string cpu_model;  // /proc/cpuinfo's "model name" and, on x86, family and model
   HostLimit thread_local_increment;
+  HostLimit owner_byte_update;  // an s8's relaxed load + store, alternating +1 / -1
   HostLimit locked_fetch_add;
   HostLimit empty_indirect_call;
 };
 // About 20 ms: each loop 15 times over 2^16 operations, after a warm-up.
 HostLimits MeasureHostLimits();
 // MeasureHostLimits() as context entries: host_cpu, and host_<loop>_ns as
-// "min M median D" for thread_local_increment, locked_fetch_add and
-// empty_indirect_call.
+// "min M median D" for thread_local_increment, owner_byte_update,
+// locked_fetch_add and empty_indirect_call.
 void AddHostLimitsContext();
 // benchmark::Initialize, the unrecognised-argument check (exit status 1),
 // AddHostLimitsContext, RunSpecifiedBenchmarks and Shutdown; returns the

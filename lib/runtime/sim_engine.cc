@@ -7,7 +7,7 @@
 // still busy, and hands it to its handler.  Work items and timer callbacks
 // (their closures in slot pools) are kernel activities: they interrupt the
 // CPU's task, charge their cost and account the stall.  Trace() keeps the
-// deterministic trace (FNV-1a over every record: Simulator::TraceHash); the
+// deterministic trace (a hash over every record: Simulator::TraceHash); the
 // Trace*() helpers feed the trace sink (tracer.h) out of line.
 //
 // Kernel counterpart: a CPU's interrupt and workqueue entry around a timer
@@ -25,20 +25,43 @@
 
 namespace isolation {
 
+namespace {
+
+// FNV-1a, 64-bit, of a kind name: the kind's word of every record.
+uint64_t KindWord(const char* kind) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char* p = kind; *p != '\0'; ++p) {
+    h ^= static_cast<unsigned char>(*p);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+}  // namespace
+
+uint64_t Simulator::Impl::KindWordOf(const char* kind) {
+  // Kinds are static strings (a record keeps the pointer), so a name's word
+  // is memoised by its address; a slot taken by another name is recomputed.
+  // The word is the name's, whatever the cache holds: deterministic.
+  KindMemo& m = kind_memo[(reinterpret_cast<uintptr_t>(kind) >> 3) % kind_memo.size()];
+  if (ABSL_PREDICT_FALSE(m.kind != kind)) m = KindMemo{kind, KindWord(kind)};
+  return m.word;
+}
+
 void Simulator::Impl::Trace(Nanos time, int cpu, const char* kind, int64_t a, int64_t b) {
-  // FNV-1a, 64-bit, over the fields of the record.
-  auto mix = [this](const void* p, size_t len) {
-    const auto* bytes = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < len; ++i) {
-      trace_hash ^= bytes[i];
-      trace_hash *= 0x100000001b3ULL;
-    }
-  };
-  mix(&time, sizeof time);
-  mix(&cpu, sizeof cpu);
-  mix(kind, std::strlen(kind));
-  mix(&a, sizeof a);
-  mix(&b, sizeof b);
+  // One word per record, its fields multiplied by distinct odd constants
+  // (independent multiplies, not a chain), then folded into the running
+  // hash: one multiply and a shift on the serial path per record, where
+  // byte-wise FNV-1a over the fields took 36 (43 % of the busy 4096-CPU
+  // benchmark's time on a Zen 3 guest).  Order-sensitive through the chain;
+  // a fingerprint for "same seed, same trace", not a cryptographic hash.
+  const uint64_t record =
+      static_cast<uint64_t>(time) * 0x9e3779b97f4a7c15ULL ^
+      (static_cast<uint64_t>(static_cast<uint32_t>(cpu)) + 1) * 0xc2b2ae3d27d4eb4fULL ^
+      KindWordOf(kind) * 0x165667b19e3779f9ULL ^ static_cast<uint64_t>(a) * 0xd6e8feb86659fd93ULL ^
+      static_cast<uint64_t>(b) * 0xff51afd7ed558ccdULL;
+  trace_hash = (trace_hash ^ record) * 0x100000001b3ULL;
+  trace_hash ^= trace_hash >> 29;
   if (options.record_trace) trace.push_back(SimTraceEvent{time, cpu, kind, a, b});
 }
 

@@ -31,6 +31,7 @@
 #define ISOLATION_RUNTIME_SIM_INTERNAL_H_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -297,6 +298,7 @@ struct Simulator::Impl {
   // --- sim_engine.cc: the event loop, kernel activities, the trace --------------
 
   void Trace(Nanos time, int cpu, const char* kind, int64_t a, int64_t b);
+  uint64_t KindWordOf(const char* kind);
   // The trace sink (tracer.h): out of line and cold, so that with tracing off
   // the event paths keep their shape and pay one pointer test.
   ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD void TraceCpuRuns(const Cpu& c, TaskId next);
@@ -388,6 +390,11 @@ struct Simulator::Impl {
 
   std::vector<SimTraceEvent> trace;
   uint64_t trace_hash = 0xcbf29ce484222325ULL;
+  struct KindMemo {
+    const char* kind = nullptr;
+    uint64_t word = 0;
+  };
+  std::array<KindMemo, 32> kind_memo;  // Trace's kind words by address
   SimPlacementStats placement;
 };
 

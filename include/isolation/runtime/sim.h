@@ -252,7 +252,8 @@ class Simulator final : public Driver {
   // changes at exact times.
   void At(Nanos when, absl::AnyInvocable<void()> fn);
   const std::vector<SimTraceEvent>& trace() const;
-  // A hash of the whole trace so far (FNV-1a over the records).
+  // A hash of the whole trace so far (each record's fields as one word,
+  // chained in order): equal for equal traces; a fingerprint, not a proof.
   uint64_t TraceHash() const;
   int64_t events_processed() const;
   // Moves and refill penalties so far (SimOptions::refill_penalty).

@@ -50,7 +50,10 @@ def run(probe, what, tmp):
             continue
         ir = int(m.group(1).replace(",", ""))
         fn = m.group(2)
-        name = re.sub(r"^.*?::\(anonymous namespace\)::", "", fn)
+        at = fn.find("Probe")
+        if at < 0:
+            continue
+        name = fn[at:]
         costs[name] = costs.get(name, 0) + ir
     return calls, form, costs
 

@@ -48,29 +48,40 @@ std::unique_ptr<Vmstat> MakeVm(const std::string& policy) {
   return std::move(vm).value();
 }
 
+}  // namespace
+
 // The probes.  Their names are what fastpath_instructions.py looks for.
+// Out of line and opaque to interprocedural constant propagation, so that
+// the item and delta stay arguments: GCC's noipa; clang has none, and does
+// not specialise a function of external linkage (these are not in the
+// anonymous namespace for that reason).
+#if defined(__clang__)
+#define ISOLATION_PROBE [[gnu::noinline]]
+#else
+#define ISOLATION_PROBE [[gnu::noipa]]
+#endif
 // As the kernel's functions, these take the zone: one load of its per-CPU
 // pointer is in the count.
-[[gnu::noipa]] void ProbeKernelMod(const bench::KernelShapeZone& zone, int item, long delta) {
+ISOLATION_PROBE void ProbeKernelMod(const bench::KernelShapeZone& zone, int item, long delta) {
   bench::KernelShapeMod(*zone.per_cpu_zonestats, item, delta);
 }
-[[gnu::noipa]] void ProbeKernelInc(const bench::KernelShapeZone& zone, int item) {
+ISOLATION_PROBE void ProbeKernelInc(const bench::KernelShapeZone& zone, int item) {
   bench::KernelShapeInc(*zone.per_cpu_zonestats, item);
 }
-[[gnu::noipa]] void ProbeWriterMod(VmstatWriter& w, int item, int64_t delta) {
+ISOLATION_PROBE void ProbeWriterMod(VmstatWriter& w, int item, int64_t delta) {
   w.Mod(StatKind::kZone, kZoneNormal, item, delta);
 }
-[[gnu::noipa]] void ProbeWriterInc(VmstatWriter& w, int item) {
-  w.Inc(StatKind::kNode, 0, item);
-}
+ISOLATION_PROBE void ProbeWriterInc(VmstatWriter& w, int item) { w.Inc(StatKind::kNode, 0, item); }
 template <typename W>
-[[gnu::noipa]] void ProbeSlotWriterMod(W& w, int item, int64_t delta) {
+ISOLATION_PROBE void ProbeSlotWriterMod(W& w, int item, int64_t delta) {
   w.Mod(StatKind::kZone, kZoneNormal, item, delta);
 }
 template <typename W>
-[[gnu::noipa]] void ProbeSlotWriterInc(W& w, int item) {
+ISOLATION_PROBE void ProbeSlotWriterInc(W& w, int item) {
   w.Inc(StatKind::kNode, 0, item);
 }
+
+namespace {
 
 int RunKernel() {
   bench::KernelShapeZoneStat pcp;
@@ -110,9 +121,10 @@ int RunPolicy(const std::string& policy) {
     }
   });
   if (const int64_t folds = vm->Counters(0).threshold_folds; folds != 0) {
-    std::fprintf(stderr,
-                 "vmstat_fastpath_probe: %s folded %lld times; the counts would include slow paths\n",
-                 policy.c_str(), static_cast<long long>(folds));
+    std::fprintf(
+        stderr,
+        "vmstat_fastpath_probe: %s folded %lld times; the counts would include slow paths\n",
+        policy.c_str(), static_cast<long long>(folds));
     return 1;
   }
   return 0;

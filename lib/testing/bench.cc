@@ -29,9 +29,9 @@ void PairedBatchSpread::Add(double subject_ns, double baseline_ns, double empty_
   empty_ns_sum_ += empty_ns;
 }
 
-void PairedBatchSpread::Report(benchmark::State& state, std::string_view baseline_name,
-                               int64_t ops_per_batch) const {
-  if (subject_ns_.empty() || ops_per_batch < 1) return;
+PairedBatchSpread::Summary PairedBatchSpread::Summarize(int64_t ops_per_batch) const {
+  Summary out;
+  if (subject_ns_.empty() || ops_per_batch < 1) return out;
   const double clock = empty_ns_sum_ / static_cast<double>(subject_ns_.size());
   std::vector<double> subject, baseline, ratios;
   subject.reserve(subject_ns_.size());
@@ -46,17 +46,30 @@ void PairedBatchSpread::Report(benchmark::State& state, std::string_view baselin
     if (s > 0 && b > 0) ratios.push_back(s / b);
   }
   const double ops = static_cast<double>(ops_per_batch);
+  out.subject_min_ns = MinOf(subject) / ops;
+  out.subject_median_ns = MedianOf(subject) / ops;
+  out.baseline_min_ns = MinOf(baseline) / ops;
+  out.baseline_median_ns = MedianOf(baseline) / ops;
+  out.ratio_median = MedianOf(ratios);
+  // The floors' ratio: one batch's noise moves a per-batch ratio's minimum,
+  // not both sides' minima.
+  out.ratio_of_minimums = out.subject_min_ns > 0 && out.baseline_min_ns > 0
+                              ? out.subject_min_ns / out.baseline_min_ns
+                              : 0.0;
+  return out;
+}
+
+void PairedBatchSpread::Report(benchmark::State& state, std::string_view baseline_name,
+                               int64_t ops_per_batch) const {
+  if (subject_ns_.empty() || ops_per_batch < 1) return;
+  const Summary m = Summarize(ops_per_batch);
   const std::string b(baseline_name);
-  state.counters["ns_per_op_min"] = MinOf(subject) / ops;
-  state.counters["ns_per_op_median"] = MedianOf(subject) / ops;
-  state.counters[b + "_ns_per_op_min"] = MinOf(baseline) / ops;
-  state.counters[b + "_ns_per_op_median"] = MedianOf(baseline) / ops;
-  // The floors' ratio (one batch's noise moves a per-batch ratio's
-  // minimum, not both sides' minima) and the median batch's.
-  const double subject_min = MinOf(subject), baseline_min = MinOf(baseline);
-  state.counters["ratio_of_minimums"] =
-      subject_min > 0 && baseline_min > 0 ? subject_min / baseline_min : 0.0;
-  state.counters["ratio_median"] = MedianOf(ratios);
+  state.counters["ns_per_op_min"] = m.subject_min_ns;
+  state.counters["ns_per_op_median"] = m.subject_median_ns;
+  state.counters[b + "_ns_per_op_min"] = m.baseline_min_ns;
+  state.counters[b + "_ns_per_op_median"] = m.baseline_median_ns;
+  state.counters["ratio_median"] = m.ratio_median;
+  state.counters["ratio_of_minimums"] = m.ratio_of_minimums;
 }
 
 void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n)> subject,

@@ -47,6 +47,36 @@ TEST(HostLimits, EveryLoopIsTimedAndTheCpuNamed) {
   }
 }
 
+// The spread takes the mean empty interval out of every batch and reports
+// each side's floor and median batch, so a bimodal baseline shows.
+TEST(PairedBatchSpread, MeanClockOutOfEveryBatchFloorsAndMedians) {
+  testing::PairedBatchSpread spread;
+  EXPECT_EQ(spread.Summarize(10).ratio_median, 0.0);  // nothing added
+  // Batches of 10 operations; the empty intervals average 100 ns.
+  spread.Add(/*subject_ns=*/300, /*baseline_ns=*/150, /*empty_ns=*/90);   // 200 / 50
+  spread.Add(/*subject_ns=*/500, /*baseline_ns=*/200, /*empty_ns=*/110);  // 400 / 100
+  spread.Add(/*subject_ns=*/400, /*baseline_ns=*/300, /*empty_ns=*/100);  // 300 / 200
+  const testing::PairedBatchSpread::Summary m = spread.Summarize(10);
+  EXPECT_DOUBLE_EQ(m.subject_min_ns, 20);
+  EXPECT_DOUBLE_EQ(m.subject_median_ns, 30);
+  EXPECT_DOUBLE_EQ(m.baseline_min_ns, 5);
+  EXPECT_DOUBLE_EQ(m.baseline_median_ns, 10);
+  EXPECT_DOUBLE_EQ(m.ratio_median, 4);  // per batch: 4, 4, 1.5
+  EXPECT_DOUBLE_EQ(m.ratio_of_minimums, 4);
+}
+
+// A batch at or below the clock's cost on one side has no ratio, and a
+// floor below zero no ratio of minimums.
+TEST(PairedBatchSpread, BatchesBelowTheClockHaveNoRatio) {
+  testing::PairedBatchSpread spread;
+  spread.Add(/*subject_ns=*/300, /*baseline_ns=*/150, /*empty_ns=*/100);  // 200 / 50
+  spread.Add(/*subject_ns=*/60, /*baseline_ns=*/500, /*empty_ns=*/100);   // -40 / 400
+  const testing::PairedBatchSpread::Summary m = spread.Summarize(1);
+  EXPECT_DOUBLE_EQ(m.ratio_median, 4);  // the first batch's only
+  EXPECT_EQ(m.ratio_of_minimums, 0.0);
+  EXPECT_DOUBLE_EQ(m.subject_min_ns, -40);
+}
+
 // The churn helpers draw only from the simulator's seeded generators: two
 // runs of one seed switch and migrate alike, and the placer moves tasks.
 TEST(Churn, DeterministicPerSeedAndThePlacerMigrates) {

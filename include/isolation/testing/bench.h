@@ -80,7 +80,15 @@ void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n
 // doubles per batch.  Used by CompareToBaseline.
 class PairedBatchSpread {
  public:
+  // Per operation; 0 where there is nothing to say (no batch, or a ratio
+  // whose side is below the clock's resolution).
+  struct Summary {
+    double subject_min_ns = 0, subject_median_ns = 0;
+    double baseline_min_ns = 0, baseline_median_ns = 0;
+    double ratio_median = 0, ratio_of_minimums = 0;
+  };
   void Add(double subject_ns, double baseline_ns, double empty_ns);
+  Summary Summarize(int64_t ops_per_batch) const;
   void Report(benchmark::State& state, std::string_view baseline_name, int64_t ops_per_batch) const;
 
  private:

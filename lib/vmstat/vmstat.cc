@@ -463,23 +463,16 @@ absl::StatusOr<VmstatWriter> Vmstat::Writer(int cpu) {
     zone_block = static_cast<Block*>(writer_blocks_[0]) + c * zones;
     node_block = static_cast<Block*>(writer_blocks_[1]) + c * nodes;
   };
+#define ISOLATION_VMSTAT_BLOCK_OFFSET_(form, cell)                      \
+  case WriterForm::form:                                                \
+    offset(static_cast<internal::CellBlock<internal::cell>*>(nullptr)); \
+    break;
   switch (writer_form_) {
-    case WriterForm::kOwnerS8:
-      offset(static_cast<internal::CellBlock<internal::OwnerS8Cell>*>(nullptr));
-      break;
-    case WriterForm::kSharedS32Cas:
-    case WriterForm::kSharedS32Xadd:
-      offset(static_cast<internal::CellBlock<internal::S32Cell>*>(nullptr));
-      break;
-    case WriterForm::kWatermark:
-      offset(static_cast<internal::CellBlock<internal::WatermarkCell>*>(nullptr));
-      break;
-    case WriterForm::kScaledS32:
-      offset(static_cast<internal::CellBlock<internal::ScaledS32Cell>*>(nullptr));
-      break;
+    ISOLATION_VMSTAT_INLINE_WRITER_FORMS(ISOLATION_VMSTAT_BLOCK_OFFSET_)
     case WriterForm::kVirtual:
       break;
   }
+#undef ISOLATION_VMSTAT_BLOCK_OFFSET_
   return VmstatWriter(this, cpu, writer_form_, mark_dirty_, zone_block, node_block,
                       &zone_threshold_[c * zones], &node_threshold_[c * nodes],
                       mark_dirty_ ? &dirty_[c].v : &kAlwaysDirty);

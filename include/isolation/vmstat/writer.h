@@ -151,10 +151,8 @@ class VmstatWriter {
   static constexpr uint8_t Dispatch(internal::WriterForm form, bool marks_dirty) {
     return static_cast<uint8_t>(static_cast<int>(form) * 2 + (marks_dirty ? 1 : 0));
   }
-  // TryFast and WithSlotForm have a case for every pair: a new form adds
-  // its two there.
-  static_assert(static_cast<int>(internal::WriterForm::kScaledS32) == 5,
-                "a WriterForm was added: give it its cases in TryFast and WithSlotForm");
+  // TryFast and WithSlotForm have a case for every pair: both expand the
+  // table of forms (internal/cells.h, ISOLATION_VMSTAT_INLINE_WRITER_FORMS).
 
   void ContractMod(StatKind kind, int instance, int item, int64_t delta) const {
     vm_->ContractSlot("Writer Mod", cpu_, kind, instance, item);
@@ -277,20 +275,13 @@ class VmstatWriter {
   // WithSlotForm's loops have no such test and did not move.
   bool TryFast(StatKind kind, int instance, int item, int64_t delta, int mode) const {
     using internal::WriterForm;
-#define ISOLATION_VMSTAT_WRITER_CASE(form, marks) \
-  case Dispatch(WriterForm::form, marks):         \
-    return TryFastAs<WriterForm::form, marks>(kind, instance, item, delta, mode);
+#define ISOLATION_VMSTAT_WRITER_CASES_(form, cell)                                \
+  case Dispatch(WriterForm::form, false):                                         \
+    return TryFastAs<WriterForm::form, false>(kind, instance, item, delta, mode); \
+  case Dispatch(WriterForm::form, true):                                          \
+    return TryFastAs<WriterForm::form, true>(kind, instance, item, delta, mode);
     switch (dispatch_) {
-      ISOLATION_VMSTAT_WRITER_CASE(kOwnerS8, false)
-      ISOLATION_VMSTAT_WRITER_CASE(kOwnerS8, true)
-      ISOLATION_VMSTAT_WRITER_CASE(kSharedS32Cas, false)
-      ISOLATION_VMSTAT_WRITER_CASE(kSharedS32Cas, true)
-      ISOLATION_VMSTAT_WRITER_CASE(kWatermark, false)
-      ISOLATION_VMSTAT_WRITER_CASE(kWatermark, true)
-      ISOLATION_VMSTAT_WRITER_CASE(kSharedS32Xadd, false)
-      ISOLATION_VMSTAT_WRITER_CASE(kSharedS32Xadd, true)
-      ISOLATION_VMSTAT_WRITER_CASE(kScaledS32, false)
-      ISOLATION_VMSTAT_WRITER_CASE(kScaledS32, true)
+      ISOLATION_VMSTAT_INLINE_WRITER_FORMS(ISOLATION_VMSTAT_WRITER_CASES_)
       case Dispatch(WriterForm::kVirtual, false):
       case Dispatch(WriterForm::kVirtual, true):
         return false;
@@ -299,7 +290,7 @@ class VmstatWriter {
         // bounds test before the jump table.
         __builtin_unreachable();
     }
-#undef ISOLATION_VMSTAT_WRITER_CASE
+#undef ISOLATION_VMSTAT_WRITER_CASES_
   }
 
   Vmstat* vm_;
@@ -356,24 +347,17 @@ class VmstatSlotWriter {
 template <typename Fn>
 decltype(auto) VmstatWriter::WithSlotForm(Fn&& fn) const {
   using internal::WriterForm;
-#define ISOLATION_VMSTAT_SLOT_WRITER_CASE(form, marks) \
-  case Dispatch(WriterForm::form, marks):              \
-    return fn(VmstatSlotWriter<WriterForm::form, marks>(*this));
+#define ISOLATION_VMSTAT_SLOT_WRITER_CASES_(form, cell)          \
+  case Dispatch(WriterForm::form, false):                        \
+    return fn(VmstatSlotWriter<WriterForm::form, false>(*this)); \
+  case Dispatch(WriterForm::form, true):                         \
+    return fn(VmstatSlotWriter<WriterForm::form, true>(*this));
   switch (dispatch_) {
-    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kOwnerS8, false)
-    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kOwnerS8, true)
-    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kSharedS32Cas, false)
-    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kSharedS32Cas, true)
-    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kWatermark, false)
-    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kWatermark, true)
-    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kSharedS32Xadd, false)
-    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kSharedS32Xadd, true)
-    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kScaledS32, false)
-    ISOLATION_VMSTAT_SLOT_WRITER_CASE(kScaledS32, true)
+    ISOLATION_VMSTAT_INLINE_WRITER_FORMS(ISOLATION_VMSTAT_SLOT_WRITER_CASES_)
     default:
       break;  // kVirtual
   }
-#undef ISOLATION_VMSTAT_SLOT_WRITER_CASE
+#undef ISOLATION_VMSTAT_SLOT_WRITER_CASES_
   return fn(VmstatSlotWriter<WriterForm::kVirtual, true>(*this));
 }
 

@@ -33,6 +33,7 @@
 #include "isolation/mm_cid/variant.h"
 #include "isolation/testing/bench.h"
 #include "isolation/testing/mm_cid_bench.h"
+#include "kernel_switch_shape.h"
 #include "switch_hook.h"
 
 namespace isolation::mm_cid {
@@ -220,6 +221,65 @@ BENCHMARK(BM_Switcher_CachedVsEmptyHook)->Arg(0)->Arg(1)->Arg(2)->UseManualTime(
 BENCHMARK(BM_Switcher_CrossMmSlotReuseVsEmptyHook)->Arg(0)->Arg(1)->Arg(2)->UseManualTime();
 BENCHMARK(BM_Switch_CrossMmSlotReuseVsEmptyHook)->Arg(0)->Arg(1)->Arg(2)->UseManualTime();
 BENCHMARK(BM_Switch_MigrationVsEmptyHook)->Arg(0)->Arg(1)->Arg(2)->UseManualTime();
+
+// The kernel's own switch fast path (kernel_switch_shape.h: mm_cid_switch_to
+// of the owner design, with rq->curr's store) on the same case as
+// BM_Switcher_CachedVsEmptyHook: tasks 0 and 1 of one mm alternate on CPU 0,
+// each with its ID parked.  What the kernel's sequence costs on this host,
+// in the same run: against the empty hook (goal 1's baseline), and as the
+// baseline of the inline switcher of each design.
+struct KernelShapeMachine {
+  bench::KernelShapePcpu pcpu[8];
+  bench::KernelShapeMm mm;
+  bench::KernelShapeTask tasks[2];
+  bench::KernelShapeRq rq;
+  TaskId cur = 0;
+  KernelShapeMachine() {
+    mm.pcpu = pcpu;
+    mm.max_cids.store(2, std::memory_order_relaxed);
+    for (uint32_t t = 0; t < 2; ++t) tasks[t] = bench::KernelShapeTask{&mm, true, t};
+    pcpu[0].cid = 0;
+  }
+  [[gnu::noinline, gnu::aligned(64)]] void Switches(int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const TaskId next = cur == 0 ? 1 : 0;
+      bench::KernelShapeSwitch(rq, tasks[cur], tasks[next]);
+      cur = next;
+    }
+    benchmark::DoNotOptimize(pcpu[0].cid);
+  }
+};
+
+void BM_KernelSwitchVsEmptyHook(benchmark::State& state) {
+  KernelShapeMachine k;
+  std::unique_ptr<bench::SwitchHook> hook = bench::MakeEmptySwitchHook();
+  SwitchLoopState baseline_state;
+  testing::CompareToBaseline(
+      state, [&](int64_t n) { k.Switches(n); },
+      [&](int64_t n) { RunSwitchOps(SwitchCase::kCached, *hook, baseline_state, n); },
+      "empty_hook");
+  state.SetLabel("kernel mm_cid_switch_to shape");
+}
+BENCHMARK(BM_KernelSwitchVsEmptyHook)->UseManualTime();
+
+void BM_Switcher_CachedVsKernel(benchmark::State& state) {
+  const MmCidVariant c = Config(static_cast<int>(state.range(0)));
+  auto m = CreateWithTwoTasks(state, c, /*separate_mms=*/false);
+  if (m == nullptr) return;
+  MmCidSwitcher switcher = m->Switcher();
+  KernelShapeMachine k;
+  SwitchLoopState subject_state;
+  testing::CompareToBaseline(
+      state,
+      [&](int64_t n) {
+        switcher.WithSwitchForm(
+            [&](auto s) { RunSwitchOps(SwitchCase::kCached, s, subject_state, n); });
+      },
+      [&](int64_t n) { k.Switches(n); }, "kernel_switch");
+  state.SetLabel(c.Name() +
+                 (switcher.inline_fast_path() ? " switcher=inline" : " switcher=virtual"));
+}
+BENCHMARK(BM_Switcher_CachedVsKernel)->Arg(0)->Arg(1)->UseManualTime();
 
 // Tasks of two mms alternate on CPU 0: each mm's ID stays parked in its slot
 // (lazy) -- the "slot reuse" case of [LF].

@@ -33,7 +33,7 @@ inline constexpr uint32_t kKernelCidTransit = 1u << 29;  // MM_CID_TRANSIT
 struct KernelShapePcpu {  // struct mm_cid_pcpu, one CPU's
   uint32_t cid = kKernelCidUnset;
 };
-struct KernelShapeMm {  // mm->mm_cid
+struct KernelShapeMm {              // mm->mm_cid
   KernelShapePcpu* pcpu = nullptr;  // the __percpu array (indexed by CPU here)
   std::atomic<uint32_t> mode{0};
   std::atomic<uint32_t> max_cids{0};

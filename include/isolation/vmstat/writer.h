@@ -134,7 +134,9 @@ class VmstatWriter {
   template <internal::WriterForm F, bool kMarksDirty>
   friend class VmstatSlotWriter;
 
-  // `dirty`: the CPU's vmstat_dirty flag when `marks_dirty`, else unused.
+  // `dirty`: the CPU's vmstat_dirty flag when `marks_dirty`; else a flag
+  // that is always set, which only a VmstatSlotWriter<form, true> made from
+  // this writer reads.
   VmstatWriter(Vmstat* vm, int cpu, internal::WriterForm form, bool marks_dirty, void* zone_block,
                void* node_block, const std::atomic<int8_t>* zone_threshold,
                const std::atomic<int8_t>* node_threshold, const std::atomic<bool>* dirty)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -11,10 +12,10 @@
 namespace isolation::testing {
 namespace {
 
-double MinOf(std::vector<double> v) {
+double MinOf(const std::vector<double>& v) {
   return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
 }
-double MedianOf(std::vector<double> v) {
+double MedianOf(std::vector<double> v) {  // by value: nth_element reorders it
   if (v.empty()) return 0.0;
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());

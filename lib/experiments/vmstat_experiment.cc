@@ -102,10 +102,10 @@ constexpr char kOverheadBaseline[] = "A1";
 constexpr char kSeedVanilla[] = "A0";
 constexpr char kSeedPatch[] = "B";
 
-VmstatConfig ModelConfig(const Policy& s, const Topology& topo, const IsolationConfig& iso,
-                         Nanos period) {
+VmstatConfig ModelConfigOf(const std::string& policy, const Topology& topo,
+                           const IsolationConfig& iso, Nanos period) {
   VmstatConfig c;
-  c.fold_policy = s.name;
+  c.fold_policy = policy;
   c.num_cpus = topo.num_cpus();
   c.num_nodes = std::max(1, topo.num_nodes());
   c.zones.clear();
@@ -121,6 +121,11 @@ VmstatConfig ModelConfig(const Policy& s, const Topology& topo, const IsolationC
   }
   c.nohz_full = iso.nohz_full();
   return c;
+}
+
+VmstatConfig ModelConfig(const Policy& s, const Topology& topo, const IsolationConfig& iso,
+                         Nanos period) {
+  return ModelConfigOf(s.name, topo, iso, period);
 }
 
 // The simulated run: exact interference counts and residues.
@@ -741,6 +746,11 @@ class VmstatExperiment {
 };
 
 }  // namespace
+
+vmstat::VmstatConfig VmstatModelConfig(const std::string& policy, const Topology& topology,
+                                       const IsolationConfig& isolation, Nanos period) {
+  return ModelConfigOf(policy, topology, isolation, period);
+}
 
 absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common,
                                                  const VmstatExperimentOptions& options) {

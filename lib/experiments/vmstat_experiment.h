@@ -15,6 +15,9 @@
 #include "absl/status/statusor.h"
 #include "experiments/experiment.h"
 #include "experiments/registered.h"
+#include "isolation/core/isolation_config.h"
+#include "isolation/core/topology.h"
+#include "isolation/vmstat/vmstat.h"
 
 namespace isolation::experiments {
 
@@ -39,6 +42,14 @@ struct VmstatExperimentOptions {
 // (--vmstat_spin_ms=0); the model machine's errors.
 // What RunVmstatExperiment(common, options) is expected to cost (experiment.h:
 // RunCost).  Errors: the machine's (LoadTopology, LoadIsolation).
+// The modelled machine's counters (a DMA32 zone and one Normal zone per
+// node, their watermarks), fold policy `policy` (registered), shepherd
+// period `period`, and the isolation's isolated and nohz_full CPUs: the
+// vmstat configuration of the experiment's simulated runs and of `isolab
+// run`'s vmstat rows.
+vmstat::VmstatConfig VmstatModelConfig(const std::string& policy, const Topology& topology,
+                                       const IsolationConfig& isolation, Nanos period);
+
 absl::StatusOr<RunCost> EstimateVmstatExperiment(const CommonOptions& common,
                                                  const VmstatExperimentOptions& options);
 absl::StatusOr<ExperimentReport> RunVmstatExperiment(const CommonOptions& common,

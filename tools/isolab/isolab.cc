@@ -93,6 +93,7 @@ void PrintTopLevelHelp(const std::vector<Subcommand>& experiments) {
               "Run every experiment with the seeds' defaults and print one table");
   std::printf("  %-10s %s\n", "variants", kVariantsSummary);
   std::printf("  %-10s %s\n", "replay", ReplaySubcommand().summary.c_str());
+  std::printf("  %-10s %s\n", "run", RunSubcommand().summary.c_str());
   std::printf("  %-10s %s\n", "record",
               "Record the host's scheduler, rseq, timer and workqueue events into a trace.dat "
               "(root; isolab record "
@@ -339,7 +340,10 @@ static int MainUnchecked(int argc, char** argv) {
   }
   if (subcommand == "record") return RecordMain(std::vector<std::string>(argv + 2, argv + argc));
   const Subcommand replay = ReplaySubcommand();
-  const Subcommand* selected = subcommand == "replay" ? &replay : nullptr;
+  const Subcommand run = RunSubcommand();
+  const Subcommand* selected = subcommand == "replay" ? &replay
+                               : subcommand == "run"  ? &run
+                                                      : nullptr;
   for (const Subcommand& e : experiments) {
     if (e.name == subcommand) selected = &e;
   }

@@ -52,6 +52,8 @@ Subcommand VmstatSubcommand();
 Subcommand HostcheckSubcommand();
 // Not part of `isolab reproduce` (they take a file / a command):
 Subcommand ReplaySubcommand();
+// `isolab run --workload=rtapp:FILE` (run_flags.cc).
+Subcommand RunSubcommand();
 // `isolab replay FILE`: FILE into --replay_file.
 void SetReplayFile(const std::string& file);
 // `isolab record [flags] [-- command...]`; returns the exit status.

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `isolab run --workload=rtapp:FILE` (workload_experiment.h): one simulator
+// per mechanism row, the workload's threads under that row's adapter.
+
+#include "experiments/workload_experiment.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "experiments/registered.h"
+#include "experiments/replay_mechanisms.h"
+#include "experiments/vmstat_experiment.h"
+#include "isolation/idle_select/hooks.h"
+#include "isolation/idle_select/idle_select.h"
+#include "isolation/mm_cid/hooks.h"
+#include "isolation/mm_cid/mm_cid.h"
+#include "isolation/mm_cid/registry.h"
+#include "isolation/runtime/sim.h"
+#include "isolation/tmigr/hooks.h"
+#include "isolation/tmigr/timers.h"
+#include "isolation/vmstat/hooks.h"
+#include "isolation/vmstat/items.h"
+#include "isolation/vmstat/vmstat.h"
+#include "isolation/workload/rtapp.h"
+
+namespace isolation::experiments {
+namespace {
+
+using workload::RtAppDescription;
+using workload::RtAppRun;
+using workload::RtAppRunOptions;
+using workload::RtAppThreadStats;
+
+constexpr const char* kMechanisms[] = {"mm_cid", "tmigr", "idle_select", "vmstat"};
+constexpr Nanos kUntilEndBound = 60 * kNsPerSec;
+
+// One row's run: the mechanism's adapter on a fresh simulator, attached
+// before the workload starts; `figures` reads the mechanism after the run.
+struct RowSetup {
+  std::vector<std::unique_ptr<Hooks>> hooks;  // owned adapters, in AddHooks order
+  std::function<void(RtAppRunOptions&)> options;
+  std::function<absl::Status(Simulator&, RtAppRun&)> after_start;
+  std::function<void(const Simulator&, nlohmann::json&, std::vector<std::string>&)> figures;
+  std::vector<std::shared_ptr<void>> keep;  // mechanism state the adapters point into
+};
+
+// The workload figures every row has.
+void WorkloadFigures(const Simulator& sim, const RtAppRun& run, Nanos ran, nlohmann::json& j,
+                     std::vector<std::string>& cells) {
+  int64_t wakeups = 0;
+  int64_t timer_waits = 0;
+  int64_t misses = 0;
+  Nanos max_latency = 0;
+  Nanos sum_latency = 0;
+  int64_t ended = 0;
+  const std::vector<RtAppThreadStats> threads = run.Threads();
+  for (const RtAppThreadStats& t : threads) {
+    wakeups += t.wakeups;
+    timer_waits += t.timer_waits;
+    misses += t.timer_misses;
+    max_latency = std::max(max_latency, t.max_timer_latency_ns);
+    sum_latency += t.sum_timer_latency_ns;
+    ended += t.ended ? 1 : 0;
+  }
+  int64_t interruptions = 0;
+  Nanos max_stall = 0;
+  for (int c = 0; c < sim.num_cpus(); ++c) {
+    if (!sim.isolation().CpuIsIsolated(c)) continue;
+    const CpuStats s = sim.Stats(c);
+    interruptions += s.interruptions;
+    max_stall = std::max(max_stall, s.max_stall_ns);
+  }
+  const int64_t slept = timer_waits - misses;
+  const double mean_latency_us =
+      slept > 0 ? static_cast<double>(sum_latency) / static_cast<double>(slept) / 1000.0 : 0.0;
+  j["ran_ns"] = ran;
+  j["threads"] = threads.size();
+  j["threads_ended"] = ended;
+  j["wakeups"] = wakeups;
+  j["timer_waits"] = timer_waits;
+  j["timer_misses"] = misses;
+  j["timer_latency_max_ns"] = max_latency;
+  j["timer_latency_mean_us"] = mean_latency_us;
+  j["isolated_interruptions"] = interruptions;
+  j["isolated_max_stall_ns"] = max_stall;
+  cells.push_back(absl::StrCat(wakeups));
+  cells.push_back(absl::StrCat(misses, "/", timer_waits));
+  cells.push_back(
+      absl::StrFormat("%.1f / %.1f", mean_latency_us, static_cast<double>(max_latency) / 1000.0));
+  cells.push_back(absl::StrCat(interruptions));
+  cells.push_back(absl::StrFormat("%.1f", static_cast<double>(max_stall) / 1000.0));
+}
+
+absl::StatusOr<RowSetup> MmCidRow(const std::string& name, const Topology& topo) {
+  ISOLATION_ASSIGN_OR_RETURN(mm_cid::MmCidVariant v, mm_cid::ParseVariant(name));
+  ISOLATION_ASSIGN_OR_RETURN(
+      std::unique_ptr<mm_cid::MmCid> m,
+      mm_cid::MmCid::Create(topo.num_cpus(), v,
+                            mm_cid::MmCid::Limits{.max_tasks = 4096, .max_mms = 4}));
+  RowSetup r;
+  auto mech = std::shared_ptr<mm_cid::MmCid>(std::move(m));
+  auto hooks = std::make_unique<mm_cid::MmCidHooks>(*mech);
+  mm_cid::MmCidHooks* h = hooks.get();
+  r.keep.push_back(mech);
+  r.hooks.push_back(std::move(hooks));
+  r.figures = [h](const Simulator&, nlohmann::json& j, std::vector<std::string>& cells) {
+    h->Drain();
+    j["scans"] = h->TotalScans();
+    j["scans_on_isolated_cpus"] = h->ScansOnIsolatedCpus();
+    j["isolated_max_scan_stall_ns"] = h->IsolatedMaxStallNs();
+    j["invariant_violations"] = h->violations();
+    cells.push_back(absl::StrCat(h->TotalScans(), " (", h->ScansOnIsolatedCpus(), " isolated)"));
+    cells.push_back(
+        absl::StrFormat("%.1f us", static_cast<double>(h->IsolatedMaxStallNs()) / 1000.0));
+  };
+  return r;
+}
+
+absl::StatusOr<RowSetup> TmigrRow(const std::string& name, const Topology& topo,
+                                  const IsolationConfig& iso, Nanos tick_period) {
+  tmigr::Options o;
+  o.participation = name;
+  ISOLATION_ASSIGN_OR_RETURN(
+      std::unique_ptr<tmigr::TimerSystem> ts,
+      tmigr::TimerSystem::Create(topo, o, tmigr::TimerSystem::Config{tick_period}));
+  ISOLATION_RETURN_IF_ERROR(ts->tmigr().SetIsolation(iso));
+  ISOLATION_RETURN_IF_ERROR(ts->BootAll());
+  ts->tmigr().InitIsolation();
+  RowSetup r;
+  auto system = std::shared_ptr<tmigr::TimerSystem>(std::move(ts));
+  auto hooks = std::make_unique<tmigr::TmigrHooks>(*system, tmigr::TmigrHooks::Config{});
+  tmigr::TmigrHooks* h = hooks.get();
+  r.keep.push_back(system);
+  r.hooks.push_back(std::move(hooks));
+  r.after_start = [h](Simulator& sim, RtAppRun&) -> absl::Status {
+    // The global timers: one delayed-work owner per housekeeping CPU.
+    for (int c = 0; c < sim.num_cpus(); ++c) {
+      if (sim.isolation().CpuIsIsolated(c)) continue;
+      TaskSpec t;
+      t.name = absl::StrCat("delayed_work/", c);
+      t.cpu = c;
+      t.affinity = CpuMask::Of(sim.num_cpus(), c);
+      t.group = 1;  // not the workload's address space
+      t.body = h->MakeHousekeepingTask(c, 10 * kNsPerMs, 100 * kNsPerUs, 4 * kNsPerMs);
+      ISOLATION_RETURN_IF_ERROR(sim.Spawn(std::move(t)).status());
+    }
+    return absl::OkStatus();
+  };
+  r.figures = [h](const Simulator& sim, nlohmann::json& j, std::vector<std::string>& cells) {
+    int64_t on_isolated = 0;
+    int64_t remote_on_isolated = 0;
+    int64_t total = 0;
+    for (int c = 0; c < sim.num_cpus(); ++c) {
+      total += h->callbacks_on(c);
+      if (!sim.isolation().CpuIsIsolated(c)) continue;
+      on_isolated += h->callbacks_on(c);
+      remote_on_isolated += h->remote_callbacks_on(c);
+    }
+    j["timer_callbacks"] = total;
+    j["timer_callbacks_on_isolated_cpus"] = on_isolated;
+    j["remote_timer_callbacks_on_isolated_cpus"] = remote_on_isolated;
+    j["status"] = std::string(h->status().message());
+    cells.push_back(absl::StrCat(on_isolated, " of ", total, " (", remote_on_isolated, " pulled)"));
+  };
+  return r;
+}
+
+absl::StatusOr<RowSetup> IdleRow(const std::string& name, const Topology& topo,
+                                 const IsolationConfig& iso) {
+  idle_select::Options o;
+  o.variant = name;
+  ISOLATION_ASSIGN_OR_RETURN(
+      std::unique_ptr<idle_select::IdleState> st,
+      idle_select::IdleState::Create(idle_select::IdleTopology::From(topo, iso), o));
+  RowSetup r;
+  auto state = std::shared_ptr<idle_select::IdleState>(std::move(st));
+  idle_select::HarnessOptions ho;
+  ho.max_tasks = 4096;
+  auto hooks = std::make_unique<idle_select::IdleSelectHooks>(*state, ho);
+  idle_select::IdleSelectHooks* h = hooks.get();
+  r.keep.push_back(state);
+  r.hooks.push_back(std::move(hooks));
+  r.after_start = [h](Simulator& sim, RtAppRun& run) -> absl::Status {
+    const RtAppDescription& d = run.description();
+    for (const RtAppThreadStats& t : run.Threads()) {
+      CpuMask mask(sim.num_cpus());
+      for (const workload::RtAppTask& task : d.tasks) {
+        if (task.name != t.task) continue;
+        for (int c = 0; c < sim.num_cpus(); ++c) {
+          if (task.cpus.empty() || std::binary_search(task.cpus.begin(), task.cpus.end(), c)) {
+            mask.Set(c);
+          }
+        }
+      }
+      ISOLATION_RETURN_IF_ERROR(h->RegisterTask(t.id, mask));
+    }
+    return absl::OkStatus();
+  };
+  r.figures = [h](const Simulator&, nlohmann::json& j, std::vector<std::string>& cells) {
+    const idle_select::HarnessCounters c = h->counters();
+    j["selections"] = c.selections;
+    j["idle_found"] = c.idle_found;
+    j["migrations"] = c.migrations;
+    j["placed_on_busy"] = c.placed_on_busy;
+    j["invariant_violations"] = c.invariant_violations;
+    const double share =
+        c.selections > 0 ? 100.0 * static_cast<double>(c.idle_found) / c.selections : 0.0;
+    cells.push_back(absl::StrFormat("%d (%.1f %% idle found, %d migrations)", c.selections, share,
+                                    c.migrations));
+  };
+  return r;
+}
+
+absl::StatusOr<RowSetup> VmstatRow(const std::string& name, const Topology& topo,
+                                   const IsolationConfig& iso) {
+  ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<vmstat::Vmstat> v,
+                             vmstat::Vmstat::Create(VmstatModelConfig(name, topo, iso, kNsPerSec)));
+  RowSetup r;
+  auto vm = std::shared_ptr<vmstat::Vmstat>(std::move(v));
+  auto hooks = std::make_unique<vmstat::VmstatHooks>(*vm);
+  r.keep.push_back(vm);
+  r.hooks.push_back(std::move(hooks));
+  // Per CPU, entries alternate +1 and -1 page: the differential stays within
+  // every threshold (no fold from the update itself) and is non-zero after
+  // every other entry, so only the deferred work or a fold at return to
+  // user clears it -- the seeds' mlock/munlock pattern.
+  auto signs = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(topo.num_cpus()), 1);
+  r.keep.push_back(signs);
+  const int nodes = std::max(1, topo.num_nodes());
+  r.options = [vm, signs, nodes, &topo](RtAppRunOptions& o) {
+    o.on_kernel_entry = [vm, signs, nodes, &topo](CpuContext& k, TaskId) {
+      const int zone = 1 + topo.node_of(k.cpu()) % nodes;
+      int64_t& sign = (*signs)[static_cast<size_t>(k.cpu())];
+      vm->Mod(k.cpu(), vmstat::StatKind::kZone, zone, vmstat::kZoneMlock, sign);
+      sign = -sign;
+    };
+  };
+  r.figures = [vm](const Simulator& sim, nlohmann::json& j, std::vector<std::string>& cells) {
+    int64_t isolated_runs = 0;
+    int64_t runs = 0;
+    int64_t residue = 0;
+    for (int c = 0; c < sim.num_cpus(); ++c) {
+      const int64_t w = vm->Counters(c).work_runs;
+      runs += w;
+      if (!sim.isolation().CpuIsIsolated(c)) continue;
+      isolated_runs += w;
+      residue = std::max(residue, vm->MaxAbsDiff(c));
+    }
+    j["vmstat_update_runs"] = runs;
+    j["vmstat_update_runs_on_isolated_cpus"] = isolated_runs;
+    j["isolated_max_residue"] = residue;
+    cells.push_back(absl::StrCat(isolated_runs, " of ", runs, " (residue ", residue, ")"));
+  };
+  return r;
+}
+
+absl::StatusOr<std::vector<std::string>> RowsOf(const std::string& mechanism,
+                                                const WorkloadExperimentOptions& options) {
+  auto it = options.variants.find(mechanism);
+  if (it == options.variants.end()) {
+    if (mechanism == "mm_cid") {
+      std::vector<std::string> names;
+      for (const mm_cid::MmCidVariant& v : mm_cid::CoveringVariants()) names.push_back(v.Name());
+      return names;
+    }
+    if (mechanism == "tmigr") return DefaultTmigrVariants();
+    if (mechanism == "idle_select") return DefaultIdleVariants();
+    return DefaultVmstatStrategies();
+  }
+  std::vector<std::string> names;
+  for (const std::string& n : it->second) {
+    if (mechanism == "mm_cid") {
+      absl::StatusOr<mm_cid::MmCidVariant> v = mm_cid::ParseVariant(n);
+      if (!v.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--mmcid_variants: ", v.status().message()));
+      }
+      names.push_back(v->Name());
+    } else if (mechanism == "tmigr") {
+      ISOLATION_ASSIGN_OR_RETURN(std::string r, ResolveParticipation("--tmigr_variants", n));
+      names.push_back(r);
+    } else if (mechanism == "idle_select") {
+      ISOLATION_ASSIGN_OR_RETURN(std::string r, ResolveSelector("--idle_variants", n));
+      names.push_back(r);
+    } else {
+      ISOLATION_ASSIGN_OR_RETURN(std::string r, ResolveFoldPolicy("--vmstat_strategies", n));
+      names.push_back(r);
+    }
+  }
+  return names;
+}
+
+struct Validated {
+  RtAppDescription description;
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows;  // mechanism -> names
+  Nanos duration = 0;
+};
+
+absl::StatusOr<Validated> Validate(const WorkloadExperimentOptions& options) {
+  Validated v;
+  if (!absl::StartsWith(options.workload, "rtapp:") || options.workload.size() <= 6) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--workload='", options.workload, "': want rtapp:FILE (an rt-app JSON file)"));
+  }
+  if (options.duration_ms < 0 || options.duration_ms > 3'600'000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--run_duration_ms=", options.duration_ms, ": want 0..3600000"));
+  }
+  ISOLATION_ASSIGN_OR_RETURN(v.description, workload::LoadRtApp(options.workload.substr(6)));
+  for (const std::string& m : options.mechanisms) {
+    if (std::find(std::begin(kMechanisms), std::end(kMechanisms), m) == std::end(kMechanisms)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--run_mechanisms: unknown mechanism '", m,
+                       "' (want mm_cid, tmigr, idle_select, vmstat)"));
+    }
+    ISOLATION_ASSIGN_OR_RETURN(std::vector<std::string> names, RowsOf(m, options));
+    v.rows.emplace_back(m, std::move(names));
+  }
+  v.duration = options.duration_ms > 0 ? options.duration_ms * kNsPerMs : v.description.duration;
+  return v;
+}
+
+}  // namespace
+
+absl::StatusOr<RunCost> EstimateWorkloadExperiment(const CommonOptions& common,
+                                                   const WorkloadExperimentOptions& options) {
+  ISOLATION_ASSIGN_OR_RETURN(Validated v, Validate(options));
+  ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
+  size_t rows = 0;
+  for (const auto& [m, names] : v.rows) rows += names.size();
+  const double seconds_run =
+      static_cast<double>(v.duration > 0 ? v.duration : kUntilEndBound) / kNsPerSec;
+  RunCost cost;
+  // Per row: every CPU ticks (~1 us of host time per simulated tick at
+  // HZ=1000, measured for the seed machine's idle-heavy runs) plus the
+  // workload's own events.
+  cost.seconds = static_cast<double>(rows) * seconds_run * topo.num_cpus() * 1e-3 * 0.5;
+  cost.bytes = 64.0 * 1024 * 1024;
+  cost.basis =
+      absl::StrCat("run: ", rows, " rows x ", seconds_run, " s x ", topo.num_cpus(), " CPUs");
+  return cost;
+}
+
+absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& common,
+                                                       const WorkloadExperimentOptions& options,
+                                                       Progress& progress) {
+  ISOLATION_ASSIGN_OR_RETURN(Validated v, Validate(options));
+  ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
+  ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(common, topo));
+  ExperimentReport report;
+  nlohmann::json& out = report.json;
+  out["experiment"] = "run";
+  out["workload"] = options.workload;
+  out["machine"] = {{"cpus", topo.num_cpus()},
+                    {"topology", common.topology},
+                    {"isolated", iso.isolcpus_domain().ToString()},
+                    {"nohz_full", iso.nohz_full().ToString()}};
+  out["seed"] = common.seed;
+  out["notes"] = v.description.notes;
+  absl::StrAppend(&report.text, "Workload ", options.workload, " on ", topo.num_cpus(),
+                  " model CPUs (isolated: ", iso.isolcpus_domain().ToString(), "), seed ",
+                  common.seed, "\n");
+  for (const std::string& n : v.description.notes)
+    absl::StrAppend(&report.text, "  note: ", n, "\n");
+  size_t total_rows = 0;
+  for (const auto& [m, names] : v.rows) total_rows += names.size();
+  size_t done = 0;
+  for (const auto& [mechanism, names] : v.rows) {
+    nlohmann::json rows = nlohmann::json::array();
+    std::vector<std::vector<std::string>> table;
+    for (const std::string& name : names) {
+      progress.Update(absl::StrCat(mechanism, " ", name),
+                      static_cast<double>(done++) / static_cast<double>(total_rows));
+      SimOptions so;
+      so.seed = common.seed;
+      ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
+      absl::StatusOr<RowSetup> setup = mechanism == "mm_cid" ? MmCidRow(name, topo)
+                                       : mechanism == "tmigr"
+                                           ? TmigrRow(name, topo, iso, sim->tick_period())
+                                       : mechanism == "idle_select" ? IdleRow(name, topo, iso)
+                                                                    : VmstatRow(name, topo, iso);
+      if (!setup.ok()) {
+        // A variant that refuses this machine (sched_ext under isolcpus=domain)
+        // is a row that says so, as in `isolab replay`.
+        rows.push_back({{"variant", name}, {"error", std::string(setup.status().message())}});
+        table.push_back(
+            {name, "-", "-", "-", "-", "-", absl::StrCat("refused: ", setup.status().message())});
+        continue;
+      }
+      for (const auto& h : setup->hooks) sim->AddHooks(h.get());
+      RtAppRunOptions ro;
+      if (setup->options) setup->options(ro);
+      RtAppDescription d = v.description;
+      d.duration = v.duration;
+      ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<RtAppRun> run,
+                                 RtAppRun::Start(d, *sim, std::move(ro)));
+      if (setup->after_start) ISOLATION_RETURN_IF_ERROR(setup->after_start(*sim, *run));
+      ISOLATION_ASSIGN_OR_RETURN(Nanos ran, run->RunToEnd(kUntilEndBound));
+      nlohmann::json j{{"variant", name}};
+      std::vector<std::string> cells{name};
+      WorkloadFigures(*sim, *run, ran, j, cells);
+      setup->figures(*sim, j, cells);
+      if (j.contains("invariant_violations")) {
+        report.invariant_violations += j["invariant_violations"].get<int64_t>();
+      }
+      rows.push_back(std::move(j));
+      table.push_back(std::move(cells));
+    }
+    out["mechanisms"][mechanism] = std::move(rows);
+    const char* column = mechanism == "mm_cid"        ? "scans"
+                         : mechanism == "tmigr"       ? "timer callbacks on isolated CPUs"
+                         : mechanism == "idle_select" ? "selections"
+                                                      : "vmstat_update on isolated CPUs";
+    std::vector<std::string> header{"variant",
+                                    "wake-ups",
+                                    "timer misses",
+                                    "timer lat. mean/max us",
+                                    "isolated interruptions",
+                                    "isolated max stall us",
+                                    column};
+    if (mechanism == "mm_cid") header.push_back("isolated max scan stall");
+    absl::StrAppend(&report.text, "\n", mechanism, ":\n", TextTable(header, table));
+  }
+  progress.Done();
+  FinishReport(ConfigurationWarnings(common), report);
+  return report;
+}
+
+}  // namespace isolation::experiments

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `isolab run --workload=rtapp:FILE`: the shipped rt-app examples on every
+// mechanism's rows, deterministic per seed; bad options refused by name.
+
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "experiments/workload_experiment.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isolation/testing/status_matchers.h"
+
+namespace isolation::experiments {
+namespace {
+
+using ::isolation::testing::StatusIs;
+using ::testing::HasSubstr;
+
+CommonOptions Machine(const char* isolcpus = "1-3") {
+  CommonOptions c;
+  c.topology = "package:1 core:8 pu:1";
+  c.isolcpus = isolcpus;
+  c.quick = true;
+  return c;
+}
+
+WorkloadExperimentOptions Options(const char* example, int64_t ms = 200) {
+  WorkloadExperimentOptions o;
+  o.workload = absl::StrCat("rtapp:", ISOLATION_RTAPP_EXAMPLES_DIR, "/", example);
+  o.duration_ms = ms;
+  return o;
+}
+
+TEST(WorkloadExperiment, EveryMechanismRunsEachShippedExampleDeterministically) {
+  for (const char* example : {"isolated_periodic.json", "producer_consumer.json"}) {
+    Progress progress("run");
+    ISOLATION_ASSERT_OK_AND_ASSIGN(
+        ExperimentReport a, RunWorkloadExperiment(Machine(), Options(example, 1500), progress));
+    ISOLATION_ASSERT_OK_AND_ASSIGN(
+        ExperimentReport b, RunWorkloadExperiment(Machine(), Options(example, 1500), progress));
+    EXPECT_EQ(a.json["mechanisms"], b.json["mechanisms"]) << example;
+    EXPECT_EQ(a.invariant_violations, 0) << example;
+    for (const char* m : {"mm_cid", "tmigr", "idle_select", "vmstat"}) {
+      ASSERT_TRUE(a.json["mechanisms"].contains(m)) << example << " " << m;
+      ASSERT_FALSE(a.json["mechanisms"][m].empty()) << example << " " << m;
+      for (const auto& row : a.json["mechanisms"][m]) {
+        if (row.contains("error")) continue;  // a variant refusing the machine (V4g)
+        EXPECT_GT(row["wakeups"].get<int64_t>(), 100) << example << " " << m << " " << row;
+        EXPECT_EQ(row["ran_ns"].get<int64_t>(), 1'500'000'000) << row;
+      }
+    }
+    EXPECT_THAT(a.text, HasSubstr("vmstat_update on isolated CPUs"));
+  }
+}
+
+int64_t Figure(const ExperimentReport& r, const char* mechanism, const char* variant,
+               const char* figure) {
+  for (const auto& row : r.json["mechanisms"][mechanism]) {
+    if (row["variant"] == variant) return row[figure].get<int64_t>();
+  }
+  ADD_FAILURE() << "no row " << mechanism << " " << variant;
+  return -1;
+}
+
+TEST(WorkloadExperiment, IsolatingCpusMovesTheTmigrRowsTheWayTheSeedsReport) {
+  // The periodic example with isolcpus=1-3 (its RT threads' CPUs) and
+  // without: the v6.9 hierarchy pulls housekeeping timers onto the idle
+  // phases of the isolated CPUs, the isolation-aware one never.
+  Progress progress("run");
+  WorkloadExperimentOptions o = Options("isolated_periodic.json", 3000);
+  o.mechanisms = {"tmigr"};
+  o.variants["tmigr"] = {"v6.9", "isolation"};
+  ISOLATION_ASSERT_OK_AND_ASSIGN(ExperimentReport isolated,
+                                 RunWorkloadExperiment(Machine("1-3"), o, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(ExperimentReport none,
+                                 RunWorkloadExperiment(Machine(""), o, progress));
+  const char* pulled = "remote_timer_callbacks_on_isolated_cpus";
+  EXPECT_GT(Figure(isolated, "tmigr", "v6.9", pulled), 0);
+  EXPECT_EQ(Figure(isolated, "tmigr", "isolation", pulled), 0);
+  EXPECT_EQ(Figure(none, "tmigr", "v6.9", pulled), 0);  // nothing is isolated
+}
+
+TEST(WorkloadExperiment, IsolatingCpusMovesTheVmstatRowsTheWayTheSeedsReport) {
+  // The seeds' vmstat case: an RT thread makes a few system calls, then
+  // spins on its isolated CPU.  Vanilla (A0) queues vmstat_update there and
+  // interrupts it; mainline (A1) skips isolated CPUs and leaves the residue.
+  const std::string path = absl::StrCat(::testing::TempDir(), "/spin.json");
+  {
+    std::ofstream f(path);
+    f << R"({"tasks": {"rt": {"cpus": [1], "loop": 1, "phases": {
+          "setup": {"yield": ""}, "spin": {"runtime": 3000000}}}}})";
+  }
+  Progress progress("run");
+  WorkloadExperimentOptions o;
+  o.workload = absl::StrCat("rtapp:", path);
+  o.duration_ms = 3000;
+  o.mechanisms = {"vmstat"};
+  o.variants["vmstat"] = {"A0", "A1"};
+  ISOLATION_ASSERT_OK_AND_ASSIGN(ExperimentReport isolated,
+                                 RunWorkloadExperiment(Machine("1-3"), o, progress));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(ExperimentReport none,
+                                 RunWorkloadExperiment(Machine(""), o, progress));
+  const char* runs = "vmstat_update_runs_on_isolated_cpus";
+  EXPECT_GT(Figure(isolated, "vmstat", "A0", runs), 0);
+  EXPECT_EQ(Figure(isolated, "vmstat", "A0", "isolated_max_residue"), 0);
+  EXPECT_EQ(Figure(isolated, "vmstat", "A1", runs), 0);
+  EXPECT_GT(Figure(isolated, "vmstat", "A1", "isolated_max_residue"), 0);
+  EXPECT_EQ(Figure(none, "vmstat", "A0", runs), 0);  // nothing is isolated
+}
+
+TEST(WorkloadExperiment, RefusesBadOptionsByName) {
+  Progress progress("run");
+  WorkloadExperimentOptions o = Options("isolated_periodic.json");
+  o.workload = "json:x";
+  EXPECT_THAT(RunWorkloadExperiment(Machine(), o, progress),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--workload='json:x'")));
+  o = Options("isolated_periodic.json");
+  o.mechanisms = {"sched_ext"};
+  EXPECT_THAT(
+      RunWorkloadExperiment(Machine(), o, progress),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown mechanism 'sched_ext'")));
+  o = Options("isolated_periodic.json");
+  o.variants["vmstat"] = {"Z9"};
+  EXPECT_THAT(RunWorkloadExperiment(Machine(), o, progress),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--vmstat_strategies")));
+  o = Options("nonexistent.json");
+  EXPECT_THAT(RunWorkloadExperiment(Machine(), o, progress),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("nonexistent.json")));
+  o = Options("isolated_periodic.json", -1);
+  EXPECT_THAT(RunWorkloadExperiment(Machine(), o, progress),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--run_duration_ms=-1")));
+}
+
+}  // namespace
+}  // namespace isolation::experiments

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `isolab run --workload=rtapp:FILE`: the flags of
+// experiments::RunWorkloadExperiment.  The rows of each mechanism are chosen
+// by the flags the other subcommands choose them with (--mmcid_variants,
+// --tmigr_variants, --idle_variants, --vmstat_strategies); not given, each
+// mechanism runs its default rows.
+
+#include <string>
+#include <vector>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "experiments/workload_experiment.h"
+#include "isolab/flag_parser.h"
+#include "isolab/subcommands.h"
+
+using isolation::experiments::WorkloadExperimentOptions;
+
+ABSL_FLAG(std::string, workload, "",
+          "The workload to run on the model machine: rtapp:FILE (an rt-app JSON description; "
+          "docs/workloads.md)");
+ABSL_FLAG(std::string, run_mechanisms, absl::StrJoin(WorkloadExperimentOptions{}.mechanisms, ","),
+          "Mechanisms whose variants run the workload: mm_cid, tmigr, idle_select, vmstat");
+ABSL_FLAG(int64_t, run_duration_ms, 0,
+          "Virtual time each row runs (0: the description's global.duration; a description that "
+          "runs until its threads end is bounded by 60 s)");
+
+ISOLAB_FLAG_RANGE(run_duration_ms, 0, 3600000);
+
+namespace isolation::isolab {
+namespace {
+
+constexpr struct {
+  const char* mechanism;
+  const char* flag;
+} kRowFlags[] = {{"mm_cid", "mmcid_variants"},
+                 {"tmigr", "tmigr_variants"},
+                 {"idle_select", "idle_variants"},
+                 {"vmstat", "vmstat_strategies"}};
+
+absl::StatusOr<WorkloadExperimentOptions> WorkloadOptionsFromFlags() {
+  WorkloadExperimentOptions o;
+  o.workload = absl::GetFlag(FLAGS_workload);
+  ISOLATION_ASSIGN_OR_RETURN(
+      o.mechanisms, ParseNameListFlag("run_mechanisms", absl::GetFlag(FLAGS_run_mechanisms)));
+  o.duration_ms = absl::GetFlag(FLAGS_run_duration_ms);
+  for (const auto& [mechanism, flag_name] : kRowFlags) {
+    if (!FlagGiven(flag_name)) continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(flag_name);
+    if (flag == nullptr)
+      return absl::InternalError(absl::StrCat("flag --", flag_name, " is not linked in"));
+    ISOLATION_ASSIGN_OR_RETURN(o.variants[mechanism],
+                               ParseNameListFlag(flag_name, flag->CurrentValue()));
+  }
+  return o;
+}
+
+}  // namespace
+
+Subcommand RunSubcommand() {
+  return {
+      "run",
+      "Run a workload (--workload=rtapp:FILE) on the model machine under every mechanism's "
+      "variants: the workload's wake-ups, timer misses and latency, the isolated CPUs' "
+      "interruptions, and each mechanism's own figures, one row per variant",
+      {"topology", "isolcpus", "nohz_full", "seed", "json", "workload", "run_mechanisms",
+       "run_duration_ms", "mmcid_variants", "tmigr_variants", "idle_variants", "vmstat_strategies"},
+      [](const experiments::CommonOptions& common,
+         experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
+        ISOLATION_ASSIGN_OR_RETURN(WorkloadExperimentOptions options, WorkloadOptionsFromFlags());
+        return experiments::RunWorkloadExperiment(common, options, progress);
+      },
+      [](const experiments::CommonOptions& common) -> absl::StatusOr<experiments::RunCost> {
+        ISOLATION_ASSIGN_OR_RETURN(WorkloadExperimentOptions options, WorkloadOptionsFromFlags());
+        return experiments::EstimateWorkloadExperiment(common, options);
+      }};
+}
+
+}  // namespace isolation::isolab

@@ -5,7 +5,7 @@
 #include "experiments/workload_experiment.h"
 
 #include <algorithm>
-#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,11 +32,16 @@
 #include "isolation/vmstat/hooks.h"
 #include "isolation/vmstat/items.h"
 #include "isolation/vmstat/vmstat.h"
+#include "isolation/replay/readers.h"
+#include "isolation/replay/recording.h"
+#include "isolation/workload/recorded.h"
 #include "isolation/workload/rtapp.h"
 
 namespace isolation::experiments {
 namespace {
 
+using workload::RecordedRun;
+using workload::RecordedWorkload;
 using workload::RtAppDescription;
 using workload::RtAppRun;
 using workload::RtAppRunOptions;
@@ -45,18 +50,163 @@ using workload::RtAppThreadStats;
 constexpr const char* kMechanisms[] = {"mm_cid", "tmigr", "idle_select", "vmstat"};
 constexpr Nanos kUntilEndBound = 60 * kNsPerSec;
 
+using KernelEntry = absl::AnyInvocable<void(CpuContext&, TaskId)>;
+
+// One workload thread's figures, whatever the workload's language.
+struct ThreadFigures {
+  TaskId id = kIdleTask;
+  std::vector<int> cpus;  // its affinity; empty = every CPU
+  int64_t wakeups = 0;
+  int64_t timer_waits = 0;
+  int64_t timer_misses = 0;
+  Nanos max_timer_latency_ns = 0;
+  Nanos sum_timer_latency_ns = 0;
+  bool ended = false;
+};
+
+// A workload started on a simulator.
+class Instance {
+ public:
+  virtual ~Instance() = default;
+  virtual absl::StatusOr<Nanos> Run(Nanos duration) = 0;
+  virtual std::vector<ThreadFigures> Threads() const = 0;
+  // Figures only this kind of workload has (a recording's reproduction).
+  virtual void Extra(nlohmann::json& j, std::vector<std::string>& cells) const {
+    (void)j;
+    (void)cells;
+  }
+};
+
+class RtAppInstance final : public Instance {
+ public:
+  explicit RtAppInstance(std::unique_ptr<RtAppRun> run) : run_(std::move(run)) {}
+  absl::StatusOr<Nanos> Run(Nanos duration) override {
+    (void)duration;  // the description's, set before Start
+    return run_->RunToEnd(kUntilEndBound);
+  }
+  std::vector<ThreadFigures> Threads() const override {
+    std::vector<ThreadFigures> out;
+    const RtAppDescription& d = run_->description();
+    for (const RtAppThreadStats& t : run_->Threads()) {
+      ThreadFigures f;
+      f.id = t.id;
+      for (const workload::RtAppTask& task : d.tasks) {
+        if (task.name == t.task) f.cpus = task.cpus;
+      }
+      f.wakeups = t.wakeups;
+      f.timer_waits = t.timer_waits;
+      f.timer_misses = t.timer_misses;
+      f.max_timer_latency_ns = t.max_timer_latency_ns;
+      f.sum_timer_latency_ns = t.sum_timer_latency_ns;
+      f.ended = t.ended;
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  std::unique_ptr<RtAppRun> run_;
+};
+
+class RecordedInstance final : public Instance {
+ public:
+  explicit RecordedInstance(std::unique_ptr<RecordedRun> run) : run_(std::move(run)) {}
+  absl::StatusOr<Nanos> Run(Nanos duration) override {
+    (void)duration;  // the recording's own length
+    return run_->RunToEnd();
+  }
+  std::vector<ThreadFigures> Threads() const override {
+    std::vector<ThreadFigures> out;
+    const std::vector<workload::RecordedTaskStats> stats = run_->Tasks();
+    for (size_t i = 0; i < stats.size(); ++i) {
+      ThreadFigures f;
+      f.id = stats[i].id;
+      f.cpus = run_->workload().tasks[i].cpus;
+      f.wakeups = stats[i].wakeups;
+      f.ended = stats[i].ended;
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+  // The closed loop against the recording: totals and the share of tasks
+  // (1 ms of recorded run or more) within 10 % of their own run time and
+  // wake-ups (docs/workloads.md states the tolerance).
+  void Extra(nlohmann::json& j, std::vector<std::string>& cells) const override {
+    const std::vector<workload::RecordedTaskStats> stats = run_->Tasks();
+    const RecordedWorkload& w = run_->workload();
+    double run_model = 0, run_rec = 0, wk_model = 0, wk_rec = 0;
+    int judged = 0, within = 0;
+    for (size_t i = 0; i < stats.size(); ++i) {
+      const workload::RecordedTask& t = w.tasks[i];
+      Nanos scripted = 0;
+      for (const workload::RecordedAction& a : t.script) {
+        if (a.kind == workload::RecordedAction::Kind::kRun) scripted += a.ns;
+      }
+      run_model += static_cast<double>(stats[i].run_ns);
+      run_rec += static_cast<double>(scripted);
+      wk_model += static_cast<double>(stats[i].wakeups);
+      wk_rec += static_cast<double>(t.recorded_wakeups);
+      if (t.recorded_run_ns < kNsPerMs) continue;
+      ++judged;
+      const double d = scripted > 0 ? std::abs(static_cast<double>(stats[i].run_ns - scripted)) /
+                                          static_cast<double>(scripted)
+                                    : 0.0;
+      const double dw = t.recorded_wakeups > 0
+                            ? std::abs(static_cast<double>(stats[i].wakeups - t.recorded_wakeups)) /
+                                  static_cast<double>(t.recorded_wakeups)
+                            : 0.0;
+      if (d <= 0.10 && dw <= 0.10) ++within;
+    }
+    const double run_ratio = run_rec > 0 ? run_model / run_rec : 0.0;
+    const double wk_ratio = wk_rec > 0 ? wk_model / wk_rec : 0.0;
+    j["reproduced"] = {{"run_time_ratio", run_ratio},
+                       {"wakeup_ratio", wk_ratio},
+                       {"tasks_judged", judged},
+                       {"tasks_within_10pct", within}};
+    cells.push_back(absl::StrFormat("run %.3f, wake-ups %.3f, %d of %d tasks", run_ratio, wk_ratio,
+                                    within, judged));
+  }
+
+ private:
+  std::unique_ptr<RecordedRun> run_;
+};
+
+// The workload of --workload, read once and started once per row.
+struct Source {
+  bool recorded = false;
+  RtAppDescription rtapp;
+  RecordedWorkload trace;
+  replay::RecordingInfo info;
+  std::vector<std::string> notes;
+  absl::StatusOr<std::unique_ptr<Instance>> Start(Simulator& sim, Nanos duration,
+                                                  KernelEntry entry) const {
+    if (recorded) {
+      ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<RecordedRun> run,
+                                 RecordedRun::Start(trace, sim, std::move(entry)));
+      return std::unique_ptr<Instance>(new RecordedInstance(std::move(run)));
+    }
+    RtAppDescription d = rtapp;
+    d.duration = duration;
+    RtAppRunOptions o;
+    o.on_kernel_entry = std::move(entry);
+    ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<RtAppRun> run,
+                               RtAppRun::Start(d, sim, std::move(o)));
+    return std::unique_ptr<Instance>(new RtAppInstance(std::move(run)));
+  }
+};
+
 // One row's run: the mechanism's adapter on a fresh simulator, attached
 // before the workload starts; `figures` reads the mechanism after the run.
 struct RowSetup {
   std::vector<std::unique_ptr<Hooks>> hooks;  // owned adapters, in AddHooks order
-  std::function<void(RtAppRunOptions&)> options;
-  std::function<absl::Status(Simulator&, RtAppRun&)> after_start;
+  std::function<KernelEntry()> kernel_entry;
+  std::function<absl::Status(Simulator&, const Instance&)> after_start;
   std::function<void(const Simulator&, nlohmann::json&, std::vector<std::string>&)> figures;
   std::vector<std::shared_ptr<void>> keep;  // mechanism state the adapters point into
 };
 
 // The workload figures every row has.
-void WorkloadFigures(const Simulator& sim, const RtAppRun& run, Nanos ran, nlohmann::json& j,
+void WorkloadFigures(const Simulator& sim, const Instance& run, Nanos ran, nlohmann::json& j,
                      std::vector<std::string>& cells) {
   int64_t wakeups = 0;
   int64_t timer_waits = 0;
@@ -64,8 +214,8 @@ void WorkloadFigures(const Simulator& sim, const RtAppRun& run, Nanos ran, nlohm
   Nanos max_latency = 0;
   Nanos sum_latency = 0;
   int64_t ended = 0;
-  const std::vector<RtAppThreadStats> threads = run.Threads();
-  for (const RtAppThreadStats& t : threads) {
+  const std::vector<ThreadFigures> threads = run.Threads();
+  for (const ThreadFigures& t : threads) {
     wakeups += t.wakeups;
     timer_waits += t.timer_waits;
     misses += t.timer_misses;
@@ -143,8 +293,13 @@ absl::StatusOr<RowSetup> TmigrRow(const std::string& name, const Topology& topo,
   tmigr::TmigrHooks* h = hooks.get();
   r.keep.push_back(system);
   r.hooks.push_back(std::move(hooks));
-  r.after_start = [h](Simulator& sim, RtAppRun&) -> absl::Status {
-    // The global timers: one delayed-work owner per housekeeping CPU.
+  r.after_start = [h](Simulator& sim, const Instance&) -> absl::Status {
+    // The global timers: one delayed-work owner per housekeeping CPU, a
+    // 100 us burst every 10 jiffies arming a timer 4 jiffies ahead (10 ms and
+    // 4 ms at HZ=1000, as `isolab tmigr`): the hierarchy takes a timer only
+    // when it is more than a jiffy ahead, and pulls one only in an idle
+    // window longer than that (tmigr/workload.h), at any HZ.
+    const Nanos jiffy = sim.tick_period();
     for (int c = 0; c < sim.num_cpus(); ++c) {
       if (sim.isolation().CpuIsIsolated(c)) continue;
       TaskSpec t;
@@ -152,7 +307,7 @@ absl::StatusOr<RowSetup> TmigrRow(const std::string& name, const Topology& topo,
       t.cpu = c;
       t.affinity = CpuMask::Of(sim.num_cpus(), c);
       t.group = 1;  // not the workload's address space
-      t.body = h->MakeHousekeepingTask(c, 10 * kNsPerMs, 100 * kNsPerUs, 4 * kNsPerMs);
+      t.body = h->MakeHousekeepingTask(c, 10 * jiffy, 100 * kNsPerUs, 4 * jiffy);
       ISOLATION_RETURN_IF_ERROR(sim.Spawn(std::move(t)).status());
     }
     return absl::OkStatus();
@@ -191,17 +346,14 @@ absl::StatusOr<RowSetup> IdleRow(const std::string& name, const Topology& topo,
   idle_select::IdleSelectHooks* h = hooks.get();
   r.keep.push_back(state);
   r.hooks.push_back(std::move(hooks));
-  r.after_start = [h](Simulator& sim, RtAppRun& run) -> absl::Status {
-    const RtAppDescription& d = run.description();
-    for (const RtAppThreadStats& t : run.Threads()) {
+  r.after_start = [h](Simulator& sim, const Instance& run) -> absl::Status {
+    for (const ThreadFigures& t : run.Threads()) {
       CpuMask mask(sim.num_cpus());
-      for (const workload::RtAppTask& task : d.tasks) {
-        if (task.name != t.task) continue;
-        for (int c = 0; c < sim.num_cpus(); ++c) {
-          if (task.cpus.empty() || std::binary_search(task.cpus.begin(), task.cpus.end(), c)) {
-            mask.Set(c);
-          }
-        }
+      for (int c = 0; c < sim.num_cpus(); ++c) {
+        if (t.cpus.empty() || std::binary_search(t.cpus.begin(), t.cpus.end(), c)) mask.Set(c);
+      }
+      if (mask.Empty()) {
+        for (int c = 0; c < sim.num_cpus(); ++c) mask.Set(c);
       }
       ISOLATION_RETURN_IF_ERROR(h->RegisterTask(t.id, mask));
     }
@@ -238,8 +390,8 @@ absl::StatusOr<RowSetup> VmstatRow(const std::string& name, const Topology& topo
   auto signs = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(topo.num_cpus()), 1);
   r.keep.push_back(signs);
   const int nodes = std::max(1, topo.num_nodes());
-  r.options = [vm, signs, nodes, &topo](RtAppRunOptions& o) {
-    o.on_kernel_entry = [vm, signs, nodes, &topo](CpuContext& k, TaskId) {
+  r.kernel_entry = [vm, signs, nodes, &topo]() -> KernelEntry {
+    return [vm, signs, nodes, &topo](CpuContext& k, TaskId) {
       const int zone = 1 + topo.node_of(k.cpu()) % nodes;
       int64_t& sign = (*signs)[static_cast<size_t>(k.cpu())];
       vm->Mod(k.cpu(), vmstat::StatKind::kZone, zone, vmstat::kZoneMlock, sign);
@@ -301,22 +453,56 @@ absl::StatusOr<std::vector<std::string>> RowsOf(const std::string& mechanism,
 }
 
 struct Validated {
-  RtAppDescription description;
+  Source source;
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;  // mechanism -> names
-  Nanos duration = 0;
+  Nanos duration = 0;  // rt-app: the run's (-1: until the threads end)
 };
 
 absl::StatusOr<Validated> Validate(const WorkloadExperimentOptions& options) {
   Validated v;
-  if (!absl::StartsWith(options.workload, "rtapp:") || options.workload.size() <= 6) {
+  const bool rtapp = absl::StartsWith(options.workload, "rtapp:");
+  const bool trace = absl::StartsWith(options.workload, "trace:");
+  const size_t colon = options.workload.find(':');
+  if ((!rtapp && !trace) || colon + 1 >= options.workload.size()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--workload='", options.workload, "': want rtapp:FILE (an rt-app JSON file)"));
+        absl::StrCat("--workload='", options.workload,
+                     "': want rtapp:FILE (an rt-app JSON file) or trace:FILE (a recording)"));
   }
   if (options.duration_ms < 0 || options.duration_ms > 3'600'000) {
     return absl::InvalidArgumentError(
         absl::StrCat("--run_duration_ms=", options.duration_ms, ": want 0..3600000"));
   }
-  ISOLATION_ASSIGN_OR_RETURN(v.description, workload::LoadRtApp(options.workload.substr(6)));
+  if (!(options.cpu_scale > 0.0 && options.cpu_scale <= 100.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cpu_scale=", options.cpu_scale, ": want a value in (0, 100]"));
+  }
+  if (trace && options.duration_ms > 0) {
+    return absl::InvalidArgumentError(
+        "--run_duration_ms: a recording runs for its own length (drop the flag)");
+  }
+  if (rtapp && options.cpu_scale != 1.0) {
+    return absl::InvalidArgumentError(
+        "--cpu_scale: scales a recording's run times; an rt-app run is already in model time");
+  }
+  const std::string path = options.workload.substr(colon + 1);
+  if (rtapp) {
+    ISOLATION_ASSIGN_OR_RETURN(v.source.rtapp, workload::LoadRtApp(path));
+    v.source.notes = v.source.rtapp.notes;
+    v.duration = options.duration_ms > 0 ? options.duration_ms * kNsPerMs : v.source.rtapp.duration;
+  } else {
+    ISOLATION_ASSIGN_OR_RETURN(replay::Recording recording, replay::ReadRecording(path));
+    ISOLATION_ASSIGN_OR_RETURN(v.source.trace, workload::WorkloadFromRecording(
+                                                   recording, {.cpu_scale = options.cpu_scale}));
+    v.source.recorded = true;
+    v.source.info = recording.info;
+    v.source.notes = v.source.trace.notes;
+    v.source.notes.push_back(absl::StrCat(
+        v.source.trace.tasks.size(), " recorded tasks; ", v.source.trace.blocks_woken_by_tasks,
+        " blocks ended by a recorded task's wake-up (replayed as wake-ups), ",
+        v.source.trace.blocks_timed, " by an interrupt or timer (replayed as sleeps); run times x ",
+        options.cpu_scale));
+    v.duration = v.source.trace.duration;
+  }
   for (const std::string& m : options.mechanisms) {
     if (std::find(std::begin(kMechanisms), std::end(kMechanisms), m) == std::end(kMechanisms)) {
       return absl::InvalidArgumentError(
@@ -326,8 +512,38 @@ absl::StatusOr<Validated> Validate(const WorkloadExperimentOptions& options) {
     ISOLATION_ASSIGN_OR_RETURN(std::vector<std::string> names, RowsOf(m, options));
     v.rows.emplace_back(m, std::move(names));
   }
-  v.duration = options.duration_ms > 0 ? options.duration_ms * kNsPerMs : v.description.duration;
   return v;
+}
+
+// The model machine: --topology / --isolcpus, except that for a recording
+// "seed" (their default) means the recorded machine and isolation, as in
+// `isolab replay`.
+struct Machine {
+  Topology topology;
+  IsolationConfig isolation;
+  int hz = 1000;
+};
+
+absl::StatusOr<Machine> ModelMachine(const CommonOptions& common, const Source& source) {
+  if (!source.recorded) {
+    ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
+    ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(common, topo));
+    return Machine{std::move(topo), std::move(iso), 1000};
+  }
+  replay::RecordingInfo info = source.info;
+  if (common.topology != "seed") {
+    info.topology = common.topology;
+    info.core_of.clear();
+    info.llc_of.clear();
+    info.node_of.clear();
+    info.package_of.clear();
+  }
+  ISOLATION_ASSIGN_OR_RETURN(Topology topo, replay::MachineTopology(info));
+  ISOLATION_ASSIGN_OR_RETURN(
+      IsolationConfig iso,
+      IsolationConfig::FromFlags(topo, common.isolcpus == "seed" ? info.isolcpus : common.isolcpus,
+                                 common.nohz_full.empty() ? info.nohz_full : common.nohz_full));
+  return Machine{std::move(topo), std::move(iso), info.hz > 0 ? info.hz : 250};
 }
 
 }  // namespace
@@ -335,7 +551,8 @@ absl::StatusOr<Validated> Validate(const WorkloadExperimentOptions& options) {
 absl::StatusOr<RunCost> EstimateWorkloadExperiment(const CommonOptions& common,
                                                    const WorkloadExperimentOptions& options) {
   ISOLATION_ASSIGN_OR_RETURN(Validated v, Validate(options));
-  ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
+  ISOLATION_ASSIGN_OR_RETURN(Machine machine, ModelMachine(common, v.source));
+  const Topology& topo = machine.topology;
   size_t rows = 0;
   for (const auto& [m, names] : v.rows) rows += names.size();
   const double seconds_run =
@@ -355,8 +572,9 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
                                                        const WorkloadExperimentOptions& options,
                                                        Progress& progress) {
   ISOLATION_ASSIGN_OR_RETURN(Validated v, Validate(options));
-  ISOLATION_ASSIGN_OR_RETURN(Topology topo, LoadTopology(common));
-  ISOLATION_ASSIGN_OR_RETURN(IsolationConfig iso, LoadIsolation(common, topo));
+  ISOLATION_ASSIGN_OR_RETURN(Machine machine, ModelMachine(common, v.source));
+  const Topology& topo = machine.topology;
+  const IsolationConfig& iso = machine.isolation;
   ExperimentReport report;
   nlohmann::json& out = report.json;
   out["experiment"] = "run";
@@ -366,12 +584,11 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
                     {"isolated", iso.isolcpus_domain().ToString()},
                     {"nohz_full", iso.nohz_full().ToString()}};
   out["seed"] = common.seed;
-  out["notes"] = v.description.notes;
+  out["notes"] = v.source.notes;
   absl::StrAppend(&report.text, "Workload ", options.workload, " on ", topo.num_cpus(),
                   " model CPUs (isolated: ", iso.isolcpus_domain().ToString(), "), seed ",
                   common.seed, "\n");
-  for (const std::string& n : v.description.notes)
-    absl::StrAppend(&report.text, "  note: ", n, "\n");
+  for (const std::string& n : v.source.notes) absl::StrAppend(&report.text, "  note: ", n, "\n");
   size_t total_rows = 0;
   for (const auto& [m, names] : v.rows) total_rows += names.size();
   size_t done = 0;
@@ -381,7 +598,10 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
     for (const std::string& name : names) {
       progress.Update(absl::StrCat(mechanism, " ", name),
                       static_cast<double>(done++) / static_cast<double>(total_rows));
-      SimOptions so;
+      // A recording's on-CPU times include the kernel's own costs: its
+      // simulator charges none on top (only what the mechanisms charge).
+      SimOptions so =
+          v.source.recorded ? ZeroCostSimOptions(machine.hz, common.seed) : SimOptions{};
       so.seed = common.seed;
       ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
       absl::StatusOr<RowSetup> setup = mechanism == "mm_cid" ? MmCidRow(name, topo)
@@ -398,18 +618,17 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
         continue;
       }
       for (const auto& h : setup->hooks) sim->AddHooks(h.get());
-      RtAppRunOptions ro;
-      if (setup->options) setup->options(ro);
-      RtAppDescription d = v.description;
-      d.duration = v.duration;
-      ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<RtAppRun> run,
-                                 RtAppRun::Start(d, *sim, std::move(ro)));
+      ISOLATION_ASSIGN_OR_RETURN(
+          std::unique_ptr<Instance> run,
+          v.source.Start(*sim, v.duration,
+                         setup->kernel_entry ? setup->kernel_entry() : KernelEntry(nullptr)));
       if (setup->after_start) ISOLATION_RETURN_IF_ERROR(setup->after_start(*sim, *run));
-      ISOLATION_ASSIGN_OR_RETURN(Nanos ran, run->RunToEnd(kUntilEndBound));
+      ISOLATION_ASSIGN_OR_RETURN(Nanos ran, run->Run(v.duration));
       nlohmann::json j{{"variant", name}};
       std::vector<std::string> cells{name};
       WorkloadFigures(*sim, *run, ran, j, cells);
       setup->figures(*sim, j, cells);
+      run->Extra(j, cells);
       if (j.contains("invariant_violations")) {
         report.invariant_violations += j["invariant_violations"].get<int64_t>();
       }
@@ -429,6 +648,7 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
                                     "isolated max stall us",
                                     column};
     if (mechanism == "mm_cid") header.push_back("isolated max scan stall");
+    if (v.source.recorded) header.push_back("closed loop / recording");
     absl::StrAppend(&report.text, "\n", mechanism, ":\n", TextTable(header, table));
   }
   progress.Done();

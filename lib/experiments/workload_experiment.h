@@ -7,7 +7,9 @@
 // workload with that variant's adapter attached, so the variant places,
 // switches and times the workload's threads (closed loop), and the row
 // reports the workload's figures (wake-ups, timer misses and latency, the
-// interruptions and longest stall of isolated CPUs) beside the mechanism's:
+// interruptions and longest stall of isolated CPUs) beside the mechanism's
+// (and, for a recording, the closed loop's run time and wake-ups against the
+// recording's: workload/recorded.h):
 //   mm_cid       scans, scans on isolated CPUs, the longest scan stall there
 //   tmigr        timer callbacks on isolated CPUs (the hierarchy's pulls);
 //                one housekeeping task per housekeeping CPU arms the global
@@ -32,16 +34,23 @@
 namespace isolation::experiments {
 
 struct WorkloadExperimentOptions {
-  // --workload: "rtapp:FILE" (rt-app JSON).
+  // --workload: "rtapp:FILE" (rt-app JSON) or "trace:FILE" (a recording that
+  // replay reads: trace.dat, trace-cmd report or perf script text, as a
+  // closed-loop workload; --topology and --isolcpus left at "seed" then mean
+  // the recorded machine and isolation).
   std::string workload;
+  // --cpu_scale: a recording's run times are multiplied by this (0.5: model
+  // CPUs twice as fast as the recorded ones).  (0, 100]; 1 for rt-app.
+  double cpu_scale = 1.0;
   // --run_mechanisms: any of mm_cid, tmigr, idle_select, vmstat.
   std::vector<std::string> mechanisms = {"mm_cid", "tmigr", "idle_select", "vmstat"};
   // Rows per mechanism (--mmcid_variants, --tmigr_variants, --idle_variants,
   // --vmstat_strategies); a mechanism absent here gets its default rows
   // (mm_cid: the covering subset of its registered variants).
   std::map<std::string, std::vector<std::string>> variants;
-  // --run_duration_ms: 0 = the description's duration; a description that
-  // runs until its threads end is bounded by 60 s.  1..3600000 otherwise.
+  // --run_duration_ms: 0 = the description's duration (a recording: its own
+  // length, the only choice); an rt-app description that runs until its
+  // threads end is bounded by 60 s.  1..3600000 otherwise.
   int64_t duration_ms = 0;
 };
 

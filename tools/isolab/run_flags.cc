@@ -21,8 +21,12 @@
 using isolation::experiments::WorkloadExperimentOptions;
 
 ABSL_FLAG(std::string, workload, "",
-          "The workload to run on the model machine: rtapp:FILE (an rt-app JSON description; "
-          "docs/workloads.md)");
+          "The workload to run on the model machine: rtapp:FILE (an rt-app JSON description) or "
+          "trace:FILE (a recording, as a closed-loop workload; --topology and --isolcpus left at "
+          "'seed' mean the recorded machine and isolation); docs/workloads.md");
+ABSL_FLAG(double, cpu_scale, 1.0,
+          "trace: workloads: the recorded run times are multiplied by this (0.5 = model CPUs "
+          "twice as fast as the recorded ones), (0, 100]");
 ABSL_FLAG(std::string, run_mechanisms, absl::StrJoin(WorkloadExperimentOptions{}.mechanisms, ","),
           "Mechanisms whose variants run the workload: mm_cid, tmigr, idle_select, vmstat");
 ABSL_FLAG(int64_t, run_duration_ms, 0,
@@ -48,6 +52,7 @@ absl::StatusOr<WorkloadExperimentOptions> WorkloadOptionsFromFlags() {
   ISOLATION_ASSIGN_OR_RETURN(
       o.mechanisms, ParseNameListFlag("run_mechanisms", absl::GetFlag(FLAGS_run_mechanisms)));
   o.duration_ms = absl::GetFlag(FLAGS_run_duration_ms);
+  o.cpu_scale = absl::GetFlag(FLAGS_cpu_scale);
   for (const auto& [mechanism, flag_name] : kRowFlags) {
     if (!FlagGiven(flag_name)) continue;
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(flag_name);
@@ -68,7 +73,8 @@ Subcommand RunSubcommand() {
       "variants: the workload's wake-ups, timer misses and latency, the isolated CPUs' "
       "interruptions, and each mechanism's own figures, one row per variant",
       {"topology", "isolcpus", "nohz_full", "seed", "json", "workload", "run_mechanisms",
-       "run_duration_ms", "mmcid_variants", "tmigr_variants", "idle_variants", "vmstat_strategies"},
+       "run_duration_ms", "cpu_scale", "mmcid_variants", "tmigr_variants", "idle_variants",
+       "vmstat_strategies"},
       [](const experiments::CommonOptions& common,
          experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
         ISOLATION_ASSIGN_OR_RETURN(WorkloadExperimentOptions options, WorkloadOptionsFromFlags());

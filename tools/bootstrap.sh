@@ -5,6 +5,7 @@
 #   tools/bootstrap.sh reproduce [isolab flags]   # the main job: isolab reproduce
 #   tools/bootstrap.sh reproduce --plot=DIR       # ... and its figures (python3-matplotlib)
 #   tools/bootstrap.sh test [ctest args]          # the whole test suite
+#   tools/bootstrap.sh noise [isolab flags]       # isolab noise: oslat (rt-tests) beside the noise meter
 # Installs missing Debian packages (apt-get; sudo when not root), configures,
 # builds and runs.  BUILD_DIR (default: build) selects the build directory;
 # extra CMake options go in CMAKE_ARGS.
@@ -13,8 +14,8 @@ cd "$(dirname "$0")/.."
 
 mode=${1:-}
 case "$mode" in
-  reproduce|test) shift ;;
-  *) echo "usage: $0 reproduce|test [args]" >&2; exit 2 ;;
+  reproduce|test|noise) shift ;;
+  *) echo "usage: $0 reproduce|test|noise [args]" >&2; exit 2 ;;
 esac
 
 packages=(g++ cmake make pkg-config libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
@@ -24,6 +25,8 @@ packages=(g++ cmake make pkg-config libabsl-dev libgtest-dev libgmock-dev libben
 for arg in "$@"; do
   case "$arg" in --plot|--plot=*) packages+=(python3-matplotlib) ;; esac
 done
+# isolab noise runs oslat, from Debian's rt-tests.
+if [ "$mode" = noise ]; then packages+=(rt-tests); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -52,9 +55,9 @@ if [ "$mode" = test ]; then
 fi
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${test_flags[@]}" ${CMAKE_ARGS:-} >/dev/null
-if [ "$mode" = reproduce ]; then
+if [ "$mode" = reproduce ] || [ "$mode" = noise ]; then
   cmake --build "$build" -j"$jobs" --target isolab
-  exec "$build/tools/isolab" reproduce "$@"
+  exec "$build/tools/isolab" "$mode" "$@"
 fi
 cmake --build "$build" -j"$jobs"
 exec ctest --test-dir "$build" --output-on-failure -j"$jobs" "$@"

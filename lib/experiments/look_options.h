@@ -43,6 +43,7 @@ struct HistOptions {
   bool print = false;           // --hist: print the table in the text output
   NoiseHistogramOptions shape;  // --bucket_size, --entries
   bool no_zero_lines = false;   // --no_zero_lines
+  bool oslat = false;           // --oslat: each measuring CPU in oslat's own format
 };
 
 struct LookOptions {

@@ -22,6 +22,8 @@
 
 #include "experiments/tmigr_experiment.h"
 
+#include "experiments/noise_experiment.h"
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -453,6 +455,13 @@ class TmigrExperiment {
                                            m.isolated.ToString(), ", ", m.label, " (indicative)"));
           ISOLATION_ASSIGN_OR_RETURN(std::string table, FormatRtlaHistogram(r.noise, f));
           absl::StrAppend(&text, "\n", table, "\n");
+        }
+        if (options.hist.oslat && r.error.empty()) {
+          for (const auto& [cpu, noise] : r.noise) {
+            ISOLATION_ASSIGN_OR_RETURN(OslatFigures of, OslatFiguresOf(noise));
+            absl::StrAppend(&text, "\n  oslat format, isolab tmigr ", r.variant, ", model CPU ",
+                            cpu, " (", m.label, "):\n", OslatText(of, /*zero_omit=*/true));
+          }
         }
         real.push_back(std::move(r));
       }

@@ -94,6 +94,7 @@ void PrintTopLevelHelp(const std::vector<Subcommand>& experiments) {
   std::printf("  %-10s %s\n", "variants", kVariantsSummary);
   std::printf("  %-10s %s\n", "replay", ReplaySubcommand().summary.c_str());
   std::printf("  %-10s %s\n", "run", RunSubcommand().summary.c_str());
+  std::printf("  %-10s %s\n", "noise", NoiseSubcommand().summary.c_str());
   std::printf("  %-10s %s\n", "record",
               "Record the host's scheduler, rseq, timer and workqueue events into a trace.dat "
               "(root; isolab record "
@@ -341,9 +342,11 @@ static int MainUnchecked(int argc, char** argv) {
   if (subcommand == "record") return RecordMain(std::vector<std::string>(argv + 2, argv + argc));
   const Subcommand replay = ReplaySubcommand();
   const Subcommand run = RunSubcommand();
-  const Subcommand* selected = subcommand == "replay" ? &replay
-                               : subcommand == "run"  ? &run
-                                                      : nullptr;
+  const Subcommand noise = NoiseSubcommand();
+  const Subcommand* selected = subcommand == "replay"  ? &replay
+                               : subcommand == "run"   ? &run
+                               : subcommand == "noise" ? &noise
+                                                       : nullptr;
   for (const Subcommand& e : experiments) {
     if (e.name == subcommand) selected = &e;
   }
@@ -358,6 +361,12 @@ static int MainUnchecked(int argc, char** argv) {
     summary = kVariantsSummary;
   } else if (selected != nullptr) {
     allowed = selected->flags;
+    // A mechanism's subcommand also takes a workload (run_flags.cc).
+    if (!WorkloadMechanismOf(subcommand).empty()) {
+      for (const char* f : {"workload", "run_duration_ms", "cpu_scale", "mmcid_variants"}) {
+        if (std::find(allowed.begin(), allowed.end(), f) == allowed.end()) allowed.push_back(f);
+      }
+    }
     for (const char* common : {"json", "quick", "seed", "force"}) {
       if (std::find(allowed.begin(), allowed.end(), common) == allowed.end())
         allowed.push_back(common);
@@ -411,6 +420,12 @@ static int MainUnchecked(int argc, char** argv) {
   CommonOptions options = CommonOptionsFromFlags();
   options.trace = trace->get();
   options.hist = look->hist;
+  // `isolab tmigr --workload=...`: the workload under that mechanism's rows,
+  // as `isolab run --run_mechanisms=tmigr` runs it.
+  if (subcommand != "reproduce" && !WorkloadMechanismOf(subcommand).empty() && WorkloadGiven()) {
+    RestrictWorkloadTo(WorkloadMechanismOf(subcommand));
+    selected = &run;
+  }
   int rc = subcommand == "reproduce" ? Reproduce(experiments, options, look->plot)
                                      : RunOne(*selected, options, look->plot);
   if (*trace != nullptr) {

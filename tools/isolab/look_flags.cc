@@ -39,6 +39,10 @@ ABSL_FLAG(bool, hist, false,
 ABSL_FLAG(int32_t, bucket_size, 1, "Histogram bucket size in us (rtla --bucket-size), 1..999999");
 ABSL_FLAG(int32_t, entries, 256,
           "Histogram buckets (rtla --entries), 10..1000000; larger gaps count as 'over'");
+ABSL_FLAG(bool, oslat, false,
+          "Print the noise meter's result per measuring CPU in oslat's own format (its bucket "
+          "lines without the empty ones, as oslat -z; Minimum, Average, Maximum, Max-Min, "
+          "Duration); needs --bucket_size=1");
 ABSL_FLAG(bool, no_zero_lines, false,
           "Leave out histogram rows where no CPU has a sample (rtla's default; rtla --with-zeros "
           "prints them)");
@@ -106,6 +110,12 @@ absl::StatusOr<LookOptions> LookOptionsFromFlags() {
   o.hist.shape.bucket_size_us = absl::GetFlag(FLAGS_bucket_size);
   o.hist.shape.entries = absl::GetFlag(FLAGS_entries);
   o.hist.no_zero_lines = absl::GetFlag(FLAGS_no_zero_lines);
+  o.hist.oslat = absl::GetFlag(FLAGS_oslat);
+  if (o.hist.oslat && o.hist.shape.bucket_size_us != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--oslat with --bucket_size=", o.hist.shape.bucket_size_us,
+                     ": oslat's format has 1 us buckets"));
+  }
   if (absl::Status s = ValidateNoiseHistogram(o.hist.shape); !s.ok()) return s;
   return o;
 }
@@ -120,7 +130,7 @@ std::vector<std::string> LookFlagNames(std::string_view subcommand) {
 }
 
 std::vector<std::string> HistFlagNames() {
-  return {"hist", "bucket_size", "entries", "no_zero_lines"};
+  return {"hist", "bucket_size", "entries", "no_zero_lines", "oslat"};
 }
 
 }  // namespace isolation::isolab

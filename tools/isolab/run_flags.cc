@@ -46,11 +46,18 @@ constexpr struct {
                  {"idle_select", "idle_variants"},
                  {"vmstat", "vmstat_strategies"}};
 
+// Set by RestrictWorkloadTo (isolab's one thread, before the run).
+std::string& RestrictedMechanism() {
+  static std::string mechanism;
+  return mechanism;
+}
+
 absl::StatusOr<WorkloadExperimentOptions> WorkloadOptionsFromFlags() {
   WorkloadExperimentOptions o;
   o.workload = absl::GetFlag(FLAGS_workload);
   ISOLATION_ASSIGN_OR_RETURN(
       o.mechanisms, ParseNameListFlag("run_mechanisms", absl::GetFlag(FLAGS_run_mechanisms)));
+  if (!RestrictedMechanism().empty()) o.mechanisms = {RestrictedMechanism()};
   o.duration_ms = absl::GetFlag(FLAGS_run_duration_ms);
   o.cpu_scale = absl::GetFlag(FLAGS_cpu_scale);
   for (const auto& [mechanism, flag_name] : kRowFlags) {
@@ -65,6 +72,18 @@ absl::StatusOr<WorkloadExperimentOptions> WorkloadOptionsFromFlags() {
 }
 
 }  // namespace
+
+std::string WorkloadMechanismOf(const std::string& subcommand) {
+  if (subcommand == "mmcid") return "mm_cid";
+  if (subcommand == "tmigr") return "tmigr";
+  if (subcommand == "idle") return "idle_select";
+  if (subcommand == "vmstat") return "vmstat";
+  return "";
+}
+
+bool WorkloadGiven() { return !absl::GetFlag(FLAGS_workload).empty(); }
+
+void RestrictWorkloadTo(const std::string& mechanism) { RestrictedMechanism() = mechanism; }
 
 Subcommand RunSubcommand() {
   return {

@@ -54,6 +54,14 @@ Subcommand HostcheckSubcommand();
 Subcommand ReplaySubcommand();
 // `isolab run --workload=rtapp:FILE` (run_flags.cc).
 Subcommand RunSubcommand();
+// --workload on a mechanism's subcommand (mmcid, tmigr, idle, vmstat): the
+// mechanism it names ("" for other subcommands); whether --workload was
+// given; and the restriction of `run` to that mechanism's rows.
+std::string WorkloadMechanismOf(const std::string& subcommand);
+bool WorkloadGiven();
+void RestrictWorkloadTo(const std::string& mechanism);
+// `isolab noise`: oslat beside the noise meter on a host CPU (noise_flags.cc).
+Subcommand NoiseSubcommand();
 // `isolab replay FILE`: FILE into --replay_file.
 void SetReplayFile(const std::string& file);
 // `isolab record [flags] [-- command...]`; returns the exit status.

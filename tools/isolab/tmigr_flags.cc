@@ -65,7 +65,7 @@ Subcommand TmigrSubcommand() {
       "isolation-aware",
       {"topology", "isolcpus", "nohz_full", "seed", "quick", "tmigr_duration_ms", "tmigr_variants",
        "tmigr_hk_period_us", "tmigr_callback_cost_us", "tmigr_real_ms", "tmigr_bugs", "real_cpus",
-       "allow_oversubscribed", "hist", "bucket_size", "entries", "no_zero_lines"},
+       "allow_oversubscribed", "hist", "bucket_size", "entries", "no_zero_lines", "oslat"},
       [](const experiments::CommonOptions& common,
          experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
         ISOLATION_ASSIGN_OR_RETURN(TmigrExperimentOptions options, TmigrOptionsFromFlags());

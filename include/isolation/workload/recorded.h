@@ -79,7 +79,8 @@ struct RecordedWorkloadOptions {
   // the bound.  [1, 1 << 20].
   int max_tasks = 65536;
   // Actions (runs, wakes, blocks, sleeps) of all tasks together; each costs
-  // 24 bytes.  A recording with more is refused.  [1, 1 << 28].
+  // 32 bytes (2 GiB at the default).  A recording with more is refused.
+  // [1, 1 << 28].
   int64_t max_actions = int64_t{1} << 26;
 };
 
@@ -92,6 +93,8 @@ struct RecordedAction {
   Nanos ns = 0;         // kRun: run time (scaled); kSleep: how long it slept
   Nanos at = 0;         // kSleep: when it was woken, from the recording's start
 };
+
+static_assert(sizeof(RecordedAction) <= 32, "max_actions' memory bound assumes 32 bytes");
 
 struct RecordedTask {
   int32_t pid = 0;

@@ -26,6 +26,7 @@
 #include "isolation/mm_cid/hooks.h"
 #include "isolation/mm_cid/mm_cid.h"
 #include "isolation/mm_cid/registry.h"
+#include "isolation/runtime/noise_meter.h"
 #include "isolation/runtime/sim.h"
 #include "isolation/tmigr/hooks.h"
 #include "isolation/tmigr/timers.h"
@@ -75,6 +76,8 @@ class Instance {
     (void)j;
     (void)cells;
   }
+  // Timer wake-up latencies per CPU (rt-app timer events), for --hist.
+  virtual std::vector<std::pair<int, NoiseResult>> TimerLatencies() const { return {}; }
 };
 
 class RtAppInstance final : public Instance {
@@ -102,6 +105,9 @@ class RtAppInstance final : public Instance {
       out.push_back(std::move(f));
     }
     return out;
+  }
+  std::vector<std::pair<int, NoiseResult>> TimerLatencies() const override {
+    return run_->TimerLatencies();
   }
 
  private:
@@ -178,8 +184,8 @@ struct Source {
   RecordedWorkload trace;
   replay::RecordingInfo info;
   std::vector<std::string> notes;
-  absl::StatusOr<std::unique_ptr<Instance>> Start(Simulator& sim, Nanos duration,
-                                                  KernelEntry entry) const {
+  absl::StatusOr<std::unique_ptr<Instance>> Start(Simulator& sim, Nanos duration, KernelEntry entry,
+                                                  const NoiseHistogramOptions& shape) const {
     if (recorded) {
       ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<RecordedRun> run,
                                  RecordedRun::Start(trace, sim, std::move(entry)));
@@ -189,6 +195,7 @@ struct Source {
     d.duration = duration;
     RtAppRunOptions o;
     o.on_kernel_entry = std::move(entry);
+    o.timer_latency_histogram = shape;
     ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<RtAppRun> run,
                                RtAppRun::Start(d, sim, std::move(o)));
     return std::unique_ptr<Instance>(new RtAppInstance(std::move(run)));
@@ -595,6 +602,7 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
   for (const auto& [mechanism, names] : v.rows) {
     nlohmann::json rows = nlohmann::json::array();
     std::vector<std::vector<std::string>> table;
+    std::string extra_text;  // the rows' rtla tables, after the mechanism's table
     for (const std::string& name : names) {
       progress.Update(absl::StrCat(mechanism, " ", name),
                       static_cast<double>(done++) / static_cast<double>(total_rows));
@@ -621,7 +629,8 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
       ISOLATION_ASSIGN_OR_RETURN(
           std::unique_ptr<Instance> run,
           v.source.Start(*sim, v.duration,
-                         setup->kernel_entry ? setup->kernel_entry() : KernelEntry(nullptr)));
+                         setup->kernel_entry ? setup->kernel_entry() : KernelEntry(nullptr),
+                         common.hist.shape));
       if (setup->after_start) ISOLATION_RETURN_IF_ERROR(setup->after_start(*sim, *run));
       ISOLATION_ASSIGN_OR_RETURN(Nanos ran, run->Run(v.duration));
       nlohmann::json j{{"variant", name}};
@@ -631,6 +640,33 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
       run->Extra(j, cells);
       if (j.contains("invariant_violations")) {
         report.invariant_violations += j["invariant_violations"].get<int64_t>();
+      }
+      // rtla's formats (docs/workloads.md): timerlat hist of the rt-app
+      // timer latencies (--hist), osnoise top of the isolated CPUs.
+      if (common.hist.print) {
+        const std::vector<std::pair<int, NoiseResult>> lat = run->TimerLatencies();
+        if (!lat.empty()) {
+          RtlaHistogramFormat f;
+          f.tool = "timerlat";
+          f.column = "Thr";
+          f.no_zero_lines = common.hist.no_zero_lines;
+          f.comment.push_back(absl::StrCat("isolab run, ", mechanism, " ", name,
+                                           ": rt-app timer wake-up latency (modelled)"));
+          ISOLATION_ASSIGN_OR_RETURN(std::string h, FormatRtlaHistogram(lat, f));
+          absl::StrAppend(&extra_text, "\n", h);
+        }
+      }
+      if (options.osnoise_top) {
+        std::vector<std::pair<int, CpuStats>> per_cpu;
+        for (int c = 0; c < sim->num_cpus(); ++c) {
+          if (iso.CpuIsIsolated(c) || iso.isolcpus_domain().Empty()) {
+            per_cpu.emplace_back(c, sim->Stats(c));
+          }
+        }
+        absl::StrAppend(
+            &extra_text, "\n",
+            FormatRtlaOsnoiseTop(
+                per_cpu, ran, {absl::StrCat("isolab run, ", mechanism, " ", name, " (modelled)")}));
       }
       rows.push_back(std::move(j));
       table.push_back(std::move(cells));
@@ -649,7 +685,7 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
                                     column};
     if (mechanism == "mm_cid") header.push_back("isolated max scan stall");
     if (v.source.recorded) header.push_back("closed loop / recording");
-    absl::StrAppend(&report.text, "\n", mechanism, ":\n", TextTable(header, table));
+    absl::StrAppend(&report.text, "\n", mechanism, ":\n", TextTable(header, table), extra_text);
   }
   progress.Done();
   FinishReport(ConfigurationWarnings(common), report);

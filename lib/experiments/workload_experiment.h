@@ -52,6 +52,11 @@ struct WorkloadExperimentOptions {
   // length, the only choice); an rt-app description that runs until its
   // threads end is bounded by 60 s.  1..3600000 otherwise.
   int64_t duration_ms = 0;
+  // --osnoise_top: after each row, an `rtla osnoise top` table of the
+  // isolated CPUs (every CPU when none is) from the model's counters
+  // (FormatRtlaOsnoiseTop).  With --hist (CommonOptions::hist), each rt-app
+  // row also prints an `rtla timerlat hist` table of its timer latencies.
+  bool osnoise_top = false;
 };
 
 // Errors: InvalidArgument naming the flag (--workload without "rtapp:",

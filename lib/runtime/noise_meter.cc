@@ -214,7 +214,9 @@ absl::StatusOr<std::string> FormatRtlaHistogram(
                                         (secs / 3600) % 24, (secs / 60) % 60, secs % 60));
   for (const std::string& line : format.comment) absl::StrAppend(&out, "# ", line, "\n");
   absl::StrAppend(&out, "Index");
-  for (const auto* c : cols) absl::StrAppend(&out, absl::StrFormat("   CPU-%03d", c->first));
+  for (const auto* c : cols) {
+    absl::StrAppend(&out, absl::StrFormat("   %s-%03d", format.column, c->first));
+  }
   absl::StrAppend(&out, "\n");
   if (cols.empty()) {
     // rtla prints zeroed statistics when nothing was recorded.
@@ -247,6 +249,32 @@ absl::StatusOr<std::string> FormatRtlaHistogram(
                            static_cast<double>(r.sum_us) / static_cast<double>(r.samples));
   });
   summary("max:  ", [](const NoiseResult& r) { return absl::StrFormat("%9d ", r.max_us); });
+  return out;
+}
+
+std::string FormatRtlaOsnoiseTop(const std::vector<std::pair<int, CpuStats>>& per_cpu,
+                                 Nanos duration, const std::vector<std::string>& comment) {
+  std::string out;
+  const int64_t secs = duration / kNsPerSec;
+  absl::StrAppend(&out, "                                          Operating System Noise\n");
+  absl::StrAppend(&out,
+                  absl::StrFormat("duration: %3d %02d:%02d:%02d | time is in us\n", secs / 86400,
+                                  (secs / 3600) % 24, (secs / 60) % 60, secs % 60));
+  for (const std::string& line : comment) absl::StrAppend(&out, "# ", line, "\n");
+  absl::StrAppend(&out,
+                  "CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max Single"
+                  "          HW          NMI          IRQ      Softirq       Thread\n");
+  const int64_t runtime_us = duration / 1000;
+  for (const auto& [cpu, st] : per_cpu) {
+    const int64_t noise_us = st.stalled_ns / 1000;
+    const double avail =
+        runtime_us > 0 ? 100.0 * static_cast<double>(runtime_us - noise_us) / runtime_us : 0.0;
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("%3d #%-6d %12d %12d %11.5f %11d %12d %11d %12d %12d %12d %12d\n", cpu, 1,
+                        runtime_us, noise_us, avail, noise_us, st.max_stall_ns / 1000, 0, 0,
+                        st.ticks + st.timer_callbacks, st.timer_callbacks, st.work_items));
+  }
   return out;
 }
 

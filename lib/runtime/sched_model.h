@@ -327,6 +327,7 @@ inline int NormalizeWakerCpu(int waker_cpu, int num_cpus) {
 inline void AccountInterruption(CpuStats& stats, Nanos stall) {
   ++stats.interruptions;
   stats.max_stall_ns = std::max(stats.max_stall_ns, stall);
+  stats.stalled_ns += stall;
 }
 // The counters as of `now`, with an idle period still open since `idle_since`.
 inline CpuStats StatsAt(const CpuStats& stats, bool idle_open, Nanos idle_since, Nanos now) {

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "isolation/core/cpumask.h"
+#include "isolation/runtime/noise_meter.h"
 #include "isolation/workload/rtapp.h"
 
 namespace isolation::workload {
@@ -92,6 +93,9 @@ struct RtAppRun::State {
   std::map<std::string, std::deque<int>> conditions ABSL_GUARDED_BY(mu);
   std::map<std::string, Barrier> barriers ABSL_GUARDED_BY(mu);
   std::map<std::string, Timer> shared_timers ABSL_GUARDED_BY(mu);
+  // Per CPU, made at its first sample: timer wake-up latencies.
+  std::vector<std::unique_ptr<NoiseMeter>> latency ABSL_GUARDED_BY(mu);
+  Nanos started_at = 0;
 
   CpuMask MaskOf(const std::vector<int>& cpus) const {
     CpuMask m(num_cpus);
@@ -169,7 +173,7 @@ struct RtAppRun::State {
 
   // Accounts the step that just ended; false if the thread must block again
   // (woken before what it waits for happened).
-  bool Resume(Thread& t, Nanos now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  bool Resume(Thread& t, Nanos now, int cpu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     switch (t.pending) {
       case Pending::kRun:
         t.stats.run_ns += t.pending_ns;
@@ -186,6 +190,11 @@ struct RtAppRun::State {
         const Nanos late = std::max<Nanos>(0, now - t.timer_expiry);
         t.stats.max_timer_latency_ns = std::max(t.stats.max_timer_latency_ns, late);
         t.stats.sum_timer_latency_ns += late;
+        if (cpu >= 0 && cpu < num_cpus) {
+          auto& m = latency[static_cast<size_t>(cpu)];
+          if (m == nullptr) m = std::make_unique<NoiseMeter>(options.timer_latency_histogram);
+          m->Record(late);
+        }
         break;
       }
       case Pending::kMutex:
@@ -395,7 +404,7 @@ class ThreadBody final : public TaskBody {
       RtAppRun::State::Thread& t = *s_.threads[static_cast<size_t>(index_)];
       t.stats.id = ctx.task();
       const Nanos now = ctx.now();
-      if (!s_.Resume(t, now)) return Step::Block();
+      if (!s_.Resume(t, now, ctx.cpu())) return Step::Block();
       step = s_.Advance(t, now, fx);
     }
     for (int i = 0; i < fx.kernel_entries; ++i) {
@@ -450,11 +459,15 @@ RtAppRun::~RtAppRun() = default;
 
 absl::StatusOr<std::unique_ptr<RtAppRun>> RtAppRun::Start(const RtAppDescription& description,
                                                           Driver& driver, RtAppRunOptions options) {
+  if (absl::Status st = ValidateNoiseHistogram(options.timer_latency_histogram); !st.ok()) {
+    return st;
+  }
   auto s = std::make_unique<State>();
   s->d = description;
   s->driver = &driver;
   s->options = std::move(options);
   s->num_cpus = driver.num_cpus();
+  s->started_at = driver.Now();
   for (const RtAppTask& t : s->d.tasks) {
     auto check = [&](const std::vector<int>& cpus, const std::string& where) -> absl::Status {
       for (int c : cpus) {
@@ -477,6 +490,7 @@ absl::StatusOr<std::unique_ptr<RtAppRun>> RtAppRun::Start(const RtAppDescription
   std::vector<TaskSpec> specs;
   {
     absl::MutexLock lock(&st.mu);
+    st.latency.resize(static_cast<size_t>(st.num_cpus));
     for (const auto& [name, users] : st.d.barriers) st.barriers[name].users = users;
     for (const RtAppTask& t : st.d.tasks) {
       for (int i = 0; i < t.instances; ++i) {
@@ -525,6 +539,19 @@ std::vector<RtAppThreadStats> RtAppRun::Threads() const {
   std::vector<RtAppThreadStats> out;
   out.reserve(state_->threads.size());
   for (const auto& t : state_->threads) out.push_back(t->stats);
+  return out;
+}
+
+std::vector<std::pair<int, NoiseResult>> RtAppRun::TimerLatencies() const {
+  const Nanos ran = state_->driver->Now() - state_->started_at;
+  absl::MutexLock lock(&state_->mu);
+  std::vector<std::pair<int, NoiseResult>> out;
+  for (size_t c = 0; c < state_->latency.size(); ++c) {
+    if (state_->latency[c] == nullptr) continue;
+    NoiseResult r = state_->latency[c]->Result();
+    r.duration_ns = ran;
+    out.emplace_back(static_cast<int>(c), std::move(r));
+  }
   return out;
 }
 

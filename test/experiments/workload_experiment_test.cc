@@ -206,6 +206,22 @@ TEST(WorkloadExperiment, CpuScaleShortensTheRecordedRuns) {
   EXPECT_THAT(r.json["notes"].dump(), HasSubstr("run times x 0.5"));
 }
 
+TEST(WorkloadExperiment, RtlaTablesPerRow) {
+  Progress progress("run");
+  WorkloadExperimentOptions o = Options("isolated_periodic.json", 300);
+  o.mechanisms = {"vmstat"};
+  o.variants["vmstat"] = {"A1"};
+  o.osnoise_top = true;
+  CommonOptions c = Machine();
+  c.hist.print = true;
+  ISOLATION_ASSERT_OK_AND_ASSIGN(ExperimentReport r, RunWorkloadExperiment(c, o, progress));
+  EXPECT_THAT(r.text, HasSubstr("# RTLA timerlat histogram"));
+  EXPECT_THAT(r.text, HasSubstr("Index   Thr-001   Thr-002   Thr-003"));
+  EXPECT_THAT(r.text, HasSubstr("Operating System Noise"));
+  EXPECT_THAT(r.text, HasSubstr("\n  3 #1            300000"));  // isolated CPUs 1-3 only
+  EXPECT_THAT(r.text, ::testing::Not(HasSubstr("\n  0 #1 ")));
+}
+
 TEST(WorkloadExperiment, RefusesBadOptionsByName) {
   Progress progress("run");
   WorkloadExperimentOptions o = Options("isolated_periodic.json");

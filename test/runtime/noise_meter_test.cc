@@ -178,6 +178,37 @@ TEST(NoiseMeter, RtlaHistogramTable) {
   EXPECT_NE(text->find("\n7             0        10 \n"), std::string::npos) << *text;
 }
 
+TEST(NoiseMeter, RtlaOsnoiseTopTable) {
+  CpuStats a;
+  a.stalled_ns = 1'234'567;  // 1234 us of noise in 2 s
+  a.max_stall_ns = 20'999;
+  a.ticks = 500;
+  a.timer_callbacks = 83;
+  a.work_items = 2;
+  const std::string t = FormatRtlaOsnoiseTop({{1, a}, {5, CpuStats{}}}, 2 * kNsPerSec, {"model"});
+  EXPECT_NE(t.find("duration:   0 00:00:02 | time is in us\n# model\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max Single"),
+            std::string::npos);
+  // Runtime 2000000 us, noise 1234 us: 99.93830 % available; IRQ = ticks +
+  // timer interrupts, Softirq = timer callbacks, Thread = work items.
+  EXPECT_NE(t.find("  1 #1           2000000         1234    99.93830        1234           20"
+                   "           0            0          583           83            2\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("  5 #1           2000000            0   100.00000"), std::string::npos) << t;
+}
+
+TEST(NoiseMeter, RtlaHistogramColumnNames) {
+  NoiseMeter m(NoiseHistogramOptions{1, 10});
+  m.Record(2500);
+  RtlaHistogramFormat f;
+  f.tool = "timerlat";
+  f.column = "Thr";
+  ISOLATION_ASSERT_OK_AND_ASSIGN(std::string t, FormatRtlaHistogram({{3, m.Result()}}, f));
+  EXPECT_NE(t.find("# RTLA timerlat histogram\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("Index   Thr-003\n"), std::string::npos) << t;
+}
+
 TEST(NoiseMeter, RtlaHistogramErrors) {
   EXPECT_FALSE(ValidateNoiseHistogram({0, 256}).ok());
   EXPECT_FALSE(ValidateNoiseHistogram({1000000, 256}).ok());

@@ -359,9 +359,11 @@ TEST(SimulatorTick, PeriodicBusyCpuTicksAtHz) {
   EXPECT_EQ(sim->Stats(0).ticks, 999);
   EXPECT_EQ(sim->Stats(0).interruptions, 999);
   EXPECT_EQ(sim->Stats(0).max_stall_ns, opts.tick_cost);
+  EXPECT_EQ(sim->Stats(0).stalled_ns, 999 * opts.tick_cost);  // every tick stalled the task
   EXPECT_EQ(sim->Stats(0).tick_stops, 0);
   EXPECT_EQ(sim->Stats(1).ticks, 999);  // periodic: idle ticks too
   EXPECT_EQ(sim->Stats(1).interruptions, 0);
+  EXPECT_EQ(sim->Stats(1).stalled_ns, 0);
 }
 
 TEST(SimulatorTick, HzChangesTickPeriod) {

@@ -309,6 +309,27 @@ TEST(RtAppRunTest, RunErrorsNameTheThreadAndTheMutex) {
   EXPECT_EQ(run->live_threads(), 0);
 }
 
+TEST(RtAppRunTest, TimerLatenciesByCpuAsRtlaTimerlatColumns) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(RtAppDescription d,
+                                 ParseRtApp(R"({"global": {"duration": 1}, "tasks": {
+        "a": {"cpus": [1], "run": 100, "timer": {"ref": "unique", "period": 1000}},
+        "b": {"cpus": [2], "run": 100, "sleep": 900}}})"));
+  std::unique_ptr<Simulator> sim = Sim();
+  ISOLATION_ASSERT_OK_AND_ASSIGN(std::unique_ptr<RtAppRun> run, RtAppRun::Start(d, *sim));
+  ISOLATION_ASSERT_OK(run->RunToEnd().status());
+  const auto lat = run->TimerLatencies();
+  ASSERT_EQ(lat.size(), 1u);  // only CPU 1's thread waits on a timer
+  EXPECT_EQ(lat[0].first, 1);
+  // One sample per timer wait that ended (the last one may still be open).
+  EXPECT_EQ(lat[0].second.samples, Find(run->Threads(), "a-0")->wakeups);
+  EXPECT_EQ(lat[0].second.duration_ns, kNsPerSec);
+  RtAppRunOptions bad;
+  bad.timer_latency_histogram.entries = 1;
+  std::unique_ptr<Simulator> sim2 = Sim();
+  EXPECT_THAT(RtAppRun::Start(d, *sim2, std::move(bad)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("entries")));
+}
+
 TEST(RtAppRunTest, KernelEntriesReachTheHarness) {
   absl::StatusOr<RtAppDescription> d =
       ParseRtApp(R"({"tasks": {"t": {"loop": 5, "run": 10, "sleep": 10, "yield": ""}}})");

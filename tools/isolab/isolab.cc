@@ -363,7 +363,8 @@ static int MainUnchecked(int argc, char** argv) {
     allowed = selected->flags;
     // A mechanism's subcommand also takes a workload (run_flags.cc).
     if (!WorkloadMechanismOf(subcommand).empty()) {
-      for (const char* f : {"workload", "run_duration_ms", "cpu_scale", "mmcid_variants"}) {
+      for (const char* f : {"workload", "run_duration_ms", "cpu_scale", "osnoise_top", "hist",
+                            "bucket_size", "entries", "no_zero_lines", "mmcid_variants"}) {
         if (std::find(allowed.begin(), allowed.end(), f) == allowed.end()) allowed.push_back(f);
       }
     }

@@ -29,6 +29,9 @@ ABSL_FLAG(double, cpu_scale, 1.0,
           "twice as fast as the recorded ones), (0, 100]");
 ABSL_FLAG(std::string, run_mechanisms, absl::StrJoin(WorkloadExperimentOptions{}.mechanisms, ","),
           "Mechanisms whose variants run the workload: mm_cid, tmigr, idle_select, vmstat");
+ABSL_FLAG(bool, osnoise_top, false,
+          "After each row, the isolated CPUs' modelled noise as an `rtla osnoise top` table (with "
+          "--hist, rt-app rows also print their timer latencies as `rtla timerlat hist`)");
 ABSL_FLAG(int64_t, run_duration_ms, 0,
           "Virtual time each row runs (0: the description's global.duration; a description that "
           "runs until its threads end is bounded by 60 s)");
@@ -60,6 +63,7 @@ absl::StatusOr<WorkloadExperimentOptions> WorkloadOptionsFromFlags() {
   if (!RestrictedMechanism().empty()) o.mechanisms = {RestrictedMechanism()};
   o.duration_ms = absl::GetFlag(FLAGS_run_duration_ms);
   o.cpu_scale = absl::GetFlag(FLAGS_cpu_scale);
+  o.osnoise_top = absl::GetFlag(FLAGS_osnoise_top);
   for (const auto& [mechanism, flag_name] : kRowFlags) {
     if (!FlagGiven(flag_name)) continue;
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(flag_name);
@@ -92,8 +96,8 @@ Subcommand RunSubcommand() {
       "variants: the workload's wake-ups, timer misses and latency, the isolated CPUs' "
       "interruptions, and each mechanism's own figures, one row per variant",
       {"topology", "isolcpus", "nohz_full", "seed", "json", "workload", "run_mechanisms",
-       "run_duration_ms", "cpu_scale", "mmcid_variants", "tmigr_variants", "idle_variants",
-       "vmstat_strategies"},
+       "run_duration_ms", "cpu_scale", "osnoise_top", "hist", "bucket_size", "entries",
+       "no_zero_lines", "mmcid_variants", "tmigr_variants", "idle_variants", "vmstat_strategies"},
       [](const experiments::CommonOptions& common,
          experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {
         ISOLATION_ASSIGN_OR_RETURN(WorkloadExperimentOptions options, WorkloadOptionsFromFlags());

@@ -280,6 +280,7 @@ struct CpuStats {
   int64_t interruptions = 0;    // kernel activities that preempted a running user task
   Nanos kernel_ns = 0;          // time in ticks/work/timers/syscalls
   Nanos max_stall_ns = 0;       // longest single interruption of a running user task
+  Nanos stalled_ns = 0;         // all interruptions of a running user task together
   Nanos idle_ns = 0;
   int64_t tick_stops = 0;
 };

@@ -130,10 +130,29 @@ class NoiseMeter {
 struct RtlaHistogramFormat {
   bool no_zero_lines = false;
   std::string tool = "osnoise";
+  std::string column =
+      "CPU";  // column heads "CPU-001"; `rtla timerlat hist`'s thread column: "Thr"
   std::vector<std::string> comment;
 };
 absl::StatusOr<std::string> FormatRtlaHistogram(
     const std::vector<std::pair<int, NoiseResult>>& per_cpu, const RtlaHistogramFormat& format);
+
+// `rtla osnoise top`-style table of modelled CPUs (CPU number, its
+// CpuStats over a run of `duration`), one row per CPU in the order given:
+//                                           Operating System Noise
+//   duration:   0 00:00:01 | time is in us
+//   CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max Single          HW NMI IRQ
+//   Softirq       Thread
+//     1 #1           1000000         1234    99.87660        1234           20           0 0 500 83
+//     2
+// The model's figures in those columns: the run is one period; Noise is the
+// time kernel activities stalled a running user task (stalled_ns), Max
+// Noise the same (one period), Max Single the longest (max_stall_ns); HW and
+// NMI are 0 (the model has neither); IRQ counts ticks and timer interrupts,
+// Softirq the timer callbacks, Thread the per-CPU work items (kworkers).
+// `comment` lines go under the header.
+std::string FormatRtlaOsnoiseTop(const std::vector<std::pair<int, CpuStats>>& per_cpu,
+                                 Nanos duration, const std::vector<std::string>& comment = {});
 
 }  // namespace isolation
 

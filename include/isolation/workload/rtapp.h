@@ -83,6 +83,7 @@
 #include "absl/status/statusor.h"
 #include "isolation/core/clock.h"
 #include "isolation/core/driver.h"
+#include "isolation/runtime/noise_meter.h"
 
 namespace isolation::workload {
 
@@ -167,6 +168,10 @@ struct RtAppRunOptions {
   absl::AnyInvocable<void(CpuContext&, TaskId)> on_kernel_entry;
   // Modelled kernel time of such an entry (simulator).
   Nanos syscall_cost = 1 * kNsPerUs;
+  // Shape of the per-CPU histograms of timer wake-up latency (expiry to the
+  // thread running again), as `rtla timerlat hist`'s thread column.
+  // REQUIRES: ValidateNoiseHistogram (Start refuses it otherwise).
+  NoiseHistogramOptions timer_latency_histogram;
 };
 
 // One thread's figures over the run.
@@ -188,7 +193,8 @@ class RtAppRun {
  public:
   // Spawns every task's instances on `driver` at driver.Now().  Errors:
   // InvalidArgument for a `cpus` entry outside the driver's machine (naming
-  // the task and the CPU); the driver's Spawn errors.
+  // the task and the CPU) or a bad histogram shape; the driver's Spawn
+  // errors.
   static absl::StatusOr<std::unique_ptr<RtAppRun>> Start(const RtAppDescription& description,
                                                          Driver& driver,
                                                          RtAppRunOptions options = {});
@@ -206,6 +212,11 @@ class RtAppRun {
   // thread that hit it exits.
   absl::Status status() const;
   std::vector<RtAppThreadStats> Threads() const;
+  // Timer wake-up latencies by the CPU the thread woke on (CPUs with
+  // samples only, ascending), each over the time run so far: what `rtla
+  // timerlat hist` prints in its Thr-NNN columns (FormatRtlaHistogram with
+  // tool "timerlat", column "Thr").
+  std::vector<std::pair<int, NoiseResult>> TimerLatencies() const;
   int live_threads() const;
   const RtAppDescription& description() const;
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -465,7 +466,52 @@ struct Validated {
   Nanos duration = 0;  // rt-app: the run's (-1: until the threads end)
 };
 
-absl::StatusOr<Validated> Validate(const WorkloadExperimentOptions& options) {
+// --variants: each name to the mechanism whose registry knows it.
+absl::StatusOr<std::map<std::string, std::vector<std::string>>> ResolveAnyVariants(
+    const std::vector<std::string>& names) {
+  std::map<std::string, std::vector<std::string>> rows;
+  for (const std::string& n : names) {
+    std::vector<std::pair<std::string, std::string>> hits;  // mechanism, spelling
+    if (absl::StatusOr<mm_cid::MmCidVariant> m = mm_cid::ParseVariant(n); m.ok()) {
+      hits.emplace_back("mm_cid", m->Name());
+    }
+    if (absl::StatusOr<std::string> t = ResolveParticipation("--variants", n); t.ok()) {
+      hits.emplace_back("tmigr", *t);
+    }
+    if (absl::StatusOr<std::string> i = ResolveSelector("--variants", n); i.ok()) {
+      hits.emplace_back("idle_select", *i);
+    }
+    if (absl::StatusOr<std::string> f = ResolveFoldPolicy("--variants", n); f.ok()) {
+      hits.emplace_back("vmstat", *f);
+    }
+    if (hits.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--variants: '", n,
+                       "' is no registered variant of mm_cid, tmigr, idle_select or "
+                       "vmstat (isolab variants lists them)"));
+    }
+    if (hits.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat("--variants: '", n, "' names a variant of ",
+                                                     hits[0].first, " and of ", hits[1].first,
+                                                     ": use that mechanism's own flag"));
+    }
+    rows[hits[0].first].push_back(hits[0].second);
+  }
+  return rows;
+}
+
+absl::StatusOr<Validated> Validate(const WorkloadExperimentOptions& given) {
+  WorkloadExperimentOptions options = given;
+  if (!options.any_variants.empty()) {
+    ISOLATION_ASSIGN_OR_RETURN(auto rows, ResolveAnyVariants(options.any_variants));
+    std::vector<std::string> mechanisms;
+    for (const std::string& m : options.mechanisms) {
+      if (rows.count(m) == 0) continue;
+      mechanisms.push_back(m);
+      if (options.variants.count(m) == 0) options.variants[m] = rows[m];
+    }
+    options.mechanisms = std::move(mechanisms);
+  }
   Validated v;
   const bool rtapp = absl::StartsWith(options.workload, "rtapp:");
   const bool trace = absl::StartsWith(options.workload, "trace:");

@@ -48,6 +48,11 @@ struct WorkloadExperimentOptions {
   // --vmstat_strategies); a mechanism absent here gets its default rows
   // (mm_cid: the covering subset of its registered variants).
   std::map<std::string, std::vector<std::string>> variants;
+  // --variants: names of any mechanism's variants, each resolved against
+  // every registry (mm_cid, tmigr, idle_select, vmstat); it chooses the rows
+  // of the mechanisms it names and leaves the others out.  A name two
+  // registries know is refused (use the mechanism's own flag).
+  std::vector<std::string> any_variants;
   // --run_duration_ms: 0 = the description's duration (a recording: its own
   // length, the only choice); an rt-app description that runs until its
   // threads end is bounded by 60 s.  1..3600000 otherwise.

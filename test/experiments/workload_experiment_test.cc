@@ -222,6 +222,21 @@ TEST(WorkloadExperiment, RtlaTablesPerRow) {
   EXPECT_THAT(r.text, ::testing::Not(HasSubstr("\n  0 #1 ")));
 }
 
+TEST(WorkloadExperiment, AnyVariantsChooseTheirMechanismsRows) {
+  Progress progress("run");
+  WorkloadExperimentOptions o = Options("producer_consumer.json", 100);
+  o.any_variants = {"isolation", "A1", "V0"};
+  ISOLATION_ASSERT_OK_AND_ASSIGN(ExperimentReport r, RunWorkloadExperiment(Machine(), o, progress));
+  EXPECT_FALSE(r.json["mechanisms"].contains("mm_cid"));
+  ASSERT_EQ(r.json["mechanisms"]["tmigr"].size(), 1u);
+  EXPECT_EQ(r.json["mechanisms"]["tmigr"][0]["variant"], "isolation");
+  EXPECT_EQ(r.json["mechanisms"]["vmstat"][0]["variant"], "A1");
+  EXPECT_EQ(r.json["mechanisms"]["idle_select"][0]["variant"], "V0");
+  o.any_variants = {"frobnicate"};
+  EXPECT_THAT(RunWorkloadExperiment(Machine(), o, progress),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'frobnicate' is no")));
+}
+
 TEST(WorkloadExperiment, RefusesBadOptionsByName) {
   Progress progress("run");
   WorkloadExperimentOptions o = Options("isolated_periodic.json");

@@ -273,4 +273,27 @@ absl::StatusOr<std::vector<int>> ParseIntListFlag(std::string_view flag, std::st
   return out;
 }
 
+absl::StatusOr<std::map<std::string, std::vector<std::string>>> RowFlagsGiven() {
+  constexpr struct {
+    const char* mechanism;
+    const char* flag;
+  } kRowFlags[] = {{"mm_cid", "mmcid_variants"},
+                   {"tmigr", "tmigr_variants"},
+                   {"idle_select", "idle_variants"},
+                   {"vmstat", "vmstat_strategies"}};
+  std::map<std::string, std::vector<std::string>> rows;
+  for (const auto& [mechanism, flag_name] : kRowFlags) {
+    if (!FlagGiven(flag_name)) continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(flag_name);
+    if (flag == nullptr) {
+      return absl::InternalError(absl::StrCat("flag --", flag_name, " is not linked in"));
+    }
+    absl::StatusOr<std::vector<std::string>> names =
+        ParseNameListFlag(flag_name, flag->CurrentValue());
+    if (!names.ok()) return names.status();
+    rows[mechanism] = *std::move(names);
+  }
+  return rows;
+}
+
 }  // namespace isolation::isolab

@@ -8,6 +8,7 @@
 #define ISOLATION_TOOLS_ISOLAB_FLAG_PARSER_H_
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,6 +85,14 @@ absl::StatusOr<std::vector<std::string>> ParseNameListFlag(std::string_view flag
                                                            std::string_view text,
                                                            bool allow_empty = false,
                                                            size_t max_items = 256);
+
+// For the subcommands that run every mechanism (replay, run): the rows the
+// user chose with the flags that choose them in each mechanism's own
+// subcommand (--mmcid_variants, --tmigr_variants, --idle_variants,
+// --vmstat_strategies), mechanism ("mm_cid", "tmigr", "idle_select",
+// "vmstat") -> names, for the flags given only.  Errors: ParseNameListFlag's;
+// Internal when such a flag is not linked in.
+absl::StatusOr<std::map<std::string, std::vector<std::string>>> RowFlagsGiven();
 
 }  // namespace isolation::isolab
 

@@ -361,10 +361,15 @@ static int MainUnchecked(int argc, char** argv) {
     summary = kVariantsSummary;
   } else if (selected != nullptr) {
     allowed = selected->flags;
-    // A mechanism's subcommand also takes a workload (run_flags.cc).
-    if (!WorkloadMechanismOf(subcommand).empty()) {
-      for (const char* f : {"workload", "run_duration_ms", "cpu_scale", "osnoise_top", "hist",
-                            "bucket_size", "entries", "no_zero_lines", "mmcid_variants"}) {
+    // A mechanism's subcommand also takes a workload (run_flags.cc), and
+    // with one, the flags of `isolab run`.
+    const bool workload_given = std::any_of(argv + 2, argv + argc, [](const char* a) {
+      return std::string_view(a) == "--workload" || absl::StartsWith(a, "--workload=");
+    });
+    if (!WorkloadMechanismOf(subcommand).empty()) allowed.push_back("workload");
+    if (!WorkloadMechanismOf(subcommand).empty() && workload_given) {
+      for (const char* f : {"run_duration_ms", "cpu_scale", "osnoise_top", "hist", "bucket_size",
+                            "entries", "no_zero_lines", "mmcid_variants"}) {
         if (std::find(allowed.begin(), allowed.end(), f) == allowed.end()) allowed.push_back(f);
       }
     }

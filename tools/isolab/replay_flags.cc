@@ -65,20 +65,6 @@ ISOLAB_FLAG_RANGE(replay_mm_cid_tasks, 16, 1048576);
 ISOLAB_FLAG_RANGE(replay_check_every, 1, 1048576);
 
 namespace isolation::isolab {
-namespace {
-
-// The flags that choose rows in the other subcommands choose them here too;
-// left at their defaults (which name those subcommands' default rows) every
-// registered variant replays.
-constexpr struct {
-  const char* mechanism;
-  const char* flag;
-} kVariantFlags[] = {{"mm_cid", "mmcid_variants"},
-                     {"tmigr", "tmigr_variants"},
-                     {"idle_select", "idle_variants"},
-                     {"vmstat", "vmstat_strategies"}};
-
-}  // namespace
 
 absl::StatusOr<ReplayExperimentOptions> ReplayOptionsFromFlags() {
   ReplayExperimentOptions o;
@@ -96,14 +82,10 @@ absl::StatusOr<ReplayExperimentOptions> ReplayOptionsFromFlags() {
   o.max_bad_lines = absl::GetFlag(FLAGS_replay_max_bad_lines);
   o.mm_cid_tasks = absl::GetFlag(FLAGS_replay_mm_cid_tasks);
   o.check_every = absl::GetFlag(FLAGS_replay_check_every);
-  for (const auto& [mechanism, flag_name] : kVariantFlags) {
-    if (!FlagGiven(flag_name)) continue;
-    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(flag_name);
-    if (flag == nullptr)
-      return absl::InternalError(absl::StrCat("flag --", flag_name, " is not linked in"));
-    ISOLATION_ASSIGN_OR_RETURN(o.variants[mechanism],
-                               ParseNameListFlag(flag_name, flag->CurrentValue()));
-  }
+  // The flags that choose rows in the other subcommands choose them here
+  // too; left at their defaults (which name those subcommands' default rows)
+  // every registered variant replays.
+  ISOLATION_ASSIGN_OR_RETURN(o.variants, RowFlagsGiven());
   return o;
 }
 

@@ -29,6 +29,10 @@ ABSL_FLAG(double, cpu_scale, 1.0,
           "twice as fast as the recorded ones), (0, 100]");
 ABSL_FLAG(std::string, run_mechanisms, absl::StrJoin(WorkloadExperimentOptions{}.mechanisms, ","),
           "Mechanisms whose variants run the workload: mm_cid, tmigr, idle_select, vmstat");
+ABSL_FLAG(std::string, variants, "",
+          "Rows of any mechanism by variant name, comma-separated (e.g. v6.9,isolation,A0,A1): "
+          "each name goes to the mechanism whose registry knows it, and mechanisms not named are "
+          "left out");
 ABSL_FLAG(bool, osnoise_top, false,
           "After each row, the isolated CPUs' modelled noise as an `rtla osnoise top` table (with "
           "--hist, rt-app rows also print their timer latencies as `rtla timerlat hist`)");
@@ -40,14 +44,6 @@ ISOLAB_FLAG_RANGE(run_duration_ms, 0, 3600000);
 
 namespace isolation::isolab {
 namespace {
-
-constexpr struct {
-  const char* mechanism;
-  const char* flag;
-} kRowFlags[] = {{"mm_cid", "mmcid_variants"},
-                 {"tmigr", "tmigr_variants"},
-                 {"idle_select", "idle_variants"},
-                 {"vmstat", "vmstat_strategies"}};
 
 // Set by RestrictWorkloadTo (isolab's one thread, before the run).
 std::string& RestrictedMechanism() {
@@ -64,13 +60,10 @@ absl::StatusOr<WorkloadExperimentOptions> WorkloadOptionsFromFlags() {
   o.duration_ms = absl::GetFlag(FLAGS_run_duration_ms);
   o.cpu_scale = absl::GetFlag(FLAGS_cpu_scale);
   o.osnoise_top = absl::GetFlag(FLAGS_osnoise_top);
-  for (const auto& [mechanism, flag_name] : kRowFlags) {
-    if (!FlagGiven(flag_name)) continue;
-    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(flag_name);
-    if (flag == nullptr)
-      return absl::InternalError(absl::StrCat("flag --", flag_name, " is not linked in"));
-    ISOLATION_ASSIGN_OR_RETURN(o.variants[mechanism],
-                               ParseNameListFlag(flag_name, flag->CurrentValue()));
+  ISOLATION_ASSIGN_OR_RETURN(o.variants, RowFlagsGiven());
+  if (FlagGiven("variants")) {
+    ISOLATION_ASSIGN_OR_RETURN(o.any_variants,
+                               ParseNameListFlag("variants", absl::GetFlag(FLAGS_variants)));
   }
   return o;
 }
@@ -96,7 +89,7 @@ Subcommand RunSubcommand() {
       "variants: the workload's wake-ups, timer misses and latency, the isolated CPUs' "
       "interruptions, and each mechanism's own figures, one row per variant",
       {"topology", "isolcpus", "nohz_full", "seed", "json", "workload", "run_mechanisms",
-       "run_duration_ms", "cpu_scale", "osnoise_top", "hist", "bucket_size", "entries",
+       "run_duration_ms", "cpu_scale", "variants", "osnoise_top", "hist", "bucket_size", "entries",
        "no_zero_lines", "mmcid_variants", "tmigr_variants", "idle_variants", "vmstat_strategies"},
       [](const experiments::CommonOptions& common,
          experiments::Progress& progress) -> absl::StatusOr<experiments::ExperimentReport> {

@@ -73,15 +73,18 @@ absl::StatusOr<int> ChooseCpu(const NoiseExperimentOptions& o, std::vector<Isola
     }
     return o.cpu;
   }
-  absl::StatusOr<std::string> isolated = ReadHostFile("/sys/devices/system/cpu/isolated");
-  if (isolated.ok()) {
-    std::string list = *isolated;
+  // isolcpus= shows in .../isolated, nohz_full= in .../nohz_full.
+  for (const char* file :
+       {"/sys/devices/system/cpu/isolated", "/sys/devices/system/cpu/nohz_full"}) {
+    absl::StatusOr<std::string> text = ReadHostFile(file);
+    if (!text.ok()) continue;
+    std::string list = *text;
     while (!list.empty() && (list.back() == '\n' || list.back() == ' ')) list.pop_back();
+    if (list.empty() || list == "(null)") continue;
     absl::StatusOr<CpuMask> mask = CpuMask::Parse(list, kMaxCpus);
-    if (mask.ok()) {
-      for (int c : usable) {
-        if (mask->Test(c)) return c;
-      }
+    if (!mask.ok()) continue;
+    for (int c : usable) {
+      if (mask->Test(c)) return c;
     }
   }
   w.push_back({"noise_cpu", absl::StrCat("the host has no isolated CPU: measuring on CPU ",

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,7 @@ struct ThreadFigures {
   int64_t wakeups = 0;
   int64_t timer_waits = 0;
   int64_t timer_misses = 0;
+  int64_t timer_wakeups = 0;  // timer sleeps that ended: the latency samples
   Nanos max_timer_latency_ns = 0;
   Nanos sum_timer_latency_ns = 0;
   bool ended = false;
@@ -99,6 +101,7 @@ class RtAppInstance final : public Instance {
       }
       f.wakeups = t.wakeups;
       f.timer_waits = t.timer_waits;
+      f.timer_wakeups = t.timer_wakeups;
       f.timer_misses = t.timer_misses;
       f.max_timer_latency_ns = t.max_timer_latency_ns;
       f.sum_timer_latency_ns = t.sum_timer_latency_ns;
@@ -182,9 +185,15 @@ class RecordedInstance final : public Instance {
 struct Source {
   bool recorded = false;
   RtAppDescription rtapp;
-  RecordedWorkload trace;
+  std::shared_ptr<const RecordedWorkload> trace;  // one conversion for every row
   replay::RecordingInfo info;
   std::vector<std::string> notes;
+  // What the mechanisms must be sized for: threads (an rt-app file that forks
+  // may reach kRtAppMaxThreads), address spaces, and the recording's size.
+  int64_t threads = 0;
+  int64_t groups = 1;
+  int64_t actions = 0;
+  int64_t events = 0;
   absl::StatusOr<std::unique_ptr<Instance>> Start(Simulator& sim, Nanos duration, KernelEntry entry,
                                                   const NoiseHistogramOptions& shape) const {
     if (recorded) {
@@ -222,8 +231,10 @@ void WorkloadFigures(const Simulator& sim, const Instance& run, Nanos ran, nlohm
   Nanos max_latency = 0;
   Nanos sum_latency = 0;
   int64_t ended = 0;
+  int64_t samples = 0;  // timer sleeps that ended (those still asleep have no latency yet)
   const std::vector<ThreadFigures> threads = run.Threads();
   for (const ThreadFigures& t : threads) {
+    samples += t.timer_wakeups;
     wakeups += t.wakeups;
     timer_waits += t.timer_waits;
     misses += t.timer_misses;
@@ -239,9 +250,8 @@ void WorkloadFigures(const Simulator& sim, const Instance& run, Nanos ran, nlohm
     interruptions += s.interruptions;
     max_stall = std::max(max_stall, s.max_stall_ns);
   }
-  const int64_t slept = timer_waits - misses;
   const double mean_latency_us =
-      slept > 0 ? static_cast<double>(sum_latency) / static_cast<double>(slept) / 1000.0 : 0.0;
+      samples > 0 ? static_cast<double>(sum_latency) / static_cast<double>(samples) / 1000.0 : 0.0;
   j["ran_ns"] = ran;
   j["threads"] = threads.size();
   j["threads_ended"] = ended;
@@ -260,12 +270,22 @@ void WorkloadFigures(const Simulator& sim, const Instance& run, Nanos ran, nlohm
   cells.push_back(absl::StrFormat("%.1f", static_cast<double>(max_stall) / 1000.0));
 }
 
-absl::StatusOr<RowSetup> MmCidRow(const std::string& name, const Topology& topo) {
+// Task ids the adapters must track: the workload's threads, one tmigr
+// housekeeping task per CPU and a margin; bounded by the adapters' own limits.
+int TrackedTasks(const Source& source, const Topology& topo, int64_t limit) {
+  return static_cast<int>(std::min<int64_t>(limit, source.threads + topo.num_cpus() + 64));
+}
+
+absl::StatusOr<RowSetup> MmCidRow(const std::string& name, const Topology& topo,
+                                  const Source& source) {
   ISOLATION_ASSIGN_OR_RETURN(mm_cid::MmCidVariant v, mm_cid::ParseVariant(name));
   ISOLATION_ASSIGN_OR_RETURN(
       std::unique_ptr<mm_cid::MmCid> m,
-      mm_cid::MmCid::Create(topo.num_cpus(), v,
-                            mm_cid::MmCid::Limits{.max_tasks = 4096, .max_mms = 4}));
+      mm_cid::MmCid::Create(
+          topo.num_cpus(), v,
+          mm_cid::MmCid::Limits{
+              .max_tasks = TrackedTasks(source, topo, mm_cid::kMaxTasks),
+              .max_mms = static_cast<int>(std::min<int64_t>(mm_cid::kMaxMms, source.groups + 2))}));
   RowSetup r;
   auto mech = std::shared_ptr<mm_cid::MmCid>(std::move(m));
   auto hooks = std::make_unique<mm_cid::MmCidHooks>(*mech);
@@ -278,7 +298,12 @@ absl::StatusOr<RowSetup> MmCidRow(const std::string& name, const Topology& topo)
     j["scans_on_isolated_cpus"] = h->ScansOnIsolatedCpus();
     j["isolated_max_scan_stall_ns"] = h->IsolatedMaxStallNs();
     j["invariant_violations"] = h->violations();
-    cells.push_back(absl::StrCat(h->TotalScans(), " (", h->ScansOnIsolatedCpus(), " isolated)"));
+    // Tasks or address spaces the model could not take (its limits): never
+    // silently left out.
+    j["errors"] = h->errors();
+    cells.push_back(
+        absl::StrCat(h->TotalScans(), " (", h->ScansOnIsolatedCpus(), " isolated)",
+                     h->errors() > 0 ? absl::StrCat(", ", h->errors(), " errors") : ""));
     cells.push_back(
         absl::StrFormat("%.1f us", static_cast<double>(h->IsolatedMaxStallNs()) / 1000.0));
   };
@@ -340,7 +365,7 @@ absl::StatusOr<RowSetup> TmigrRow(const std::string& name, const Topology& topo,
 }
 
 absl::StatusOr<RowSetup> IdleRow(const std::string& name, const Topology& topo,
-                                 const IsolationConfig& iso) {
+                                 const IsolationConfig& iso, const Source& source) {
   idle_select::Options o;
   o.variant = name;
   ISOLATION_ASSIGN_OR_RETURN(
@@ -349,7 +374,7 @@ absl::StatusOr<RowSetup> IdleRow(const std::string& name, const Topology& topo,
   RowSetup r;
   auto state = std::shared_ptr<idle_select::IdleState>(std::move(st));
   idle_select::HarnessOptions ho;
-  ho.max_tasks = 4096;
+  ho.max_tasks = TrackedTasks(source, topo, idle_select::kMaxHarnessTasks);
   auto hooks = std::make_unique<idle_select::IdleSelectHooks>(*state, ho);
   idle_select::IdleSelectHooks* h = hooks.get();
   r.keep.push_back(state);
@@ -541,20 +566,40 @@ absl::StatusOr<Validated> Validate(const WorkloadExperimentOptions& given) {
   if (rtapp) {
     ISOLATION_ASSIGN_OR_RETURN(v.source.rtapp, workload::LoadRtApp(path));
     v.source.notes = v.source.rtapp.notes;
+    bool forks = false;
+    for (const workload::RtAppTask& t : v.source.rtapp.tasks) {
+      v.source.threads += t.instances;
+      for (const workload::RtAppPhase& p : t.phases) {
+        for (const workload::RtAppEvent& e : p.events) {
+          forks = forks || e.kind == workload::RtAppEventKind::kFork;
+        }
+      }
+    }
+    if (forks) v.source.threads = workload::kRtAppMaxThreads;
     v.duration = options.duration_ms > 0 ? options.duration_ms * kNsPerMs : v.source.rtapp.duration;
   } else {
     ISOLATION_ASSIGN_OR_RETURN(replay::Recording recording, replay::ReadRecording(path));
-    ISOLATION_ASSIGN_OR_RETURN(v.source.trace, workload::WorkloadFromRecording(
-                                                   recording, {.cpu_scale = options.cpu_scale}));
+    ISOLATION_ASSIGN_OR_RETURN(
+        RecordedWorkload converted,
+        workload::WorkloadFromRecording(recording, {.cpu_scale = options.cpu_scale}));
+    const RecordedWorkload& trace =
+        *(v.source.trace = std::make_shared<const RecordedWorkload>(std::move(converted)));
     v.source.recorded = true;
     v.source.info = recording.info;
-    v.source.notes = v.source.trace.notes;
+    v.source.events = static_cast<int64_t>(recording.events.size());
+    v.source.threads = static_cast<int64_t>(trace.tasks.size());
+    std::set<int> groups;
+    for (const workload::RecordedTask& t : trace.tasks) {
+      groups.insert(t.group);
+      v.source.actions += static_cast<int64_t>(t.script.size());
+    }
+    v.source.groups = static_cast<int64_t>(groups.size());
+    v.source.notes = trace.notes;
     v.source.notes.push_back(absl::StrCat(
-        v.source.trace.tasks.size(), " recorded tasks; ", v.source.trace.blocks_woken_by_tasks,
-        " blocks ended by a recorded task's wake-up (replayed as wake-ups), ",
-        v.source.trace.blocks_timed, " by an interrupt or timer (replayed as sleeps); run times x ",
-        options.cpu_scale));
-    v.duration = v.source.trace.duration;
+        trace.tasks.size(), " recorded tasks; ", trace.blocks_woken_by_tasks,
+        " blocks ended by a recorded task's wake-up (replayed as wake-ups), ", trace.blocks_timed,
+        " by an interrupt or timer (replayed as sleeps); run times x ", options.cpu_scale));
+    v.duration = trace.duration;
   }
   for (const std::string& m : options.mechanisms) {
     if (std::find(std::begin(kMechanisms), std::end(kMechanisms), m) == std::end(kMechanisms)) {
@@ -615,7 +660,10 @@ absl::StatusOr<RunCost> EstimateWorkloadExperiment(const CommonOptions& common,
   // HZ=1000, measured for the seed machine's idle-heavy runs) plus the
   // workload's own events.
   cost.seconds = static_cast<double>(rows) * seconds_run * topo.num_cpus() * 1e-3 * 0.5;
-  cost.bytes = 64.0 * 1024 * 1024;
+  // One row's simulator and mechanism, plus (a recording) its events while
+  // they are converted and the one shared conversion.
+  cost.bytes = 64.0 * 1024 * 1024 + 56.0 * static_cast<double>(v.source.events) +
+               32.0 * static_cast<double>(v.source.actions);
   cost.basis =
       absl::StrCat("run: ", rows, " rows x ", seconds_run, " s x ", topo.num_cpus(), " CPUs");
   return cost;
@@ -658,11 +706,11 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
           v.source.recorded ? ZeroCostSimOptions(machine.hz, common.seed) : SimOptions{};
       so.seed = common.seed;
       ISOLATION_ASSIGN_OR_RETURN(std::unique_ptr<Simulator> sim, Simulator::Create(topo, iso, so));
-      absl::StatusOr<RowSetup> setup = mechanism == "mm_cid" ? MmCidRow(name, topo)
-                                       : mechanism == "tmigr"
-                                           ? TmigrRow(name, topo, iso, sim->tick_period())
-                                       : mechanism == "idle_select" ? IdleRow(name, topo, iso)
-                                                                    : VmstatRow(name, topo, iso);
+      absl::StatusOr<RowSetup> setup =
+          mechanism == "mm_cid"        ? MmCidRow(name, topo, v.source)
+          : mechanism == "tmigr"       ? TmigrRow(name, topo, iso, sim->tick_period())
+          : mechanism == "idle_select" ? IdleRow(name, topo, iso, v.source)
+                                       : VmstatRow(name, topo, iso);
       if (!setup.ok()) {
         // A variant that refuses this machine (sched_ext under isolcpus=domain)
         // is a row that says so, as in `isolab replay`.
@@ -677,7 +725,13 @@ absl::StatusOr<ExperimentReport> RunWorkloadExperiment(const CommonOptions& comm
           v.source.Start(*sim, v.duration,
                          setup->kernel_entry ? setup->kernel_entry() : KernelEntry(nullptr),
                          common.hist.shape));
-      if (setup->after_start) ISOLATION_RETURN_IF_ERROR(setup->after_start(*sim, *run));
+      if (setup->after_start) {
+        if (absl::Status st = setup->after_start(*sim, *run); !st.ok()) {
+          rows.push_back({{"variant", name}, {"error", std::string(st.message())}});
+          table.push_back({name, "-", "-", "-", "-", "-", absl::StrCat("failed: ", st.message())});
+          continue;
+        }
+      }
       ISOLATION_ASSIGN_OR_RETURN(Nanos ran, run->Run(v.duration));
       nlohmann::json j{{"variant", name}};
       std::vector<std::string> cells{name};

@@ -43,6 +43,11 @@ struct Tracking {
   Nanos blocked_at = 0;         // while blocked
   int32_t blocks = 0;           // kBlock actions written
   std::map<int, Nanos> run_on;  // run time per CPU
+  // A wake-up given while it was still on a CPU (sched_waking can be traced
+  // after the sleeper's dequeue but before its sched_switch): the waker's
+  // placeholder action, made a kWake if the task then blocks.
+  int early_waker = -1;     // task index, -1: none
+  size_t early_action = 0;  // index in the waker's script
 };
 
 class Converter {
@@ -83,11 +88,23 @@ class Converter {
         if (e.value & (replay::kPrevStateDead | replay::kPrevStateZombie)) {
           ISOLATION_RETURN_IF_ERROR(Push(t, {RecordedAction::Kind::kExit}));
           prev->done = true;
+        } else if (prev->early_waker >= 0) {
+          // Woken before it was switched out: the block ends with that wake.
+          RecordedAction& wake =
+              out.tasks[static_cast<size_t>(prev->early_waker)].script[prev->early_action];
+          wake.target = prev->index;
+          wake.block = prev->blocks;
+          ISOLATION_RETURN_IF_ERROR(Push(t, {RecordedAction::Kind::kBlock, -1, prev->blocks}));
+          ++prev->blocks;
+          ++t.recorded_wakeups;
+          ++out.blocks_woken_by_tasks;
+          prev->ready_at = e.time;
         } else {
           prev->blocked = true;
           prev->blocked_at = e.time;
         }
       }
+      prev->early_waker = -1;  // the wake-up of a task that did not block was a no-op
     }
     cpu_new_ = -1;
     if (e.task > 0) {
@@ -117,9 +134,25 @@ class Converter {
 
   absl::Status Wake(const Event& e) {
     auto it = tracking_.find(e.task);
-    if (it == tracking_.end() || !it->second.blocked) return absl::OkStatus();
+    if (it == tracking_.end() || it->second.done) return absl::OkStatus();
     Tracking& woken = it->second;
     auto waker = tracking_.find(e.pid);
+    if (!woken.blocked) {
+      // Still on a CPU: keep the place in the waker's run, in case the
+      // sleeper's blocking switch-out is traced only after this wake-up.
+      if (woken.on_cpu && woken.early_waker < 0 && e.pid > 0 && e.pid != e.task &&
+          waker != tracking_.end() && waker->second.on_cpu) {
+        Tracking& w = waker->second;
+        Ran(w, w.cpu, e.time - w.since);
+        w.since = e.time;
+        ISOLATION_RETURN_IF_ERROR(Flush(w));
+        RecordedTask& wt = out.tasks[static_cast<size_t>(w.index)];
+        ISOLATION_RETURN_IF_ERROR(Push(wt, {RecordedAction::Kind::kWake, -1, -1}));
+        woken.early_waker = w.index;
+        woken.early_action = wt.script.size() - 1;
+      }
+      return absl::OkStatus();
+    }
     if (e.pid > 0 && e.pid != e.task && waker != tracking_.end() && waker->second.on_cpu) {
       Tracking& w = waker->second;
       Ran(w, w.cpu, e.time - w.since);
@@ -159,33 +192,24 @@ class Converter {
         ISOLATION_RETURN_IF_ERROR(Push(task, {RecordedAction::Kind::kExit}));
       }
     }
-    // Affinity, as far as a trace tells it: the CPUs where the task did at
-    // least 5 % of its run (a thread that started on one CPU and was then
-    // pinned to another keeps only the second); its first CPU, the one it
-    // ran most on.
-    for (auto& [pid, t] : tracking_) {
-      RecordedTask& task = out.tasks[static_cast<size_t>(t.index)];
-      Nanos total = 0;
-      Nanos most = -1;
-      for (const auto& [cpu, ns] : t.run_on) total += ns;
-      for (const auto& [cpu, ns] : t.run_on) {
-        if (ns * 20 >= total) task.cpus.push_back(cpu);
-        if (ns > most) {
-          most = ns;
-          task.first_cpu = cpu;
-        }
-      }
-      if (options_.affinity == RecordedAffinity::kAll) task.cpus.clear();
-    }
+    for (auto& [pid, t] : tracking_) SetAffinity(t);
     return absl::OkStatus();
   }
+
+  int64_t reused_pids() const { return reused_pids_; }
 
   RecordedWorkload out;
 
  private:
   absl::StatusOr<Tracking*> Task(int32_t pid, int cpu, Nanos time) {
     auto it = tracking_.find(pid);
-    if (it != tracking_.end()) return &it->second;
+    if (it != tracking_.end() && !it->second.done) return &it->second;
+    if (it != tracking_.end()) {
+      // The pid was reused after its task exited: a new task from here on.
+      SetAffinity(it->second);
+      tracking_.erase(it);
+      ++reused_pids_;
+    }
     if (static_cast<int>(out.tasks.size()) >= options_.max_tasks) {
       return absl::ResourceExhaustedError(
           absl::StrCat("the recording has more than ", options_.max_tasks, " tasks (max_tasks)"));
@@ -204,6 +228,26 @@ class Converter {
       }
     }
     return &t;
+  }
+
+  // Affinity, as far as a trace tells it: the CPUs where the task did at
+  // least 5 % of its run (a thread that started on one CPU and was then
+  // pinned to another keeps only the second); its first CPU, the one it ran
+  // most on.
+  void SetAffinity(const Tracking& t) {
+    RecordedTask& task = out.tasks[static_cast<size_t>(t.index)];
+    task.cpus.clear();
+    Nanos total = 0;
+    Nanos most = -1;
+    for (const auto& [cpu, ns] : t.run_on) total += ns;
+    for (const auto& [cpu, ns] : t.run_on) {
+      if (ns * 20 >= total) task.cpus.push_back(cpu);
+      if (ns > most) {
+        most = ns;
+        task.first_cpu = cpu;
+      }
+    }
+    if (options_.affinity == RecordedAffinity::kAll) task.cpus.clear();
   }
 
   void Ran(Tracking& t, int cpu, Nanos ns) {
@@ -254,6 +298,7 @@ class Converter {
   int cpu_new_ = -1;  // the task Task() created during this event, if any
   int64_t inferred_switch_ins_ = 0;
   int64_t inferred_switch_outs_ = 0;
+  int64_t reused_pids_ = 0;
   absl::flat_hash_map<int32_t, int32_t> shared_parent_;  // child pid -> parent (CLONE_VM)
 };
 
@@ -309,6 +354,10 @@ absl::StatusOr<RecordedWorkload> WorkloadFromRecording(const replay::Recording& 
     if (!s.ok()) return s;
   }
   if (absl::Status s = c.Finish(end); !s.ok()) return s;
+  if (c.reused_pids() > 0) {
+    c.out.notes.push_back(
+        absl::StrCat(c.reused_pids(), " pid(s) reused after an exit: each use is its own task"));
+  }
   if (c.inferred_switch_ins() + c.inferred_switch_outs() > 0) {
     c.out.notes.push_back(absl::StrCat(
         "the recording lacks ", c.inferred_switch_ins(), " switch-ins and ",
@@ -339,7 +388,10 @@ struct RecordedRun::State {
     int32_t next_block = 0;   // the kBlock action reached next
     RecordedTaskStats stats;
   };
-  RecordedWorkload w;
+  std::shared_ptr<const RecordedWorkload> workload;  // shared with the caller
+  const RecordedWorkload& w;
+  explicit State(std::shared_ptr<const RecordedWorkload> wl)
+      : workload(std::move(wl)), w(*workload) {}
   Driver* driver = nullptr;
   Nanos run_start = 0;  // driver time of the recording's start
   absl::AnyInvocable<void(CpuContext&, TaskId)> on_kernel_entry;
@@ -399,6 +451,7 @@ struct RecordedRun::State {
           t.run_left = a.ns - t.pending_ns;
           return Step::Run(t.pending_ns);
         case RecordedAction::Kind::kWake: {
+          if (a.target < 0) break;  // a wake-up of a task that then did not block
           ++entries;
           Task& target = tasks[static_cast<size_t>(a.target)];
           target.woken[static_cast<size_t>(a.block)] = true;
@@ -439,7 +492,8 @@ namespace {
 
 class RecordedBody final : public TaskBody {
  public:
-  RecordedBody(RecordedRun::State& s, int index) : s_(s), index_(index) {}
+  RecordedBody(std::shared_ptr<RecordedRun::State> s, int index)
+      : keep_(std::move(s)), s_(*keep_), index_(index) {}
   Step Next(TaskContext& ctx) override {
     std::vector<TaskId> wakes;
     int entries = 0;
@@ -459,20 +513,28 @@ class RecordedBody final : public TaskBody {
   }
 
  private:
+  std::shared_ptr<RecordedRun::State> keep_;  // the bodies own the state too
   RecordedRun::State& s_;
   const int index_;
 };
 
 }  // namespace
 
-RecordedRun::RecordedRun(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RecordedRun::RecordedRun(std::shared_ptr<State> state) : state_(std::move(state)) {}
 RecordedRun::~RecordedRun() = default;
 
 absl::StatusOr<std::unique_ptr<RecordedRun>> RecordedRun::Start(
     const RecordedWorkload& workload, Driver& driver,
     absl::AnyInvocable<void(CpuContext&, TaskId)> on_kernel_entry) {
-  auto s = std::make_unique<State>();
-  s->w = workload;
+  return Start(std::make_shared<const RecordedWorkload>(workload), driver,
+               std::move(on_kernel_entry));
+}
+
+absl::StatusOr<std::unique_ptr<RecordedRun>> RecordedRun::Start(
+    std::shared_ptr<const RecordedWorkload> workload, Driver& driver,
+    absl::AnyInvocable<void(CpuContext&, TaskId)> on_kernel_entry) {
+  if (workload == nullptr) return absl::InvalidArgumentError("RecordedRun::Start: no workload");
+  auto s = std::make_shared<State>(std::move(workload));
   s->driver = &driver;
   s->on_kernel_entry = std::move(on_kernel_entry);
   s->run_start = driver.Now();
@@ -510,7 +572,7 @@ absl::StatusOr<std::unique_ptr<RecordedRun>> RecordedRun::Start(
           next_cpu = (c + 1) % n;
         }
       }
-      spec.body = std::make_unique<RecordedBody>(*s, static_cast<int>(i));
+      spec.body = std::make_unique<RecordedBody>(s, static_cast<int>(i));
       specs.push_back(std::move(spec));
     }
   }

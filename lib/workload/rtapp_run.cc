@@ -24,6 +24,10 @@
 namespace isolation::workload {
 
 struct RtAppRun::State {
+  // runtime events run in slices of at most this, ending within a slice of
+  // their wall-clock end.
+  static constexpr Nanos kRunTimeSlice = 100 * kNsPerUs;
+
   // What a thread waits for when its last step ended.
   enum class Pending {
     kNone,
@@ -56,7 +60,10 @@ struct RtAppRun::State {
     std::string wait_ref;    // mutex / condition / barrier waited on
     std::string retake;      // cond wait: the mutex taken again after the signal
     uint64_t barrier_generation = 0;
-    int affinity_phase = -1;  // the phase whose cpus are applied (-1: the task's)
+    // The phase whose cpus are applied (-1: the task's; -2: none yet, so the
+    // first phase applies its affinity and every thread, a fork's too,
+    // reaches the hooks' OnAffinityChange).
+    int affinity_phase = -2;
     std::map<std::string, Timer> unique_timers;
   };
   struct Mutex {
@@ -187,6 +194,7 @@ struct RtAppRun::State {
         break;
       case Pending::kTimer: {
         ++t.stats.wakeups;
+        ++t.stats.timer_wakeups;
         const Nanos late = std::max<Nanos>(0, now - t.timer_expiry);
         t.stats.max_timer_latency_ns = std::max(t.stats.max_timer_latency_ns, late);
         t.stats.sum_timer_latency_ns += late;
@@ -232,8 +240,10 @@ struct RtAppRun::State {
       }
     }
     if (t.pending == Pending::kRunTime) {
-      // runtime: more work until its wall-clock end.
-      t.pending_ns = t.deadline - now;
+      // runtime: more work until its wall-clock end, in slices, since a Run
+      // step counts run time and a stalled or preempted thread would
+      // otherwise work past the end.
+      t.pending_ns = std::min(t.deadline - now, kRunTimeSlice);
       return Step::Run(t.pending_ns);
     }
     const std::vector<RtAppPhase>& phases = t.task->phases;
@@ -268,10 +278,11 @@ struct RtAppRun::State {
           t.pending_ns = e.ns;
           return Step::Run(e.ns);
         case RtAppEventKind::kRunTime:
+          if (e.ns == 0) break;
           t.pending = Pending::kRunTime;
           t.deadline = now + e.ns;
-          t.pending_ns = e.ns;
-          return Step::Run(e.ns);
+          t.pending_ns = std::min(e.ns, kRunTimeSlice);
+          return Step::Run(t.pending_ns);
         case RtAppEventKind::kSleep:
           ++fx.kernel_entries;
           t.pending = Pending::kSleep;
@@ -394,7 +405,8 @@ namespace {
 
 class ThreadBody final : public TaskBody {
  public:
-  ThreadBody(RtAppRun::State& s, int index) : s_(s), index_(index) {}
+  ThreadBody(std::shared_ptr<RtAppRun::State> s, int index)
+      : keep_(std::move(s)), s_(*keep_), index_(index) {}
 
   Step Next(TaskContext& ctx) override {
     RtAppRun::State::Effects fx;
@@ -434,7 +446,7 @@ class ThreadBody final : public TaskBody {
     }
     spec.group = s_.options.group;
     spec.parent = ctx.task();
-    spec.body = std::make_unique<ThreadBody>(s_, child);
+    spec.body = std::make_unique<ThreadBody>(keep_, child);
     absl::StatusOr<TaskId> id = ctx.driver().Spawn(std::move(spec));
     absl::MutexLock lock(&s_.mu);
     RtAppRun::State::Thread& c = *s_.threads[static_cast<size_t>(child)];
@@ -448,13 +460,16 @@ class ThreadBody final : public TaskBody {
   }
 
  private:
+  // The bodies own the state with the RtAppRun, so a body the driver still
+  // holds after a failed Start (or after the RtAppRun is gone) stays valid.
+  std::shared_ptr<RtAppRun::State> keep_;
   RtAppRun::State& s_;
   const int index_;
 };
 
 }  // namespace
 
-RtAppRun::RtAppRun(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RtAppRun::RtAppRun(std::shared_ptr<State> state) : state_(std::move(state)) {}
 RtAppRun::~RtAppRun() = default;
 
 absl::StatusOr<std::unique_ptr<RtAppRun>> RtAppRun::Start(const RtAppDescription& description,
@@ -462,7 +477,7 @@ absl::StatusOr<std::unique_ptr<RtAppRun>> RtAppRun::Start(const RtAppDescription
   if (absl::Status st = ValidateNoiseHistogram(options.timer_latency_histogram); !st.ok()) {
     return st;
   }
-  auto s = std::make_unique<State>();
+  auto s = std::make_shared<State>();
   s->d = description;
   s->driver = &driver;
   s->options = std::move(options);
@@ -500,7 +515,7 @@ absl::StatusOr<std::unique_ptr<RtAppRun>> RtAppRun::Start(const RtAppDescription
         spec.affinity = st.MaskOf(t.cpus);
         spec.cpu = st.SpawnCpu(spec.affinity);
         spec.group = st.options.group;
-        spec.body = std::make_unique<ThreadBody>(st, th.index);
+        spec.body = std::make_unique<ThreadBody>(s, th.index);
         specs.push_back(std::move(spec));
       }
     }

@@ -132,6 +132,64 @@ TEST(RecordedWorkloadTest, ClosedLoopReproducesTheHandMadeRecording) {
   }
 }
 
+TEST(RecordedWorkloadTest, WakeTracedBeforeTheSleepersSwitchOutEndsItsBlock) {
+  // pong wakes ping while ping is still on CPU 0 (sched_waking before the
+  // sched_switch that shows ping blocking): the wake-up ends that block.
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      RecordedWorkload w,
+      WorkloadFromRecording(Make({Switch(1000, 0, 0, 10, 0), Switch(1000, 1, 0, 20, 0),
+                                  Waking(50000, 1, 20, 10),            // ping still running
+                                  Switch(50500, 0, 10, 0, kSleeping),  // ping blocks now
+                                  Switch(60000, 0, 0, 10, 0),          // and runs again
+                                  Switch(70000, 0, 10, 0, replay::kPrevStateDead),
+                                  Switch(80000, 1, 20, 0, replay::kPrevStateDead)})));
+  const RecordedTask& ping = w.tasks[0];
+  const RecordedTask& pong = w.tasks[1];
+  ASSERT_GE(pong.script.size(), 2u);
+  EXPECT_EQ(pong.script[1].kind, Kind::kWake);
+  EXPECT_EQ(pong.script[1].target, 0);
+  EXPECT_EQ(pong.script[1].block, 0);
+  ASSERT_GE(ping.script.size(), 2u);
+  EXPECT_EQ(ping.script[1].kind, Kind::kBlock);
+  EXPECT_EQ(ping.recorded_wakeups, 1);
+  EXPECT_EQ(w.blocks_woken_by_tasks, 1);
+  EXPECT_EQ(w.blocks_timed, 0);
+}
+
+TEST(RecordedWorkloadTest, WakeOfARunningTaskThatDoesNotBlockIsANoOp) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      RecordedWorkload w,
+      WorkloadFromRecording(
+          Make({Switch(1000, 0, 0, 10, 0), Switch(1000, 1, 0, 20, 0), Waking(50000, 1, 20, 10),
+                Switch(50500, 0, 10, 0, 0),  // preempted, not blocked
+                Switch(60000, 0, 0, 10, 0), Switch(70000, 0, 10, 0, kSleeping)})));
+  for (const RecordedAction& a : w.tasks[1].script) {
+    if (a.kind == Kind::kWake) {
+      EXPECT_EQ(a.target, -1);  // the placeholder stays empty
+    }
+  }
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      auto sim, isolation::testing::MachineBuilder().Topology("package:1 core:2 pu:1").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(std::unique_ptr<RecordedRun> run, RecordedRun::Start(w, *sim));
+  ISOLATION_ASSERT_OK(run->RunToEnd().status());
+}
+
+TEST(RecordedWorkloadTest, AReusedPidIsANewTask) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      RecordedWorkload w,
+      WorkloadFromRecording(
+          Make({Switch(1000, 0, 0, 10, 0), Switch(2000, 0, 10, 0, replay::kPrevStateDead),
+                Switch(3000, 1, 0, 10, 0),  // pid 10 again, on CPU 1
+                Switch(9000, 1, 10, 0, kSleeping)})));
+  ASSERT_EQ(w.tasks.size(), 2u);
+  EXPECT_EQ(w.tasks[0].recorded_run_ns, 1000);
+  EXPECT_EQ(w.tasks[0].cpus, (std::vector<int>{0}));
+  EXPECT_EQ(w.tasks[1].recorded_run_ns, 6000);
+  EXPECT_EQ(w.tasks[1].cpus, (std::vector<int>{1}));
+  EXPECT_EQ(w.tasks[1].start, 2000);
+  EXPECT_THAT(w.notes, ::testing::Contains(HasSubstr("1 pid(s) reused")));
+}
+
 TEST(RecordedWorkloadTest, CpuScaleScalesRunTimes) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(RecordedWorkload w,
                                  WorkloadFromRecording(PingPong(), {.cpu_scale = 0.5}));

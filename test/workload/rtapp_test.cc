@@ -215,6 +215,22 @@ TEST(RtAppRunTest, TimerKeepsItsPeriodWhenTheRunIsDelayed) {
   EXPECT_LT(slept->loops, timed->loops - 3);
 }
 
+TEST(RtAppRunTest, RuntimeEndsAtItsWallClockTimeNotItsWork) {
+  // Two threads share CPU 0 in 3 ms round-robin slices, each with runtime
+  // 10 ms counted from when it first runs: a runs 0-3 and 6-9 ms and is past
+  // its end (10 ms) when its turn comes at 12 ms; b (from 3 ms) runs 3-6,
+  // 9-12 and 12-13 ms.  Work as `run` would do 10 ms each.
+  const auto ts = RunJson(R"({"tasks": {
+    "a": {"cpus": [0], "loop": 1, "runtime": 10000},
+    "b": {"cpus": [0], "loop": 1, "runtime": 10000}}})");
+  ASSERT_EQ(ts.size(), 2u);
+  for (const RtAppThreadStats& t : ts) {
+    EXPECT_TRUE(t.ended) << t.name;
+    EXPECT_GE(t.run_ns, 5 * kNsPerMs) << t.name;
+    EXPECT_LE(t.run_ns, 7 * kNsPerMs + 200 * kNsPerUs) << t.name;
+  }
+}
+
 TEST(RtAppRunTest, AbsoluteTimerCatchesUpAfterAnOverrunRelativeDoesNot) {
   // The timer starts at its first use (1 ms); a run of 25 ms then overruns
   // its 10 ms period: the absolute timer keeps its reference and misses the

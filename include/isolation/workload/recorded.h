@@ -27,7 +27,10 @@
 // the recording within the tolerance docs/workloads.md states (its test pins
 // it); anything else is a what-if.
 //
-// Each wake-up names the block it ends: a wake that arrives before its
+// A wake-up traced while its target was still on a CPU (sched_waking can
+// come after the dequeue but before the sched_switch that shows the block)
+// ends the block that follows, if one follows at once.  A pid reused after
+// an exit is a new task.  Each wake-up names the block it ends: a wake that arrives before its
 // target reaches that block lets it pass at once, so the closed loop cannot
 // lose one, and since the recording's wake-ups follow its causal order the
 // replay cannot deadlock (a wake-up that ended a block in the recording ends
@@ -46,7 +49,8 @@
 // Thread safety: FromRecording is a pure function.  A RecordedRun's
 // counters are guarded by one lock, so its bodies may run on the real-thread
 // driver; Start and the observers are called from the driver's owner.  The
-// RecordedRun must outlive every RunFor of the driver.
+// task bodies share the run's state, so a driver may outlive the RecordedRun
+// (or a failed Start) safely; the figures are the RecordedRun's to read.
 
 #ifndef ISOLATION_WORKLOAD_RECORDED_H_
 #define ISOLATION_WORKLOAD_RECORDED_H_
@@ -148,6 +152,11 @@ class RecordedRun {
   static absl::StatusOr<std::unique_ptr<RecordedRun>> Start(
       const RecordedWorkload& workload, Driver& driver,
       absl::AnyInvocable<void(CpuContext&, TaskId)> on_kernel_entry = nullptr);
+  // The same without a copy of the workload: one conversion shared by every
+  // run (isolab run's rows).  Errors: also a null workload.
+  static absl::StatusOr<std::unique_ptr<RecordedRun>> Start(
+      std::shared_ptr<const RecordedWorkload> workload, Driver& driver,
+      absl::AnyInvocable<void(CpuContext&, TaskId)> on_kernel_entry = nullptr);
   ~RecordedRun();
   RecordedRun(const RecordedRun&) = delete;
   RecordedRun& operator=(const RecordedRun&) = delete;
@@ -161,8 +170,8 @@ class RecordedRun {
   struct State;
 
  private:
-  explicit RecordedRun(std::unique_ptr<State> state);
-  std::unique_ptr<State> state_;
+  explicit RecordedRun(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;  // shared with the task bodies
 };
 
 }  // namespace isolation::workload

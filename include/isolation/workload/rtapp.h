@@ -29,7 +29,8 @@
 //   run N      N us of user work (Step::Run): the model's CPUs have no
 //              capacity or frequency, so rt-app's calibrated loop count is
 //              the time itself.
-//   runtime N  user work until N us of wall time passed since the event began.
+//   runtime N  user work until N us of wall time passed since the event began
+//              (in 100 us slices: it ends within a slice of that time).
 //   sleep N    Step::Sleep(N us).
 //   timer      {"ref", "period", "mode"}: sleep until the timer's next expiry,
 //              which advances by `period` from its previous one (started at
@@ -67,7 +68,8 @@
 // (mutexes, condition variables, barriers, shared timers, statistics) are
 // guarded by one lock, so its task bodies may run on the real-thread driver's
 // CPU threads; Start, RunToEnd and the observers are called from the thread
-// that owns the driver.  The RtAppRun must outlive every RunFor of the driver.
+// that owns the driver.  The task bodies share the run's state, so a driver
+// may outlive the RtAppRun (or a failed Start) safely.
 
 #ifndef ISOLATION_WORKLOAD_RTAPP_H_
 #define ISOLATION_WORKLOAD_RTAPP_H_
@@ -184,6 +186,7 @@ struct RtAppThreadStats {
   int64_t wakeups = 0;    // sleeps, timer waits and blocks that ended
   int64_t timer_waits = 0;
   int64_t timer_misses = 0;        // expiry already passed: no sleep
+  int64_t timer_wakeups = 0;       // timer sleeps that ended (the latency samples)
   Nanos max_timer_latency_ns = 0;  // expiry -> the thread running again
   Nanos sum_timer_latency_ns = 0;
   bool ended = false;  // its loops are done (it exited)
@@ -223,8 +226,8 @@ class RtAppRun {
   struct State;  // the shared objects (rtapp_run.cc)
 
  private:
-  explicit RtAppRun(std::unique_ptr<State> state);
-  std::unique_ptr<State> state_;
+  explicit RtAppRun(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;  // shared with the task bodies
 };
 
 }  // namespace isolation::workload

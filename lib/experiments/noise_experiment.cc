@@ -190,6 +190,44 @@ std::string OslatText(const OslatFigures& f, bool zero_omit) {
   return out;
 }
 
+std::string OslatTable(const std::vector<std::pair<int, OslatFigures>>& per_cpu, bool zero_omit) {
+  std::string out;
+  if (per_cpu.empty()) return out;
+  size_t buckets = per_cpu[0].second.buckets.size();
+  for (const auto& [cpu, f] : per_cpu) buckets = std::min(buckets, f.buckets.size());
+  auto row = [&](const char* label, auto value, const char* unit) {
+    absl::StrAppend(&out, label, "\t");
+    for (const auto& [cpu, f] : per_cpu) absl::StrAppend(&out, " ", value(cpu, f));
+    absl::StrAppend(&out, unit, "\n");
+  };
+  row(
+      "        Core:", [](int cpu, const OslatFigures&) { return absl::StrCat(cpu); }, "");
+  for (size_t i = 0; i < buckets; ++i) {
+    const bool last = i + 1 == buckets;
+    bool any = false;
+    for (const auto& [cpu, f] : per_cpu) any = any || f.buckets[i] != 0;
+    if (zero_omit && !any && !last) continue;
+    const std::string label = absl::StrFormat("    %03d (us):", static_cast<int>(i) + 1);
+    row(
+        label.c_str(), [i](int, const OslatFigures& f) { return absl::StrCat(f.buckets[i]); },
+        last ? " (including overflows)" : "");
+  }
+  row(
+      "     Minimum:", [](int, const OslatFigures& f) { return absl::StrCat(f.min_us); }, " (us)");
+  row(
+      "     Average:", [](int, const OslatFigures& f) { return absl::StrFormat("%.3f", f.avg_us); },
+      " (us)");
+  row(
+      "     Maximum:", [](int, const OslatFigures& f) { return absl::StrCat(f.max_us); }, " (us)");
+  row(
+      "     Max-Min:", [](int, const OslatFigures& f) { return absl::StrCat(f.max_us - f.min_us); },
+      " (us)");
+  row(
+      "    Duration:",
+      [](int, const OslatFigures& f) { return absl::StrFormat("%.3f", f.duration_s); }, " (sec)");
+  return out;
+}
+
 absl::StatusOr<OslatFigures> OslatFiguresOf(const NoiseResult& result) {
   if (result.bucket_size_us != 1) {
     return absl::InvalidArgumentError(
@@ -263,9 +301,10 @@ absl::Status Validate(const NoiseExperimentOptions& o) {
   if (o.rounds < 1 || o.rounds > 100) {
     return absl::InvalidArgumentError(absl::StrCat("--noise_rounds=", o.rounds, ": want 1..100"));
   }
-  if (o.buckets < 4 || o.buckets > 1024) {
+  if (o.buckets < 5 || o.buckets > 1024) {
+    // oslat 2.40 says 4-1024 and refuses 4.
     return absl::InvalidArgumentError(
-        absl::StrCat("--noise_buckets=", o.buckets, ": want 4..1024 (oslat -b)"));
+        absl::StrCat("--noise_buckets=", o.buckets, ": want 5..1024 (oslat -b)"));
   }
   if (o.cpu < -1 || o.cpu >= kMaxCpus) {
     return absl::InvalidArgumentError(

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,7 +44,7 @@ struct NoiseExperimentOptions {
   int cpu = -1;
   int64_t seconds = 5;  // --noise_seconds: each tool, each round, 1..3600 (quick: 1)
   int rounds = 3;       // --noise_rounds: 1..100 (quick: 1)
-  int buckets = 32;     // --noise_buckets: oslat -b, 4..1024
+  int buckets = 32;     // --noise_buckets: oslat -b, 5..1024 (oslat 2.40 refuses 4)
   // --oslat_program: the oslat program (rt-tests); a path or a name looked
   // up in PATH.  Tests point it at a stand-in.
   std::string oslat = "oslat";
@@ -62,6 +63,13 @@ struct OslatFigures {
 // oslat's text for `f` ("    001 (us):\t 26084321" ... "    Duration:\t 1.002 (sec)");
 // `zero_omit` leaves out empty buckets but the last, as oslat -z does.
 std::string OslatText(const OslatFigures& f, bool zero_omit = false);
+// oslat's table for several CPUs, one column each as oslat prints a
+// multi-CPU run ("        Core:\t 1 2 3", then each bucket line and
+// Minimum ... Duration with one value per CPU).  oslat's "Counter Freq" line
+// is left out: the model has no TSC.  REQUIRES: the same bucket count for
+// every column (else the shortest is used).
+std::string OslatTable(const std::vector<std::pair<int, OslatFigures>>& per_cpu,
+                       bool zero_omit = false);
 // A noise meter's result in oslat's units (1 us buckets; bucket k printed
 // as k + 1).  Errors: a histogram of another bucket size (InvalidArgument
 // naming --bucket_size).

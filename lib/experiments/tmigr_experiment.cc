@@ -457,11 +457,14 @@ class TmigrExperiment {
           absl::StrAppend(&text, "\n", table, "\n");
         }
         if (options.hist.oslat && r.error.empty()) {
+          // oslat's table: one column per isolated CPU, as `oslat -z --cpu-list ...`.
+          std::vector<std::pair<int, OslatFigures>> cols;
           for (const auto& [cpu, noise] : r.noise) {
             ISOLATION_ASSIGN_OR_RETURN(OslatFigures of, OslatFiguresOf(noise));
-            absl::StrAppend(&text, "\n  oslat format, isolab tmigr ", r.variant, ", model CPU ",
-                            cpu, " (", m.label, "):\n", OslatText(of, /*zero_omit=*/true));
+            cols.emplace_back(cpu, std::move(of));
           }
+          absl::StrAppend(&text, "\n  oslat format, isolab tmigr ", r.variant, " (", m.label,
+                          "):\n", OslatTable(cols, /*zero_omit=*/true));
         }
         real.push_back(std::move(r));
       }

@@ -20,7 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "isolation/core/mutex.h"
 #include "core/status_macros.h"
 #include "isolation/core/cpumask.h"
 
@@ -396,7 +396,8 @@ struct RecordedRun::State {
   Nanos run_start = 0;  // driver time of the recording's start
   absl::AnyInvocable<void(CpuContext&, TaskId)> on_kernel_entry;
   std::vector<std::string> notes;
-  mutable absl::Mutex mu;
+  mutable isolation::Mutex
+      mu;  // std::mutex underneath: TSan sees it (absl::Mutex from Debian is not instrumented)
   std::vector<Task> tasks ABSL_GUARDED_BY(mu);
 
   // The task's next step.  `wakes`: tasks to wake after the lock is released;
@@ -499,7 +500,7 @@ class RecordedBody final : public TaskBody {
     int entries = 0;
     Step step;
     {
-      absl::MutexLock lock(&s_.mu);
+      MutexLock lock(s_.mu);
       s_.tasks[static_cast<size_t>(index_)].stats.id = ctx.task();
       step = s_.Advance(index_, ctx.now(), wakes, entries);
     }
@@ -542,7 +543,7 @@ absl::StatusOr<std::unique_ptr<RecordedRun>> RecordedRun::Start(
   std::vector<TaskSpec> specs;
   int unplaced = 0;
   {
-    absl::MutexLock lock(&s->mu);
+    MutexLock lock(s->mu);
     s->tasks.resize(s->w.tasks.size());
     int next_cpu = 0;
     for (size_t i = 0; i < s->w.tasks.size(); ++i) {
@@ -584,7 +585,7 @@ absl::StatusOr<std::unique_ptr<RecordedRun>> RecordedRun::Start(
   for (size_t i = 0; i < specs.size(); ++i) {
     absl::StatusOr<TaskId> id = driver.Spawn(std::move(specs[i]));
     if (!id.ok()) return id.status();
-    absl::MutexLock lock(&s->mu);
+    MutexLock lock(s->mu);
     s->tasks[i].stats.id = *id;
   }
   return std::unique_ptr<RecordedRun>(new RecordedRun(std::move(s)));
@@ -598,7 +599,7 @@ absl::StatusOr<Nanos> RecordedRun::RunToEnd() {
 }
 
 std::vector<RecordedTaskStats> RecordedRun::Tasks() const {
-  absl::MutexLock lock(&state_->mu);
+  MutexLock lock(state_->mu);
   std::vector<RecordedTaskStats> out;
   out.reserve(state_->tasks.size());
   for (const State::Task& t : state_->tasks) {

@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "isolation/core/mutex.h"
 #include "isolation/core/cpumask.h"
 #include "isolation/runtime/noise_meter.h"
 #include "isolation/workload/rtapp.h"
@@ -66,7 +66,7 @@ struct RtAppRun::State {
     int affinity_phase = -2;
     std::map<std::string, Timer> unique_timers;
   };
-  struct Mutex {
+  struct RtMutex {   // an rt-app mutex (the modelled lock)
     int owner = -1;  // thread index
     std::deque<int> waiters;
   };
@@ -91,12 +91,13 @@ struct RtAppRun::State {
   int num_cpus = 0;
   int next_spawn_cpu = 0;
 
-  mutable absl::Mutex mu;
+  mutable isolation::Mutex
+      mu;  // std::mutex underneath: TSan sees it (absl::Mutex from Debian is not instrumented)
   absl::Status error ABSL_GUARDED_BY(mu);
   std::vector<std::unique_ptr<Thread>> threads ABSL_GUARDED_BY(mu);
   int live ABSL_GUARDED_BY(mu) = 0;
   std::map<std::string, int> forks_of ABSL_GUARDED_BY(mu);
-  std::map<std::string, Mutex> mutexes ABSL_GUARDED_BY(mu);
+  std::map<std::string, RtMutex> mutexes ABSL_GUARDED_BY(mu);
   std::map<std::string, std::deque<int>> conditions ABSL_GUARDED_BY(mu);
   std::map<std::string, Barrier> barriers ABSL_GUARDED_BY(mu);
   std::map<std::string, Timer> shared_timers ABSL_GUARDED_BY(mu);
@@ -146,7 +147,7 @@ struct RtAppRun::State {
   }
 
   // Gives `m` to its first waiter (woken), or frees it.
-  void Release(Mutex& m, Effects& fx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  void Release(RtMutex& m, Effects& fx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (m.waiters.empty()) {
       m.owner = -1;
       return;
@@ -162,7 +163,7 @@ struct RtAppRun::State {
     Thread& w = *threads[static_cast<size_t>(waiter)];
     w.pending = Pending::kMutex;
     w.wait_ref = w.retake;
-    Mutex& m = mutexes[w.retake];
+    RtMutex& m = mutexes[w.retake];
     if (m.owner < 0) {
       m.owner = waiter;
       fx.wakes.push_back(w.stats.id);
@@ -310,7 +311,7 @@ struct RtAppRun::State {
           t.pending = Pending::kYield;
           return Step::Yield();
         case RtAppEventKind::kLock: {
-          Mutex& m = mutexes[e.ref];
+          RtMutex& m = mutexes[e.ref];
           if (m.owner == t.index) {
             Fail(t, absl::StrCat("locks mutex '", e.ref, "' it already holds (", e.key, ")"));
             return End(t);
@@ -326,7 +327,7 @@ struct RtAppRun::State {
           return Step::Block();
         }
         case RtAppEventKind::kUnlock: {
-          Mutex& m = mutexes[e.ref];
+          RtMutex& m = mutexes[e.ref];
           if (m.owner != t.index) {
             Fail(t, absl::StrCat("unlocks mutex '", e.ref, "' it does not hold (", e.key, ")"));
             return End(t);
@@ -348,7 +349,7 @@ struct RtAppRun::State {
           break;
         }
         case RtAppEventKind::kWait: {
-          Mutex& m = mutexes[e.mutex];
+          RtMutex& m = mutexes[e.mutex];
           if (m.owner != t.index) {
             Fail(t, absl::StrCat("waits on '", e.ref, "' without holding mutex '", e.mutex, "' (",
                                  e.key, ")"));
@@ -412,7 +413,7 @@ class ThreadBody final : public TaskBody {
     RtAppRun::State::Effects fx;
     Step step;
     {
-      absl::MutexLock lock(&s_.mu);
+      MutexLock lock(s_.mu);
       RtAppRun::State::Thread& t = *s_.threads[static_cast<size_t>(index_)];
       t.stats.id = ctx.task();
       const Nanos now = ctx.now();
@@ -438,7 +439,7 @@ class ThreadBody final : public TaskBody {
   void Spawn(TaskContext& ctx, int child) {
     TaskSpec spec;
     {
-      absl::MutexLock lock(&s_.mu);
+      MutexLock lock(s_.mu);
       RtAppRun::State::Thread& c = *s_.threads[static_cast<size_t>(child)];
       spec.name = c.stats.name;
       spec.affinity = s_.MaskOf(c.task->cpus);
@@ -448,7 +449,7 @@ class ThreadBody final : public TaskBody {
     spec.parent = ctx.task();
     spec.body = std::make_unique<ThreadBody>(keep_, child);
     absl::StatusOr<TaskId> id = ctx.driver().Spawn(std::move(spec));
-    absl::MutexLock lock(&s_.mu);
+    MutexLock lock(s_.mu);
     RtAppRun::State::Thread& c = *s_.threads[static_cast<size_t>(child)];
     if (id.ok()) {
       c.stats.id = *id;
@@ -504,7 +505,7 @@ absl::StatusOr<std::unique_ptr<RtAppRun>> RtAppRun::Start(const RtAppDescription
   State& st = *s;
   std::vector<TaskSpec> specs;
   {
-    absl::MutexLock lock(&st.mu);
+    MutexLock lock(st.mu);
     st.latency.resize(static_cast<size_t>(st.num_cpus));
     for (const auto& [name, users] : st.d.barriers) st.barriers[name].users = users;
     for (const RtAppTask& t : st.d.tasks) {
@@ -523,7 +524,7 @@ absl::StatusOr<std::unique_ptr<RtAppRun>> RtAppRun::Start(const RtAppDescription
   for (size_t i = 0; i < specs.size(); ++i) {
     absl::StatusOr<TaskId> id = driver.Spawn(std::move(specs[i]));
     if (!id.ok()) return id.status();
-    absl::MutexLock lock(&st.mu);
+    MutexLock lock(st.mu);
     st.threads[i]->stats.id = *id;
   }
   return std::unique_ptr<RtAppRun>(new RtAppRun(std::move(s)));
@@ -545,12 +546,12 @@ absl::StatusOr<Nanos> RtAppRun::RunToEnd(Nanos bound) {
 }
 
 absl::Status RtAppRun::status() const {
-  absl::MutexLock lock(&state_->mu);
+  MutexLock lock(state_->mu);
   return state_->error;
 }
 
 std::vector<RtAppThreadStats> RtAppRun::Threads() const {
-  absl::MutexLock lock(&state_->mu);
+  MutexLock lock(state_->mu);
   std::vector<RtAppThreadStats> out;
   out.reserve(state_->threads.size());
   for (const auto& t : state_->threads) out.push_back(t->stats);
@@ -559,7 +560,7 @@ std::vector<RtAppThreadStats> RtAppRun::Threads() const {
 
 std::vector<std::pair<int, NoiseResult>> RtAppRun::TimerLatencies() const {
   const Nanos ran = state_->driver->Now() - state_->started_at;
-  absl::MutexLock lock(&state_->mu);
+  MutexLock lock(state_->mu);
   std::vector<std::pair<int, NoiseResult>> out;
   for (size_t c = 0; c < state_->latency.size(); ++c) {
     if (state_->latency[c] == nullptr) continue;
@@ -571,7 +572,7 @@ std::vector<std::pair<int, NoiseResult>> RtAppRun::TimerLatencies() const {
 }
 
 int RtAppRun::live_threads() const {
-  absl::MutexLock lock(&state_->mu);
+  MutexLock lock(state_->mu);
   return state_->live;
 }
 

@@ -18,14 +18,14 @@ ABSL_FLAG(int64_t, noise_seconds, NoiseExperimentOptions{}.seconds,
 ABSL_FLAG(int32_t, noise_rounds, NoiseExperimentOptions{}.rounds,
           "Rounds of oslat then the meter (alternating which goes first), 1..100 (quick: 1)");
 ABSL_FLAG(int32_t, noise_buckets, NoiseExperimentOptions{}.buckets,
-          "Histogram buckets of 1 us, the last including overflows (oslat -b), 4..1024");
+          "Histogram buckets of 1 us, the last including overflows (oslat -b), 5..1024");
 ABSL_FLAG(std::string, oslat_program, NoiseExperimentOptions{}.oslat,
           "The oslat program (Debian rt-tests): a path or a name in PATH");
 
 ISOLAB_FLAG_RANGE(noise_cpu, -1, isolation::kMaxCpus - 1);
 ISOLAB_FLAG_RANGE(noise_seconds, 1, 3600);
 ISOLAB_FLAG_RANGE(noise_rounds, 1, 100);
-ISOLAB_FLAG_RANGE(noise_buckets, 4, 1024);
+ISOLAB_FLAG_RANGE(noise_buckets, 5, 1024);
 
 namespace isolation::isolab {
 namespace {

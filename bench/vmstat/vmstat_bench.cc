@@ -174,13 +174,12 @@ BENCHMARK(BM_Inc)->DenseRange(0, kLastStrategy);
 // timed in alternating batches in one run: a thread-local plain increment
 // (A0, A1, B, B.local, D: goal <= 1.5) and one uncontended relaxed fetch_add
 // (C: goal <= 1.2).  Both baselines for every strategy, so the table shows
-// each against each.  Like the rest of this file, thread CPU time (the host
-// is shared; wall-clock batches absorb other processes' preemptions), in
-// batches of kCompareBatch operations, each side less the clock read its
-// interval holds (an empty interval timed in every iteration).
-// Counters as testing::CompareToBaseline's: ns_per_op, <baseline>_ns_per_op,
-// ratio_to_<baseline> (totals) and the per-batch minimum and median of each
-// (testing::PairedBatchSpread); manual time is the subject's.
+// each against each.  Timed by the kit's testing::CompareToBaseline on
+// thread CPU time, like the rest of this file (the host is shared;
+// wall-clock batches absorb other processes' preemptions), in batches of
+// kCompareBatch operations; its counters: ns_per_op, <baseline>_ns_per_op,
+// ratio_to_<baseline> (totals, less the clock read) and the per-batch
+// minimum and median of each; manual time is the subject's.
 constexpr int64_t kCompareBatch = 4096;
 thread_local int64_t t_increment_counter = 0;
 std::atomic<int64_t> g_fetch_add_counter{0};
@@ -243,43 +242,11 @@ void CompareUpdate(benchmark::State& state, Op op, Baseline which) {
       baseline = KernelShapeIncs, name = "kernel_inc_zone_state";
       break;
   }
-  op(*vm, kCompareBatch);  // warm both sides
-  baseline(kCompareBatch);
-  int64_t subject_ns = 0, baseline_ns = 0, clock_ns = 0;
-  testing::PairedBatchSpread spread;
-  for (auto _ : state) {
-    const int64_t t0 = ThreadCpuNs();
-    op(*vm, kCompareBatch);
-    const int64_t t1 = ThreadCpuNs();
-    baseline(kCompareBatch);
-    const int64_t t2 = ThreadCpuNs();
-    const int64_t t3 = ThreadCpuNs();  // an empty interval: the clock's own cost
-    subject_ns += t1 - t0;
-    baseline_ns += t2 - t1;
-    clock_ns += t3 - t2;
-    spread.Add(static_cast<double>(t1 - t0), static_cast<double>(t2 - t1),
-               static_cast<double>(t3 - t2));
-    state.SetIterationTime(static_cast<double>(std::max<int64_t>(0, (t1 - t0) - (t3 - t2))) * 1e-9);
-  }
-  // Each interval holds one clock read besides its batch (0.57 us on the
-  // Zen 4 KVM host of 2026-12-03, 0.14 ns of every update at 4096 per
-  // batch, as much as a third of a thread-local increment): it would pull
-  // the ratio towards 1.  The mean empty interval comes out of both sides.
-  subject_ns -= clock_ns;
-  baseline_ns -= clock_ns;
-  const double ops =
-      static_cast<double>(std::max<int64_t>(1, static_cast<int64_t>(state.iterations()))) *
-      static_cast<double>(kCompareBatch);
-  state.SetItemsProcessed(static_cast<int64_t>(ops));
-  state.counters["ns_per_op"] = static_cast<double>(subject_ns) / ops;
-  state.counters["clock_read_ns"] =
-      static_cast<double>(clock_ns) / static_cast<double>(std::max<int64_t>(1, state.iterations()));
-  state.counters[name + "_ns_per_op"] = static_cast<double>(baseline_ns) / ops;
-  state.counters["ratio_to_" + name] =
-      baseline_ns > 0 && subject_ns > 0
-          ? static_cast<double>(subject_ns) / static_cast<double>(baseline_ns)
-          : 0.0;
-  spread.Report(state, name, kCompareBatch);
+  // Paired batches on the thread's CPU clock (testing/bench.h): the host is
+  // shared, and a preemption inside one side's batch would count for it.
+  testing::CompareToBaseline(
+      state, [&](int64_t n) { op(*vm, n); }, baseline, name, kCompareBatch,
+      testing::BenchClock::kThreadCpu);
   state.SetLabel(s);
 }
 [[gnu::noinline, gnu::aligned(64)]] void ModBatch(Vmstat& vm, int64_t n) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -73,14 +74,27 @@ void PairedBatchSpread::Report(benchmark::State& state, std::string_view baselin
   state.counters["ratio_of_minimums"] = m.ratio_of_minimums;
 }
 
-void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n)> subject,
-                       absl::FunctionRef<void(int64_t n)> baseline, std::string_view baseline_name,
-                       int64_t batch) {
-  if (batch < 1) {
-    state.SkipWithError(absl::StrCat("CompareToBaseline: batch ", batch, " < 1").c_str());
-    return;
+namespace {
+
+// The clocks BenchClock names, as std::chrono clocks: the loop below reads
+// one inline, so both sides' intervals hold the same read.
+struct ThreadCpuClock {
+  using duration = std::chrono::nanoseconds;
+  using rep = duration::rep;
+  using period = duration::period;
+  using time_point = std::chrono::time_point<ThreadCpuClock>;
+  static constexpr bool is_steady = true;
+  static time_point now() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return time_point(duration(static_cast<rep>(ts.tv_sec) * 1000000000 + ts.tv_nsec));
   }
-  using Clock = std::chrono::steady_clock;
+};
+
+template <typename Clock>
+void ComparePaired(benchmark::State& state, absl::FunctionRef<void(int64_t n)> subject,
+                   absl::FunctionRef<void(int64_t n)> baseline, std::string_view baseline_name,
+                   int64_t batch) {
   double subject_s = 0;
   double baseline_s = 0;
   double clock_s = 0;
@@ -124,6 +138,26 @@ void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n
       baseline_ns > 0 && subject_ns > 0 ? subject_ns / baseline_ns
                                         : 0.0;  // 0: below the clock's resolution
   spread.Report(state, baseline_name, batch);
+}
+
+}  // namespace
+
+void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n)> subject,
+                       absl::FunctionRef<void(int64_t n)> baseline, std::string_view baseline_name,
+                       int64_t batch, BenchClock clock) {
+  if (batch < 1) {
+    state.SkipWithError(absl::StrCat("CompareToBaseline: batch ", batch, " < 1").c_str());
+    return;
+  }
+  switch (clock) {
+    case BenchClock::kSteady:
+      return ComparePaired<std::chrono::steady_clock>(state, subject, baseline, baseline_name,
+                                                      batch);
+    case BenchClock::kThreadCpu:
+      return ComparePaired<ThreadCpuClock>(state, subject, baseline, baseline_name, batch);
+  }
+  state.SkipWithError(
+      absl::StrCat("CompareToBaseline: unknown clock ", static_cast<int>(clock)).c_str());
 }
 
 }  // namespace isolation::testing

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest-spi.h"
@@ -75,6 +76,59 @@ TEST(PairedBatchSpread, BatchesBelowTheClockHaveNoRatio) {
   EXPECT_DOUBLE_EQ(m.ratio_median, 4);  // the first batch's only
   EXPECT_EQ(m.ratio_of_minimums, 0.0);
   EXPECT_DOUBLE_EQ(m.subject_min_ns, -40);
+}
+
+// A paired comparison on either clock reports every counter it documents,
+// each side timed (no figure is judged: speed belongs to the benchmarks),
+// and refuses a batch below one by the benchmark's error, not a crash.
+class CapturedRuns : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) this->runs.push_back(r);
+  }
+  std::vector<Run> runs;
+};
+
+TEST(CompareToBaseline, EitherClockTimesBothSidesAndReportsTheRatio) {
+  static int64_t sink = 0;
+  const auto work = [](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) benchmark::DoNotOptimize(sink += i);
+  };
+  for (const auto& [name, clock] :
+       {std::pair{"KitCompareSteady", testing::BenchClock::kSteady},
+        std::pair{"KitCompareThreadCpu", testing::BenchClock::kThreadCpu}}) {
+    benchmark::RegisterBenchmark(name,
+                                 [clock = clock, work](benchmark::State& state) {
+                                   testing::CompareToBaseline(state, work, work, "same", 1024,
+                                                              clock);
+                                 })
+        ->UseManualTime()
+        ->Iterations(64);
+  }
+  benchmark::RegisterBenchmark("KitCompareNoBatch", [work](benchmark::State& state) {
+    testing::CompareToBaseline(state, work, work, "same", 0);
+  })->Iterations(1);
+  CapturedRuns captured;
+  benchmark::RunSpecifiedBenchmarks(&captured, "^KitCompare");
+  ASSERT_EQ(captured.runs.size(), 3u);
+  for (const auto& run : captured.runs) {
+    SCOPED_TRACE(run.benchmark_name());
+    if (run.benchmark_name().find("NoBatch") != std::string::npos) {
+      EXPECT_TRUE(run.error_occurred);
+      EXPECT_THAT(run.error_message, ::testing::HasSubstr("batch 0 < 1"));
+      continue;
+    }
+    EXPECT_FALSE(run.error_occurred) << run.error_message;
+    for (const char* counter :
+         {"ns_per_op", "same_ns_per_op", "ratio_to_same", "clock_read_ns", "ns_per_op_min",
+          "same_ns_per_op_median", "ratio_median", "ratio_of_minimums"}) {
+      ASSERT_TRUE(run.counters.count(counter)) << counter;
+    }
+    EXPECT_GT(run.counters.at("ns_per_op").value, 0.0);
+    EXPECT_GT(run.counters.at("same_ns_per_op").value, 0.0);
+    EXPECT_GT(run.counters.at("ratio_to_same").value, 0.0);
+  }
 }
 
 // The churn helpers draw only from the simulator's seeded generators: two

@@ -56,8 +56,15 @@
 
 namespace isolation::testing {
 
+// The clock a paired comparison reads.  kSteady (wall time) is the default;
+// kThreadCpu (CLOCK_THREAD_CPUTIME_ID) leaves out the time the thread spent
+// preempted, for a shared host where another process's slice would land in
+// one side's batch; it reads slower (a system call where the steady clock
+// is a vDSO read), which the empty interval takes out.
+enum class BenchClock { kSteady, kThreadCpu };
+
 // Runs `subject(batch)` and `baseline(batch)` alternately once per benchmark
-// iteration, timing each with a steady clock; counters ns_per_op,
+// iteration, timing each with `clock`; counters ns_per_op,
 // <baseline>_ns_per_op, ratio_to_<baseline> (totals), clock_read_ns, and the
 // per-batch spread of PairedBatchSpread.  Each callable must perform
 // exactly `n` operations and keep their results observable
@@ -65,7 +72,8 @@ namespace isolation::testing {
 // batch >= 1.
 void CompareToBaseline(benchmark::State& state, absl::FunctionRef<void(int64_t n)> subject,
                        absl::FunctionRef<void(int64_t n)> baseline,
-                       std::string_view baseline_name = "baseline", int64_t batch = 256);
+                       std::string_view baseline_name = "baseline", int64_t batch = 256,
+                       BenchClock clock = BenchClock::kSteady);
 
 // The per-batch figures of a paired comparison, beside the totals: a host
 // whose baseline is bimodal (a thread-local increment at 0.36 or 0.67 ns on

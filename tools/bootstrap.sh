@@ -53,8 +53,10 @@ test_flags=()
 if [ "$mode" = test ]; then
   test_flags=(-DISOLATION_HARDENED=ON -DISOLATION_INTERLEAVE_POINTS=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 fi
+# A unity build (cmake/UnityBuild.cmake): each target's files compiled in
+# batches, about half the compile time of a full build on 2 cores.
 # shellcheck disable=SC2086
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${test_flags[@]}" ${CMAKE_ARGS:-} >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DISOLATION_UNITY_BUILD=ON "${test_flags[@]}" ${CMAKE_ARGS:-} >/dev/null
 if [ "$mode" = reproduce ] || [ "$mode" = noise ]; then
   cmake --build "$build" -j"$jobs" --target isolab
   exec "$build/tools/isolab" "$mode" "$@"

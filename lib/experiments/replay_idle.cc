@@ -54,7 +54,7 @@ bool PerCpuKthread(std::string_view comm) {
   return std::regex_match(std::string(comm), kPinned);
 }
 
-struct Row {
+struct IdleRow {
   std::string name;
   bool kernel = false;
   bool negative_control = false;
@@ -94,7 +94,7 @@ class IdleReplay final : public MechanismReplay, private Hooks {
           idle_select::SelectorRegistry().Find(name);
       const bool negative_control = entry.ok() && (*entry)->negative_control;
       if (!filter.Wants(name, negative_control)) continue;
-      auto row = std::make_unique<Row>();
+      auto row = std::make_unique<IdleRow>();
       row->name = name;
       row->kernel = name == "V0";  // mainline select_idle_sibling() / SIS_UTIL
       row->negative_control = negative_control;
@@ -330,7 +330,7 @@ class IdleReplay final : public MechanismReplay, private Hooks {
       ++judged_;
     }
     for (size_t i = 0; i < rows_.size(); ++i) {
-      Row* r = rows_[i].get();
+      IdleRow* r = rows_[i].get();
       if (!r->state) continue;
       idle_select::WakeTask wt;
       wt.prev_cpu = prev;
@@ -360,7 +360,7 @@ class IdleReplay final : public MechanismReplay, private Hooks {
       ++kernel_busy_picked_;
     if (setup_.isolation_is_recorded) {
       for (size_t i = 0; i < rows_.size(); ++i) {
-        Row* r = rows_[i].get();
+        IdleRow* r = rows_[i].get();
         if (!r->state) continue;
         if (f.judged) {
           r->agreement.Judge(f.choices[i] == kernel_cpu, setup_.options->disagreements, [&] {
@@ -377,7 +377,7 @@ class IdleReplay final : public MechanismReplay, private Hooks {
 
   const ReplaySetup setup_;
   ReplayDriver* driver_ = nullptr;
-  std::vector<std::unique_ptr<Row>> rows_;
+  std::vector<std::unique_ptr<IdleRow>> rows_;
   std::vector<InFlight> in_flight_;    // per waker CPU
   std::vector<int64_t> idle_entries_;  // per CPU: idle entries so far
   std::vector<bool> pending_;          // per CPU: a wake-up in flight to it (ttwu_pending)

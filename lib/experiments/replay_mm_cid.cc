@@ -85,7 +85,7 @@ struct CidFigures {
   }
 };
 
-struct Row {
+struct MmCidRow {
   std::string name;
   bool kernel = false;
   bool negative_control = false;
@@ -129,7 +129,7 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
       absl::StatusOr<mm_cid::VariantTraits> traits = mm_cid::DescribeVariant(v);
       const bool negative_control = traits.ok() && traits->negative_control;
       if (!filter.Wants(v.Name(), negative_control)) continue;
-      auto row = std::make_unique<Row>();
+      auto row = std::make_unique<MmCidRow>();
       row->name = v.Name();
       row->kernel = row->name == kernel_full;
       row->negative_control = negative_control;
@@ -336,7 +336,7 @@ class MmCidReplay final : public MechanismReplay, private Hooks {
 
   const ReplaySetup setup_;
   ReplayDriver* driver_ = nullptr;
-  std::vector<std::unique_ptr<Row>> rows_;
+  std::vector<std::unique_ptr<MmCidRow>> rows_;
   std::string kernel_name_;
   std::string note_;
   CidFigures kernel_;

@@ -76,7 +76,7 @@ class ReplayBackend final : public tmigr::TimerBackend {
   int64_t late = 0;
 };
 
-struct Row {
+struct TmigrRow {
   std::string name;
   bool kernel = false;
   bool negative_control = false;
@@ -108,7 +108,7 @@ class TmigrReplay final : public MechanismReplay {
                                RowFilter::Make(setup_, "tmigr", "tmigr_variants", registered));
     for (const auto* e : tmigr::ParticipationRegistry().All()) {
       if (!filter.Wants(e->name, e->negative_control)) continue;
-      auto row = std::make_unique<Row>();
+      auto row = std::make_unique<TmigrRow>();
       row->name = e->name;
       row->kernel = e->name == kernel_name_;
       row->negative_control = e->negative_control;
@@ -449,7 +449,7 @@ class TmigrReplay final : public MechanismReplay {
 
   const ReplaySetup setup_;
   ReplayDriver* driver_ = nullptr;
-  std::vector<std::unique_ptr<Row>> rows_;
+  std::vector<std::unique_ptr<TmigrRow>> rows_;
   std::string kernel_name_;
   std::string note_;
   std::vector<bool> known_;

@@ -39,7 +39,7 @@ using replay::EventKind;
 using replay::ReplayDriver;
 using replay::WorkFunction;
 
-struct Row {
+struct VmstatRow {
   std::string name;
   bool kernel = false;
   bool negative_control = false;
@@ -68,7 +68,7 @@ class VmstatReplay final : public MechanismReplay {
                                RowFilter::Make(setup_, "vmstat", "vmstat_strategies", registered));
     for (const auto* e : vmstat::FoldPolicyRegistry().All()) {
       if (!filter.Wants(e->name, e->negative_control)) continue;
-      auto row = std::make_unique<Row>();
+      auto row = std::make_unique<VmstatRow>();
       row->name = e->name;
       row->kernel =
           e->name == "A1";  // mainline since 6.5: the shepherd skips cpu_is_isolated() CPUs
@@ -190,7 +190,7 @@ class VmstatReplay final : public MechanismReplay {
     return m.nbits() > cpu && m.Test(cpu);
   }
   // FoldPolicyTraits::shepherd_work: may the policy's shepherd queue work on `cpu`?
-  bool Admits(const Row& r, int cpu, const ReplayDriver& driver) const {
+  bool Admits(const VmstatRow& r, int cpu, const ReplayDriver& driver) const {
     switch (r.traits.shepherd_work) {
       case vmstat::WorkScope::kAnyCpu:
         return true;
@@ -279,7 +279,7 @@ class VmstatReplay final : public MechanismReplay {
   }
 
   const ReplaySetup setup_;
-  std::vector<std::unique_ptr<Row>> rows_;
+  std::vector<std::unique_ptr<VmstatRow>> rows_;
   std::vector<CpuState> cpus_;
   int shepherd_cpu_ = -1;  // the CPU running vmstat_shepherd now, -1 if none
   int64_t shepherd_runs_ = 0, runs_ = 0, shepherd_queued_ = 0, preempting_runs_ = 0,

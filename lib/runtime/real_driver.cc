@@ -71,7 +71,7 @@ namespace {
 
 constexpr int kMaxTasks = 1 << 16;
 
-enum class TaskState : uint8_t {
+enum class RealTaskState : uint8_t {
   kQueued,
   kSleeping,
   kBlocked,
@@ -89,7 +89,7 @@ struct RealThreadDriver::Impl {
     // constructor needs no lock; the analysis does not check constructors).
     explicit Task(CpuMask mask) : affinity(std::move(mask)) {}
     Mutex pi;  // pi_lock
-    TaskState state ABSL_GUARDED_BY(pi) = TaskState::kQueued;
+    RealTaskState state ABSL_GUARDED_BY(pi) = RealTaskState::kQueued;
     CpuMask affinity ABSL_GUARDED_BY(pi);
     bool wake_pending ABSL_GUARDED_BY(pi) = false;
     uint64_t sleep_gen ABSL_GUARDED_BY(pi) = 0;
@@ -438,15 +438,16 @@ struct RealThreadDriver::Impl {
     {
       MutexLock pi(t.pi);
       if (gen >= 0) {
-        if (t.state != TaskState::kSleeping || t.sleep_gen != static_cast<uint64_t>(gen)) return;
-      } else if (t.state != TaskState::kBlocked) {
-        if (t.state == TaskState::kQueued) t.wake_pending = true;
+        if (t.state != RealTaskState::kSleeping || t.sleep_gen != static_cast<uint64_t>(gen))
+          return;
+      } else if (t.state != RealTaskState::kBlocked) {
+        if (t.state == RealTaskState::kQueued) t.wake_pending = true;
         return;
       }
       // The model's select step, then the enqueue, both under the pi lock.
       const int prev = t.cpu.load(std::memory_order_relaxed);
       target = sched::SelectWakeCpu(hooks, id, prev, waker_cpu, Now(), Place(), t.affinity);
-      t.state = TaskState::kQueued;
+      t.state = RealTaskState::kQueued;
       t.wake_pending = false;
       const Nanos now = Now();
       for (Hooks* h : hooks) h->OnWakeEnqueue(id, target, now);
@@ -553,7 +554,7 @@ struct RealThreadDriver::Impl {
       MutexLock lk(c.mu);
       const Nanos now = Now();
       if (step.kind == Step::Kind::kSleep) {
-        t.state = TaskState::kSleeping;
+        t.state = RealTaskState::kSleeping;
         ++t.sleep_gen;
         MutexLock inbox(c.inbox_mu);
         c.items.push_back(Item{SaturatingAdd(now, std::max<Nanos>(0, step.ns)),  // kNanosMax: never
@@ -561,7 +562,8 @@ struct RealThreadDriver::Impl {
                                ItemKind::kSleepWake, id, t.sleep_gen, nullptr});
         std::push_heap(c.items.begin(), c.items.end(), ItemLater{});
       } else {
-        t.state = step.kind == Step::Kind::kBlock ? TaskState::kBlocked : TaskState::kExited;
+        t.state =
+            step.kind == Step::Kind::kBlock ? RealTaskState::kBlocked : RealTaskState::kExited;
       }
       next = SwitchOutLocked(c, now);
     }
@@ -857,7 +859,7 @@ absl::Status RealThreadDriver::SetAffinity(TaskId task, const CpuMask& mask) {
     const Nanos now = d.Now();
     for (Hooks* h : d.hooks) h->OnAffinityChange(task, mask, now);
     const int from = t.cpu.load(std::memory_order_relaxed);
-    if (t.state == TaskState::kQueued && !mask.Test(from)) {
+    if (t.state == RealTaskState::kQueued && !mask.Test(from)) {
       Impl::Cpu& c = d.cpu(from);
       bool was_queued = false;
       {

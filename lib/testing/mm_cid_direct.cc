@@ -33,10 +33,6 @@ using isolation::mm_cid::MmCidSwitcher;
 
 namespace {
 
-void Add(Violations& out, const Violations& v, const std::string& where) {
-  for (const std::string& s : v) out.push_back(absl::StrCat(where, ": ", s));
-}
-
 // The bound S3 asserts for an mm of `users` users on a union of `allowed` CPUs.
 int IdBound(const DesignTraits& d, int allowed, int users, int p) {
   const int opt = std::min(allowed, users);
@@ -58,7 +54,7 @@ Violations CheckRandomSchedule(const MmCidVariant& v, int p, uint64_t seed, int 
     found.insert(found.end(), model.violations.begin(), model.violations.end());
     if (!found.empty()) {
       Violations out;
-      Add(out, found, absl::StrCat(where, " step=", step));
+      internal::AddPrefixed(out, found, absl::StrCat(where, " step=", step));
       return out;
     }
   }
@@ -69,7 +65,7 @@ Violations CheckRandomSchedule(const MmCidVariant& v, int p, uint64_t seed, int 
                                " after ", model.increments,
                                " increments (an ID was shared by two running tasks: I1)"));
   }
-  Add(out, AllViolations(*model.m, true), where + " end");
+  internal::AddPrefixed(out, AllViolations(*model.m, true), where + " end");
   return out;
 }
 
@@ -105,7 +101,7 @@ Violations CheckAllocationRarePaths(const MmCidVariant& v, int seeds, int waves)
       }
       v2.insert(v2.end(), found.begin(), found.end());
       if (v2.empty()) return true;
-      Add(out, v2, absl::StrCat(where, " event ", event, " (", what, ")"));
+      internal::AddPrefixed(out, v2, absl::StrCat(where, " event ", event, " (", what, ")"));
       return false;
     };
     auto running = [&](TaskId t) { return std::find(curr.begin(), curr.end(), t) != curr.end(); };
@@ -319,7 +315,7 @@ Violations CheckSwitcherMatchesContextSwitch(const MmCidVariant& v, int p, uint6
     found.insert(found.end(), inl.violations.begin(), inl.violations.end());
     if (!found.empty()) {
       Violations out;
-      Add(out, found, absl::StrCat(where, " step=", step));
+      internal::AddPrefixed(out, found, absl::StrCat(where, " step=", step));
       return out;
     }
   }
@@ -340,7 +336,7 @@ Violations CheckSingleThread(const MmCidVariant& v) {
   if (!nmm.ok()) return {absl::StrCat("S1: exec: ", nmm.status().ToString())};
   if (m.TaskCid(0) != 0) out.push_back(absl::StrCat("S1: after exec ID ", m.TaskCid(0), ", not 0"));
   if (m.CidmaskWeight(mm) != 0) out.push_back("I15: the old mm's ID was not freed at exec");
-  Add(out, AllViolations(m, true), "S1");
+  internal::AddPrefixed(out, AllViolations(m, true), "S1");
   return out;
 }
 
@@ -385,7 +381,7 @@ Violations CheckRestrictedAffinity(const MmCidVariant& v) {
     if (Violations a = m.CheckAlways(); !a.empty() || !at_allocation.empty()) {
       a.insert(a.end(), at_allocation.begin(), at_allocation.end());
       Violations out;
-      Add(out, a, absl::StrCat("S3 step ", step));
+      internal::AddPrefixed(out, a, absl::StrCat("S3 step ", step));
       return out;
     }
   }
@@ -446,7 +442,7 @@ CompactionRun RunCompaction(const MmCidVariant& v, int n, int polls) {
     place.Housekeeping(now + 3 * kNsPerMs);
     id = m.TaskCid(0);
     r.polls = poll + 1;
-    Add(r.invariants, m.CheckAlways(), absl::StrCat("S4 poll ", poll));
+    internal::AddPrefixed(r.invariants, m.CheckAlways(), absl::StrCat("S4 poll ", poll));
     m.ContextSwitch(0, 0, kNoTask, now + 3 * kNsPerMs);
     if (id == 0) break;
   }
@@ -517,7 +513,7 @@ Violations CheckExecAndRejectedFork(const MmCidVariant& v) {
     out.push_back("S10: an unknown mm was accepted");
   if (m.MmUsers(old_mm) != 4) out.push_back("S10: a rejected fork changed users");
   if (m.CidmaskWeight(old_mm) != 4) out.push_back("S10: a rejected fork kept an ID");
-  Add(out, AllViolations(m, true), "S10 after rejected forks");
+  internal::AddPrefixed(out, AllViolations(m, true), "S10 after rejected forks");
   now += kNsPerMs;
   auto new_mm = m.Exec(2, 2, CpuMask::Full(p), now);
   if (!new_mm.ok()) return {absl::StrCat("S10: exec: ", new_mm.status().ToString())};
@@ -530,7 +526,7 @@ Violations CheckExecAndRejectedFork(const MmCidVariant& v) {
   if (m.MmUsers(old_mm) != 3)
     out.push_back(absl::StrCat("S10: exec left the old mm's users at ", m.MmUsers(old_mm)));
   if (m.CidmaskWeight(old_mm) != 3) out.push_back("S10: the exec'ing task's old ID was not freed");
-  Add(out, AllViolations(m, true), "S10 after exec");
+  internal::AddPrefixed(out, AllViolations(m, true), "S10 after exec");
   for (int k : {0, 1, 3}) {  // de_thread(): the other threads exit
     now += kNsPerMs;
     if (!m.Exit(k, k, now).ok()) out.push_back("exit");
@@ -539,7 +535,7 @@ Violations CheckExecAndRejectedFork(const MmCidVariant& v) {
   if (m.MmUsers(old_mm) != 0 || m.CidmaskWeight(old_mm) != 0)
     out.push_back("S10: the others' IDs were not freed");
   if (m.TaskCid(2) != 0) out.push_back("S10: the exec'ing task lost ID 0");
-  Add(out, AllViolations(m, true), "S10 after de_thread");
+  internal::AddPrefixed(out, AllViolations(m, true), "S10 after de_thread");
   return out;
 }
 
@@ -565,7 +561,7 @@ Violations CheckFailedFork(const MmCidVariant& v) {
   if (m.MmUsers(mm) != 4) out.push_back("S10: a failed fork did not roll back users");
   if (m.CidmaskWeight(mm) != 4) out.push_back("S10: a failed fork did not release the child's ID");
   if (m.TaskActive(4)) out.push_back("S10: the rolled-back child is still active");
-  Add(out, AllViolations(m, true), "S10 after rollback");
+  internal::AddPrefixed(out, AllViolations(m, true), "S10 after rollback");
   if (m.ForkFailed(-1, now).code() != absl::StatusCode::kInvalidArgument)
     out.push_back("ForkFailed(-1) not refused");
   if (m.ForkFailed(4, now).code() != absl::StatusCode::kInvalidArgument)
@@ -582,7 +578,7 @@ Violations CheckFailedFork(const MmCidVariant& v) {
   if (m.TaskCid(4) < 0) out.push_back("S10: the re-forked child runs without an ID");
   if (m.MmUsers(mm) != 5 || m.CidmaskWeight(mm) != 5)
     out.push_back("S10: re-fork: 5 users with 5 IDs");
-  Add(out, AllViolations(m, true), "S10 after re-fork");
+  internal::AddPrefixed(out, AllViolations(m, true), "S10 after re-fork");
   if (!m.Exit(4, 4, now).ok()) out.push_back("exit");
   m.ContextSwitch(4, 4, kNoTask, now);
   if (m.ForkFailed(4, now).code() != absl::StatusCode::kFailedPrecondition)
@@ -607,7 +603,7 @@ Violations CheckVforkSharer(const MmCidVariant& v) {
   std::sort(ids.begin(), ids.end());
   if (ids != std::vector<int32_t>{0, 1, 2, 3})
     out.push_back("S10: sharer and threads do not hold IDs {0..3}");
-  Add(out, AllViolations(m, true), "S10 vfork");
+  internal::AddPrefixed(out, AllViolations(m, true), "S10 vfork");
   if (m.ForkVm(0, 3, mm, CpuMask::Full(p), now).ok())
     out.push_back("ForkVm of a reused id accepted");
   if (m.ForkVm(0, 5, mm + 7, CpuMask::Full(p), now).ok())
@@ -617,7 +613,7 @@ Violations CheckVforkSharer(const MmCidVariant& v) {
   m.ContextSwitch(3, 3, kNoTask, now);
   if (m.MmUsers(mm) != 3 || m.CidmaskWeight(mm) != 3)
     out.push_back("S10: the sharer's exit did not release it");
-  Add(out, AllViolations(m, true), "S10 vfork exit");
+  internal::AddPrefixed(out, AllViolations(m, true), "S10 vfork exit");
   return out;
 }
 
@@ -644,12 +640,12 @@ Violations CheckVforkSharerAtModeFlip(const MmCidVariant& v) {
   for (int k = 0; k < 5; ++k) m.ContextSwitch(k, kNoTask, k, now);  // 5, 6, 7 queued
   if (m.MmUsers(mm) != 8) out.push_back("S10: the sharer is not a user");
   if (!m.Fork(0, 8, mm, CpuMask::Full(p), now).ok()) out.push_back("fork of the ninth user");
-  Add(out, AllViolations(m, true), "S10 vfork sharer after the ninth fork");
+  internal::AddPrefixed(out, AllViolations(m, true), "S10 vfork sharer after the ninth fork");
   now += kNsPerMs;
   m.ContextSwitch(6, kNoTask, kSharer, now);
   m.ContextSwitch(5, kNoTask, 5, now);
   if (m.TaskCid(kSharer) < 0) out.push_back("S10: the sharer runs without an ID");
-  Add(out, AllViolations(m, true), "S10 vfork sharer runs");
+  internal::AddPrefixed(out, AllViolations(m, true), "S10 vfork sharer runs");
   return out;
 }
 
@@ -687,7 +683,7 @@ NeverPreemptedRun RunNeverPreempted(const MmCidVariant& v) {
     if (r.changed_after_last_exit < 0 && id != r.start_id)
       r.changed_after_last_exit = now - last_exit;
     r.id_end_of_busy = id;
-    Add(r.invariants, m.CheckAlways(), absl::StrCat("S13 tick ", tick));
+    internal::AddPrefixed(r.invariants, m.CheckAlways(), absl::StrCat("S13 tick ", tick));
     if (!r.invariants.empty()) return r;
   }
   r.scans_while_busy = m.Stats().scans - scans_before;
@@ -697,7 +693,7 @@ NeverPreemptedRun RunNeverPreempted(const MmCidVariant& v) {
   place.Housekeeping(now + 1);
   m.ContextSwitch(survivor, kNoTask, survivor, now + 2);
   r.id_after_schedin = m.TaskCid(survivor);
-  Add(r.invariants, AllViolations(m, false), "S13 after schedin");
+  internal::AddPrefixed(r.invariants, AllViolations(m, false), "S13 after schedin");
   return r;
 }
 
@@ -843,7 +839,7 @@ Violations CheckFenceTargets(const MmCidVariant& v) {
       if (it != last_cpu_of_id.end() && it->second != to) ++moves;
       last_cpu_of_id[id] = to;
     }
-    Add(out, m.CheckAlways(), absl::StrCat("S14 step ", step));
+    internal::AddPrefixed(out, m.CheckAlways(), absl::StrCat("S14 step ", step));
   }
   if (out.empty() && moves == 0)
     out.push_back("S14: no ID ever moved to another CPU (the schedule shows nothing)");

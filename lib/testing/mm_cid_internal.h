@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isolation/core/driver.h"
@@ -38,6 +39,12 @@ Violations NeverPreemptedExpectations(const VariantTraits& t, int32_t start_id,
                                       int32_t id_end_of_busy, Nanos changed_after_last_exit,
                                       int32_t id_after_schedin, int64_t scans, int64_t kick_retakes,
                                       Nanos kick_bound);
+
+// Appends each of `v` to `out`, prefixed by `where` (the step or phase that
+// found it).
+inline void AddPrefixed(Violations& out, const Violations& v, const std::string& where) {
+  for (const std::string& s : v) out.push_back(absl::StrCat(where, ": ", s));
+}
 
 // MmCid::Create(cpus, v) for a check that reports into `invariants`: the
 // mechanism, or nullptr with the creation error recorded there.

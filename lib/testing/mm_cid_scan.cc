@@ -42,10 +42,6 @@ void FirstScan(MmCid& m, MmId mm, Nanos now) {
   for (int i = 0; i < kMaxCpus && r.ran && !r.pass_end; ++i) r = m.Scan(mm, now);
 }
 
-void Add(Violations& out, const Violations& v, const std::string& where) {
-  for (const std::string& s : v) out.push_back(absl::StrCat(where, ": ", s));
-}
-
 // Calls Scan() until `passes` passes have completed, advancing the clock by
 // a period whenever a call is refused or a pass ends (so a pass start is
 // never refused for being early) and by 1 us between the batches of a pass.
@@ -92,7 +88,7 @@ Violations CheckIdleReclaim(const MmCidVariant& v) {
     out.push_back(
         "I7: CPU 9's slot, idle for >= 100 ms, still holds its ID after two complete passes");
   }
-  Add(out, AllViolations(m, true), "I7");
+  internal::AddPrefixed(out, AllViolations(m, true), "I7");
   return out;
 }
 
@@ -135,7 +131,7 @@ ConvergenceRun RunConvergence(const MmCidVariant& v, int passes_after_t0) {
         m.ContextSwitch(k, kNoTask, k, now + 2);
       }
     }
-    Add(r.invariants, AllViolations(m, false), absl::StrCat("I8 step ", step));
+    internal::AddPrefixed(r.invariants, AllViolations(m, false), absl::StrCat("I8 step ", step));
     if (!r.invariants.empty()) return r;
   }
   for (int k = 0; k < survivors; ++k) r.ids.push_back(m.TaskCid(k));
@@ -352,7 +348,7 @@ Violations CheckConcurrentScanners(const MmCidVariant& v, int threads, int perio
       out.push_back(
           absl::StrCat("I9: period ", k, ": ", n, " passes started by ", threads, " scanners"));
   }
-  Add(out, AllViolations(m, true), "I9 concurrent scanners");
+  internal::AddPrefixed(out, AllViolations(m, true), "I9 concurrent scanners");
   return out;
 }
 
@@ -393,7 +389,7 @@ ShrinkRegrowRun RunShrinkAndRegrow(const MmCidVariant& v) {
     }
   }
   for (int k = 0; k < 4; ++k) r.max_id_after_shrink = std::max(r.max_id_after_shrink, m.TaskCid(k));
-  Add(r.invariants, AllViolations(m, true), "S5 shrink");
+  internal::AddPrefixed(r.invariants, AllViolations(m, true), "S5 shrink");
   // Regrow.
   now += kNsPerMs;
   const TaskId first_new = 100;
@@ -408,7 +404,7 @@ ShrinkRegrowRun RunShrinkAndRegrow(const MmCidVariant& v) {
   auto task_on = [&](int k) { return k < 4 ? static_cast<TaskId>(k) : first_new + k; };
   std::vector<int32_t> before(static_cast<size_t>(p));
   for (int k = 0; k < p; ++k) before[static_cast<size_t>(k)] = m.TaskCid(task_on(k));
-  Add(r.invariants, AllViolations(m, true), "S5 regrow");
+  internal::AddPrefixed(r.invariants, AllViolations(m, true), "S5 regrow");
   // Everyone sleeps 200 ms; two complete passes reclaim the parked IDs.
   for (int k = 0; k < p; ++k) m.ContextSwitch(k, task_on(k), kNoTask, now + 1);
   now = RunPasses(m, mm, now + 150 * kNsPerMs, 2);
@@ -421,7 +417,7 @@ ShrinkRegrowRun RunShrinkAndRegrow(const MmCidVariant& v) {
     ++r.regrown;
     if (id == before[static_cast<size_t>(k)]) ++r.regrown_with_recent;
   }
-  Add(r.invariants, AllViolations(m, true), "S5 after the sleep");
+  internal::AddPrefixed(r.invariants, AllViolations(m, true), "S5 after the sleep");
   if (m.CidmaskWeight(mm) != p) r.invariants.push_back("S5: 16 running tasks, not 16 IDs");
   return r;
 }
@@ -478,7 +474,7 @@ BurstRun RunBursts(const MmCidVariant& v, int n, int cpus_per_llc, Nanos gap, in
       place.Tick(cpu, t, now + tick * kNsPerMs);
       place.ReturnToUser(cpu, t, now + tick * kNsPerMs);
     }
-    Add(r.invariants, m.CheckAlways(), absl::StrCat("S6 burst ", b));
+    internal::AddPrefixed(r.invariants, m.CheckAlways(), absl::StrCat("S6 burst ", b));
     if (id < 0 || id >= n) {
       r.invariants.push_back("S6: burst without a valid ID");
     } else {
@@ -497,7 +493,7 @@ BurstRun RunBursts(const MmCidVariant& v, int n, int cpus_per_llc, Nanos gap, in
     for (Nanos h = now + 3 * kNsPerMs; h < now + gap; h += 10 * kNsPerMs) place.Housekeeping(h);
     now += gap;
   }
-  Add(r.invariants, AllViolations(m, true), "S6 end");
+  internal::AddPrefixed(r.invariants, AllViolations(m, true), "S6 end");
   r.distinct_ids = static_cast<int>(
       std::count_if(llc_of_region.begin(), llc_of_region.end(), [](int l) { return l >= 0; }));
   r.reuse = r.bursts_counted > 0 ? static_cast<double>(reused) / r.bursts_counted : 0;
@@ -521,7 +517,7 @@ Violations CheckBursts(const MmCidVariant& v) {
       const BurstRun r =
           RunBursts(v, s.n, s.cpus_per_llc, gap, 300, 0x56 + static_cast<uint64_t>(s.n));
       const std::string where = absl::StrCat("S6 n=", s.n, " gap_ms=", gap / kNsPerMs);
-      Add(out, r.invariants, where);
+      internal::AddPrefixed(out, r.invariants, where);
       if (r.bursts_counted <= 200)
         out.push_back(absl::StrCat(where, ": only ", r.bursts_counted, " bursts counted"));
       if (!traits->allocator.reuses_recent_cid) continue;
@@ -562,7 +558,7 @@ VisitsRun RunVisitsPerPass(const MmCidVariant& v, int num_cpus, int pinned_cpu) 
     ++r.calls;
     if (s.pass_end) break;
   }
-  Add(r.invariants, AllViolations(m, true), "S12");
+  internal::AddPrefixed(r.invariants, AllViolations(m, true), "S12");
   return r;
 }
 

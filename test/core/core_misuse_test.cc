@@ -28,7 +28,7 @@ namespace {
 using ::testing::HasSubstr;
 using testing_internal::Opaque;
 
-Topology Machine(const char* description) {
+Topology MisuseMachine(const char* description) {
   Topology t = Topology::FromSynthetic(description).value();
   return t;
 }
@@ -143,13 +143,13 @@ TEST(CpuMaskMisuse, AtomicMaskSnapshotIntoWrongSizeViolatesContract) {
 // ---- Topology --------------------------------------------------------------------
 
 TEST(TopologyMisuse, IsOnlineOutsideTheMachineIsFalse) {
-  const Topology t = Machine("core:4 pu:1");
+  const Topology t = MisuseMachine("core:4 pu:1");
   for (int cpu : {-1, 4, 1000, INT_MAX, INT_MIN}) EXPECT_FALSE(t.IsOnline(cpu)) << cpu;
   EXPECT_TRUE(t.IsOnline(3));
 }
 
 TEST(TopologyMisuse, SetOnlineOutsideTheMachineIsAnErrorNamingTheCpu) {
-  Topology t = Machine("core:4 pu:1");
+  Topology t = MisuseMachine("core:4 pu:1");
   for (int cpu : {-1, 4, INT_MAX}) {
     const absl::Status s = t.SetOnline(cpu, false);
     EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << cpu;
@@ -181,19 +181,19 @@ TEST(TopologyMisuse, FromFlagRejectsGarbageAndHugeMachines) {
 }
 
 TEST(TopologyMisuse, PerCpuAccessorOutsideTheMachineViolatesContract) {
-  const Topology t = Machine("core:4 pu:1");
+  const Topology t = MisuseMachine("core:4 pu:1");
   EXPECT_CONTRACT_DEATH((void)t.llc_of(Opaque(4)), "cpu 4 outside the topology");
 }
 
 TEST(TopologyMisuse, NodeMaskOfUnknownNodeViolatesContract) {
-  const Topology t = Machine("core:4 pu:1");
+  const Topology t = MisuseMachine("core:4 pu:1");
   EXPECT_CONTRACT_DEATH((void)t.node_mask(Opaque(7)), "node id 7 outside");
 }
 
 // ---- IsolationConfig --------------------------------------------------------------
 
 TEST(IsolationConfigMisuse, CpuIsIsolatedOutsideTheMachineIsFalse) {
-  const Topology t = Machine("core:8 pu:1");
+  const Topology t = MisuseMachine("core:8 pu:1");
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto c, IsolationConfig::FromFlags(t, "domain,1-7", ""));
   for (int cpu : {-1, 8, 64, 1000, INT_MAX, INT_MIN}) EXPECT_FALSE(c.CpuIsIsolated(cpu)) << cpu;
   EXPECT_TRUE(c.CpuIsIsolated(7));
@@ -201,7 +201,7 @@ TEST(IsolationConfigMisuse, CpuIsIsolatedOutsideTheMachineIsFalse) {
 }
 
 TEST(IsolationConfigMisuse, IsHousekeepingOutsideTheMachineIsFalse) {
-  const Topology t = Machine("core:8 pu:1");
+  const Topology t = MisuseMachine("core:8 pu:1");
   IsolationConfig c(t);
   EXPECT_FALSE(c.IsHousekeeping(-1, HousekeepingType::kDomain));
   EXPECT_FALSE(c.IsHousekeeping(8, HousekeepingType::kTick));
@@ -209,14 +209,14 @@ TEST(IsolationConfigMisuse, IsHousekeepingOutsideTheMachineIsFalse) {
 }
 
 TEST(IsolationConfigMisuse, UnknownHousekeepingTypeViolatesContract) {
-  const Topology t = Machine("core:8 pu:1");
+  const Topology t = MisuseMachine("core:8 pu:1");
   IsolationConfig c(t);
   EXPECT_CONTRACT_DEATH((void)c.housekeeping(static_cast<HousekeepingType>(42)),
                         "housekeeping type 42");
 }
 
 TEST(IsolationConfigMisuse, CpusetMaskOfWrongSizeIsAnError) {
-  const Topology t = Machine("core:8 pu:1");
+  const Topology t = MisuseMachine("core:8 pu:1");
   IsolationConfig c(t);
   const absl::Status s = c.SetCpusetIsolated(CpuMask::Full(128));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -224,7 +224,7 @@ TEST(IsolationConfigMisuse, CpusetMaskOfWrongSizeIsAnError) {
 }
 
 TEST(IsolationConfigMisuse, CpuBeyondTheMachineInABootParameterIsOutOfRange) {
-  const Topology t = Machine("core:8 pu:1");
+  const Topology t = MisuseMachine("core:8 pu:1");
   const auto c = IsolationConfig::FromFlags(t, "", "1-4294967295");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.status().message(), HasSubstr("4294967295"));

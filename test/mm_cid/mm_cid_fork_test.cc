@@ -37,7 +37,7 @@ bool AnyMentions(const std::vector<std::string>& v, const std::string& needle) {
                      [&](const std::string& s) { return s.find(needle) != std::string::npos; });
 }
 
-MmCidVariant Owner619(bool walk619) {
+MmCidVariant Owner619OrWalk619(bool walk619) {
   MmCidVariant v;
   v.design = walk619 ? "owner619_walk619" : "owner619";
   return v;
@@ -52,7 +52,7 @@ MmCidVariant Owner619(bool walk619) {
 // ---------------------------------------------------------------------------
 TEST(MmCidForkOwner619, S10_FailedForkAfterModeFlip) {
   const int p = 8;
-  auto m = *MmCid::Create(p, Owner619(false));
+  auto m = *MmCid::Create(p, Owner619OrWalk619(false));
   Nanos now = 1000;
   const MmId mm = *m->CreateMm(CpuMask::Full(p), now);
   for (int k = 0; k < 8; ++k)
@@ -92,7 +92,7 @@ TEST(MmCidForkOwner619, S10_FailedForkAfterModeFlip) {
 // ---------------------------------------------------------------------------
 void RunVforkFixup(bool walk619) {
   const int p = 8;
-  auto m = *MmCid::Create(p, Owner619(walk619));
+  auto m = *MmCid::Create(p, Owner619OrWalk619(walk619));
   Nanos now = 1000;
   const MmId mm = *m->CreateMm(CpuMask::Full(p), now);
   const TaskId kSharer = 6;
@@ -146,7 +146,7 @@ TEST(MmCidForkOwner619, S10_VforkSharerMissedByWalk619_Detected) { RunVforkFixup
 // ---------------------------------------------------------------------------
 void RunForkRacingFixup(bool walk619) {
   const int p = 8;
-  auto m = *MmCid::Create(p, Owner619(walk619));
+  auto m = *MmCid::Create(p, Owner619OrWalk619(walk619));
   const MmId mm = *m->CreateMm(CpuMask::Full(p), 0);
   const int start_users = walk619 ? 7 : 8;
   for (int k = 0; k < start_users; ++k) {

@@ -101,11 +101,11 @@ TEST(EventQueue, PopsInTimeSeqOrderLikeABinaryHeap) {
   };
   for (const Schedule& sch : schedules) {
     for (uint64_t seed = 1; seed <= 20; ++seed) {
-      SCOPED_TRACE(testing::Message()
+      SCOPED_TRACE(::testing::Message()
                    << "times " << sch.distinct_times << " push% " << sch.push_percent
                    << " earlier% " << sch.earlier_percent << " seed " << seed);
       RunSchedule(sch, seed);
-      if (testing::Test::HasFatalFailure()) return;
+      if (::testing::Test::HasFatalFailure()) return;
     }
   }
 }

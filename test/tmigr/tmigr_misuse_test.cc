@@ -25,6 +25,7 @@
 #include "isolation/tmigr/timers.h"
 #include "isolation/tmigr/tmigr.h"
 #include "isolation/tmigr/workload.h"
+#include "tmigr/oslat_on_sim.h"
 
 namespace isolation::tmigr {
 namespace {
@@ -276,33 +277,24 @@ TEST(TmigrHooksMisuse, CountersAndTaskBodiesOfCpusOutsideTheMachine) {
 
 // ---- the oslat workload -----------------------------------------------------------------
 
-// The workload on a fresh zero-cost simulator of the machine (workload.h).
-absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
-                                                     const IsolationConfig& isolation,
-                                                     const Options& options,
-                                                     const OslatWorkloadConfig& cfg) {
-  auto sim = Simulator::Create(topology, isolation,
-                               ZeroCostSimOptions(static_cast<int>(kNsPerSec / kNsPerMs)));
-  if (!sim.ok()) return sim.status();
-  return tmigr::RunOslatWorkload(**sim, options, cfg);
-}
+using test::RunOslatOnFreshSim;
 
 TEST(OslatWorkloadMisuse, ForeverDurationIsAnErrorNotAHang) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto t, Topology::FromSynthetic("core:4 pu:1"));
   const IsolationConfig iso(t);
   OslatWorkloadConfig cfg;
   cfg.duration = kNanosMax;
-  auto r = RunOslatWorkload(t, iso, Options{}, cfg);
+  auto r = RunOslatOnFreshSim(t, iso, Options{}, cfg);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("duration 9223372036854775807"));
   cfg = OslatWorkloadConfig{};
   cfg.jiffy = 1;  // 62 s of 1 ns jiffies: 6.2e10 ticks per CPU
-  r = RunOslatWorkload(t, iso, Options{}, cfg);
+  r = RunOslatOnFreshSim(t, iso, Options{}, cfg);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("jiffy 1 ns"));
   cfg = OslatWorkloadConfig{};
   cfg.check_every = 1;
-  EXPECT_THAT(RunOslatWorkload(t, iso, Options{}, cfg).status().message(),
+  EXPECT_THAT(RunOslatOnFreshSim(t, iso, Options{}, cfg).status().message(),
               HasSubstr("check_every 1 ns"));
 }
 
@@ -337,7 +329,7 @@ TEST(OslatWorkloadMisuse, IsolationOfAnotherMachineIsAnError) {
   OslatWorkloadConfig cfg;
   cfg.duration = 10 * kNsPerMs;
   // The simulator the workload runs on refuses the pair.
-  const auto r = RunOslatWorkload(*t, IsolationConfig(*other), Options{}, cfg);
+  const auto r = RunOslatOnFreshSim(*t, IsolationConfig(*other), Options{}, cfg);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("8 CPUs"));
 }

@@ -8,6 +8,7 @@
 
 #include "isolation/testing/status_matchers.h"
 #include "isolation/tmigr/workload.h"
+#include "tmigr/oslat_on_sim.h"
 
 #include <string>
 
@@ -19,16 +20,7 @@
 namespace isolation::tmigr {
 namespace {
 
-// The workload on a fresh zero-cost simulator of the machine (workload.h).
-absl::StatusOr<OslatWorkloadResult> RunOslatWorkload(const Topology& topology,
-                                                     const IsolationConfig& isolation,
-                                                     const Options& options,
-                                                     const OslatWorkloadConfig& cfg) {
-  auto sim = Simulator::Create(topology, isolation,
-                               ZeroCostSimOptions(static_cast<int>(kNsPerSec / kNsPerMs)));
-  if (!sim.ok()) return sim.status();
-  return tmigr::RunOslatWorkload(**sim, options, cfg);
-}
+using test::RunOslatOnFreshSim;
 
 OslatWorkloadResult RunSeed(const std::string& topo_desc, const std::string& isolcpus,
                             const std::string& nohz, const std::string& participation,
@@ -40,7 +32,7 @@ OslatWorkloadResult RunSeed(const std::string& topo_desc, const std::string& iso
   OslatWorkloadConfig cfg;
   cfg.duration = duration;
   cfg.isolated_tick_stopped = tick_stopped;
-  auto r = RunOslatWorkload(topo, iso, o, cfg).value();
+  auto r = RunOslatOnFreshSim(topo, iso, o, cfg).value();
   return r;
 }
 
@@ -84,7 +76,7 @@ TEST(TmigrWorkload, LongHealthyRunHasNoGhostTimer) {
   o.participation = "isolation";
   OslatWorkloadConfig cfg;
   cfg.duration = 60 * kNsPerSec;
-  ISOLATION_ASSERT_OK_AND_ASSIGN(auto r, RunOslatWorkload(topo, iso, o, cfg));
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto r, RunOslatOnFreshSim(topo, iso, o, cfg));
   EXPECT_GT(r.immediate_rearms, 100000);  // the old run-wide cap
   EXPECT_EQ(r.immediate_rearms_after_wake, 0);
   EXPECT_EQ(r.ghost_timers, 0);
@@ -107,7 +99,7 @@ TEST(TmigrWorkload, GhostTimerBugSwitchIsDetected) {
       Options o;
       o.participation = v;
       o.hierarchy = bug ? "ghost_timer" : "mainline";
-      ISOLATION_ASSERT_OK_AND_ASSIGN(auto r, RunOslatWorkload(topo, iso, o, cfg));
+      ISOLATION_ASSERT_OK_AND_ASSIGN(auto r, RunOslatOnFreshSim(topo, iso, o, cfg));
       if (bug) {
         EXPECT_GT(r.ghost_timers, 0) << v;
         EXPECT_GE(r.invariant_violations, r.ghost_timers);
@@ -139,7 +131,7 @@ TEST(TmigrWorkload, RejectsBadConfig) {
   IsolationConfig iso(topo);
   OslatWorkloadConfig cfg;
   cfg.hk_burst = cfg.hk_period;
-  EXPECT_FALSE(RunOslatWorkload(topo, iso, Options{}, cfg).ok());
+  EXPECT_FALSE(RunOslatOnFreshSim(topo, iso, Options{}, cfg).ok());
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ namespace internal {
 // type).  It makes the WriterForm enumerators, the writer's dispatch cases
 // (vmstat/writer.h: TryFast, WithSlotForm) and the block type of
 // Vmstat::Writer; a new form is a row here, its branch of
-// VmstatWriter::TryFastAs and the slot that names it (WriterFormOf).
+// VmstatWriter::TryFastAs and the slot representation that names it (its
+// kWriterForm, lib/vmstat/slot_*.cc).
 //   kOwnerS8        s8-owner: owner load + store
 //   kSharedS32Cas   s32-atomic: relaxed CAS
 //   kWatermark      s64-watermark: owner store of the running sum

@@ -15,7 +15,8 @@
 //   using Cell = ...;  its cell (vmstat/internal/cells.h)
 //   static constexpr WriterForm kWriterForm;
 //       its row of the inline writer forms, ISOLATION_VMSTAT_INLINE_WRITER_FORMS
-//       (vmstat/internal/cells.h), or WriterForm::kVirtual for none
+//       (vmstat/internal/forms.h; Cell must be that form's), or
+//       WriterForm::kVirtual for none
 //   static constexpr SlotTraits kTraits;
 //       what it allows (vmstat/slot.h); with remote_foldable false,
 //       FoldCpuRemote is a no-op
@@ -57,11 +58,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "isolation/core/interleave.h"
 #include "isolation/vmstat/internal/cells.h"
+#include "isolation/vmstat/internal/forms.h"
 #include "isolation/vmstat/slot.h"
 #include "isolation/vmstat/vmstat.h"
 
@@ -72,6 +75,16 @@ namespace isolation::vmstat::internal {
 // locked instruction off the writer's fold path.
 inline void OwnerCount(std::atomic<int64_t>& c) {
   c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+// Whether Rep's cell is the one its inline writer form indexes.
+template <typename Rep>
+constexpr bool CellIsItsWriterForms() {
+  if constexpr (Rep::kWriterForm == WriterForm::kVirtual) {
+    return true;
+  } else {
+    return std::is_same_v<typename Rep::Cell, typename FormOf<Rep::kWriterForm>::type::Cell>;
+  }
 }
 
 template <typename Rep>
@@ -166,6 +179,7 @@ class VmstatImpl final : public Vmstat {
  private:
   friend Rep;
   using Block = CellBlock<Cell>;  // the layout VmstatWriter indexes
+  static_assert(CellIsItsWriterForms<Rep>(), "a slot representation's cell must be its form's");
 
   void ModState(int cpu, StatKind kind, int instance, int item, int64_t delta, int mode) {
     Rep::ModState(*this, cpu, kind, instance, item, delta, mode);

@@ -2,14 +2,16 @@
 // The s32-scaled slot representation (vmstat/slot.h): the s32 differential
 // times a per-threshold unit, so that one locked add's overflow flag is the
 // threshold test, and the counters instantiated over it (slot_impl.h); the
-// unit arithmetic is internal::Scaled* in vmstat/internal/cells.h, next to
-// the writer's fast path.
+// unit arithmetic is internal::Scaled* in vmstat/internal/cells.h, the
+// writer's fast path internal::ScaledS32Form in vmstat/internal/forms.h,
+// whose out-of-line fold is defined here.
 
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 
 #include "isolation/core/interleave.h"
+#include "isolation/vmstat/internal/forms.h"
 #include "vmstat/builtin.h"
 #include "vmstat/slot_impl.h"
 
@@ -54,7 +56,7 @@ struct S32ScaledRep {
     const uint64_t unit = b.scale.load(std::memory_order_relaxed);  // this CPU's own word
     if ((unit >> 32) == static_cast<uint64_t>(t) && std::abs(delta) <= t) {
       if (ScaledAddOverflows(c.w, delta * static_cast<int64_t>(static_cast<uint32_t>(unit)))) {
-        vm.FoldScaledS32(cpu, kind, instance, item, c.w, mode);
+        ScaledS32Form::Fold(vm, cpu, kind, instance, item, c.w, mode);
       }
       vm.AfterWrite(cpu);
       return;
@@ -121,6 +123,36 @@ struct S32ScaledRep {
                   std::memory_order_relaxed);
   }
 };
+
+// C.addo's fold (no kernel counterpart; the shape of mod_zone_state's fold):
+// the locked add overflowed, so the word holds the wrapped s32 of a
+// differential past the threshold -- unless a remote fold took it in between
+// (then it holds whatever came after, within the threshold: nothing to do).
+// CAS, not xchg: k, the word's low half, must survive a concurrent fold's CAS.
+void ScaledS32Form::Fold(Vmstat& vm, int cpu, StatKind kind, int instance, int item,
+                         std::atomic<uint64_t>& word, int mode) {
+  ISOLATION_INTERLEAVE_POINT("vmstat.addo_writer.before_cas");  // added, not yet taken
+  uint64_t w = word.load(std::memory_order_relaxed);
+  int64_t taken = 0;
+  for (;;) {
+    const uint32_t k = static_cast<uint32_t>(w);
+    const int t = ScaledThresholdOf(k);  // the threshold the word is scaled for
+    const int64_t x = ScaledDecode(w);
+    if (std::abs(x) <= t) {
+      taken = 0;
+      break;
+    }
+    const int64_t overstep = mode * vm.Overstep(t);
+    taken = x + overstep;
+    // Relaxed CAS: atomic against the folders' CAS; orders nothing else.
+    if (word.compare_exchange_weak(w, ScaledEncode(-overstep, k), std::memory_order_relaxed)) break;
+  }
+  if (taken != 0) {
+    ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
+    vm.AddShared(kind, instance, item, taken);
+    OwnerCount(vm.State(cpu).threshold_folds);
+  }
+}
 
 SlotEntry S32ScaledSlot() {
   return SlotEntry{

@@ -16,7 +16,9 @@ using SlotEntry = VariantEntry<SlotFactory>;
 
 // The built-ins of each axis in registration order, one line each:
 // X(<entry function>), defined in the variant's file.  A new built-in is its
-// file plus one line here.
+// file plus one line here (a slot representation: slot_impl.h says what its
+// file holds; one with an inline writer fast path also adds its form type and
+// that type's row in vmstat/internal/forms.h).
 #define ISOLATION_VMSTAT_SLOTS(X)                 \
   X(S8OwnerSlot)      /* slot_s8_owner.cc */      \
   X(S32AtomicSlot)    /* slot_s32_atomic.cc */    \

@@ -1,12 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Internal: the counters over one slot representation (vmstat/slot.h), as a
 // template instantiated once per representation (slot_*.cc).  The writers'
-// whole per-update path is here, inline in the instantiation: the slot mode
-// is a template argument (no run-time test), and the only per-update member
-// test is Vmstat::AfterWrite's `mark_dirty_`.  Written from the behaviour of
-// mm/vmstat.c (__mod_zone_page_state, __inc_zone_state, mod_zone_state,
-// refresh_cpu_vm_stats, need_update, cpu_vm_stats_fold); no kernel code is
-// copied.
+// whole per-update path is here, inline in the instantiation: the
+// representation is a template argument (no run-time test), and the only
+// per-update member test is Vmstat::AfterWrite's `mark_dirty_`.  Written
+// from the behaviour of mm/vmstat.c (__mod_zone_page_state,
+// __inc_zone_state, mod_zone_state, refresh_cpu_vm_stats, need_update,
+// cpu_vm_stats_fold); no kernel code is copied.
+//
+// A slot representation is a struct in its own slot_<name>.cc (or in a
+// small internal header beside it when representations share code, as
+// slot_s32.h for the S32Cell ones):
+//
+//   using Cell = ...;  its cell (vmstat/internal/cells.h)
+//   static constexpr WriterForm kWriterForm;
+//       its row of the inline writer forms, ISOLATION_VMSTAT_INLINE_WRITER_FORMS
+//       (vmstat/internal/forms.h; Cell must be that form's), or
+//       WriterForm::kVirtual for none
+//   static constexpr SlotTraits kTraits;
+//       what it allows (vmstat/slot.h); with remote_foldable false,
+//       FoldCpuRemote is a no-op
+//   static int64_t Diff(const Cell&);
+//       the differential it holds (a racy relaxed read: need_update, Diff)
+//   static int64_t Take(Cell&);
+//       takes it to 0 and returns what it held (the folds)
+//   template <typename Vm> static void ModState(Vm&, int cpu, StatKind kind,
+//                                               int instance, int item,
+//                                               int64_t delta, int mode);
+//       mod_zone_state(): the update of Mod/Inc/Dec (mode 0 / +1 / -1, the
+//       overstep's sign); also of the IrqsOff writers, unless
+//       kTraits.irqs_off_writers_plain, which asks for these two:
+//   template <typename Vm> static void PlainMod(Vm&, int cpu, StatKind kind,
+//                                               int instance, int item,
+//                                               int64_t delta);
+//       __mod_zone_page_state()
+//   template <typename Vm> static void PlainStep(Vm&, int cpu, StatKind kind,
+//                                                int instance, int item, int dir);
+//       __inc_zone_state() / __dec_zone_state()
+//
+// Each update ends with vm.AfterWrite(cpu) (vmstat_mark_dirty, for the
+// policies that mark) on every path, in the representation rather than
+// after its call: with an AfterWrite after the call, GCC 12 inlined
+// s32-scaled's whole CAS-and-rescale path into each of the six writers
+// instead of keeping it one out-of-line function behind their tail calls.
+// `Vm` is VmstatImpl<Rep>, whose friend the representation is: its
+// functions use the members under "for the representation" below.  The
+// slot's entry function (slot_<name>.cc) returns
+// SlotFactory{Rep::kTraits, &MakeVmstat<Rep>}; registering it is its
+// X(<Name>Slot) line in ISOLATION_VMSTAT_SLOTS (builtin.h).
 
 #ifndef ISOLATION_LIB_VMSTAT_SLOT_IMPL_H_
 #define ISOLATION_LIB_VMSTAT_SLOT_IMPL_H_
@@ -17,32 +58,17 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "isolation/core/interleave.h"
 #include "isolation/vmstat/internal/cells.h"
+#include "isolation/vmstat/internal/forms.h"
+#include "isolation/vmstat/slot.h"
 #include "isolation/vmstat/vmstat.h"
 
 namespace isolation::vmstat::internal {
-
-enum class SlotMode {
-  kOwnerS8,         // s8-owner: s8, only the owner writes
-  kSharedS32Cas,    // s32-atomic: s32, CAS writers, xchg folders
-  kSharedS32Plain,  // s32-plain (negative control): s32, plain writers, xchg folders
-  kWatermark,       // s64-watermark: 64-bit running sum + folded watermark
-  kSharedS32Xadd,   // s32-xadd: s32, locked-add writers, xchg folders
-  kScaledS32,  // s32-scaled: s32 x unit, locked-add writers (overflow = threshold), CAS folders
-};
-
-template <SlotMode M>
-constexpr SlotTraits TraitsOf() {
-  SlotTraits t;
-  t.remote_foldable = M != SlotMode::kOwnerS8;
-  t.irqs_off_writers_plain = M == SlotMode::kOwnerS8;
-  t.bits = M == SlotMode::kOwnerS8 ? 8 : M == SlotMode::kWatermark ? 64 : 32;
-  return t;
-}
 
 // Event counters written only by their CPU's own context: a relaxed load +
 // store is enough (single writer; readers take a racy snapshot) and keeps a
@@ -51,65 +77,27 @@ inline void OwnerCount(std::atomic<int64_t>& c) {
   c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-// The cells are the layouts VmstatWriter shares (vmstat.h, internal::).
-template <SlotMode M>
-struct CellType;
-template <>
-struct CellType<SlotMode::kOwnerS8> {
-  using type = OwnerS8Cell;
-};
-template <>
-struct CellType<SlotMode::kSharedS32Cas> {
-  using type = S32Cell;
-};
-template <>
-struct CellType<SlotMode::kSharedS32Plain> {
-  using type = S32Cell;
-};
-template <>
-struct CellType<SlotMode::kSharedS32Xadd> {
-  using type = S32Cell;
-};
-template <>
-struct CellType<SlotMode::kScaledS32> {
-  using type = ScaledS32Cell;
-};
-template <>
-struct CellType<SlotMode::kWatermark> {
-  using type = WatermarkCell;
-};
-template <SlotMode M>
-using Cell = typename CellType<M>::type;
-
-// The inline writer's form of each representation (the negative control's
-// plain writer has none: its writers stay virtual).
-template <SlotMode M>
-constexpr WriterForm WriterFormOf() {
-  switch (M) {
-    case SlotMode::kOwnerS8:
-      return WriterForm::kOwnerS8;
-    case SlotMode::kSharedS32Cas:
-      return WriterForm::kSharedS32Cas;
-    case SlotMode::kWatermark:
-      return WriterForm::kWatermark;
-    case SlotMode::kSharedS32Xadd:
-      return WriterForm::kSharedS32Xadd;
-    case SlotMode::kScaledS32:
-      return WriterForm::kScaledS32;
-    case SlotMode::kSharedS32Plain:
-      break;
+// Whether Rep's cell is the one its inline writer form indexes.
+template <typename Rep>
+constexpr bool CellIsItsWriterForms() {
+  if constexpr (Rep::kWriterForm == WriterForm::kVirtual) {
+    return true;
+  } else {
+    return std::is_same_v<typename Rep::Cell, typename FormOf<Rep::kWriterForm>::type::Cell>;
   }
-  return WriterForm::kVirtual;
 }
 
-template <SlotMode M>
+template <typename Rep>
 class VmstatImpl final : public Vmstat {
  public:
+  // The cells are the layouts VmstatWriter shares (vmstat/internal/cells.h).
+  using Cell = typename Rep::Cell;
+
   VmstatImpl(VmstatConfig config, std::unique_ptr<FoldPolicy> policy)
-      : Vmstat(std::move(config), std::move(policy), TraitsOf<M>()),
+      : Vmstat(std::move(config), std::move(policy), Rep::kTraits),
         zone_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_zones())),
         node_blocks_(static_cast<size_t>(num_cpus()) * static_cast<size_t>(num_nodes())) {
-    SetWriterLayout(WriterFormOf<M>(), zone_blocks_.data(), node_blocks_.data());
+    SetWriterLayout(Rep::kWriterForm, zone_blocks_.data(), node_blocks_.data());
   }
 
   void Mod(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
@@ -128,24 +116,24 @@ class VmstatImpl final : public Vmstat {
   void ModIrqsOff(int cpu, StatKind kind, int instance, int item, int64_t delta) override {
     ContractSlot("ModIrqsOff", cpu, kind, instance, item);
     ContractDelta("ModIrqsOff", delta);
-    if constexpr (M == SlotMode::kOwnerS8) {
-      PlainMod(cpu, kind, instance, item, delta);
+    if constexpr (Rep::kTraits.irqs_off_writers_plain) {
+      Rep::PlainMod(*this, cpu, kind, instance, item, delta);
     } else {
       ModState(cpu, kind, instance, item, delta, 0);  // __ variants alias the CAS path (C)
     }
   }
   void IncIrqsOff(int cpu, StatKind kind, int instance, int item) override {
     ContractSlot("IncIrqsOff", cpu, kind, instance, item);
-    if constexpr (M == SlotMode::kOwnerS8) {
-      PlainStep(cpu, kind, instance, item, 1);
+    if constexpr (Rep::kTraits.irqs_off_writers_plain) {
+      Rep::PlainStep(*this, cpu, kind, instance, item, 1);
     } else {
       ModState(cpu, kind, instance, item, 1, 1);
     }
   }
   void DecIrqsOff(int cpu, StatKind kind, int instance, int item) override {
     ContractSlot("DecIrqsOff", cpu, kind, instance, item);
-    if constexpr (M == SlotMode::kOwnerS8) {
-      PlainStep(cpu, kind, instance, item, -1);
+    if constexpr (Rep::kTraits.irqs_off_writers_plain) {
+      Rep::PlainStep(*this, cpu, kind, instance, item, -1);
     } else {
       ModState(cpu, kind, instance, item, -1, -1);
     }
@@ -156,15 +144,7 @@ class VmstatImpl final : public Vmstat {
   }
   // Diff() for indices the caller knows are valid (loops over the config).
   int64_t RawDiff(int cpu, StatKind kind, int instance, int item) const {
-    const auto& c = CellOf(cpu, kind, instance, item);
-    if constexpr (M == SlotMode::kWatermark) {
-      return internal::WrapSub(c.slot.load(std::memory_order_relaxed),
-                               c.folded.load(std::memory_order_relaxed));
-    } else if constexpr (M == SlotMode::kScaledS32) {
-      return ScaledDecode(c.w.load(std::memory_order_relaxed));
-    } else {
-      return c.d.load(std::memory_order_relaxed);
-    }
+    return Rep::Diff(CellOf(cpu, kind, instance, item));
   }
 
   // need_update(): racy scan of the CPU's zone and node differentials.
@@ -186,9 +166,8 @@ class VmstatImpl final : public Vmstat {
 
   int FoldCpuRemote(int cpu) override {
     if (!ValidCpu(cpu)) return 0;
-    if constexpr (M == SlotMode::kOwnerS8) {
-      (void)cpu;
-      return 0;  // only the owner may write an A/B slot
+    if constexpr (!Rep::kTraits.remote_foldable) {
+      return 0;  // only the owner may write its slot (A/B)
     } else {
       return FoldAll(cpu);
     }
@@ -198,265 +177,61 @@ class VmstatImpl final : public Vmstat {
   void FoldDeadCpu(int cpu) override { FoldAll(cpu); }  // cpu_vm_stats_fold
 
  private:
-  using Block = CellBlock<Cell<M>>;  // the layout VmstatWriter indexes
+  friend Rep;
+  using Block = CellBlock<Cell>;  // the layout VmstatWriter indexes
+  static_assert(CellIsItsWriterForms<Rep>(), "a slot representation's cell must be its form's");
 
-  Cell<M>& CellOf(int cpu, StatKind kind, int instance, int item) {
-    const size_t b = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
-                     static_cast<size_t>(instance);
-    auto& blocks = kind == StatKind::kZone ? zone_blocks_ : node_blocks_;
-    return blocks[b].c[static_cast<size_t>(item)];
-  }
-  const Cell<M>& CellOf(int cpu, StatKind kind, int instance, int item) const {
-    const size_t b = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
-                     static_cast<size_t>(instance);
-    const auto& blocks = kind == StatKind::kZone ? zone_blocks_ : node_blocks_;
-    return blocks[b].c[static_cast<size_t>(item)];
-  }
-
-  void CountFold(int cpu) { OwnerCount(State(cpu).threshold_folds); }
-
-  // __mod_zone_page_state(): owner-only load + store.
-  void PlainMod(int cpu, StatKind kind, int instance, int item, int64_t delta) {
-    auto& c = CellOf(cpu, kind, instance, item);
-    int64_t x = delta + c.d.load(std::memory_order_relaxed);
-    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-    if (std::abs(x) > t) {
-      AddShared(kind, instance, item, x);  // shared side before the slot (I2)
-      ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");
-      CountFold(cpu);
-      x = 0;
-    }
-    c.d.store(static_cast<int8_t>(x), std::memory_order_relaxed);
-    AfterWrite(cpu);
-  }
-
-  // __inc_zone_state() / __dec_zone_state(): the overstep trick.
-  void PlainStep(int cpu, StatKind kind, int instance, int item, int dir) {
-    auto& c = CellOf(cpu, kind, instance, item);
-    const int v = c.d.load(std::memory_order_relaxed) + dir;
-    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-    if (dir * v > t) {
-      const int overstep = Overstep(t);
-      AddShared(kind, instance, item, v + dir * overstep);
-      ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");
-      CountFold(cpu);
-      c.d.store(static_cast<int8_t>(-dir * overstep), std::memory_order_relaxed);
-    } else {
-      c.d.store(static_cast<int8_t>(v), std::memory_order_relaxed);
-    }
-    AfterWrite(cpu);
-  }
-
-  // mod_zone_state() / mod_node_state(): compute the new slot value and the
-  // overflow from the old one, install it with a compare-and-swap, then add
-  // the overflow to the shared side.
   void ModState(int cpu, StatKind kind, int instance, int item, int64_t delta, int mode) {
-    if constexpr (M == SlotMode::kScaledS32) {
-      ScaledModState(cpu, kind, instance, item, delta, mode);
-    } else {
-      CellModState(cpu, kind, instance, item, delta, mode);
-    }
-  }
-  void CellModState(int cpu, StatKind kind, int instance, int item, int64_t delta, int mode) {
-    auto& c = CellOf(cpu, kind, instance, item);
-    if constexpr (M == SlotMode::kWatermark) {
-      // D: the owner advances its running sum with a plain store; only a
-      // fold touches `folded`, by CAS, so a remote fold can never be lost.
-      const int64_t s = internal::WrapAdd(c.slot.load(std::memory_order_relaxed), delta);
-      c.slot.store(s, std::memory_order_relaxed);
-      int64_t f = c.folded.load(std::memory_order_relaxed);
-      for (;;) {
-        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-        const int64_t d = internal::WrapSub(s, f);
-        if (std::abs(d) <= t) break;
-        const int64_t os = mode * Overstep(t);
-        const int64_t target = internal::WrapAdd(s, os);  // leaves slot - folded == -os
-        ISOLATION_INTERLEAVE_POINT("vmstat.d_writer.before_folded_cas");
-        // Relaxed: conservation only needs the single modification order
-        // of `folded`; the winner alone adds target - f.
-        if (c.folded.compare_exchange_weak(f, target, std::memory_order_relaxed)) {
-          ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");
-          AddShared(kind, instance, item, internal::WrapSub(target, f));
-          CountFold(cpu);
-          break;
-        }
-      }
-    } else {
-      if constexpr (M == SlotMode::kSharedS32Xadd) {
-        // C.xadd: one locked add; past the threshold, FoldAddedS32 takes
-        // the slot by xchg.  A delta beyond the threshold folds in any
-        // case and takes the CAS below (so the slot stays within 2t + t/2:
-        // no s32 overflow).
-        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-        if (std::abs(delta) <= t) {
-          // Relaxed: atomic against the folders' xchg (the slot's single
-          // modification order), as C's CAS; nothing else is ordered by it.
-          const int64_t n =
-              delta + c.d.fetch_add(static_cast<int32_t>(delta), std::memory_order_relaxed);
-          if (std::abs(n) > t) FoldAddedS32(cpu, kind, instance, item, c.d, mode);
-          AfterWrite(cpu);
-          return;
-        }
-      }
-      using T = decltype(c.d.load());
-      T o = c.d.load(std::memory_order_relaxed);
-      int64_t z;
-      for (;;) {
-        z = 0;
-        const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-        int64_t n = delta + o;
-        if (std::abs(n) > t) {
-          const int64_t os = mode * Overstep(t);
-          z = n + os;
-          n = -os;
-        }
-        if constexpr (M == SlotMode::kOwnerS8) {
-          // this_cpu_try_cmpxchg without a lock prefix: atomic against the
-          // owner's own interrupts only.  No other context writes an A/B
-          // slot and the drivers never nest two contexts of one CPU, so the
-          // single-writer store is that compare-and-swap (always succeeds).
-          c.d.store(static_cast<T>(n), std::memory_order_relaxed);
-          break;
-        } else if constexpr (M == SlotMode::kSharedS32Cas || M == SlotMode::kSharedS32Xadd) {
-          ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
-          // Relaxed CAS: atomic across CPUs against the shepherd's xchg.
-          if (c.d.compare_exchange_weak(o, static_cast<T>(n), std::memory_order_relaxed)) break;
-        } else {
-          // Negative control: plain read-modify-write; a remote xchg between
-          // the load and this store is overwritten (counted twice).
-          ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
-          c.d.store(static_cast<T>(n), std::memory_order_relaxed);
-          break;
-        }
-      }
-      if (z != 0) {
-        ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
-        AddShared(kind, instance, item, z);
-        CountFold(cpu);
-      }
-    }
-    AfterWrite(cpu);
+    Rep::ModState(*this, cpu, kind, instance, item, delta, mode);
   }
 
-  // Takes one slot's differential to 0 and returns what it held.
-  int64_t TakeSlot(Cell<M>& c) {
-    if constexpr (M == SlotMode::kOwnerS8) {
-      // Owner (or dead CPU) only: this_cpu_xchg without a lock prefix.
-      const int64_t v = c.d.load(std::memory_order_relaxed);
-      if (v != 0) c.d.store(0, std::memory_order_relaxed);
-      return v;
-    } else if constexpr (M == SlotMode::kScaledS32) {
-      // CAS, keeping the word's unit (only the owner changes it).
-      uint64_t w = c.w.load(std::memory_order_relaxed);
-      for (;;) {
-        const int64_t x = ScaledDecode(w);
-        if (x == 0) return 0;
-        ISOLATION_INTERLEAVE_POINT("vmstat.addo_fold.before_cas");
-        // Relaxed CAS: atomic against the owner's locked add and CAS.
-        if (c.w.compare_exchange_weak(w, ScaledEncode(0, static_cast<uint32_t>(w)),
-                                      std::memory_order_relaxed)) {
-          return x;
-        }
-      }
-    } else if constexpr (M == SlotMode::kWatermark) {
-      const int64_t s = c.slot.load(std::memory_order_relaxed);
-      int64_t f = c.folded.load(std::memory_order_relaxed);
-      while (s != f) {
-        // Relaxed CAS on `folded`: the winner owns the delta s - f.
-        if (c.folded.compare_exchange_weak(f, s, std::memory_order_relaxed))
-          return internal::WrapSub(s, f);
-      }
-      return 0;
-    } else {
-      // xchg: atomic across CPUs against the CAS writer.
-      if (c.d.load(std::memory_order_relaxed) == 0) return 0;
-      return c.d.exchange(0, std::memory_order_relaxed);
-    }
-  }
-
-  CellBlock<ScaledS32Cell>& ScaledBlockOf(int cpu, StatKind kind, int instance) {
+  // ---- for the representation (Rep's functions, through `Vm&`) ----
+  Block& BlockOf(int cpu, StatKind kind, int instance) {
     const size_t b = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
                      static_cast<size_t>(instance);
     auto& blocks = kind == StatKind::kZone ? zone_blocks_ : node_blocks_;
     return blocks[b];
   }
-
-  // C.addo's unit follows the published threshold t, item by item: the
-  // owner re-encodes every item of the block whose differential t holds (a
-  // relaxed CAS each, keeping it; a folder may CAS it meanwhile) and, once
-  // all of them are in t's unit, publishes the unit to its own fast path.
-  // An item t no longer holds (a threshold drop) keeps its old unit -- each
-  // word carries its own, so it still decodes -- until its own next update
-  // folds it, as the kernel's would; until then every update of the block
-  // takes this slow path.
-  void ScaledRescale(int cpu, StatKind kind, int instance, int t) {
-    auto& b = ScaledBlockOf(cpu, kind, instance);
-    const uint32_t k = ScaledUnit(t);
-    bool all_scaled = k != 0;
-    for (int item = 0; item < num_items(kind) && k != 0; ++item) {
-      auto& c = b.c[static_cast<size_t>(item)];
-      uint64_t w = c.w.load(std::memory_order_relaxed);
-      for (;;) {
-        const int64_t x = ScaledDecode(w);
-        if (std::abs(x) > t) {
-          all_scaled = false;
-          break;
-        }
-        const uint64_t want = ScaledEncode(x, k);
-        if (w == want) break;
-        // (a point only where a folder has something to race for)
-        if (x != 0) ISOLATION_INTERLEAVE_POINT("vmstat.addo_rescale.before_cas");
-        // Relaxed CAS: atomic against the folders' CAS.
-        if (c.w.compare_exchange_weak(w, want, std::memory_order_relaxed)) break;
-      }
-    }
-    // Relaxed: read only by this CPU's own fast path (program order).
-    b.scale.store(all_scaled ? (uint64_t{k} | static_cast<uint64_t>(t) << 32) : kScaledNoFastPath,
-                  std::memory_order_relaxed);
+  Cell& CellOf(int cpu, StatKind kind, int instance, int item) {
+    return BlockOf(cpu, kind, instance).c[static_cast<size_t>(item)];
   }
+  const Cell& CellOf(int cpu, StatKind kind, int instance, int item) const {
+    const size_t b = static_cast<size_t>(cpu) * static_cast<size_t>(num_instances(kind)) +
+                     static_cast<size_t>(instance);
+    const auto& blocks = kind == StatKind::kZone ? zone_blocks_ : node_blocks_;
+    return blocks[b].c[static_cast<size_t>(item)];
+  }
+  // A writer update that pushed to the shared side.
+  void CountFold(int cpu) { OwnerCount(State(cpu).threshold_folds); }
+  // Also Vmstat's ThresholdRaw, Overstep, AddShared, AfterWrite and
+  // num_items.
 
-  // mod_zone_state() over the scaled word: the locked add when the block is
-  // in the published threshold's unit; otherwise (a delta beyond the
-  // threshold, or a block not rescaled yet) C's CAS loop, decoding with the
-  // word's own unit and encoding in the unit of the threshold now published,
-  // then a rescale of the block if its fast path is not on that unit.
-  void ScaledModState(int cpu, StatKind kind, int instance, int item, int64_t delta, int mode) {
-    const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
-    auto& b = ScaledBlockOf(cpu, kind, instance);
-    auto& c = b.c[static_cast<size_t>(item)];
-    // The block is in t's unit and the delta within t: VmstatWriter's fast
-    // path (one locked add, its overflow flag the threshold test).
-    const uint64_t unit = b.scale.load(std::memory_order_relaxed);  // this CPU's own word
-    if ((unit >> 32) == static_cast<uint64_t>(t) && std::abs(delta) <= t) {
-      if (ScaledAddOverflows(c.w, delta * static_cast<int64_t>(static_cast<uint32_t>(unit)))) {
-        FoldScaledS32(cpu, kind, instance, item, c.w, mode);
-      }
-      AfterWrite(cpu);
-      return;
-    }
-    const uint32_t k = ScaledUnit(t);
-    uint64_t w = c.w.load(std::memory_order_relaxed);
+  // mod_zone_state() / mod_node_state() over a differential that is one
+  // word `d` (s8-owner and the S32Cell representations): compute the new
+  // slot value and the overflow from the old one, install it with
+  // install(d, o, n) -- the representation's store or compare-and-swap,
+  // true once n is in (a CAS that lost reloaded `o`: the loop recomputes)
+  // -- then add the overflow to the shared side, then AfterWrite.
+  template <typename T, typename Install>
+  void ModWord(std::atomic<T>& d, int cpu, StatKind kind, int instance, int item, int64_t delta,
+               int mode, Install install) {
+    T o = d.load(std::memory_order_relaxed);
     int64_t z;
     for (;;) {
       z = 0;
-      int64_t n = delta + ScaledDecode(w);
+      const int t = ThresholdRaw(cpu, kind, instance);  // hot path: unchecked (writer contract)
+      int64_t n = delta + o;
       if (std::abs(n) > t) {
         const int64_t os = mode * Overstep(t);
         z = n + os;
         n = -os;
       }
-      ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
-      // Relaxed CAS: atomic against the shepherd's CAS.  |n| <= t: n fits
-      // t's unit (t = 0: n = 0).
-      if (c.w.compare_exchange_weak(w, ScaledEncode(n, k), std::memory_order_relaxed)) break;
+      if (install(d, o, static_cast<T>(n))) break;
     }
     if (z != 0) {
       ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
       AddShared(kind, instance, item, z);
       CountFold(cpu);
-    }
-    if ((b.scale.load(std::memory_order_relaxed) >> 32) != static_cast<uint64_t>(t)) {
-      ScaledRescale(cpu, kind, instance, t);
     }
     AfterWrite(cpu);
   }
@@ -466,7 +241,7 @@ class VmstatImpl final : public Vmstat {
     std::array<int64_t, kMaxNodeItems> node_global{};
     for (int z = 0; z < num_zones(); ++z) {
       for (int item = 0; item < config_.zone_items; ++item) {
-        const int64_t v = TakeSlot(CellOf(cpu, StatKind::kZone, z, item));
+        const int64_t v = Rep::Take(CellOf(cpu, StatKind::kZone, z, item));
         if (v != 0) {
           ISOLATION_INTERLEAVE_POINT("vmstat.fold.mid_fold");  // taken, not yet added (I2)
           AddCounter(Shared(StatKind::kZone, z).v[static_cast<size_t>(item)], v);
@@ -477,7 +252,7 @@ class VmstatImpl final : public Vmstat {
     }
     for (int node = 0; node < num_nodes(); ++node) {
       for (int item = 0; item < config_.node_items; ++item) {
-        const int64_t v = TakeSlot(CellOf(cpu, StatKind::kNode, node, item));
+        const int64_t v = Rep::Take(CellOf(cpu, StatKind::kNode, node, item));
         if (v != 0) {
           ISOLATION_INTERLEAVE_POINT("vmstat.fold.mid_fold");
           AddCounter(Shared(StatKind::kNode, node).v[static_cast<size_t>(item)], v);
@@ -508,9 +283,9 @@ class VmstatImpl final : public Vmstat {
   std::vector<Block> zone_blocks_, node_blocks_;
 };
 
-template <SlotMode M>
+template <typename Rep>
 std::unique_ptr<Vmstat> MakeVmstat(VmstatConfig config, std::unique_ptr<FoldPolicy> policy) {
-  return std::make_unique<VmstatImpl<M>>(std::move(config), std::move(policy));
+  return std::make_unique<VmstatImpl<Rep>>(std::move(config), std::move(policy));
 }
 
 }  // namespace isolation::vmstat::internal

@@ -17,7 +17,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "isolation/core/interleave.h"
-#include "vmstat/slot_impl.h"
 
 namespace isolation::vmstat {
 
@@ -387,57 +386,6 @@ void Vmstat::NotifyFirstDirty(int cpu) {
 
 void Vmstat::WriterMarkDirty(int cpu) { MarkDirty(cpu); }
 
-// C.xadd's fold (no kernel counterpart; the shape of mod_zone_state's fold):
-// the locked add already left the slot past the threshold.  xchg it for the
-// overstep and add what it held: our add, less anything a remote fold took
-// in between (that fold added it), plus whatever else it held.  Conserved
-// either way: slot + shared side is unchanged by the xchg + add pair.
-void Vmstat::FoldAddedS32(int cpu, StatKind kind, int instance, int item,
-                          std::atomic<int32_t>& slot, int mode) {
-  const int64_t overstep = mode * Overstep(ThresholdRaw(cpu, kind, instance));
-  ISOLATION_INTERLEAVE_POINT("vmstat.xadd_writer.before_xchg");  // added, not yet taken
-  // Relaxed xchg: atomic against the folders' xchg; orders nothing else.
-  const int64_t taken =
-      slot.exchange(static_cast<int32_t>(-overstep), std::memory_order_relaxed) + overstep;
-  if (taken != 0) {
-    ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
-    AddShared(kind, instance, item, taken);
-  }
-  internal::OwnerCount(State(cpu).threshold_folds);  // as the slot code's CountFold
-}
-
-// C.addo's fold (no kernel counterpart; the shape of mod_zone_state's fold):
-// the locked add overflowed, so the word holds the wrapped s32 of a
-// differential past the threshold -- unless a remote fold took it in between
-// (then it holds whatever came after, within the threshold: nothing to do).
-// CAS, not xchg: k, the word's low half, must survive a concurrent fold's CAS.
-void Vmstat::FoldScaledS32(int cpu, StatKind kind, int instance, int item,
-                           std::atomic<uint64_t>& word, int mode) {
-  ISOLATION_INTERLEAVE_POINT("vmstat.addo_writer.before_cas");  // added, not yet taken
-  uint64_t w = word.load(std::memory_order_relaxed);
-  int64_t taken = 0;
-  for (;;) {
-    const uint32_t k = static_cast<uint32_t>(w);
-    const int t = internal::ScaledThresholdOf(k);  // the threshold the word is scaled for
-    const int64_t x = internal::ScaledDecode(w);
-    if (std::abs(x) <= t) {
-      taken = 0;
-      break;
-    }
-    const int64_t overstep = mode * Overstep(t);
-    taken = x + overstep;
-    // Relaxed CAS: atomic against the folders' CAS; orders nothing else.
-    if (word.compare_exchange_weak(w, internal::ScaledEncode(-overstep, k),
-                                   std::memory_order_relaxed))
-      break;
-  }
-  if (taken != 0) {
-    ISOLATION_INTERLEAVE_POINT("vmstat.writer.mid_fold");  // slot changed, shared not yet (I2)
-    AddShared(kind, instance, item, taken);
-    internal::OwnerCount(State(cpu).threshold_folds);
-  }
-}
-
 namespace {
 // The dirty flag of writers whose policy does not mark CPUs dirty: their
 // fast path has no dirty test, but a VmstatSlotWriter<form, true> made from
@@ -463,9 +411,9 @@ absl::StatusOr<VmstatWriter> Vmstat::Writer(int cpu) {
     zone_block = static_cast<Block*>(writer_blocks_[0]) + c * zones;
     node_block = static_cast<Block*>(writer_blocks_[1]) + c * nodes;
   };
-#define ISOLATION_VMSTAT_BLOCK_OFFSET_(form, cell)                      \
-  case WriterForm::form:                                                \
-    offset(static_cast<internal::CellBlock<internal::cell>*>(nullptr)); \
+#define ISOLATION_VMSTAT_BLOCK_OFFSET_(form, Form)                            \
+  case WriterForm::form:                                                      \
+    offset(static_cast<internal::CellBlock<internal::Form::Cell>*>(nullptr)); \
     break;
   switch (writer_form_) {
     ISOLATION_VMSTAT_INLINE_WRITER_FORMS(ISOLATION_VMSTAT_BLOCK_OFFSET_)

@@ -28,7 +28,8 @@
 //                  past it a CAS of the word for the overstep; a CAS (k
 //                  kept) folds from any CPU.  A delta beyond the threshold,
 //                  or a zone not yet rescaled to a new threshold, takes C's
-//                  CAS loop.  vmstat.h, internal::Scaled*, has the arithmetic.
+//                  CAS loop.  vmstat/internal/cells.h, internal::Scaled*,
+//                  has the arithmetic.
 //   s64-watermark  D (ours): a 64-bit running sum stored by its owner plus a
 //                  `folded` word advanced by CAS by whoever folds.
 //   s32-plain      negative control: C's layout with a plain load/store

@@ -118,7 +118,7 @@
 #include "isolation/core/registry.h"
 #include "isolation/core/topology.h"
 #include "isolation/vmstat/fold_policy.h"
-#include "isolation/vmstat/internal/cells.h"
+#include "isolation/vmstat/internal/forms.h"
 #include "isolation/vmstat/items.h"
 #include "isolation/vmstat/slot.h"
 
@@ -189,7 +189,8 @@ struct CpuCounters {
   int64_t shepherd_queued = 0;       // work items the shepherd queued on this CPU
 };
 
-// The per-CPU cells the writer and the slot code share: vmstat/internal/cells.h.
+// The per-CPU cells the writer and the slot code share: vmstat/internal/cells.h;
+// the writer's forms over them: vmstat/internal/forms.h.
 
 class VmstatWriter;
 template <internal::WriterForm F, bool kMarksDirty = true>
@@ -490,6 +491,10 @@ class Vmstat {
   friend class VmstatWriter;
   template <internal::WriterForm F, bool kMarksDirty>
   friend class VmstatSlotWriter;
+  // The inline writer's forms (internal/forms.h): their out-of-line folds.
+#define ISOLATION_VMSTAT_FORM_FRIEND_(form, Form) friend struct internal::Form;
+  ISOLATION_VMSTAT_INLINE_WRITER_FORMS(ISOLATION_VMSTAT_FORM_FRIEND_)
+#undef ISOLATION_VMSTAT_FORM_FRIEND_
 
   // vmstat_mark_dirty(): the flag lives on its own line (written on every
   // update).  Relaxed: set and cleared on the owner CPU (program order);
@@ -504,22 +509,6 @@ class Vmstat {
   // VmstatWriter's clean->dirty transition, out of line (MarkDirty).
   void WriterMarkDirty(int cpu);
 
- protected:
-  // The s32-xadd slot's fold, after a locked add left `slot` (cpu's cell of
-  // kind/instance/item) past the threshold: exchange it for the overstep
-  // (mode 0: Mod, +1: Inc, -1: Dec) and add what it held to the shared
-  // side.  Out of line; shared by the slot code and VmstatWriter.
-  void FoldAddedS32(int cpu, StatKind kind, int instance, int item, std::atomic<int32_t>& slot,
-                    int mode);
-  // The s32-scaled slot's fold, after a locked add overflowed `word` (cpu's
-  // item word of kind/instance/item): CAS it, k kept, to the overstep and
-  // add the differential it held to the shared side (nothing, if a remote
-  // fold took it first).  Out of line; shared by the slot code and
-  // VmstatWriter.
-  void FoldScaledS32(int cpu, StatKind kind, int instance, int item, std::atomic<uint64_t>& word,
-                     int mode);
-
- private:
   void ClearDirty(int cpu) {
     dirty_[static_cast<size_t>(cpu)].v.store(false, std::memory_order_relaxed);
   }

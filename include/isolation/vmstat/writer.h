@@ -25,6 +25,7 @@
 #include "isolation/core/contract.h"
 #include "isolation/core/interleave.h"
 #include "isolation/vmstat/internal/cells.h"
+#include "isolation/vmstat/internal/forms.h"
 #include "isolation/vmstat/vmstat.h"
 
 namespace isolation::vmstat {
@@ -62,9 +63,10 @@ namespace isolation::vmstat {
 // twice: the fast path stores nothing before deciding):
 //   - an update that would pass the threshold (the fold to the shared side,
 //     the overstep of Inc/Dec), and a C CAS that lost to a remote fold
-//     (s32-xadd: only a delta beyond the threshold; its add is done
-//     before it compares, so its fold goes out of line to FoldAddedS32,
-//     never to the virtual path),
+//     (s32-xadd and s32-scaled: only a delta beyond the threshold, and
+//     s32-scaled a zone not in the published threshold's unit; their add
+//     is done before they compare, so their fold goes out of line to
+//     their form's Fold, never to the virtual path),
 //   - a clean->dirty transition (B: the flag store; B.local: arming its work).
 // Slots without an inline form -- the s32-plain negative control, and a
 // Vmstat subclass of your own that does not call SetWriterLayout -- forward
@@ -133,6 +135,10 @@ class VmstatWriter {
   friend class Vmstat;
   template <internal::WriterForm F, bool kMarksDirty>
   friend class VmstatSlotWriter;
+  // The forms' fast paths (internal/forms.h) read the members below.
+#define ISOLATION_VMSTAT_FORM_FRIEND_(form, Form) friend struct internal::Form;
+  ISOLATION_VMSTAT_INLINE_WRITER_FORMS(ISOLATION_VMSTAT_FORM_FRIEND_)
+#undef ISOLATION_VMSTAT_FORM_FRIEND_
 
   // `dirty`: the CPU's vmstat_dirty flag when `marks_dirty`; else a flag
   // that is always set, which only a VmstatSlotWriter<form, true> made from
@@ -154,121 +160,48 @@ class VmstatWriter {
     return static_cast<uint8_t>(static_cast<int>(form) * 2 + (marks_dirty ? 1 : 0));
   }
   // TryFast and WithSlotForm have a case for every pair: both expand the
-  // table of forms (internal/cells.h, ISOLATION_VMSTAT_INLINE_WRITER_FORMS).
+  // table of forms (internal/forms.h, ISOLATION_VMSTAT_INLINE_WRITER_FORMS).
 
   void ContractMod(StatKind kind, int instance, int item, int64_t delta) const {
     vm_->ContractSlot("Writer Mod", cpu_, kind, instance, item);
     Vmstat::ContractDelta("Writer Mod", delta);
   }
 
+  // For the forms' fast paths (internal/forms.h): cpu()'s block and cell.
   template <typename Cell>
-  internal::CellBlock<Cell>& BlockAt(size_t k, int instance) const {
-    return static_cast<internal::CellBlock<Cell>*>(blocks_[k])[instance];
+  internal::CellBlock<Cell>& BlockAt(StatKind kind, int instance) const {
+    return static_cast<internal::CellBlock<Cell>*>(blocks_[static_cast<size_t>(kind)])[instance];
   }
   template <typename Cell>
-  Cell& CellAt(size_t k, int instance, int item) const {
-    return static_cast<internal::CellBlock<Cell>*>(blocks_[k])[instance]
-        .c[static_cast<size_t>(item)];
-  }
-  // |v| <= t as one unsigned compare (t >= 0).
-  static bool Within(int64_t v, int64_t t) {
-    return static_cast<uint64_t>(v) + static_cast<uint64_t>(t) <= 2 * static_cast<uint64_t>(t);
-  }
-
-  // The owner's load of its s8 differential, zero-extended from memory and
-  // sign-extended in a register.  Same value as a plain load; the point is
-  // the instruction: updates of one slot form a load -> add -> store chain
-  // through memory, and recent x86 cores forward a store to the next load
-  // of the same address without waiting for it (memory renaming) for a
-  // zero-extending byte load (movzbl) but not for a sign-extending one
-  // (movsbq), which waits for store-to-load forwarding, ~5 cycles per
-  // update.  The empty asm keeps the compiler from folding the two
-  // extensions back into one movsbq; it emits no instruction.  Measured
-  // (docs/history/2026-12-02-perf-intel.md): the s8-owner writer's Mod on an Intel
-  // Xeon KVM guest, 2.0 -> 0.9 ns.
-  static int64_t LoadS8ZeroExtended(const std::atomic<int8_t>& d) {
-    auto raw = static_cast<uint8_t>(d.load(std::memory_order_relaxed));
-    asm("" : "+r"(raw));
-    return static_cast<int8_t>(raw);
+  Cell& CellAt(StatKind kind, int instance, int item) const {
+    return BlockAt<Cell>(kind, instance).c[static_cast<size_t>(item)];
   }
 
   // The update below the threshold, or false with nothing stored (the
-  // virtual path then does all of it).
+  // virtual path then does all of it): the form's fast path
+  // (internal/forms.h, FormOf<F>::type::TryFast), then the dirty mark.
   // `mode`: 0 for Mod, +1 / -1 for Inc / Dec (their overstep on a fold).
   template <internal::WriterForm F, bool kMarksDirty>
   bool TryFastAs(StatKind kind, int instance, int item, int64_t delta, int mode) const {
     const size_t k = static_cast<size_t>(kind);
     // Relaxed: racy across threshold refreshes, as the kernel's this_cpu_read.
     const int64_t t = threshold_[k][instance].load(std::memory_order_relaxed);
-    if constexpr (F == internal::WriterForm::kOwnerS8) {
-      // Owner-only slot: a relaxed load + store is the unlocked
-      // this_cpu_cmpxchg (no other context writes it).
-      auto& c = CellAt<internal::OwnerS8Cell>(k, instance, item);
-      const int64_t x = delta + LoadS8ZeroExtended(c.d);
-      if (!Within(x, t)) return false;
-      c.d.store(static_cast<int8_t>(x), std::memory_order_relaxed);
-    } else if constexpr (F == internal::WriterForm::kSharedS32Cas) {
-      auto& c = CellAt<internal::S32Cell>(k, instance, item);
-      int32_t o = c.d.load(std::memory_order_relaxed);
-      for (;;) {
-        const int64_t n = delta + o;
-        if (!Within(n, t)) return false;
-        ISOLATION_INTERLEAVE_POINT("vmstat.c_writer.before_cas");
-        // Relaxed CAS: atomic against the shepherd's xchg (the slot's
-        // single modification order); a failure reloads `o`.
-        if (c.d.compare_exchange_weak(o, static_cast<int32_t>(n), std::memory_order_relaxed)) break;
-      }
-    } else if constexpr (F == internal::WriterForm::kSharedS32Xadd) {
-      // A delta beyond the threshold folds in any case: the virtual path
-      // (its CAS).  So the slot never holds more than 2t + t/2 and the s32
-      // cannot overflow.
-      if (!Within(delta, t)) return false;
-      auto& c = CellAt<internal::S32Cell>(k, instance, item);
-      // Relaxed locked add (lock xadd): atomic against the shepherd's xchg
-      // (one modification order of the slot) and nothing else is ordered
-      // by it, as the CAS it replaces.  The add is done: past the threshold
-      // the fold follows out of line, never the virtual path.
-      const int64_t n =
-          delta + c.d.fetch_add(static_cast<int32_t>(delta), std::memory_order_relaxed);
-      if (__builtin_expect(!Within(n, t), 0))
-        vm_->FoldAddedS32(cpu_, kind, instance, item, c.d, mode);
-    } else if constexpr (F == internal::WriterForm::kScaledS32) {
-      // C.addo: the block's unit, written by this CPU only.  Scaled for
-      // another threshold than the one now published (a refresh happened,
-      // or nothing is scaled yet), or a delta beyond the threshold (it
-      // folds in any case): the virtual path rescales / folds by CAS.
-      auto& b = BlockAt<internal::ScaledS32Cell>(k, instance);
-      const uint64_t unit = b.scale.load(std::memory_order_relaxed);
-      if ((unit >> 32) != static_cast<uint64_t>(t) || !Within(delta, t)) return false;
-      // One locked add; its overflow flag is the threshold test.  The add
-      // is done: an overflow folds out of line, never the virtual path.
-      auto& c = b.c[static_cast<size_t>(item)];
-      ISOLATION_CONTRACT(
-          static_cast<uint32_t>(c.w.load(std::memory_order_relaxed)) == static_cast<uint32_t>(unit),
-          "vmstat C.addo writer: cpu %d item %d is not in its zone's unit %d", cpu_, item,
-          static_cast<uint32_t>(unit));
-      if (__builtin_expect(internal::ScaledAddOverflows(
-                               c.w, delta * static_cast<int64_t>(static_cast<uint32_t>(unit))),
-                           0)) {
-        vm_->FoldScaledS32(cpu_, kind, instance, item, c.w, mode);
-      }
-    } else if constexpr (F == internal::WriterForm::kWatermark) {
-      auto& c = CellAt<internal::WatermarkCell>(k, instance, item);
-      const int64_t s = internal::WrapAdd(c.slot.load(std::memory_order_relaxed), delta);
-      if (!Within(internal::WrapSub(s, c.folded.load(std::memory_order_relaxed)), t)) return false;
-      c.slot.store(s, std::memory_order_relaxed);  // owner-only word
-    } else {
+    if constexpr (F == internal::WriterForm::kVirtual) {
       (void)delta, (void)item, (void)t, (void)mode;
-      return false;  // kVirtual
+      return false;
+    } else {
+      using Form = typename internal::FormOf<F>::type;
+      if (!Form::TryFast(*this, kind, instance, item, delta, t, mode)) return false;
+      // vmstat_mark_dirty(): relaxed (owner-set, owner-cleared; the shepherd
+      // only takes a hint); the clean->dirty store goes out of line.  Only
+      // for the policies whose writers mark it: mainline's fast path has no
+      // such flag.
+      if constexpr (kMarksDirty) {
+        if (__builtin_expect(!dirty_->load(std::memory_order_relaxed), 0))
+          vm_->WriterMarkDirty(cpu_);
+      }
+      return true;
     }
-    // vmstat_mark_dirty(): relaxed (owner-set, owner-cleared; the shepherd
-    // only takes a hint); the clean->dirty store goes out of line.  Only
-    // for the policies whose writers mark it: mainline's fast path has no
-    // such flag.
-    if constexpr (kMarksDirty) {
-      if (__builtin_expect(!dirty_->load(std::memory_order_relaxed), 0)) vm_->WriterMarkDirty(cpu_);
-    }
-    return true;
   }
   // Measured on a Zen 4 host (docs/history/2026-12-02-perf-zen4.md): with the fifth
   // form GCC lays the watermark form's code out behind taken branches, and
@@ -277,7 +210,7 @@ class VmstatWriter {
   // WithSlotForm's loops have no such test and did not move.
   bool TryFast(StatKind kind, int instance, int item, int64_t delta, int mode) const {
     using internal::WriterForm;
-#define ISOLATION_VMSTAT_WRITER_CASES_(form, cell)                                \
+#define ISOLATION_VMSTAT_WRITER_CASES_(form, Form)                                \
   case Dispatch(WriterForm::form, false):                                         \
     return TryFastAs<WriterForm::form, false>(kind, instance, item, delta, mode); \
   case Dispatch(WriterForm::form, true):                                          \
@@ -349,7 +282,7 @@ class VmstatSlotWriter {
 template <typename Fn>
 decltype(auto) VmstatWriter::WithSlotForm(Fn&& fn) const {
   using internal::WriterForm;
-#define ISOLATION_VMSTAT_SLOT_WRITER_CASES_(form, cell)          \
+#define ISOLATION_VMSTAT_SLOT_WRITER_CASES_(form, Form)          \
   case Dispatch(WriterForm::form, false):                        \
     return fn(VmstatSlotWriter<WriterForm::form, false>(*this)); \
   case Dispatch(WriterForm::form, true):                         \

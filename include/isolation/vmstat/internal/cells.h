@@ -6,8 +6,9 @@
 // Internal: no API stability; not for use outside the library and the inline
 // writer (vmstat/writer.h), which is why it is installed at all.  The
 // per-CPU differential cells and their blocks as the slot code
-// (lib/vmstat/slot_impl.h) lays them out, the writer's slot forms, the
-// s32-scaled encoding and its locked add (inline asm on x86-64).
+// (lib/vmstat/slot_impl.h) lays them out, the s32-scaled encoding and its
+// locked add (inline asm on x86-64).  The writer's slot forms over them are
+// vmstat/internal/forms.h.
 //
 // Kernel counterpart: struct per_cpu_zonestat / per_cpu_nodestat's
 // vm_stat_diff[] (include/linux/mmzone.h); the other cells are the
@@ -33,32 +34,6 @@ namespace isolation::vmstat {
 // item, one cache-line-aligned block of kMaxNodeItems cells per (CPU, zone or
 // node), blocks CPU-major.  Not for use outside the library and VmstatWriter.
 namespace internal {
-// The table of inline writer forms, one row per form: X(enumerator, cell
-// type).  It makes the WriterForm enumerators, the writer's dispatch cases
-// (vmstat/writer.h: TryFast, WithSlotForm) and the block type of
-// Vmstat::Writer; a new form is a row here, its branch of
-// VmstatWriter::TryFastAs and the slot that names it (WriterFormOf).
-//   kOwnerS8        s8-owner: owner load + store
-//   kSharedS32Cas   s32-atomic: relaxed CAS
-//   kWatermark      s64-watermark: owner store of the running sum
-//   kSharedS32Xadd  s32-xadd: locked add, xchg on the rare fold
-//   kScaledS32      s32-scaled: locked add whose overflow flag is the threshold
-#define ISOLATION_VMSTAT_INLINE_WRITER_FORMS(X) \
-  X(kOwnerS8, OwnerS8Cell)                      \
-  X(kSharedS32Cas, S32Cell)                     \
-  X(kWatermark, WatermarkCell)                  \
-  X(kSharedS32Xadd, S32Cell)                    \
-  X(kScaledS32, ScaledS32Cell)
-
-// Which inline fast path a writer runs, fixed by the slot at Create:
-// kVirtual (none: every update is the virtual Vmstat::Mod/Inc/Dec) or a row
-// of the table above.
-#define ISOLATION_VMSTAT_FORM_ENUMERATOR_(form, cell) form,
-enum class WriterForm : uint8_t {
-  kVirtual,
-  ISOLATION_VMSTAT_INLINE_WRITER_FORMS(ISOLATION_VMSTAT_FORM_ENUMERATOR_)
-};
-#undef ISOLATION_VMSTAT_FORM_ENUMERATOR_
 struct OwnerS8Cell {
   std::atomic<int8_t> d{0};
 };

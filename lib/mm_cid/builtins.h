@@ -43,6 +43,7 @@ namespace isolation::mm_cid::internal {
 #define ISOLATION_MM_CID_PLACEMENTS(X)                   \
   X(WorkTaskWorkEntry) /* strategies/work_taskwork.cc */ \
   X(WorkDelayedEntry)  /* strategies/work_delayed.cc */  \
+  X(DelayedV1Entry)    /* controls/work_delayed_v1.cc */ \
   X(WorkUnboundEntry)  /* strategies/work_unbound.cc */  \
   X(WorkRcuEntry)      /* strategies/work_rcu.cc */      \
   X(WorkResumeEntry)   /* strategies/work_resume.cc */

@@ -42,6 +42,7 @@ TEST(MmCidRegistry, EveryVariantOfBeforeIsListedWithDescriptionAndFlag) {
       {"placement",
        {{"work_taskwork", false},
         {"work_delayed", false},
+        {"work_delayed_v1", true},
         {"work_unbound", false},
         {"work_rcu", false},
         {"work_resume", false}}},
@@ -100,7 +101,8 @@ TEST(MmCidRegistry, NegativeControlVariantsOnePerControl) {
   EXPECT_THAT(names, ::testing::UnorderedElementsAre(
                          "lazy_no_dekker_fences+alloc_v6_14+scan_possible+batch_full+work_taskwork",
                          "owner619_direct", "owner619_walk619", "owner619_split_mode",
-                         "lazy+alloc_v6_14+scan_cidmask+batch_full+work_taskwork"));
+                         "lazy+alloc_v6_14+scan_cidmask+batch_full+work_taskwork",
+                         "lazy+alloc_v6_14+scan_possible+batch_full+work_delayed_v1"));
 }
 
 TEST(MmCidVariantNames, ParseOrderFreeDefaultsAndTickKick) {

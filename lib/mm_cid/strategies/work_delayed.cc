@@ -8,28 +8,11 @@
 #include <memory>
 
 #include "mm_cid/builtins.h"
+#include "mm_cid/strategies/work_delayed.h"
 
 namespace isolation::mm_cid::internal {
-namespace {
 
-class WorkDelayed final : public PlacementStrategy {
- public:
-  PlacementTraits traits() const override {
-    PlacementTraits t;
-    t.rate_limited = false;
-    return t;
-  }
-  ScanAction OnTick(const ScanTrigger&) const override { return ScanAction::kNone; }
-  ScanAction OnReturnToUser(const ScanTrigger&) const override { return ScanAction::kNone; }
-  bool ScanDue(const ScanTrigger&) const override { return false; }  // no mm_cid_next_scan
-  bool ScanPending(const ScanTrigger&) const override { return false; }
-  void OnMmCreated(MmId mm, ScanRunner& runner) const override {
-    runner.QueuePeriodicWork(mm, kScanDelayNs);
-  }
-};
-
-}  // namespace
-
+// The class: strategies/work_delayed.h (shared with the control work_delayed_v1).
 PlacementEntry WorkDelayedEntry() {
   PlacementEntry e{"work_delayed",
                    "[DW]: per-mm delayed work re-armed every 100 ms on housekeeping workers",

@@ -15,7 +15,8 @@ slower) is marked.  Exit 1 if a benchmark of a row is missing.
 The rows name each revision's own benchmark, because names changed when the
 variants became registered strategies: before, idle_select's BM_Select/<V>
 timed one Select per iteration; after, BM_SelectPlainLoop/<V> runs the same
-loop (same seeded LLC, same 1024 wake-ups) through IdleState::Select.  (The
+loop (same seeded LLC, same 1024 wake-ups) through IdleState::Select.  A
+before revision that already has a row's after name runs that one instead.  (The
 kit's BM_IdleSelect times batches beside a baseline: another harness, not
 compared here.)  Everything else has one name.
 """
@@ -107,6 +108,27 @@ def run(program, names, min_time):
     return got
 
 
+def listed(program):
+    """The benchmark names `program` registers (suffixes such as /manual_time dropped)."""
+    out = subprocess.run([program, "--benchmark_list_tests"], check=True, capture_output=True,
+                         text=True).stdout.split()
+    return {n.removesuffix("/manual_time").removesuffix("/real_time") for n in out}
+
+
+def with_current_names(rows, before_build):
+    """A before revision that already has a row's after name (a recent one) runs it by that
+    name: the rows' before names are those of revisions older than the rename."""
+    have = {}
+    out = []
+    for label, prog, before, after in rows:
+        if prog not in have:
+            have[prog] = listed(f"{before_build}/bench/{prog}")
+        if before[0] not in have[prog] and after[0] in have[prog]:
+            before = after
+        out.append((label, prog, before, after))
+    return out
+
+
 def per_op_ns(bench, metric):
     if metric == "time":
         return bench["cpu_time"] * TO_NS[bench.get("time_unit", "ns")]
@@ -123,7 +145,7 @@ def main():
     ap.add_argument("--only", default="", help="run only the rows whose program path contains this (e.g. mm_cid)")
     args = ap.parse_args()
 
-    rows_run = [r for r in ROWS if args.only in r[1]]
+    rows_run = with_current_names([r for r in ROWS if args.only in r[1]], args.before)
     programs = sorted({r[1] for r in rows_run})
     samples = {}  # (row label, "before"/"after") -> [ns]
     for rnd in range(args.rounds):

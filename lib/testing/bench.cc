@@ -83,7 +83,6 @@ struct ThreadCpuClock {
   using rep = duration::rep;
   using period = duration::period;
   using time_point = std::chrono::time_point<ThreadCpuClock>;
-  static constexpr bool is_steady = true;
   static time_point now() noexcept {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);

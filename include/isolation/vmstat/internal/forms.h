@@ -107,13 +107,38 @@ struct OwnerS8Form {
   template <typename Writer>
   static bool TryFast(const Writer& w, StatKind kind, int instance, int item, int64_t delta,
                       int64_t t, int mode) {
-    (void)mode;
     // Owner-only slot: a relaxed load + store is the unlocked
     // this_cpu_cmpxchg (no other context writes it).
     auto& c = w.template CellAt<Cell>(kind, instance, item);
+    if (mode != 0) return TryStep(c, delta, t);
     const int64_t x = delta + LoadS8ZeroExtended(c.d);
     if (!Within(x, t)) return false;
     c.d.store(static_cast<int8_t>(x), std::memory_order_relaxed);
+    return true;
+  }
+
+  // Inc / Dec (delta = mode = +1 / -1) in __inc_zone_state's order: the
+  // step is stored, then tested, in bytes.  Why not Mod's order (test, then
+  // store): on an Intel Xeon guest (family 6 model 207) the next update's
+  // load got the stored byte without waiting for store forwarding only in
+  // this order (docs/history/2026-12-08-perf-intel-207.md).  A step beyond
+  // the threshold is undone before the virtual path does the whole update,
+  // so what that path sees, and the condition that sends an update there
+  // (|d + step| > t), are Mod's.  Between the store and the undo a remote
+  // reader may see d + step, the value the update is about to give; the
+  // kernel's own __inc_zone_state leaves it there until its fold.
+  // One unsigned byte compare tests |v| <= t: |d| <= t <= kThresholdCap
+  // (125), so v = d +- 1 is in [-126, 126], and v + t wraps below zero
+  // only to 256 + v + t >= 130 + t > 2t.
+  static bool TryStep(Cell& c, int64_t step, int64_t t) {
+    const auto old = static_cast<uint8_t>(c.d.load(std::memory_order_relaxed));
+    const auto v = static_cast<uint8_t>(old + static_cast<uint8_t>(step));
+    c.d.store(static_cast<int8_t>(v), std::memory_order_relaxed);
+    const auto tb = static_cast<uint8_t>(t);
+    if (__builtin_expect(static_cast<uint8_t>(v + tb) > static_cast<uint8_t>(2 * tb), 0)) {
+      c.d.store(static_cast<int8_t>(old), std::memory_order_relaxed);
+      return false;
+    }
     return true;
   }
 

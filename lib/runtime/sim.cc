@@ -177,7 +177,7 @@ absl::StatusOr<TaskId> Simulator::Spawn(TaskSpec spec) {
   t.cpu = spec.cpu;
   t.state = TaskState::kRunnable;
   t.body = std::move(spec.body);
-  t.rng.seed(sched::TaskRngSeed(s.options.seed, id));
+  s.task_rngs.emplace_back(sched::TaskRngSeed(s.options.seed, id));
   const Nanos now = s.Now();
   s.Trace(now, spec.cpu, Impl::kSimEvFork, spec.parent, id);
   for (Hooks* h : s.hooks) h->OnTaskFork(spec.parent, id, spec.group, now);
@@ -210,6 +210,7 @@ absl::Status Simulator::SetAffinity(TaskId task, const CpuMask& mask) {
   s.EnsureStarted();
   Impl::Task& t = s.task_at(task);
   t.affinity = mask;
+  t.affinity_known_cpu = -1;
   const Nanos now = s.Now();
   s.Trace(now, t.cpu, Impl::kSimEvAffinity, task, 0);
   for (Hooks* h : s.hooks) h->OnAffinityChange(task, mask, now);

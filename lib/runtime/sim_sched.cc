@@ -193,10 +193,12 @@ void Simulator::Impl::Dispatch(Cpu& c) {
       continue;
     }
     Task& t = task_at(c.curr);
-    if (!Place().Allowed(t.affinity, c.id)) {
+    // Place().Allowed(t.affinity, c.id), its affinity test cached.
+    if (t.affinity_known_cpu == c.id ? !c.online : !Place().Allowed(t.affinity, c.id)) {
       EvictCurrent(c);
       continue;
     }
+    t.affinity_known_cpu = c.id;
     if (t.run_remaining > 0) {
       if (t.resume_at < 0) {
         if (ABSL_PREDICT_FALSE(t.warm_cpu != c.id)) Refill(c, t);

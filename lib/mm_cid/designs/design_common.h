@@ -190,6 +190,21 @@ class DesignCommon : public MmCid {
     return k;
   }
 
+  // The start of every design's Exec(): sched_mm_cid_before_execve() is
+  // the exit put, so the task must run on `cpu` with an mm; the new mm
+  // (mm_init_cid()) is made first, so that a refused one leaves the task
+  // as it was.  Returns the new mm's id; the task has left its old mm.
+  absl::StatusOr<MmId> BeginExec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) {
+    Design& d = self();
+    ISOLATION_RETURN_IF_ERROR(
+        CheckTaskOnCpu("Exec", d.tasks_.get(), d.limits_.max_tasks, task, cpu, num_cpus_));
+    if (GetMm(d.tasks_[task].mm.load(std::memory_order_relaxed)) == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
+    ISOLATION_ASSIGN_OR_RETURN(const MmId id, d.CreateMm(affinity, now));
+    ISOLATION_RETURN_IF_ERROR(d.Exit(cpu, task, now));
+    return id;
+  }
+
   // copy_process()'s bad_fork_cleanup_mm for a design whose fork only
   // counts the user (lazy, v63_mmlock): mmput() drops it; the child never
   // ran, so it holds no slot or ID.

@@ -434,20 +434,13 @@ class LazyMmCid final : public DesignCommon<LazyMmCid<Fences>>,
 
   // sched_mm_cid_before_execve(), bprm_mm_init(), sched_mm_cid_after_execve()
   absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
-    ISOLATION_RETURN_IF_ERROR(
-        CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    ISOLATION_ASSIGN_OR_RETURN(const MmId new_id, this->BeginExec(cpu, task, affinity, now));
     Task& t = tasks_[task];
-    Mm* old = GetMm(t.mm.load(std::memory_order_relaxed));
-    if (old == nullptr)
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
-    auto new_id = CreateMm(affinity, now);
-    if (!new_id.ok()) return new_id.status();
-    ISOLATION_RETURN_IF_ERROR(Exit(cpu, task, now));  // before_execve is the same put
     notes_.Cpu(cpu);
     notes_.Task(task);
-    Mm& mm = *GetMm(*new_id);
+    Mm& mm = *GetMm(new_id);
     mm.users.fetch_add(1, std::memory_order_relaxed);
-    t.mm.store(*new_id, std::memory_order_relaxed);
+    t.mm.store(new_id, std::memory_order_relaxed);
     t.mm_ptr = &mm;
     t.slots = mm.slots;
     t.nr_cpus_allowed.store(affinity.Weight(), std::memory_order_relaxed);
@@ -458,7 +451,7 @@ class LazyMmCid final : public DesignCommon<LazyMmCid<Fences>>,
     const int32_t cid = GetCid(mm, cpu, t, now);
     t.mm_cid.store(cid, std::memory_order_relaxed);
     t.last_mm_cid = cid;
-    return *new_id;
+    return new_id;
   }
 
   // copy_process() error path after copy_mm(): bad_fork_cleanup_mm ->

@@ -414,22 +414,15 @@ class Owner619MmCid final : public DesignCommon<Owner619MmCid<Fixes>>, private A
 
   // Exec = exit, then fork into a fresh mm (first user: store in the slot).
   absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
-    ISOLATION_RETURN_IF_ERROR(
-        CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
-    if (GetMm(tasks_[task].mm.load(std::memory_order_relaxed)) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
-    }
-    auto id = CreateMm(affinity, now);
-    if (!id.ok()) return id.status();
-    ISOLATION_RETURN_IF_ERROR(Exit(cpu, task, now));
+    ISOLATION_ASSIGN_OR_RETURN(const MmId id, this->BeginExec(cpu, task, affinity, now));
     Task& t = tasks_[task];
-    Mm& mm = *GetMm(*id);
+    Mm& mm = *GetMm(id);
     MutexLock ml(mm.mutex);
     MutexLock rq(RunQueueLock(cpu));
     MutexLock l(mm.lock);
     notes_.Cpu(cpu);
     notes_.Task(task);
-    t.mm.store(*id, std::memory_order_relaxed);
+    t.mm.store(id, std::memory_order_relaxed);
     t.mm_ptr = &mm;
     t.ran = true;
     t.tgid.store(task,
@@ -442,7 +435,7 @@ class Owner619MmCid final : public DesignCommon<Owner619MmCid<Fixes>>, private A
     t.cid.store(c, std::memory_order_relaxed);
     mm.pcpu[cpu].cid = c;
     t.active.store(true, std::memory_order_relaxed);
-    return *id;
+    return id;
   }
 
   // The copy_process() error path after the child was accounted

@@ -199,24 +199,17 @@ class V63MmLockMmCid final : public DesignCommon<V63MmLockMmCid>, private Always
   // (mm_init_cid() in mm_init()/exec_mmap()), sched_mm_cid_after_execve():
   // active again with mm_cid_get() of the new mm.
   absl::StatusOr<MmId> Exec(int cpu, TaskId task, const CpuMask& affinity, Nanos now) override {
-    ISOLATION_RETURN_IF_ERROR(
-        CheckTaskOnCpu("Exec", tasks_.get(), limits_.max_tasks, task, cpu, num_cpus_));
+    ISOLATION_ASSIGN_OR_RETURN(const MmId new_id, BeginExec(cpu, task, affinity, now));
     Task& t = tasks_[task];
-    if (GetMm(t.mm.load(std::memory_order_relaxed)) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("mm_cid: exec of task ", task, " without mm"));
-    }
-    auto new_id = CreateMm(affinity, now);
-    if (!new_id.ok()) return new_id.status();
-    ISOLATION_RETURN_IF_ERROR(Exit(cpu, task, now));
     notes_.Cpu(cpu);
     notes_.Task(task);
-    Mm& mm = *GetMm(*new_id);
+    Mm& mm = *GetMm(new_id);
     mm.users.fetch_add(1, std::memory_order_relaxed);
-    t.mm.store(*new_id, std::memory_order_relaxed);
+    t.mm.store(new_id, std::memory_order_relaxed);
     t.cpu.store(cpu, std::memory_order_relaxed);
     t.mm_cid.store(Get(mm), std::memory_order_relaxed);
     t.active.store(true, std::memory_order_relaxed);
-    return *new_id;
+    return new_id;
   }
 
   int32_t TaskCid(TaskId task) const override {

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 
 namespace isolation::testing {
 
@@ -26,6 +30,21 @@ std::unique_ptr<TaskBody> ChurnBody(int steps, ChurnShape shape) {
         return Step::Run(min_run + static_cast<Nanos>(r % run_spread));
     }
   });
+}
+
+absl::StatusOr<std::vector<TaskId>> SpawnChurnTasks(Driver& driver, const ChurnTasks& tasks) {
+  std::vector<TaskId> ids;
+  for (int i = 0; i < tasks.count; ++i) {
+    TaskSpec t;
+    t.name = absl::StrCat("t", i);
+    t.cpu = i % std::max(tasks.num_cpus, 1);
+    t.group = i % std::max(tasks.groups, 1);
+    t.body = ChurnBody(tasks.first_steps + i * tasks.step_increment);
+    absl::StatusOr<TaskId> id = driver.Spawn(std::move(t));
+    if (!id.ok()) return id.status();
+    ids.push_back(*id);
+  }
+  return ids;
 }
 
 int RandomWakeupPlacer::SelectTaskCpu(TaskId task, int prev_cpu, int waker_cpu, Nanos now) {

@@ -67,18 +67,10 @@ Violations CheckSimRandomWorkload(const MmCidVariant& v, uint64_t seed) {
   (*sim)->AddHooks(bound.before());
   (*sim)->AddHooks(&hooks);
   (*sim)->AddHooks(bound.after());
-  std::vector<TaskId> ids;
-  for (int i = 0; i < 20; ++i) {
-    TaskSpec t;
-    t.name = absl::StrCat("t", i);
-    t.cpu = i % 8;
-    t.group = i % 3;
-    const int life = 50 + i * 7;
-    t.body = ChurnBody(life);
-    auto id = (*sim)->Spawn(std::move(t));
-    if (!id.ok()) return {id.status().ToString()};
-    ids.push_back(*id);
-  }
+  auto spawned = SpawnChurnTasks(
+      **sim, {.count = 20, .num_cpus = 8, .groups = 3, .first_steps = 50, .step_increment = 7});
+  if (!spawned.ok()) return {spawned.status().ToString()};
+  const std::vector<TaskId>& ids = *spawned;
   std::mt19937_64 rng(seed);
   Simulator* s = sim->get();
   for (int k = 0; k < 30; ++k) {

@@ -171,17 +171,10 @@ void RunMmCid(const std::string& placement, Pin* out) {
   ISOLATION_ASSERT_OK_AND_ASSIGN(auto m, mm_cid::MmCid::Create(8, c));
   mm_cid::MmCidHooks hooks(*m);
   sim->AddHooks(&hooks);
-  std::vector<TaskId> ids;
-  for (int i = 0; i < 20; ++i) {
-    TaskSpec t;
-    t.name = absl::StrCat("t", i);
-    t.cpu = i % 8;
-    t.group = i % 3;
-    const int life = 60 + i * 9;
-    t.body = testing::ChurnBody(life);
-    ISOLATION_ASSERT_OK_AND_ASSIGN(auto id, sim->Spawn(std::move(t)));
-    ids.push_back(id);
-  }
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      const std::vector<TaskId> ids,
+      testing::SpawnChurnTasks(
+          *sim, {.count = 20, .num_cpus = 8, .groups = 3, .first_steps = 60, .step_increment = 9}));
   Disturb(*sim, ids, 17, 5);
   ISOLATION_EXPECT_OK(sim->RunFor(220 * kNsPerMs));
   EXPECT_EQ(hooks.violations(), 0);

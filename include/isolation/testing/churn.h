@@ -21,7 +21,9 @@
 #define ISOLATION_TESTING_CHURN_H_
 
 #include <memory>
+#include <vector>
 
+#include "absl/status/statusor.h"
 #include "isolation/core/driver.h"
 
 namespace isolation::testing {
@@ -40,6 +42,19 @@ struct ChurnShape {
 // `shape` says (by default: a sleep below 2 ms one time in four, a yield
 // one in four, otherwise a run of 0.1 to 3.1 ms).
 std::unique_ptr<TaskBody> ChurnBody(int steps, ChurnShape shape = {});
+
+// A set of churn tasks: task i is "t<i>", starts on CPU i % num_cpus in
+// group i % groups and exits after first_steps + i * step_increment steps.
+struct ChurnTasks {
+  int count = 20;
+  int num_cpus = 8;
+  int groups = 3;
+  int first_steps = 50;
+  int step_increment = 7;
+};
+
+// Spawns `tasks` on `driver` in order; their ids, or the first Spawn error.
+absl::StatusOr<std::vector<TaskId>> SpawnChurnTasks(Driver& driver, const ChurnTasks& tasks);
 
 // Every third wake-up (by the driver's Random()) goes to a random CPU below
 // `num_cpus`; the others stay where the driver puts them.

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -142,29 +143,28 @@ struct Simulator::Impl {
   static constexpr char kSimEvEnqueue[] = "enqueue";
   static constexpr char kSimEvLostWakeup[] = "lost_wakeup";
 
-  // The fields read on every event of the task's CPU first, on one cache
-  // line; the 2.5 KiB random engine and the name last (before, the engine
-  // sat between them: ~2 % of BM_SimPeriodicBusy/4096).
-  struct Task {
+  // The fields read on every event of the task's CPU first, on the first
+  // of its cache lines (alignas: a Task never straddles them); the mask, the
+  // newidle record and the name after them.  A task's random stream lives in
+  // task_rngs: a std::mt19937_64 is 2.5 KiB, and inside Task it spread these
+  // fields over ~10 MiB at 4096 tasks.
+  struct alignas(64) Task {
     TaskState state = TaskState::kRunnable;
     bool wake_pending = false;
     int cpu = 0;
     Nanos run_remaining = 0;  // > 0: inside a Step::Run
     Nanos resume_at = -1;     // >= 0: running in user mode since then, kRunEnd pending
     int warm_cpu = -1;        // the CPU it last ran user work on (refill penalty); -1: none yet
-    int group = 0;
-    std::unique_ptr<TaskBody> body;
-    CpuMask affinity;
     // A CPU whose bit `affinity` is known to have (-1: none): Dispatch then
     // skips the test, whose mask words are a cache miss per event at 4096
     // tasks.  Reset wherever `affinity` changes.
     int affinity_known_cpu = -1;
+    std::unique_ptr<TaskBody> body;
     uint64_t sleep_gen = 0;
+    int group = 0;
+    CpuMask affinity;
     sched::LastRun last_run;  // where and when it last left a CPU (newidle cache-hot test)
     std::string name;
-    // The task's random stream lives in task_rngs, not here: a
-    // std::mt19937_64 is 2.5 KB, and inside Task it spread the fields every
-    // event reads over a 10 MB array at 4096 tasks.
   };
 
   struct Cpu {

@@ -190,7 +190,12 @@ struct WatermarkForm {
                       int64_t t, int mode) {
     (void)mode;
     auto& c = w.template CellAt<Cell>(kind, instance, item);
-    const int64_t s = WrapAdd(c.slot.load(std::memory_order_relaxed), delta);
+    int64_t sum = c.slot.load(std::memory_order_relaxed);
+    // The loaded sum in a register of its own (no instruction): otherwise
+    // GCC may fold the add into a three-operand lea with the caller's
+    // delta, on the load -> store chain (docs/history/2026-12-08-perf-intel-207.md).
+    asm("" : "+r"(sum));
+    const int64_t s = WrapAdd(sum, delta);
     if (!Within(WrapSub(s, c.folded.load(std::memory_order_relaxed)), t)) return false;
     c.slot.store(s, std::memory_order_relaxed);  // owner-only word
     return true;

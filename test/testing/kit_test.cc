@@ -146,13 +146,11 @@ TEST(Churn, DeterministicPerSeedAndThePlacerMigrates) {
     } migrations;
     (*sim)->AddHooks(&placer);
     (*sim)->AddHooks(&migrations);
-    for (int i = 0; i < 16; ++i) {
-      TaskSpec t;
-      t.name = absl::StrCat("t", i);
-      t.cpu = i % 8;
-      t.body = testing::ChurnBody(40);
-      if (!(*sim)->Spawn(std::move(t)).ok()) return {-1, -1};
-    }
+    if (!testing::SpawnChurnTasks(
+             **sim,
+             {.count = 16, .num_cpus = 8, .groups = 1, .first_steps = 40, .step_increment = 0})
+             .ok())
+      return {-1, -1};
     if (!(*sim)->RunFor(200 * kNsPerMs).ok()) return {-1, -1};
     int64_t switches = 0;
     for (int c = 0; c < 8; ++c) switches += (*sim)->Stats(c).context_switches;
@@ -162,6 +160,25 @@ TEST(Churn, DeterministicPerSeedAndThePlacerMigrates) {
   EXPECT_GT(a.first, 0);
   EXPECT_GT(a.second, 0);
   EXPECT_EQ(run(3), a);
+}
+
+TEST(Churn, SpawnChurnTasksPlacesNamesAndStopsAtTheFirstRefusal) {
+  ISOLATION_ASSERT_OK_AND_ASSIGN(auto sim, MachineBuilder().Topology("core:4 pu:1").Simulator());
+  ISOLATION_ASSERT_OK_AND_ASSIGN(
+      const std::vector<TaskId> ids,
+      testing::SpawnChurnTasks(
+          *sim, {.count = 6, .num_cpus = 4, .groups = 2, .first_steps = 5, .step_increment = 1}));
+  ASSERT_EQ(ids.size(), 6u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(sim->TaskCpu(ids[static_cast<size_t>(i)]), i % 4);
+    EXPECT_EQ(sim->TaskGroup(ids[static_cast<size_t>(i)]), i % 2);
+  }
+  // CPU 4 of a 4-CPU machine: the fifth task is refused, and the error is Spawn's.
+  const absl::StatusOr<std::vector<TaskId>> refused =
+      testing::SpawnChurnTasks(*sim, {.count = 6, .num_cpus = 5, .groups = 1});
+  EXPECT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr("4"));
+  ISOLATION_EXPECT_OK(sim->RunFor(50 * kNsPerMs));
 }
 
 TEST(StatusMatchers, IsOkAndStatusIs) {

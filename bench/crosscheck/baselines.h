@@ -29,6 +29,13 @@ std::unique_ptr<EmptySwitch> MakeEmptySwitch();
 // uncontended relaxed fetch_adds (C's).
 void ThreadLocalIncrements(int64_t n);
 void FetchAdds(int64_t n);
+// n relaxed loads of a word, each followed by a locked fetch_add of the
+// value loaded: what a remote-foldable counter that reads its scale afresh
+// does at the least per update (C.addo: the zone's unit, then a locked add
+// of delta times it).  The word loaded on a line of its own, and on the
+// line the fetch_add writes (C.addo's block holds both).
+void LoadThenFetchAdds(int64_t n);
+void LoadSameLineThenFetchAdds(int64_t n);
 
 }  // namespace isolation::crosscheck
 

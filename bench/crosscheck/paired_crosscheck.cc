@@ -271,7 +271,17 @@ int Main(int argc, char** argv) {
         {"vmstat Writer Mod " + name, base_name, [vm](int64_t n) { WriterMods(*vm, n); }, base});
     rows.push_back(
         {"vmstat Writer Inc " + name, base_name, [vm](int64_t n) { WriterIncs(*vm, n); }, base});
+    if (name == "C.addo") {
+      // Beside fetch_add, a load and a fetch_add that depends on it (baselines.h).
+      rows.push_back({"vmstat SlotWriter Mod C.addo", "load + dependent fetch_add",
+                      [vm](int64_t n) { SlotWriterMods(*vm, n); }, LoadThenFetchAdds});
+      rows.push_back({"vmstat Writer Mod C.addo", "load + dependent fetch_add",
+                      [vm](int64_t n) { WriterMods(*vm, n); }, LoadThenFetchAdds});
+    }
   }
+  rows.push_back({"load + dependent fetch_add", "fetch_add", LoadThenFetchAdds, fa});
+  rows.push_back(
+      {"load + dependent fetch_add, one line", "fetch_add", LoadSameLineThenFetchAdds, fa});
   for (const auto& r : rows) RunRow(r, static_cast<int>(rounds), batch, clock_ns);
 
   std::unique_ptr<EmptySwitch> empty = MakeEmptySwitch();
